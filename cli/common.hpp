@@ -1,0 +1,58 @@
+// The mmgp command: shared pieces of the subcommands. No model logic lives here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "mmgp/error.hpp"
+#include "mmgp/model.hpp"
+#include "mmgp/search.hpp"
+#include "mmgp/validate.hpp"
+
+namespace mmgp::cli {
+
+/// A bad command line: printed as "mmgp: OPTION: expected ..., found ..." with exit status 2.
+struct usage_error : mmgp::error {
+    using mmgp::error::error;
+};
+
+/// Parses "N" or "LO:HI" (1 <= LO <= HI) for a range option; throws usage_error naming the option.
+int_range parse_range(const std::string& option, const std::string& text);
+/// Parses a --model value.
+model_kind parse_model_option(const std::string& text);
+/// Parses a --policy value.
+policy parse_policy_option(const std::string& text);
+
+/// Shortest round-trip text of a double (JSON and CSV output).
+std::string num(double v);
+/// A time for people: "27.83 s", "412 ms", "3.1 us".
+std::string human_time(double s);
+/// A configuration for people: "m=4 p=4 nodes=1".
+std::string label(const configuration& c);
+/// The breakdown as a JSON object (seconds).
+std::string breakdown_json(const breakdown& b);
+/// JSON string literal.
+std::string quote(const std::string& s);
+
+struct predict_options {
+    std::string profile;
+    std::string model = "mmgp";
+    std::string policy;
+    std::string m, p, nodes;
+    double tolerance = -1;
+    bool json = false, csv = false;
+    int top = 15;
+};
+void setup_predict(CLI::App& app, predict_options& o);
+int run_predict(const predict_options& o);
+
+struct validate_options {
+    std::string file;
+    std::string model = "mmgp";
+    bool json = false;
+    double max_mean = -1, max_max = -1;
+};
+void setup_validate(CLI::App& app, validate_options& o);
+int run_validate(const validate_options& o);
+
+}  // namespace mmgp::cli

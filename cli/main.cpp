@@ -1,0 +1,39 @@
+// mmgp: predict the run time of every mapping of a program onto host cores and accelerators.
+// Each subcommand lives in cmd_<name>.cpp; errors are printed here, in one place.
+#include <iostream>
+
+#include "common.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"mmgp: the Model of Multi-Grain Parallelism. Predicts the run time of every mapping "
+                 "(m processes per node, p accelerators per process, nodes) and picks the best."};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "mmgp 0.1.0");
+    mmgp::cli::predict_options predict;
+    mmgp::cli::validate_options validate;
+    mmgp::cli::setup_predict(app, predict);
+    mmgp::cli::setup_validate(app, validate);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "mmgp: " << e.what() << " (see mmgp --help)\n";
+        return 2;
+    }
+    try {
+        if (app.got_subcommand("predict")) return mmgp::cli::run_predict(predict);
+        if (app.got_subcommand("validate")) return mmgp::cli::run_validate(validate);
+    } catch (const mmgp::error& e) {
+        std::cerr << "mmgp: " << e.what() << '\n';
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "mmgp: internal error: " << e.what() << '\n';
+        return 1;
+    }
+    return 2;
+}

@@ -1,0 +1,83 @@
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "common.hpp"
+
+namespace mmgp::cli {
+
+int_range parse_range(const std::string& option, const std::string& text) {
+    auto bad = [&]() -> usage_error {
+        return usage_error(option + ": expected N or LO:HI with 1 <= LO <= HI <= 1000000000000, found \"" + text + "\"");
+    };
+    auto parse_int = [&](std::string_view s) {
+        long long v = 0;
+        auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 1 || v > 1000000000000LL) throw bad();
+        return static_cast<std::int64_t>(v);
+    };
+    auto colon = text.find(':');
+    if (colon == std::string::npos) {
+        auto v = parse_int(text);
+        return {v, v};
+    }
+    int_range r{parse_int(std::string_view(text).substr(0, colon)), parse_int(std::string_view(text).substr(colon + 1))};
+    if (r.lo > r.hi) throw bad();
+    return r;
+}
+
+model_kind parse_model_option(const std::string& text) {
+    model_kind k;
+    if (!parse_model(text, k)) throw usage_error("--model: expected eq11 or mmgp, found \"" + text + "\"");
+    return k;
+}
+
+policy parse_policy_option(const std::string& text) {
+    policy p;
+    if (!parse_policy(text, p)) throw usage_error("--policy: expected edtlp or os, found \"" + text + "\"");
+    return p;
+}
+
+std::string num(double v) {
+    if (!std::isfinite(v)) return "null";
+    return fmt::format("{}", v);
+}
+
+std::string human_time(double s) {
+    double a = std::fabs(s);
+    if (a >= 1.0 || a == 0.0) return fmt::format("{:.2f} s", s);
+    if (a >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+    if (a >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);
+    return fmt::format("{:.3g} ns", s * 1e9);
+}
+
+std::string label(const configuration& c) { return fmt::format("m={} p={} nodes={}", c.m, c.p, c.nodes); }
+
+std::string breakdown_json(const breakdown& b) {
+    return fmt::format(
+        "{{\"host\": {}, \"accelerator\": {}, \"offload\": {}, \"context_switch\": {}, \"communication\": {}, "
+        "\"extrapolated\": {}}}",
+        num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch), num(b.communication),
+        b.extrapolated ? "true" : "false");
+}
+
+std::string quote(const std::string& s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (c < 0x20)
+                    out += fmt::format("\\u{:04x}", c);
+                else
+                    out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace mmgp::cli

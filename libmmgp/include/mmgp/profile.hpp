@@ -1,0 +1,159 @@
+// mmgp/profile.hpp — platform and application profiles and scenarios (schema "mmgp/1").
+//
+//   mmgp::scenario s = mmgp::load_scenario("profiles/pbpi-qs20.json");   // or a bundled name: "pbpi-qs20"
+//   s.plat.apus;        // accelerators per node
+//   s.app.T_apu;        // seconds of parallelisable accelerator work
+//
+// All times are seconds, sizes bytes. Readers validate everything they read and throw
+// mmgp::input_error naming file, JSON pointer, expected and found.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mmgp {
+
+/// How an application splits its work ([H] Eq. 11 is `data`; RAxML bootstraps are `task`).
+enum class decomposition { data, task };
+/// Strong scaling: the whole problem is fixed as nodes grow; weak: the work per node is fixed.
+enum class scaling { strong, weak };
+/// Host scheduling policy when processes share host contexts: `edtlp` switches on every
+/// off-load ([R] §5.2); `os` leaves processes on a context until they finish ([R] Table 1, Linux).
+enum class policy { edtlp, os };
+/// A communication primitive of the cluster term ([C] §4.4).
+enum class primitive { allreduce, bcast, reduce, barrier, allgather, gather, scatter, alltoall, sendrecv };
+
+/// Name of a decomposition/scaling/policy/primitive as written in profiles ("data", "edtlp", ...).
+std::string_view to_string(decomposition d) noexcept;
+std::string_view to_string(scaling s) noexcept;
+std::string_view to_string(policy p) noexcept;
+std::string_view to_string(primitive p) noexcept;
+/// Parses a policy name ("edtlp" or "os"); false when unknown.
+bool parse_policy(std::string_view text, policy& out) noexcept;
+
+/// A quantity that depends on the number m of host processes on a node: α(m) or O_col(m).
+struct m_function {
+    enum class form { constant, table, linear };
+    form kind = form::constant;
+    /// constant form: the value (for α it applies to m >= 2; α(1) = 1 always).
+    double value = 0.0;
+    /// table form: entry [m] is the value for m, NaN where the table has no entry (index 0 unused).
+    std::vector<double> table;
+    /// linear form, [C] §4.1: value(m) = intercept + slope * m / H (H = host contexts per node),
+    /// i.e. linear in the number of threads per hardware context.
+    double intercept = 0.0, slope = 0.0;
+    /// True when value(m) is defined (a table covers m; other forms cover every m >= 1).
+    bool covers(int m) const noexcept;
+};
+
+/// A latency + per-byte cost: cost(bytes) = latency_s + s_per_byte * bytes.
+struct link_cost {
+    double latency_s = 0.0;   ///< seconds, >= 0
+    double s_per_byte = 0.0;  ///< seconds per byte (1 / bandwidth), >= 0
+};
+
+/// One measured point of a communication table: time of one operation of `bytes` bytes.
+struct comm_point {
+    double bytes = 0.0;    ///< message size per process, bytes >= 0
+    double seconds = 0.0;  ///< time of one operation, seconds >= 0
+};
+
+/// A measured table for one primitive and one distribution of processes (mpptest/OSU style).
+struct comm_table {
+    primitive prim = primitive::allreduce;
+    int nodes = 1;                   ///< nodes the processes were spread over
+    int ppn = 1;                     ///< processes per node
+    std::vector<comm_point> points;  ///< sorted by bytes, distinct sizes
+};
+
+/// The fitted latency–bandwidth model of one primitive: a cost per intra-node stage and per
+/// inter-node stage; the stage counts depend on the primitive (see README, "Cluster term").
+struct comm_model {
+    link_cost intra;
+    link_cost inter;
+    bool has_intra = true;  ///< false when fitted from data without intra-node stages
+    bool has_inter = true;  ///< false when fitted from single-node data only
+};
+
+/// A host + accelerator node type and how many of them there are.
+struct platform {
+    std::string name;
+    int hpu_contexts = 1;   ///< H: host hardware contexts per node
+    int apus = 1;           ///< A: accelerators per node
+    int nodes = 1;          ///< nodes available
+    int max_processes_per_node = 0;  ///< process limit per node (0 = no limit beyond A)
+    double O_offload = 0.0; ///< s, start an off-load and get its result back (O_s + O_r)
+    double T_csw = 0.0;     ///< s, one host context switch
+    m_function alpha;       ///< host contention factor α(m), α(1) = 1
+    bool has_dma = false;   ///< true when `dma` was given
+    link_cost dma;          ///< host<->accelerator transfer cost (the DMA term of [C] Eq. 5)
+    std::vector<comm_table> comm_tables;          ///< measured communication tables
+    std::vector<std::pair<primitive, comm_model>> comm_models;  ///< given or fitted models
+};
+
+/// One communication pattern of an application phase: `count` operations of `bytes` each.
+struct comm_pattern {
+    primitive prim = primitive::allreduce;
+    double bytes = 0.0;
+    double count = 1.0;
+};
+
+/// What a program does, from a profile of its sequential run ([H] §3.3, §4.1).
+struct application {
+    std::string name;
+    decomposition decomp = decomposition::data;
+    scaling scale = scaling::strong;
+    double N = 0.0;       ///< off-loading phases: per run (data) or per unit (task)
+    double T_hpu = 0.0;   ///< s, host time with 1 HPU (per run, or per unit for task)
+    double T_apu = 0.0;   ///< s, parallelisable accelerator time with 1 HPU + 1 APU
+    double C_apu = 0.0;   ///< s, accelerator time that cannot be split across APUs
+    double g = 0.0;       ///< s, gap between consecutive off-loads, per phase and per APU
+    m_function O_col;     ///< s per phase, global synchronisation with m processes
+    std::int64_t units = 1;  ///< U: independent task units (task decomposition)
+    double dma_bytes = 0.0;  ///< bytes per off-load not overlapped with computation
+    std::vector<comm_pattern> comm;  ///< communication per phase (cluster term)
+};
+
+/// An inclusive integer range.
+struct int_range {
+    std::int64_t lo = 1, hi = 1;
+};
+
+/// The space the search covers and how it ranks.
+struct search_space {
+    int_range m{1, 1}, p{1, 1}, nodes{1, 1};
+    policy pol = policy::edtlp;
+    double tolerance = 0.05;  ///< near-optimal set: time <= best * (1 + tolerance)
+};
+
+/// A platform, an application and a search space: what `mmgp predict` reads.
+struct scenario {
+    std::string name;
+    std::string file;  ///< where it was read from ("" when built in memory)
+    platform plat;
+    application app;
+    search_space space;
+};
+
+/// Reads a scenario from a path, or a bundled scenario by name ("pbpi-qs20").
+/// Its `platform` and `application` may be objects, paths relative to the file, or bundled names.
+scenario load_scenario(const std::string& path_or_name);
+/// Parses a scenario from JSON text; `file` names it in errors, `base_dir` resolves relative paths.
+scenario parse_scenario(std::string_view json_text, const std::string& file, const std::string& base_dir = ".");
+/// Reads a platform profile from a path or a bundled name ("qs20", "ps3", "triblade").
+platform load_platform(const std::string& path_or_name);
+/// Reads an application profile from a path or a bundled name ("pbpi", "raxml").
+application load_application(const std::string& path_or_name);
+
+/// Checks that the scenario's tables cover its search space and that the space is not empty;
+/// throws input_error naming the offending JSON path. load_scenario() already calls it.
+void check_coverage(const scenario& s);
+
+/// Names of the bundled profiles of a kind: "platforms", "apps" or "scenarios".
+std::vector<std::string> bundled_names(std::string_view kind);
+/// Text of a bundled profile ("platforms/qs20", "apps/pbpi", "scenarios/pbpi-qs20"), or empty.
+std::string_view bundled_text(std::string_view key) noexcept;
+
+}  // namespace mmgp

@@ -1,0 +1,34 @@
+// Internal: the cluster communication term ([C] §4.4, MODEL.md §2).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "mmgp/profile.hpp"
+
+namespace mmgp::detail {
+
+/// How many intra-node and inter-node stages one operation of a primitive takes with `ppn`
+/// processes on each of `nodes` nodes (binomial trees for collectives, pairwise for alltoall).
+struct stages {
+    double intra = 0.0;
+    double inter = 0.0;
+};
+stages stage_counts(primitive prim, int nodes, int ppn) noexcept;
+
+/// ceil(log2(x)) for x >= 1.
+int ceil_log2(long long x) noexcept;
+
+/// Fits a primitive's latency–bandwidth model to every table of that primitive by non-negative
+/// least squares on relative errors. Empty when the tables cannot identify the intra-node part.
+std::optional<comm_model> fit_comm_model(primitive prim, const std::vector<comm_table>& tables);
+
+/// Cost of one operation from a model.
+double model_cost(const comm_model& m, primitive prim, int nodes, int ppn, double bytes) noexcept;
+
+/// Cost of one operation from the table measured for exactly (prim, nodes, ppn), linearly
+/// interpolated in bytes; nullopt when no table matches or bytes lies outside its sizes.
+std::optional<double> table_cost(const std::vector<comm_table>& tables, primitive prim, int nodes, int ppn,
+                                 double bytes) noexcept;
+
+}  // namespace mmgp::detail

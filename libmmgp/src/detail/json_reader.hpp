@@ -1,0 +1,70 @@
+// Internal: validated reading of nlohmann::json with file + JSON-pointer error messages.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "mmgp/error.hpp"
+
+namespace mmgp::detail {
+
+using json = nlohmann::json;
+
+/// "the number -1", "the string \"x\"", "an object", ... : how a found value is named in errors.
+std::string describe(const json& j);
+/// Appends a key or an index to a JSON pointer, escaping '~' and '/'.
+std::string child(const std::string& path, std::string_view key);
+std::string child(const std::string& path, std::size_t index);
+/// Shortest text that reads back as the same double.
+std::string format_double(double v);
+
+/// Parses JSON text; a syntax error becomes input_error(file, "", "a JSON document", "...at line L, column C").
+json parse_json(std::string_view text, const std::string& file);
+/// Reads a whole file; input_error(file, "", "a readable file", strerror) when it cannot.
+std::string read_file(const std::string& path);
+
+/// Reads values out of one JSON document and throws input_error naming `file` and the path.
+struct reader {
+    std::string file;
+
+    [[noreturn]] void fail(const std::string& path, const std::string& expected, const std::string& found) const;
+    [[noreturn]] void fail(const std::string& path, const std::string& expected, const json& found) const {
+        fail(path, expected, describe(found));
+    }
+    [[noreturn]] void fail(const std::string& path, const std::string& expected, const char* found) const {
+        fail(path, expected, std::string(found));
+    }
+
+    /// Requires j to be an object.
+    const json& object(const json& j, const std::string& path) const;
+    /// Rejects keys not in `known` (provenance keys such as "source", "notes" and "_..." are allowed).
+    void known_keys(const json& obj, const std::string& path, std::initializer_list<std::string_view> known) const;
+    /// True when obj has `key`.
+    static bool has(const json& obj, std::string_view key) { return obj.is_object() && obj.contains(key); }
+
+    /// A finite number >= lo (or > lo when `strict`), given as a number or as {"value": number, ...}.
+    double number(const json& v, const std::string& path, double lo, bool strict, const char* what) const;
+    /// Required numeric member.
+    double number_at(const json& obj, const std::string& path, std::string_view key, double lo, bool strict,
+                     const char* what) const;
+    /// Optional numeric member with a default.
+    double number_or(const json& obj, const std::string& path, std::string_view key, double dflt, double lo,
+                     bool strict, const char* what) const;
+    /// An integer in [lo, hi] (a JSON integer, or a double with no fractional part).
+    std::int64_t integer(const json& v, const std::string& path, std::int64_t lo, std::int64_t hi) const;
+    std::int64_t integer_at(const json& obj, const std::string& path, std::string_view key, std::int64_t lo,
+                            std::int64_t hi) const;
+    std::int64_t integer_or(const json& obj, const std::string& path, std::string_view key, std::int64_t dflt,
+                            std::int64_t lo, std::int64_t hi) const;
+    /// A string member (required unless a default is given via string_or).
+    std::string string_at(const json& obj, const std::string& path, std::string_view key) const;
+    std::string string_or(const json& obj, const std::string& path, std::string_view key, std::string dflt) const;
+    /// A string member that must be one of `choices`; returns the index of the match.
+    std::size_t choice(const json& obj, const std::string& path, std::string_view key,
+                       std::initializer_list<std::string_view> choices, std::size_t dflt, bool required) const;
+};
+
+}  // namespace mmgp::detail

@@ -1,0 +1,35 @@
+// Internal: scenario reading steps shared by profile.cpp and validate.cpp.
+#pragma once
+
+#include <string>
+
+#include "detail/json_reader.hpp"
+#include "mmgp/profile.hpp"
+
+namespace mmgp::detail {
+
+/// A JSON document with the label used for it in errors and the directory its relative paths resolve against.
+struct located_json {
+    json doc;
+    std::string file;
+    std::string base_dir;
+};
+
+/// Loads `ref` (a path, relative to base_dir or the working directory, or a bundled name of `kind`:
+/// "platforms", "apps" or "scenarios"). `from_file`/`from_path` name where the reference was written.
+located_json load_ref(const std::string& ref, std::string_view kind, const std::string& base_dir,
+                      const std::string& from_file, const std::string& from_path);
+
+/// Builds a scenario from its JSON. `app_patch`/`platform_patch`, when not null, are JSON merge
+/// patches applied to the resolved application/platform objects before they are read.
+scenario scenario_from_json(const json& doc, const std::string& file, const std::string& base_dir,
+                            const json* app_patch = nullptr, const json* platform_patch = nullptr,
+                            const json* search_patch = nullptr);
+
+platform platform_from_json(const json& obj, const reader& r, const std::string& path);
+application application_from_json(const json& obj, const reader& r, const std::string& path);
+
+/// Directory part of a path ("." when none).
+std::string dir_of(const std::string& path);
+
+}  // namespace mmgp::detail

@@ -1,0 +1,234 @@
+#include "detail/json_reader.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace mmgp {
+
+input_error::input_error(std::string file, std::string location, std::string expected, std::string found)
+    : error(file + ": " + (location.empty() ? std::string("(document)") : location) + ": expected " + expected +
+            ", found " + found),
+      file_(std::move(file)),
+      location_(std::move(location)),
+      expected_(std::move(expected)),
+      found_(std::move(found)) {}
+
+}  // namespace mmgp
+
+namespace mmgp::detail {
+
+std::string format_double(double v) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+
+std::string describe(const json& j) {
+    switch (j.type()) {
+        case json::value_t::null: return "null";
+        case json::value_t::boolean: return j.get<bool>() ? "true" : "false";
+        case json::value_t::number_integer:
+        case json::value_t::number_unsigned: return "the number " + j.dump();
+        case json::value_t::number_float: return "the number " + format_double(j.get<double>());
+        case json::value_t::string: {
+            std::string s = j.get<std::string>();
+            if (s.size() > 60) s = s.substr(0, 57) + "...";
+            return "the string " + json(s).dump();
+        }
+        case json::value_t::array: return "an array of " + std::to_string(j.size());
+        case json::value_t::object: return "an object";
+        default: return "a value of another type";
+    }
+}
+
+std::string child(const std::string& path, std::string_view key) {
+    std::string out = path;
+    out += '/';
+    for (char c : key) {
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string child(const std::string& path, std::size_t index) { return path + "/" + std::to_string(index); }
+
+json parse_json(std::string_view text, const std::string& file) {
+    try {
+        return json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+        std::string msg = e.what();
+        auto pos = msg.find("] ");
+        if (pos != std::string::npos) msg = msg.substr(pos + 2);
+        for (char& c : msg)
+            if (c == '\n' || c == '\r') c = ' ';
+        throw input_error(file, "", "a JSON document", msg);
+    }
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw input_error(path, "", "a readable file", std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw input_error(path, "", "a readable file", "a read error");
+    return ss.str();
+}
+
+void reader::fail(const std::string& path, const std::string& expected, const std::string& found) const {
+    throw input_error(file, path, expected, found);
+}
+
+const json& reader::object(const json& j, const std::string& path) const {
+    if (!j.is_object()) fail(path, "an object", j);
+    return j;
+}
+
+namespace {
+bool provenance_key(std::string_view k) {
+    static constexpr std::string_view allowed[] = {"source", "sources", "note", "notes", "provenance",
+                                                    "measurements", "machine", "description", "calibration",
+                                                    "schema", "kind", "name", "assumptions", "statistics"};
+    if (!k.empty() && k[0] == '_') return true;
+    for (auto a : allowed)
+        if (a == k) return true;
+    return false;
+}
+}  // namespace
+
+void reader::known_keys(const json& obj, const std::string& path,
+                        std::initializer_list<std::string_view> known) const {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        const std::string& k = it.key();
+        bool ok = provenance_key(k);
+        for (auto kk : known) ok = ok || kk == k;
+        if (!ok) {
+            std::string list;
+            for (auto kk : known) {
+                if (!list.empty()) list += ", ";
+                list += kk;
+            }
+            fail(child(path, k), "one of the keys " + list, "the unknown key " + json(k).dump());
+        }
+    }
+}
+
+double reader::number(const json& v0, const std::string& path0, double lo, bool strict, const char* what) const {
+    const json* v = &v0;
+    std::string path = path0;
+    if (v->is_object()) {
+        if (!v->contains("value")) fail(path, std::string("a number (") + what + ") or {\"value\": number}", *v);
+        known_keys(*v, path, {"value", "unit", "median", "spread", "mad", "cv", "repetitions", "harness", "min",
+                              "ci95", "flagged", "warning"});
+        path = child(path, "value");
+        v = &(*v)["value"];
+    }
+    std::string expect = std::string(strict ? "a finite number > " : "a finite number >= ") + format_double(lo) +
+                         " (" + what + ")";
+    if (!v->is_number()) fail(path, expect, *v);
+    double d = v->get<double>();
+    if (!std::isfinite(d) || d < lo || (strict && d == lo)) fail(path, expect, *v);
+    return d;
+}
+
+double reader::number_at(const json& obj, const std::string& path, std::string_view key, double lo, bool strict,
+                         const char* what) const {
+    if (!obj.contains(key))
+        fail(child(path, key), std::string(strict ? "a finite number > " : "a finite number >= ") +
+                                   format_double(lo) + " (" + what + ")",
+             "nothing (the key is missing)");
+    return number(obj.at(std::string(key)), child(path, key), lo, strict, what);
+}
+
+double reader::number_or(const json& obj, const std::string& path, std::string_view key, double dflt, double lo,
+                         bool strict, const char* what) const {
+    if (!obj.contains(key)) return dflt;
+    return number(obj.at(std::string(key)), child(path, key), lo, strict, what);
+}
+
+std::int64_t reader::integer(const json& v0, const std::string& path0, std::int64_t lo, std::int64_t hi) const {
+    const json& v = v0.is_object() && v0.contains("value") ? v0["value"] : v0;
+    const std::string path = &v == &v0 ? path0 : child(path0, "value");
+    if (&v != &v0) known_keys(v0, path0, {"value"});
+    std::string expect = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    if (v.is_number_integer()) {
+        if (v.is_number_unsigned()) {
+            auto u = v.get<std::uint64_t>();
+            if (u > static_cast<std::uint64_t>(hi)) fail(path, expect, v);
+            return static_cast<std::int64_t>(u);
+        }
+        auto i = v.get<std::int64_t>();
+        if (i < lo || i > hi) fail(path, expect, v);
+        return i;
+    }
+    if (v.is_number_float()) {
+        double d = v.get<double>();
+        if (std::isfinite(d) && std::floor(d) == d && d >= static_cast<double>(lo) && d <= static_cast<double>(hi))
+            return static_cast<std::int64_t>(d);
+    }
+    fail(path, expect, v);
+}
+
+std::int64_t reader::integer_at(const json& obj, const std::string& path, std::string_view key, std::int64_t lo,
+                                std::int64_t hi) const {
+    if (!obj.contains(key))
+        fail(child(path, key), "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
+             "nothing (the key is missing)");
+    return integer(obj.at(std::string(key)), child(path, key), lo, hi);
+}
+
+std::int64_t reader::integer_or(const json& obj, const std::string& path, std::string_view key, std::int64_t dflt,
+                                std::int64_t lo, std::int64_t hi) const {
+    if (!obj.contains(key)) return dflt;
+    return integer(obj.at(std::string(key)), child(path, key), lo, hi);
+}
+
+std::string reader::string_at(const json& obj, const std::string& path, std::string_view key) const {
+    if (!obj.contains(key)) fail(child(path, key), "a string", "nothing (the key is missing)");
+    const json& v = obj.at(std::string(key));
+    if (!v.is_string()) fail(child(path, key), "a string", v);
+    return v.get<std::string>();
+}
+
+std::string reader::string_or(const json& obj, const std::string& path, std::string_view key,
+                              std::string dflt) const {
+    if (!obj.contains(key)) return dflt;
+    const json& v = obj.at(std::string(key));
+    if (!v.is_string()) fail(child(path, key), "a string", v);
+    return v.get<std::string>();
+}
+
+std::size_t reader::choice(const json& obj, const std::string& path, std::string_view key,
+                           std::initializer_list<std::string_view> choices, std::size_t dflt, bool required) const {
+    std::string list;
+    for (auto c : choices) {
+        if (!list.empty()) list += " or ";
+        list += '"';
+        list += c;
+        list += '"';
+    }
+    if (!obj.contains(key)) {
+        if (required) fail(child(path, key), list, "nothing (the key is missing)");
+        return dflt;
+    }
+    const json& v = obj.at(std::string(key));
+    if (v.is_string()) {
+        std::size_t i = 0;
+        for (auto c : choices) {
+            if (c == v.get<std::string>()) return i;
+            ++i;
+        }
+    }
+    fail(child(path, key), list, v);
+}
+
+}  // namespace mmgp::detail

@@ -1,0 +1,203 @@
+#include "mmgp/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "detail/comm.hpp"
+#include "detail/json_reader.hpp"
+#include "mmgp/error.hpp"
+
+namespace mmgp {
+
+std::string_view to_string(model_kind k) noexcept { return k == model_kind::eq11 ? "eq11" : "mmgp"; }
+
+bool parse_model(std::string_view text, model_kind& out) noexcept {
+    if (text == "eq11") {
+        out = model_kind::eq11;
+        return true;
+    }
+    if (text == "mmgp") {
+        out = model_kind::mmgp;
+        return true;
+    }
+    return false;
+}
+
+namespace {
+
+// α(k): 1 for k = 1 ([H]: contention needs two threads), else the profile's form.
+double alpha_of(const platform& pl, int k) noexcept {
+    if (k <= 1) return 1.0;
+    const m_function& f = pl.alpha;
+    switch (f.kind) {
+        case m_function::form::constant: return f.value;
+        case m_function::form::table: return f.table[static_cast<std::size_t>(k)];
+        case m_function::form::linear: return f.intercept + f.slope * k / pl.hpu_contexts;
+    }
+    return 1.0;
+}
+
+// O_col(k): 0 for k = 1 unless a table gives it ([H]: no synchronisation with one process).
+double ocol_of(const application& app, int k) noexcept {
+    const m_function& f = app.O_col;
+    switch (f.kind) {
+        case m_function::form::constant: return k <= 1 ? 0.0 : f.value;
+        case m_function::form::table: return f.covers(k) ? f.table[static_cast<std::size_t>(k)] : 0.0;
+        case m_function::form::linear: return k <= 1 ? 0.0 : f.intercept + f.slope * k;
+    }
+    return 0.0;
+}
+
+constexpr int primitive_count = 9;
+
+}  // namespace
+
+double eq11_time(const platform& pl, const application& app, int m, int p) {
+    return alpha_of(pl, m) * app.T_hpu + app.T_apu / (static_cast<double>(m) * p) + app.C_apu +
+           app.N * (pl.O_offload + pl.T_csw + ocol_of(app, m) + p * app.g);
+}
+
+evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
+    const platform& pl = s.plat;
+    const application& app = s.app;
+    const search_space& sp = s.space;
+    detail::reader r{s.file};
+    std::int64_t m_hi = std::min<std::int64_t>(sp.m.hi, pl.apus);
+    if (pl.max_processes_per_node > 0) m_hi = std::min<std::int64_t>(m_hi, pl.max_processes_per_node);
+    std::int64_t n_lo = sp.nodes.lo, n_hi = std::min<std::int64_t>(sp.nodes.hi, pl.nodes);
+    std::int64_t p_lo = sp.p.lo;
+    if (kind == model_kind::eq11 && n_hi > 1)
+        r.fail("/search/nodes", "nodes 1..1 with --model eq11 (Eq. 11 is a single-node equation; use --model mmgp)",
+               std::to_string(n_lo) + ".." + std::to_string(n_hi));
+    std::size_t table_size = static_cast<std::size_t>(std::max<std::int64_t>(m_hi, pl.hpu_contexts)) + 1;
+    alpha_.assign(table_size, 1.0);
+    ocol_.assign(table_size, 0.0);
+    for (std::size_t k = 1; k < table_size; ++k) {
+        int ki = static_cast<int>(k);
+        if (pl.alpha.kind != m_function::form::table || pl.alpha.covers(ki) || ki == 1) alpha_[k] = alpha_of(pl, ki);
+        ocol_[k] = ocol_of(app, ki);
+    }
+    if (app.dma_bytes > 0 && !pl.has_dma)
+        r.fail("/platform/dma", "a transfer cost {\"latency_s\", \"bandwidth_Bps\"} (the application declares dma_bytes)",
+               "nothing (the key is missing)");
+    if (pl.has_dma) {
+        dma_lat_ = pl.dma.latency_s;
+        dma_spb_ = pl.dma.s_per_byte;
+    }
+    models_.assign(primitive_count, comm_model{});
+    has_model_.assign(primitive_count, 0);
+    for (const auto& [prim, cm] : pl.comm_models) {
+        models_[static_cast<int>(prim)] = cm;
+        has_model_[static_cast<int>(prim)] = 1;
+    }
+    if (kind == model_kind::eq11) return;
+    // Every (nodes, m) the search visits must be costed by a table or a model with the stages it needs.
+    for (std::size_t i = 0; i < app.comm.size(); ++i) {
+        const comm_pattern& cp = app.comm[i];
+        int pi = static_cast<int>(cp.prim);
+        for (std::int64_t n = n_lo; n <= n_hi; ++n) {
+            for (std::int64_t m = sp.m.lo; m <= m_hi && m * p_lo <= pl.apus; ++m) {
+                int ni = static_cast<int>(n), mi = static_cast<int>(m);
+                detail::stages st = detail::stage_counts(cp.prim, ni, mi);
+                if (st.intra == 0 && st.inter == 0) continue;
+                if (detail::table_cost(pl.comm_tables, cp.prim, ni, mi, cp.bytes)) continue;
+                bool ok = has_model_[pi] && (st.intra == 0 || models_[pi].has_intra) &&
+                          (st.inter == 0 || models_[pi].has_inter);
+                if (!ok)
+                    r.fail(detail::child(detail::child("/application/communication", i), "primitive"),
+                           "a communication table or model in the platform's network section covering " +
+                               std::string(to_string(cp.prim)) + " of " + detail::format_double(cp.bytes) +
+                               " bytes on nodes=" + std::to_string(ni) + " with ppn=" + std::to_string(mi),
+                           has_model_[pi] ? "a model without the " + std::string(st.inter > 0 && !models_[pi].has_inter ? "inter" : "intra") + "-node part and no such table"
+                                          : "neither a table nor a model for " + std::string(to_string(cp.prim)));
+            }
+        }
+    }
+}
+
+double evaluator::comm_per_phase(int m, int nodes, bool& extrapolated) const noexcept {
+    const application& app = s_->app;
+    double total = 0.0;
+    for (const comm_pattern& cp : app.comm) {
+        if (nodes == 1 && m == 1) continue;
+        if (auto t = detail::table_cost(s_->plat.comm_tables, cp.prim, nodes, m, cp.bytes)) {
+            total += cp.count * *t;
+        } else {
+            total += cp.count * detail::model_cost(models_[static_cast<int>(cp.prim)], cp.prim, nodes, m, cp.bytes);
+            extrapolated = true;
+        }
+    }
+    return total;
+}
+
+prediction evaluator::operator()(const configuration& c) const noexcept {
+    bool extrapolated = false;
+    double comm = kind_ == model_kind::eq11 ? 0.0 : comm_per_phase(c.m, c.nodes, extrapolated);
+    return evaluate(c, comm, extrapolated);
+}
+
+prediction evaluator::evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept {
+    const platform& pl = s_->plat;
+    const application& app = s_->app;
+    const double m = c.m, p = c.p;
+    prediction out;
+    breakdown& b = out.parts;
+    if (kind_ == model_kind::eq11) {
+        // [H] Eq. 11, term by term.
+        b.host = alpha_[static_cast<std::size_t>(c.m)] * app.T_hpu;
+        b.accelerator = app.T_apu / (m * p) + app.C_apu;
+        b.offload = app.N * (pl.O_offload + p * app.g);
+        b.context_switch = app.N * pl.T_csw;
+        b.communication = app.N * ocol_[static_cast<std::size_t>(c.m)];
+        out.time_s = b.host + b.accelerator + app.N * (pl.O_offload + pl.T_csw + ocol_[static_cast<std::size_t>(c.m)] + p * app.g);
+        return out;
+    }
+    // MODEL.md §3. Work of one process: `units` times the per-unit work.
+    double units = 1.0, apu_par;
+    if (app.decomp == decomposition::data) {
+        double split = m * p * (app.scale == scaling::strong ? static_cast<double>(c.nodes) : 1.0);
+        apu_par = app.T_apu / split;
+    } else {
+        // Units per process: ceil(U / (nodes*m)) for strong scaling; weak scaling gives each node U
+        // units, so ceil(U*nodes / (nodes*m)) = ceil(U / m). nodes*m < 2^62, no overflow.
+        const std::int64_t procs = app.scale == scaling::weak ? c.m : static_cast<std::int64_t>(c.nodes) * c.m;
+        units = static_cast<double>((app.units + procs - 1) / procs);
+        apu_par = app.T_apu / p;
+    }
+    const int H = pl.hpu_contexts;
+    const int rounds = (c.m + H - 1) / H;  // processes per host context
+    const double dma = dma_lat_ + dma_spb_ * app.dma_bytes / p;
+    const double acc1 = apu_par + app.C_apu;
+    const double off1 = app.N * (pl.O_offload + p * app.g + dma);
+    const double comm1 = app.N * (ocol_[static_cast<std::size_t>(c.m)] + comm_phase);
+    const double alpha_m = alpha_[static_cast<std::size_t>(c.m)];
+    if (c.pol == policy::edtlp) {
+        // Host work of the processes sharing a context is time-shared (stretched by `rounds`), each
+        // process switches context on every off-load; accelerator work overlaps.
+        b.host = units * rounds * alpha_m * app.T_hpu;
+        b.context_switch = units * rounds * app.N * pl.T_csw;
+        b.accelerator = units * acc1;
+        b.offload = units * off1;
+        b.communication = units * comm1;
+    } else if (rounds == 1) {
+        // os, no oversubscription: the OS does not switch on off-load.
+        b.host = units * alpha_m * app.T_hpu;
+        b.accelerator = units * acc1;
+        b.offload = units * off1;
+        b.communication = units * comm1;
+    } else {
+        // os, oversubscribed: processes hold their context until done, so they run in `rounds`
+        // groups of H, the last one of size m - (rounds-1)*H.
+        const int last = c.m - (rounds - 1) * H;
+        b.host = units * ((rounds - 1) * alpha_[static_cast<std::size_t>(H)] + alpha_[static_cast<std::size_t>(last)]) * app.T_hpu;
+        b.accelerator = units * rounds * acc1;
+        b.offload = units * rounds * off1;
+        b.communication = units * comm1;
+    }
+    b.extrapolated = extrapolated;
+    out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication;
+    return out;
+}
+
+}  // namespace mmgp

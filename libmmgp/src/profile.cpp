@@ -1,0 +1,474 @@
+#include "mmgp/profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include "detail/comm.hpp"
+#include "detail/profile_json.hpp"
+
+namespace mmgp {
+
+namespace detail {
+// Defined in the generated bundled_profiles.cpp.
+struct bundled_entry {
+    const char* key;
+    const char* text;
+};
+extern const bundled_entry bundled_profiles[];
+extern const std::size_t bundled_profiles_count;
+}  // namespace detail
+
+std::string_view to_string(decomposition d) noexcept { return d == decomposition::data ? "data" : "task"; }
+std::string_view to_string(scaling s) noexcept { return s == scaling::strong ? "strong" : "weak"; }
+std::string_view to_string(policy p) noexcept { return p == policy::edtlp ? "edtlp" : "os"; }
+
+namespace {
+constexpr std::string_view primitive_names[] = {"allreduce", "bcast",   "reduce",   "barrier", "allgather",
+                                                "gather",    "scatter", "alltoall", "sendrecv"};
+constexpr int primitive_count = 9;
+constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+}  // namespace
+
+std::string_view to_string(primitive p) noexcept { return primitive_names[static_cast<int>(p)]; }
+
+bool parse_policy(std::string_view text, policy& out) noexcept {
+    if (text == "edtlp") {
+        out = policy::edtlp;
+        return true;
+    }
+    if (text == "os") {
+        out = policy::os;
+        return true;
+    }
+    return false;
+}
+
+bool m_function::covers(int m) const noexcept {
+    if (kind != form::table) return m >= 1;
+    return m >= 1 && static_cast<std::size_t>(m) < table.size() && !std::isnan(table[static_cast<std::size_t>(m)]);
+}
+
+std::vector<std::string> bundled_names(std::string_view kind) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < detail::bundled_profiles_count; ++i) {
+        std::string_view key = detail::bundled_profiles[i].key;
+        if (key.size() > kind.size() && key.substr(0, kind.size()) == kind && key[kind.size()] == '/')
+            out.emplace_back(key.substr(kind.size() + 1));
+    }
+    return out;
+}
+
+std::string_view bundled_text(std::string_view key) noexcept {
+    for (std::size_t i = 0; i < detail::bundled_profiles_count; ++i)
+        if (key == detail::bundled_profiles[i].key) return detail::bundled_profiles[i].text;
+    return {};
+}
+
+namespace detail {
+
+std::string dir_of(const std::string& path) {
+    auto p = std::filesystem::path(path).parent_path();
+    return p.empty() ? std::string(".") : p.string();
+}
+
+located_json load_ref(const std::string& ref, std::string_view kind, const std::string& base_dir,
+                      const std::string& from_file, const std::string& from_path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    bool looks_like_path = ref.find('/') != std::string::npos || (ref.size() > 5 && ref.ends_with(".json"));
+    std::vector<std::string> candidates;
+    if (fs::path(ref).is_absolute()) {
+        candidates.push_back(ref);
+    } else {
+        if (!base_dir.empty() && base_dir != ".") candidates.push_back((fs::path(base_dir) / ref).string());
+        candidates.push_back(ref);
+    }
+    for (const auto& c : candidates) {
+        if (fs::is_regular_file(c, ec)) return {parse_json(read_file(c), c), c, dir_of(c)};
+    }
+    if (!looks_like_path) {
+        std::string key = std::string(kind) + "/" + ref;
+        std::string_view text = bundled_text(key);
+        if (!text.empty()) return {parse_json(text, "bundled:" + key), "bundled:" + key, "."};
+    }
+    std::string names;
+    for (const auto& n : bundled_names(kind)) names += (names.empty() ? "" : ", ") + n;
+    if (looks_like_path && !candidates.empty() && fs::exists(candidates.front(), ec))
+        throw input_error(from_file, from_path, "a readable JSON file", json(ref).dump() + " is not a regular file");
+    throw input_error(from_file, from_path, "an existing file or a bundled " + std::string(kind) + " name (" + names + ")",
+                      "the string " + json(ref).dump());
+}
+
+namespace {
+
+struct table_entry {
+    int m;
+    double v;
+};
+
+m_function read_m_function(const json& v, const reader& r, const std::string& path, bool is_alpha) {
+    m_function f;
+    const char* what = is_alpha ? "contention factor" : "seconds";
+    double lo = is_alpha ? 0.0 : 0.0;
+    bool strict = is_alpha;
+    if (v.is_number()) {
+        f.kind = m_function::form::constant;
+        f.value = r.number(v, path, lo, strict, what);
+        return f;
+    }
+    if (!v.is_object())
+        r.fail(path, std::string("a number or an object with \"constant\", \"table\" or \"linear\"") , v);
+    r.known_keys(v, path, {"constant", "table", "linear", "value"});
+    int forms = static_cast<int>(v.contains("constant")) + static_cast<int>(v.contains("table")) +
+                static_cast<int>(v.contains("linear")) + static_cast<int>(v.contains("value"));
+    if (forms != 1) r.fail(path, "exactly one of \"constant\", \"table\", \"linear\"", std::to_string(forms) + " of them");
+    if (v.contains("value") || v.contains("constant")) {
+        f.kind = m_function::form::constant;
+        const char* key = v.contains("value") ? "value" : "constant";
+        f.value = r.number(v[key], child(path, key), lo, strict, what);
+        return f;
+    }
+    if (v.contains("linear")) {
+        std::string lp = child(path, "linear");
+        const json& l = r.object(v["linear"], lp);
+        r.known_keys(l, lp, {"intercept", "slope"});
+        f.kind = m_function::form::linear;
+        f.intercept = r.number_at(l, lp, "intercept", -1e300, false, is_alpha ? "factor" : "seconds");
+        f.slope = r.number_at(l, lp, "slope", 0.0, false, is_alpha ? "factor per thread per context" : "seconds");
+        return f;
+    }
+    std::string tp = child(path, "table");
+    const json& t = r.object(v["table"], tp);
+    if (t.empty()) r.fail(tp, "a table with at least one entry {\"m\": value}", "an empty object");
+    f.kind = m_function::form::table;
+    std::vector<table_entry> entries;
+    for (auto it = t.begin(); it != t.end(); ++it) {
+        const std::string& k = it.key();
+        std::int64_t m = 0;
+        bool ok = !k.empty() && k.size() <= 9 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (ok) m = std::stoll(k);
+        if (!ok || m < 1 || m > 100000000)
+            r.fail(child(tp, k), "a key that is a process count m between 1 and 100000000", "the key " + json(k).dump());
+        entries.push_back({static_cast<int>(m), r.number(it.value(), child(tp, k), lo, strict, what)});
+    }
+    int maxm = 0;
+    for (auto& e : entries) maxm = std::max(maxm, e.m);
+    f.table.assign(static_cast<std::size_t>(maxm) + 1, std::numeric_limits<double>::quiet_NaN());
+    for (auto& e : entries) f.table[static_cast<std::size_t>(e.m)] = e.v;
+    return f;
+}
+
+link_cost read_link(const json& v, const reader& r, const std::string& path) {
+    r.object(v, path);
+    r.known_keys(v, path, {"latency_s", "bandwidth_Bps", "s_per_byte"});
+    link_cost c;
+    c.latency_s = r.number_at(v, path, "latency_s", 0.0, false, "seconds");
+    bool bw = v.contains("bandwidth_Bps"), spb = v.contains("s_per_byte");
+    if (bw == spb) r.fail(path, "exactly one of \"bandwidth_Bps\" and \"s_per_byte\"", bw ? "both" : "neither");
+    if (bw)
+        c.s_per_byte = 1.0 / r.number_at(v, path, "bandwidth_Bps", 0.0, true, "bytes per second");
+    else
+        c.s_per_byte = r.number_at(v, path, "s_per_byte", 0.0, false, "seconds per byte");
+    return c;
+}
+
+primitive read_primitive(const json& obj, const reader& r, const std::string& path) {
+    std::size_t i = r.choice(obj, path, "primitive",
+                             {"allreduce", "bcast", "reduce", "barrier", "allgather", "gather", "scatter", "alltoall",
+                              "sendrecv"},
+                             0, true);
+    return static_cast<primitive>(i);
+}
+
+void read_network(const json& v, const reader& r, const std::string& path, platform& pl) {
+    r.object(v, path);
+    r.known_keys(v, path, {"tables", "models"});
+    if (v.contains("tables")) {
+        std::string tp = child(path, "tables");
+        const json& ts = v["tables"];
+        if (!ts.is_array()) r.fail(tp, "an array of tables", ts);
+        for (std::size_t i = 0; i < ts.size(); ++i) {
+            std::string ip = child(tp, i);
+            const json& t = r.object(ts[i], ip);
+            r.known_keys(t, ip, {"primitive", "nodes", "ppn", "points"});
+            comm_table ct;
+            ct.prim = read_primitive(t, r, ip);
+            ct.nodes = static_cast<int>(r.integer_at(t, ip, "nodes", 1, int_max));
+            ct.ppn = static_cast<int>(r.integer_at(t, ip, "ppn", 1, int_max));
+            std::string pp = child(ip, "points");
+            if (!t.contains("points")) r.fail(pp, "an array of [bytes, seconds] pairs", "nothing (the key is missing)");
+            const json& pts = t["points"];
+            if (!pts.is_array() || pts.empty()) r.fail(pp, "a non-empty array of [bytes, seconds] pairs", pts);
+            for (std::size_t k = 0; k < pts.size(); ++k) {
+                std::string kp = child(pp, k);
+                const json& pt = pts[k];
+                if (!pt.is_array() || pt.size() != 2) r.fail(kp, "a [bytes, seconds] pair", pt);
+                comm_point cp{r.number(pt[0], child(kp, 0), 0.0, false, "bytes"),
+                              r.number(pt[1], child(kp, 1), 0.0, false, "seconds")};
+                if (!ct.points.empty() && cp.bytes <= ct.points.back().bytes)
+                    r.fail(child(kp, 0), "sizes in increasing order, above " + format_double(ct.points.back().bytes),
+                           describe(pt[0]));
+                ct.points.push_back(cp);
+            }
+            for (const auto& other : pl.comm_tables)
+                if (other.prim == ct.prim && other.nodes == ct.nodes && other.ppn == ct.ppn)
+                    r.fail(ip, "one table per primitive, nodes and ppn",
+                           "a second table for " + std::string(to_string(ct.prim)) + " nodes=" +
+                               std::to_string(ct.nodes) + " ppn=" + std::to_string(ct.ppn));
+            pl.comm_tables.push_back(std::move(ct));
+        }
+    }
+    if (v.contains("models")) {
+        std::string mp = child(path, "models");
+        const json& ms = r.object(v["models"], mp);
+        for (auto it = ms.begin(); it != ms.end(); ++it) {
+            std::string ip = child(mp, it.key());
+            int idx = -1;
+            for (int k = 0; k < primitive_count; ++k)
+                if (primitive_names[k] == it.key()) idx = k;
+            if (idx < 0) r.fail(ip, "a primitive name (allreduce, bcast, reduce, barrier, allgather, gather, scatter, alltoall, sendrecv)", "the key " + json(it.key()).dump());
+            const json& m = r.object(it.value(), ip);
+            r.known_keys(m, ip, {"intra", "inter"});
+            comm_model cm;
+            cm.has_intra = m.contains("intra");
+            cm.has_inter = m.contains("inter");
+            if (!cm.has_intra && !cm.has_inter) r.fail(ip, "\"intra\" and/or \"inter\" link costs", "neither");
+            if (cm.has_intra) cm.intra = read_link(m["intra"], r, child(ip, "intra"));
+            if (cm.has_inter) cm.inter = read_link(m["inter"], r, child(ip, "inter"));
+            pl.comm_models.emplace_back(static_cast<primitive>(idx), cm);
+        }
+    }
+    // Primitives with tables but no given model get a fitted one (when the tables identify it).
+    for (int k = 0; k < primitive_count; ++k) {
+        auto prim = static_cast<primitive>(k);
+        bool given = std::any_of(pl.comm_models.begin(), pl.comm_models.end(),
+                                 [&](const auto& pm) { return pm.first == prim; });
+        if (given) continue;
+        if (auto fitted = fit_comm_model(prim, pl.comm_tables)) pl.comm_models.emplace_back(prim, *fitted);
+    }
+}
+
+int_range read_range(const json& obj, const reader& r, const std::string& path, std::string_view key, int_range dflt) {
+    if (!obj.contains(key)) return dflt;
+    std::string p = child(path, key);
+    const json& v = obj.at(std::string(key));
+    constexpr std::int64_t big = 1000000000000LL;
+    if (v.is_number()) {
+        std::int64_t x = r.integer(v, p, 1, big);
+        return {x, x};
+    }
+    if (!v.is_array() || v.size() != 2) r.fail(p, "[lo, hi] with 1 <= lo <= hi, or one integer", v);
+    int_range out{r.integer(v[0], child(p, 0), 1, big), r.integer(v[1], child(p, 1), 1, big)};
+    if (out.lo > out.hi) r.fail(p, "[lo, hi] with lo <= hi", v);
+    return out;
+}
+
+search_space read_search(const json& v, const reader& r, const std::string& path, const platform& pl) {
+    search_space s;
+    s.m = {1, pl.apus};
+    s.p = {1, pl.apus};
+    s.nodes = {1, pl.nodes};
+    if (v.is_null()) return s;
+    r.object(v, path);
+    r.known_keys(v, path, {"m", "p", "nodes", "policy", "tolerance"});
+    s.m = read_range(v, r, path, "m", s.m);
+    s.p = read_range(v, r, path, "p", s.p);
+    s.nodes = read_range(v, r, path, "nodes", s.nodes);
+    s.pol = static_cast<policy>(r.choice(v, path, "policy", {"edtlp", "os"}, 0, false));
+    s.tolerance = r.number_or(v, path, "tolerance", 0.05, 0.0, false, "fraction of the best time");
+    return s;
+}
+
+}  // namespace
+
+platform platform_from_json(const json& obj, const reader& r, const std::string& path) {
+    r.object(obj, path);
+    r.known_keys(obj, path, {"hpu_contexts", "apus", "nodes", "max_processes_per_node", "O_offload", "T_csw", "alpha",
+                             "dma", "network"});
+    platform pl;
+    pl.name = r.string_or(obj, path, "name", "");
+    pl.hpu_contexts = static_cast<int>(r.integer_at(obj, path, "hpu_contexts", 1, int_max));
+    pl.apus = static_cast<int>(r.integer_at(obj, path, "apus", 1, int_max));
+    pl.nodes = static_cast<int>(r.integer_or(obj, path, "nodes", 1, 1, int_max));
+    pl.max_processes_per_node = static_cast<int>(r.integer_or(obj, path, "max_processes_per_node", 0, 1, int_max));
+    pl.O_offload = r.number_at(obj, path, "O_offload", 0.0, false, "seconds");
+    pl.T_csw = r.number_at(obj, path, "T_csw", 0.0, false, "seconds");
+    if (!obj.contains("alpha"))
+        r.fail(child(path, "alpha"), "a number or {\"constant\"|\"table\"|\"linear\": ...}", "nothing (the key is missing)");
+    pl.alpha = read_m_function(obj["alpha"], r, child(path, "alpha"), true);
+    if (obj.contains("dma")) {
+        pl.has_dma = true;
+        pl.dma = read_link(obj["dma"], r, child(path, "dma"));
+    }
+    if (obj.contains("network")) read_network(obj["network"], r, child(path, "network"), pl);
+    return pl;
+}
+
+application application_from_json(const json& obj, const reader& r, const std::string& path) {
+    r.object(obj, path);
+    r.known_keys(obj, path, {"decomposition", "scaling", "N", "T_hpu", "T_apu", "C_apu", "g", "O_col", "units",
+                             "dma_bytes", "communication"});
+    application a;
+    a.name = r.string_or(obj, path, "name", "");
+    a.decomp = static_cast<decomposition>(r.choice(obj, path, "decomposition", {"data", "task"}, 0, false));
+    a.scale = static_cast<scaling>(r.choice(obj, path, "scaling", {"strong", "weak"}, 0, false));
+    a.N = r.number_at(obj, path, "N", 0.0, false, "off-loading phases");
+    a.T_hpu = r.number_at(obj, path, "T_hpu", 0.0, false, "seconds");
+    a.T_apu = r.number_at(obj, path, "T_apu", 0.0, false, "seconds");
+    a.C_apu = r.number_at(obj, path, "C_apu", 0.0, false, "seconds");
+    a.g = r.number_at(obj, path, "g", 0.0, false, "seconds per phase per APU");
+    if (obj.contains("O_col")) a.O_col = read_m_function(obj["O_col"], r, child(path, "O_col"), false);
+    if (a.decomp == decomposition::task)
+        a.units = r.integer_at(obj, path, "units", 1, 1000000000000LL);
+    else
+        a.units = r.integer_or(obj, path, "units", 1, 1, 1000000000000LL);
+    a.dma_bytes = r.number_or(obj, path, "dma_bytes", 0.0, 0.0, false, "bytes per off-load");
+    if (obj.contains("communication")) {
+        std::string cp = child(path, "communication");
+        const json& cs = obj["communication"];
+        if (!cs.is_array()) r.fail(cp, "an array of {\"primitive\", \"bytes\", \"count\"}", cs);
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+            std::string ip = child(cp, i);
+            r.object(cs[i], ip);
+            r.known_keys(cs[i], ip, {"primitive", "bytes", "count"});
+            comm_pattern p;
+            p.prim = read_primitive(cs[i], r, ip);
+            p.bytes = r.number_at(cs[i], ip, "bytes", 0.0, false, "bytes per operation");
+            p.count = r.number_or(cs[i], ip, "count", 1.0, 0.0, false, "operations per phase");
+            a.comm.push_back(p);
+        }
+    }
+    return a;
+}
+
+scenario scenario_from_json(const json& doc, const std::string& file, const std::string& base_dir,
+                            const json* app_patch, const json* platform_patch, const json* search_patch) {
+    reader r{file};
+    r.object(doc, "");
+    r.known_keys(doc, "", {"platform", "application", "search"});
+    if (doc.contains("schema")) {
+        const json& sc = doc["schema"];
+        if (!sc.is_string() || sc.get<std::string>() != "mmgp/1") r.fail("/schema", "\"mmgp/1\"", sc);
+    }
+    scenario s;
+    s.file = file;
+    s.name = r.string_or(doc, "", "name", "");
+
+    auto section = [&](const char* key, const char* kind, const json* patch, auto&& parse) {
+        std::string path = std::string("/") + key;
+        if (!doc.contains(key)) r.fail(path, std::string("an object or the name of a bundled ") + kind + " profile",
+                                       "nothing (the key is missing)");
+        const json& v = doc[key];
+        if (v.is_string()) {
+            located_json lj = load_ref(v.get<std::string>(), kind, base_dir, file, path);
+            json obj = lj.doc;
+            if (patch) obj.merge_patch(*patch);
+            reader rr{patch ? file + " (patched " + lj.file + ")" : lj.file};
+            return parse(obj, rr, std::string(""));
+        }
+        if (!v.is_object()) r.fail(path, std::string("an object or the name of a bundled ") + kind + " profile", v);
+        if (patch) {
+            json obj = v;
+            obj.merge_patch(*patch);
+            return parse(obj, r, path);
+        }
+        return parse(v, r, path);
+    };
+    s.plat = section("platform", "platforms", platform_patch,
+                     [](const json& o, const reader& rr, const std::string& p) { return platform_from_json(o, rr, p); });
+    s.app = section("application", "apps", app_patch,
+                    [](const json& o, const reader& rr, const std::string& p) { return application_from_json(o, rr, p); });
+    json search = doc.contains("search") ? doc["search"] : json();
+    if (search_patch) {
+        if (search.is_null()) search = json::object();
+        if (search.is_object()) search.merge_patch(*search_patch);
+    }
+    s.space = read_search(search, r, "/search", s.plat);
+    check_coverage(s);
+    return s;
+}
+
+}  // namespace detail
+
+void check_coverage(const scenario& s) {
+    detail::reader r{s.file};
+    const auto& pl = s.plat;
+    const auto& sp = s.space;
+    // Effective ranges: m and p can never exceed A (m*p <= A), nodes never exceed the platform's.
+    std::int64_t m_hi = std::min<std::int64_t>(sp.m.hi, pl.apus);
+    if (pl.max_processes_per_node > 0) m_hi = std::min<std::int64_t>(m_hi, pl.max_processes_per_node);
+    std::int64_t p_hi = std::min<std::int64_t>(sp.p.hi, pl.apus);
+    std::int64_t n_hi = std::min<std::int64_t>(sp.nodes.hi, pl.nodes);
+    bool any = false;
+    for (std::int64_t m = sp.m.lo; m <= m_hi && !any; ++m)
+        any = sp.p.lo <= p_hi && m * sp.p.lo <= pl.apus;
+    if (!any || sp.nodes.lo > n_hi) {
+        std::string why = "m " + std::to_string(sp.m.lo) + ".." + std::to_string(sp.m.hi) + ", p " +
+                          std::to_string(sp.p.lo) + ".." + std::to_string(sp.p.hi) + ", nodes " +
+                          std::to_string(sp.nodes.lo) + ".." + std::to_string(sp.nodes.hi) + " with apus " +
+                          std::to_string(pl.apus) + " and nodes " + std::to_string(pl.nodes);
+        r.fail("/search", "a search space with at least one configuration with m*p <= apus and nodes <= platform nodes",
+               "an empty space (" + why + ")");
+    }
+    // Every α(k) and O_col(k) the model can ask for: k in the m range, and for the os policy the
+    // round sizes H and m - (rounds-1)*H.
+    std::set<int> need;
+    for (std::int64_t m = sp.m.lo; m <= m_hi; ++m) {
+        if (sp.p.lo * m > pl.apus) break;
+        need.insert(static_cast<int>(m));
+        int H = pl.hpu_contexts;
+        if (m > H) {
+            need.insert(H);
+            std::int64_t rounds = (m + H - 1) / H;
+            need.insert(static_cast<int>(m - (rounds - 1) * H));
+        }
+    }
+    auto check = [&](const m_function& f, const std::string& path) {
+        if (f.kind != m_function::form::table) return;
+        for (int k : need) {
+            if (k == 1 && &f == &pl.alpha) continue;  // α(1) = 1 by definition
+            if (!f.covers(k)) {
+                std::string have;
+                for (std::size_t i = 1; i < f.table.size(); ++i)
+                    if (!std::isnan(f.table[i])) have += (have.empty() ? "" : ", ") + std::to_string(i);
+                r.fail(path, "an entry for m = " + std::to_string(k) + " (the search covers m = " +
+                                 std::to_string(sp.m.lo) + ".." + std::to_string(m_hi) + ")",
+                       "entries for m = " + have);
+            }
+        }
+    };
+    check(pl.alpha, "/platform/alpha/table");
+    check(s.app.O_col, "/application/O_col/table");
+    if (pl.alpha.kind == m_function::form::linear) {
+        for (int k : need) {
+            if (k == 1) continue;
+            double a = pl.alpha.intercept + pl.alpha.slope * k / pl.hpu_contexts;
+            if (!(a > 0)) r.fail("/platform/alpha/linear", "a linear form positive for every searched m",
+                                 "alpha(" + std::to_string(k) + ") = " + detail::format_double(a));
+        }
+    }
+}
+
+scenario parse_scenario(std::string_view json_text, const std::string& file, const std::string& base_dir) {
+    return detail::scenario_from_json(detail::parse_json(json_text, file), file, base_dir);
+}
+
+scenario load_scenario(const std::string& path_or_name) {
+    detail::located_json lj = detail::load_ref(path_or_name, "scenarios", ".", path_or_name, "");
+    return detail::scenario_from_json(lj.doc, lj.file, lj.base_dir);
+}
+
+platform load_platform(const std::string& path_or_name) {
+    detail::located_json lj = detail::load_ref(path_or_name, "platforms", ".", path_or_name, "");
+    return detail::platform_from_json(lj.doc, detail::reader{lj.file}, "");
+}
+
+application load_application(const std::string& path_or_name) {
+    detail::located_json lj = detail::load_ref(path_or_name, "apps", ".", path_or_name, "");
+    return detail::application_from_json(lj.doc, detail::reader{lj.file}, "");
+}
+
+}  // namespace mmgp

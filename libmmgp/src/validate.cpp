@@ -1,0 +1,113 @@
+#include "mmgp/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "detail/profile_json.hpp"
+
+namespace mmgp {
+
+validation_report run_validation(const std::string& path, model_kind kind) {
+    using detail::child;
+    using detail::json;
+    detail::located_json lj = detail::load_ref(path, "validation", ".", path, "");
+    const json& doc = lj.doc;
+    detail::reader r{lj.file};
+    r.object(doc, "");
+    r.known_keys(doc, "", {"scenario", "cases", "group"});
+    if (doc.contains("schema")) {
+        const json& sc = doc["schema"];
+        if (!sc.is_string() || sc.get<std::string>() != "mmgp/1") r.fail("/schema", "\"mmgp/1\"", sc);
+    }
+    validation_report rep;
+    rep.name = r.string_or(doc, "", "name", "");
+    rep.file = lj.file;
+    rep.model = kind;
+    std::string default_group = r.string_or(doc, "", "group", "");
+    if (!doc.contains("cases")) r.fail("/cases", "an array of cases", "nothing (the key is missing)");
+    const json& cases = doc["cases"];
+    if (!cases.is_array() || cases.empty()) r.fail("/cases", "a non-empty array of cases", cases);
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        std::string cp = child("/cases", i);
+        const json& c = r.object(cases[i], cp);
+        r.known_keys(c, cp, {"label", "group", "scenario", "application", "platform", "m", "p", "nodes", "policy",
+                             "measured_s"});
+        const json* scen = c.contains("scenario") ? &c["scenario"] : (doc.contains("scenario") ? &doc["scenario"] : nullptr);
+        std::string scen_path = c.contains("scenario") ? child(cp, "scenario") : "/scenario";
+        if (!scen) r.fail(child(cp, "scenario"), "a scenario (path, bundled name or object), here or at /scenario",
+                          "nothing (the key is missing)");
+        validation_case vc;
+        vc.c.m = static_cast<int>(r.integer_at(c, cp, "m", 1, 1000000000));
+        vc.c.p = static_cast<int>(r.integer_at(c, cp, "p", 1, 1000000000));
+        vc.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
+        vc.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
+        vc.measured_s = r.number_at(c, cp, "measured_s", 0.0, true, "seconds");
+        vc.source = r.string_or(c, cp, "source", r.string_or(doc, "", "source", ""));
+        vc.group = r.string_or(c, cp, "group", default_group);
+        vc.label = r.string_or(c, cp, "label",
+                               "m=" + std::to_string(vc.c.m) + " p=" + std::to_string(vc.c.p) +
+                                   " nodes=" + std::to_string(vc.c.nodes) + " " + std::string(to_string(vc.c.pol)));
+        const json* app_patch = c.contains("application") ? &r.object(c["application"], child(cp, "application")) : nullptr;
+        const json* plat_patch = c.contains("platform") ? &r.object(c["platform"], child(cp, "platform")) : nullptr;
+        json search_patch = {{"m", vc.c.m}, {"p", vc.c.p}, {"nodes", vc.c.nodes}, {"policy", to_string(vc.c.pol)}};
+        scenario s;
+        if (scen->is_string()) {
+            detail::located_json sj = detail::load_ref(scen->get<std::string>(), "scenarios", lj.base_dir, lj.file, scen_path);
+            s = detail::scenario_from_json(sj.doc, sj.file, sj.base_dir, app_patch, plat_patch, &search_patch);
+        } else {
+            r.object(*scen, scen_path);
+            s = detail::scenario_from_json(*scen, lj.file + " " + scen_path, lj.base_dir, app_patch, plat_patch, &search_patch);
+        }
+        if (static_cast<std::int64_t>(vc.c.m) * vc.c.p > s.plat.apus || vc.c.nodes > s.plat.nodes)
+            r.fail(cp, "a feasible configuration (m*p <= apus = " + std::to_string(s.plat.apus) +
+                           ", nodes <= " + std::to_string(s.plat.nodes) + ")",
+                   vc.label);
+        evaluator ev(s, kind);
+        prediction pr = ev(vc.c);
+        vc.predicted_s = pr.time_s;
+        vc.parts = pr.parts;
+        vc.err_pct = 100.0 * (vc.predicted_s - vc.measured_s) / vc.measured_s;
+        rep.cases.push_back(std::move(vc));
+    }
+    // Summary of |error|.
+    double sum = 0, mx = 0;
+    for (const auto& vc : rep.cases) {
+        sum += std::fabs(vc.err_pct);
+        mx = std::max(mx, std::fabs(vc.err_pct));
+    }
+    const double n = static_cast<double>(rep.cases.size());
+    rep.mean_abs_err_pct = sum / n;
+    rep.max_abs_err_pct = mx;
+    if (rep.cases.size() > 1) {
+        double ss = 0;
+        for (const auto& vc : rep.cases) ss += std::pow(std::fabs(vc.err_pct) - rep.mean_abs_err_pct, 2);
+        rep.std_abs_err_pct = std::sqrt(ss / (n - 1));
+    }
+    // Groups: which configuration is best, predicted and measured.
+    std::map<std::string, std::vector<const validation_case*>> groups;
+    for (const auto& vc : rep.cases)
+        if (!vc.group.empty()) groups[vc.group].push_back(&vc);
+    for (const auto& [name, members] : groups) {
+        if (members.size() < 2) continue;
+        const validation_case* pb = members.front();
+        const validation_case* mb = members.front();
+        for (const auto* vc : members) {
+            if (vc->predicted_s < pb->predicted_s) pb = vc;
+            if (vc->measured_s < mb->measured_s) mb = vc;
+        }
+        group_summary g;
+        g.group = name;
+        g.cases = static_cast<int>(members.size());
+        g.predicted_best = pb->label;
+        g.measured_best = mb->label;
+        g.optimal_hit = pb == mb;
+        g.regret_pct = 100.0 * (pb->measured_s - mb->measured_s) / mb->measured_s;
+        rep.optimal_hit = rep.optimal_hit && g.optimal_hit;
+        rep.regret_pct = std::max(rep.regret_pct, g.regret_pct);
+        rep.groups.push_back(g);
+    }
+    return rep;
+}
+
+}  // namespace mmgp

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages only), then configures and builds MMGP in ./build.
+# Usage: scripts/setup.sh            (as root, or as a user with sudo)
+# Environment: BUILD_DIR (default build), MMGP_BUILDTYPE (default release), MMGP_SKIP_APT=1 to skip apt-get.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+BUILDTYPE=${MMGP_BUILDTYPE:-release}
+
+# Packages the build and tests need; each one is a Debian 12 package.
+PKGS=(g++ pkg-config meson ninja-build
+      nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev doctest-dev libbenchmark-dev)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ] && [ "${MMGP_SKIP_APT:-0}" != 1 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  meson setup "$BUILD_DIR" --buildtype="$BUILDTYPE" >/dev/null
+fi
+ninja -C "$BUILD_DIR" --quiet
+echo "setup: built $BUILD_DIR/mmgp" >&2
