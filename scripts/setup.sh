@@ -27,4 +27,4 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   meson setup "$BUILD_DIR" --buildtype="$BUILDTYPE" >/dev/null
 fi
 ninja -C "$BUILD_DIR" --quiet
-echo "setup: built $BUILD_DIR/mmgp" >&2
+echo "setup: built $BUILD_DIR/cli/mmgp" >&2
