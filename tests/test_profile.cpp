@@ -1,1 +1,155 @@
+// Profiles: the accepted forms, bundled references, and every class of bad input with its exact message.
 #include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mmgp/error.hpp"
+#include "mmgp/profile.hpp"
+#include "support.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+// The example of issue 2, verbatim.
+const char* example = R"({"schema": "mmgp/1", "name": "example",
+ "platform": {"name": "qs20", "hpu_contexts": 4, "apus": 16, "nodes": 1,
+              "O_offload": 7e-8, "T_csw": 2e-6,
+              "alpha": {"table": {"1": 1.0, "2": 1.28, "3": 1.28}}},
+ "application": {"name": "pbpi", "decomposition": "data", "N": 20000,
+                 "T_hpu": 1.3, "T_apu": 370, "C_apu": 1.72, "g": 4e-5,
+                 "O_col": {"table": {"1": 0, "2": 1e-5, "3": 2e-5}}},
+ "search": {"m": [1, 3], "p": [1, 16], "nodes": [1, 1]}})";
+
+std::string error_of(const std::string& text) {
+    try {
+        mmgp::parse_scenario(text, "p.json");
+    } catch (const mmgp::input_error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+std::string with(const char* pointer, const json& value) {
+    json j = json::parse(example);
+    j[json::json_pointer(pointer)] = value;
+    return j.dump();
+}
+
+std::string without(const char* parent, const char* key) {
+    json j = json::parse(example);
+    j[json::json_pointer(parent)].erase(key);
+    return j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("the issue's example profile is accepted as written") {
+    mmgp::scenario s = mmgp::parse_scenario(example, "example.json");
+    CHECK(s.name == "example");
+    CHECK(s.plat.hpu_contexts == 4);
+    CHECK(s.plat.apus == 16);
+    CHECK(s.plat.alpha.kind == mmgp::m_function::form::table);
+    CHECK(s.plat.alpha.table[2] == 1.28);
+    CHECK(s.app.O_col.table[3] == 2e-5);
+    CHECK(s.app.g == 4e-5);
+    CHECK(s.space.m.hi == 3);
+    CHECK(s.space.p.hi == 16);
+    CHECK(s.space.pol == mmgp::policy::edtlp);
+    CHECK(s.space.tolerance == 0.05);
+}
+
+TEST_CASE("accepted alternative forms: alpha constant / number / linear, O_col number, {value, source} numbers") {
+    CHECK_NOTHROW(mmgp::parse_scenario(with("/platform/alpha", {{"constant", 1.28}}), "p.json"));
+    CHECK_NOTHROW(mmgp::parse_scenario(with("/platform/alpha", 1.28), "p.json"));
+    CHECK_NOTHROW(mmgp::parse_scenario(with("/platform/alpha", {{"linear", {{"intercept", 1.1}, {"slope", 0.2}}}}), "p.json"));
+    CHECK_NOTHROW(mmgp::parse_scenario(with("/application/O_col", 1e-5), "p.json"));
+    auto s = mmgp::parse_scenario(with("/platform/T_csw", {{"value", 3e-6}, {"source", "a run"}, {"cv", 0.02}}), "p.json");
+    CHECK(s.plat.T_csw == 3e-6);
+    s = mmgp::parse_scenario(with("/platform/apus", {{"value", 8}, {"source", "spec"}}), "p.json");
+    CHECK(s.plat.apus == 8);
+}
+
+TEST_CASE("platform and application may be bundled names or files") {
+    mmgp::scenario s = mmgp::load_scenario("pbpi-qs20");
+    CHECK(s.plat.name == "qs20");
+    CHECK(s.app.name == "pbpi");
+    CHECK(s.app.T_apu == 370);
+    CHECK(s.app.g == doctest::Approx(0.8 / 20000));
+    mmgp::test::temp_dir d;
+    d.write("plat.json", mmgp::test::slurp(MMGP_SOURCE_DIR "/profiles/platforms/ps3.json"));
+    std::string f = d.write("scen.json", R"({"schema": "mmgp/1", "platform": "plat.json", "application": "raxml"})");
+    s = mmgp::load_scenario(f);
+    CHECK(s.plat.name == "ps3");
+    CHECK(s.plat.apus == 6);
+    CHECK(s.app.decomp == mmgp::decomposition::task);
+    CHECK(s.space.m.hi == 6);  // default search: m, p in 1..apus, nodes 1..platform nodes
+    CHECK(s.space.nodes.hi == 8);
+    for (const char* n : {"ps3", "qs20", "triblade"}) CHECK_NOTHROW(mmgp::load_platform(n));
+    for (const char* n : {"pbpi", "raxml", "raxml-42sc"}) CHECK_NOTHROW(mmgp::load_application(n));
+    for (const auto& n : mmgp::bundled_names("scenarios")) CHECK_NOTHROW(mmgp::load_scenario(n));
+}
+
+TEST_CASE("bad input: one message naming file, JSON path, expected and found") {
+    CHECK(error_of(R"({"platform": )").rfind(
+              "p.json: (document): expected a JSON document, found parse error at line 1, column 14", 0) == 0);
+    CHECK(error_of(with("/application/T_hpu", "fast")) ==
+          "p.json: /application/T_hpu: expected a finite number >= 0 (seconds), found the string \"fast\"");
+    CHECK(error_of(without("/application", "T_apu")) ==
+          "p.json: /application/T_apu: expected a finite number >= 0 (seconds), found nothing (the key is missing)");
+    CHECK(error_of(with("/platform/T_csw", -1)) ==
+          "p.json: /platform/T_csw: expected a finite number >= 0 (seconds), found the number -1");
+    CHECK(error_of(R"({"platform": {"T_csw": 1e999}})") ==
+          "p.json: (document): expected a JSON document, found number overflow parsing '1e999'");
+    CHECK(error_of(with("/platform/hpu_contexts", 2.5)) ==
+          "p.json: /platform/hpu_contexts: expected an integer in [1, 2147483647], found the number 2.5");
+    CHECK(error_of(with("/platform/apus", 0)) ==
+          "p.json: /platform/apus: expected an integer in [1, 2147483647], found the number 0");
+    CHECK(error_of(with("/platform/alpha", {{"table", {{"1", 1.0}, {"2", 1.3}}}})) ==
+          "p.json: /platform/alpha/table: expected an entry for m = 3 (the search covers m = 1..3), found entries for m = 1, 2");
+    CHECK(error_of(with("/application/O_col", {{"table", {{"1", 0}, {"2", 1e-5}}}})) ==
+          "p.json: /application/O_col/table: expected an entry for m = 3 (the search covers m = 1..3), found entries for m = 1, 2");
+    CHECK(error_of(with("/search/m", {20, 30})) ==
+          "p.json: /search: expected a search space with at least one configuration with m*p <= apus and nodes <= "
+          "platform nodes, found an empty space (m 20..30, p 1..16, nodes 1..1 with apus 16 and nodes 1)");
+    CHECK(error_of(with("/search/m", {3, 1})) == "p.json: /search/m: expected [lo, hi] with lo <= hi, found an array of 2");
+    CHECK(error_of(with("/search/policy", "fifo")) ==
+          "p.json: /search/policy: expected \"edtlp\" or \"os\", found the string \"fifo\"");
+    CHECK(error_of(with("/platform/T_cws", 1e-6)) ==
+          "p.json: /platform/T_cws: expected one of the keys hpu_contexts, apus, nodes, max_processes_per_node, "
+          "O_offload, T_csw, alpha, dma, network, found the unknown key \"T_cws\"");
+    CHECK(error_of(with("/schema", "mmgp/2")) == "p.json: /schema: expected \"mmgp/1\", found the string \"mmgp/2\"");
+    CHECK(error_of(with("/platform", "cell9")) ==
+          "p.json: /platform: expected an existing file or a bundled platforms name (ps3, qs20, triblade), found the "
+          "string \"cell9\"");
+    CHECK(error_of(with("/application/decomposition", "pipeline")) ==
+          "p.json: /application/decomposition: expected \"data\" or \"task\", found the string \"pipeline\"");
+    CHECK(error_of(with("/platform/alpha", {{"constant", 1.2}, {"table", {{"1", 1}}}})) ==
+          "p.json: /platform/alpha: expected exactly one of \"constant\", \"table\", \"linear\", found 2 of them");
+    CHECK(error_of(with("/platform/alpha", 0)) ==
+          "p.json: /platform/alpha: expected a finite number > 0 (contention factor), found the number 0");
+    CHECK(error_of(R"([1, 2])") == "p.json: (document): expected an object, found an array of 2");
+}
+
+TEST_CASE("unreadable and missing files") {
+    try {
+        mmgp::load_scenario("/nonexistent/dir/x.json");
+        FAIL("no error");
+    } catch (const mmgp::input_error& e) {
+        CHECK(std::string(e.what()) == "/nonexistent/dir/x.json: (document): expected a readable file, found no such file or directory");
+    }
+    try {
+        mmgp::load_scenario("no-such-bundle");
+        FAIL("no error");
+    } catch (const mmgp::input_error& e) {
+        CHECK(std::string(e.what()).find("expected an existing file or a bundled scenarios name (") != std::string::npos);
+    }
+    mmgp::test::temp_dir d;
+    try {
+        mmgp::load_scenario(d.path.string() + "/");
+        FAIL("no error");
+    } catch (const mmgp::input_error& e) {
+        CHECK(std::string(e.what()).find("expected a readable JSON file, found something that is not a regular file") != std::string::npos);
+    }
+}

@@ -1,1 +1,66 @@
+// The search: every feasible configuration exactly once, the best, the near-optimal set.
 #include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "mmgp/search.hpp"
+
+using nlohmann::json;
+
+TEST_CASE("the search visits every feasible (m, p, nodes) once and ranks them") {
+    json doc = {{"platform", {{"hpu_contexts", 2}, {"apus", 12}, {"nodes", 5}, {"O_offload", 1e-6}, {"T_csw", 1e-6}, {"alpha", 1.2},
+                              {"network", {{"models", {{"allreduce", {{"intra", {{"latency_s", 1e-6}, {"s_per_byte", 1e-9}}}, {"inter", {{"latency_s", 5e-5}, {"s_per_byte", 1e-8}}}}}}}}}}},
+                {"application", {{"N", 500}, {"T_hpu", 2.0}, {"T_apu", 100.0}, {"C_apu", 1.0}, {"g", 1e-4},
+                                 {"communication", {{{"primitive", "allreduce"}, {"bytes", 64}}}}}},
+                {"search", {{"m", {2, 9}}, {"p", {2, 12}}, {"nodes", {2, 4}}, {"tolerance", 0.1}}}};
+    mmgp::scenario s = mmgp::parse_scenario(doc.dump(), "s.json");
+    // Brute force, independently: m in 2..9, p in 2..12, m*p <= 12, nodes 2..4.
+    std::set<std::tuple<int, int, int>> expect;
+    for (int n = 2; n <= 4; ++n)
+        for (int m = 2; m <= 9; ++m)
+            for (int p = 2; p <= 12; ++p)
+                if (m * p <= 12) expect.insert({m, p, n});
+    CHECK(mmgp::count_feasible(s) == static_cast<std::int64_t>(expect.size()));
+    auto r = mmgp::search(s, mmgp::model_kind::mmgp);
+    std::set<std::tuple<int, int, int>> seen;
+    double best = 1e300;
+    for (const auto& x : r.all) {
+        CHECK(seen.insert({x.c.m, x.c.p, x.c.nodes}).second);
+        best = std::min(best, x.pred.time_s);
+    }
+    CHECK(seen == expect);
+    CHECK(r.best.pred.time_s == best);
+    // Near-optimal: exactly those within 10 % of the best, fastest first.
+    std::size_t within = 0;
+    for (const auto& x : r.all) within += x.pred.time_s <= best * 1.1;
+    CHECK(r.near_optimal.size() == within);
+    for (std::size_t i = 1; i < r.near_optimal.size(); ++i)
+        CHECK(r.near_optimal[i - 1].pred.time_s <= r.near_optimal[i].pred.time_s);
+    // Without keeping every configuration the answer is the same.
+    auto lean = mmgp::search(s, mmgp::model_kind::mmgp, {false});
+    CHECK(lean.all.empty());
+    CHECK(lean.best.c.m == r.best.c.m);
+    CHECK(lean.best.c.p == r.best.c.p);
+    CHECK(lean.best.c.nodes == r.best.c.nodes);
+    CHECK(lean.near_optimal.size() == r.near_optimal.size());
+    CHECK(lean.feasible == r.feasible);
+}
+
+TEST_CASE("[H] §4.4: PBPI's predicted optimum on the QS20 is m = 4, p = 4") {
+    auto r = mmgp::search(mmgp::load_scenario("pbpi-qs20"), mmgp::model_kind::mmgp);
+    CHECK(r.best.c.m == 4);
+    CHECK(r.best.c.p == 4);
+    CHECK(r.feasible == 50);  // sum over m = 1..16 of floor(16 / m)
+}
+
+TEST_CASE("Roadrunner scale: 3,060 triblades, m*p <= 32") {
+    mmgp::scenario s = mmgp::load_scenario("pbpi-roadrunner");
+    std::int64_t per_node = 0;
+    for (int m = 1; m <= 32; ++m) per_node += 32 / m;
+    CHECK(mmgp::count_feasible(s) == per_node * 3060);
+    auto r = mmgp::search(s, mmgp::model_kind::mmgp, {false});
+    CHECK(r.best.c.nodes == 1);  // weak scaling: more nodes only add communication
+    CHECK(r.best.c.m * r.best.c.p <= 32);
+}

@@ -64,8 +64,9 @@ std::string child(const std::string& path, std::size_t index) { return path + "/
 json parse_json(std::string_view text, const std::string& file) {
     try {
         return json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    } catch (const json::exception& e) {
+        // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..." or
+        // "[json.exception.out_of_range.406] number overflow parsing '1e999'".
         std::string msg = e.what();
         auto pos = msg.find("] ");
         if (pos != std::string::npos) msg = msg.substr(pos + 2);
@@ -163,7 +164,7 @@ std::int64_t reader::integer(const json& v0, const std::string& path0, std::int6
     if (v.is_number_integer()) {
         if (v.is_number_unsigned()) {
             auto u = v.get<std::uint64_t>();
-            if (u > static_cast<std::uint64_t>(hi)) fail(path, expect, v);
+            if (u > static_cast<std::uint64_t>(hi) || static_cast<std::int64_t>(u) < lo) fail(path, expect, v);
             return static_cast<std::int64_t>(u);
         }
         auto i = v.get<std::int64_t>();

@@ -50,19 +50,24 @@ validation_report run_validation(const std::string& path, model_kind kind) {
                                    " nodes=" + std::to_string(vc.c.nodes) + " " + std::string(to_string(vc.c.pol)));
         const json* app_patch = c.contains("application") ? &r.object(c["application"], child(cp, "application")) : nullptr;
         const json* plat_patch = c.contains("platform") ? &r.object(c["platform"], child(cp, "platform")) : nullptr;
-        json search_patch = {{"m", vc.c.m}, {"p", vc.c.p}, {"nodes", vc.c.nodes}, {"policy", to_string(vc.c.pol)}};
         scenario s;
         if (scen->is_string()) {
             detail::located_json sj = detail::load_ref(scen->get<std::string>(), "scenarios", lj.base_dir, lj.file, scen_path);
-            s = detail::scenario_from_json(sj.doc, sj.file, sj.base_dir, app_patch, plat_patch, &search_patch);
+            s = detail::scenario_from_json(sj.doc, sj.file, sj.base_dir, app_patch, plat_patch);
         } else {
             r.object(*scen, scen_path);
-            s = detail::scenario_from_json(*scen, lj.file + " " + scen_path, lj.base_dir, app_patch, plat_patch, &search_patch);
+            s = detail::scenario_from_json(*scen, lj.file + " " + scen_path, lj.base_dir, app_patch, plat_patch);
         }
         if (static_cast<std::int64_t>(vc.c.m) * vc.c.p > s.plat.apus || vc.c.nodes > s.plat.nodes)
             r.fail(cp, "a feasible configuration (m*p <= apus = " + std::to_string(s.plat.apus) +
                            ", nodes <= " + std::to_string(s.plat.nodes) + ")",
                    vc.label);
+        // Evaluate exactly this configuration: the tables must cover it (checked again for this space).
+        s.space.m = {vc.c.m, vc.c.m};
+        s.space.p = {vc.c.p, vc.c.p};
+        s.space.nodes = {vc.c.nodes, vc.c.nodes};
+        s.space.pol = vc.c.pol;
+        check_coverage(s);
         evaluator ev(s, kind);
         prediction pr = ev(vc.c);
         vc.predicted_s = pr.time_s;

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "mmgp/error.hpp"
+
 namespace mmgp {
 
 /// How an application splits its work ([H] Eq. 11 is `data`; RAxML bootstraps are `task`).

@@ -1,0 +1,439 @@
+#include "harness.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <memory>
+#include <pthread.h>
+#include <sched.h>
+#include <stdexcept>
+#include <thread>
+
+namespace mmgp::calib {
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+double secs(clk::duration d) { return std::chrono::duration<double>(d).count(); }
+
+/// Pins the calling thread for the lifetime of the guard, then restores its affinity.
+class pin_guard {
+public:
+    explicit pin_guard(int cpu) {
+        CPU_ZERO(&old_);
+        saved_ = pthread_getaffinity_np(pthread_self(), sizeof old_, &old_) == 0;
+        ok_ = pin_current_thread(cpu);
+    }
+    ~pin_guard() {
+        if (saved_) pthread_setaffinity_np(pthread_self(), sizeof old_, &old_);
+    }
+    bool ok() const { return ok_; }
+
+private:
+    cpu_set_t old_;
+    bool saved_ = false, ok_ = false;
+};
+
+void say(const harness_options& o, const std::string& s) {
+    if (o.progress) o.progress(s);
+}
+
+int reps_or(const harness_options& o, int quick, int full) {
+    return o.repetitions > 0 ? o.repetitions : (o.quick ? quick : full);
+}
+
+/// Runs `once` until its per-repetition CV is under the threshold or the retry budget is spent; keeps the
+/// attempt with the lowest CV and flags it when even that one is noisy.
+template <class F>
+measurement with_retries(const harness_options& o, F once) {
+    auto start = clk::now();
+    measurement best = once();
+    int attempts = 1;
+    while (best.reps.cv > o.cv_threshold) {
+        double spent = secs(clk::now() - start);
+        double per = spent / attempts;
+        if (spent + per > o.retry_budget_s) break;
+        say(o, fmt::format("{}: CV {:.1f} % above {:.0f} %, repeating", best.name, 100 * best.reps.cv,
+                           100 * o.cv_threshold));
+        measurement again = once();
+        ++attempts;
+        if (again.reps.cv < best.reps.cv) best = std::move(again);
+    }
+    best.attempts = attempts;
+    if (best.reps.cv > o.cv_threshold) {
+        best.flagged = true;
+        best.warning = fmt::format("noisy: CV {:.1f} % above the {:.0f} % threshold after {} attempt(s)",
+                                   100 * best.reps.cv, 100 * o.cv_threshold, attempts);
+    }
+    return best;
+}
+
+measurement make(std::string name, std::string harness, const std::vector<double>& obs,
+                 const std::vector<double>& per_rep) {
+    measurement m;
+    m.name = std::move(name);
+    m.harness = std::move(harness);
+    m.obs = summarize(obs);
+    m.reps = summarize(per_rep);
+    m.value = m.obs.median;
+    m.repetitions = static_cast<int>(per_rep.size());
+    m.observations = obs.size();
+    return m;
+}
+
+int hpu0(const harness_options& o) {
+    if (o.r.hpu.empty()) throw std::runtime_error("no HPU context");
+    return o.r.hpu.front();
+}
+int apu0(const harness_options& o) {
+    if (o.r.apu.empty()) throw std::runtime_error("no APU core");
+    return o.r.apu.front();
+}
+
+}  // namespace
+
+double clock_overhead() {
+    std::vector<double> d(2001);
+    for (auto& x : d) {
+        auto a = clk::now();
+        auto b = clk::now();
+        x = secs(b - a);
+    }
+    return median(d);
+}
+
+nlohmann::json to_json(const measurement& m) {
+    nlohmann::json j;
+    j["name"] = m.name;
+    j["harness"] = m.harness;
+    j["run_type"] = "aggregate";
+    j["unit"] = m.unit;
+    j["value"] = m.value;
+    j["median"] = m.obs.median;
+    j["mad"] = m.obs.mad;
+    j["mean"] = m.obs.mean;
+    j["stddev"] = m.obs.stddev;
+    j["min"] = m.obs.min;
+    j["max"] = m.obs.max;
+    j["ci95"] = {m.obs.ci95_lo, m.obs.ci95_hi};
+    j["repetitions"] = m.repetitions;
+    j["observations"] = m.observations;
+    j["cv"] = m.reps.cv;
+    j["repetition_medians"] = {{"median", m.reps.median}, {"mad", m.reps.mad}, {"min", m.reps.min}, {"max", m.reps.max}};
+    j["attempts"] = m.attempts;
+    j["flagged"] = m.flagged;
+    if (!m.warning.empty()) j["warning"] = m.warning;
+    if (!m.extra.empty()) j["details"] = m.extra;
+    return j;
+}
+
+nlohmann::json to_param(const measurement& m) {
+    nlohmann::json j;
+    j["value"] = m.value;
+    j["unit"] = m.unit;
+    j["median"] = m.obs.median;
+    j["spread"] = m.obs.mad;
+    j["mad"] = m.obs.mad;
+    j["cv"] = m.reps.cv;
+    j["min"] = m.obs.min;
+    j["ci95"] = {m.obs.ci95_lo, m.obs.ci95_hi};
+    j["repetitions"] = m.repetitions;
+    j["harness"] = m.name;
+    j["flagged"] = m.flagged;
+    if (!m.warning.empty()) j["warning"] = m.warning;
+    return j;
+}
+
+// --- off-load round trip ----------------------------------------------------------------------------------------
+measurement run_offload(const harness_options& o, wait_mode mode) {
+    const std::string name = mode == wait_mode::spin ? "offload/spin" : "offload/futex";
+    const int reps = reps_or(o, 5, 10);
+    const std::size_t per_rep = mode == wait_mode::spin ? (o.quick ? 20000 : 50000) : 20000;
+    const double rep_cap_s = o.quick ? 0.4 : 1.5;  // a blocking round trip can be slow: cap the time per repetition
+    pin_guard pin(hpu0(o));
+    auto be = make_host_thread_backend(mode, 4096);
+    be->start({apu0(o)}, 1);
+    const double ovh = clock_overhead();
+    std::uint32_t token = 1;
+    auto trip = [&] {
+        auto t0 = clk::now();
+        be->signal(0, token);
+        std::uint32_t a = be->wait(0);
+        auto t1 = clk::now();
+        if (a != token + 1) throw std::runtime_error("off-load: wrong answer from the APU");
+        ++token;
+        return std::max(0.0, secs(t1 - t0) - ovh);
+    };
+    auto once = [&] {
+        say(o, fmt::format("{}: {} x {} round trips", name, reps, per_rep));
+        for (int i = 0; i < 2000; ++i) trip();  // warm-up, discarded
+        std::vector<double> all, med;
+        all.reserve(per_rep * static_cast<std::size_t>(reps));
+        for (int r = 0; r < reps; ++r) {
+            std::vector<double> one;
+            one.reserve(per_rep);
+            auto start = clk::now();
+            for (std::size_t i = 0; i < per_rep; ++i) {
+                one.push_back(trip());
+                if ((i & 1023) == 1023 && secs(clk::now() - start) > rep_cap_s) break;
+            }
+            med.push_back(median(one));
+            all.insert(all.end(), one.begin(), one.end());
+        }
+        measurement m = make(name, "offload", all, med);
+        m.extra = {{"backend", be->name()}, {"hpu_cpu", hpu0(o)}, {"apu_cpu", apu0(o)}, {"payload_bytes", 4},
+                   {"clock_overhead_s", ovh}, {"pinned", pin.ok()}};
+        return m;
+    };
+    return with_retries(o, once);
+}
+
+// --- gap ----------------------------------------------------------------------------------------------------------
+measurement run_gap(const harness_options& o) {
+    const int reps = reps_or(o, 3, 5);
+    const int pmax = std::clamp(static_cast<int>(o.r.apu.size()), 4, 16);
+    const int iters = o.quick ? 2000 : 8000;
+    pin_guard pin(hpu0(o));
+    auto be = make_host_thread_backend(wait_mode::spin, 4096);
+    be->start(o.r.apu, pmax);
+    const double ovh = clock_overhead();
+    std::uint32_t token = 1;
+    auto batch = [&](int p) {
+        auto t0 = clk::now();
+        for (int i = 0; i < p; ++i) be->signal(i, token);
+        for (int i = 0; i < p; ++i)
+            if (be->wait(i) != token + 1) throw std::runtime_error("gap: wrong answer from an APU");
+        auto t1 = clk::now();
+        ++token;
+        return std::max(0.0, secs(t1 - t0) - ovh);
+    };
+    auto once = [&] {
+        say(o, fmt::format("gap: p = 1..{}, {} repetitions", pmax, reps));
+        for (int i = 0; i < 1000; ++i) batch(pmax);  // warm-up
+        std::vector<double> slopes, intercepts;
+        std::vector<std::vector<double>> tp(static_cast<std::size_t>(pmax));
+        for (int r = 0; r < reps; ++r) {
+            std::vector<double> x, y;
+            for (int p = 1; p <= pmax; ++p) {
+                std::vector<double> t(static_cast<std::size_t>(iters));
+                for (auto& v : t) v = batch(p);
+                x.push_back(p);
+                y.push_back(median(t));
+                tp[static_cast<std::size_t>(p - 1)].push_back(y.back());
+            }
+            line_fit f = fit_line(x, y);
+            slopes.push_back(f.slope);
+            intercepts.push_back(f.intercept);
+        }
+        measurement m = make("gap", "gap", slopes, slopes);
+        nlohmann::json pts = nlohmann::json::array();
+        for (int p = 1; p <= pmax; ++p) pts.push_back({p, median(tp[static_cast<std::size_t>(p - 1)])});
+        m.extra = {{"backend", be->name()}, {"apu_cpus", o.r.apu}, {"apu_workers", std::min<int>(pmax, static_cast<int>(o.r.apu.size()))},
+                   {"time_for_p_offloads", pts}, {"intercept_s", median(intercepts)},
+                   {"note", "g = slope of the time to start p off-loads back to back and collect them, against p"}};
+        return m;
+    };
+    return with_retries(o, once);
+}
+
+// --- context switch -------------------------------------------------------------------------------------------------
+measurement run_csw(const harness_options& o, csw_mode mode) {
+    const std::string name = mode == csw_mode::yield ? "csw/yield" : "csw/futex";
+    const int reps = reps_or(o, 7, 15);
+    const int iters = o.quick ? 10000 : 20000;  // per thread; 2 x iters hand-offs per repetition
+    const int cpu = hpu0(o);
+    auto one_rep = [&] {
+        std::atomic<std::uint32_t> turn{0};
+        std::atomic<int> ready{0};
+        double elapsed = 0;
+        bool pinned = true;
+        auto body = [&](std::uint32_t me) {
+            bool ok = pin_current_thread(cpu);
+            if (!ok) pinned = false;
+            ready.fetch_add(1);
+            while (ready.load() < 2) sched_yield();
+            auto t0 = clk::now();
+            for (int i = 0; i < iters; ++i) {
+                if (mode == csw_mode::yield) {
+                    while (turn.load(std::memory_order_acquire) != me) sched_yield();
+                    turn.store(1 - me, std::memory_order_release);
+                } else {
+                    for (std::uint32_t t; (t = turn.load(std::memory_order_acquire)) != me;) futex_wait(&turn, t);
+                    turn.store(1 - me, std::memory_order_release);
+                    futex_wake(&turn);
+                }
+            }
+            if (me == 0) elapsed = secs(clk::now() - t0);
+        };
+        std::thread a(body, 0u), b(body, 1u);
+        a.join();
+        b.join();
+        if (!pinned) throw std::runtime_error("context switch: cannot pin two threads to CPU " + std::to_string(cpu));
+        return elapsed / (2.0 * iters);
+    };
+    auto once = [&] {
+        say(o, fmt::format("{}: {} x {} hand-offs on CPU {}", name, reps, 2 * iters, cpu));
+        one_rep();  // warm-up
+        std::vector<double> v;
+        for (int r = 0; r < reps; ++r) v.push_back(one_rep());
+        measurement m = make(name, "csw", v, v);
+        m.extra = {{"cpu", cpu}, {"handoffs_per_repetition", 2 * iters},
+                   {"mechanism", mode == csw_mode::yield ? "sched_yield() spin on a shared flag"
+                                                         : "futex wait/wake on a shared word"}};
+        return m;
+    };
+    return with_retries(o, once);
+}
+
+// --- host contention alpha ----------------------------------------------------------------------------------------
+namespace {
+
+void matmul(const double* __restrict a, const double* __restrict b, double* __restrict c, int n) {
+    std::fill(c, c + static_cast<std::size_t>(n) * n, 0.0);
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < n; ++k) {
+            double aik = a[static_cast<std::size_t>(i) * n + k];
+            const double* bk = b + static_cast<std::size_t>(k) * n;
+            double* ci = c + static_cast<std::size_t>(i) * n;
+            for (int j = 0; j < n; ++j) ci[j] += aik * bk[j];
+        }
+}
+
+std::atomic<double> g_sink{0};
+
+/// Wall time for `threads` threads, thread j pinned to cpus[j % cpus.size()], each multiplying its own n x n
+/// matrices once, from a common start to the last finish.
+double matmul_wall(const std::vector<int>& cpus, int threads, int n) {
+    clk::time_point t0;
+    std::barrier sync(threads, [&]() noexcept { t0 = clk::now(); });
+    std::vector<clk::time_point> end(static_cast<std::size_t>(threads));
+    std::vector<std::thread> ts;
+    for (int j = 0; j < threads; ++j)
+        ts.emplace_back([&, j] {
+            pin_current_thread(cpus[static_cast<std::size_t>(j) % cpus.size()]);
+            std::size_t nn = static_cast<std::size_t>(n) * n;
+            std::vector<double> a(nn), b(nn), c(nn);
+            for (std::size_t i = 0; i < nn; ++i) {
+                a[i] = 1.0 + static_cast<double>(i % 7) * 0.25;
+                b[i] = 2.0 - static_cast<double>(i % 5) * 0.125;
+            }
+            sync.arrive_and_wait();
+            matmul(a.data(), b.data(), c.data(), n);
+            end[static_cast<std::size_t>(j)] = clk::now();
+            g_sink.store(c[nn / 2], std::memory_order_relaxed);
+        });
+    for (auto& t : ts) t.join();
+    return secs(*std::max_element(end.begin(), end.end()) - t0);
+}
+
+}  // namespace
+
+alpha_result run_alpha(const harness_options& o) {
+    alpha_result res;
+    const std::vector<int>& cpus = o.r.hpu;
+    if (cpus.empty()) throw std::runtime_error("no HPU context");
+    const int H = static_cast<int>(cpus.size());
+    res.H = H;
+    res.sizes = o.quick ? std::vector<int>{100, 200, 300} : std::vector<int>{100, 200, 300, 400, 500};
+    const int reps = reps_or(o, 2, 3);
+    const int kmax = 4;
+    std::vector<int> ms;
+    if (H > 2) ms.push_back(2);
+    if (H >= 6) ms.push_back(H / 2);
+    for (int k = 1; k <= kmax; ++k)
+        if (k * H >= 2) ms.push_back(k * H);
+    say(o, fmt::format("alpha: matrix multiply {}..{}, m = {}..{} threads on {} HPU context(s), {} repetitions",
+                       res.sizes.front(), res.sizes.back(), ms.front(), ms.back(), H, reps));
+    matmul_wall(cpus, H, res.sizes.front());  // warm-up
+    // obs[m][rep][size]
+    std::vector<std::vector<double>> all(ms.size()), per_rep(ms.size());
+    std::vector<std::vector<double>> t1s(res.sizes.size());
+    for (int r = 0; r < reps; ++r) {
+        std::vector<std::vector<double>> this_rep(ms.size());
+        for (std::size_t s = 0; s < res.sizes.size(); ++s) {
+            int n = res.sizes[s];
+            double t1 = matmul_wall({cpus.front()}, 1, n);
+            t1s[s].push_back(t1);
+            for (std::size_t i = 0; i < ms.size(); ++i) {
+                int m = ms[i];
+                double w = matmul_wall(cpus, m, n);
+                double k = std::max(1.0, static_cast<double>(m) / H);  // threads per context: time sharing, not contention
+                double a = w / (k * t1);
+                this_rep[i].push_back(a);
+                all[i].push_back(a);
+            }
+        }
+        for (std::size_t i = 0; i < ms.size(); ++i) per_rep[i].push_back(median(this_rep[i]));
+        say(o, fmt::format("alpha: repetition {}/{} done", r + 1, reps));
+    }
+    for (std::size_t s = 0; s < res.sizes.size(); ++s) res.t1.push_back(median(t1s[s]));
+    std::vector<double> x, y;
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+        measurement m = make(fmt::format("alpha/m={}", ms[i]), "alpha", all[i], per_rep[i]);
+        m.unit = "factor";
+        m.value = m.reps.median;
+        m.extra = {{"m", ms[i]}, {"threads_per_context", std::max(1.0, static_cast<double>(ms[i]) / H)}};
+        if (m.reps.cv > o.cv_threshold) {
+            m.flagged = true;
+            m.warning = fmt::format("noisy: CV {:.1f} % above the {:.0f} % threshold", 100 * m.reps.cv,
+                                    100 * o.cv_threshold);
+        }
+        x.push_back(static_cast<double>(ms[i]) / H);
+        y.push_back(m.value);
+        res.per_m.push_back(std::move(m));
+    }
+    res.constant = median(y);
+    res.linear = false;
+    if (x.size() >= 2) {
+        res.fit = fit_line(x, y);
+        res.linear = res.fit.slope >= 0 && res.fit.intercept + res.fit.slope * (2.0 / H) > 0;
+    }
+    return res;
+}
+
+// --- data transfer --------------------------------------------------------------------------------------------------
+dma_result run_dma(const harness_options& o) {
+    dma_result res;
+    const int reps = reps_or(o, 3, 5);
+    const std::size_t maxb = 16u << 20;
+    std::vector<std::size_t> sizes;
+    for (std::size_t b = 128; b <= maxb; b *= (o.quick ? 4 : 2)) sizes.push_back(b);
+    if (sizes.back() != maxb) sizes.push_back(maxb);
+    pin_guard pin(hpu0(o));
+    auto be = make_host_thread_backend(wait_mode::spin, maxb);
+    be->start({apu0(o)}, 1);
+    std::unique_ptr<char[]> src(new char[maxb]);
+    std::memset(src.get(), 1, maxb);  // owned (first touched) by the HPU core
+    const double ovh = clock_overhead();
+    say(o, fmt::format("dma: {} sizes 128 B..16 MiB, {} repetitions", sizes.size(), reps));
+    int fill = 0;
+    auto one = [&](std::size_t bytes) {
+        std::memset(src.get(), ++fill & 0xff, bytes);  // the HPU writes the data: its lines are dirty in its cache
+        return std::max(1e-10, be->timed_get(0, src.get(), bytes) - ovh);
+    };
+    for (int i = 0; i < 200; ++i) one(4096);  // warm-up
+    std::vector<double> xb, yt;
+    for (std::size_t b : sizes) {
+        int iters = static_cast<int>(std::clamp<std::size_t>((4u << 20) / b, 5, 200));
+        std::vector<double> all, med;
+        for (int r = 0; r < reps; ++r) {
+            std::vector<double> t(static_cast<std::size_t>(iters));
+            for (auto& v : t) v = one(b);
+            med.push_back(median(t));
+            all.insert(all.end(), t.begin(), t.end());
+        }
+        measurement m = make(fmt::format("dma/{}B", b), "dma", all, med);
+        m.extra = {{"bytes", b}, {"bandwidth_Bps", static_cast<double>(b) / m.value}};
+        xb.push_back(static_cast<double>(b));
+        yt.push_back(m.value);
+        res.per_size.push_back(std::move(m));
+    }
+    res.fit = fit_latency_bandwidth(xb, yt);
+    return res;
+}
+
+}  // namespace mmgp::calib

@@ -1,0 +1,76 @@
+// The calibration harnesses (issue 3): each measures one platform parameter on this machine through an
+// apu_backend, with a discarded warm-up, repetitions and robust statistics (stats.hpp).
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "machine.hpp"
+#include "stats.hpp"
+
+namespace mmgp::calib {
+
+/// One measured quantity.
+struct measurement {
+    std::string name;     ///< "offload/spin", "csw/yield", "alpha/m=4", "dma/4096B"
+    std::string harness;  ///< "offload", "gap", "csw", "alpha", "dma"
+    std::string unit = "s";
+    double value = 0;     ///< what the profile records (the median of `obs` unless a harness says otherwise)
+    summary obs;          ///< every observation (single round trips, per-size values, ...)
+    summary reps;         ///< one value per repetition: its CV decides whether the quantity is noisy
+    int repetitions = 0;
+    std::size_t observations = 0;
+    int attempts = 1;
+    bool flagged = false;
+    std::string warning;
+    nlohmann::json extra = nlohmann::json::object();
+};
+
+/// The benchmark record (Google-Benchmark-like, plus median, MAD, CI and CV).
+nlohmann::json to_json(const measurement& m);
+/// The profile parameter {"value": v, "median", "spread", "mad", "cv", "repetitions", "harness", "min", "ci95", ...}.
+nlohmann::json to_param(const measurement& m);
+
+struct harness_options {
+    roles r;
+    bool quick = false;
+    int repetitions = 0;         ///< 0: the harness default (quick or full)
+    double cv_threshold = 0.10;  ///< above it a quantity is noisy: repeated, then flagged
+    double retry_budget_s = 5;   ///< time a harness may spend repeating a noisy measurement
+    std::function<void(const std::string&)> progress;  ///< may be empty
+};
+
+/// Off-load round trip: HPU thread -> APU (pinned to another core) -> HPU, 4-byte payload, cache-line mailbox.
+measurement run_offload(const harness_options& o, wait_mode mode);
+/// Gap g: one HPU thread starts p off-loads back to back and waits for all; g = slope of time against p.
+measurement run_gap(const harness_options& o);
+/// Context switch: two threads pinned to one HPU context hand off with sched_yield() (yield) or a futex.
+enum class csw_mode { yield, futex };
+measurement run_csw(const harness_options& o, csw_mode mode);
+
+/// Host contention alpha(m): matrix multiply (sizes 100..500), m threads on the HPU contexts.
+struct alpha_result {
+    std::vector<measurement> per_m;   ///< alpha(m) for the measured m (m >= 2)
+    int H = 1;
+    std::vector<int> sizes;
+    bool linear = true;               ///< false: a constant (too few points, or a negative slope)
+    line_fit fit;                     ///< alpha(m) = intercept + slope * m / H
+    double constant = 1;
+    std::vector<double> t1;           ///< median time of one multiply alone, per size
+};
+alpha_result run_alpha(const harness_options& o);
+
+/// Data transfer (DMA analogue): an APU copies a buffer last written by the HPU core into its own memory.
+struct dma_result {
+    std::vector<measurement> per_size;
+    link_fit fit;
+};
+dma_result run_dma(const harness_options& o);
+
+/// Median cost of one steady_clock::now() pair (subtracted from single-event timings).
+double clock_overhead();
+
+}  // namespace mmgp::calib

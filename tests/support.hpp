@@ -1,0 +1,77 @@
+// Test helpers: temporary files, running the mmgp binary, independent Eq. 11.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace mmgp::test {
+
+/// A fresh temporary directory, removed at scope exit.
+struct temp_dir {
+    std::filesystem::path path;
+    temp_dir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "mmgp-test-XXXXXX").string();
+        path = mkdtemp(tmpl.data());
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    std::string write(const std::string& name, const std::string& text) const {
+        auto p = path / name;
+        std::ofstream(p) << text;
+        return p.string();
+    }
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Result of running a command: exit status, stdout, stderr.
+struct run_result {
+    int status = -1;
+    std::string out, err;
+};
+
+/// The mmgp binary under test (MMGP_BIN, set by meson test).
+inline std::string mmgp_bin() {
+    const char* b = std::getenv("MMGP_BIN");
+    return b ? b : "build/cli/mmgp";
+}
+
+/// Runs `mmgp ARGS` through the shell (ARGS already quoted) and captures both streams.
+inline run_result run_mmgp(const std::string& args) {
+    temp_dir d;
+    std::string out = (d.path / "out").string(), err = (d.path / "err").string();
+    std::string cmd = mmgp_bin() + " " + args + " >" + out + " 2>" + err + " </dev/null";
+    int rc = std::system(cmd.c_str());
+    run_result r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+inline int count_lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+/// Eq. 11 of [H], written out again here from the paper, independently of libmmgp:
+/// T(m,p) = a(m) T_hpu + T_apu/(m p) + C_apu + N (O_offload + T_csw + O_col(m) + p g).
+inline double eq11_reference(double alpha_m, double T_hpu, double T_apu, double C_apu, double N, double O_offload,
+                             double T_csw, double O_col_m, double g, int m, int p) {
+    return alpha_m * T_hpu + T_apu / (m * p) + C_apu + N * (O_offload + T_csw + O_col_m + p * g);
+}
+
+}  // namespace mmgp::test
