@@ -55,4 +55,12 @@ struct validate_options {
 void setup_validate(CLI::App& app, validate_options& o);
 int run_validate(const validate_options& o);
 
+struct calibrate_options {
+    bool quick = false, mpi = false;
+    std::string output, hpu_cpus, apu_cpus, name;
+    double cv_threshold = 0.10;
+};
+void setup_calibrate(CLI::App& app, calibrate_options& o);
+int run_calibrate(const calibrate_options& o);
+
 }  // namespace mmgp::cli

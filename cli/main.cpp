@@ -11,8 +11,10 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "mmgp 0.1.0");
     mmgp::cli::predict_options predict;
     mmgp::cli::validate_options validate;
+    mmgp::cli::calibrate_options calibrate;
     mmgp::cli::setup_predict(app, predict);
     mmgp::cli::setup_validate(app, validate);
+    mmgp::cli::setup_calibrate(app, calibrate);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
     try {
         if (app.got_subcommand("predict")) return mmgp::cli::run_predict(predict);
         if (app.got_subcommand("validate")) return mmgp::cli::run_validate(validate);
+        if (app.got_subcommand("calibrate")) return mmgp::cli::run_calibrate(calibrate);
     } catch (const mmgp::error& e) {
         std::cerr << "mmgp: " << e.what() << '\n';
         return 2;

@@ -1,1 +1,132 @@
+// The mmgp command as a user runs it: outputs, --json agreement with Eq. 11, and bad input.
 #include <doctest/doctest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "support.hpp"
+
+using nlohmann::json;
+using mmgp::test::run_mmgp;
+
+namespace {
+void bad_input(const std::string& args, const std::string& must_contain) {
+    auto r = run_mmgp(args);
+    INFO("mmgp " << args << "\nstderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(mmgp::test::count_lines(r.err) == 1);
+    CHECK(r.err.find(must_contain) != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("mmgp predict on a bundled scenario: table, best, near-optimal set") {
+    auto r = run_mmgp("predict profiles/pbpi-qs20.json");
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("Best: m=4 p=4 nodes=1") != std::string::npos);
+    CHECK(r.out.find("Near-optimal set (within 5 % of the best") != std::string::npos);
+    CHECK(r.out.find("Why it wins") != std::string::npos);
+    auto byname = run_mmgp("predict raxml-qs20 --top 3");
+    CHECK(byname.status == 0);
+    CHECK(byname.out.find("Best: m=16 p=1 nodes=1") != std::string::npos);
+}
+
+TEST_CASE("mmgp predict --json lists every feasible configuration with its breakdown") {
+    auto r = run_mmgp("predict pbpi-qs20 --json");
+    REQUIRE(r.status == 0);
+    json j = json::parse(r.out);  // exactly one document
+    CHECK(j["profile"] == "pbpi-qs20");
+    CHECK(j["model"] == "mmgp");
+    int expect = 0;
+    for (int m = 1; m <= 16; ++m) expect += 16 / m;
+    CHECK(j["configurations"].size() == static_cast<std::size_t>(expect));
+    for (const auto& c : j["configurations"]) {
+        CHECK(c["m"].get<int>() * c["p"].get<int>() <= 16);
+        const auto& b = c["breakdown"];
+        double sum = b["host"].get<double>() + b["accelerator"].get<double>() + b["offload"].get<double>() +
+                     b["context_switch"].get<double>() + b["communication"].get<double>();
+        CHECK(sum == doctest::Approx(c["time_s"].get<double>()).epsilon(1e-12));
+    }
+    CHECK(j["best"]["m"] == 4);
+    CHECK(j["best"]["p"] == 4);
+    CHECK(j["near_optimal"].size() >= 1);
+    for (const auto& c : j["near_optimal"]) CHECK(c["time_s"].get<double>() <= 1.05 * j["best"]["time_s"].get<double>());
+}
+
+TEST_CASE("mmgp predict --model eq11 --json agrees with an independent Eq. 11 to 1e-9 on random profiles") {
+    std::mt19937_64 rng(3);
+    auto logu = [&](double lo, double hi) {
+        return std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi))(rng));
+    };
+    mmgp::test::temp_dir d;
+    for (int trial = 0; trial < 12; ++trial) {
+        int H = std::uniform_int_distribution<int>(1, 6)(rng), A = std::uniform_int_distribution<int>(1, 24)(rng);
+        double alpha = 1 + std::uniform_real_distribution<double>(0, 2)(rng);
+        double ocol = logu(1e-8, 1e-3);
+        double T_hpu = logu(1e-3, 1e3), T_apu = logu(1e-2, 1e5), C_apu = logu(1e-4, 1e2), N = std::floor(logu(1, 1e6));
+        double O = logu(1e-9, 1e-4), Tcsw = logu(1e-8, 1e-4), g = logu(1e-9, 1e-3);
+        json doc = {{"schema", "mmgp/1"},
+                    {"platform", {{"hpu_contexts", H}, {"apus", A}, {"O_offload", O}, {"T_csw", Tcsw}, {"alpha", {{"constant", alpha}}}}},
+                    {"application", {{"N", N}, {"T_hpu", T_hpu}, {"T_apu", T_apu}, {"C_apu", C_apu}, {"g", g}, {"O_col", ocol}}},
+                    {"search", {{"m", {1, A}}, {"p", {1, A}}, {"nodes", 1}}}};
+        std::string name = "r";
+        name += std::to_string(trial);
+        name += ".json";
+        std::string f = d.write(name, doc.dump());
+        auto r = run_mmgp("predict --model eq11 --json " + f);
+        REQUIRE(r.status == 0);
+        json j = json::parse(r.out);
+        REQUIRE(j["configurations"].size() > 0);
+        for (const auto& c : j["configurations"]) {
+            int m = c["m"], p = c["p"];
+            double ref = mmgp::test::eq11_reference(m == 1 ? 1.0 : alpha, T_hpu, T_apu, C_apu, N, O, Tcsw,
+                                                    m == 1 ? 0.0 : ocol, g, m, p);
+            CHECK(std::fabs(c["time_s"].get<double>() - ref) <= 1e-9 * ref);
+        }
+    }
+}
+
+TEST_CASE("mmgp predict --csv and range overrides") {
+    auto r = run_mmgp("predict pbpi-qs20 --csv --m 1:2 --p 1:4");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.rfind("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,extrapolated,near_optimal\n", 0) == 0);
+    CHECK(mmgp::test::count_lines(r.out) == 1 + 8);
+    auto os = run_mmgp("predict pbpi-qs20 --json --policy os --m 8 --p 2");
+    REQUIRE(os.status == 0);
+    json j = json::parse(os.out);
+    CHECK(j["policy"] == "os");
+    CHECK(j["configurations"].size() == 1);
+}
+
+TEST_CASE("mmgp validate --json on the paper's Table 1") {
+    auto r = run_mmgp("validate validation/paper/edtlp-table1.json --json --max-mean-err 3 --max-err 6");
+    REQUIRE(r.status == 0);
+    json j = json::parse(r.out);
+    CHECK(j["summary"]["cases"] == 16);
+    CHECK(j["summary"]["mean_abs_err_pct"].get<double>() <= 3.0);
+    CHECK(j["summary"]["max_abs_err_pct"].get<double>() <= 6.0);
+    CHECK(j["cases"].size() == 16);
+    auto strict = run_mmgp("validate edtlp-table1 --max-mean-err 0.5");
+    CHECK(strict.status == 1);
+}
+
+TEST_CASE("bad input on the command line: one line on stderr, exit 2, nothing on stdout") {
+    mmgp::test::temp_dir d;
+    std::string notjson = d.write("notjson.json", "{\"platform\": [1, 2");
+    std::string neg = d.write("neg.json", R"({"platform": "qs20", "application": {"N": 1, "T_hpu": 1, "T_apu": -5, "C_apu": 0, "g": 0}})");
+    bad_input("predict " + notjson, notjson + ": (document): expected a JSON document, found parse error at line 1");
+    bad_input("predict " + neg, neg + ": /application/T_apu: expected a finite number >= 0 (seconds), found the number -5");
+    bad_input("predict " + d.path.string() + "/missing.json", "missing.json: (document): expected a readable file, found no such file or directory");
+    bad_input("predict pbpi-qs20 --model eq12", "--model: expected eq11 or mmgp, found \"eq12\"");
+    bad_input("predict pbpi-qs20 --policy fifo", "--policy: expected edtlp or os, found \"fifo\"");
+    bad_input("predict pbpi-qs20 --m 4:2", "--m: expected N or LO:HI");
+    bad_input("predict pbpi-qs20 --p x", "--p: expected N or LO:HI");
+    bad_input("predict pbpi-qs20 --m 17:20", "/search: expected a search space with at least one configuration");
+    bad_input("predict pbpi-qs20 --json --csv", "excludes");
+    bad_input("predict", "profile is required");
+    bad_input("predict pbpi-roadrunner --nodes 1:2 --model eq11 --json", "/search/nodes: expected nodes 1..1 with --model eq11");
+    bad_input("frobnicate", "A subcommand is required");
+    bad_input("validate " + neg, "/application: expected one of the keys scenario, cases, group, found the unknown key");
+}

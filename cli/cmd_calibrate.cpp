@@ -1,0 +1,87 @@
+// mmgp calibrate: measure this machine with the calibration harnesses and write a platform profile.
+// The harnesses, fitting and the atomic write live in calibration/; this file only wires options and output.
+#include <fmt/format.h>
+#include <iostream>
+#include <unistd.h>
+
+#include "calibrate.hpp"
+#include "common.hpp"
+#include "mmgp/profile.hpp"
+
+namespace mmgp::cli {
+
+void setup_calibrate(CLI::App& app, calibrate_options& o) {
+    auto* sub = app.add_subcommand(
+        "calibrate", "Measure this machine (off-load round trip, context switch, host contention alpha, data "
+                     "transfer) and write a platform profile");
+    sub->add_flag("--quick", o.quick, "Fewer repetitions and sizes (about 10 s instead of about a minute)");
+    sub->add_flag("--mpi", o.mpi, "Also measure MPI allreduce and send/recv tables (needs OpenMPI)");
+    sub->add_option("-o,--output", o.output, "Write the profile here (atomically); default: standard output");
+    sub->add_option("--hpu-cpus", o.hpu_cpus, "CPU list of the host (HPU) contexts, e.g. 0 or 0-7 (default: the "
+                                              "first cores/8 cores, at least one)");
+    sub->add_option("--apu-cpus", o.apu_cpus, "CPU list of the accelerator (APU) cores, e.g. 1-7 (default: one context "
+                                              "of every other core)");
+    sub->add_option("--cv-threshold", o.cv_threshold,
+                    "Coefficient of variation above which a parameter is repeated, then flagged (default 0.10)");
+    sub->add_option("--name", o.name, "Profile name (default host-HOSTNAME)");
+}
+
+int run_calibrate(const calibrate_options& o) {
+    if (!(o.cv_threshold > 0 && o.cv_threshold < 10))
+        throw usage_error(fmt::format("--cv-threshold: expected a number in (0, 10), found {}", num(o.cv_threshold)));
+    if (o.mpi)
+        throw usage_error("--mpi: the MPI harness is not built into this mmgp (see calibration/README.md)");
+    if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
+    calib::calibrate_settings s;
+    s.quick = o.quick;
+    s.mpi = o.mpi;
+    s.hpu_cpus = o.hpu_cpus;
+    s.apu_cpus = o.apu_cpus;
+    s.cv_threshold = o.cv_threshold;
+    s.name = o.name;
+    try {  // bad CPU lists are usage errors: check them before measuring anything
+        calib::resolve_roles(calib::detect_topology(), o.hpu_cpus, o.apu_cpus);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    if (isatty(2)) s.progress = [](const std::string& line) { std::cerr << "mmgp calibrate: " << line << '\n'; };
+    nlohmann::json profile;
+    try {
+        profile = calib::calibrate_platform(s);
+    } catch (const std::exception& e) {
+        std::cerr << "mmgp: calibrate: a harness failed: " << e.what() << " (nothing written)\n";
+        return 1;
+    }
+    const std::string text = profile.dump(2) + "\n";
+    // The profile must be one the engine reads: check it inline before it replaces anything.
+    auto check = [&](const std::string&) {
+        nlohmann::json sc = {{"schema", "mmgp/1"}, {"platform", profile}, {"application", "pbpi"}};
+        (void)parse_scenario(sc.dump(), "<calibrated profile>");
+    };
+    try {
+        if (o.output.empty()) {
+            check("");
+            std::cout << text;
+        } else {
+            calib::write_atomically(o.output, text, check);
+        }
+    } catch (const mmgp::error& e) {
+        std::cerr << "mmgp: calibrate: internal error, the measured profile does not validate: " << e.what()
+                  << " (nothing written)\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "mmgp: calibrate: " << e.what() << " (nothing written)\n";
+        return 1;
+    }
+    if (isatty(2)) {
+        auto v = [&](const char* k) { return profile[k]["value"].get<double>(); };
+        std::cerr << fmt::format("mmgp calibrate: O_offload {} (min {}), T_csw {}, {} HPU context(s), {} APU(s){}\n",
+                                 human_time(v("O_offload")), human_time(profile["O_offload"]["min"].get<double>()),
+                                 human_time(v("T_csw")), profile["hpu_contexts"]["value"].get<int>(),
+                                 profile["apus"]["value"].get<int>(),
+                                 o.output.empty() ? "" : ", written to " + o.output);
+    }
+    return 0;
+}
+
+}  // namespace mmgp::cli
