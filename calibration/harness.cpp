@@ -427,6 +427,11 @@ dma_result run_dma(const harness_options& o) {
             all.insert(all.end(), t.begin(), t.end());
         }
         measurement m = make(fmt::format("dma/{}B", b), "dma", all, med);
+        if (m.reps.cv > o.cv_threshold) {
+            m.flagged = true;
+            m.warning = fmt::format("noisy: CV {:.1f} % above the {:.0f} % threshold", 100 * m.reps.cv,
+                                    100 * o.cv_threshold);
+        }
         m.extra = {{"bytes", b}, {"bandwidth_Bps", static_cast<double>(b) / m.value}};
         xb.push_back(static_cast<double>(b));
         yt.push_back(m.value);

@@ -159,7 +159,11 @@ std::string human_report(const scenario& s, model_kind kind, const search_result
                        human_time(bb.context_switch), human_time(bb.communication));
     out += "Why it wins (what each alternative loses, largest differences first):\n";
     std::vector<std::pair<const ranked*, const char*>> alts;
-    if (n_top >= 2) alts.push_back({order[1], "(runner-up)"});
+    // Runner-up: the fastest configuration with another (m, p) than the best (any node count).
+    const ranked* runner = nullptr;
+    for (const auto& x : r.all)
+        if ((x.c.m != r.best.c.m || x.c.p != r.best.c.p) && (!runner || x.pred.time_s < runner->pred.time_s)) runner = &x;
+    if (runner) alts.push_back({runner, "(fastest other m, p)"});
     const ranked* most_m = nullptr;
     const ranked* most_p = nullptr;
     for (auto* x : at_nodes) {

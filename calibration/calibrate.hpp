@@ -1,0 +1,38 @@
+// mmgp calibrate: runs the harnesses, fits the parameters and builds a platform profile (schema mmgp/1).
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness.hpp"
+
+namespace mmgp::calib {
+
+struct calibrate_settings {
+    bool quick = false;
+    bool mpi = false;
+    std::string hpu_cpus, apu_cpus;  ///< CPU lists; empty: default_roles()
+    double cv_threshold = 0.10;
+    std::string name;                ///< profile name; empty: "host-<hostname>"
+    std::function<void(const std::string&)> progress;
+};
+
+/// Roles from CPU-list options (either may be empty); throws std::invalid_argument for bad or overlapping lists.
+roles resolve_roles(const topology& t, const std::string& hpu, const std::string& apu);
+
+/// Runs every harness and returns the platform profile. Throws std::runtime_error when a harness fails.
+nlohmann::json calibrate_platform(const calibrate_settings& s);
+
+/// The fitted alpha as a profile value ({"linear": {...}} or {"constant": ...}) with its measurements.
+nlohmann::json alpha_json(const alpha_result& a);
+/// The fitted link {"latency_s": ..., "bandwidth_Bps": ..., "measurements": ...}.
+nlohmann::json dma_json(const dma_result& d);
+
+/// Writes `text` to `path` through a temporary file in the same directory and rename(): the previous file stays
+/// intact when anything fails or the process is interrupted. `check`, when given, is called with the temporary
+/// file's path before the rename and may throw to abort.
+void write_atomically(const std::string& path, const std::string& text,
+                      const std::function<void(const std::string&)>& check = {});
+
+}  // namespace mmgp::calib

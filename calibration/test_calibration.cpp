@@ -1,0 +1,271 @@
+// Tests of the calibration statistics, fitting, topology roles, profile pieces and of `mmgp calibrate --quick`.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "calibrate.hpp"
+#include "mmgp/error.hpp"
+#include "mmgp/profile.hpp"
+
+using namespace mmgp::calib;
+namespace fs = std::filesystem;
+
+TEST_CASE("median, quantile and MAD on known samples") {
+    CHECK(median({3, 1, 2}) == 2);
+    CHECK(median({4, 1, 3, 2}) == doctest::Approx(2.5));
+    CHECK(quantile({1, 2, 3, 4, 5}, 0.0) == 1);
+    CHECK(quantile({1, 2, 3, 4, 5}, 1.0) == 5);
+    CHECK(quantile({1, 2, 3, 4, 5}, 0.25) == doctest::Approx(2));
+    // |x - 3| = 2,1,0,1,97 -> median 1
+    CHECK(mad({1, 2, 3, 4, 100}) == doctest::Approx(1));
+    CHECK_THROWS_AS(median({}), std::invalid_argument);
+}
+
+TEST_CASE("summary: mean, standard deviation, CV, min/max and the CI of the median") {
+    summary s = summarize({2, 4, 4, 4, 5, 5, 7, 9});
+    CHECK(s.n == 8);
+    CHECK(s.mean == doctest::Approx(5));
+    CHECK(s.stddev == doctest::Approx(std::sqrt(32.0 / 7.0)));
+    CHECK(s.cv == doctest::Approx(std::sqrt(32.0 / 7.0) / 5));
+    CHECK(s.median == doctest::Approx(4.5));
+    CHECK(s.min == 2);
+    CHECK(s.max == 9);
+    CHECK(s.ci95_lo <= s.median);
+    CHECK(s.ci95_hi >= s.median);
+    // 1..1001: the median is 501; the 95 % order-statistic interval is about +-31 ranks around it.
+    std::vector<double> v;
+    for (int i = 1; i <= 1001; ++i) v.push_back(i);
+    summary t = summarize(v);
+    CHECK(t.median == 501);
+    CHECK(t.ci95_lo == doctest::Approx(470).epsilon(0.01));
+    CHECK(t.ci95_hi == doctest::Approx(532).epsilon(0.01));
+    CHECK(summarize({7}).cv == 0);
+}
+
+TEST_CASE("least squares recovers a known line, weighted or not") {
+    std::vector<double> x = {1, 2, 3, 4, 5}, y;
+    for (double xi : x) y.push_back(0.5 + 2.0 * xi);
+    line_fit f = fit_line(x, y);
+    CHECK(f.intercept == doctest::Approx(0.5));
+    CHECK(f.slope == doctest::Approx(2.0));
+    CHECK(f.r2 == doctest::Approx(1.0));
+    CHECK(f.se_slope == doctest::Approx(0.0));
+    // Noisy symmetric residuals: +1, -1, 0, -1, +1 around y = 1 + x leave the slope at 1 and the intercept at 1.
+    std::vector<double> yn = {3, 2, 4, 4, 7};
+    line_fit g = fit_line(x, yn);
+    CHECK(g.slope == doctest::Approx(1.0));
+    CHECK(g.intercept == doctest::Approx(1.0));
+    CHECK(g.r2 == doctest::Approx(1.0 - 4.0 / 14.0));
+    CHECK(g.se_slope == doctest::Approx(std::sqrt((4.0 / 3.0) / 10.0)));
+    // A zero weight removes an outlier.
+    std::vector<double> yo = y;
+    yo[2] = 100;
+    line_fit h = fit_line(x, yo, {1, 1, 0, 1, 1});
+    CHECK(h.slope == doctest::Approx(2.0));
+    CHECK_THROWS_AS(fit_line({1}, {1}), std::invalid_argument);
+    CHECK_THROWS_AS(fit_line({2, 2}, {1, 3}), std::invalid_argument);
+}
+
+TEST_CASE("latency-bandwidth fit recovers a known link") {
+    std::vector<double> b, t;
+    for (double s = 128; s <= 16 * 1024 * 1024; s *= 4) {
+        b.push_back(s);
+        t.push_back(1e-7 + s / 1e10);
+    }
+    link_fit f = fit_latency_bandwidth(b, t);
+    CHECK(f.latency_s == doctest::Approx(1e-7).epsilon(1e-6));
+    CHECK(f.bandwidth_Bps == doctest::Approx(1e10).epsilon(1e-6));
+    // A negative fitted intercept is clamped to 0 and the bandwidth refitted through the origin.
+    link_fit g = fit_latency_bandwidth({1000, 2000, 4000}, {0.5e-6, 1.5e-6, 3.5e-6});
+    CHECK(g.latency_s == 0);
+    CHECK(g.bandwidth_Bps > 0);
+    CHECK_THROWS_AS(fit_latency_bandwidth({1, 2}, {1e-6, 0}), std::invalid_argument);
+}
+
+namespace {
+topology make_topology(int cores, int smt) {
+    topology t;
+    t.source = "test";
+    t.packages = 1;
+    for (int c = 0; c < cores; ++c) {
+        std::vector<int> pus;
+        for (int s = 0; s < smt; ++s) pus.push_back(c + s * cores);
+        t.cores.push_back(pus);
+    }
+    return t;
+}
+}  // namespace
+
+TEST_CASE("default roles: 2 cores, a 64-core SMT-2 node, one core") {
+    roles two = default_roles(make_topology(2, 1));
+    CHECK(two.hpu == std::vector<int>{0});
+    CHECK(two.apu == std::vector<int>{1});
+    topology big = make_topology(64, 2);
+    CHECK(big.pus() == 128);
+    CHECK(big.smt() == 2);
+    roles r = default_roles(big);
+    CHECK(r.hpu.size() == 16);  // 8 host cores x 2 contexts
+    CHECK(r.apu.size() == 56);
+    CHECK(r.apu.front() == 8);
+    roles one = default_roles(make_topology(1, 2));
+    CHECK(one.hpu.size() == 2);
+    CHECK(one.apu.size() == 1);
+}
+
+TEST_CASE("CPU lists and role overrides") {
+    topology t = make_topology(8, 1);
+    CHECK(parse_cpu_list("0-2,5", t) == std::vector<int>{0, 1, 2, 5});
+    CHECK(parse_cpu_list("3,3", t) == std::vector<int>{3});
+    CHECK_THROWS_AS(parse_cpu_list("", t), std::invalid_argument);
+    CHECK_THROWS_AS(parse_cpu_list("a", t), std::invalid_argument);
+    CHECK_THROWS_AS(parse_cpu_list("3-1", t), std::invalid_argument);
+    CHECK_THROWS_AS(parse_cpu_list("9", t), std::invalid_argument);
+    roles r = resolve_roles(t, "0-1", "");
+    CHECK(r.hpu == std::vector<int>{0, 1});
+    CHECK(r.apu == std::vector<int>{2, 3, 4, 5, 6, 7});
+    CHECK(resolve_roles(t, "", "7").apu == std::vector<int>{7});
+    CHECK_THROWS_AS(resolve_roles(t, "0-1", "1-3"), std::invalid_argument);
+    CHECK_THROWS_AS(resolve_roles(t, "0-7", ""), std::invalid_argument);
+}
+
+namespace {
+measurement fake(const std::string& name, double v, int m = 0) {
+    measurement x;
+    x.name = name;
+    x.harness = "test";
+    x.value = v;
+    x.obs = summarize({v, v * 1.01, v * 0.99});
+    x.reps = x.obs;
+    x.repetitions = 3;
+    x.observations = 3;
+    if (m) x.extra = {{"m", m}};
+    return x;
+}
+/// Validates a platform object the way `mmgp predict` reads it.
+void validate_platform(const nlohmann::json& plat) {
+    nlohmann::json sc = {{"schema", "mmgp/1"}, {"platform", plat}, {"application", "pbpi"}};
+    mmgp::scenario s = mmgp::parse_scenario(sc.dump(), "<test>");
+    CHECK(s.plat.hpu_contexts == plat["hpu_contexts"]["value"].get<int>());
+}
+}  // namespace
+
+TEST_CASE("alpha and dma pieces build a profile the engine reads") {
+    alpha_result a;
+    a.H = 2;
+    a.sizes = {100, 200};
+    a.t1 = {0.001, 0.008};
+    a.per_m = {fake("alpha/m=2", 1.1, 2), fake("alpha/m=4", 1.2, 4), fake("alpha/m=6", 1.3, 6)};
+    std::vector<double> x = {1, 2, 3}, y = {1.1, 1.2, 1.3};
+    a.fit = fit_line(x, y);
+    a.linear = true;
+    nlohmann::json aj = alpha_json(a);
+    CHECK(aj["linear"]["slope"]["value"].get<double>() == doctest::Approx(0.1));
+    CHECK(aj["linear"]["intercept"]["value"].get<double>() == doctest::Approx(1.0));
+    CHECK(aj["measurements"]["table"]["4"].get<double>() == doctest::Approx(1.2));
+
+    dma_result d;
+    for (double b : {128.0, 4096.0, 1048576.0}) {
+        measurement m = fake("dma", 1e-7 + b / 1e10);
+        m.extra = {{"bytes", b}, {"bandwidth_Bps", b / m.value}};
+        d.per_size.push_back(m);
+    }
+    d.fit = {1e-7, 1e10, 1};
+    nlohmann::json plat = {{"schema", "mmgp/1"},
+                           {"kind", "platform"},
+                           {"name", "test"},
+                           {"hpu_contexts", {{"value", 2}, {"source", "test"}}},
+                           {"apus", {{"value", 6}, {"source", "test"}}},
+                           {"nodes", {{"value", 1}, {"source", "test"}}},
+                           {"O_offload", to_param(fake("offload/spin", 2e-7))},
+                           {"T_csw", to_param(fake("csw/yield", 7e-7))},
+                           {"alpha", aj},
+                           {"dma", dma_json(d)},
+                           {"measurements", {{"x", to_json(fake("gap", 4e-8))}}}};
+    validate_platform(plat);
+    mmgp::scenario s = mmgp::parse_scenario(
+        nlohmann::json({{"schema", "mmgp/1"}, {"platform", plat}, {"application", "pbpi"}}).dump(), "<test>");
+    CHECK(s.plat.O_offload == doctest::Approx(2e-7));
+    CHECK(s.plat.T_csw == doctest::Approx(7e-7));
+    // A constant alpha (negative slope) is accepted too.
+    a.linear = false;
+    a.constant = 1.05;
+    plat["alpha"] = alpha_json(a);
+    validate_platform(plat);
+}
+
+TEST_CASE("write_atomically: replaces the file, or leaves the previous one and no temporary behind") {
+    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-test-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    std::string f = (dir / "p.json").string();
+    write_atomically(f, "first\n");
+    auto read = [&] {
+        std::ifstream in(f);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    CHECK(read() == "first\n");
+    CHECK_THROWS(write_atomically(f, "second\n", [](const std::string&) { throw std::runtime_error("no"); }));
+    CHECK(read() == "first\n");
+    write_atomically(f, "third\n", [](const std::string& tmp) { CHECK(fs::exists(tmp)); });
+    CHECK(read() == "third\n");
+    int files = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+    CHECK(files == 1);
+    CHECK_THROWS(write_atomically((dir / "missing" / "p.json").string(), "x"));
+    fs::remove_all(dir);
+}
+
+namespace {
+int run(const std::string& cmd) {
+    int st = std::system(cmd.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+}  // namespace
+
+TEST_CASE("mmgp calibrate --quick writes a profile that mmgp predict runs on") {
+    const char* bin = std::getenv("MMGP_BIN");
+    if (!bin) {
+        MESSAGE("MMGP_BIN not set: skipped");
+        return;
+    }
+    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-e2e-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    std::string prof = (dir / "host.json").string();
+    std::string b = bin;
+    // Bad option values: exit 2, one line on stderr, nothing written.
+    CHECK(run(b + " calibrate --quick --cv-threshold -1 -o " + prof + " 2>" + (dir / "err").string()) == 2);
+    CHECK(run(b + " calibrate --quick --hpu-cpus 99999 -o " + prof + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --quick --hpu-cpus x-y -o " + prof + " 2>/dev/null") == 2);
+    CHECK_FALSE(fs::exists(prof));
+    {
+        std::ifstream err(dir / "err");
+        std::string l1, l2;
+        std::getline(err, l1);
+        CHECK_FALSE(l1.empty());
+        CHECK_FALSE(std::getline(err, l2));
+    }
+    REQUIRE(run(b + " calibrate --quick -o " + prof) == 0);
+    REQUIRE(fs::exists(prof));
+    mmgp::platform pl = mmgp::load_platform(prof);
+    CHECK(pl.hpu_contexts >= 1);
+    CHECK(pl.apus >= 1);
+    CHECK(pl.O_offload > 0);
+    CHECK(pl.O_offload < 1e-3);
+    CHECK(pl.T_csw > 0);
+    CHECK(pl.T_csw < 1e-3);
+    {
+        std::ofstream sc(dir / "scenario.json");
+        sc << R"({"schema":"mmgp/1","platform":"host.json","application":"pbpi"})";
+    }
+    CHECK(run(b + " predict " + (dir / "scenario.json").string() + " >/dev/null") == 0);
+    CHECK(run(b + " predict --json " + (dir / "scenario.json").string() + " >/dev/null") == 0);
+    fs::remove_all(dir);
+}
