@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mpi_driver.hpp"
+
 namespace mmgp::calib {
 
 roles resolve_roles(const topology& t, const std::string& hpu, const std::string& apu) {
@@ -197,7 +199,7 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
     const double budget = s.quick ? 1.5 : 8.0;  // per harness, for repeating noisy measurements
     o.retry_budget_s = budget;
     auto step = [&](int i, const char* what) {
-        if (s.progress) s.progress(fmt::format("[{}/6] {} ({:.1f} s)", i, what,
+        if (s.progress) s.progress(fmt::format("[{}/{}] {} ({:.1f} s)", i, s.mpi ? 7 : 6, what,
                                                std::chrono::duration<double>(clk::now() - start).count()));
     };
     nlohmann::json machine = machine_info(topo);
@@ -214,7 +216,16 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
     alpha_result alpha = run_alpha(o);
     step(5, "data transfer");
     dma_result dma = run_dma(o);
-    step(6, "fitting");
+    nlohmann::json network;
+    if (s.mpi) {
+        step(6, "MPI allreduce and send/recv");
+        mpi_settings ms;
+        ms.quick = s.quick;
+        ms.cores = static_cast<int>(topo.cores.size());
+        ms.progress = s.progress;
+        network = measure_network(ms);
+    }
+    step(s.mpi ? 7 : 6, "fitting");
 
     std::string host = machine.value("host_name", "host");
     nlohmann::json p;
@@ -240,6 +251,7 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
                            "(futex hand-off under measurements.csw_futex)";
     p["alpha"] = alpha_json(alpha);
     p["dma"] = dma_json(dma);
+    if (!network.is_null()) p["network"] = network;
     p["machine"] = machine;
     double took = std::chrono::duration<double>(clk::now() - start).count();
     p["calibration"] = {{"tool", "mmgp calibrate"},

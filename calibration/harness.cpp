@@ -246,44 +246,57 @@ measurement run_csw(const harness_options& o, csw_mode mode) {
     const int reps = reps_or(o, 7, 15);
     const int iters = o.quick ? 10000 : 20000;  // per thread; 2 x iters hand-offs per repetition
     const int cpu = hpu0(o);
+    const double ovh = clock_overhead();
+    // One repetition: thread 0 time-stamps every time the turn comes back to it; half of each interval is one
+    // hand-off (its timer call subtracted). The median of these is robust to the occasional preemption by an
+    // unrelated process on the same CPU, which a mean over the whole loop is not.
     auto one_rep = [&] {
         std::atomic<std::uint32_t> turn{0};
         std::atomic<int> ready{0};
-        double elapsed = 0;
+        std::vector<double> obs;
+        obs.reserve(static_cast<std::size_t>(iters));
         bool pinned = true;
         auto body = [&](std::uint32_t me) {
             bool ok = pin_current_thread(cpu);
             if (!ok) pinned = false;
             ready.fetch_add(1);
             while (ready.load() < 2) sched_yield();
-            auto t0 = clk::now();
+            clk::time_point last = clk::now();
             for (int i = 0; i < iters; ++i) {
                 if (mode == csw_mode::yield) {
                     while (turn.load(std::memory_order_acquire) != me) sched_yield();
-                    turn.store(1 - me, std::memory_order_release);
                 } else {
                     for (std::uint32_t t; (t = turn.load(std::memory_order_acquire)) != me;) futex_wait(&turn, t);
-                    turn.store(1 - me, std::memory_order_release);
-                    futex_wake(&turn);
                 }
+                if (me == 0) {
+                    clk::time_point now = clk::now();
+                    if (i > 0) obs.push_back(std::max(0.0, secs(now - last) - ovh) / 2.0);
+                    last = now;
+                }
+                turn.store(1 - me, std::memory_order_release);
+                if (mode == csw_mode::futex) futex_wake(&turn);
             }
-            if (me == 0) elapsed = secs(clk::now() - t0);
         };
         std::thread a(body, 0u), b(body, 1u);
         a.join();
         b.join();
         if (!pinned) throw std::runtime_error("context switch: cannot pin two threads to CPU " + std::to_string(cpu));
-        return elapsed / (2.0 * iters);
+        return obs;
     };
     auto once = [&] {
         say(o, fmt::format("{}: {} x {} hand-offs on CPU {}", name, reps, 2 * iters, cpu));
         one_rep();  // warm-up
-        std::vector<double> v;
-        for (int r = 0; r < reps; ++r) v.push_back(one_rep());
-        measurement m = make(name, "csw", v, v);
-        m.extra = {{"cpu", cpu}, {"handoffs_per_repetition", 2 * iters},
+        std::vector<double> all, med;
+        for (int r = 0; r < reps; ++r) {
+            std::vector<double> v = one_rep();
+            med.push_back(median(v));
+            all.insert(all.end(), v.begin(), v.end());
+        }
+        measurement m = make(name, "csw", all, med);
+        m.extra = {{"cpu", cpu}, {"handoffs_per_repetition", 2 * iters}, {"clock_overhead_s", ovh},
                    {"mechanism", mode == csw_mode::yield ? "sched_yield() spin on a shared flag"
-                                                         : "futex wait/wake on a shared word"}};
+                                                         : "futex wait/wake on a shared word"},
+                   {"estimator", "median over hand-off pairs timed one by one, halved"}};
         return m;
     };
     return with_retries(o, once);
@@ -332,14 +345,14 @@ double matmul_wall(const std::vector<int>& cpus, int threads, int n) {
 
 }  // namespace
 
-alpha_result run_alpha(const harness_options& o) {
+static alpha_result alpha_once(const harness_options& o) {
     alpha_result res;
     const std::vector<int>& cpus = o.r.hpu;
     if (cpus.empty()) throw std::runtime_error("no HPU context");
     const int H = static_cast<int>(cpus.size());
     res.H = H;
     res.sizes = o.quick ? std::vector<int>{100, 200, 300} : std::vector<int>{100, 200, 300, 400, 500};
-    const int reps = reps_or(o, 2, 3);
+    const int reps = reps_or(o, 3, 3);
     const int kmax = 4;
     std::vector<int> ms;
     if (H > 2) ms.push_back(2);
@@ -356,11 +369,14 @@ alpha_result run_alpha(const harness_options& o) {
         std::vector<std::vector<double>> this_rep(ms.size());
         for (std::size_t s = 0; s < res.sizes.size(); ++s) {
             int n = res.sizes[s];
-            double t1 = matmul_wall({cpus.front()}, 1, n);
+            // Least-disturbed times (the fastest of a few runs): another process on the machine slows a run
+            // down, it never speeds it up.
+            double t1 = std::min({matmul_wall({cpus.front()}, 1, n), matmul_wall({cpus.front()}, 1, n),
+                                  matmul_wall({cpus.front()}, 1, n)});
             t1s[s].push_back(t1);
             for (std::size_t i = 0; i < ms.size(); ++i) {
                 int m = ms[i];
-                double w = matmul_wall(cpus, m, n);
+                double w = std::min(matmul_wall(cpus, m, n), matmul_wall(cpus, m, n));
                 double k = std::max(1.0, static_cast<double>(m) / H);  // threads per context: time sharing, not contention
                 double a = w / (k * t1);
                 this_rep[i].push_back(a);
@@ -396,7 +412,7 @@ alpha_result run_alpha(const harness_options& o) {
 }
 
 // --- data transfer --------------------------------------------------------------------------------------------------
-dma_result run_dma(const harness_options& o) {
+static dma_result dma_once(const harness_options& o) {
     dma_result res;
     const int reps = reps_or(o, 3, 5);
     const std::size_t maxb = 16u << 20;
@@ -440,5 +456,40 @@ dma_result run_dma(const harness_options& o) {
     res.fit = fit_latency_bandwidth(xb, yt);
     return res;
 }
+
+}  // namespace mmgp::calib
+
+namespace mmgp::calib {
+namespace {
+/// Repeats a multi-quantity harness while one of its quantities is noisy and the retry budget lasts; keeps the
+/// attempt whose noisiest quantity is the least noisy.
+template <class R, class F>
+R retry_all(const harness_options& o, const char* what, F once, std::vector<measurement> R::*items) {
+    auto worst = [&](const R& r) {
+        double w = 0;
+        for (const auto& m : r.*items) w = std::max(w, m.reps.cv);
+        return w;
+    };
+    auto start = clk::now();
+    R best = once(o);
+    int attempts = 1;
+    while (worst(best) > o.cv_threshold) {
+        double spent = secs(clk::now() - start);
+        if (spent + spent / attempts > o.retry_budget_s) break;
+        say(o, fmt::format("{}: CV {:.1f} % above {:.0f} %, repeating", what, 100 * worst(best), 100 * o.cv_threshold));
+        R again = once(o);
+        ++attempts;
+        if (worst(again) < worst(best)) best = std::move(again);
+    }
+    for (auto& m : best.*items) {
+        m.attempts = attempts;
+        if (m.flagged) m.warning += fmt::format(" after {} attempt(s)", attempts);
+    }
+    return best;
+}
+}  // namespace
+
+alpha_result run_alpha(const harness_options& o) { return retry_all(o, "alpha", alpha_once, &alpha_result::per_m); }
+dma_result run_dma(const harness_options& o) { return retry_all(o, "dma", dma_once, &dma_result::per_size); }
 
 }  // namespace mmgp::calib

@@ -244,6 +244,8 @@ TEST_CASE("mmgp calibrate --quick writes a profile that mmgp predict runs on") {
     CHECK(run(b + " calibrate --quick --cv-threshold -1 -o " + prof + " 2>" + (dir / "err").string()) == 2);
     CHECK(run(b + " calibrate --quick --hpu-cpus 99999 -o " + prof + " 2>/dev/null") == 2);
     CHECK(run(b + " calibrate --quick --hpu-cpus x-y -o " + prof + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --quick -o " + (dir / "no" / "such" / "dir.json").string() + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --quick -o " + dir.string() + " 2>/dev/null") == 2);
     CHECK_FALSE(fs::exists(prof));
     {
         std::ifstream err(dir / "err");

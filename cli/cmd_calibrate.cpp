@@ -1,5 +1,6 @@
 // mmgp calibrate: measure this machine with the calibration harnesses and write a platform profile.
 // The harnesses, fitting and the atomic write live in calibration/; this file only wires options and output.
+#include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 #include <unistd.h>
@@ -15,7 +16,7 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
         "calibrate", "Measure this machine (off-load round trip, context switch, host contention alpha, data "
                      "transfer) and write a platform profile");
     sub->add_flag("--quick", o.quick, "Fewer repetitions and sizes (about 10 s instead of about a minute)");
-    sub->add_flag("--mpi", o.mpi, "Also measure MPI allreduce and send/recv tables (needs OpenMPI)");
+    sub->add_flag("--mpi", o.mpi, "Also measure MPI allreduce and send/recv tables with OpenMPI (as root: extra nodes emulated by network namespaces)");
     sub->add_option("-o,--output", o.output, "Write the profile here (atomically); default: standard output");
     sub->add_option("--hpu-cpus", o.hpu_cpus, "CPU list of the host (HPU) contexts, e.g. 0 or 0-7 (default: the "
                                               "first cores/8 cores, at least one)");
@@ -29,9 +30,17 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
 int run_calibrate(const calibrate_options& o) {
     if (!(o.cv_threshold > 0 && o.cv_threshold < 10))
         throw usage_error(fmt::format("--cv-threshold: expected a number in (0, 10), found {}", num(o.cv_threshold)));
-    if (o.mpi)
-        throw usage_error("--mpi: the MPI harness is not built into this mmgp (see calibration/README.md)");
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
+    if (!o.output.empty()) {  // fail before measuring, not after
+        namespace fs = std::filesystem;
+        fs::path out(o.output);
+        fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+        std::error_code ec;
+        if (fs::is_directory(out, ec))
+            throw usage_error(fmt::format("-o: expected a file name, found the directory {}", o.output));
+        if (!fs::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0)
+            throw usage_error(fmt::format("-o: expected a file in a writable directory, found {}", o.output));
+    }
     calib::calibrate_settings s;
     s.quick = o.quick;
     s.mpi = o.mpi;

@@ -1,1 +1,118 @@
-// placeholder
+// mmgp fit MEASUREMENTS: application parameters from measured runs (least squares), with confidence
+// intervals, residuals and what the data cannot identify.
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "common.hpp"
+#include "mmgp/fit.hpp"
+
+namespace mmgp::cli {
+
+void setup_fit(CLI::App& app, fit_options_cli& o) {
+    auto* sub = app.add_subcommand("fit", "Fit an application profile to measured runs (CSV or JSON) by least squares");
+    sub->add_option("measurements", o.file, "Runs: CSV with a header (m,p,nodes,units,time_s[,policy]) or JSON")->required();
+    sub->add_option("--platform", o.platform, "Platform profile (path or bundled name) the runs were measured on");
+    sub->add_option("-o,--output", o.output, "Write the fitted application profile here (atomically)");
+    sub->add_option("--decomposition", o.decomposition, "task (default) or data");
+    sub->add_option("--scaling", o.scaling, "strong (default) or weak");
+    sub->add_option("--policy", o.policy, "Host policy of runs without a policy column: edtlp (default) or os");
+    sub->add_option("--N", o.N, "Off-loading phases (per unit for task), held during the fit (default 1)");
+    sub->add_flag("--fit-N", o.fit_N, "Also estimate N");
+    sub->add_option("--fix", o.fix, "Hold a parameter: NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g (repeatable)");
+    sub->add_option("--name", o.name, "Name of the fitted application (default: fitted)");
+    sub->add_flag("--json", o.json, "Print the fitted profile as JSON instead of the report");
+}
+
+namespace {
+
+platform neutral_platform(const std::vector<measured_run>& runs) {
+    platform pl;
+    pl.name = "neutral";
+    int m = 1, mp = 1, n = 1;
+    for (const auto& r : runs) {
+        m = std::max(m, r.c.m);
+        mp = std::max<int>(mp, r.c.m * r.c.p);
+        n = std::max(n, r.c.nodes);
+    }
+    pl.hpu_contexts = m;
+    pl.apus = mp;
+    pl.nodes = n;
+    pl.alpha.kind = m_function::form::constant;
+    pl.alpha.value = 1.0;
+    return pl;
+}
+
+std::string ci(const fitted_param& p) {
+    if (!p.fitted || !p.identified || !std::isfinite(p.ci95_lo)) return "";
+    return fmt::format("[{:.5g}, {:.5g}]", p.ci95_lo, p.ci95_hi);
+}
+
+}  // namespace
+
+int run_fit(const fit_options_cli& o) {
+    fit_options opt;
+    if (o.decomposition == "data")
+        opt.decomp = decomposition::data;
+    else if (o.decomposition != "task")
+        throw usage_error("--decomposition: expected task or data, found \"" + o.decomposition + "\"");
+    if (o.scaling == "weak")
+        opt.scale = scaling::weak;
+    else if (o.scaling != "strong")
+        throw usage_error("--scaling: expected strong or weak, found \"" + o.scaling + "\"");
+    if (!o.policy.empty()) opt.pol = parse_policy_option(o.policy);
+    if (!(o.N >= 0) || !std::isfinite(o.N)) throw usage_error("--N: expected a finite number >= 0, found " + num(o.N));
+    opt.N = o.N;
+    opt.fit_N = o.fit_N;
+    opt.name = o.name;
+    for (const auto& f : o.fix) {
+        auto eq = f.find('=');
+        std::string name = f.substr(0, eq);
+        if (eq == std::string::npos || (name != "T_hpu" && name != "T_apu" && name != "C_apu" && name != "g"))
+            throw usage_error("--fix: expected NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, found \"" + f + "\"");
+        double v = 0;
+        try {
+            std::size_t used = 0;
+            v = std::stod(f.substr(eq + 1), &used);
+            if (used != f.size() - eq - 1) throw std::invalid_argument("trailing");
+        } catch (const std::exception&) {
+            throw usage_error("--fix: expected NAME=VALUE with a number, found \"" + f + "\"");
+        }
+        if (!(v >= 0) || !std::isfinite(v)) throw usage_error("--fix: expected a finite value >= 0, found \"" + f + "\"");
+        opt.fixed.emplace_back(name, v);
+    }
+    std::vector<measured_run> runs = read_runs(o.file);
+    platform pl = o.platform.empty() ? neutral_platform(runs) : load_platform(o.platform);
+    fit_result f = fit_application(pl, runs, opt, o.file);
+    std::string profile = application_json(f, o.file);
+    std::string out;
+    if (o.json) {
+        out = profile;
+    } else {
+        out += fmt::format("mmgp fit: {} runs from {} on platform {}, {} decomposition, policy {}\n", runs.size(), o.file,
+                           pl.name, to_string(opt.decomp), to_string(opt.pol));
+        if (o.platform.empty())
+            out += "  no --platform: host contention, context switches and off-load costs are taken as zero\n";
+        out += fmt::format("\n{:<7} {:>13} {:>13} {:>29}  {}\n", "param", "value", "std. error", "95 % confidence interval", "");
+        for (const auto& p : f.params)
+            out += fmt::format("{:<7} {:>13.6g} {:>13} {:>29}  {}\n", p.name, p.value,
+                               p.fitted && p.identified && std::isfinite(p.stderr_) ? fmt::format("{:.3g}", p.stderr_) : "",
+                               ci(p), p.note);
+        out += fmt::format("\n{:>5} {:>5} {:>6} {:>7} {:>12} {:>12} {:>8}\n", "m", "p", "nodes", "units", "measured", "fitted", "error");
+        for (const auto& r : f.residuals)
+            out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%\n", r.run.c.m, r.run.c.p, r.run.c.nodes,
+                               r.run.units, r.run.time_s, r.predicted_s, r.err_pct);
+        out += fmt::format("\nresiduals: rms {:.2f} %, max {:.2f} %, {} degrees of freedom\n", f.rms_err_pct,
+                           f.max_abs_err_pct, f.dof);
+        for (const auto& w : f.warnings) out += "warning: " + w + "\n";
+    }
+    if (!o.output.empty()) {
+        write_file_atomically(o.output, profile);
+        if (!o.json) out += "wrote " + o.output + "\n";
+    }
+    std::cout << out << std::flush;
+    return 0;
+}
+
+}  // namespace mmgp::cli

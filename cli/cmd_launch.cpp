@@ -1,1 +1,216 @@
-// placeholder
+// mmgp launch PROFILE --launcher KIND [--exec] -- COMMAND ARGS...: the best mapping, as a launch command.
+// Rendering lives in libmmgp (mmgp/launch.hpp); this file picks the mapping, prints, or spawns and waits.
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fmt/format.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.hpp"
+#include "mmgp/launch.hpp"
+
+namespace mmgp::cli {
+
+void setup_launch(CLI::App& app, launch_options& o) {
+    auto* sub = app.add_subcommand(
+        "launch",
+        "Launch a program with the predicted best mapping (or the one given by --m/--p/--nodes): prints the "
+        "mpirun/mpiexec/srun/local command, or runs it with --exec");
+    sub->add_option("profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name")->required();
+    sub->add_option("command", o.command,
+                    "After --: the program and its arguments. Placeholders {m} {p} {nodes} {np} {U}; with the local "
+                    "launcher also {rank} and {units} (the rank's share of the task units)")
+        ->required();
+    sub->add_option("--launcher", o.launcher, "openmpi (mpirun), mpich (mpiexec), srun (Slurm) or local")->required();
+    sub->add_option("--model", o.model, "Model that picks the mapping: mmgp (default) or eq11");
+    sub->add_option("--policy", o.policy, "Host scheduling policy: edtlp or os (overrides search.policy)");
+    sub->add_option("--m", o.m, "Processes per node: N fixes it, LO:HI restricts the search");
+    sub->add_option("--p", o.p, "Accelerators (threads) per process: N or LO:HI");
+    sub->add_option("--nodes", o.nodes, "Nodes: N or LO:HI");
+    sub->add_option("--units", o.units, "Task units to share among the processes ({units}); default: the application's units");
+    sub->add_option("--cores-per-node", o.cores_per_node,
+                    "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1, "
+                    "else unknown)");
+    sub->add_option("--launcher-program", o.program, "Launcher executable (default mpirun, mpiexec or srun)");
+    sub->add_flag("--oversubscribe", o.oversubscribe,
+                  "Allow more processes than cores (mpirun --oversubscribe, srun --overcommit)");
+    sub->add_flag("--no-bind", o.no_bind, "Local launcher: do not bind processes to CPUs");
+    auto* e = sub->add_flag("--exec", o.exec,
+                            "Run the command: forwards SIGINT/SIGTERM to the children, exits with their status");
+    auto* j = sub->add_flag("--json", o.json, "Print the mapping and the command as one JSON document");
+    e->excludes(j);
+}
+
+namespace {
+
+std::vector<int> available_cpus() {
+    std::vector<int> out;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int i = 0; i < CPU_SETSIZE; ++i)
+            if (CPU_ISSET(i, &set)) out.push_back(i);
+    return out;
+}
+
+extern "C" void on_sigchld(int) {}
+
+// Starts every process of the plan, forwards SIGINT/SIGTERM to them, returns the first non-zero
+// status in rank order (128 + signal for a child killed by a signal), 0 when all succeeded.
+int spawn_and_wait(const launch_plan& plan) {
+    struct job {
+        std::vector<std::string> argv;
+        std::vector<std::pair<std::string, std::string>> env;
+        pid_t pid = -1;
+        int status = 0;
+    };
+    std::vector<job> jobs;
+    if (plan.kind == launcher_kind::local)
+        for (const auto& lp : plan.processes) jobs.push_back({lp.argv, lp.env});
+    else
+        jobs.push_back({plan.argv, {}});
+
+    sigset_t wanted, old;
+    sigemptyset(&wanted);
+    sigaddset(&wanted, SIGINT);
+    sigaddset(&wanted, SIGTERM);
+    sigaddset(&wanted, SIGCHLD);
+    struct sigaction sa {};
+    sa.sa_handler = on_sigchld;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, nullptr);
+    sigprocmask(SIG_BLOCK, &wanted, &old);
+    std::cout.flush();
+    std::cerr.flush();
+    int live = 0;
+    for (auto& jb : jobs) {
+        std::vector<char*> argv;
+        for (auto& w : jb.argv) argv.push_back(w.data());
+        argv.push_back(nullptr);
+        pid_t pid = fork();
+        if (pid < 0) {
+            int err = errno;
+            for (auto& other : jobs)
+                if (other.pid > 0) kill(other.pid, SIGTERM);
+            throw std::runtime_error(std::string("fork: ") + std::strerror(err));
+        }
+        if (pid == 0) {
+            sigprocmask(SIG_SETMASK, &old, nullptr);
+            for (const auto& [k, v] : jb.env) setenv(k.c_str(), v.c_str(), 1);
+            execvp(argv[0], argv.data());
+            std::string msg = "mmgp: " + jb.argv[0] + ": cannot execute: " + std::strerror(errno) + "\n";
+            ssize_t ignored = write(2, msg.data(), msg.size());
+            (void)ignored;
+            _exit(127);
+        }
+        jb.pid = pid;
+        ++live;
+    }
+    while (live > 0) {
+        int sig = 0;
+        if (sigwait(&wanted, &sig) != 0) continue;
+        if (sig == SIGINT || sig == SIGTERM) {
+            for (auto& jb : jobs)
+                if (jb.pid > 0) kill(jb.pid, sig);
+            continue;
+        }
+        for (auto& jb : jobs) {
+            if (jb.pid <= 0) continue;
+            int st = 0;
+            pid_t r = waitpid(jb.pid, &st, WNOHANG);
+            if (r == jb.pid) {
+                jb.status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+                jb.pid = 0;
+                --live;
+            }
+        }
+    }
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    for (const auto& jb : jobs)
+        if (jb.status != 0) return jb.status;
+    return 0;
+}
+
+}  // namespace
+
+int run_launch(const launch_options& o) {
+    launcher_kind kind;
+    if (!parse_launcher(o.launcher, kind))
+        throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launcher + "\"");
+    model_kind mk = parse_model_option(o.model);
+    if (o.units < -1) throw usage_error("--units: expected a count >= 0, found " + std::to_string(o.units));
+    if (o.cores_per_node < -1 || o.cores_per_node == 0)
+        throw usage_error("--cores-per-node: expected a count >= 1, found " + std::to_string(o.cores_per_node));
+    scenario s = load_scenario(o.profile);
+    bool changed = false;
+    if (!o.policy.empty()) s.space.pol = parse_policy_option(o.policy), changed = true;
+    if (!o.m.empty()) s.space.m = parse_range("--m", o.m), changed = true;
+    if (!o.p.empty()) s.space.p = parse_range("--p", o.p), changed = true;
+    if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes), changed = true;
+    if (changed) check_coverage(s);
+    search_result r = search(s, mk, {false});
+    const ranked& best = r.best;
+
+    launch_request rq;
+    rq.kind = kind;
+    rq.mapping = best.c;
+    rq.units = o.units >= 0 ? o.units : s.app.units;
+    rq.program = o.program;
+    rq.oversubscribe = o.oversubscribe;
+    rq.allow_run_as_root = kind == launcher_kind::openmpi && geteuid() == 0;
+    std::vector<int> cpus = available_cpus();
+    if (o.cores_per_node > 0)
+        rq.cores_per_node = o.cores_per_node;
+    else if (best.c.nodes == 1 && kind != launcher_kind::srun)
+        rq.cores_per_node = static_cast<int>(cpus.size());
+    if (kind == launcher_kind::local && !o.no_bind) {
+        if (o.cores_per_node > 0 && static_cast<std::size_t>(o.cores_per_node) < cpus.size())
+            cpus.resize(static_cast<std::size_t>(o.cores_per_node));
+        rq.cpus = cpus;
+    }
+    launch_plan plan = render_launch(rq, o.command);
+
+    if (o.exec) return spawn_and_wait(plan);
+    const std::string name = s.name.empty() ? s.file : s.name;
+    if (o.json) {
+        nlohmann::json j;
+        j["profile"] = name;
+        j["file"] = s.file;
+        j["model"] = std::string(to_string(mk));
+        j["mapping"] = {{"m", best.c.m},
+                        {"p", best.c.p},
+                        {"nodes", best.c.nodes},
+                        {"policy", std::string(to_string(best.c.pol))},
+                        {"time_s", best.pred.time_s}};
+        j["launcher"] = std::string(to_string(kind));
+        j["units"] = plan.units;
+        j["command"] = shell_command(plan);
+        if (kind == launcher_kind::local) {
+            j["processes"] = nlohmann::json::array();
+            for (const auto& lp : plan.processes) {
+                nlohmann::json env = nlohmann::json::object();
+                for (const auto& [k, v] : lp.env) env[k] = v;
+                j["processes"].push_back(
+                    {{"rank", lp.rank}, {"units", lp.units}, {"cpus", lp.cpus}, {"argv", lp.argv}, {"env", env}});
+            }
+        } else {
+            j["argv"] = plan.argv;
+        }
+        j["notes"] = plan.notes;
+        std::cout << j.dump() << '\n' << std::flush;
+        return 0;
+    }
+    std::string out = fmt::format("# {}: {} {}, predicted {} (model {})\n", name,
+                                  o.m.empty() && o.p.empty() && o.nodes.empty() ? "best" : "chosen", label(best.c),
+                                  human_time(best.pred.time_s), to_string(mk));
+    for (const auto& n : plan.notes) out += "# note: " + n + "\n";
+    out += shell_command(plan);
+    std::cout << out << std::flush;
+    return 0;
+}
+
+}  // namespace mmgp::cli

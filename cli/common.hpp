@@ -2,7 +2,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "mmgp/error.hpp"
 #include "mmgp/model.hpp"
@@ -34,6 +36,10 @@ std::string breakdown_json(const breakdown& b);
 /// JSON string literal.
 std::string quote(const std::string& s);
 
+/// Writes `text` to `path` through a temporary file in the same directory and a rename, so an
+/// existing file is never left half-written; throws input_error when it cannot.
+void write_file_atomically(const std::string& path, const std::string& text);
+
 struct predict_options {
     std::string profile;
     std::string model = "mmgp";
@@ -45,6 +51,15 @@ struct predict_options {
 };
 void setup_predict(CLI::App& app, predict_options& o);
 int run_predict(const predict_options& o);
+
+struct fit_options_cli {
+    std::string file, platform, output, decomposition = "task", scaling = "strong", policy, name = "fitted";
+    double N = 1.0;
+    bool fit_N = false, json = false;
+    std::vector<std::string> fix;
+};
+void setup_fit(CLI::App& app, fit_options_cli& o);
+int run_fit(const fit_options_cli& o);
 
 struct validate_options {
     std::string file;
@@ -62,5 +77,24 @@ struct calibrate_options {
 };
 void setup_calibrate(CLI::App& app, calibrate_options& o);
 int run_calibrate(const calibrate_options& o);
+
+/// mmgp profile (calibration/kernels, built when libpll-dev is installed).
+struct profile_options {
+    std::string alignment, simulate, output, name = "raxml-libpll";
+    int taxa = 0, sites = 0, units = 16, repetitions = 5, rounds = 1, newton = 4;
+    unsigned long seed = 1;
+};
+void setup_profile(CLI::App& app, profile_options& o);
+int run_profile(const profile_options& o);
+
+struct launch_options {
+    std::string profile, launcher, model = "mmgp", policy, m, p, nodes, program;
+    std::int64_t units = -1;
+    int cores_per_node = -1;
+    bool oversubscribe = false, no_bind = false, exec = false, json = false;
+    std::vector<std::string> command;
+};
+void setup_launch(CLI::App& app, launch_options& o);
+int run_launch(const launch_options& o);
 
 }  // namespace mmgp::cli

@@ -11,10 +11,18 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "mmgp 0.1.0");
     mmgp::cli::predict_options predict;
     mmgp::cli::validate_options validate;
+    mmgp::cli::fit_options_cli fit;
     mmgp::cli::calibrate_options calibrate;
     mmgp::cli::setup_predict(app, predict);
     mmgp::cli::setup_validate(app, validate);
+    mmgp::cli::setup_fit(app, fit);
     mmgp::cli::setup_calibrate(app, calibrate);
+#ifdef MMGP_HAVE_KERNELS
+    mmgp::cli::profile_options profile;
+    mmgp::cli::setup_profile(app, profile);
+#endif
+    mmgp::cli::launch_options launch;
+    mmgp::cli::setup_launch(app, launch);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -30,7 +38,12 @@ int main(int argc, char** argv) {
     try {
         if (app.got_subcommand("predict")) return mmgp::cli::run_predict(predict);
         if (app.got_subcommand("validate")) return mmgp::cli::run_validate(validate);
+        if (app.got_subcommand("fit")) return mmgp::cli::run_fit(fit);
         if (app.got_subcommand("calibrate")) return mmgp::cli::run_calibrate(calibrate);
+#ifdef MMGP_HAVE_KERNELS
+        if (app.got_subcommand("profile")) return mmgp::cli::run_profile(profile);
+#endif
+        if (app.got_subcommand("launch")) return mmgp::cli::run_launch(launch);
     } catch (const mmgp::error& e) {
         std::cerr << "mmgp: " << e.what() << '\n';
         return 2;

@@ -9,7 +9,9 @@ BUILDTYPE=${MMGP_BUILDTYPE:-release}
 
 # Packages the build and tests need; each one is a Debian 12 package.
 PKGS=(g++ pkg-config meson ninja-build
-      nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev doctest-dev libbenchmark-dev libhwloc-dev)
+      nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev doctest-dev libbenchmark-dev libhwloc-dev
+      openmpi-bin libopenmpi-dev
+      libpll-dev zlib1g-dev raxml examl)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -75,3 +75,11 @@ inline double eq11_reference(double alpha_m, double T_hpu, double T_apu, double 
 }
 
 }  // namespace mmgp::test
+
+#include <doctest/doctest.h>
+
+namespace mmgp::test {
+/// doctest::Approx without its absolute floor (scale 0): |a - b| < epsilon * max(|a|, |b|), so tiny
+/// values (seconds per byte, microseconds) are compared relatively too.
+inline doctest::Approx approx(double v) { return doctest::Approx(v).scale(0.0); }
+}  // namespace mmgp::test

@@ -47,7 +47,7 @@ TEST_CASE("mmgp predict --json lists every feasible configuration with its break
         const auto& b = c["breakdown"];
         double sum = b["host"].get<double>() + b["accelerator"].get<double>() + b["offload"].get<double>() +
                      b["context_switch"].get<double>() + b["communication"].get<double>();
-        CHECK(sum == doctest::Approx(c["time_s"].get<double>()).epsilon(1e-12));
+        CHECK(sum == mmgp::test::approx(c["time_s"].get<double>()).epsilon(1e-12));
     }
     CHECK(j["best"]["m"] == 4);
     CHECK(j["best"]["p"] == 4);
@@ -129,4 +129,20 @@ TEST_CASE("bad input on the command line: one line on stderr, exit 2, nothing on
     bad_input("predict pbpi-roadrunner --nodes 1:2 --model eq11 --json", "/search/nodes: expected nodes 1..1 with --model eq11");
     bad_input("frobnicate", "A subcommand is required");
     bad_input("validate " + neg, "/application: expected one of the keys scenario, cases, group, found the unknown key");
+}
+
+TEST_CASE("overflowing predictions are refused, not printed as inf or NaN") {
+    mmgp::test::temp_dir d;
+    std::string f = d.write("big.json", R"({"platform": {"hpu_contexts": 1, "apus": 4, "O_offload": 1e300, "T_csw": 0, "alpha": 1},
+      "application": {"N": 1e300, "T_hpu": 0, "T_apu": 1, "C_apu": 0, "g": 0}})");
+    auto r = run_mmgp("predict " + f + " --json");
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("expected parameters whose predicted times are finite, found an overflowing prediction at m=1 p=1 nodes=1") != std::string::npos);
+    std::string z = d.write("zero.json", R"({"platform": {"hpu_contexts": 1, "apus": 2, "O_offload": 0, "T_csw": 0, "alpha": 1},
+      "application": {"N": 0, "T_hpu": 0, "T_apu": 5e-324, "C_apu": 0, "g": 0}})");
+    auto zr = run_mmgp("predict " + z + " --json");
+    REQUIRE(zr.status == 0);
+    CHECK(zr.out.find("nan") == std::string::npos);
+    CHECK(zr.out.find("inf") == std::string::npos);
 }

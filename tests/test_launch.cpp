@@ -1,1 +1,303 @@
+// mmgp/launch.hpp and `mmgp launch`: rendered commands, the binding fallback, shell quoting checked by
+// a real shell, local launches whose processes report their rank and share, and real OpenMPI launches.
 #include <doctest/doctest.h>
+
+#include <chrono>
+#include <csignal>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+#include "mmgp/launch.hpp"
+#include "support.hpp"
+
+using mmgp::launch_request;
+using mmgp::launcher_kind;
+using mmgp::test::run_mmgp;
+using mmgp::test::slurp;
+using mmgp::test::temp_dir;
+using strings = std::vector<std::string>;
+
+namespace {
+
+bool on_path(const std::string& prog) {
+    return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+void bad_launch(const std::string& args, const std::string& must_contain) {
+    auto r = run_mmgp(args);
+    INFO("mmgp " << args << "\nstderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(mmgp::test::count_lines(r.err) == 1);
+    CHECK(r.err.find(must_contain) != std::string::npos);
+}
+
+launch_request request(launcher_kind k, int m, int p, int nodes, int cores) {
+    launch_request rq;
+    rq.kind = k;
+    rq.mapping = {m, p, nodes, mmgp::policy::edtlp};
+    rq.cores_per_node = cores;
+    rq.units = 10;
+    return rq;
+}
+
+const strings mpi_env = {"OMP_NUM_THREADS=2", "OMP_PLACES=cores", "OMP_PROC_BIND=close", "MMGP_M=4",
+                         "MMGP_P=2",          "MMGP_NODES=3",     "MMGP_NP=12",          "MMGP_UNITS_TOTAL=10"};
+
+}  // namespace
+
+TEST_CASE("units_of_rank: U / procs each, the first U mod procs ranks one more") {
+    // 16 bootstraps over 3 processes: 6, 5, 5 (by hand).
+    CHECK(mmgp::units_of_rank(16, 3, 0) == 6);
+    CHECK(mmgp::units_of_rank(16, 3, 1) == 5);
+    CHECK(mmgp::units_of_rank(16, 3, 2) == 5);
+    CHECK(mmgp::units_of_rank(2, 4, 1) == 1);
+    CHECK(mmgp::units_of_rank(2, 4, 2) == 0);
+    for (std::int64_t U : {0, 1, 7, 100, 1001})
+        for (std::int64_t procs : {1, 2, 3, 8, 13}) {
+            std::int64_t sum = 0, lo = U, hi = 0;
+            for (std::int64_t r = 0; r < procs; ++r) {
+                auto u = mmgp::units_of_rank(U, procs, r);
+                sum += u;
+                lo = std::min(lo, u);
+                hi = std::max(hi, u);
+            }
+            CHECK(sum == U);
+            CHECK(hi - lo <= 1);
+        }
+}
+
+TEST_CASE("OpenMPI: ppr:M:node:pe=P with core binding, environment on the command line") {
+    auto plan = mmgp::render_launch(request(launcher_kind::openmpi, 4, 2, 3, 8), {"./app", "-T", "{p}", "-n{np}"});
+    strings want = {"mpirun", "-np", "12", "--map-by", "ppr:4:node:pe=2", "--bind-to", "core"};
+    for (const auto& e : mpi_env) want.insert(want.end(), {"-x", e});
+    want.insert(want.end(), {"./app", "-T", "2", "-n12"});
+    CHECK(plan.argv == want);
+    CHECK(plan.notes.empty());
+    CHECK(plan.processes.empty());
+    CHECK(mmgp::shell_command(plan).rfind("mpirun -np 12 --map-by ppr:4:node:pe=2 --bind-to core -x OMP_NUM_THREADS=2", 0) == 0);
+}
+
+TEST_CASE("OpenMPI: m*p above the cores drops pe=P and binding; --oversubscribe and root are opt-in") {
+    auto rq = request(launcher_kind::openmpi, 2, 2, 1, 2);
+    auto plan = mmgp::render_launch(rq, {"x"});
+    CHECK(plan.argv[4] == "ppr:2:node");
+    CHECK(plan.argv[6] == "none");
+    CHECK(plan.notes.size() == 1);  // m = 2 still fits 2 cores: no refusal warning
+    rq.mapping.m = 3;
+    plan = mmgp::render_launch(rq, {"x"});
+    CHECK(plan.notes.size() == 2);
+    CHECK(plan.notes[1].find("--oversubscribe") != std::string::npos);
+    CHECK(std::find(plan.argv.begin(), plan.argv.end(), "--oversubscribe") == plan.argv.end());
+    rq.oversubscribe = true;
+    rq.allow_run_as_root = true;
+    plan = mmgp::render_launch(rq, {"x"});
+    CHECK(plan.argv[7] == "--oversubscribe");
+    CHECK(plan.argv[8] == "--allow-run-as-root");
+    CHECK(plan.notes.size() == 1);
+    // Unknown cores (0): rendered as asked.
+    plan = mmgp::render_launch(request(launcher_kind::openmpi, 16, 16, 1, 0), {"x"});
+    CHECK(plan.argv[4] == "ppr:16:node:pe=16");
+}
+
+TEST_CASE("MPICH mpiexec and Slurm srun equivalents") {
+    auto plan = mmgp::render_launch(request(launcher_kind::mpich, 4, 2, 3, 0), {"./app"});
+    strings want = {"mpiexec", "-n", "12", "-ppn", "4", "-bind-to", "core:2"};
+    for (const auto& e : mpi_env) {
+        auto eq = e.find('=');
+        want.insert(want.end(), {"-genv", e.substr(0, eq), e.substr(eq + 1)});
+    }
+    want.push_back("./app");
+    CHECK(plan.argv == want);
+
+    plan = mmgp::render_launch(request(launcher_kind::srun, 4, 2, 3, 0), {"./app", "{nodes}"});
+    std::string exp = "--export=ALL";
+    for (const auto& e : mpi_env) exp += "," + e;
+    CHECK(plan.argv == strings{"srun", "-N", "3", "-n", "12", "--ntasks-per-node=4", "--cpus-per-task=2",
+                               "--cpu-bind=cores", exp, "./app", "3"});
+    auto rq = request(launcher_kind::srun, 4, 2, 3, 4);
+    rq.oversubscribe = true;
+    plan = mmgp::render_launch(rq, {"./app"});
+    CHECK(plan.argv[7] == "--cpu-bind=none");
+    CHECK(plan.argv[8] == "--overcommit");
+}
+
+TEST_CASE("local: one process per rank, its share of the units, CPU sets of p cores") {
+    auto rq = request(launcher_kind::local, 3, 2, 1, 0);
+    rq.units = 16;
+    rq.cpus = {0, 1, 2, 3, 4, 5, 6, 7};
+    auto plan = mmgp::render_launch(rq, {"raxml", "-T", "{p}", "-N", "{units}", "-n", "run{rank}", "{unknown}", "{m}"});
+    REQUIRE(plan.processes.size() == 3);
+    const std::int64_t share[] = {6, 5, 5};
+    for (int r = 0; r < 3; ++r) {
+        const auto& lp = plan.processes[static_cast<std::size_t>(r)];
+        CHECK(lp.rank == r);
+        CHECK(lp.units == share[r]);
+        CHECK(lp.cpus == std::vector<int>{2 * r, 2 * r + 1});
+        CHECK(lp.argv == strings{"taskset", "-c", std::to_string(2 * r) + "," + std::to_string(2 * r + 1), "raxml", "-T",
+                                 "2", "-N", std::to_string(share[r]), "-n", "run" + std::to_string(r), "{unknown}", "3"});
+        CHECK(std::find(lp.env.begin(), lp.env.end(), std::pair<std::string, std::string>{"MMGP_RANK", std::to_string(r)}) !=
+              lp.env.end());
+    }
+    rq.cpus = {0, 1, 2, 3, 4};  // 6 cores needed: no binding, and a note
+    plan = mmgp::render_launch(rq, {"x"});
+    CHECK(plan.processes[0].argv == strings{"x"});
+    CHECK(plan.notes.size() == 1);
+}
+
+TEST_CASE("render_launch rejects what cannot be launched") {
+    auto rq = request(launcher_kind::local, 2, 1, 2, 0);
+    CHECK_THROWS_WITH_AS(mmgp::render_launch(rq, {"x"}),
+                         "--launcher local: expected nodes = 1 (the local launcher starts processes on this machine), found nodes=2",
+                         mmgp::error);
+    rq.mapping.nodes = 1;
+    CHECK_THROWS_AS(mmgp::render_launch(rq, {}), mmgp::error);
+    rq.mapping.p = 0;
+    CHECK_THROWS_AS(mmgp::render_launch(rq, {"x"}), mmgp::error);
+    CHECK_THROWS_AS(mmgp::render_launch(request(launcher_kind::openmpi, 2, 1, 1, 0), {"x", "--seed={rank}"}), mmgp::error);
+    CHECK_THROWS_AS(mmgp::render_launch(request(launcher_kind::srun, 2, 1, 1, 0), {"x", "{units}"}), mmgp::error);
+}
+
+TEST_CASE("shell_quote survives a real shell") {
+    temp_dir d;
+    const strings words = {"plain", "two words", "it's", "$HOME", "a\"b", "", "*", "back\\slash", "new\nline", "{p}", "~x", "a;b|c&"};
+    std::string script = "printf '%s\\n'";
+    for (const auto& w : words) {
+        script += ' ';
+        script += mmgp::shell_quote(w);
+    }
+    auto path = d.write("s.sh", script + " > " + (d.path / "out").string() + "\n");
+    REQUIRE(std::system(("sh " + path).c_str()) == 0);
+    std::string want;
+    for (const auto& w : words) want += w + "\n";
+    CHECK(slurp(d.path / "out") == want);
+    CHECK(mmgp::shell_quote("plain") == "plain");
+}
+
+TEST_CASE("mmgp launch --launcher local --exec: every process gets its rank, share, p and environment") {
+    temp_dir d;
+    const std::string dir = d.path.string();
+    // raxml-qs20 has 16 bootstraps; 3 processes get 6, 5, 5.
+    auto r = run_mmgp("launch raxml-qs20 --launcher local --m 3 --p 1 --exec -- sh -c "
+                      "'echo {rank} {units} {p} {m} $MMGP_RANK $MMGP_UNITS $OMP_NUM_THREADS > " + dir + "/out.{rank}'");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.empty());
+    CHECK(slurp(d.path / "out.0") == "0 6 1 3 0 6 1\n");
+    CHECK(slurp(d.path / "out.1") == "1 5 1 3 1 5 1\n");
+    CHECK(slurp(d.path / "out.2") == "2 5 1 3 2 5 1\n");
+    // --units overrides the application's units: 5 over 2 processes = 3, 2.
+    r = run_mmgp("launch raxml-qs20 --launcher local --m 2 --p 1 --units 5 --exec -- sh -c 'echo {units} > " + dir + "/u.{rank}'");
+    REQUIRE(r.status == 0);
+    CHECK(slurp(d.path / "u.0") == "3\n");
+    CHECK(slurp(d.path / "u.1") == "2\n");
+}
+
+TEST_CASE("mmgp launch prints a command that a shell runs with the same effect") {
+    temp_dir d;
+    const std::string dir = d.path.string();
+    auto r = run_mmgp("launch raxml-qs20 --launcher local --m 2 --p 1 --units 3 -- sh -c "
+                      "'echo \"rank {rank}: $MMGP_UNITS units\" > " + dir + "/p.{rank}'");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.rfind("# raxml-qs20: chosen m=2 p=1 nodes=1", 0) == 0);
+    auto script = d.write("run.sh", r.out);
+    REQUIRE(std::system(("sh " + script).c_str()) == 0);
+    CHECK(slurp(d.path / "p.0") == "rank 0: 2 units\n");
+    CHECK(slurp(d.path / "p.1") == "rank 1: 1 units\n");
+}
+
+TEST_CASE("mmgp launch --json: the best mapping of the search and the command as data") {
+    auto r = run_mmgp("launch pbpi-qs20 --launcher openmpi --cores-per-node 16 --json -- ./pbpi -t {p}");
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    // [H] §4.4: the optimum of PBPI on the QS20 is m = 4, p = 4.
+    CHECK(j["mapping"]["m"] == 4);
+    CHECK(j["mapping"]["p"] == 4);
+    CHECK(j["mapping"]["nodes"] == 1);
+    CHECK(j["launcher"] == "openmpi");
+    auto argv = j["argv"].get<strings>();
+    CHECK(argv[0] == "mpirun");
+    CHECK(argv[2] == "4");
+    CHECK(argv[4] == "ppr:4:node:pe=4");
+    CHECK(argv.back() == "4");
+    CHECK(j["notes"].empty());
+}
+
+TEST_CASE("mmgp launch --exec returns the children's status and forwards SIGTERM") {
+    auto r = run_mmgp("launch raxml-qs20 --launcher local --m 3 --p 1 --exec -- sh -c 'exit $((10 + {rank}))'");
+    CHECK(r.status == 10);
+    r = run_mmgp("launch raxml-qs20 --launcher local --m 2 --p 1 --exec -- /nonexistent/program");
+    CHECK(r.status == 127);
+    CHECK(r.err.find("/nonexistent/program") != std::string::npos);
+
+    temp_dir d;
+    const std::string dir = d.path.string();
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        std::string cmd = "echo started > " + dir + "/s.{rank}; exec sleep 60";
+        std::string bin = mmgp::test::mmgp_bin();
+        execl(bin.c_str(), bin.c_str(), "launch", "raxml-qs20", "--launcher", "local", "--m", "2", "--p", "1",
+              "--exec", "--", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        _exit(99);
+    }
+    bool started = false;
+    for (int i = 0; i < 600 && !started; ++i) {
+        started = std::filesystem::exists(d.path / "s.0") && std::filesystem::exists(d.path / "s.1");
+        if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK(started);
+    kill(pid, SIGTERM);
+    int st = 0;
+    REQUIRE(waitpid(pid, &st, 0) == pid);
+    REQUIRE(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 128 + SIGTERM);  // the children died of the forwarded SIGTERM
+}
+
+TEST_CASE("mmgp launch --launcher openmpi --exec runs a real MPI program with the mapping") {
+    if (!on_path("mpirun") || !on_path("mpicc")) {
+        MESSAGE("SKIPPED: mpirun or mpicc not on PATH (scripts/setup.sh installs openmpi-bin and libopenmpi-dev)");
+        return;
+    }
+    temp_dir d;
+    auto src = d.write("hello.c",
+                       "#include <mpi.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+                       "int main(int argc, char** argv) {\n"
+                       "  MPI_Init(&argc, &argv);\n  int rank, size;\n"
+                       "  MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n  MPI_Comm_size(MPI_COMM_WORLD, &size);\n"
+                       "  const char* t = getenv(\"OMP_NUM_THREADS\");\n"
+                       "  printf(\"rank %d of %d threads %s arg %s\\n\", rank, size, t ? t : \"-\", argc > 1 ? argv[1] : \"-\");\n"
+                       "  MPI_Finalize();\n  return 0;\n}\n");
+    const std::string exe = (d.path / "hello").string();
+    REQUIRE(std::system(("mpicc -o " + exe + " " + src).c_str()) == 0);
+    auto lines = [](const std::string& s) {
+        std::multiset<std::string> out;
+        std::istringstream in(s);
+        for (std::string l; std::getline(in, l);) out.insert(l);
+        return out;
+    };
+    // m = 2, p = 1 fits two cores: pe=1 with core binding.
+    auto r = run_mmgp("launch raxml-qs20 --launcher openmpi --m 2 --p 1 --exec -- " + exe + " p={p}");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(lines(r.out) == std::multiset<std::string>{"rank 0 of 2 threads 1 arg p=1", "rank 1 of 2 threads 1 arg p=1"});
+    // m = 3 processes of p = 2: more than the cores of a small machine; --oversubscribe lets mpirun start.
+    r = run_mmgp("launch raxml-qs20 --launcher openmpi --m 3 --p 2 --cores-per-node 2 --oversubscribe --exec -- " + exe);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(lines(r.out) == std::multiset<std::string>{"rank 0 of 3 threads 2 arg -", "rank 1 of 3 threads 2 arg -",
+                                                     "rank 2 of 3 threads 2 arg -"});
+}
+
+TEST_CASE("mmgp launch: bad input is one line on stderr, status 2, nothing on stdout") {
+    bad_launch("launch raxml-qs20 --launcher mvapich -- x", "--launcher: expected openmpi, mpich, srun or local, found \"mvapich\"");
+    bad_launch("launch pbpi-roadrunner --launcher local --nodes 2 -- x", "expected nodes = 1");
+    bad_launch("launch raxml-qs20 --launcher local --units -3 -- x", "--units: expected a count >= 0, found -3");
+    bad_launch("launch raxml-qs20 --launcher openmpi -- x {rank}", "{rank} differs per process");
+    bad_launch("launch raxml-qs20 --launcher local --m 0 -- x", "--m: expected N or LO:HI");
+    bad_launch("launch no-such-profile --launcher local -- x", "no-such-profile");
+    bad_launch("launch raxml-qs20 --launcher local --json --exec -- x", "excludes");
+    bad_launch("launch raxml-qs20 --launcher local", "command");
+}

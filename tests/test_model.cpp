@@ -105,14 +105,14 @@ TEST_CASE("PBPI on a QS20 by hand: [H] §4.3 parameters") {
     mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
     // m = 4, p = 4 (no oversubscription): 1.28*1.3 + 370/16 + 1.72 + 20000*(70e-9 + 2e-6 + 4*4e-5)
     double hand = 1.664 + 23.125 + 1.72 + 20000 * (70e-9 + 2e-6 + 1.6e-4);
-    CHECK(ev({4, 4, 1, mmgp::policy::edtlp}).time_s == doctest::Approx(hand).epsilon(1e-12));
+    CHECK(ev({4, 4, 1, mmgp::policy::edtlp}).time_s == mmgp::test::approx(hand).epsilon(1e-12));
     // m = 16, p = 1: 4 processes per PPE context time-share host work and switch 4x as often.
     double hand16 = 4 * 1.28 * 1.3 + 370.0 / 16 + 1.72 + 20000 * (70e-9 + 4e-5) + 4 * 20000 * 2e-6;
-    CHECK(ev({16, 1, 1, mmgp::policy::edtlp}).time_s == doctest::Approx(hand16).epsilon(1e-12));
+    CHECK(ev({16, 1, 1, mmgp::policy::edtlp}).time_s == mmgp::test::approx(hand16).epsilon(1e-12));
     // Eq. 11 verbatim does not time-share the host: 1.28*1.3 + 370/16 + 1.72 + 20000*(70e-9+2e-6+4e-5)
     mmgp::evaluator e11(s, mmgp::model_kind::eq11);
     CHECK(e11({16, 1, 1, mmgp::policy::edtlp}).time_s ==
-          doctest::Approx(1.664 + 23.125 + 1.72 + 20000 * (70e-9 + 2e-6 + 4e-5)).epsilon(1e-12));
+          mmgp::test::approx(1.664 + 23.125 + 1.72 + 20000 * (70e-9 + 2e-6 + 4e-5)).epsilon(1e-12));
 }
 
 TEST_CASE("task decomposition: each process runs ceil(U / (nodes*m)) units") {
@@ -120,10 +120,10 @@ TEST_CASE("task decomposition: each process runs ceil(U / (nodes*m)) units") {
     mmgp::scenario s = mmgp::load_scenario("raxml-qs20");
     mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
     auto t = [&](int m, int p) { return ev({m, p, 1, mmgp::policy::edtlp}).time_s; };
-    CHECK(t(1, 1) == doctest::Approx(16 * (0.55 + 7.375 + 9.8125)));
-    CHECK(t(3, 1) == doctest::Approx(6 * (1.28 * 0.55 + 7.375 + 9.8125)));        // ceil(16/3) = 6
-    CHECK(t(8, 2) == doctest::Approx(2 * (2 * 1.28 * 0.55 + 7.375 / 2 + 9.8125)));  // 2 per context
-    CHECK(t(16, 1) == doctest::Approx(1 * (4 * 1.28 * 0.55 + 7.375 + 9.8125)));
+    CHECK(t(1, 1) == mmgp::test::approx(16 * (0.55 + 7.375 + 9.8125)));
+    CHECK(t(3, 1) == mmgp::test::approx(6 * (1.28 * 0.55 + 7.375 + 9.8125)));        // ceil(16/3) = 6
+    CHECK(t(8, 2) == mmgp::test::approx(2 * (2 * 1.28 * 0.55 + 7.375 / 2 + 9.8125)));  // 2 per context
+    CHECK(t(16, 1) == mmgp::test::approx(1 * (4 * 1.28 * 0.55 + 7.375 + 9.8125)));
     // [H] Fig. 8: the optimum is maximal task parallelism with p = 1.
     auto r = mmgp::search(s, mmgp::model_kind::mmgp);
     CHECK(r.best.c.p == 1);
@@ -140,11 +140,11 @@ TEST_CASE("os policy: oversubscribed processes run in groups of H to completion"
     mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
     auto t = [&](int m, mmgp::policy pol) { return ev({m, 1, 1, pol}).time_s; };
     // m = 5, one unit each; rounds of 2, 2, 1: host (1.5 + 1.5 + 1) * 1, accelerator 3 * 10, no switches.
-    CHECK(t(5, mmgp::policy::os) == doctest::Approx(4.0 + 30.0));
+    CHECK(t(5, mmgp::policy::os) == mmgp::test::approx(4.0 + 30.0));
     // edtlp: 3 processes per context share host work; each off-load switches: 3 * (1.5*1 + 1000*1e-6) + 10.
-    CHECK(t(5, mmgp::policy::edtlp) == doctest::Approx(3 * (1.5 + 1e-3) + 10.0));
+    CHECK(t(5, mmgp::policy::edtlp) == mmgp::test::approx(3 * (1.5 + 1e-3) + 10.0));
     // m = 2 <= H: os is edtlp without the per-off-load switch.
-    CHECK(t(2, mmgp::policy::edtlp) - t(2, mmgp::policy::os) == doctest::Approx(3 * 1000 * 1e-6));  // ceil(5/2) = 3 units each
+    CHECK(t(2, mmgp::policy::edtlp) - t(2, mmgp::policy::os) == mmgp::test::approx(3 * 1000 * 1e-6));  // ceil(5/2) = 3 units each
 }
 
 TEST_CASE("strong and weak scaling over nodes, and the DMA term") {
@@ -159,11 +159,11 @@ TEST_CASE("strong and weak scaling over nodes, and the DMA term") {
     mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
     // strong: 64 / (2*2*4) + 0.5 + host 1 + DMA 100 * (1e-6 + 4000 B / 2 APUs / 1e9 B/s)
     double dma = 100 * (1e-6 + 2000 / 1e9);
-    CHECK(ev({2, 2, 4, mmgp::policy::edtlp}).time_s == doctest::Approx(1.0 + 4.0 + 0.5 + dma));
+    CHECK(ev({2, 2, 4, mmgp::policy::edtlp}).time_s == mmgp::test::approx(1.0 + 4.0 + 0.5 + dma));
     doc["application"]["scaling"] = "weak";
     mmgp::scenario w = mmgp::parse_scenario(doc.dump(), "scale.json");
     mmgp::evaluator evw(w, mmgp::model_kind::mmgp);
-    CHECK(evw({2, 2, 4, mmgp::policy::edtlp}).time_s == doctest::Approx(1.0 + 16.0 + 0.5 + dma));
+    CHECK(evw({2, 2, 4, mmgp::policy::edtlp}).time_s == mmgp::test::approx(1.0 + 16.0 + 0.5 + dma));
     // eq11 refuses several nodes.
     CHECK_THROWS_AS(mmgp::evaluator(s, mmgp::model_kind::eq11), mmgp::input_error);
 }
@@ -175,7 +175,7 @@ TEST_CASE("alpha forms: constant applies from m = 2, linear in threads per conte
                 {"search", {{"m", {1, 8}}, {"p", 1}}}};
     mmgp::scenario s = mmgp::parse_scenario(doc.dump(), "lin.json");
     mmgp::evaluator ev(s, mmgp::model_kind::eq11);
-    CHECK(ev({1, 1, 1, mmgp::policy::edtlp}).time_s == doctest::Approx(10.0));
-    CHECK(ev({2, 1, 1, mmgp::policy::edtlp}).time_s == doctest::Approx(10.0 * (1.0 + 0.2 * 2 / 4)));
-    CHECK(ev({8, 1, 1, mmgp::policy::edtlp}).time_s == doctest::Approx(10.0 * (1.0 + 0.2 * 8 / 4)));
+    CHECK(ev({1, 1, 1, mmgp::policy::edtlp}).time_s == mmgp::test::approx(10.0));
+    CHECK(ev({2, 1, 1, mmgp::policy::edtlp}).time_s == mmgp::test::approx(10.0 * (1.0 + 0.2 * 2 / 4)));
+    CHECK(ev({8, 1, 1, mmgp::policy::edtlp}).time_s == mmgp::test::approx(10.0 * (1.0 + 0.2 * 8 / 4)));
 }

@@ -76,7 +76,7 @@ TEST_CASE("platform and application may be bundled names or files") {
     CHECK(s.plat.name == "qs20");
     CHECK(s.app.name == "pbpi");
     CHECK(s.app.T_apu == 370);
-    CHECK(s.app.g == doctest::Approx(0.8 / 20000));
+    CHECK(s.app.g == mmgp::test::approx(0.8 / 20000));
     mmgp::test::temp_dir d;
     d.write("plat.json", mmgp::test::slurp(MMGP_SOURCE_DIR "/profiles/platforms/ps3.json"));
     std::string f = d.write("scen.json", R"({"schema": "mmgp/1", "platform": "plat.json", "application": "raxml"})");

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "support.hpp"
 #include "mmgp/search.hpp"
 
 using nlohmann::json;
@@ -64,4 +65,31 @@ TEST_CASE("Roadrunner scale: 3,060 triblades, m*p <= 32") {
     CHECK(r.best.c.nodes > 1);  // strong scaling: more nodes split T_apu until communication dominates
     CHECK(r.best.pred.parts.communication > 0);
     CHECK(r.best.c.m * r.best.c.p <= 32);
+}
+
+TEST_CASE("numerical safety: huge ranges are counted exactly or refused, never wrapped") {
+    json doc = {{"platform", {{"hpu_contexts", 1}, {"apus", 2000000000}, {"nodes", 1000000000}, {"O_offload", 0}, {"T_csw", 0}, {"alpha", 1.2}}},
+                {"application", {{"N", 1}, {"T_hpu", 1.0}, {"T_apu", 100.0}, {"C_apu", 0}, {"g", 0}}},
+                {"search", {{"m", {1, 1000000000000LL}}, {"p", {1, 1000000000000LL}}, {"nodes", {1, 1}}}}};
+    mmgp::scenario s = mmgp::parse_scenario(doc.dump(), "huge.json");
+    // sum over m of floor(2e9 / m), computed independently in blocks below a small bound.
+    json small = doc;
+    small["platform"]["apus"] = 1000;
+    small["search"]["m"] = {1, 1000};
+    small["search"]["p"] = {1, 1000};
+    std::int64_t brute = 0;
+    for (int m = 1; m <= 1000; ++m) brute += 1000 / m;
+    CHECK(mmgp::count_feasible(mmgp::parse_scenario(small.dump(), "small.json")) == brute);
+    CHECK(mmgp::count_feasible(s) > 40000000000LL);  // 2e9 * H(2e9) ~ 4.4e10: no overflow, no hang
+    try {
+        mmgp::search(s, mmgp::model_kind::mmgp, {false});
+        FAIL("no error");
+    } catch (const mmgp::input_error& e) {
+        CHECK(std::string(e.what()).find("huge.json: /search: expected a search space of at most 200000000 configurations") == 0);
+    }
+    // A single huge m evaluates without a table of that size.
+    doc["search"] = {{"m", 1000000000}, {"p", 1}, {"nodes", 1}};
+    mmgp::scenario one = mmgp::parse_scenario(doc.dump(), "one.json");
+    auto r = mmgp::search(one, mmgp::model_kind::mmgp);
+    CHECK(r.best.pred.time_s == mmgp::test::approx(1e9 * 1.2 * 1.0 + 100.0 / 1e9));  // 1e9 processes on 1 context
 }

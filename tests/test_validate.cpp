@@ -21,13 +21,13 @@ TEST_CASE("[R] Table 1 (EDTLP and Linux, 1-8 workers) from the paper's micro-par
     // One prediction by hand: Linux, 3 workers: rounds {2, 1}, N = 28.46 s / 107 us off-loads per bootstrap.
     double N = 265981.3, T_hpu = 2.846, T_apu = 25.614;
     double hand = (1.28 + 1.0) * T_hpu + 2 * T_apu + 2 * N * 70e-9;
-    CHECK(rep.cases[10].predicted_s == doctest::Approx(hand).epsilon(1e-12));
+    CHECK(rep.cases[10].predicted_s == mmgp::test::approx(hand).epsilon(1e-12));
     MESSAGE("Table 1: mean |error| " << rep.mean_abs_err_pct << " %, max " << rep.max_abs_err_pct << " %");
     CHECK(rep.mean_abs_err_pct <= 3.0);
     CHECK(rep.max_abs_err_pct <= 6.0);
     double sum = 0;
     for (const auto& c : rep.cases) sum += std::fabs(100 * (c.predicted_s - c.measured_s) / c.measured_s);
-    CHECK(rep.mean_abs_err_pct == doctest::Approx(sum / 16));
+    CHECK(rep.mean_abs_err_pct == mmgp::test::approx(sum / 16));
 }
 
 TEST_CASE("groups: predicted optimum against measured optimum, and the regret") {
@@ -44,11 +44,11 @@ TEST_CASE("groups: predicted optimum against measured optimum, and the regret") 
     REQUIRE(rep.groups.size() == 2);
     CHECK(rep.groups[0].group == "a");
     CHECK_FALSE(rep.groups[0].optimal_hit);
-    CHECK(rep.groups[0].regret_pct == doctest::Approx(100.0 * (31.0 - 30.0) / 30.0));
+    CHECK(rep.groups[0].regret_pct == mmgp::test::approx(100.0 * (31.0 - 30.0) / 30.0));
     CHECK(rep.groups[1].optimal_hit);
     CHECK(rep.groups[1].regret_pct == 0.0);
     CHECK_FALSE(rep.optimal_hit);
-    CHECK(rep.regret_pct == doctest::Approx(100.0 / 30.0));
+    CHECK(rep.regret_pct == mmgp::test::approx(100.0 / 30.0));
 }
 
 TEST_CASE("validation files: bad cases are named by JSON path") {

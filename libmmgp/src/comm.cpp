@@ -1,8 +1,8 @@
 #include "detail/comm.hpp"
+#include "detail/nnls.hpp"
 
 #include <Eigen/Dense>
 #include <cmath>
-#include <limits>
 
 namespace mmgp::detail {
 
@@ -86,34 +86,10 @@ std::optional<comm_model> fit_comm_model(primitive prim, const std::vector<comm_
     }
     // Columns that are identically zero cannot be identified.
     bool present[4];
-    for (int j = 0; j < 4; ++j) present[j] = X.col(j).cwiseAbs().maxCoeff() > 0;
-    // Exact non-negative least squares for 4 unknowns: try every support, keep the best feasible one.
-    double best_rss = std::numeric_limits<double>::infinity();
-    Eigen::Vector4d best = Eigen::Vector4d::Zero();
-    for (int mask = 1; mask < 16; ++mask) {
-        std::vector<int> cols;
-        for (int j = 0; j < 4; ++j)
-            if ((mask >> j) & 1) {
-                if (!present[j]) goto next;
-                cols.push_back(j);
-            }
-        {
-            Eigen::MatrixXd Xs(n, static_cast<int>(cols.size()));
-            for (std::size_t k = 0; k < cols.size(); ++k) Xs.col(static_cast<int>(k)) = X.col(cols[k]);
-            Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Xs);
-            if (qr.rank() < static_cast<int>(cols.size())) goto next;
-            Eigen::VectorXd b = qr.solve(y);
-            if ((b.array() < 0).any()) goto next;
-            double rss = (Xs * b - y).squaredNorm();
-            if (rss < best_rss) {
-                best_rss = rss;
-                best.setZero();
-                for (std::size_t k = 0; k < cols.size(); ++k) best(cols[k]) = b(static_cast<int>(k));
-            }
-        }
-    next:;
-    }
-    if (!std::isfinite(best_rss)) return std::nullopt;
+    std::vector<bool> usable(4);
+    for (int j = 0; j < 4; ++j) usable[static_cast<std::size_t>(j)] = present[j] = X.col(j).cwiseAbs().maxCoeff() > 0;
+    Eigen::VectorXd best;
+    if (!nnls_small(X, y, usable, best)) return std::nullopt;
     comm_model m;
     m.intra = {best(0), best(1)};
     m.inter = {best(2), best(3)};

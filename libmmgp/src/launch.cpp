@@ -1,1 +1,223 @@
-// placeholder
+// Rendering a mapping as a launch command (mmgp/launch.hpp). Pure: no I/O, no environment.
+#include "mmgp/launch.hpp"
+
+#include <string>
+
+namespace mmgp {
+
+std::string_view to_string(launcher_kind k) noexcept {
+    switch (k) {
+        case launcher_kind::openmpi: return "openmpi";
+        case launcher_kind::mpich: return "mpich";
+        case launcher_kind::srun: return "srun";
+        case launcher_kind::local: return "local";
+    }
+    return "local";
+}
+
+bool parse_launcher(std::string_view text, launcher_kind& out) noexcept {
+    for (auto k : {launcher_kind::openmpi, launcher_kind::mpich, launcher_kind::srun, launcher_kind::local})
+        if (text == to_string(k)) {
+            out = k;
+            return true;
+        }
+    return false;
+}
+
+std::int64_t units_of_rank(std::int64_t units, std::int64_t procs, std::int64_t rank) noexcept {
+    if (procs < 1 || units < 0) return 0;
+    return units / procs + (rank < units % procs ? 1 : 0);
+}
+
+std::string shell_quote(std::string_view word) {
+    if (word.empty()) return "''";
+    bool safe = true;
+    for (char c : word) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                  c == '.' || c == '/' || c == ':' || c == ',' || c == '=' || c == '+' || c == '@' || c == '%';
+        if (!ok) {
+            safe = false;
+            break;
+        }
+    }
+    if (safe) return std::string(word);
+    std::string out = "'";
+    for (char c : word) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    return out + "'";
+}
+
+namespace {
+
+struct values {
+    std::int64_t m, p, nodes, np, U, rank, units;
+    bool per_rank;  // {rank} and {units} are known
+};
+
+void replace_all(std::string& s, std::string_view key, const std::string& value) {
+    for (std::size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size()))
+        s.replace(at, key.size(), value);
+}
+
+std::string substitute(std::string word, const values& v) {
+    if (word.find('{') == std::string::npos) return word;
+    replace_all(word, "{m}", std::to_string(v.m));
+    replace_all(word, "{p}", std::to_string(v.p));
+    replace_all(word, "{nodes}", std::to_string(v.nodes));
+    replace_all(word, "{np}", std::to_string(v.np));
+    replace_all(word, "{U}", std::to_string(v.U));
+    if (v.per_rank) {
+        replace_all(word, "{rank}", std::to_string(v.rank));
+        replace_all(word, "{units}", std::to_string(v.units));
+    }
+    return word;
+}
+
+std::string cpu_list(const std::vector<int>& cpus) {
+    std::string out;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(cpus[i]);
+    }
+    return out;
+}
+
+[[noreturn]] void fail(const std::string& what, const std::string& expected, const std::string& found) {
+    throw error(what + ": expected " + expected + ", found " + found);
+}
+
+}  // namespace
+
+launch_plan render_launch(const launch_request& rq, const std::vector<std::string>& command) {
+    const configuration& c = rq.mapping;
+    if (command.empty() || command.front().empty())
+        fail("COMMAND", "a program to launch after --", command.empty() ? "nothing" : "an empty word");
+    if (c.m < 1 || c.p < 1 || c.nodes < 1)
+        fail("mapping", "m, p and nodes >= 1",
+             "m=" + std::to_string(c.m) + " p=" + std::to_string(c.p) + " nodes=" + std::to_string(c.nodes));
+    if (rq.units < 0) fail("units", "a count >= 0", std::to_string(rq.units));
+    if (rq.cores_per_node < 0) fail("cores per node", "a count >= 0 (0 = unknown)", std::to_string(rq.cores_per_node));
+    const std::string kind_name(to_string(rq.kind));
+    if (rq.kind == launcher_kind::local && c.nodes != 1)
+        fail("--launcher local", "nodes = 1 (the local launcher starts processes on this machine)",
+             "nodes=" + std::to_string(c.nodes));
+    if (rq.kind != launcher_kind::local)
+        for (const auto& w : command)
+            for (std::string_view key : {"{rank}", "{units}"})
+                if (w.find(key) != std::string::npos)
+                    fail("COMMAND", "placeholders {m} {p} {nodes} {np} {U} with --launcher " + kind_name + " (" +
+                                        std::string(key) + " differs per process: use --launcher local, or read "
+                                        "the launcher's rank variable and MMGP_UNITS_TOTAL)",
+                         shell_quote(w));
+
+    launch_plan plan;
+    plan.kind = rq.kind;
+    plan.mapping = c;
+    plan.units = rq.units;
+    const std::int64_t m = c.m, p = c.p, nodes = c.nodes, np = m * nodes;
+    values v{m, p, nodes, np, rq.units, 0, 0, false};
+    const std::string ps = std::to_string(p), ms = std::to_string(m), nps = std::to_string(np);
+    std::vector<std::pair<std::string, std::string>> env = {
+        {"OMP_NUM_THREADS", ps},  {"OMP_PLACES", "cores"}, {"OMP_PROC_BIND", "close"}, {"MMGP_M", ms},
+        {"MMGP_P", ps},           {"MMGP_NODES", std::to_string(nodes)}, {"MMGP_NP", nps},
+        {"MMGP_UNITS_TOTAL", std::to_string(rq.units)}};
+
+    if (rq.kind == launcher_kind::local) {
+        const std::int64_t ncpu = static_cast<std::int64_t>(rq.cpus.size());
+        const bool bind = ncpu > 0 && m * p <= ncpu;
+        if (ncpu > 0 && !bind)
+            plan.notes.push_back("not binding: m*p = " + std::to_string(m * p) + " exceeds the " +
+                                 std::to_string(ncpu) + " CPUs available; the OS places the processes");
+        v.per_rank = true;
+        for (std::int64_t r = 0; r < m; ++r) {
+            launch_process lp;
+            lp.rank = static_cast<int>(r);
+            lp.units = units_of_rank(rq.units, np, r);
+            v.rank = r;
+            v.units = lp.units;
+            if (bind) {
+                for (std::int64_t j = 0; j < p; ++j) lp.cpus.push_back(rq.cpus[static_cast<std::size_t>(r * p + j)]);
+                lp.argv = {"taskset", "-c", cpu_list(lp.cpus)};
+            }
+            for (const auto& w : command) lp.argv.push_back(substitute(w, v));
+            lp.env = env;
+            lp.env.emplace_back("MMGP_RANK", std::to_string(r));
+            lp.env.emplace_back("MMGP_UNITS", std::to_string(lp.units));
+            plan.processes.push_back(std::move(lp));
+        }
+        return plan;
+    }
+
+    const std::int64_t cores = rq.cores_per_node;
+    const bool bind = cores == 0 || m * p <= cores;
+    if (!bind)
+        plan.notes.push_back("m*p = " + std::to_string(m * p) + " exceeds the " + std::to_string(cores) +
+                             " cores per node: binding " + std::to_string(p) +
+                             " cores per process cannot be satisfied, so processes are not bound (the OS places "
+                             "their threads)");
+    if (cores > 0 && m > cores && !rq.oversubscribe)
+        plan.notes.push_back("m = " + ms + " processes per node exceed the " + std::to_string(cores) +
+                             " cores per node: " +
+                             (rq.kind == launcher_kind::mpich ? std::string("mpiexec runs them time-shared")
+                                                              : std::string("the launcher will refuse to start; add --oversubscribe")));
+    auto& a = plan.argv;
+    switch (rq.kind) {
+        case launcher_kind::openmpi:
+            a = {rq.program.empty() ? "mpirun" : rq.program, "-np", nps, "--map-by",
+                 bind ? "ppr:" + ms + ":node:pe=" + ps : "ppr:" + ms + ":node", "--bind-to", bind ? "core" : "none"};
+            if (rq.oversubscribe) a.push_back("--oversubscribe");
+            if (rq.allow_run_as_root) a.push_back("--allow-run-as-root");
+            for (const auto& [k, val] : env) {
+                a.push_back("-x");
+                a.push_back(k + "=" + val);
+            }
+            break;
+        case launcher_kind::mpich:
+            a = {rq.program.empty() ? "mpiexec" : rq.program, "-n", nps, "-ppn", ms, "-bind-to",
+                 bind ? "core:" + ps : "none"};
+            for (const auto& [k, val] : env) {
+                a.push_back("-genv");
+                a.push_back(k);
+                a.push_back(val);
+            }
+            break;
+        case launcher_kind::srun: {
+            a = {rq.program.empty() ? "srun" : rq.program, "-N", std::to_string(nodes), "-n", nps,
+                 "--ntasks-per-node=" + ms, "--cpus-per-task=" + ps, bind ? "--cpu-bind=cores" : "--cpu-bind=none"};
+            if (rq.oversubscribe) a.push_back("--overcommit");
+            std::string exp = "--export=ALL";
+            for (const auto& [k, val] : env) exp += "," + k + "=" + val;
+            a.push_back(exp);
+            break;
+        }
+        case launcher_kind::local: break;
+    }
+    for (const auto& w : command) a.push_back(substitute(w, v));
+    return plan;
+}
+
+std::string shell_command(const launch_plan& plan) {
+    std::string out;
+    auto words = [&](const std::vector<std::string>& argv) {
+        for (std::size_t i = 0; i < argv.size(); ++i) {
+            if (i) out += ' ';
+            out += shell_quote(argv[i]);
+        }
+    };
+    if (plan.kind != launcher_kind::local) {
+        words(plan.argv);
+        return out + "\n";
+    }
+    for (const auto& lp : plan.processes) {
+        for (const auto& [k, val] : lp.env) out += k + "=" + shell_quote(val) + " ";
+        words(lp.argv);
+        out += " &\n";
+    }
+    return out + "wait\n";
+}
+
+}  // namespace mmgp

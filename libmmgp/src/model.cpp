@@ -70,7 +70,8 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
     if (kind == model_kind::eq11 && n_hi > 1)
         r.fail("/search/nodes", "nodes 1..1 with --model eq11 (Eq. 11 is a single-node equation; use --model mmgp)",
                std::to_string(n_lo) + ".." + std::to_string(n_hi));
-    std::size_t table_size = static_cast<std::size_t>(std::max<std::int64_t>(m_hi, pl.hpu_contexts)) + 1;
+    // α and O_col are tabulated for small m (the common case); larger m are computed on the fly.
+    std::size_t table_size = static_cast<std::size_t>(std::min<std::int64_t>(std::max<std::int64_t>(m_hi, pl.hpu_contexts), 4096)) + 1;
     alpha_.assign(table_size, 1.0);
     ocol_.assign(table_size, 0.0);
     for (std::size_t k = 1; k < table_size; ++k) {
@@ -92,6 +93,9 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
         has_model_[static_cast<int>(prim)] = 1;
     }
     if (kind == model_kind::eq11) return;
+    if (!app.comm.empty() && (n_hi - n_lo + 1) * std::max<std::int64_t>(m_hi - sp.m.lo + 1, 1) > 100000000)
+        r.fail("/search", "at most 100000000 (nodes, m) pairs when the application communicates",
+               std::to_string(n_hi - n_lo + 1) + " node counts x " + std::to_string(m_hi - sp.m.lo + 1) + " process counts");
     // Every (nodes, m) the search visits must be costed by a table or a model with the stages it needs.
     for (std::size_t i = 0; i < app.comm.size(); ++i) {
         const comm_pattern& cp = app.comm[i];
@@ -114,6 +118,14 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
             }
         }
     }
+}
+
+double evaluator::alpha_at(int m) const noexcept {
+    return static_cast<std::size_t>(m) < alpha_.size() ? alpha_[static_cast<std::size_t>(m)] : alpha_of(s_->plat, m);
+}
+
+double evaluator::ocol_at(int m) const noexcept {
+    return static_cast<std::size_t>(m) < ocol_.size() ? ocol_[static_cast<std::size_t>(m)] : ocol_of(s_->app, m);
 }
 
 double evaluator::comm_per_phase(int m, int nodes, bool& extrapolated) const noexcept {
@@ -145,12 +157,12 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
     breakdown& b = out.parts;
     if (kind_ == model_kind::eq11) {
         // [H] Eq. 11, term by term.
-        b.host = alpha_[static_cast<std::size_t>(c.m)] * app.T_hpu;
+        b.host = alpha_at(c.m) * app.T_hpu;
         b.accelerator = app.T_apu / (m * p) + app.C_apu;
         b.offload = app.N * (pl.O_offload + p * app.g);
         b.context_switch = app.N * pl.T_csw;
-        b.communication = app.N * ocol_[static_cast<std::size_t>(c.m)];
-        out.time_s = b.host + b.accelerator + app.N * (pl.O_offload + pl.T_csw + ocol_[static_cast<std::size_t>(c.m)] + p * app.g);
+        b.communication = app.N * ocol_at(c.m);
+        out.time_s = b.host + b.accelerator + app.N * (pl.O_offload + pl.T_csw + ocol_at(c.m) + p * app.g);
         return out;
     }
     // MODEL.md §3. Work of one process: `units` times the per-unit work.
@@ -170,8 +182,8 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
     const double dma = dma_lat_ + dma_spb_ * app.dma_bytes / p;
     const double acc1 = apu_par + app.C_apu;
     const double off1 = app.N * (pl.O_offload + p * app.g + dma);
-    const double comm1 = app.N * (ocol_[static_cast<std::size_t>(c.m)] + comm_phase);
-    const double alpha_m = alpha_[static_cast<std::size_t>(c.m)];
+    const double comm1 = app.N * (ocol_at(c.m) + comm_phase);
+    const double alpha_m = alpha_at(c.m);
     if (c.pol == policy::edtlp) {
         // Host work of the processes sharing a context is time-shared (stretched by `rounds`), each
         // process switches context on every off-load; accelerator work overlaps.
@@ -190,7 +202,7 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         // os, oversubscribed: processes hold their context until done, so they run in `rounds`
         // groups of H, the last one of size m - (rounds-1)*H.
         const int last = c.m - (rounds - 1) * H;
-        b.host = units * ((rounds - 1) * alpha_[static_cast<std::size_t>(H)] + alpha_[static_cast<std::size_t>(last)]) * app.T_hpu;
+        b.host = units * ((rounds - 1) * alpha_at(H) + alpha_at(last)) * app.T_hpu;
         b.accelerator = units * rounds * acc1;
         b.offload = units * rounds * off1;
         b.communication = units * comm1;

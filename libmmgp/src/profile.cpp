@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <set>
 
 #include "detail/comm.hpp"
 #include "detail/profile_json.hpp"
@@ -408,10 +407,9 @@ void check_coverage(const scenario& s) {
     if (pl.max_processes_per_node > 0) m_hi = std::min<std::int64_t>(m_hi, pl.max_processes_per_node);
     std::int64_t p_hi = std::min<std::int64_t>(sp.p.hi, pl.apus);
     std::int64_t n_hi = std::min<std::int64_t>(sp.nodes.hi, pl.nodes);
-    bool any = false;
-    for (std::int64_t m = sp.m.lo; m <= m_hi && !any; ++m)
-        any = sp.p.lo <= p_hi && m * sp.p.lo <= pl.apus;
-    if (!any || sp.nodes.lo > n_hi) {
+    // Feasible configurations exist iff the smallest m and p fit: m_lo * p_lo <= apus (no overflow).
+    const std::int64_t m_top = sp.p.lo <= p_hi ? std::min<std::int64_t>(m_hi, pl.apus / sp.p.lo) : 0;
+    if (sp.m.lo > m_top || sp.nodes.lo > n_hi) {
         std::string why = "m " + std::to_string(sp.m.lo) + ".." + std::to_string(sp.m.hi) + ", p " +
                           std::to_string(sp.p.lo) + ".." + std::to_string(sp.p.hi) + ", nodes " +
                           std::to_string(sp.nodes.lo) + ".." + std::to_string(sp.nodes.hi) + " with apus " +
@@ -419,42 +417,37 @@ void check_coverage(const scenario& s) {
         r.fail("/search", "a search space with at least one configuration with m*p <= apus and nodes <= platform nodes",
                "an empty space (" + why + ")");
     }
-    // Every α(k) and O_col(k) the model can ask for: k in the m range, and for the os policy the
-    // round sizes H and m - (rounds-1)*H.
-    std::set<int> need;
-    for (std::int64_t m = sp.m.lo; m <= m_hi; ++m) {
-        if (sp.p.lo * m > pl.apus) break;
-        need.insert(static_cast<int>(m));
-        int H = pl.hpu_contexts;
-        if (m > H) {
-            need.insert(H);
-            std::int64_t rounds = (m + H - 1) / H;
-            need.insert(static_cast<int>(m - (rounds - 1) * H));
-        }
-    }
+    // Every α(k) and O_col(k) the model can ask for: k in [m_lo, m_top], and for the os policy the
+    // round sizes H and m - (rounds-1)*H (which take every value in 1..H once m > H). Tables are
+    // finite, so the walk stops at the first k a table lacks.
+    const int H = pl.hpu_contexts;
+    auto first_missing = [&](const m_function& f) -> std::int64_t {
+        if (f.kind != m_function::form::table) return 0;
+        auto covered = [&](std::int64_t k) { return k == 1 || (k < static_cast<std::int64_t>(f.table.size()) && f.covers(static_cast<int>(k))); };
+        for (std::int64_t k = sp.m.lo; k <= m_top; ++k)
+            if (!covered(k)) return k;
+        if (m_top > H)
+            for (std::int64_t k = 1; k <= H; ++k)
+                if (!covered(k)) return k;
+        return 0;
+    };
     auto check = [&](const m_function& f, const std::string& path) {
-        if (f.kind != m_function::form::table) return;
-        for (int k : need) {
-            if (k == 1) continue;  // α(1) = 1 by definition; O_col(1) = 0 unless the table gives it
-            if (!f.covers(k)) {
-                std::string have;
-                for (std::size_t i = 1; i < f.table.size(); ++i)
-                    if (!std::isnan(f.table[i])) have += (have.empty() ? "" : ", ") + std::to_string(i);
-                r.fail(path, "an entry for m = " + std::to_string(k) + " (the search covers m = " +
-                                 std::to_string(sp.m.lo) + ".." + std::to_string(m_hi) + ")",
-                       "entries for m = " + have);
-            }
-        }
+        std::int64_t k = first_missing(f);
+        if (k == 0) return;
+        std::string have;
+        for (std::size_t i = 1; i < f.table.size(); ++i)
+            if (!std::isnan(f.table[i])) have += (have.empty() ? "" : ", ") + std::to_string(i);
+        r.fail(path, "an entry for m = " + std::to_string(k) + " (the search covers m = " + std::to_string(sp.m.lo) +
+                         ".." + std::to_string(m_top) + ")",
+               "entries for m = " + have);
     };
     check(pl.alpha, "/platform/alpha/table");
     check(s.app.O_col, "/application/O_col/table");
-    if (pl.alpha.kind == m_function::form::linear) {
-        for (int k : need) {
-            if (k == 1) continue;
-            double a = pl.alpha.intercept + pl.alpha.slope * k / pl.hpu_contexts;
-            if (!(a > 0)) r.fail("/platform/alpha/linear", "a linear form positive for every searched m",
-                                 "alpha(" + std::to_string(k) + ") = " + detail::format_double(a));
-        }
+    if (pl.alpha.kind == m_function::form::linear && m_top >= 2) {
+        // slope >= 0, so the smallest α(k) over k >= 2 is α(2).
+        double a = pl.alpha.intercept + pl.alpha.slope * 2 / pl.hpu_contexts;
+        if (!(a > 0)) r.fail("/platform/alpha/linear", "a linear form positive for every searched m",
+                             "alpha(2) = " + detail::format_double(a));
     }
 }
 

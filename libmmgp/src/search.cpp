@@ -29,14 +29,20 @@ std::int64_t p_top(const bounds& b, std::int64_t m) noexcept { return std::min(b
 
 std::int64_t count_feasible(const scenario& s) noexcept {
     bounds b = effective(s);
-    if (b.n_lo > b.n_hi) return 0;
+    if (b.n_lo > b.n_hi || b.p_lo > b.p_hi) return 0;
+    // Sum over m of (min(p_hi, A/m) - p_lo + 1)^+, in blocks of m with the same A/m: O(sqrt A) steps.
     std::int64_t per_node = 0;
-    for (std::int64_t m = b.m_lo; m <= b.m_hi; ++m) {
-        std::int64_t top = p_top(b, m);
-        if (top < b.p_lo) break;  // p_top decreases with m
-        per_node += top - b.p_lo + 1;
+    std::int64_t m = b.m_lo;
+    const std::int64_t m_end = std::min(b.m_hi, b.apus / b.p_lo);
+    while (m <= m_end) {
+        std::int64_t q = b.apus / m;
+        std::int64_t block_end = std::min(m_end, b.apus / q);
+        per_node += (block_end - m + 1) * (std::min(b.p_hi, q) - b.p_lo + 1);
+        m = block_end + 1;
     }
-    return per_node * (b.n_hi - b.n_lo + 1);
+    const std::int64_t nodes = b.n_hi - b.n_lo + 1;
+    if (per_node > 0 && nodes > std::numeric_limits<std::int64_t>::max() / per_node) return std::numeric_limits<std::int64_t>::max();
+    return per_node * nodes;
 }
 
 search_result search(const scenario& s, model_kind kind, const search_options& opt) {

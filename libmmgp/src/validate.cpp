@@ -70,6 +70,8 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         check_coverage(s);
         evaluator ev(s, kind);
         prediction pr = ev(vc.c);
+        if (!std::isfinite(pr.time_s))
+            r.fail(cp, "parameters whose predicted time is finite", "an overflowing prediction for " + vc.label);
         vc.predicted_s = pr.time_s;
         vc.parts = pr.parts;
         vc.err_pct = 100.0 * (vc.predicted_s - vc.measured_s) / vc.measured_s;

@@ -64,6 +64,8 @@ public:
     model_kind kind() const noexcept { return kind_; }
 
 private:
+    double alpha_at(int m) const noexcept;
+    double ocol_at(int m) const noexcept;
     const scenario* s_;
     model_kind kind_;
     std::vector<double> alpha_;  // index m

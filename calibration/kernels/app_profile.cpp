@@ -1,0 +1,225 @@
+// Profiling the runtime's program into an application profile (schema mmgp/1, kind application).
+#include "app_profile.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unistd.h>
+
+namespace mmgp::kernels {
+
+namespace {
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+nlohmann::json stat_json(const statistic& s, double value, const std::string& source) {
+    nlohmann::json j;
+    j["value"] = value;
+    j["median"] = s.median;
+    j["mad"] = s.mad;
+    j["cv"] = s.cv;
+    j["min"] = s.min;
+    j["repetitions"] = s.repetitions;
+    j["harness"] = "mmgp profile (calibration/kernels off-load runtime)";
+    j["source"] = source;
+    return j;
+}
+
+std::string hostname() {
+    char b[256] = {0};
+    if (gethostname(b, sizeof b - 1) != 0) return "unknown";
+    return b;
+}
+
+std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return b;
+}
+
+}  // namespace
+
+statistic summarize(std::vector<double> v) {
+    statistic s;
+    s.repetitions = static_cast<int>(v.size());
+    if (v.empty()) return s;
+    s.median = median_of(v);
+    std::vector<double> dev;
+    for (double x : v) dev.push_back(std::fabs(x - s.median));
+    s.mad = median_of(dev);
+    double mean = 0;
+    for (double x : v) mean += x;
+    mean /= static_cast<double>(v.size());
+    double var = 0;
+    for (double x : v) var += (x - mean) * (x - mean);
+    var = v.size() > 1 ? var / static_cast<double>(v.size() - 1) : 0.0;
+    s.cv = mean != 0 ? std::sqrt(var) / std::fabs(mean) : 0.0;
+    s.min = *std::min_element(v.begin(), v.end());
+    s.max = *std::max_element(v.begin(), v.end());
+    return s;
+}
+
+profile_report measure_profile(const profile_request& rq) {
+    if (rq.repetitions < 1) throw input_error("--repetitions: expected an integer >= 1, found " + std::to_string(rq.repetitions));
+    const double t0 = now();
+    profile_report rep;
+    std::vector<double> hpu, apu, capu, n, g, o, w1, w2, gap, join2;
+    const double U = rq.base.units;
+    for (int r = 0; r < rq.repetitions; ++r) {
+        config c1 = rq.base;
+        c1.m = 1;
+        c1.p = 1;
+        c1.policy = host_policy::edtlp;
+        result a = run(c1);
+        const timers& t = a.t;
+        const double calls = static_cast<double>(t.offloads);
+        hpu.push_back(t.host_s / U);
+        apu.push_back(t.apu_split_s / U);
+        capu.push_back((t.apu_serial_s + t.apu_fork_s + t.apu_join_s) / U);
+        n.push_back(calls / U);
+        o.push_back((t.roundtrip_s - t.apu_busy_s) / calls);
+        w1.push_back(a.wall_s);
+        if (rq.measure_g) {
+            config c2 = c1;
+            c2.p = 2;
+            result b = run(c2);
+            const double calls2 = static_cast<double>(b.t.offloads);
+            // busy(p) = serial + split/p + p*g per off-load, so g = busy(2) - busy(1) + split(1)/2.
+            g.push_back(b.t.apu_busy_s / calls2 - t.apu_busy_s / calls + 0.5 * t.apu_split_s / calls);
+            w2.push_back(b.wall_s);
+            gap.push_back(b.t.apu_fork_s / calls2);
+            join2.push_back(b.t.apu_join_s / calls2);
+            rep.runs.push_back(std::move(a));
+            rep.runs.push_back(std::move(b));
+        } else {
+            rep.runs.push_back(std::move(a));
+        }
+    }
+    rep.T_hpu = summarize(hpu);
+    rep.T_apu = summarize(apu);
+    rep.C_apu = summarize(capu);
+    rep.N = summarize(n);
+    rep.g = summarize(g);
+    rep.O_measured = summarize(o);
+    rep.wall1 = summarize(w1);
+    rep.wall2 = summarize(w2);
+    rep.elapsed_s = now() - t0;
+
+    const result& first = rep.runs.front();
+    const auto& c = rq.base;
+    std::string data = c.synthetic ? std::string("synthetic program")
+                                   : first.data_source + " (" + std::to_string(first.taxa) + " taxa x " +
+                                         std::to_string(first.sites) + " sites, GTR+G4)";
+    std::string how = " over " + std::to_string(rq.repetitions) + " sequential runs (m=1, p=1, edtlp) of " +
+                      std::to_string(c.units) + " bootstrap units on " + data + " on " + hostname() + ", " + utc_now();
+    nlohmann::json j;
+    j["schema"] = "mmgp/1";
+    j["kind"] = "application";
+    j["name"] = rq.name;
+    j["description"] =
+        "Bootstrap-like branch-length search on a fixed topology: per unit, resample sites, propose branch lengths, "
+        "then for every edge off-load newview (libpll partials), makenewz (sumtable + Newton derivative steps) and "
+        "evaluate; the host keeps the control logic. Measured by the calibration/kernels off-load runtime.";
+    j["decomposition"] = "task";
+    j["scaling"] = "strong";
+    j["units"] = c.units;
+    j["N"] = stat_json(rep.N, rep.N.median, "off-loads per unit, counted" + how);
+    j["T_hpu"] = stat_json(rep.T_hpu, rep.T_hpu.median,
+                           "host time per unit: HPU wall time outside off-loads (control logic, resampling, Newton "
+                           "steps)" + how);
+    j["T_apu"] = stat_json(rep.T_apu, rep.T_apu.median,
+                           "site-range (splittable) kernel time per unit on the master APU: libpll partials, "
+                           "likelihood, sumtable, derivatives, weights" + how);
+    j["C_apu"] = stat_json(rep.C_apu, rep.C_apu.median,
+                           "per-call accelerator time that does not split across APUs, per unit: P-matrix updates "
+                           "(every APU repeats them) + fork/join/reduction on the master APU" + how);
+    double gv = std::max(0.0, rep.g.median);
+    nlohmann::json gj = stat_json(rep.g, gv,
+                                  rq.measure_g
+                                      ? "extra master-APU time per off-load per additional APU: busy(p=2) - busy(p=1) + "
+                                        "split(p=1)/2, from paired runs with p=1 and p=2" + how
+                                      : std::string("not measured (--no-g)"));
+    if (rep.g.median < 0) gj["warning"] = "the measured value was negative (noise); clamped to 0";
+    j["g"] = gj;
+    j["machine"] = {{"hostname", hostname()}, {"hardware_concurrency", std::thread::hardware_concurrency()}};
+    nlohmann::json meas;
+    meas["wall_s_p1"] = w1;
+    meas["wall_s_p2"] = w2;
+    meas["T_hpu_s"] = hpu;
+    meas["T_apu_s"] = apu;
+    meas["C_apu_s"] = capu;
+    meas["g_s"] = g;
+    meas["p2_signalling_gap_s_per_offload"] = gap;
+    meas["p2_join_wait_s_per_offload"] = join2;
+    meas["g_note"] = "g is the slope of the per-off-load APU time in p (p=1 -> p=2): signalling the worker, its "
+                     "wake-up and imbalance, and the reduction. [H] Eq. 11 charges N*p*g, i.e. g also at p=1, where "
+                     "this runtime's measured per-off-load overhead is offload_overhead_s_per_call";
+    meas["N"] = n;
+    meas["offload_overhead_s_per_call"] = {{"median", rep.O_measured.median}, {"mad", rep.O_measured.mad},
+                                           {"note", "HPU round trip minus master-APU busy time: the platform's "
+                                                    "O_offload plus the futex wake-up of the edtlp policy"}};
+    nlohmann::json kinds;
+    for (std::size_t k = 0; k < 6; ++k)
+        if (first.t.by_kind[k]) kinds[offload_kind_names[k]] = static_cast<double>(first.t.by_kind[k]) / U;
+    meas["offloads_per_unit_by_kind"] = kinds;
+    meas["model_check"] = {{"note", "T_hpu + T_apu + C_apu + N*(O + g) per unit vs the measured wall time per unit"},
+                           {"sum_s", rep.T_hpu.median + rep.T_apu.median + rep.C_apu.median +
+                                         rep.N.median * (rep.O_measured.median + gv)},
+                           {"wall_per_unit_s", rep.wall1.median / U}};
+    j["measurements"] = meas;
+    nlohmann::json prov;
+    prov["command"] = rq.command;
+    prov["date"] = utc_now();
+    prov["elapsed_s"] = rep.elapsed_s;
+    if (!c.synthetic) {
+        prov["data"] = first.data_source;
+        prov["taxa"] = first.taxa;
+        prov["sites"] = first.sites;
+        prov["rounds"] = c.rounds;
+        prov["newton"] = c.newton;
+        prov["seed"] = c.seed;
+    }
+    j["provenance"] = prov;
+    rep.json = j.dump(2) + "\n";
+    return rep;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw input_error(path + ": cannot write the output file (" + std::strerror(errno) + ")");
+        f << text;
+        f.flush();
+        if (!f) {
+            f.close();
+            std::remove(tmp.c_str());
+            throw input_error(path + ": cannot write the output file (write failed)");
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        int e = errno;
+        std::remove(tmp.c_str());
+        throw input_error(path + ": cannot write the output file (" + std::strerror(e) + ")");
+    }
+}
+
+}  // namespace mmgp::kernels

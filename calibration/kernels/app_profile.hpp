@@ -1,0 +1,48 @@
+// The application profile of the off-load runtime's program (`mmgp profile`): runs the sequential configuration
+// (1 HPU thread, 1 APU) `repetitions` times, and the same program with 2 APUs to measure g, and writes
+// T_hpu, T_apu, C_apu, N (per unit) and g (per phase per APU) with their statistics (schema "mmgp/1").
+//
+//   mmgp::kernels::profile_request rq;  rq.base.alignment = "/usr/share/doc/examl/testData/49.gz";  rq.base.units = 8;
+//   mmgp::kernels::profile_report rep = mmgp::kernels::measure_profile(rq);
+//   mmgp::kernels::write_atomically("app.json", rep.json);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime.hpp"
+
+namespace mmgp::kernels {
+
+struct profile_request {
+    config base;               ///< the workload; m, p and policy are set by the profiler
+    int repetitions = 3;       ///< sequential runs (and as many p = 2 runs for g)
+    bool measure_g = true;     ///< false: g = 0 with a note (e.g. a one-site alignment)
+    std::string name = "raxml-libpll";
+    std::string command;       ///< the command line, recorded as provenance
+};
+
+/// One statistic over repetitions.
+struct statistic {
+    double median = 0, mad = 0, cv = 0, min = 0, max = 0;
+    int repetitions = 0;
+};
+statistic summarize(std::vector<double> v);
+
+struct profile_report {
+    statistic T_hpu, T_apu, C_apu, N, g;   ///< per unit (N: off-loads per unit; g: per off-load per APU)
+    statistic O_measured;                  ///< per off-load: round trip minus master-APU busy time
+    statistic wall1, wall2;                ///< wall time of the p = 1 and p = 2 runs
+    double elapsed_s = 0;                  ///< total time of the profiling
+    std::string json;                      ///< the application profile, schema mmgp/1
+    std::vector<result> runs;              ///< every run, p = 1 and p = 2 interleaved
+};
+
+/// Measures the profile. Throws input_error (bad data) or std::runtime_error.
+profile_report measure_profile(const profile_request& rq);
+
+/// Writes `text` to a temporary file next to `path` and renames it over `path`; nothing is left behind on error.
+/// Throws input_error naming the path.
+void write_atomically(const std::string& path, const std::string& text);
+
+}  // namespace mmgp::kernels

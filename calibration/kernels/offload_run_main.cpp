@@ -1,0 +1,84 @@
+// mmgp-offload-run: runs one (m, p, policy, units) configuration of the off-load runtime and prints JSON
+// (wall time, timers, off-load counts). Bad input: one line on stderr, exit 2.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "runtime.hpp"
+
+namespace {
+
+bool parse_pair(const std::string& text, long& a, long& b) {
+    auto colon = text.find(':');
+    if (colon == std::string::npos) return false;
+    try {
+        std::size_t i = 0, k = 0;
+        a = std::stol(text.substr(0, colon), &i);
+        b = std::stol(text.substr(colon + 1), &k);
+        return i == colon && k == text.size() - colon - 1;
+    } catch (...) {
+        return false;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    namespace K = mmgp::kernels;
+    CLI::App app{"mmgp-offload-run: run the libpll off-load runtime at one (m, p, policy) and print JSON"};
+    K::config c;
+    std::string policy = "edtlp", simulate, synthetic;
+    app.add_option("--m", c.m, "HPU threads (default 1)");
+    app.add_option("--p", c.p, "APUs per HPU thread (default 1)");
+    app.add_option("--policy", policy, "edtlp (block on every off-load) or os (spin-wait)");
+    app.add_option("--units", c.units, "bootstrap units (default 4)");
+    auto* al = app.add_option("--alignment", c.alignment, "PHYLIP or FASTA DNA alignment (gz or not)");
+    auto* si = app.add_option("--simulate", simulate, "TAXA:SITES, simulate an alignment instead (default 24:2000)");
+    al->excludes(si);
+    app.add_option("--taxa", c.taxa, "keep the first TAXA taxa (0: all)");
+    app.add_option("--sites", c.sites, "keep the first SITES sites (0: all)");
+    app.add_option("--rounds", c.rounds, "smoothing rounds over all edges per unit (default 1)");
+    app.add_option("--newton", c.newton, "Newton steps per branch at most (default 4)");
+    app.add_option("--seed", c.seed, "random seed (default 1)");
+    app.add_option("--timeout", c.timeout_s, "watchdog, seconds (default 120)");
+    app.add_option("--synthetic", synthetic,
+                   "OFFLOADS:HOST_US:SPLIT_US:SERIAL_US run the synthetic program (busy-waits) instead");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "mmgp-offload-run: " << e.what() << '\n';
+        return 2;
+    }
+    try {
+        if (!K::parse_host_policy(policy, c.policy))
+            throw K::input_error("--policy: expected edtlp or os, found \"" + policy + "\"");
+        if (!simulate.empty()) {
+            long t = 0, s = 0;
+            if (!parse_pair(simulate, t, s) || t < 3 || s < 1 || t > 100000 || s > 100000000)
+                throw K::input_error("--simulate: expected TAXA:SITES with TAXA >= 3 and SITES >= 1, found \"" + simulate + "\"");
+            c.simulate_taxa = static_cast<int>(t);
+            c.simulate_sites = static_cast<int>(s);
+        }
+        if (!synthetic.empty()) {
+            int n = 0;
+            double h = 0, sp = 0, se = 0;
+            char tail = 0;
+            if (std::sscanf(synthetic.c_str(), "%d:%lf:%lf:%lf%c", &n, &h, &sp, &se, &tail) != 4 || n < 1 || h < 0 ||
+                sp < 0 || se < 0)
+                throw K::input_error("--synthetic: expected OFFLOADS:HOST_US:SPLIT_US:SERIAL_US, found \"" + synthetic + "\"");
+            c.synthetic = true;
+            c.synth = {n, h * 1e-6, sp * 1e-6, se * 1e-6};
+        }
+        K::result r = K::run(c);
+        std::cout << K::to_json(r) << '\n';
+        return 0;
+    } catch (const K::input_error& e) {
+        std::cerr << "mmgp-offload-run: " << e.what() << '\n';
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "mmgp-offload-run: error: " << e.what() << '\n';
+        return 1;
+    }
+}

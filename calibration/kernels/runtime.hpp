@@ -1,0 +1,94 @@
+// The host off-load runtime (issue 4): m HPU threads each run task units (bootstraps) whose control logic stays on
+// the host and whose likelihood calls are off-loaded to p APU worker threads that share each call by site ranges
+// (master + workers, reduction on the master; [R] Fig. 4–6). It is the profiler (`mmgp profile`) and a validation
+// target (`mmgp-offload-run`): any (m, p, policy, units) runs and reports its measured wall time and timers.
+//
+//   mmgp::kernels::config c;  c.m = 2; c.p = 2; c.policy = mmgp::kernels::host_policy::edtlp; c.units = 8;
+//   c.simulate_taxa = 24; c.simulate_sites = 2000;          // or c.alignment = "/usr/share/doc/examl/testData/49.gz"
+//   mmgp::kernels::result r = mmgp::kernels::run(c);        // r.wall_s, r.timers.host_s, ...
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels.hpp"
+
+namespace mmgp::kernels {
+
+/// What an HPU thread does while its off-load runs: `edtlp` blocks on a futex (the thread yields its host context
+/// to another HPU thread on every off-load, [R] §5.2); `os` spin-waits on the result (the OS decides when to switch).
+enum class host_policy { edtlp, os };
+const char* to_string(host_policy p);
+/// "edtlp" or "os"; false otherwise.
+bool parse_host_policy(const std::string& text, host_policy& out);
+
+/// A fake program with known regions, run through the same runtime and timers (tests, and checking the profiler):
+/// each unit makes `offloads` off-loads; before each one the host busy-waits `host_s`; each off-load busy-waits
+/// `serial_s` on every APU (work that does not split) and `split_s / p` on each of the p APUs.
+struct synthetic_program {
+    int offloads = 100;
+    double host_s = 20e-6;
+    double split_s = 100e-6;
+    double serial_s = 10e-6;
+};
+
+struct config {
+    int m = 1;                       ///< HPU threads
+    int p = 1;                       ///< APUs per HPU thread (site ranges per off-load)
+    host_policy policy = host_policy::edtlp;
+    int units = 4;                   ///< task units (bootstraps), distributed round-robin over the m HPU threads
+    // workload: the phylogenetic bootstrap search (default) or a synthetic program
+    bool synthetic = false;
+    synthetic_program synth;
+    std::string alignment;           ///< alignment file (PHYLIP/FASTA, gz or not); empty: simulate
+    int simulate_taxa = 24, simulate_sites = 2000;
+    int taxa = 0, sites = 0;         ///< keep only the first taxa / sites of the alignment (0 = all)
+    int rounds = 1;                  ///< branch-length smoothing rounds over all edges per unit
+    int newton = 4;                  ///< at most this many Newton steps per branch
+    std::uint64_t seed = 1;
+    double timeout_s = 120;          ///< watchdog: a run longer than this is aborted with an error
+};
+
+/// Timers summed over every off-load (seconds) and counts.
+struct timers {
+    double host_s = 0;        ///< HPU threads: time outside off-loads (control logic), summed over HPU threads
+    double roundtrip_s = 0;   ///< HPU side: from posting an off-load to seeing its result
+    double apu_busy_s = 0;    ///< master APU: from taking the request to posting the result
+    double apu_serial_s = 0;  ///< master APU: per-call work every APU repeats (P matrices; synthetic serial part)
+    double apu_split_s = 0;   ///< master APU: its share of the site-range work
+    double apu_fork_s = 0;    ///< master APU: signalling the p-1 workers
+    double apu_join_s = 0;    ///< master APU: waiting for the workers after its own share, and the reduction
+    double worker_split_s = 0;///< workers: their shares (summed over workers)
+    std::int64_t offloads = 0;
+    std::array<std::int64_t, 6> by_kind{};  ///< off-loads per kind: weights, newview, evaluate, sumtable, derivatives, synthetic
+    std::int64_t newview_ops = 0;           ///< partial-likelihood updates (libpll operations)
+    std::int64_t context_switches = 0;      ///< voluntary context switches of the HPU threads (getrusage)
+};
+
+struct result {
+    config cfg;
+    double wall_s = 0;         ///< all units, from the start signal to the last HPU thread finishing
+    double setup_s = 0;        ///< reading/simulating data, creating partitions and threads (not in wall_s)
+    std::size_t taxa = 0, sites = 0;
+    std::string data_source;
+    timers t;
+    std::vector<double> unit_loglik;  ///< final log-likelihood of each unit's bootstrap replicate (phylo only)
+    /// Synthetic program only: the busy-waits as the fake kernel itself timed them (host: every HPU thread;
+    /// split and serial: master APUs only), the ground truth the profiler's timers are checked against.
+    double synth_host_s = 0, synth_split_s = 0, synth_serial_s = 0;
+};
+
+/// Runs one configuration. Throws input_error for bad input (alignment, sizes) and std::runtime_error for a
+/// failure or a watchdog timeout. Requires m >= 1, p >= 1, units >= 1, p <= sites.
+result run(const config& c);
+
+/// The off-load kinds, index into timers::by_kind.
+inline constexpr const char* offload_kind_names[6] = {"weights", "newview", "evaluate", "sumtable", "derivatives", "synthetic"};
+
+/// JSON text of a result (what mmgp-offload-run prints).
+std::string to_json(const result& r);
+
+}  // namespace mmgp::kernels

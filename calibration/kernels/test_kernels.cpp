@@ -1,0 +1,411 @@
+// Tests of the libpll kernels, the off-load runtime, the profiler and `mmgp profile` (issue 4).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include "app_profile.hpp"
+#include "kernels.hpp"
+#include "runtime.hpp"
+
+namespace K = mmgp::kernels;
+namespace fs = std::filesystem;
+
+namespace {
+
+// JC69 closed form: P(same) = 1/4 + 3/4 e^{-4t/3}, P(different) = 1/4 - 1/4 e^{-4t/3}.
+double jc(int x, int y, double t) {
+    double e = std::exp(-4.0 * t / 3.0);
+    return x == y ? 0.25 + 0.75 * e : 0.25 - 0.25 * e;
+}
+int code(char c) { return c == 'A' ? 0 : c == 'C' ? 1 : c == 'G' ? 2 : 3; }
+
+K::alignment make(std::vector<std::string> rows) {
+    K::alignment a;
+    a.source = "test";
+    for (std::size_t i = 0; i < rows.size(); ++i) a.names.push_back(std::string("t").append(std::to_string(i)));
+    a.rows = std::move(rows);
+    return a;
+}
+
+// Makes the CLVs of both ends of edge e valid and applies the updates to the slice; returns (inner, other).
+std::pair<int, int> focus(K::site_slice& s, const K::tree& t, K::orientation& o, int e) {
+    auto [a, b] = t.ends[static_cast<std::size_t>(e)];
+    if (t.is_tip(a)) std::swap(a, b);
+    K::newview_batch batch;
+    o.orient(t, a, b, batch);
+    o.orient(t, b, a, batch);
+    s.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
+    s.update_partials(batch.ops.data(), batch.ops.size());
+    return {a, b};
+}
+
+double loglik_at(K::site_slice& s, const K::tree& t, K::orientation& o, int e) {
+    auto [a, b] = focus(s, t, o, e);
+    unsigned mi = static_cast<unsigned>(e);
+    double len = t.length[static_cast<std::size_t>(e)];
+    s.update_matrices(&mi, &len, 1);
+    return s.edge_loglik(a, b, mi);
+}
+
+// Independent Felsenstein pruning under JC69 (no libpll): conditional likelihoods of the subtree of v seen from w.
+std::array<double, 4> prune(const K::tree& t, const K::alignment& a, std::size_t site, int v, int w) {
+    std::array<double, 4> L{};
+    if (t.is_tip(v)) {
+        L[static_cast<std::size_t>(code(a.rows[static_cast<std::size_t>(v)][site]))] = 1.0;
+        return L;
+    }
+    L = {1, 1, 1, 1};
+    for (std::size_t k = 0; k < 3; ++k) {
+        int c = t.nbr[static_cast<std::size_t>(v)][k];
+        if (c == w) continue;
+        double len = t.length[static_cast<std::size_t>(t.nedge[static_cast<std::size_t>(v)][k])];
+        auto Lc = prune(t, a, site, c, v);
+        for (int x = 0; x < 4; ++x) {
+            double s = 0;
+            for (int y = 0; y < 4; ++y) s += jc(x, y, len) * Lc[static_cast<std::size_t>(y)];
+            L[static_cast<std::size_t>(x)] *= s;
+        }
+    }
+    return L;
+}
+
+double independent_jc_loglik(const K::tree& t, const K::alignment& a) {
+    int tip = 0, inner = t.nbr[0][0];
+    double len = t.length[static_cast<std::size_t>(t.nedge[0][0])];
+    double total = 0;
+    for (std::size_t s = 0; s < a.sites(); ++s) {
+        auto Li = prune(t, a, s, inner, tip);
+        auto Lt = prune(t, a, s, tip, inner);
+        double site = 0;
+        for (int x = 0; x < 4; ++x)
+            for (int y = 0; y < 4; ++y)
+                site += 0.25 * Li[static_cast<std::size_t>(x)] * jc(x, y, len) * Lt[static_cast<std::size_t>(y)];
+        total += std::log(site);
+    }
+    return total;
+}
+
+struct tmpdir {
+    fs::path path;
+    tmpdir() {
+        char tmpl[] = "/tmp/mmgp-kernels-XXXXXX";
+        path = mkdtemp(tmpl);
+    }
+    ~tmpdir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+struct outcome {
+    int status;
+    std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+outcome sh(const std::string& cmd, const fs::path& dir) {
+    const fs::path o = dir / "stdout.txt", e = dir / "stderr.txt";
+    int rc = std::system((cmd + " >" + o.string() + " 2>" + e.string()).c_str());
+    outcome r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(o), slurp(e)};
+    fs::remove(o);
+    fs::remove(e);
+    return r;
+}
+
+std::string mmgp_bin() {
+    const char* b = std::getenv("MMGP_BIN");
+    return b ? b : "build/cli/mmgp";
+}
+std::string offload_bin() {
+    const char* b = std::getenv("MMGP_OFFLOAD_RUN");
+    return b ? b : "build/calibration/kernels/mmgp-offload-run";
+}
+
+int count_lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("3 taxa under JC69: libpll's edge log-likelihood equals the closed-form hand computation") {
+    // Star tree: tips 0, 1, 2 around inner node 3, edges 0, 1, 2.
+    K::alignment a = make({"AACGTA", "ACCGTT", "AGCTTA"});
+    K::tree t = K::random_tree(3, 1);
+    REQUIRE(t.nodes() == 4);
+    const double len[3] = {0.1, 0.25, 0.4};
+    for (int e = 0; e < 3; ++e) {
+        auto [x, y] = t.ends[static_cast<std::size_t>(e)];
+        int tip = t.is_tip(x) ? x : y;
+        t.length[static_cast<std::size_t>(e)] = len[tip];
+    }
+    // By hand: L(site) = sum_x 1/4 P(x->s0, t0) P(x->s1, t1) P(x->s2, t2).
+    // e.g. the first site (A, A, A) with e_i = exp(-4 t_i / 3):
+    //   1/4 (1/4 + 3/4 e0)(1/4 + 3/4 e1)(1/4 + 3/4 e2) + 3/4 (1/4 - 1/4 e0)(1/4 - 1/4 e1)(1/4 - 1/4 e2)
+    double e0 = std::exp(-4 * 0.1 / 3), e1 = std::exp(-4 * 0.25 / 3), e2 = std::exp(-4 * 0.4 / 3);
+    double first = 0.25 * (0.25 + 0.75 * e0) * (0.25 + 0.75 * e1) * (0.25 + 0.75 * e2) +
+                   0.75 * (0.25 - 0.25 * e0) * (0.25 - 0.25 * e1) * (0.25 - 0.25 * e2);
+    double expected = 0;
+    std::vector<double> persite_expected;
+    for (std::size_t s = 0; s < a.sites(); ++s) {
+        double site = 0;
+        for (int x = 0; x < 4; ++x) {
+            double p = 0.25;
+            for (int i = 0; i < 3; ++i) p *= jc(x, code(a.rows[static_cast<std::size_t>(i)][s]), len[i]);
+            site += p;
+        }
+        persite_expected.push_back(std::log(site));
+        expected += std::log(site);
+    }
+    CHECK(persite_expected[0] == doctest::Approx(std::log(first)).epsilon(1e-14));
+
+    K::site_slice s(a, K::jc69(), 0, a.sites());
+    K::orientation o(t);
+    for (int e = 0; e < 3; ++e) CHECK(loglik_at(s, t, o, e) == doctest::Approx(expected).epsilon(1e-10));
+    std::vector<double> persite;
+    auto [inner, other] = focus(s, t, o, 0);
+    double sum = s.edge_loglik_persite(inner, other, 0, persite);
+    CHECK(sum == doctest::Approx(expected).epsilon(1e-10));
+    REQUIRE(persite.size() == persite_expected.size());
+    for (std::size_t i = 0; i < persite.size(); ++i) CHECK(persite[i] == doctest::Approx(persite_expected[i]).epsilon(1e-10));
+}
+
+TEST_CASE("8 taxa under JC69: oriented CLVs give the independent pruning value at every edge, after branch changes") {
+    K::alignment full = K::simulate_alignment(8, 300, 5);
+    K::tree t = K::random_tree(8, 11);
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> u(0.02, 0.5);
+    for (double& l : t.length) l = u(rng);
+    K::site_slice s(full, K::jc69(), 0, full.sites());
+    K::orientation o(t);
+    const double ref = independent_jc_loglik(t, full);
+    CHECK(ref < 0);
+    for (std::size_t e = 0; e < t.edges(); ++e) CHECK(loglik_at(s, t, o, static_cast<int>(e)) == doctest::Approx(ref).epsilon(1e-9));
+    // change branch lengths at the focus edge while walking; the bookkeeping must keep every CLV valid
+    for (std::size_t e = t.edges(); e-- > 0;) {
+        focus(s, t, o, static_cast<int>(e));
+        t.length[e] = u(rng);
+        double got = loglik_at(s, t, o, static_cast<int>(e));
+        CHECK(got == doctest::Approx(independent_jc_loglik(t, full)).epsilon(1e-9));
+    }
+    // weights (a bootstrap replicate): the weighted sum of per-site values; site ranges add up
+    std::vector<unsigned> w(full.sites());
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<unsigned>(i % 3);
+    K::site_slice lo(full, K::jc69(), 0, 120), hi(full, K::jc69(), 120, full.sites());
+    s.set_weights(w.data());
+    lo.set_weights(w.data());
+    hi.set_weights(w.data());
+    K::orientation o1(t), o2(t), o3(t);
+    std::vector<double> persite;
+    auto [in, ot] = focus(s, t, o1, 2);
+    unsigned mi = 2;
+    double l2 = t.length[2];
+    s.update_matrices(&mi, &l2, 1);
+    s.set_weights(std::vector<unsigned>(full.sites(), 1).data());
+    s.edge_loglik_persite(in, ot, 2, persite);
+    double weighted = 0;
+    for (std::size_t i = 0; i < persite.size(); ++i) weighted += w[i] * persite[i];
+    s.set_weights(w.data());
+    CHECK(s.edge_loglik(in, ot, 2) == doctest::Approx(weighted).epsilon(1e-10));
+    CHECK(loglik_at(lo, t, o2, 2) + loglik_at(hi, t, o3, 2) == doctest::Approx(weighted).epsilon(1e-10));
+}
+
+TEST_CASE("makenewz: libpll's derivatives match finite differences of evaluate (GTR+G4, bootstrap weights)") {
+    K::alignment a = K::simulate_alignment(10, 501, 9);
+    K::model m = K::default_model(a);
+    K::tree t = K::random_tree(10, 4);
+    K::site_slice s(a, m, 0, a.sites());
+    std::vector<unsigned> w(a.sites());
+    std::mt19937_64 rng(2);
+    std::uniform_int_distribution<std::size_t> pick(0, a.sites() - 1);
+    for (std::size_t i = 0; i < a.sites(); ++i) ++w[pick(rng)];
+    s.set_weights(w.data());
+    K::orientation o(t);
+    for (int e : {0, 7, 12}) {
+        auto [in, ot] = focus(s, t, o, e);
+        s.update_sumtable(in, ot);
+        unsigned mi = static_cast<unsigned>(e);
+        auto L = [&](double x) {
+            s.update_matrices(&mi, &x, 1);
+            return s.edge_loglik(in, ot, mi);
+        };
+        const double x = 0.13, h = 1e-4;
+        auto d = s.derivatives(in, ot, x);
+        double fd1 = (L(x + h) - L(x - h)) / (2 * h);
+        double fd2 = (L(x + h) - 2 * L(x) + L(x - h)) / (h * h);
+        CHECK(d[0] == doctest::Approx(fd1).epsilon(1e-4));
+        CHECK(d[1] == doctest::Approx(fd2).epsilon(1e-3));
+    }
+}
+
+TEST_CASE("alignments: PHYLIP and FASTA, gzip, and bad files") {
+    tmpdir d;
+    {
+        std::ofstream(d.path / "a.phy") << "3 5\nx ACGTA\ny AC\nGTT\nz  acgtn\n";
+        std::ofstream(d.path / "a.fa") << ">x\nACG\nTA\n>y\nACGTT\n>z\nACGTN\n";
+        std::ofstream(d.path / "bad.phy") << "3 5\nx ACGTA\ny ACGJT\nz ACGTA\n";
+        std::ofstream(d.path / "short.phy") << "3 5\nx ACGTA\ny ACGTA\n";
+        std::ofstream(d.path / "empty.phy") << "";
+    }
+    K::alignment p = K::read_alignment((d.path / "a.phy").string());
+    K::alignment f = K::read_alignment((d.path / "a.fa").string());
+    CHECK(p.taxa() == 3);
+    CHECK(p.sites() == 5);
+    CHECK(p.rows == f.rows);
+    CHECK(p.rows[2] == "ACGTN");
+    CHECK_THROWS_AS(K::read_alignment((d.path / "bad.phy").string()), K::input_error);
+    CHECK_THROWS_AS(K::read_alignment((d.path / "short.phy").string()), K::input_error);
+    CHECK_THROWS_AS(K::read_alignment((d.path / "empty.phy").string()), K::input_error);
+    CHECK_THROWS_AS(K::read_alignment((d.path / "missing.phy").string()), K::input_error);
+    try {
+        K::read_alignment((d.path / "bad.phy").string());
+    } catch (const K::input_error& e) {
+        CHECK(std::string(e.what()).find("line 3: expected a DNA character") != std::string::npos);
+    }
+    const std::string examl = "/usr/share/doc/examl/testData/49.gz";
+    if (fs::exists(examl)) {  // Debian's examl ships a real alignment, gzip-compressed
+        K::alignment r = K::read_alignment(examl);
+        CHECK(r.taxa() == 49);
+        CHECK(r.sites() == 1200);
+    }
+}
+
+TEST_CASE("synthetic program: the profiler recovers the known host, split and serial regions") {
+    K::profile_request rq;
+    rq.base.synthetic = true;
+    rq.base.units = 3;
+    rq.base.synth = {150, 40e-6, 200e-6, 30e-6};
+    rq.repetitions = 3;
+    rq.name = "synthetic";
+    K::profile_report rep = K::measure_profile(rq);
+    const double n = 150;
+    CHECK(rep.N.median == doctest::Approx(n));
+    CHECK(rep.T_hpu.median == doctest::Approx(n * 40e-6).epsilon(0.2));
+    CHECK(rep.T_apu.median == doctest::Approx(n * 200e-6).epsilon(0.2));
+    CHECK(rep.C_apu.median == doctest::Approx(n * 30e-6).epsilon(0.3));
+    CHECK(std::isfinite(rep.g.median));
+    auto j = nlohmann::json::parse(rep.json);
+    CHECK(j["schema"] == "mmgp/1");
+    CHECK(j["kind"] == "application");
+    CHECK(j["decomposition"] == "task");
+    CHECK(j["units"] == 3);
+    CHECK(j["T_apu"]["value"].get<double>() == doctest::Approx(rep.T_apu.median));
+    CHECK(j["T_apu"]["repetitions"] == 3);
+    CHECK(j["g"]["value"].get<double>() >= 0);
+}
+
+TEST_CASE("the runtime runs every (m, p) with m*p <= 8 under both policies; results do not depend on the mapping") {
+    K::config base;
+    base.simulate_taxa = 6;
+    base.simulate_sites = 240;
+    base.timeout_s = 60;
+    base.units = 4;
+    K::result ref = K::run(base);
+    REQUIRE(ref.unit_loglik.size() == 4);
+    for (double l : ref.unit_loglik) CHECK(l < 0);
+    for (auto pol : {K::host_policy::edtlp, K::host_policy::os})
+        for (int m = 1; m <= 8; ++m)
+            for (int p = 1; m * p <= 8; ++p) {
+                K::config c = base;
+                c.m = m;
+                c.p = p;
+                c.policy = pol;
+                K::result r = K::run(c);
+                INFO("m=" << m << " p=" << p << " policy " << K::to_string(pol));
+                CHECK(r.wall_s > 0);
+                CHECK(r.t.offloads == ref.t.offloads);
+                REQUIRE(r.unit_loglik.size() == 4);
+                for (std::size_t u = 0; u < 4; ++u) CHECK(r.unit_loglik[u] == doctest::Approx(ref.unit_loglik[u]).epsilon(1e-9));
+            }
+}
+
+TEST_CASE("the runtime rejects bad configurations") {
+    K::config c;
+    c.m = 0;
+    CHECK_THROWS_AS(K::run(c), K::input_error);
+    c.m = 1;
+    c.simulate_sites = 3;
+    c.simulate_taxa = 4;
+    c.p = 4;
+    CHECK_THROWS_AS(K::run(c), K::input_error);
+    c.p = 1;
+    c.alignment = "/nonexistent/alignment.phy";
+    CHECK_THROWS_AS(K::run(c), K::input_error);
+}
+
+TEST_CASE("mmgp profile writes an application profile that mmgp predict reads") {
+    tmpdir d;
+    const fs::path app = d.path / "app.json", scen = d.path / "scenario.json";
+    outcome r = sh(mmgp_bin() + " profile --simulate 10:400 --units 3 --repetitions 2 -o " + app.string(), d.path);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    REQUIRE(fs::exists(app));
+    auto j = nlohmann::json::parse(slurp(app));
+    CHECK(j["units"] == 3);
+    CHECK(j["N"]["value"].get<double>() > 10);
+    CHECK(j["T_apu"]["value"].get<double>() > 0);
+    CHECK(j["T_hpu"]["value"].get<double>() > 0);
+    CHECK(j["T_apu"]["repetitions"] == 2);
+    for (auto& e : fs::directory_iterator(d.path)) CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+    std::ofstream(scen) << R"({"schema":"mmgp/1","platform":{"name":"host","hpu_contexts":2,"apus":2,"O_offload":1e-6,)"
+                           R"("T_csw":3e-6,"alpha":1.1},"application":"app.json","search":{"m":[1,8],"p":[1,8]}})";
+    outcome pr = sh(mmgp_bin() + " predict " + scen.string() + " --json", d.path);
+    INFO(pr.err);
+    CHECK(pr.status == 0);
+    auto pj = nlohmann::json::parse(pr.out);
+    CHECK(pj["feasible"].get<int>() >= 3);
+}
+
+TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, exit 2, nothing written") {
+    tmpdir d;
+    const fs::path out = d.path / "app.json";
+    std::ofstream(d.path / "bad.phy") << "4 10\na ACGTACGTAC\nb ACGTACGTAC\nc ACGT\n";
+    const std::string o = " -o " + out.string();
+    for (const std::string& args : {" --alignment " + (d.path / "bad.phy").string(), std::string(" --alignment /nonexistent.phy"),
+                                   std::string(" --simulate 2:100"), std::string(" --simulate 10"),
+                                   std::string(" --simulate 10:400 --units 0"), std::string(" --simulate 10:400 --bogus"),
+                                   std::string(" --simulate 10:400 --sites 100000")}) {
+        outcome r = sh(mmgp_bin() + " profile" + args + o, d.path);
+        INFO(args << " -> " << r.err);
+        CHECK(r.status == 2);
+        CHECK(count_lines(r.err) == 1);
+        CHECK(r.err.rfind("mmgp: ", 0) == 0);
+        CHECK(r.out.empty());
+        CHECK_FALSE(fs::exists(out));
+    }
+    outcome r = sh(mmgp_bin() + " profile --simulate 10:400 --units 1 --repetitions 1 -o " + (d.path / "no/such/dir.json").string(), d.path);
+    CHECK(r.status == 2);
+    CHECK(count_lines(r.err) == 1);
+    for (const std::string& args : {std::string(" --policy fifo"), std::string(" --simulate x:1"), std::string(" --m 0"),
+                                   std::string(" --synthetic 1:2")}) {
+        outcome q = sh(offload_bin() + args, d.path);
+        INFO(args << " -> " << q.err);
+        CHECK(q.status == 2);
+        CHECK(count_lines(q.err) == 1);
+        CHECK(q.out.empty());
+    }
+    outcome ok = sh(offload_bin() + " --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
+    CHECK(ok.status == 0);
+    auto j = nlohmann::json::parse(ok.out);
+    CHECK(j["offloads"] == 40);
+    CHECK(j["wall_s"].get<double>() > 0);
+}

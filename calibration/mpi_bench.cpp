@@ -1,0 +1,90 @@
+// mmgp-mpi-bench: MPI allreduce and send/recv latency for message sizes on a log scale (the mpptest-style
+// micro-benchmark of [C] §4). Started by mpirun; rank 0 prints one JSON object:
+//   {"nodes": N, "ppn": P, "processes": np, "tables": {"allreduce": [[bytes, s, mad, cv], ...], "sendrecv": [...]}}
+// send/recv is the one-way time of a ping-pong between rank 0 and the last rank (on another node when nodes > 1);
+// allreduce is the largest per-rank mean time of MPI_Allreduce(MPI_SUM) on bytes/8 doubles.
+// Usage: mpirun ... mmgp-mpi-bench NODES PPN [quick]
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "stats.hpp"
+
+namespace {
+
+using mmgp::calib::summarize;
+
+// Runs `op` iters times between barriers; returns the largest per-rank mean time.
+template <class F>
+double timed(int iters, F op) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; ++i) op();
+    double mine = (MPI_Wtime() - t0) / iters, worst = 0;
+    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0, np = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    int nodes = argc > 1 ? std::atoi(argv[1]) : 1;
+    int ppn = argc > 2 ? std::atoi(argv[2]) : np;
+    bool quick = argc > 3 && std::string(argv[3]) == "quick";
+    const int reps = quick ? 5 : 9;
+    const double target = quick ? 0.01 : 0.03;  // seconds per repetition and size
+    std::vector<std::size_t> sizes;
+    for (std::size_t b = 8; b <= (1u << 20); b *= 4) sizes.push_back(b);
+    sizes.push_back(1u << 20);
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    std::vector<double> in((1u << 20) / 8 + 1, 1.0), out(in.size(), 0.0);
+    std::vector<char> buf(1u << 20, 1);
+    const int peer = np - 1;
+
+    std::string json = "{\"nodes\": " + std::to_string(nodes) + ", \"ppn\": " + std::to_string(ppn) +
+                       ", \"processes\": " + std::to_string(np) + ", \"repetitions\": " + std::to_string(reps) +
+                       ", \"tables\": {";
+    for (int prim = 0; prim < 2; ++prim) {
+        if (prim == 1 && np < 2) break;
+        json += prim ? ", \"sendrecv\": [" : "\"allreduce\": [";
+        for (std::size_t si = 0; si < sizes.size(); ++si) {
+            std::size_t bytes = sizes[si];
+            int count = static_cast<int>(bytes / 8);
+            auto allreduce = [&] { MPI_Allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); };
+            auto pingpong = [&] {
+                int n = static_cast<int>(bytes);
+                if (rank == 0) {
+                    MPI_Send(buf.data(), n, MPI_CHAR, peer, 1, MPI_COMM_WORLD);
+                    MPI_Recv(buf.data(), n, MPI_CHAR, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                } else if (rank == peer) {
+                    MPI_Recv(buf.data(), n, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf.data(), n, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+                }
+            };
+            auto run = [&](int iters) { return prim ? timed(iters, pingpong) / 2 : timed(iters, allreduce); };
+            double trial = run(3);  // warm-up, also sizes the repetitions
+            int iters = static_cast<int>(std::clamp(target / std::max(trial, 1e-7), 3.0, 20000.0));
+            MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            std::vector<double> v;
+            for (int r = 0; r < reps; ++r) v.push_back(run(iters));
+            auto s = summarize(v);
+            char item[256];
+            std::snprintf(item, sizeof item, "%s[%zu, %.6e, %.3e, %.4f]", si ? ", " : "", bytes, s.median, s.mad, s.cv);
+            json += item;
+        }
+        json += "]";
+    }
+    json += "}}";
+    if (rank == 0) std::printf("%s\n", json.c_str());
+    MPI_Finalize();
+    return 0;
+}

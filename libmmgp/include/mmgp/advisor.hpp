@@ -1,0 +1,120 @@
+// mmgp/advisor.hpp — the runtime advisor: how many accelerators the next off-load should use.
+//
+//   mmgp::advisor adv("raxml-qs20");                 // a scenario file or bundled name
+//   adv.task_begin();                                 // a host task (process, bootstrap) became active
+//   adv.offload_start(p);  ...  adv.offload_end(p, seconds);   // observations, from any thread
+//   adv.host_gap(seconds);                            // host time between two off-loads of a task
+//   mmgp::advice a = adv.recommend();                 // lock-free, allocation-free, ~ns
+//   if (a.action == mmgp::llp_action::activate) split the next off-load's loops across a.p accelerators;
+//
+// The advice comes from the MMGP model (mmgp::evaluator, the default model): for the current
+// number m of active host tasks it evaluates every feasible loop-level degree p (m*p <= A) and
+// picks the fastest, with the application's parameters re-estimated online from the observations
+// (exponentially weighted moving averages, so the advice follows a program whose tasks drift).
+// The answers for every (m, largest allowed p) are precomputed into a small table, republished
+// under a sequence lock on every refresh; recommend() only reads atomics.
+// C runtimes use the same object through mmgp/advisor.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "mmgp/model.hpp"
+#include "mmgp/profile.hpp"
+
+namespace mmgp {
+
+/// Tuning of an advisor; the defaults suit a runtime that off-loads thousands of tasks.
+struct advisor_options {
+    model_kind model = model_kind::mmgp;  ///< model that ranks p (mmgp: the engine's model, default)
+    double smoothing = 0.05;  ///< weight of one new observation in the moving averages, in (0, 1]
+    double min_gain = 0.02;   ///< activate loop-level parallelism only for a predicted saving >= this fraction, in [0, 1)
+    int refresh_every = 64;   ///< re-estimate and republish after this many completed off-loads (0: only refresh())
+};
+
+/// What to do with loop-level parallelism on the next off-load (fixed values, shared with the C API).
+enum class llp_action : int {
+    throttle = 0,  ///< p = 1: task-level parallelism only (EDTLP); deactivate loop-level parallelism
+    activate = 1,  ///< p > 1: split the off-loaded task's loops across p accelerators
+};
+
+/// One recommendation.
+struct advice {
+    int m = 1;                 ///< active host tasks the advice was computed for (clamped to 1..table size)
+    int p = 1;                 ///< accelerators for the next off-load, >= 1
+    llp_action action = llp_action::throttle;
+    double gain = 0.0;         ///< predicted fraction of time saved against p = 1, (T(m,1) - T(m,p)) / T(m,1), >= 0
+    double time_s = 0.0;       ///< predicted time of one task at (m, p), seconds
+    double time_p1_s = 0.0;    ///< predicted time of one task at (m, 1), seconds
+    std::uint64_t version = 0; ///< how many times the table was published (1 after construction)
+};
+
+/// The application parameters as currently estimated, per off-load (seconds).
+struct advisor_estimates {
+    double host_gap_s = 0.0;        ///< host time between two off-loads of one task (T_hpu / N)
+    double apu_s = 0.0;             ///< accelerator time of one off-load on 1 APU, overheads excluded ((T_apu + C_apu) / N)
+    double parallel_fraction = 0.0; ///< part of apu_s that splits across p APUs (T_apu / (T_apu + C_apu)), in [0, 1]
+    double offloads_per_task = 0.0; ///< N: completed off-loads per completed task (the profile's N until a task ends)
+    std::uint64_t offloads = 0;     ///< completed off-loads observed
+    std::uint64_t tasks = 0;        ///< completed tasks observed
+};
+
+/// The runtime advisor. All member functions are thread-safe.
+class advisor {
+public:
+    /// From a scenario (platform + application; its search space is ignored: the advisor covers
+    /// m = 1..A on one node). Throws input_error when the model cannot evaluate it, or when options are out of range.
+    explicit advisor(const scenario& s, const advisor_options& opt = {});
+    /// From a scenario file path or a bundled scenario name ("raxml-qs20").
+    explicit advisor(const std::string& scenario_path_or_name, const advisor_options& opt = {});
+    /// From a platform and an application profile.
+    advisor(const platform& pl, const application& app, const advisor_options& opt = {});
+    ~advisor();
+    advisor(const advisor&) = delete;
+    advisor& operator=(const advisor&) = delete;
+
+    // --- observations: cheap, noexcept; invalid values (negative, NaN, p < 1) are ignored ----------
+    /// A host task became active (m += 1).
+    void task_begin() noexcept;
+    /// A host task finished (m -= 1, and it counts towards offloads_per_task).
+    void task_end() noexcept;
+    /// Sets the number of active host tasks directly (m >= 0).
+    void set_active_tasks(int m) noexcept;
+    /// An off-load was issued on p accelerators (they become busy).
+    void offload_start(int p) noexcept;
+    /// An off-load on p accelerators finished after `seconds` (issue to completion); the p become idle.
+    /// Every refresh_every completions this call also refreshes the table (which allocates; set
+    /// refresh_every = 0 and call refresh() elsewhere to keep it allocation-free).
+    void offload_end(int p, double seconds) noexcept;
+    /// Host time between two consecutive off-loads of one task, seconds.
+    void host_gap(double seconds) noexcept;
+    /// Sets the number of idle accelerators directly (overrides the count kept by offload_start/end).
+    void set_idle_apus(int n) noexcept;
+    /// Sets the number of tasks waiting for an accelerator; idle accelerators are shared among them.
+    void set_waiting_tasks(int n) noexcept;
+
+    // --- queries: lock-free, allocation-free -----------------------------------------------------
+    /// Advice for the next off-load now: m = active tasks, p at most idle / (waiting + 1) (at least 1).
+    advice recommend() const noexcept;
+    /// Advice for m active tasks with every feasible p allowed (m*p <= A).
+    advice recommend(int m) const noexcept;
+    /// Advice for m active tasks with p at most max_p.
+    advice recommend(int m, int max_p) const noexcept;
+
+    /// Re-estimates the application and republishes the table now.
+    void refresh();
+    /// The current estimates.
+    advisor_estimates estimates() const noexcept;
+    /// Accelerators per node (A) and host contexts (H) of the platform; largest m in the table.
+    int apus() const noexcept;
+    int hpu_contexts() const noexcept;
+    int max_tasks() const noexcept;
+
+    struct impl;
+
+private:
+    std::unique_ptr<impl> d_;
+};
+
+}  // namespace mmgp

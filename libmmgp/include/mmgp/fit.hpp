@@ -1,0 +1,86 @@
+// mmgp/fit.hpp — application parameters from measured runs of any program (least squares).
+//
+//   auto runs = mmgp::read_runs("runs.csv");              // m, p, nodes, units, time_s per row
+//   mmgp::fit_result f = mmgp::fit_application(mmgp::load_platform("qs20"), runs, {}, "runs.csv");
+//   f.app.T_apu; f.params[1].ci95_lo; f.residuals[0].err_pct;
+//
+// With the platform held fixed the model's time is linear in (T_hpu, T_apu, C_apu, N, N*g); the
+// fitter computes each run's coefficients by evaluating the model itself on unit applications, so
+// fitting and predicting share one formula.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mmgp/model.hpp"
+
+namespace mmgp {
+
+/// One measured run.
+struct measured_run {
+    configuration c;         ///< m, p, nodes, policy (policy defaults to the fit's)
+    std::int64_t units = 1;  ///< task units of this run (U); 1 for data decomposition
+    double time_s = 0.0;     ///< measured wall time, seconds > 0
+    std::string where;       ///< "row 4" or "/runs/3", for messages
+    bool has_policy = false;
+};
+
+/// Reads runs from CSV (a header row naming the columns m, p, nodes, units, time_s; optional policy;
+/// '#' comments) or JSON ({"runs": [{"m":..,"p":..,"nodes":..,"units":..,"time_s":..}]} or a bare
+/// array). Throws input_error naming file, row and column (CSV) or JSON path.
+std::vector<measured_run> read_runs(const std::string& path);
+/// The same from text; `file` names it in errors; `json` selects the format.
+std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool json);
+
+/// What to fit and what to hold.
+struct fit_options {
+    decomposition decomp = decomposition::task;
+    scaling scale = scaling::strong;
+    policy pol = policy::edtlp;
+    double N = 1.0;        ///< off-loading phases (per unit for task); held unless fit_N
+    bool fit_N = false;    ///< also estimate N (needs runs where N*(O_offload + T_csw) is visible)
+    /// Parameters held at a value instead of fitted: names T_hpu, T_apu, C_apu, g.
+    std::vector<std::pair<std::string, double>> fixed;
+    std::string name = "fitted";
+};
+
+/// One parameter of the fit.
+struct fitted_param {
+    std::string name;        ///< T_hpu, T_apu, C_apu, g or N
+    double value = 0.0;
+    double stderr_ = 0.0;    ///< standard error (0 when held or not identified)
+    double ci95_lo = 0.0, ci95_hi = 0.0;
+    bool fitted = false;      ///< estimated from the data (false: held at a given value)
+    bool identified = true;   ///< false when the data cannot separate it from the others
+    std::string note;         ///< why it is held or not identified, and which runs would identify it
+};
+
+/// Residual of one run under the fitted parameters.
+struct fit_residual {
+    measured_run run;
+    double predicted_s = 0.0;
+    double err_pct = 0.0;  ///< 100 * (predicted - measured) / measured
+};
+
+/// The outcome of a fit.
+struct fit_result {
+    application app;                  ///< the fitted application profile
+    std::vector<fitted_param> params;
+    std::vector<fit_residual> residuals;
+    int dof = 0;                      ///< runs minus fitted parameters
+    double rms_err_pct = 0.0, max_abs_err_pct = 0.0;
+    std::vector<std::string> warnings;
+};
+
+/// Fits the application parameters to `runs` on platform `pl` by (non-negative) least squares on
+/// relative errors, with 95 % confidence intervals. Throws input_error (naming `file`) when there are
+/// fewer runs than parameters or a run is infeasible on the platform.
+fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs, const fit_options& opt,
+                           const std::string& file);
+
+/// The fitted application as a profile (schema mmgp/1, kind application) with each parameter's
+/// confidence interval and the residuals as provenance.
+std::string application_json(const fit_result& f, const std::string& data_file);
+
+}  // namespace mmgp
