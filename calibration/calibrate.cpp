@@ -64,6 +64,7 @@ nlohmann::json alpha_json(const alpha_result& a) {
                            {"definition", "alpha(m) = wall time of m threads / (max(1, m/H) x time of one thread alone): "
                                           "contention only, time sharing excluded"},
                            {"table", table},
+                           {"fitted_m", a.fitted_m},
                            {"alone_s", a.t1},
                            {"per_m", per}};
     nlohmann::json j;
@@ -101,6 +102,7 @@ nlohmann::json dma_json(const dma_result& d) {
     j["bandwidth_Bps"] = {{"value", d.fit.bandwidth_Bps},
                           {"unit", "B/s"},
                           {"median", large.extra["bandwidth_Bps"]},
+                          {"spread", large.value > 0 ? d.fit.bandwidth_Bps * large.obs.mad / large.value : 0.0},
                           {"cv", large.reps.cv},
                           {"repetitions", reps},
                           {"harness", "dma/fit"}};

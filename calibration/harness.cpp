@@ -402,6 +402,19 @@ static alpha_result alpha_once(const harness_options& o) {
         y.push_back(m.value);
         res.per_m.push_back(std::move(m));
     }
+    // Fit on the quiet points when at least two are quiet: one disturbed point would tilt the line.
+    std::vector<double> xq, yq;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        if (!res.per_m[i].flagged) {
+            xq.push_back(x[i]);
+            yq.push_back(y[i]);
+        }
+    if (xq.size() >= 2) {
+        x = xq;
+        y = yq;
+    }
+    res.fitted_m.clear();
+    for (double xi : x) res.fitted_m.push_back(static_cast<int>(std::lround(xi * H)));
     res.constant = median(y);
     res.linear = false;
     if (x.size() >= 2) {

@@ -60,6 +60,7 @@ struct alpha_result {
     line_fit fit;                     ///< alpha(m) = intercept + slope * m / H
     double constant = 1;
     std::vector<double> t1;           ///< median time of one multiply alone, per size
+    std::vector<int> fitted_m;        ///< the m whose alpha the fit used (the unflagged ones when >= 2 are)
 };
 alpha_result run_alpha(const harness_options& o);
 

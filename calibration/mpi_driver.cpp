@@ -139,6 +139,27 @@ struct distribution {
 
 }  // namespace
 
+nlohmann::json tables_from_bench(const nlohmann::json& r, int nodes, int ppn) {
+    nlohmann::json tables = nlohmann::json::array();
+    for (const char* prim : {"allreduce", "sendrecv"}) {
+        if (!r.contains("tables") || !r["tables"].contains(prim)) continue;
+        nlohmann::json pts = nlohmann::json::array(), st = nlohmann::json::array();
+        for (const auto& p : r["tables"][prim]) {
+            pts.push_back({p.at(0), p.at(1)});
+            st.push_back({{"bytes", p.at(0)}, {"median", p.at(1)}, {"mad", p.at(2)}, {"cv", p.at(3)}});
+        }
+        if (pts.empty()) continue;
+        tables.push_back({{"primitive", prim},
+                          {"nodes", nodes},
+                          {"ppn", ppn},
+                          {"points", pts},
+                          {"statistics", {{"repetitions", r.value("repetitions", 0)},
+                                          {"harness", std::string("mpi/") + prim},
+                                          {"per_point", st}}}});
+    }
+    return tables;
+}
+
 nlohmann::json measure_network(const mpi_settings& s) {
     std::string bench = find_bench(s);
     if (bench.empty()) throw std::runtime_error("mmgp-mpi-bench not found (build with OpenMPI installed, or set MMGP_MPI_BENCH)");
@@ -175,21 +196,7 @@ nlohmann::json measure_network(const mpi_settings& s) {
             if (g_interrupted) throw std::runtime_error("interrupted");
             if (rc != 0) throw std::runtime_error(fmt::format("mpirun failed (status {}) for nodes={} ppn={}", rc, d.nodes, d.ppn));
             nlohmann::json r = nlohmann::json::parse(out.substr(out.find('{')));
-            for (const char* prim : {"allreduce", "sendrecv"}) {
-                if (!r["tables"].contains(prim)) continue;
-                nlohmann::json pts = nlohmann::json::array(), st = nlohmann::json::array();
-                for (const auto& p : r["tables"][prim]) {
-                    pts.push_back({p[0], p[1]});
-                    st.push_back({{"bytes", p[0]}, {"median", p[1]}, {"mad", p[2]}, {"cv", p[3]}});
-                }
-                tables.push_back({{"primitive", prim},
-                                  {"nodes", d.nodes},
-                                  {"ppn", d.ppn},
-                                  {"points", pts},
-                                  {"statistics", {{"repetitions", r["repetitions"]},
-                                                  {"harness", std::string("mpi/") + prim},
-                                                  {"per_point", st}}}});
-            }
+            for (auto& t : tables_from_bench(r, d.nodes, d.ppn)) tables.push_back(std::move(t));
             runs.push_back({{"nodes", d.nodes}, {"ppn", d.ppn}, {"emulated_nodes", d.nodes > 1},
                             {"link", d.nodes > 1 ? cluster->link() : std::string("shared memory")}});
         }

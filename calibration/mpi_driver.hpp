@@ -17,6 +17,10 @@ struct mpi_settings {
     std::function<void(const std::string&)> progress;
 };
 
+/// Profile tables {"primitive", "nodes", "ppn", "points": [[bytes, s], ...], "statistics"} from one mmgp-mpi-bench
+/// report {"tables": {"allreduce": [[bytes, median, mad, cv], ...], "sendrecv": [...]}, "repetitions": R}.
+nlohmann::json tables_from_bench(const nlohmann::json& report, int nodes, int ppn);
+
 /// {"tables": [...], "measurements": {...}}; throws std::runtime_error when MPI cannot run at all.
 nlohmann::json measure_network(const mpi_settings& s);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "calibrate.hpp"
+#include "mpi_driver.hpp"
 #include "mmgp/error.hpp"
 #include "mmgp/profile.hpp"
 
@@ -198,6 +199,26 @@ TEST_CASE("alpha and dma pieces build a profile the engine reads") {
     a.constant = 1.05;
     plat["alpha"] = alpha_json(a);
     validate_platform(plat);
+}
+
+TEST_CASE("MPI benchmark reports become network tables the engine reads") {
+    nlohmann::json report = nlohmann::json::parse(R"({"nodes": 2, "ppn": 1, "processes": 2, "repetitions": 5,
+        "tables": {"allreduce": [[8, 1.3e-05, 1e-07, 0.01], [512, 1.4e-05, 1e-07, 0.01], [32768, 9e-04, 1e-06, 0.02]],
+                   "sendrecv":  [[8, 5.7e-06, 1e-07, 0.01], [512, 3.2e-05, 1e-07, 0.01], [32768, 5.5e-04, 1e-06, 0.02]]}})");
+    nlohmann::json tables = tables_from_bench(report, 2, 1);
+    REQUIRE(tables.size() == 2);
+    CHECK(tables[0]["primitive"] == "allreduce");
+    CHECK(tables[1]["points"][2][0].get<double>() == 32768);
+    CHECK(tables[1]["points"][2][1].get<double>() == doctest::Approx(5.5e-4));
+    CHECK(tables[0]["statistics"]["repetitions"] == 5);
+    nlohmann::json plat = {{"schema", "mmgp/1"}, {"kind", "platform"},
+                           {"hpu_contexts", {{"value", 1}}}, {"apus", {{"value", 1}}}, {"nodes", 2},
+                           {"O_offload", 3e-7}, {"T_csw", 7e-7}, {"alpha", 1.0},
+                           {"network", {{"tables", tables}, {"measurements", {{"harness", "test"}}}}}};
+    mmgp::scenario s = mmgp::parse_scenario(
+        nlohmann::json({{"schema", "mmgp/1"}, {"platform", plat}, {"application", "pbpi"}}).dump(), "<test>");
+    CHECK(s.plat.comm_tables.size() == 2);
+    CHECK(tables_from_bench(nlohmann::json::object(), 1, 2).empty());
 }
 
 TEST_CASE("write_atomically: replaces the file, or leaves the previous one and no temporary behind") {

@@ -15,7 +15,7 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
     auto* sub = app.add_subcommand(
         "calibrate", "Measure this machine (off-load round trip, context switch, host contention alpha, data "
                      "transfer) and write a platform profile");
-    sub->add_flag("--quick", o.quick, "Fewer repetitions and sizes (about 10 s instead of about a minute)");
+    sub->add_flag("--quick", o.quick, "Fewer repetitions and sizes (under 20 s instead of under 2 minutes)");
     sub->add_flag("--mpi", o.mpi, "Also measure MPI allreduce and send/recv tables with OpenMPI (as root: extra nodes emulated by network namespaces)");
     sub->add_option("-o,--output", o.output, "Write the profile here (atomically); default: standard output");
     sub->add_option("--hpu-cpus", o.hpu_cpus, "CPU list of the host (HPU) contexts, e.g. 0 or 0-7 (default: the "

@@ -55,8 +55,10 @@ int run_profile(const profile_options& o) {
         throw usage_error(fmt::format("--repetitions: expected an integer in [1, 1000], found {}", o.repetitions));
     if (o.rounds < 1 || o.rounds > 100) throw usage_error(fmt::format("--rounds: expected an integer in [1, 100], found {}", o.rounds));
     if (o.newton < 1 || o.newton > 100) throw usage_error(fmt::format("--newton: expected an integer in [1, 100], found {}", o.newton));
-    if (o.taxa < 0) throw usage_error(fmt::format("--taxa: expected an integer >= 3, found {}", o.taxa));
-    if (o.sites < 0) throw usage_error(fmt::format("--sites: expected an integer >= 2, found {}", o.sites));
+    if (o.taxa < 0 || (o.taxa > 0 && o.taxa < 3))
+        throw usage_error(fmt::format("--taxa: expected an integer >= 3, found {}", o.taxa));
+    if (o.sites < 0 || o.sites == 1)  // g needs a run with 2 APUs, one site range each
+        throw usage_error(fmt::format("--sites: expected an integer >= 2, found {}", o.sites));
     c.units = o.units;
     c.rounds = o.rounds;
     c.newton = o.newton;

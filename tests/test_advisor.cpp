@@ -1,1 +1,307 @@
+// mmgp/advisor.hpp and mmgp/advisor.h: advice against hand-computed optima, online re-estimation
+// following drifting tasks, the current-state query, concurrency, and the C API's contract.
 #include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mmgp/advisor.h"
+#include "mmgp/advisor.hpp"
+#include "support.hpp"
+
+namespace {
+
+// A node with A = 16 accelerators, H = 2 host contexts, no contention or switch cost, and an
+// application whose off-load on p accelerators costs a/p + p*g: a = 0.01 s, g = 1e-4 s, host gap
+// h = 1e-3 s, N = 100 off-loads per task. Per task (MODEL.md §3, edtlp, one unit):
+//   T(m, p) = N * (ceil(m/H) * h + a/p + p*g), minimised at p = sqrt(a/g) = 10 when m*p <= 16 allows.
+mmgp::platform node() {
+    mmgp::platform pl;
+    pl.name = "node";
+    pl.hpu_contexts = 2;
+    pl.apus = 16;
+    pl.O_offload = 0.0;
+    pl.T_csw = 0.0;
+    pl.alpha.kind = mmgp::m_function::form::constant;
+    pl.alpha.value = 1.0;
+    return pl;
+}
+
+mmgp::application app(double a = 0.01, double c = 0.0) {
+    mmgp::application ap;
+    ap.name = "loops";
+    ap.decomp = mmgp::decomposition::task;
+    ap.units = 1;
+    ap.N = 100;
+    ap.T_hpu = 100 * 1e-3;
+    ap.T_apu = 100 * a;
+    ap.C_apu = 100 * c;
+    ap.g = 1e-4;
+    return ap;
+}
+
+double T(int m, int p, double a = 0.01, double c = 0.0, double h = 1e-3) {
+    const int rounds = (m + 1) / 2;
+    return 100 * (rounds * h + a / p + c + p * 1e-4);
+}
+
+int argmin_p(int m, int max_p) {
+    int best = 1;
+    for (int p = 2; p <= max_p; ++p)
+        if (T(m, p) < T(m, best)) best = p;
+    return best;
+}
+
+}  // namespace
+
+TEST_CASE("advisor: p of the next off-load is the model's optimum for m active tasks, with its gain") {
+    mmgp::advisor_options opt;
+    opt.min_gain = 0.0;
+    mmgp::advisor adv(node(), app(), opt);
+    CHECK(adv.apus() == 16);
+    CHECK(adv.max_tasks() == 16);
+    // By hand: m = 1 -> p = 10 (sqrt(a/g)); m = 2 -> 8 (16/2 caps it); m = 4 -> 4; m >= 9 -> 1.
+    CHECK(adv.recommend(1).p == 10);
+    CHECK(adv.recommend(2).p == 8);
+    CHECK(adv.recommend(4).p == 4);
+    CHECK(adv.recommend(9).p == 1);
+    CHECK(adv.recommend(16).action == mmgp::llp_action::throttle);
+    for (int m = 1; m <= 16; ++m) {
+        auto a = adv.recommend(m);
+        CHECK(a.m == m);
+        CHECK(a.p == argmin_p(m, 16 / m));
+        CHECK(a.action == (a.p > 1 ? mmgp::llp_action::activate : mmgp::llp_action::throttle));
+        CHECK(a.time_s == doctest::Approx(T(m, a.p)).epsilon(1e-12));
+        CHECK(a.time_p1_s == doctest::Approx(T(m, 1)).epsilon(1e-12));
+        CHECK(a.gain == doctest::Approx((T(m, 1) - T(m, a.p)) / T(m, 1)).epsilon(1e-12));
+        CHECK(a.version == 1);
+    }
+    // T(1,1) = 100 * (1e-3 + 0.01 + 1e-4) = 1.11 s; T(1,10) = 100 * (1e-3 + 1e-3 + 1e-3) = 0.3 s.
+    CHECK(adv.recommend(1).gain == doctest::Approx(1 - 0.3 / 1.11));
+    // A cap on p: the best p <= 5 for m = 1 is 5.
+    CHECK(adv.recommend(1, 5).p == 5);
+    CHECK(adv.recommend(1, 0).p == 1);
+    CHECK(adv.recommend(40).m == 16);  // beyond the table: the largest m
+}
+
+TEST_CASE("advisor: min_gain throttles loop-level parallelism that would not pay enough") {
+    mmgp::advisor_options opt;
+    opt.min_gain = 0.5;
+    mmgp::advisor adv(node(), app(), opt);
+    // m = 4: T(4,1) = 1.21, T(4,4) = 0.49, gain 0.595 >= 0.5: activate.
+    CHECK(adv.recommend(4).p == 4);
+    // m = 8: T(8,1) = 1.41, T(8,2) = 0.92, gain 0.348 < 0.5: throttle.
+    auto a = adv.recommend(8);
+    CHECK(a.p == 1);
+    CHECK(a.gain == 0.0);
+    CHECK(a.action == mmgp::llp_action::throttle);
+}
+
+TEST_CASE("advisor: recommend() uses the active tasks, the idle accelerators and the waiting tasks") {
+    mmgp::advisor_options opt;
+    opt.min_gain = 0.0;
+    mmgp::advisor adv(node(), app(), opt);
+    CHECK(adv.recommend().p == 10);  // no task registered yet: m = 1, all 16 idle
+    adv.task_begin();
+    adv.task_begin();
+    CHECK(adv.recommend().m == 2);
+    CHECK(adv.recommend().p == 8);
+    adv.offload_start(8);  // the other task holds 8
+    CHECK(adv.recommend().p == 8);
+    adv.offload_start(2);  // 6 idle
+    CHECK(adv.recommend().p == 6);
+    adv.set_waiting_tasks(2);  // 6 idle shared by 3: at most 2
+    CHECK(adv.recommend().p == 2);
+    adv.set_waiting_tasks(0);
+    adv.set_idle_apus(0);  // nothing idle: p = 1
+    CHECK(adv.recommend().p == 1);
+    adv.set_idle_apus(16);
+    adv.task_end();
+    CHECK(adv.recommend().m == 1);
+    adv.set_active_tasks(4);
+    CHECK(adv.recommend().p == 4);
+}
+
+TEST_CASE("advisor: online re-estimation follows tasks whose length and parallel part drift") {
+    mmgp::advisor_options opt;
+    opt.min_gain = 0.0;
+    opt.smoothing = 0.1;
+    opt.refresh_every = 10;
+    mmgp::advisor adv(node(), app(), opt);
+    // Tasks become 4x longer on the accelerator (a = 0.04), observed at p = 1: duration a + g.
+    for (int i = 0; i < 200; ++i) adv.offload_end(1, 0.04 + 1e-4);
+    auto e = adv.estimates();
+    CHECK(e.apu_s == doctest::Approx(0.04).epsilon(1e-6));
+    CHECK(e.parallel_fraction == doctest::Approx(1.0));
+    CHECK(e.offloads == 200);
+    // The advice follows: p = sqrt(0.04 / 1e-4) = 20 is not allowed, so m = 1 takes all 16.
+    CHECK(adv.recommend(1).p == 16);
+    CHECK(adv.recommend(1).version > 1);
+    // Host gaps grow to 5 ms.
+    for (int i = 0; i < 200; ++i) adv.host_gap(5e-3);
+    CHECK(adv.estimates().host_gap_s == doctest::Approx(5e-3).epsilon(1e-6));
+    // Then the loops stop scaling: 4 accelerators take as long as one (0.04 s + 4 g).
+    for (int i = 0; i < 400; ++i) adv.offload_end(4, 0.04 + 4e-4);
+    e = adv.estimates();
+    CHECK(e.parallel_fraction < 0.01);
+    CHECK(adv.recommend(1).p == 1);
+    CHECK(adv.recommend(1).action == mmgp::llp_action::throttle);
+    // Offloads per task: 600 completions over 4 completed tasks.
+    for (int i = 0; i < 4; ++i) adv.task_end();
+    CHECK(adv.estimates().offloads_per_task == doctest::Approx(150.0));
+    // Nonsense observations are ignored.
+    adv.offload_end(0, 1.0);
+    adv.offload_end(1, std::nan(""));
+    adv.host_gap(-1.0);
+    CHECK(adv.estimates().offloads == 600);
+}
+
+TEST_CASE("advisor: the bundled RAxML scenario activates loop-level parallelism only for few tasks") {
+    // raxml-qs20 ([H] §4.6): per bootstrap T_hpu 0.55 s, T_apu 7.375 s (splittable), C_apu 9.8125 s,
+    // A = 16, H = 4, alpha 1.28. Splitting T_apu always helps here (g = 0), so p = 16/m.
+    mmgp::advisor adv(std::string("raxml-qs20"));
+    CHECK(adv.apus() == 16);
+    CHECK(adv.hpu_contexts() == 4);
+    auto one = adv.recommend(1);
+    CHECK(one.p == 16);
+    // By hand, N = 1 (the profile's 0 means "one off-load per task"): O = 7e-8, T_csw = 2e-6.
+    const double t1 = 0.55 + 7.375 + 9.8125 + 7e-8 + 2e-6, t16 = 0.55 + 7.375 / 16 + 9.8125 + 7e-8 + 2e-6;
+    CHECK(one.gain == doctest::Approx((t1 - t16) / t1).epsilon(1e-9));
+    CHECK(adv.recommend(16).p == 1);
+}
+
+TEST_CASE("advisor: concurrent observers and readers always see a consistent table") {
+    mmgp::advisor_options opt;
+    opt.min_gain = 0.0;
+    opt.refresh_every = 4;
+    mmgp::advisor adv(node(), app(), opt);
+    std::atomic<bool> stop{false};
+    std::atomic<long> bad{0}, reads{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 2; ++t)
+        readers.emplace_back([&, t] {
+            int m = 1 + t;
+            while (!stop.load()) {
+                auto a = adv.recommend(m);
+                bool ok = a.p >= 1 && a.p <= 16 / a.m && a.gain >= 0 && a.gain < 1 && a.time_s <= a.time_p1_s &&
+                          (a.p > 1 || a.time_s == a.time_p1_s);
+                if (!ok) bad.fetch_add(1);
+                reads.fetch_add(1);
+                m = m % 16 + 1;
+            }
+        });
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 3; ++t)
+        writers.emplace_back([&, t] {
+            for (int i = 0; i < 3000; ++i) {
+                adv.offload_start(1 + t);
+                adv.offload_end(1 + t, 0.01 * (1 + (i % 7)) / (1 + t) + 1e-4);
+                adv.host_gap(1e-3 * (1 + i % 3));
+            }
+        });
+    for (auto& w : writers) w.join();
+    stop.store(true);
+    for (auto& r : readers) r.join();
+    CHECK(bad.load() == 0);
+    CHECK(reads.load() > 0);
+    CHECK(adv.estimates().offloads == 9000);
+}
+
+TEST_CASE("advisor: bad options are input errors") {
+    mmgp::advisor_options opt;
+    opt.smoothing = 0.0;
+    CHECK_THROWS_AS(mmgp::advisor(node(), app(), opt), mmgp::input_error);
+    opt = {};
+    opt.min_gain = 1.0;
+    CHECK_THROWS_AS(mmgp::advisor(node(), app(), opt), mmgp::input_error);
+    CHECK_THROWS_AS(mmgp::advisor(std::string("no-such-scenario")), mmgp::error);
+}
+
+TEST_CASE("advisor C API: handles, status codes, versions, and the same answers as C++") {
+    CHECK(mmgp_advisor_version() == MMGP_ADVISOR_VERSION);
+    CHECK(MMGP_ADVISOR_VERSION == 100);
+    CHECK(std::string(mmgp_advisor_status_string(MMGP_OK)) == "ok");
+    CHECK(std::string(mmgp_advisor_status_string(MMGP_E_INVALID_ARGUMENT)) == "invalid argument");
+    CHECK(std::string(mmgp_advisor_status_string(12345)) == "unknown status");
+    CHECK(MMGP_LLP_THROTTLE == 0);
+    CHECK(MMGP_LLP_ACTIVATE == 1);
+    mmgp_advisor_destroy(nullptr);
+
+    char err[256] = "x";
+    mmgp_advisor* bad = reinterpret_cast<mmgp_advisor*>(0x1);
+    CHECK(mmgp_advisor_create("no-such-scenario", nullptr, &bad, err, sizeof err) == MMGP_E_INPUT);
+    CHECK(bad == nullptr);
+    CHECK(std::string(err).find("no-such-scenario") != std::string::npos);
+    char tiny[8];
+    CHECK(mmgp_advisor_create("no-such-scenario", nullptr, &bad, tiny, sizeof tiny) == MMGP_E_INPUT);
+    CHECK(std::string(tiny).size() == 7);
+    CHECK(mmgp_advisor_create(nullptr, nullptr, &bad, err, sizeof err) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(mmgp_advisor_create("raxml-qs20", nullptr, nullptr, nullptr, 0) == MMGP_E_INVALID_ARGUMENT);
+    mmgp_advisor_options o = mmgp_advisor_options_default();
+    o.smoothing = 2.0;
+    CHECK(mmgp_advisor_create("raxml-qs20", &o, &bad, err, sizeof err) == MMGP_E_INPUT);
+    o = mmgp_advisor_options_default();
+    o.model = 7;
+    CHECK(mmgp_advisor_create("raxml-qs20", &o, &bad, err, sizeof err) == MMGP_E_INVALID_ARGUMENT);
+
+    mmgp_advisor* adv = nullptr;
+    REQUIRE(mmgp_advisor_create_from("qs20", "raxml", nullptr, &adv, err, sizeof err) == MMGP_OK);
+    REQUIRE(adv != nullptr);
+    mmgp::advisor cpp(mmgp::load_platform("qs20"), mmgp::load_application("raxml"));
+    for (int m = 1; m <= 16; ++m) {
+        mmgp_advice a;
+        REQUIRE(mmgp_advisor_recommend_for(adv, m, 0, &a) == MMGP_OK);
+        auto b = cpp.recommend(m);
+        CHECK(a.p == b.p);
+        CHECK(a.action == static_cast<int>(b.action));
+        CHECK(a.gain == b.gain);
+    }
+    CHECK(mmgp_advisor_task_begin(adv) == MMGP_OK);
+    CHECK(mmgp_advisor_offload_start(adv, 0) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(mmgp_advisor_offload_end(adv, 1, -1.0) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(mmgp_advisor_offload_end(adv, 1, 17.0) == MMGP_OK);
+    CHECK(mmgp_advisor_host_gap(adv, std::nan("")) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(mmgp_advisor_set_idle_apus(adv, -1) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(mmgp_advisor_recommend(adv, nullptr) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(mmgp_advisor_recommend(nullptr, nullptr) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(mmgp_advisor_task_end(nullptr) == MMGP_E_INVALID_ARGUMENT);
+    mmgp_advice now;
+    CHECK(mmgp_advisor_recommend(adv, &now) == MMGP_OK);
+    CHECK(now.m == 1);
+    CHECK(mmgp_advisor_refresh(adv) == MMGP_OK);
+    mmgp_advisor_estimates est;
+    CHECK(mmgp_advisor_get_estimates(adv, &est) == MMGP_OK);
+    CHECK(est.offloads == 1);
+    mmgp_advisor_destroy(adv);
+}
+
+TEST_CASE("packaging: meson install --destdir, then C and C++ programs build with pkg-config mmgp and run") {
+    if (std::system("command -v make >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 && command -v pkg-config >/dev/null 2>&1") != 0) {
+        MESSAGE("SKIPPED: make, cc or pkg-config not on PATH");
+        return;
+    }
+    const char* bin = std::getenv("MMGP_BIN");
+    if (!bin) {
+        MESSAGE("SKIPPED: MMGP_BIN not set (run through meson test)");
+        return;
+    }
+    const std::string build = std::filesystem::path(bin).parent_path().parent_path().string();
+    mmgp::test::temp_dir d;
+    const std::string out = (d.path / "out").string();
+    const std::string cmd = std::string(MMGP_SOURCE_DIR) + "/examples/outside/check.sh " + build + " >" + out + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    const std::string text = mmgp::test::slurp(out);
+    INFO(text);
+    REQUIRE(rc == 0);
+    // The C program's first line: raxml-qs20 with one task splits across all 16 SPEs ([H] §4.6 numbers:
+    // T_apu 7.375 s of 17.74 s per bootstrap splits; 16 APUs save 15/16 of it: gain ~ 0.390).
+    CHECK(text.find("m=1 p=16 activate gain=0.390") != std::string::npos);
+    CHECK(text.find("best m=4 p=4 nodes=1") != std::string::npos);  // [H] §4.4: PBPI optimum on the QS20
+    CHECK(text.find("mpirun -np 4 --map-by ppr:4:node") != std::string::npos);
+    CHECK(text.find("check.sh: built and ran") != std::string::npos);
+}

@@ -104,6 +104,16 @@ void wait_change(signal_word& w, std::uint32_t old, wait_kind k, const abort_sta
     }
 }
 
+// One futex wait of at most `seconds` while w.seq == old (spurious returns are fine: the caller loops).
+void wait_once(signal_word& w, std::uint32_t old, double seconds) {
+    w.sleeping.store(1, std::memory_order_seq_cst);
+    if (w.seq.load(std::memory_order_seq_cst) == old) {
+        timespec ts{static_cast<time_t>(seconds), static_cast<long>((seconds - std::floor(seconds)) * 1e9)};
+        syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&w.seq), FUTEX_WAIT_PRIVATE, old, &ts, nullptr, 0);
+    }
+    w.sleeping.store(0, std::memory_order_relaxed);
+}
+
 // ---- off-load requests ------------------------------------------------------------------------------
 
 enum kind : int { k_weights = 0, k_newview = 1, k_evaluate = 2, k_sumtable = 3, k_derivatives = 4, k_synthetic = 5, k_quit = -1 };
@@ -541,11 +551,7 @@ result run(const config& c) {
                     std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", policy " + to_string(c.policy) + ")");
             break;
         }
-        abort_state never;
-        try {
-            wait_change(finished, seen, wait_kind::block, never);  // 50 ms time-outs
-        } catch (const aborted&) {
-        }
+        wait_once(finished, seen, 0.05);
     }
     for (auto& h : hpus) h.join();
     // stop the APUs (after an abort they leave on their own, at their next wait)

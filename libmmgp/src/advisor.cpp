@@ -1,12 +1,15 @@
 // The runtime advisor (mmgp/advisor.hpp) and its C API (mmgp/advisor.h).
 //
-// Estimation (per off-load, seconds): y = O_offload + p*g + T1 * (f/p + 1 - f) is the duration of an
-// off-load on p accelerators, T1 the accelerator time on one, f the part that splits. T1 follows an
-// EWMA of each observation normalised to p = 1; f follows an EWMA of the fraction implied by
-// observations with p > 1 (observations with p = 1 cannot tell f). The host gap h is an EWMA.
-// A refresh turns (h, T1, f, N) back into an application (T_hpu = N h, T_apu = N T1 f,
-// C_apu = N T1 (1 - f)), evaluates the model for every (m, p) with m*p <= A, and republishes the
-// table of best p for every (m, largest allowed p) under a sequence lock.
+// Estimation (per off-load, seconds). The duration of an off-load on p accelerators is
+// y = O_offload + p*g + c + a/p: a splits across the p accelerators, c does not. Each observation
+// updates an exponentially weighted moving average (EWMA) of y for its p (one small bucket per p).
+// A refresh fits (c, a) by weighted least squares over the buckets, a bucket weighing its sample
+// count times exp(-smoothing * off-loads since it was last updated), so recent behaviour dominates
+// while older buckets still tell the serial part from the parallel one; with a single bucket the
+// split keeps the previous estimate. The host gap h is an EWMA. A refresh turns (h, a, c, N) back
+// into an application (T_hpu = N h, T_apu = N a, C_apu = N c), evaluates the model for every
+// (m, p) with m*p <= A, and republishes the table of the best p for every (m, largest allowed p)
+// under a sequence lock.
 #include "mmgp/advisor.hpp"
 
 #include <algorithm>
@@ -47,8 +50,13 @@ struct advisor::impl {
 
     // Observations.
     std::atomic<int> active{0}, busy{0}, waiting{0};
-    std::atomic<double> h{0.0}, T1{0.0}, f{1.0};
+    std::atomic<double> h{0.0}, T1{0.0}, f{1.0};  // T1 and f: as of the last refresh
     std::atomic<std::uint64_t> offloads{0}, tasks{0};
+    struct bucket {
+        std::atomic<double> mean{0.0};
+        std::atomic<std::uint64_t> n{0}, last{0};
+    };
+    std::vector<bucket> buckets;  // index p = 1..A
 
     // Published table: offset[m] .. offset[m] + A/m - 1 holds the best p for max_p = 1 .. A/m.
     std::vector<int> offset;
@@ -98,6 +106,7 @@ struct advisor::impl {
         offset.assign(static_cast<std::size_t>(M) + 2, 0);
         for (int m = 1; m <= M; ++m) offset[static_cast<std::size_t>(m) + 1] = offset[static_cast<std::size_t>(m)] + A / m;
         table = std::vector<entry>(static_cast<std::size_t>(offset[static_cast<std::size_t>(M) + 1]));
+        buckets = std::vector<bucket>(static_cast<std::size_t>(A) + 1);
         publish();
     }
 
@@ -113,7 +122,48 @@ struct advisor::impl {
         publish_locked();
     }
 
+    // Weighted least squares of y = c + a * (1/p) over the buckets; updates T1 = a + c and f = a / T1.
+    void fit() noexcept {
+        const std::uint64_t now = offloads.load(std::memory_order_relaxed);
+        const double w_cap = 1.0 / opt.smoothing;
+        double S = 0, Sx = 0, Sxx = 0, Sy = 0, Sxy = 0, Syy = 0;
+        int used = 0, latest = 0;
+        std::uint64_t latest_at = 0;
+        for (int p = 1; p <= A; ++p) {
+            const bucket& b = buckets[static_cast<std::size_t>(p)];
+            const std::uint64_t n = b.n.load(std::memory_order_relaxed);
+            if (n == 0) continue;
+            const std::uint64_t last = b.last.load(std::memory_order_relaxed);
+            const double age = now > last ? static_cast<double>(now - last) : 0.0;
+            const double w = std::max(std::min(static_cast<double>(n), w_cap) * std::exp(-opt.smoothing * age), 1e-9);
+            const double x = 1.0 / p, y = b.mean.load(std::memory_order_relaxed);
+            S += w, Sx += w * x, Sxx += w * x * x, Sy += w * y, Sxy += w * x * y, Syy += w * y * y;
+            ++used;
+            if (latest == 0 || last >= latest_at) latest = p, latest_at = last;
+        }
+        if (used == 0) return;
+        double a, c;
+        const double det = S * Sxx - Sx * Sx;
+        if (used >= 2 && det > 1e-12 * S * Sxx) {
+            a = (S * Sxy - Sx * Sy) / det;
+            c = (Sy - a * Sx) / S;
+            if (a < 0) a = 0, c = Sy / S;
+            if (c < 0) c = 0, a = Sxy / Sxx;
+        } else {
+            // One p observed: its duration fixes T1; the split keeps the previous estimate.
+            const double fr = f.load(std::memory_order_relaxed);
+            const double y = buckets[static_cast<std::size_t>(latest)].mean.load(std::memory_order_relaxed);
+            const double t1 = y / (fr / latest + (1.0 - fr));
+            a = t1 * fr;
+            c = t1 - a;
+        }
+        if (!std::isfinite(a) || !std::isfinite(c)) return;
+        T1.store(a + c, std::memory_order_relaxed);
+        f.store(a + c > 0 ? a / (a + c) : f.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+
     void publish_locked() {
+        fit();
         scenario s = base;
         const double N = offloads_per_task(), t1 = T1.load(), fr = f.load();
         s.app.N = N;
@@ -210,16 +260,16 @@ void advisor::offload_end(int p, double seconds) noexcept {
     d_->busy.fetch_sub(p, std::memory_order_relaxed);
     if (!(seconds >= 0.0) || !std::isfinite(seconds)) return;
     impl& d = *d_;
-    const double w = d.opt.smoothing;
-    const double y = std::max(0.0, seconds - d.O - p * d.g);
-    const double fr = d.f.load(std::memory_order_relaxed);
-    const double norm = fr / p + (1.0 - fr);
-    if (norm > 0) ewma(d.T1, y / norm, w);
-    if (p > 1) {
-        const double t1 = d.T1.load(std::memory_order_relaxed);
-        if (t1 > 0) ewma(d.f, std::clamp((1.0 - y / t1) / (1.0 - 1.0 / p), 0.0, 1.0), w);
-    }
     const std::uint64_t n = d.offloads.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (p <= d.A) {
+        const double y = std::max(0.0, seconds - d.O - p * d.g);
+        impl::bucket& b = d.buckets[static_cast<std::size_t>(p)];
+        if (b.n.fetch_add(1, std::memory_order_relaxed) == 0)
+            b.mean.store(y, std::memory_order_relaxed);
+        else
+            ewma(b.mean, y, d.opt.smoothing);
+        b.last.store(n, std::memory_order_relaxed);
+    }
     if (d.opt.refresh_every > 0 && n % static_cast<std::uint64_t>(d.opt.refresh_every) == 0) {
         std::unique_lock<std::mutex> lock(d.refresh_mu, std::try_to_lock);
         if (!lock.owns_lock()) return;  // another thread is refreshing

@@ -10,7 +10,9 @@
 // The advice comes from the MMGP model (mmgp::evaluator, the default model): for the current
 // number m of active host tasks it evaluates every feasible loop-level degree p (m*p <= A) and
 // picks the fastest, with the application's parameters re-estimated online from the observations
-// (exponentially weighted moving averages, so the advice follows a program whose tasks drift).
+// (exponentially weighted moving averages of the duration per p and of the host gap, and a
+// recency-weighted least-squares split of the accelerator time into a part that scales with p and
+// one that does not; the advice follows a program whose tasks drift).
 // The answers for every (m, largest allowed p) are precomputed into a small table, republished
 // under a sequence lock on every refresh; recommend() only reads atomics.
 // C runtimes use the same object through mmgp/advisor.h.
@@ -50,7 +52,8 @@ struct advice {
     std::uint64_t version = 0; ///< how many times the table was published (1 after construction)
 };
 
-/// The application parameters as currently estimated, per off-load (seconds).
+/// The application parameters as estimated, per off-load (seconds); apu_s and parallel_fraction
+/// as of the last refresh (they come from a fit over all observed p), host_gap_s and counts live.
 struct advisor_estimates {
     double host_gap_s = 0.0;        ///< host time between two off-loads of one task (T_hpu / N)
     double apu_s = 0.0;             ///< accelerator time of one off-load on 1 APU, overheads excluded ((T_apu + C_apu) / N)
