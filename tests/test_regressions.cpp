@@ -10,21 +10,17 @@
 TEST_CASE("fuzz corpus and regressions: accepted or rejected cleanly") {
     namespace fs = std::filesystem;
     int accepted = 0, total = 0;
-    for (const char* dir : {"tests/fuzz/corpus/profile", "tests/fuzz/regressions/profile"}) {
+    const std::pair<const char*, bool (*)(const std::string&)> targets[] = {
+        {"tests/fuzz/corpus/profile", mmgp::fuzz::profile_one},
+        {"tests/fuzz/regressions/profile", mmgp::fuzz::profile_one},
+        {"tests/fuzz/corpus/runs", mmgp::fuzz::runs_one},
+        {"tests/fuzz/regressions/runs", mmgp::fuzz::runs_one}};
+    for (const auto& [dir, target] : targets) {
         fs::path d = fs::path(MMGP_SOURCE_DIR) / dir;
         if (!fs::exists(d)) continue;
         for (const auto& e : fs::directory_iterator(d)) {
             INFO(e.path().string());
-            accepted += mmgp::fuzz::profile_one(mmgp::test::slurp(e.path()));
-            ++total;
-        }
-    }
-    for (const char* dir : {"tests/fuzz/corpus/runs", "tests/fuzz/regressions/runs"}) {
-        fs::path d = fs::path(MMGP_SOURCE_DIR) / dir;
-        if (!fs::exists(d)) continue;
-        for (const auto& e : fs::directory_iterator(d)) {
-            INFO(e.path().string());
-            accepted += mmgp::fuzz::runs_one(mmgp::test::slurp(e.path()));
+            accepted += target(mmgp::test::slurp(e.path()));
             ++total;
         }
     }
