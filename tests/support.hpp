@@ -79,6 +79,17 @@ inline double eq11_reference(double alpha_m, double T_hpu, double T_apu, double 
 #include <doctest/doctest.h>
 
 namespace mmgp::test {
+/// Runs `mmgp ARGS` and checks the bad-input contract: exit status 2, nothing on stdout, exactly one
+/// line on stderr, containing `must_contain`.
+inline void expect_bad_input(const std::string& args, const std::string& must_contain) {
+    auto r = run_mmgp(args);
+    INFO("mmgp " << args << "\nstderr: " << r.err);
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.err.find(must_contain) != std::string::npos);
+}
+
 /// doctest::Approx without its absolute floor (scale 0): |a - b| < epsilon * max(|a|, |b|), so tiny
 /// values (seconds per byte, microseconds) are compared relatively too.
 inline doctest::Approx approx(double v) { return doctest::Approx(v).scale(0.0); }

@@ -10,17 +10,6 @@
 using nlohmann::json;
 using mmgp::test::run_mmgp;
 
-namespace {
-void bad_input(const std::string& args, const std::string& must_contain) {
-    auto r = run_mmgp(args);
-    INFO("mmgp " << args << "\nstderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(mmgp::test::count_lines(r.err) == 1);
-    CHECK(r.err.find(must_contain) != std::string::npos);
-}
-}  // namespace
-
 TEST_CASE("mmgp predict on a bundled scenario: table, best, near-optimal set") {
     auto r = run_mmgp("predict profiles/pbpi-qs20.json");
     REQUIRE(r.status == 0);
@@ -116,19 +105,19 @@ TEST_CASE("bad input on the command line: one line on stderr, exit 2, nothing on
     mmgp::test::temp_dir d;
     std::string notjson = d.write("notjson.json", "{\"platform\": [1, 2");
     std::string neg = d.write("neg.json", R"({"platform": "qs20", "application": {"N": 1, "T_hpu": 1, "T_apu": -5, "C_apu": 0, "g": 0}})");
-    bad_input("predict " + notjson, notjson + ": (document): expected a JSON document, found parse error at line 1");
-    bad_input("predict " + neg, neg + ": /application/T_apu: expected a finite number >= 0 (seconds), found the number -5");
-    bad_input("predict " + d.path.string() + "/missing.json", "missing.json: (document): expected a readable file, found no such file or directory");
-    bad_input("predict pbpi-qs20 --model eq12", "--model: expected eq11 or mmgp, found \"eq12\"");
-    bad_input("predict pbpi-qs20 --policy fifo", "--policy: expected edtlp or os, found \"fifo\"");
-    bad_input("predict pbpi-qs20 --m 4:2", "--m: expected N or LO:HI");
-    bad_input("predict pbpi-qs20 --p x", "--p: expected N or LO:HI");
-    bad_input("predict pbpi-qs20 --m 17:20", "/search: expected a search space with at least one configuration");
-    bad_input("predict pbpi-qs20 --json --csv", "excludes");
-    bad_input("predict", "profile is required");
-    bad_input("predict pbpi-roadrunner --nodes 1:2 --model eq11 --json", "/search/nodes: expected nodes 1..1 with --model eq11");
-    bad_input("frobnicate", "A subcommand is required");
-    bad_input("validate " + neg, "/application: expected one of the keys scenario, cases, group, found the unknown key");
+    mmgp::test::expect_bad_input("predict " + notjson, notjson + ": (document): expected a JSON document, found parse error at line 1");
+    mmgp::test::expect_bad_input("predict " + neg, neg + ": /application/T_apu: expected a finite number >= 0 (seconds), found the number -5");
+    mmgp::test::expect_bad_input("predict " + d.path.string() + "/missing.json", "missing.json: (document): expected a readable file, found no such file or directory");
+    mmgp::test::expect_bad_input("predict pbpi-qs20 --model eq12", "--model: expected eq11 or mmgp, found \"eq12\"");
+    mmgp::test::expect_bad_input("predict pbpi-qs20 --policy fifo", "--policy: expected edtlp or os, found \"fifo\"");
+    mmgp::test::expect_bad_input("predict pbpi-qs20 --m 4:2", "--m: expected N or LO:HI");
+    mmgp::test::expect_bad_input("predict pbpi-qs20 --p x", "--p: expected N or LO:HI");
+    mmgp::test::expect_bad_input("predict pbpi-qs20 --m 17:20", "/search: expected a search space with at least one configuration");
+    mmgp::test::expect_bad_input("predict pbpi-qs20 --json --csv", "excludes");
+    mmgp::test::expect_bad_input("predict", "profile is required");
+    mmgp::test::expect_bad_input("predict pbpi-roadrunner --nodes 1:2 --model eq11 --json", "/search/nodes: expected nodes 1..1 with --model eq11");
+    mmgp::test::expect_bad_input("frobnicate", "A subcommand is required");
+    mmgp::test::expect_bad_input("validate " + neg, "/application: expected one of the keys scenario, cases, group, found the unknown key");
 }
 
 TEST_CASE("overflowing predictions are refused, not printed as inf or NaN") {

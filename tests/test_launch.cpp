@@ -25,14 +25,6 @@ bool on_path(const std::string& prog) {
     return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-void bad_launch(const std::string& args, const std::string& must_contain) {
-    auto r = run_mmgp(args);
-    INFO("mmgp " << args << "\nstderr: " << r.err);
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(mmgp::test::count_lines(r.err) == 1);
-    CHECK(r.err.find(must_contain) != std::string::npos);
-}
 
 launch_request request(launcher_kind k, int m, int p, int nodes, int cores) {
     launch_request rq;
@@ -292,12 +284,12 @@ TEST_CASE("mmgp launch --launcher openmpi --exec runs a real MPI program with th
 }
 
 TEST_CASE("mmgp launch: bad input is one line on stderr, status 2, nothing on stdout") {
-    bad_launch("launch raxml-qs20 --launcher mvapich -- x", "--launcher: expected openmpi, mpich, srun or local, found \"mvapich\"");
-    bad_launch("launch pbpi-roadrunner --launcher local --nodes 2 -- x", "expected nodes = 1");
-    bad_launch("launch raxml-qs20 --launcher local --units -3 -- x", "--units: expected a count >= 0, found -3");
-    bad_launch("launch raxml-qs20 --launcher openmpi -- x {rank}", "{rank} differs per process");
-    bad_launch("launch raxml-qs20 --launcher local --m 0 -- x", "--m: expected N or LO:HI");
-    bad_launch("launch no-such-profile --launcher local -- x", "no-such-profile");
-    bad_launch("launch raxml-qs20 --launcher local --json --exec -- x", "excludes");
-    bad_launch("launch raxml-qs20 --launcher local", "command");
+    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher mvapich -- x", "--launcher: expected openmpi, mpich, srun or local, found \"mvapich\"");
+    mmgp::test::expect_bad_input("launch pbpi-roadrunner --launcher local --nodes 2 -- x", "expected nodes = 1");
+    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local --units -3 -- x", "--units: expected a count >= 0, found -3");
+    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher openmpi -- x {rank}", "{rank} differs per process");
+    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local --m 0 -- x", "--m: expected N or LO:HI");
+    mmgp::test::expect_bad_input("launch no-such-profile --launcher local -- x", "no-such-profile");
+    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local --json --exec -- x", "excludes");
+    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local", "command");
 }
