@@ -29,10 +29,5 @@ nlohmann::json alpha_json(const alpha_result& a);
 /// The fitted link {"latency_s": ..., "bandwidth_Bps": ..., "measurements": ...}.
 nlohmann::json dma_json(const dma_result& d);
 
-/// Writes `text` to `path` through a temporary file in the same directory and rename(): the previous file stays
-/// intact when anything fails or the process is interrupted. `check`, when given, is called with the temporary
-/// file's path before the rename and may throw to abort.
-void write_atomically(const std::string& path, const std::string& text,
-                      const std::function<void(const std::string&)>& check = {});
 
 }  // namespace mmgp::calib

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "calibrate.hpp"
+#include "mmgp/io.hpp"
 
 #ifndef MMGP_HARNESS
 #error "define MMGP_HARNESS"
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     try {
-        write_atomically(out, text);
+        mmgp::write_file_atomically(out, text);
     } catch (const std::exception& e) {
         std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
         return 1;

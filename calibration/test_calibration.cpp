@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "calibrate.hpp"
+#include "mmgp/io.hpp"
 #include "mpi_driver.hpp"
 #include "mmgp/error.hpp"
 #include "mmgp/profile.hpp"
@@ -225,7 +226,7 @@ TEST_CASE("write_atomically: replaces the file, or leaves the previous one and n
     fs::path dir = fs::temp_directory_path() / ("mmgp-calib-test-" + std::to_string(getpid()));
     fs::create_directories(dir);
     std::string f = (dir / "p.json").string();
-    write_atomically(f, "first\n");
+    mmgp::write_file_atomically(f, "first\n");
     auto read = [&] {
         std::ifstream in(f);
         std::stringstream ss;
@@ -233,14 +234,14 @@ TEST_CASE("write_atomically: replaces the file, or leaves the previous one and n
         return ss.str();
     };
     CHECK(read() == "first\n");
-    CHECK_THROWS(write_atomically(f, "second\n", [](const std::string&) { throw std::runtime_error("no"); }));
+    CHECK_THROWS(mmgp::write_file_atomically(f, "second\n", [](const std::string&) { throw std::runtime_error("no"); }));
     CHECK(read() == "first\n");
-    write_atomically(f, "third\n", [](const std::string& tmp) { CHECK(fs::exists(tmp)); });
+    mmgp::write_file_atomically(f, "third\n", [](const std::string& tmp) { CHECK(fs::exists(tmp)); });
     CHECK(read() == "third\n");
     int files = 0;
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
     CHECK(files == 1);
-    CHECK_THROWS(write_atomically((dir / "missing" / "p.json").string(), "x"));
+    CHECK_THROWS(mmgp::write_file_atomically((dir / "missing" / "p.json").string(), "x"));
     fs::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 #include "calibrate.hpp"
@@ -54,6 +55,9 @@ int run_calibrate(const calibrate_options& o) {
         throw usage_error(e.what());
     }
     if (isatty(2)) s.progress = [](const std::string& line) { std::cerr << "mmgp calibrate: " << line << '\n'; };
+    // An interrupt from here on says which file it left alone.
+    std::optional<interrupt_guard> guard;
+    if (!o.output.empty()) guard.emplace(o.output);
     nlohmann::json profile;
     try {
         profile = calib::calibrate_platform(s);
@@ -72,7 +76,7 @@ int run_calibrate(const calibrate_options& o) {
             check("");
             std::cout << text;
         } else {
-            calib::write_atomically(o.output, text, check);
+            write_file_atomically(o.output, text, check);
         }
     } catch (const mmgp::error& e) {
         std::cerr << "mmgp: calibrate: internal error, the measured profile does not validate: " << e.what()

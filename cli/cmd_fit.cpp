@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 
 #include "common.hpp"
 #include "mmgp/fit.hpp"
@@ -52,6 +53,8 @@ std::string ci(const fitted_param& p) {
 }  // namespace
 
 int run_fit(const fit_options_cli& o) {
+    std::optional<interrupt_guard> guard;
+    if (!o.output.empty()) guard.emplace(o.output);
     fit_options opt;
     if (o.decomposition == "data")
         opt.decomp = decomposition::data;

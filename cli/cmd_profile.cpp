@@ -2,6 +2,7 @@
 // program by running it sequentially on the off-load runtime (calibration/kernels), and writes it atomically.
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 
 #include "app_profile.hpp"
 #include "common.hpp"
@@ -84,6 +85,8 @@ int run_profile(const profile_options& o) {
     rq.repetitions = o.repetitions;
     rq.name = o.name;
     rq.command = cmd;
+    std::optional<interrupt_guard> guard;
+    if (!o.output.empty()) guard.emplace(o.output);
     K::profile_report rep;
     try {
         rep = K::measure_profile(rq);
@@ -94,11 +97,7 @@ int run_profile(const profile_options& o) {
         std::cout << rep.json;
         return 0;
     }
-    try {
-        K::write_atomically(o.output, rep.json);
-    } catch (const K::input_error& e) {
-        throw usage_error(e.what());
-    }
+    write_file_atomically(o.output, rep.json);
     const auto& r = rep.runs.front();
     std::cout << fmt::format("mmgp profile: {} ({} taxa x {} sites), {} units, {} repetitions, {:.1f} s\n", r.data_source,
                              r.taxa, r.sites, o.units, o.repetitions, rep.elapsed_s);

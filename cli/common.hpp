@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mmgp/error.hpp"
+#include "mmgp/io.hpp"
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
@@ -35,10 +36,6 @@ std::string label(const configuration& c);
 std::string breakdown_json(const breakdown& b);
 /// JSON string literal.
 std::string quote(const std::string& s);
-
-/// Writes `text` to `path` through a temporary file in the same directory and a rename, so an
-/// existing file is never left half-written; throws input_error when it cannot.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 struct predict_options {
     std::string profile;

@@ -1,11 +1,4 @@
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <filesystem>
-#include <unistd.h>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -85,39 +78,6 @@ std::string quote(const std::string& s) {
         }
     }
     return out + "\"";
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-    namespace fs = std::filesystem;
-    fs::path target(path);
-    fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-    int fd = mkstemp(tmpl.data());
-    if (fd < 0) throw input_error(path, "", "a writable directory", std::strerror(errno));
-    const char* p = text.data();
-    std::size_t left = text.size();
-    while (left > 0) {
-        ssize_t w = ::write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            int e = errno;
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            throw input_error(path, "", "a writable file", std::strerror(e));
-        }
-        p += w;
-        left -= static_cast<std::size_t>(w);
-    }
-    if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0 || ::close(fd) != 0) {
-        int e = errno;
-        ::unlink(tmpl.c_str());
-        throw input_error(path, "", "a writable file", std::strerror(e));
-    }
-    if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
-        int e = errno;
-        ::unlink(tmpl.c_str());
-        throw input_error(path, "", "a path the file can be renamed to", std::strerror(e));
-    }
 }
 
 }  // namespace mmgp::cli

@@ -205,24 +205,5 @@ profile_report measure_profile(const profile_request& rq) {
     return rep;
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw input_error(path + ": cannot write the output file (" + std::strerror(errno) + ")");
-        f << text;
-        f.flush();
-        if (!f) {
-            f.close();
-            std::remove(tmp.c_str());
-            throw input_error(path + ": cannot write the output file (write failed)");
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        int e = errno;
-        std::remove(tmp.c_str());
-        throw input_error(path + ": cannot write the output file (" + std::strerror(e) + ")");
-    }
-}
 
 }  // namespace mmgp::kernels

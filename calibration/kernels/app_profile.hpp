@@ -4,7 +4,7 @@
 //
 //   mmgp::kernels::profile_request rq;  rq.base.alignment = "/usr/share/doc/examl/testData/49.gz";  rq.base.units = 8;
 //   mmgp::kernels::profile_report rep = mmgp::kernels::measure_profile(rq);
-//   mmgp::kernels::write_atomically("app.json", rep.json);
+//   mmgp::write_file_atomically("app.json", rep.json);   // mmgp/io.hpp
 #pragma once
 
 #include <string>
@@ -41,8 +41,5 @@ struct profile_report {
 /// Measures the profile. Throws input_error (bad data) or std::runtime_error.
 profile_report measure_profile(const profile_request& rq);
 
-/// Writes `text` to a temporary file next to `path` and renames it over `path`; nothing is left behind on error.
-/// Throws input_error naming the path.
-void write_atomically(const std::string& path, const std::string& text);
 
 }  // namespace mmgp::kernels
