@@ -17,6 +17,22 @@ void setup_validate(CLI::App& app, validate_options& o) {
     sub->add_option("--max-err", o.max_max, "Exit 1 when the largest absolute error (%) exceeds this");
 }
 
+namespace {
+
+std::string stats_json(const error_stats& st) {
+    if (st.cases == 0) return "null";
+    return fmt::format("{{\"cases\": {}, \"mean_abs_err_pct\": {}, \"max_abs_err_pct\": {}, \"std_abs_err_pct\": {}}}",
+                       st.cases, num(st.mean_abs_err_pct), num(st.max_abs_err_pct), num(st.std_abs_err_pct));
+}
+
+std::string runs_json(const std::vector<double>& runs) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < runs.size(); ++i) s += (i ? ", " : "") + num(runs[i]);
+    return s + "]";
+}
+
+}  // namespace
+
 int run_validate(const validate_options& o) {
     model_kind kind = parse_model_option(o.model);
     validation_report rep = run_validation(o.file, kind);
@@ -28,37 +44,68 @@ int run_validate(const validate_options& o) {
             const auto& c = rep.cases[i];
             out += fmt::format(
                 "  {{\"label\": {}, \"group\": {}, \"m\": {}, \"p\": {}, \"nodes\": {}, \"policy\": \"{}\", "
-                "\"measured_s\": {}, \"predicted_s\": {}, \"err_pct\": {}, \"source\": {}, \"breakdown\": {}}}{}\n",
+                "\"measured_s\": {}, \"predicted_s\": {}, \"err_pct\": {}, \"censored\": {}, \"role\": {}, "
+                "\"runs\": {}, \"source\": {}, \"breakdown\": {}}}{}\n",
                 quote(c.label), quote(c.group), c.c.m, c.c.p, c.c.nodes, to_string(c.c.pol), num(c.measured_s),
-                num(c.predicted_s), num(c.err_pct), quote(c.source), breakdown_json(c.parts),
-                i + 1 < rep.cases.size() ? "," : "");
+                num(c.predicted_s), num(c.err_pct), c.censored ? "true" : "false",
+                c.role.empty() ? std::string("null") : quote(c.role), runs_json(c.runs), quote(c.source),
+                breakdown_json(c.parts), i + 1 < rep.cases.size() ? "," : "");
         }
         out += "],\n\"groups\": [";
         for (std::size_t i = 0; i < rep.groups.size(); ++i) {
             const auto& g = rep.groups[i];
             out += fmt::format(
                 "{}\n  {{\"group\": {}, \"cases\": {}, \"predicted_best\": {}, \"measured_best\": {}, \"optimal_hit\": {}, "
-                "\"regret_pct\": {}}}",
+                "\"regret_pct\": {}, \"errors\": {}, \"censored\": {}, \"censored_right\": {}, \"censored_ranked_last\": {}}}",
                 i ? "," : "", quote(g.group), g.cases, quote(g.predicted_best), quote(g.measured_best),
-                g.optimal_hit ? "true" : "false", num(g.regret_pct));
+                g.optimal_hit ? "true" : "false", num(g.regret_pct), stats_json(g.errors), g.censored, g.censored_right,
+                g.censored_ranked_last ? "true" : "false");
         }
         out += fmt::format(
             "],\n\"summary\": {{\"cases\": {}, \"mean_abs_err_pct\": {}, \"max_abs_err_pct\": {}, \"std_abs_err_pct\": {}, "
-            "\"optimal_hit\": {}, \"regret_pct\": {}}}}}\n",
+            "\"optimal_hit\": {}, \"regret_pct\": {}, \"uncensored\": {}, \"censored\": {}, \"censored_right\": {}, "
+            "\"censored_ranked_last\": {}, \"fitted\": {}, \"held_back\": {}}}}}\n",
             rep.cases.size(), num(rep.mean_abs_err_pct), num(rep.max_abs_err_pct), num(rep.std_abs_err_pct),
-            rep.groups.empty() ? "null" : rep.optimal_hit ? "true" : "false", rep.groups.empty() ? "null" : num(rep.regret_pct));
+            rep.groups.empty() ? "null" : rep.optimal_hit ? "true" : "false", rep.groups.empty() ? "null" : num(rep.regret_pct),
+            rep.uncensored, rep.censored, rep.censored_right, rep.censored_ranked_last ? "true" : "false",
+            stats_json(rep.fitted), stats_json(rep.held_back));
     } else {
         out += fmt::format("{} ({}): model {}, {} cases\n\n", rep.name, rep.file, to_string(kind), rep.cases.size());
-        out += fmt::format("{:<36} {:>12} {:>12} {:>8}  {}\n", "case", "measured", "predicted", "error", "source");
+        const bool roles = rep.fitted.cases + rep.held_back.cases > 0;
+        out += fmt::format("{:<36} {:>12} {:>12} {:>8}  {}{}\n", "case", "measured", "predicted", "error",
+                           roles ? "role       " : "", "source");
         for (const auto& c : rep.cases)
-            out += fmt::format("{:<36} {:>12} {:>12} {:>+7.2f}%  {}\n", c.label, human_time(c.measured_s),
-                               human_time(c.predicted_s), c.err_pct, c.source);
-        out += fmt::format("\n|error|: mean {:.2f} %, max {:.2f} %, standard deviation {:.2f} % over {} cases\n",
-                           rep.mean_abs_err_pct, rep.max_abs_err_pct, rep.std_abs_err_pct, rep.cases.size());
+            out += fmt::format("{:<36} {:>12} {:>12} {:>+7.2f}%  {}{}{}\n", c.label,
+                               (c.censored ? ">" : "") + human_time(c.measured_s), human_time(c.predicted_s), c.err_pct,
+                               roles ? fmt::format("{:<11}", c.role.empty() ? "-" : c.role) : "", c.source,
+                               c.censored ? (c.predicted_s >= c.measured_s ? " [censored: predicted >= bound]"
+                                                                          : " [censored: predicted BELOW the bound]")
+                                          : "");
+        if (rep.censored == 0)
+            out += fmt::format("\n|error|: mean {:.2f} %, max {:.2f} %, standard deviation {:.2f} % over {} cases\n",
+                               rep.mean_abs_err_pct, rep.max_abs_err_pct, rep.std_abs_err_pct, rep.cases.size());
+        else
+            out += fmt::format(
+                "\n|error|: mean {:.2f} %, max {:.2f} %, standard deviation {:.2f} % over {} uncensored cases; "
+                "{} censored cases (measured time > bound), {} predicted at least at the bound, ranked after every "
+                "uncensored case of their group: {}\n",
+                rep.mean_abs_err_pct, rep.max_abs_err_pct, rep.std_abs_err_pct, rep.uncensored, rep.censored,
+                rep.censored_right, rep.censored_ranked_last ? "yes" : "no");
+        if (rep.fitted.cases > 0)
+            out += fmt::format("  fitted cases:    mean {:.2f} %, max {:.2f} %, sd {:.2f} % over {}\n", rep.fitted.mean_abs_err_pct,
+                               rep.fitted.max_abs_err_pct, rep.fitted.std_abs_err_pct, rep.fitted.cases);
+        if (rep.held_back.cases > 0)
+            out += fmt::format("  held-back cases: mean {:.2f} %, max {:.2f} %, sd {:.2f} % over {}\n",
+                               rep.held_back.mean_abs_err_pct, rep.held_back.max_abs_err_pct, rep.held_back.std_abs_err_pct,
+                               rep.held_back.cases);
         for (const auto& g : rep.groups)
-            out += fmt::format("group {}: predicted best {}, measured best {}: {} (regret {:.2f} %)\n", g.group,
-                               g.predicted_best, g.measured_best, g.optimal_hit ? "optimum hit" : "optimum missed",
-                               g.regret_pct);
+            out += fmt::format("group {}: {} cases, |error| mean {:.2f} % max {:.2f} %; predicted best {}, measured best {}: {} "
+                               "(regret {:.2f} %){}\n",
+                               g.group, g.cases, g.errors.mean_abs_err_pct, g.errors.max_abs_err_pct, g.predicted_best,
+                               g.measured_best, g.optimal_hit ? "optimum hit" : "optimum missed", g.regret_pct,
+                               g.censored ? fmt::format("; {} censored, {} at least at the bound, ranked last: {}", g.censored,
+                                                        g.censored_right, g.censored_ranked_last ? "yes" : "no")
+                                          : "");
     }
     std::cout << out << std::flush;
     if ((o.max_mean >= 0 && rep.mean_abs_err_pct > o.max_mean) || (o.max_max >= 0 && rep.max_abs_err_pct > o.max_max)) {

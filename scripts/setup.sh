@@ -12,7 +12,7 @@ PKGS=(g++ pkg-config meson ninja-build
       nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev doctest-dev libbenchmark-dev libhwloc-dev
       openmpi-bin libopenmpi-dev
       libpll-dev zlib1g-dev raxml examl
-      gnuplot-nox)
+      gnuplot-nox python3)
 
 missing=()
 for p in "${PKGS[@]}"; do

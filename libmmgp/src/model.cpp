@@ -167,23 +167,65 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
     }
     // MODEL.md §3. Work of one process: `units` times the per-unit work.
     double units = 1.0, apu_par;
+    std::int64_t procs = 1;  // processes sharing the units (task decomposition)
     if (app.decomp == decomposition::data) {
         double split = m * p * (app.scale == scaling::strong ? static_cast<double>(c.nodes) : 1.0);
         apu_par = app.T_apu / split;
     } else {
         // Units per process: ceil(U / (nodes*m)) for strong scaling; weak scaling gives each node U
         // units, so ceil(U*nodes / (nodes*m)) = ceil(U / m). nodes*m < 2^62, no overflow.
-        const std::int64_t procs = app.scale == scaling::weak ? c.m : static_cast<std::int64_t>(c.nodes) * c.m;
+        procs = app.scale == scaling::weak ? c.m : static_cast<std::int64_t>(c.nodes) * c.m;
         units = static_cast<double>((app.units + procs - 1) / procs);
         apu_par = app.T_apu / p;
     }
-    const int H = pl.hpu_contexts;
-    const int rounds = (c.m + H - 1) / H;  // processes per host context
+    // The gap: [H] Eq. 11 charges p*g; a g measured as the slope per additional APU costs (p-1)*g.
+    const double gap_apus = app.g_charge == gap_charge::per_extra_apu ? p - 1.0 : p;
     const double dma = dma_lat_ + dma_spb_ * app.dma_bytes / p;
     const double acc1 = apu_par + app.C_apu;
-    const double off1 = app.N * (pl.O_offload + p * app.g + dma);
+    const double off1 = app.N * (pl.O_offload + gap_apus * app.g + dma);
     const double comm1 = app.N * (ocol_at(c.m) + comm_phase);
     const double alpha_m = alpha_at(c.m);
+    if (pl.cores > 0) {
+        // Time-shared cores (README "Time-shared cores"): HPU and APU threads are software threads
+        // on `cores` cores. One unit of one process, alone, takes the dedicated time
+        // host + accelerator + off-load (+ switch under edtlp); while `a` processes run a unit each,
+        // a*t threads are runnable (t = p under edtlp, whose HPU thread blocks during off-loads;
+        // p + 1 under os, whose HPU thread spins), each progressing at cores/(a*t) of a core
+        // (processor sharing), so the round takes max(1, a*t/cores) times the dedicated time.
+        // Units are dealt round-robin: `full` rounds with all m processes of a node active, then
+        // one round with the remainder.
+        const double t = c.pol == policy::edtlp ? p : p + 1.0;
+        const double cores = pl.cores;
+        auto stretch = [&](double active) { return std::max(1.0, active * t / cores); };
+        // The edtlp switch wakes the blocked HPU thread: T_wake while a core is idle (active*t < cores),
+        // T_csw (a hand-off on a busy core) otherwise.
+        const double T_wake = pl.T_wake >= 0 ? pl.T_wake : pl.T_csw;
+        auto csw = [&](double active) { return c.pol == policy::edtlp ? (active * t < cores ? T_wake : pl.T_csw) : 0.0; };
+        double factor, csw_sum;  // sums over rounds of the stretch and of stretch * switch cost
+        if (app.decomp == decomposition::data) {
+            factor = stretch(m);
+            csw_sum = factor * csw(m);
+        } else {
+            const std::int64_t per_round = procs;  // processes over all nodes (strong) or on the node (weak)
+            const double full = static_cast<double>(app.units / per_round);
+            const std::int64_t rest = app.units % per_round;
+            const int nodes_sharing = app.scale == scaling::weak ? 1 : c.nodes;
+            // The remainder's processes, spread round-robin over nodes: the busiest node has ceil(rest/nodes).
+            const double last = static_cast<double>((rest + nodes_sharing - 1) / nodes_sharing);
+            factor = full * stretch(m) + (rest > 0 ? stretch(last) : 0.0);
+            csw_sum = full * stretch(m) * csw(m) + (rest > 0 ? stretch(last) * csw(last) : 0.0);
+        }
+        b.host = factor * alpha_m * app.T_hpu;
+        b.context_switch = csw_sum * app.N;
+        b.accelerator = factor * acc1;
+        b.offload = factor * off1;
+        b.communication = factor * comm1;
+        b.extrapolated = extrapolated;
+        out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication;
+        return out;
+    }
+    const int H = pl.hpu_contexts;
+    const int rounds = (c.m + H - 1) / H;  // processes per host context
     if (c.pol == policy::edtlp) {
         // Host work of the processes sharing a context is time-shared (stretched by `rounds`), each
         // process switches context on every off-load; accelerator work overlaps.

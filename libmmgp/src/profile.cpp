@@ -291,14 +291,26 @@ search_space read_search(const json& v, const reader& r, const std::string& path
 
 platform platform_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
-    r.known_keys(obj, path, {"hpu_contexts", "apus", "nodes", "max_processes_per_node", "O_offload", "T_csw", "alpha",
-                             "dma", "network"});
+    {
+        // `cores` (time-shared cores) is checked apart so that the message listing the keys stays that of mmgp/1.
+        json rest = obj;
+        rest.erase("cores");
+        rest.erase("T_wake");
+        r.known_keys(rest, path, {"hpu_contexts", "apus", "nodes", "max_processes_per_node", "O_offload", "T_csw", "alpha",
+                                  "dma", "network"});
+    }
     platform pl;
     pl.name = r.string_or(obj, path, "name", "");
     pl.hpu_contexts = static_cast<int>(r.integer_at(obj, path, "hpu_contexts", 1, int_max));
     pl.apus = static_cast<int>(r.integer_at(obj, path, "apus", 1, int_max));
     pl.nodes = static_cast<int>(r.integer_or(obj, path, "nodes", 1, 1, int_max));
     pl.max_processes_per_node = static_cast<int>(r.integer_or(obj, path, "max_processes_per_node", 0, 1, int_max));
+    pl.cores = static_cast<int>(r.integer_or(obj, path, "cores", 0, 1, int_max));
+    if (obj.contains("T_wake")) {
+        if (pl.cores == 0)
+            r.fail(child(path, "T_wake"), "T_wake only with \"cores\" (time-shared cores)", "T_wake without cores");
+        pl.T_wake = r.number_at(obj, path, "T_wake", 0.0, false, "seconds");
+    }
     pl.O_offload = r.number_at(obj, path, "O_offload", 0.0, false, "seconds");
     pl.T_csw = r.number_at(obj, path, "T_csw", 0.0, false, "seconds");
     if (!obj.contains("alpha"))
@@ -314,8 +326,12 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
 
 application application_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
-    r.known_keys(obj, path, {"decomposition", "scaling", "N", "T_hpu", "T_apu", "C_apu", "g", "O_col", "units",
-                             "dma_bytes", "communication"});
+    {
+        json rest = obj;  // g_charge checked apart, as `cores` above
+        rest.erase("g_charge");
+        r.known_keys(rest, path, {"decomposition", "scaling", "N", "T_hpu", "T_apu", "C_apu", "g", "O_col", "units",
+                                  "dma_bytes", "communication"});
+    }
     application a;
     a.name = r.string_or(obj, path, "name", "");
     a.decomp = static_cast<decomposition>(r.choice(obj, path, "decomposition", {"data", "task"}, 0, false));
@@ -325,6 +341,7 @@ application application_from_json(const json& obj, const reader& r, const std::s
     a.T_apu = r.number_at(obj, path, "T_apu", 0.0, false, "seconds");
     a.C_apu = r.number_at(obj, path, "C_apu", 0.0, false, "seconds");
     a.g = r.number_at(obj, path, "g", 0.0, false, "seconds per phase per APU");
+    a.g_charge = static_cast<gap_charge>(r.choice(obj, path, "g_charge", {"per_apu", "per_extra_apu"}, 0, false));
     if (obj.contains("O_col")) a.O_col = read_m_function(obj["O_col"], r, child(path, "O_col"), false);
     if (a.decomp == decomposition::task)
         a.units = r.integer_at(obj, path, "units", 1, 1000000000000LL);

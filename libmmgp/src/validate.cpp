@@ -32,7 +32,7 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         std::string cp = child("/cases", i);
         const json& c = r.object(cases[i], cp);
         r.known_keys(c, cp, {"label", "group", "scenario", "application", "platform", "m", "p", "nodes", "policy",
-                             "measured_s"});
+                             "measured_s", "censored", "role", "runs"});
         const json* scen = c.contains("scenario") ? &c["scenario"] : (doc.contains("scenario") ? &doc["scenario"] : nullptr);
         std::string scen_path = c.contains("scenario") ? child(cp, "scenario") : "/scenario";
         if (!scen) r.fail(child(cp, "scenario"), "a scenario (path, bundled name or object), here or at /scenario",
@@ -43,6 +43,21 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         vc.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
         vc.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
         vc.measured_s = r.number_at(c, cp, "measured_s", 0.0, true, "seconds");
+        if (c.contains("censored")) {
+            const json& cz = c["censored"];
+            if (!cz.is_boolean()) r.fail(child(cp, "censored"), "true or false (measured_s is a bound when true)", cz);
+            vc.censored = cz.get<bool>();
+        }
+        if (c.contains("role")) {
+            static const char* roles[] = {"fitted", "held_back"};
+            vc.role = roles[r.choice(c, cp, "role", {"fitted", "held_back"}, 0, true)];
+        }
+        if (c.contains("runs")) {
+            const json& rs = c["runs"];
+            std::string rp = child(cp, "runs");
+            if (!rs.is_array()) r.fail(rp, "an array of measured times (seconds)", rs);
+            for (std::size_t k = 0; k < rs.size(); ++k) vc.runs.push_back(r.number(rs[k], child(rp, k), 0.0, true, "seconds"));
+        }
         vc.source = r.string_or(c, cp, "source", r.string_or(doc, "", "source", ""));
         vc.group = r.string_or(c, cp, "group", default_group);
         vc.label = r.string_or(c, cp, "label",
@@ -75,35 +90,75 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         vc.predicted_s = pr.time_s;
         vc.parts = pr.parts;
         vc.err_pct = 100.0 * (vc.predicted_s - vc.measured_s) / vc.measured_s;
+        if (vc.censored) vc.err_pct = std::min(vc.err_pct, 0.0);  // at least the bound: right
         rep.cases.push_back(std::move(vc));
     }
-    // Summary of |error|.
-    double sum = 0, mx = 0;
+    // Summary of |error| over the uncensored cases (a censored case has no measured time to compare).
+    auto stats_of = [](const std::vector<const validation_case*>& cs) {
+        error_stats st;
+        double sum = 0, mx = 0;
+        for (const auto* vc : cs) {
+            if (vc->censored) continue;
+            ++st.cases;
+            sum += std::fabs(vc->err_pct);
+            mx = std::max(mx, std::fabs(vc->err_pct));
+        }
+        if (st.cases == 0) return st;
+        const double n = st.cases;
+        st.mean_abs_err_pct = sum / n;
+        st.max_abs_err_pct = mx;
+        if (st.cases > 1) {
+            double ss = 0;
+            for (const auto* vc : cs)
+                if (!vc->censored) ss += std::pow(std::fabs(vc->err_pct) - st.mean_abs_err_pct, 2);
+            st.std_abs_err_pct = std::sqrt(ss / (n - 1));
+        }
+        return st;
+    };
+    std::vector<const validation_case*> all, fitted, held;
     for (const auto& vc : rep.cases) {
-        sum += std::fabs(vc.err_pct);
-        mx = std::max(mx, std::fabs(vc.err_pct));
+        all.push_back(&vc);
+        if (vc.role == "fitted") fitted.push_back(&vc);
+        if (vc.role == "held_back") held.push_back(&vc);
+        if (vc.censored) {
+            ++rep.censored;
+            rep.censored_right += vc.predicted_s >= vc.measured_s;
+        }
     }
-    const double n = static_cast<double>(rep.cases.size());
-    rep.mean_abs_err_pct = sum / n;
-    rep.max_abs_err_pct = mx;
-    if (rep.cases.size() > 1) {
-        double ss = 0;
-        for (const auto& vc : rep.cases) ss += std::pow(std::fabs(vc.err_pct) - rep.mean_abs_err_pct, 2);
-        rep.std_abs_err_pct = std::sqrt(ss / (n - 1));
-    }
+    error_stats st = stats_of(all);
+    rep.uncensored = st.cases;
+    rep.mean_abs_err_pct = st.mean_abs_err_pct;
+    rep.max_abs_err_pct = st.max_abs_err_pct;
+    rep.std_abs_err_pct = st.std_abs_err_pct;
+    rep.fitted = stats_of(fitted);
+    rep.held_back = stats_of(held);
     // Groups: which configuration is best, predicted and measured.
     std::map<std::string, std::vector<const validation_case*>> groups;
     for (const auto& vc : rep.cases)
         if (!vc.group.empty()) groups[vc.group].push_back(&vc);
     for (const auto& [name, members] : groups) {
         if (members.size() < 2) continue;
+        // The measured optimum is the fastest uncensored case (a censored one only has a bound); the
+        // predicted optimum is the fastest prediction over all cases.
         const validation_case* pb = members.front();
-        const validation_case* mb = members.front();
+        const validation_case* mb = nullptr;
         for (const auto* vc : members) {
             if (vc->predicted_s < pb->predicted_s) pb = vc;
-            if (vc->measured_s < mb->measured_s) mb = vc;
+            if (!vc->censored && (!mb || vc->measured_s < mb->measured_s)) mb = vc;
         }
+        if (!mb) continue;  // every case censored: nothing to rank
         group_summary g;
+        g.errors = stats_of(members);
+        double slowest_uncensored = 0;
+        for (const auto* vc : members)
+            if (!vc->censored) slowest_uncensored = std::max(slowest_uncensored, vc->predicted_s);
+        for (const auto* vc : members) {
+            if (!vc->censored) continue;
+            ++g.censored;
+            g.censored_right += vc->predicted_s >= vc->measured_s;
+            if (!(vc->predicted_s > slowest_uncensored)) g.censored_ranked_last = false;
+        }
+        rep.censored_ranked_last = rep.censored_ranked_last && g.censored_ranked_last;
         g.group = name;
         g.cases = static_cast<int>(members.size());
         g.predicted_best = pb->label;

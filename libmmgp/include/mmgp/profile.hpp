@@ -24,6 +24,9 @@ enum class scaling { strong, weak };
 /// Host scheduling policy when processes share host contexts: `edtlp` switches on every
 /// off-load ([R] §5.2); `os` leaves processes on a context until they finish ([R] Table 1, Linux).
 enum class policy { edtlp, os };
+/// How the off-load gap g is charged per phase: `per_apu` is [H] Eq. 11 (N*p*g); `per_extra_apu`
+/// charges N*(p-1)*g, for a g measured as the slope of the off-load cost per additional APU (mmgp profile).
+enum class gap_charge { per_apu, per_extra_apu };
 /// A communication primitive of the cluster term ([C] §4.4).
 enum class primitive { allreduce, bcast, reduce, barrier, allgather, gather, scatter, alltoall, sendrecv };
 
@@ -86,6 +89,15 @@ struct platform {
     int apus = 1;           ///< A: accelerators per node
     int nodes = 1;          ///< nodes available
     int max_processes_per_node = 0;  ///< process limit per node (0 = no limit beyond A)
+    /// Cores that HPU and APU threads time-share (0 = dedicated hardware, the papers' Cell/GPU case).
+    /// When > 0, HPUs and APUs are software threads of a CPU-only node: m*p may exceed the cores
+    /// (apus only bounds m*p) and every round of units is stretched by the processor-sharing factor
+    /// max(1, runnable threads / cores) (README, "Time-shared cores").
+    int cores = 0;
+    /// s, time-shared cores only: waking a blocked thread while a core is idle (the idle core has to be
+    /// woken: on a VM a halted vCPU). The switch of an edtlp off-load costs T_wake while the runnable
+    /// threads leave a core idle and T_csw (a hand-off on a busy core) otherwise. Negative = T_csw.
+    double T_wake = -1.0;
     double O_offload = 0.0; ///< s, start an off-load and get its result back (O_s + O_r)
     double T_csw = 0.0;     ///< s, one host context switch
     m_function alpha;       ///< host contention factor α(m), α(1) = 1
@@ -112,6 +124,7 @@ struct application {
     double T_apu = 0.0;   ///< s, parallelisable accelerator time with 1 HPU + 1 APU
     double C_apu = 0.0;   ///< s, accelerator time that cannot be split across APUs
     double g = 0.0;       ///< s, gap between consecutive off-loads, per phase and per APU
+    gap_charge g_charge = gap_charge::per_apu;  ///< N*p*g ([H] Eq. 11) or N*(p-1)*g
     m_function O_col;     ///< s per phase, global synchronisation with m processes
     std::int64_t units = 1;  ///< U: independent task units (task decomposition)
     double dma_bytes = 0.0;  ///< bytes per off-load not overlapped with computation

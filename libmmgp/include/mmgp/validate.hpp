@@ -19,8 +19,20 @@ struct validation_case {
     configuration c;
     double measured_s = 0.0;
     double predicted_s = 0.0;
-    double err_pct = 0.0;  ///< 100 * (predicted - measured) / measured
+    double err_pct = 0.0;  ///< 100 * (predicted - measured) / measured (censored: 0 when predicted >= bound)
     breakdown parts;
+    /// The run was stopped at a bound: measured_s is a lower bound of its time. Predicted right when
+    /// the prediction is at least the bound; otherwise err_pct is the (negative) miss against the bound.
+    bool censored = false;
+    /// "fitted" (the application profile was fitted on this case), "held_back" (predicted only), or "".
+    std::string role;
+    std::vector<double> runs;  ///< the repetitions behind measured_s, when given
+};
+
+/// |error| statistics of a set of (uncensored) cases.
+struct error_stats {
+    int cases = 0;
+    double mean_abs_err_pct = 0.0, max_abs_err_pct = 0.0, std_abs_err_pct = 0.0;
 };
 
 /// Per-group ranking: is the predicted optimum the measured one, and what does trusting the model cost?
@@ -30,6 +42,11 @@ struct group_summary {
     std::string predicted_best, measured_best;  ///< labels
     bool optimal_hit = false;  ///< the predicted best configuration is the measured best one
     double regret_pct = 0.0;   ///< 100 * (measured(predicted best) - measured best) / measured best
+    error_stats errors;        ///< |error| over the group's uncensored cases
+    int censored = 0;          ///< censored cases in the group
+    int censored_right = 0;    ///< of which predicted at least at their bound
+    /// Every censored case is predicted slower than every uncensored case of the group (true without censored cases).
+    bool censored_ranked_last = true;
 };
 
 /// A whole validation run.
@@ -44,6 +61,12 @@ struct validation_report {
     double std_abs_err_pct = 0.0;  ///< sample standard deviation of |error| (0 with one case)
     bool optimal_hit = true;       ///< every group's optimum predicted right
     double regret_pct = 0.0;       ///< worst regret over groups
+    // The |error| statistics above are over the uncensored cases; `cases.size()` counts all.
+    int uncensored = 0;
+    int censored = 0;              ///< censored cases (measured_s is a bound)
+    int censored_right = 0;        ///< censored cases predicted at least at their bound
+    bool censored_ranked_last = true;  ///< in every group, censored cases predicted slower than all others
+    error_stats fitted, held_back;     ///< split by role (cases 0 when no case has that role)
 };
 
 /// Reads a validation file (schema "mmgp/1", kind "validation") and predicts every case.

@@ -1,0 +1,96 @@
+"""RAxML data set of the report: fit the application profile with `mmgp fit` on at most a third of the
+configurations of each input, predict the rest (used by report.py)."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+
+import common
+import report
+
+
+def choose_fitted(cases):
+    """At most a third of the input's configurations, uncensored ones only and at most half of those (so that
+    some uncensored cases are held back), as varied as possible: distinct (m, p) first (smallest m*p first: the
+    runs a user can afford), then other bootstrap counts, smallest first."""
+    n_unc = sum(1 for c in cases if not c["censored"])
+    k = min(len(cases) // 3, max(1, n_unc // 2))
+    pool = sorted([c for c in cases if not c["censored"]],
+                  key=lambda c: (int(c["key"]["m"]) * int(c["key"]["p"]), int(c["key"]["p"]), int(c["key"]["units"])))
+    chosen, seen = [], set()
+    for c in pool:  # distinct (m, p) first
+        mp = (c["key"]["m"], c["key"]["p"])
+        if mp not in seen and len(chosen) < k:
+            chosen.append(c)
+            seen.add(mp)
+    for c in pool:
+        if c not in chosen and len(chosen) < k:
+            chosen.append(c)
+    return chosen
+
+
+def build_raxml(d, mmgp):
+    cal = os.path.join(d, "platform-calibrated.json")
+    if not os.path.exists(cal):
+        shutil.copy(os.path.join(os.path.dirname(os.path.normpath(d)), "offload", "platform-calibrated.json"), cal)
+    pl = report.offload_platform(d)
+    pl["apus"] = 16
+    pl["_derivation"]["apus"] = "16: APUs are threads, the sweep's bound on m*p (not hardware)"
+    common.write_json(os.path.join(d, "platform.json"), pl)
+    rows = report.read_runs(os.path.join(d, "runs.csv"))
+    inputs = sorted({r["input"] for r in rows})
+    all_cases = report.aggregate(rows, ["input", "units", "m", "p", "policy"], report.quiet_rule(d))
+    out = []
+    for name in inputs:
+        cases = [c for c in all_cases if c["key"]["input"] == name]
+        fitted = choose_fitted(cases)
+        fit_csv = os.path.join(d, f"fit-{name}.csv")
+        with open(fit_csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["m", "p", "units", "time_s", "policy"])
+            for c in fitted:
+                for t in c["runs"]:  # every repetition of the chosen configurations
+                    w.writerow([c["key"]["m"], c["key"]["p"], c["key"]["units"], t, "edtlp"])
+        app = os.path.join(d, f"app-fitted-{name}.json")
+        cmd = [mmgp, "fit", fit_csv, "--platform", os.path.join(d, "platform.json"), "--decomposition", "task",
+               "--policy", "edtlp", "--name", f"raxml-{name}", "-o", app]
+        # Parameters the chosen runs cannot determine are held at 0 (mmgp fit needs as many runs as free
+        # parameters): one p cannot separate C_apu from T_apu nor show g; on time-shared cores T_hpu and
+        # C_apu scale alike (they differ only through alpha(m)), so T_hpu goes first.
+        n_runs = sum(len(c["runs"]) for c in fitted)
+        ps = {c["key"]["p"] for c in fitted}
+        hold = []
+        if len(ps) < 2:
+            hold += ["C_apu", "g"]
+        for name_ in ("T_hpu", "g", "C_apu"):
+            if 4 - len(hold) > n_runs and name_ not in hold:
+                hold.append(name_)
+        for h in hold:
+            cmd += ["--fix", f"{h}=0"]
+        rep = subprocess.run(cmd, capture_output=True, text=True)
+        if rep.returncode != 0:
+            raise RuntimeError(f"mmgp fit {name}: {rep.stderr.strip()}")
+        with open(os.path.join(d, f"fit-{name}.txt"), "w") as f:
+            f.write("$ " + " ".join(os.path.relpath(x, common.ROOT) if x.startswith("/") else x for x in cmd) + "\n")
+            f.write(rep.stdout)
+        common.write_json(os.path.join(d, f"scenario-{name}.json"),
+                          {"schema": "mmgp/1", "name": f"RAxML {name}", "platform": "platform.json",
+                           "application": f"app-fitted-{name}.json", "search": {"m": [1, 16], "p": [1, 16]}})
+        fitted_ids = {id(c) for c in fitted}
+        for c in cases:
+            k = c["key"]
+            out.append({"scenario": f"scenario-{name}.json", "group": f"{name} B={k['units']}",
+                        "label": f"{name} B={k['units']} m={k['m']} p={k['p']}",
+                        "application": {"units": int(k["units"])},
+                        "m": int(k["m"]), "p": int(k["p"]), "policy": "edtlp", "measured_s": c["measured_s"],
+                        "censored": c["censored"], "runs": c["runs"],
+                        "role": "fitted" if id(c) in fitted_ids else "held_back",
+                        "source": report.source_of(c)})
+    out.sort(key=lambda c: (c["group"], c["m"], c["p"]))
+    doc = {"schema": "mmgp/1", "kind": "validation",
+           "name": "RAxML (Debian raxmlHPC-PTHREADS-SSE3): profile fitted on <= 1/3 of the configurations per input",
+           "cases": out}
+    path = os.path.join(d, "cases.json")
+    common.write_json(path, doc)
+    return path, inputs

@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""Regenerates the validation report of issue 5 from measured data (no measuring here):
+
+    validation/report.py                      # both data sets under validation/ (offload/, raxml/)
+    validation/report.py --dir DIR --kind offload   # one data set (the quick test uses a temporary DIR)
+
+For a data set DIR it writes DIR/platform.json (the calibrated profile described as this machine runs the
+program, see README), DIR/cases.json (an mmgp validation file), DIR/report.txt and DIR/report.json
+(`mmgp validate`), DIR/summary.json (per input) and the plots DIR/plots/*.svg|png (gnuplot).
+
+offload: predictions use only DIR/platform-calibrated.json (mmgp calibrate) and DIR/app-<input>.json
+(mmgp profile). raxml: the application profile of each input is fitted with `mmgp fit` on at most a third
+of its configurations (role "fitted"); the others are predicted ("held_back").
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+
+def value(x):
+    return x["value"] if isinstance(x, dict) and "value" in x else x
+
+
+def read_runs(path):
+    with open(path) as f:
+        return [r for r in csv.DictReader(f) if not r["input"].startswith("#")]
+
+
+def quiet_rule(d):
+    """Which repetitions were measured on a quiet machine. The data set's machine.json may name them
+    ("quiet_repetitions", when the machine was known to be loaded by others during the other repetitions);
+    rows with an external_cpu_share column are quiet when other processes used less than 0.25 core."""
+    info = json.load(open(os.path.join(d, "machine.json")))
+    reps = info.get("quiet_repetitions")
+
+    def quiet(r):
+        if reps is not None and int(r["rep"]) not in reps:
+            return False
+        if r.get("external_cpu_share") not in (None, ""):
+            return float(r["external_cpu_share"]) < 0.25
+        return True
+    return quiet
+
+
+def aggregate(rows, keys, quiet=lambda r: True):
+    """Groups repetitions. A case uses its quiet repetitions (all of them when none is quiet, and says so);
+    its time is their median (a censored repetition counts as its bound and sorts after every finished one);
+    it is censored when that median repetition is."""
+    groups = defaultdict(list)
+    for r in rows:
+        groups[tuple(r[k] for k in keys)].append(r)
+    cases = []
+    for k, reps in groups.items():
+        used = [r for r in reps if quiet(r)] or reps
+        used.sort(key=lambda r: (int(r["censored"]), float(r["wall_s"])))
+        med = used[(len(used) - 1) // 2]
+        cases.append({"key": dict(zip(keys, k)), "measured_s": float(med["wall_s"]), "censored": med["censored"] == "1",
+                      "runs": [float(r["wall_s"]) for r in reps if r["censored"] == "0"],
+                      "used": len(used), "all_quiet": len(used) == len([r for r in reps if quiet(r)]) and len(used) > 0
+                      and all(quiet(r) for r in used),
+                      "load": [float(r["load1_before"]) for r in used]})
+    return cases
+
+
+def source_of(c):
+    return (f"runs.csv: median of {c['used']} {'quiet ' if c['all_quiet'] else 'NOT quiet '}repetition"
+            f"{'s' if c['used'] > 1 else ''} (load {min(c['load']):.2f}-{max(c['load']):.2f})")
+
+
+def offload_platform(d, variant=None):
+    """The calibrated profile, described as the off-load runtime uses this machine (README: "How the
+    machine is described"). Every change is derived from the calibration data and recorded in _derivation."""
+    cal = json.load(open(os.path.join(d, "platform-calibrated.json")))
+    pl = dict(cal)
+    cores = int(cal["machine"]["cores"])
+    spin = value(cal["O_offload"])
+    futex = cal["measurements"]["offload_futex"]["median"]
+    wake = max(0.0, (futex - spin) / 2)
+    pl["cores"] = cores
+    pl["hpu_contexts"] = cores
+    pl["apus"] = 8
+    busy = cal["measurements"]["csw_futex"]["median"]
+    pl["T_csw"] = busy
+    pl["T_wake"] = wake
+    if variant == "no-cores":  # the dedicated-hardware model: APUs do not share cores
+        del pl["cores"]
+        del pl["T_wake"]
+        pl["T_csw"] = wake
+    if variant == "wake-always":  # every edtlp switch wakes an idle core
+        del pl["T_wake"]
+        pl["T_csw"] = wake
+    if variant == "csw-yield":  # the calibrated sched_yield hand-off as T_csw, no idle-core wake-up
+        del pl["T_wake"]
+        pl["T_csw"] = cal["T_csw"]
+    pl["_derivation"] = {
+        "cores": f"machine.cores = {cores}: the runtime's HPU and APU threads are unpinned software threads time-sharing the cores",
+        "hpu_contexts": "= cores: HPU threads are not pinned, any core runs them",
+        "apus": "8: APUs are threads, the sweep's bound on m*p (not hardware)",
+        "T_wake": f"waking a blocked thread while a core is idle = (offload_futex {futex:.3e} - offload_spin {spin:.3e}) / 2 s: "
+                  "the calibrated blocking round trip (threads on two cores, each idle while it waits) wakes two blocked threads; "
+                  "an edtlp off-load of the runtime blocks only the HPU thread (its master APU spins between off-loads), so it "
+                  "costs the spinning round trip plus one such wake-up",
+        "T_csw": f"waking a blocked thread when no core is idle = measurements.csw_futex {busy:.3e} s (futex hand-off between "
+                 "two threads on one busy core)",
+        "calibrated_T_csw": cal["T_csw"],
+    }
+    return pl
+
+
+def write(path, doc):
+    common.write_json(path, doc)
+
+
+def mmgp_validate(mmgp, cases_path, d):
+    js = subprocess.run([mmgp, "validate", cases_path, "--json"], capture_output=True, text=True, check=True).stdout
+    txt = subprocess.run([mmgp, "validate", cases_path], capture_output=True, text=True, check=True).stdout
+    with open(os.path.join(d, "report.txt"), "w") as f:
+        f.write(txt)
+    with open(os.path.join(d, "report.json"), "w") as f:
+        f.write(js)
+    return json.loads(js)
+
+
+def build_offload(d, mmgp, g_charge, variant=None, out=None):
+    out = out or d
+    pl = offload_platform(d, variant)
+    write(os.path.join(out, "platform.json"), pl)
+    rows = read_runs(os.path.join(d, "runs.csv"))
+    inputs = sorted({r["input"] for r in rows})
+    for name in inputs:
+        write(os.path.join(out, f"scenario-{name}.json"),
+              {"schema": "mmgp/1", "name": f"libpll runtime, {name}", "platform": "platform.json",
+               "application": os.path.relpath(os.path.join(d, f"app-{name}.json"), out),
+               "search": {"m": [1, 8], "p": [1, 8]}})
+    cases = []
+    for c in aggregate(rows, ["input", "units", "m", "p", "policy"], quiet_rule(d)):
+        k = c["key"]
+        cases.append({"scenario": f"scenario-{k['input']}.json", "group": f"{k['input']} U={k['units']}",
+                      "label": f"{k['input']} U={k['units']} m={k['m']} p={k['p']} {k['policy']}",
+                      "application": {"units": int(k["units"]), "g_charge": g_charge},
+                      "m": int(k["m"]), "p": int(k["p"]), "policy": k["policy"], "measured_s": c["measured_s"],
+                      "censored": c["censored"], "runs": c["runs"],
+                      "source": source_of(c)})
+    cases.sort(key=lambda c: (c["group"], c["policy"], c["m"], c["p"]))
+    doc = {"schema": "mmgp/1", "kind": "validation",
+           "name": "libpll off-load runtime on this machine: calibrated platform + mmgp profile, nothing fitted",
+           "cases": cases}
+    path = os.path.join(out, "cases.json")
+    write(path, doc)
+    return path, inputs
+
+
+ABLATIONS = {  # name -> (g_charge, platform variant): each undoes one modelling decision of README
+    "g-per-apu": ("per_apu", None),
+    "no-cores": ("per_extra_apu", "no-cores"),
+    "wake-always": ("per_extra_apu", "wake-always"),
+    "csw-yield": ("per_extra_apu", "csw-yield"),
+}
+
+
+def ablations(d, mmgp):
+    """The offload report with one decision undone at a time (evidence for each decision)."""
+    res = {}
+    for name, (gc, variant) in ABLATIONS.items():
+        out = os.path.join(d, "ablations", name)
+        os.makedirs(out, exist_ok=True)
+        path, _ = build_offload(d, mmgp, gc, variant, out)
+        if variant == "no-cores":  # dedicated APUs cannot hold m*p > 1 APU per core: keep the platform's bound
+            doc = json.load(open(path))
+            write(path, doc)
+        p = subprocess.run([mmgp, "validate", path, "--json"], capture_output=True, text=True)
+        if p.returncode != 0:
+            res[name] = {"error": p.stderr.strip()}
+            continue
+        sm = json.loads(p.stdout)["summary"]
+        res[name] = {k: sm[k] for k in ("cases", "mean_abs_err_pct", "max_abs_err_pct", "optimal_hit", "regret_pct")}
+    write(os.path.join(d, "ablations.json"), res)
+    return res
+
+
+def summarise(rep, inputs, d):
+    """Per input: cases, |error|, optimum hit and regret over its groups."""
+    out = {"summary": rep["summary"], "inputs": {}}
+    for name in inputs:
+        cs = [c for c in rep["cases"] if c["group"].startswith(name + " ")]
+        unc = [abs(c["err_pct"]) for c in cs if not c["censored"]]
+        gs = [g for g in rep["groups"] if g["group"].startswith(name + " ")]
+        n = len(unc)
+        mean = sum(unc) / n if n else None
+        sd = (sum((e - mean) ** 2 for e in unc) / (n - 1)) ** 0.5 if n > 1 else 0.0
+        out["inputs"][name] = {
+            "cases": len(cs), "uncensored": n, "censored": len(cs) - n,
+            "censored_right": sum(1 for c in cs if c["censored"] and c["predicted_s"] >= c["measured_s"]),
+            "mean_abs_err_pct": mean, "max_abs_err_pct": max(unc) if unc else None, "std_abs_err_pct": sd,
+            "groups": [{k: g[k] for k in ("group", "predicted_best", "measured_best", "optimal_hit", "regret_pct",
+                                          "censored_ranked_last")} for g in gs],
+            "optimal_hit": all(g["optimal_hit"] for g in gs), "regret_pct": max((g["regret_pct"] for g in gs), default=None)}
+        for role in ("fitted", "held_back"):
+            e = [abs(c["err_pct"]) for c in cs if c.get("role") == role and not c["censored"]]
+            if e:
+                out["inputs"][name][role] = {"cases": len(e), "mean_abs_err_pct": sum(e) / len(e), "max_abs_err_pct": max(e)}
+    write(os.path.join(d, "summary.json"), out)
+    return out
+
+
+def plots(rep, d, title):
+    """[H] Fig. 6-8 style: per group, measured and predicted time of every configuration; and one
+    predicted-against-measured scatter per data set. SVG and PNG."""
+    if shutil.which("gnuplot") is None:
+        print("report: gnuplot not found (apt-get install gnuplot-nox): no plots", file=sys.stderr)
+        return []
+    pd = os.path.join(d, "plots")
+    os.makedirs(pd, exist_ok=True)
+    made = []
+    groups = defaultdict(list)
+    for c in rep["cases"]:
+        groups[c["group"]].append(c)
+    for g, cs in sorted(groups.items()):
+        cs.sort(key=lambda c: (c["policy"], c["m"] * c["p"], c["m"]))
+        slug = g.replace(" ", "_").replace("=", "")
+        dat = os.path.join(pd, f"{slug}.dat")
+        with open(dat, "w") as f:
+            f.write("# i label measured predicted min max censored policy\n")
+            for i, c in enumerate(cs):
+                runs = c["runs"] or [c["measured_s"]]
+                lab = f"{c['m']}x{c['p']}{'' if c['policy'] == 'edtlp' else ' os'}"
+                f.write(f"{i} \"{lab}\" {c['measured_s']} {c['predicted_s']} {min(runs)} {max(runs)} "
+                        f"{1 if c['censored'] else 0} {c['policy']}\n")
+        for term, ext in (("svg size 1000,420 dynamic font 'sans,11'", "svg"), ("pngcairo size 1000,420 font 'sans,10'", "png")):
+            out = os.path.join(pd, f"{slug}.{ext}")
+            script = f"""
+set terminal {term}
+set output '{out}'
+set title "{title}: {g} (m x p; 'os' = os policy, else edtlp; open triangles = censored at the bound)"
+set ylabel 'wall time (s)'
+set xlabel 'configuration (m processes x p APUs)'
+set logscale y
+set grid ytics
+set key top left
+set xtics rotate by -60 font ',8'
+plot '{dat}' using 1:($7==0?$3:1/0):5:6:xtic(2) with yerrorbars pt 7 ps 0.8 lc rgb '#1f77b4' title 'measured (median of the quiet repetitions; bars: min-max of all)', \\
+     '' using 1:($7==1?$3:1/0) with points pt 8 ps 1.2 lc rgb '#d62728' title 'censored (bound)', \\
+     '' using 1:4 with linespoints pt 6 ps 0.8 lc rgb '#ff7f0e' title 'predicted'
+"""
+            subprocess.run(["gnuplot"], input=script, text=True, check=True)
+            made.append(out)
+    # Scatter: predicted against measured, with the y = x line and +-5 % / +-15 % bands.
+    dat = os.path.join(pd, "scatter.dat")
+    with open(dat, "w") as f:
+        for c in rep["cases"]:
+            f.write(f"{c['measured_s']} {c['predicted_s']} {1 if c['censored'] else 0} {1 if c.get('role') == 'fitted' else 0}\n")
+    for term, ext in (("svg size 640,600 dynamic font 'sans,11'", "svg"), ("pngcairo size 640,600 font 'sans,10'", "png")):
+        out = os.path.join(pd, f"scatter.{ext}")
+        script = f"""
+set terminal {term}
+set output '{out}'
+set title "{title}: predicted against measured (every case)"
+set xlabel 'measured (s)'
+set ylabel 'predicted (s)'
+set logscale xy
+set grid
+set key top left
+plot x with lines lc rgb 'black' title 'y = x', 1.05*x with lines dt 2 lc rgb 'gray' title '+-5 %', 0.95*x with lines dt 2 lc rgb 'gray' notitle, \\
+     1.15*x with lines dt 3 lc rgb '#bbbbbb' title '+-15 %', 0.85*x with lines dt 3 lc rgb '#bbbbbb' notitle, \\
+     '{dat}' using ($3==0&&$4==0?$1:1/0):2 with points pt 7 ps 0.7 lc rgb '#1f77b4' title 'predicted', \\
+     '{dat}' using ($3==0&&$4==1?$1:1/0):2 with points pt 5 ps 0.7 lc rgb '#2ca02c' title 'fitted', \\
+     '{dat}' using ($3==1?$1:1/0):2 with points pt 8 ps 1.0 lc rgb '#d62728' title 'censored (x = bound)'
+"""
+        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+        made.append(out)
+    return made
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", action="append", help="data set directory (default validation/offload and validation/raxml)")
+    ap.add_argument("--kind", choices=["offload", "raxml"], help="with --dir: the kind of data set")
+    ap.add_argument("--build", default=os.path.join(common.ROOT, "build"))
+    ap.add_argument("--g-charge", default="per_extra_apu", choices=["per_apu", "per_extra_apu"],
+                    help="how the libpll runtime's g is charged (default per_extra_apu: g is mmgp profile's slope per extra APU)")
+    ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--ablations", action="store_true", help="offload: also report with each modelling decision undone")
+    a = ap.parse_args()
+    mmgp = os.path.join(a.build, "cli", "mmgp")
+    sets = []
+    if a.dir:
+        sets = [(x, a.kind or os.path.basename(os.path.normpath(x))) for x in a.dir]
+    else:
+        for k in ("offload", "raxml"):
+            x = os.path.join(common.ROOT, "validation", k)
+            if os.path.exists(os.path.join(x, "runs.csv")):
+                sets.append((x, k))
+    for d, kind in sets:
+        if kind == "offload":
+            path, inputs = build_offload(d, mmgp, a.g_charge)
+            title = "libpll off-load runtime"
+        else:
+            import raxml_fit  # noqa: E402
+            path, inputs = raxml_fit.build_raxml(d, mmgp)
+            title = "RAxML (Debian)"
+        rep = mmgp_validate(mmgp, path, d)
+        s = summarise(rep, inputs, d)
+        if not a.no_plots:
+            plots(rep, d, title)
+        if a.ablations and kind == "offload":
+            for name, v in ablations(d, mmgp).items():
+                print(f"ablation {name}: {v}")
+        print(f"== {kind}: {d}")
+        sm = rep["summary"]
+        print(f"all: {sm['cases']} cases ({sm['censored']} censored, {sm['censored_right']} of them predicted >= bound, "
+              f"ranked last: {sm['censored_ranked_last']}), |error| mean {sm['mean_abs_err_pct']:.2f} % max "
+              f"{sm['max_abs_err_pct']:.2f} % sd {sm['std_abs_err_pct']:.2f} %, optimum hit {sm['optimal_hit']}, "
+              f"worst regret {sm['regret_pct']:.2f} %")
+        for name, v in s["inputs"].items():
+            print(f"  {name}: {v['cases']} cases ({v['censored']} censored), mean {v['mean_abs_err_pct']:.2f} % max "
+                  f"{v['max_abs_err_pct']:.2f} %, optimum hit {v['optimal_hit']}, regret {v['regret_pct']:.2f} %"
+                  + "".join(f", {r}: mean {v[r]['mean_abs_err_pct']:.2f} % max {v[r]['max_abs_err_pct']:.2f} % over {v[r]['cases']}"
+                            for r in ("fitted", "held_back") if r in v))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Sweep (a) of issue 5: the libpll off-load runtime at every (m, p) with m*p <= 8, both host policies,
+two alignment sizes and several bootstrap counts, with repetitions. Also measures what the predictions
+may use: the platform profile (mmgp calibrate) and the sequential application profile (mmgp profile).
+
+    validation/sweep_offload.py                 # full sweep into validation/offload/ (~10 min on a quiet 2-core VM)
+    validation/sweep_offload.py --quick --out DIR   # tiny subset (the `validation` meson test)
+
+Writes OUT/machine.json, OUT/platform-calibrated.json, OUT/app-<input>.json, OUT/runs.csv. Then run
+validation/report.py to get the report and plots. Each run is bounded (5x the group's fastest run so far,
+at least 2 s); a bounded run is recorded as censored at the bound.
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+EXAML_49 = "/usr/share/doc/examl/testData/49.gz"
+
+# name -> arguments selecting the alignment (shared by mmgp profile and mmgp-offload-run)
+INPUTS_FULL = {
+    "49x1200": ["--alignment", EXAML_49],
+    "24x600": ["--alignment", EXAML_49, "--taxa", "24", "--sites", "600"],
+}
+INPUTS_QUICK = {"sim8x200": ["--simulate", "8:200"]}
+
+
+def configurations(max_threads, quick):
+    if quick:
+        return [(1, 1, "edtlp"), (2, 1, "edtlp"), (1, 2, "edtlp"), (2, 2, "edtlp"), (1, 1, "os"), (2, 1, "os")]
+    out = []
+    for pol in ("edtlp", "os"):
+        for m in range(1, max_threads + 1):
+            for p in range(1, max_threads // m + 1):
+                out.append((m, p, pol))
+    # fast ones first, so that the bound (5x the fastest so far) is meaningful early
+    out.sort(key=lambda c: (c[0] * c[1], c[2] != "edtlp", c[1]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", "offload"))
+    ap.add_argument("--build", default=os.path.join(common.ROOT, "build"))
+    ap.add_argument("--quick", action="store_true", help="tiny subset (simulated 8x200, 6 configurations, 1 repetition)")
+    ap.add_argument("--repetitions", type=int, default=None)
+    ap.add_argument("--units", default=None, help="comma-separated bootstrap counts (default 5,16; quick: 3)")
+    ap.add_argument("--inputs", default=None, help="comma-separated subset of the inputs (49x1200, 24x600)")
+    ap.add_argument("--skip-calibrate", action="store_true", help="keep OUT/platform-calibrated.json")
+    ap.add_argument("--skip-profile", action="store_true", help="keep OUT/app-*.json")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    mmgp = os.path.join(a.build, "cli", "mmgp")
+    runner = os.path.join(a.build, "calibration", "kernels", "mmgp-offload-run")
+    inputs = INPUTS_QUICK if a.quick else INPUTS_FULL
+    if a.inputs:
+        inputs = {k: v for k, v in inputs.items() if k in a.inputs.split(",")}
+    reps = a.repetitions or (1 if a.quick else 3)
+    units = [int(u) for u in (a.units or ("3" if a.quick else "5,16")).split(",")]
+    info = common.machine_info([os.path.relpath(sys.argv[0], common.ROOT)] + sys.argv[1:])
+    info["inputs"] = {k: " ".join(v) for k, v in inputs.items()}
+    info["units"] = units
+    info["repetitions"] = reps
+    t0 = time.time()
+
+    # 1. Platform profile of this machine.
+    plat = os.path.join(a.out, "platform-calibrated.json")
+    if not a.skip_calibrate:
+        common.log("mmgp calibrate")
+        cmd = [mmgp, "calibrate", "-o", plat] + (["--quick"] if a.quick else [])
+        subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
+        info["calibrate_command"] = " ".join(["build/cli/mmgp"] + cmd[1:])
+    # 2. Sequential application profile per input (16 units; the report sets `units` per group).
+    info["profile_commands"] = {}
+    for name, sel in inputs.items():
+        app = os.path.join(a.out, f"app-{name}.json")
+        cmd = [mmgp, "profile"] + sel + ["--name", f"libpll-{name}", "-o", app]
+        if a.quick:
+            cmd += ["--units", "3", "--repetitions", "2"]
+        info["profile_commands"][name] = " ".join(["build/cli/mmgp"] + cmd[1:])
+        if not a.skip_profile:
+            common.log(f"mmgp profile {name}")
+            subprocess.run(cmd, check=True)
+    # 3. The sweep: repetitions outermost, so that slow drifts of the machine spread over all configurations.
+    confs = configurations(8, a.quick)
+    rows = []
+    best = {}
+    for rep in range(reps):
+        for name, sel in inputs.items():
+            for u in units:
+                for (m, p, pol) in confs:
+                    key = (name, u)
+                    bound = max(2.0, 5.0 * best[key]) if key in best else 120.0
+                    cmd = [runner] + sel + ["--units", str(u), "--m", str(m), "--p", str(p), "--policy", pol,
+                                            "--timeout", str(bound + 5)]
+                    l0 = common.load1()
+                    ext = common.ExternalCpu()
+                    censored = False
+                    try:
+                        d = common.run_json(cmd, timeout=bound)
+                        wall, offloads = d["wall_s"], d["offloads"]
+                    except subprocess.TimeoutExpired:
+                        censored, wall, offloads = True, bound, ""
+                    ext_share = ext.share(wall)
+                    if not censored:
+                        best[key] = min(best.get(key, wall), wall)
+                    rows.append({"input": name, "units": u, "m": m, "p": p, "policy": pol, "rep": rep,
+                                 "wall_s": f"{wall:.6f}", "censored": int(censored), "bound_s": f"{bound:.3f}",
+                                 "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
+                                 "offloads": offloads, "external_cpu_share": f"{ext_share:.3f}"})
+                    common.log(f"rep {rep} {name} U={u} m={m} p={p} {pol}: {wall:.3f} s{' CENSORED' if censored else ''} (others {ext_share:.2f} core)")
+    with open(os.path.join(a.out, "runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    info["elapsed_s"] = round(time.time() - t0, 1)
+    info["load_avg_at_end"] = list(os.getloadavg())
+    common.write_json(os.path.join(a.out, "machine.json"), info)
+    common.log(f"done: {len(rows)} runs in {info['elapsed_s']} s -> {a.out}")
+
+
+if __name__ == "__main__":
+    main()
