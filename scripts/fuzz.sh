@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the profile parser/validator and the measurement/validation readers with libFuzzer.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 120)
+#        FUZZ_RUNS=N FUZZ_SEED=S scripts/fuzz.sh   (a fixed number of inputs from a fixed seed: what CI runs,
+#                                                   so that CI is deterministic)
 # Builds build-fuzz/ with clang (ASan + UBSan + libFuzzer), runs each target on a copy of the seed
 # corpus in tests/fuzz/corpus/, and exits non-zero on any crash, leak, hang or sanitizer report.
 # Findings land in build-fuzz/findings/; turn each into a file in tests/fuzz/regressions/ (the unit
@@ -28,7 +30,7 @@ for t in profile runs; do
   cp -n tests/fuzz/corpus/$t/* "$work"/ 2>/dev/null || true
   echo "fuzz: $t for ${SECS}s"
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-    build-fuzz/tests/fuzz_$t -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+    build-fuzz/tests/fuzz_$t ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} ${FUZZ_SEED:+-seed=$FUZZ_SEED} -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -print_final_stats=1 -artifact_prefix=build-fuzz/findings/$t- "$work" 2>build-fuzz/fuzz-$t.log || status=1
   grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)" build-fuzz/fuzz-$t.log || true
   if [ "$status" -ne 0 ]; then tail -40 build-fuzz/fuzz-$t.log; fi
