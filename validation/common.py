@@ -1,4 +1,5 @@
 """Shared helpers of the validation sweeps and the report (standard library only)."""
+import csv
 import datetime
 import json
 import os
@@ -90,3 +91,15 @@ def write_json(path, doc):
         json.dump(doc, f, indent=1, sort_keys=False)
         f.write("\n")
     os.replace(tmp, path)
+
+
+def finish_sweep(out_dir, rows, info, t0):
+    """Writes a sweep's runs.csv and machine.json (with elapsed time and the final load) into out_dir."""
+    with open(os.path.join(out_dir, "runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    info["elapsed_s"] = round(time.time() - t0, 1)
+    info["load_avg_at_end"] = list(os.getloadavg())
+    write_json(os.path.join(out_dir, "machine.json"), info)
+    log(f"done: {len(rows)} runs in {info['elapsed_s']} s -> {out_dir}")

@@ -114,14 +114,7 @@ def main():
                                  "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
                                  "offloads": offloads, "external_cpu_share": f"{ext_share:.3f}"})
                     common.log(f"rep {rep} {name} U={u} m={m} p={p} {pol}: {wall:.3f} s{' CENSORED' if censored else ''} (others {ext_share:.2f} core)")
-    with open(os.path.join(a.out, "runs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    info["elapsed_s"] = round(time.time() - t0, 1)
-    info["load_avg_at_end"] = list(os.getloadavg())
-    common.write_json(os.path.join(a.out, "machine.json"), info)
-    common.log(f"done: {len(rows)} runs in {info['elapsed_s']} s -> {a.out}")
+    common.finish_sweep(a.out, rows, info, t0)
 
 
 if __name__ == "__main__":
