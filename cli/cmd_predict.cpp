@@ -29,7 +29,7 @@ void setup_predict(CLI::App& app, predict_options& o) {
 
 namespace {
 
-const char* part_names[] = {"host", "accelerator", "offload", "context switch", "communication"};
+const char* part_names[] = {"host", "accelerator", "offload", "context switch", "communication", "spin", "start-up"};
 
 double part(const breakdown& b, int i) {
     switch (i) {
@@ -37,14 +37,16 @@ double part(const breakdown& b, int i) {
         case 1: return b.accelerator;
         case 2: return b.offload;
         case 3: return b.context_switch;
-        default: return b.communication;
+        case 4: return b.communication;
+        case 5: return b.spin;
+        default: return b.startup;
     }
 }
 
 // "vs m=16 p=1 nodes=1 (32.47 s, +9.1 %): host +5.04 s, offload -2.41 s"
 std::string contrast(const ranked& best, const ranked& other, const char* why) {
     std::vector<std::pair<double, int>> diffs;
-    for (int i = 0; i < 5; ++i) diffs.emplace_back(part(other.pred.parts, i) - part(best.pred.parts, i), i);
+    for (int i = 0; i < 7; ++i) diffs.emplace_back(part(other.pred.parts, i) - part(best.pred.parts, i), i);
     std::sort(diffs.begin(), diffs.end(), [](auto a, auto b) { return std::fabs(a.first) > std::fabs(b.first); });
     std::string out = fmt::format("  vs {} {} ({}, {:+.1f} %):", label(other.c), why, human_time(other.pred.time_s),
                                   100.0 * (other.pred.time_s / best.pred.time_s - 1.0));
@@ -138,15 +140,16 @@ std::string human_report(const scenario& s, model_kind kind, const search_result
     std::partial_sort(order.begin(), order.begin() + static_cast<long>(n_top), order.end(),
                       [](auto* a, auto* b) { return a->pred.time_s < b->pred.time_s; });
     out += fmt::format("Fastest {} of {} (seconds):\n", n_top, r.all.size());
-    out += fmt::format("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10}\n", "rank", "m", "p",
-                       "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm");
+    out += fmt::format("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "rank", "m",
+                       "p", "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin",
+                       "start-up");
     for (std::size_t i = 0; i < n_top; ++i) {
         const ranked& x = *order[i];
         const breakdown& b = x.pred.parts;
-        out += fmt::format("{:>5} {:>5} {:>5} {:>6} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}\n",
-                           i + 1, x.c.m, x.c.p, x.c.nodes, x.pred.time_s, 100.0 * (x.pred.time_s / best_t - 1.0),
-                           b.host, b.accelerator, b.offload, b.context_switch, b.communication,
-                           b.extrapolated ? " ~" : "");
+        out += fmt::format(
+            "{:>5} {:>5} {:>5} {:>6} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}\n",
+            i + 1, x.c.m, x.c.p, x.c.nodes, x.pred.time_s, 100.0 * (x.pred.time_s / best_t - 1.0), b.host, b.accelerator,
+            b.offload, b.context_switch, b.communication, b.spin, b.startup, b.extrapolated ? " ~" : "");
     }
     bool any_extrap = std::any_of(order.begin(), order.begin() + static_cast<long>(n_top),
                                   [](auto* x) { return x->pred.parts.extrapolated; });
@@ -154,9 +157,12 @@ std::string human_report(const scenario& s, model_kind kind, const search_result
     // Best and why.
     const breakdown& bb = r.best.pred.parts;
     out += fmt::format("\nBest: {}, {}\n", label(r.best.c), human_time(best_t));
-    out += fmt::format("  = host {} + accelerator {} + offload {} + context switch {} + communication {}\n",
+    out += fmt::format("  = host {} + accelerator {} + offload {} + context switch {} + communication {}",
                        human_time(bb.host), human_time(bb.accelerator), human_time(bb.offload),
                        human_time(bb.context_switch), human_time(bb.communication));
+    if (bb.spin > 0) out += fmt::format(" + spin {}", human_time(bb.spin));
+    if (bb.startup > 0) out += fmt::format(" + start-up {}", human_time(bb.startup));
+    out += "\n";
     out += "Why it wins (what each alternative loses, largest differences first):\n";
     std::vector<std::pair<const ranked*, const char*>> alts;
     // Runner-up: the fastest configuration with another (m, p) than the best (any node count).
@@ -226,13 +232,15 @@ std::string json_report(const scenario& s, model_kind kind, const search_result&
 
 std::string csv_report(const search_result& r, double tolerance) {
     std::string out =
-        "m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,extrapolated,near_optimal\n";
+        "m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,startup_s,"
+        "extrapolated,near_optimal\n";
     const double limit = r.best.pred.time_s * (1.0 + tolerance);
     for (const auto& x : r.all) {
         const breakdown& b = x.pred.parts;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
                            num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
-                           num(b.communication), b.extrapolated ? 1 : 0, x.pred.time_s <= limit ? 1 : 0);
+                           num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0,
+                           x.pred.time_s <= limit ? 1 : 0);
     }
     return out;
 }

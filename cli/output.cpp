@@ -56,9 +56,9 @@ std::string label(const configuration& c) { return fmt::format("m={} p={} nodes=
 std::string breakdown_json(const breakdown& b) {
     return fmt::format(
         "{{\"host\": {}, \"accelerator\": {}, \"offload\": {}, \"context_switch\": {}, \"communication\": {}, "
-        "\"extrapolated\": {}}}",
-        num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch), num(b.communication),
-        b.extrapolated ? "true" : "false");
+        "\"spin\": {}, \"startup\": {}, \"extrapolated\": {}}}",
+        num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch), num(b.communication), num(b.spin),
+        num(b.startup), b.extrapolated ? "true" : "false");
 }
 
 std::string quote(const std::string& s) {

@@ -94,7 +94,7 @@ TEST_CASE("the breakdown adds up to the predicted time") {
             for (int p = 1; m * p <= 16; ++p) {
                 auto pr = ev({m, p, 1, mmgp::policy::edtlp});
                 const auto& b = pr.parts;
-                CHECK(rel(b.host + b.accelerator + b.offload + b.context_switch + b.communication, pr.time_s) < 1e-12);
+                CHECK(rel(b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup, pr.time_s) < 1e-12);
             }
     }
 }

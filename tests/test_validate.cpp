@@ -91,7 +91,7 @@ TEST_CASE("time-shared cores: processor sharing over rounds of units, per policy
     CHECK(ev({1, 1, 1, policy::os}).time_s == mmgp::test::approx(16 * T1(1, false)));
     CHECK(ev({3, 1, 1, policy::edtlp}).time_s == mmgp::test::approx((5 * 1.5 + 1) * T1(1, true)));  // 16 = 5 rounds of 3 + 1
     auto b = ev({4, 2, 1, policy::edtlp}).parts;
-    CHECK(b.host + b.accelerator + b.offload + b.context_switch + b.communication ==
+    CHECK(b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup ==
           mmgp::test::approx(ev({4, 2, 1, policy::edtlp}).time_s));
     // [H] Eq. 11's charge p*g.
     auto s2 = mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 2, "apus": 8, "cores": 2, "O_offload": 1e-6, "T_csw": 2e-6, "alpha": 1.0},
@@ -148,4 +148,74 @@ TEST_CASE("time-shared cores: an edtlp switch costs T_wake while a core is idle,
     CHECK(ev({1, 1, 1, policy::os}).time_s == mmgp::test::approx(5 * 0.01));
     CHECK_THROWS_AS(mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 2, "apus": 8, "O_offload": 0, "T_csw": 1e-6, "T_wake": 3e-5, "alpha": 1.0},
           "application": "pbpi"})", "bad.json"), mmgp::input_error);
+}
+
+TEST_CASE("time-shared cores: spin convoys when the team of an off-load cannot all run") {
+    // 2 cores, 100 off-loads per unit, T_apu 10 ms, no other costs; spin budget 4000 x 10 ns + T_csw 1 us = 41 us.
+    auto make = [](const std::string& spin_limit, const std::string& extra_platform = "") {
+        return mmgp::parse_scenario(
+            R"({"platform": {"hpu_contexts": 2, "apus": 16, "cores": 2, "O_offload": 0, "T_csw": 1e-6, "spin_pause": 1e-8,
+                 "sched_slice": 3e-3, "alpha": 1.0)" + extra_platform + R"(},
+              "application": {"decomposition": "task", "units": 4, "N": 100, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0, "g": 0,
+                              "g_charge": "per_extra_apu")" + spin_limit + R"(},
+              "search": {"m": [1, 8], "p": [1, 8]}})",
+            "spin.json");
+    };
+    using mmgp::policy;
+    const double b = 4000 * 1e-8 + 1e-6;
+    auto s = make(R"(, "spin_limit": 4000)");
+    mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    // Not oversubscribed: m = 1, p = 2 under edtlp (2 threads on 2 cores) has no convoy.
+    CHECK(ev({1, 2, 1, policy::edtlp}).parts.spin == 0.0);
+    // A team of one (p = 1 under edtlp) never waits for a partner, however many processes.
+    CHECK(ev({4, 1, 1, policy::edtlp}).parts.spin == 0.0);
+    // m = 1, p = 3: n = 3 > 2 cores, a team of 3 never runs at once (P = 0): every off-load of the 4 units
+    // costs b stretched by 3/2.
+    CHECK(ev({1, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * b * 1.5));
+    // m = 2, p = 2: n = 4, team 2, P(both on the 2 cores) = (2/4)(1/3) = 1/6; 2 rounds of 2 units.
+    CHECK(ev({2, 2, 1, policy::edtlp}).parts.spin == mmgp::test::approx(2 * 100 * (5.0 / 6.0) * b * 2.0));
+    // os: the spinning HPU is in the team: m = 1, p = 1 is n = 2 (no convoy), m = 2, p = 1 is n = 4, team 2.
+    CHECK(ev({1, 1, 1, policy::os}).parts.spin == 0.0);
+    CHECK(ev({2, 1, 1, policy::os}).parts.spin == mmgp::test::approx(2 * 100 * (5.0 / 6.0) * b * 2.0));
+    // The convoy is part of the time.
+    const auto pr = ev({1, 3, 1, policy::edtlp});
+    CHECK(pr.time_s == mmgp::test::approx(pr.parts.host + pr.parts.accelerator + pr.parts.offload + pr.parts.context_switch +
+                                          pr.parts.communication + pr.parts.spin + pr.parts.startup));
+    // A waiter that never blocks spins until the scheduler's slice ends.
+    const auto s_unb = make(R"(, "spin_limit": "unbounded")");  // the evaluator keeps a reference
+    mmgp::evaluator unb(s_unb, mmgp::model_kind::mmgp);
+    CHECK(unb({1, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * (3e-3 + 1e-6) * 1.5));
+    // A spin limit beyond the slice is cut by the slice.
+    const auto s_big = make(R"(, "spin_limit": 1000000000)");
+    mmgp::evaluator big(s_big, mmgp::model_kind::mmgp);
+    CHECK(big({1, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * (3e-3 + 1e-6) * 1.5));
+    // No spin_limit (blocks at once, the default): no convoy term at all.
+    const auto s_none = make("");
+    mmgp::evaluator none(s_none, mmgp::model_kind::mmgp);
+    CHECK(none({2, 4, 1, policy::os}).parts.spin == 0.0);
+    // Bad input: a negative or fractional limit, a word other than "unbounded", spin_pause without cores.
+    CHECK_THROWS_AS(make(R"(, "spin_limit": -5)"), mmgp::input_error);
+    CHECK_THROWS_AS(make(R"(, "spin_limit": 1.5)"), mmgp::input_error);
+    CHECK_THROWS_AS(make(R"(, "spin_limit": "forever")"), mmgp::input_error);
+    CHECK_THROWS_AS(mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 2, "apus": 8, "O_offload": 0, "T_csw": 1e-6, "spin_pause": 1e-8, "alpha": 1.0},
+          "application": "pbpi"})", "bad.json"), mmgp::input_error);
+}
+
+TEST_CASE("process start-up T_start is paid once per process, not per unit") {
+    auto s = mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 2, "apus": 8, "cores": 2, "O_offload": 0, "T_csw": 0, "alpha": 1.0},
+          "application": {"decomposition": "task", "units": 6, "N": 1, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0, "g": 0, "T_start": 0.1},
+          "search": {"m": [1, 8], "p": [1, 8]}})", "ts.json");
+    mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    using mmgp::policy;
+    CHECK(ev({1, 1, 1, policy::edtlp}).time_s == mmgp::test::approx(0.1 + 6 * 0.01));
+    // 4 processes start at once on 2 cores: start-up stretched by 2.
+    CHECK(ev({4, 1, 1, policy::edtlp}).parts.startup == mmgp::test::approx(0.2));
+    // Dedicated hardware (no cores): processes sharing a host context start one after another.
+    auto d = mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 2, "apus": 8, "O_offload": 0, "T_csw": 0, "alpha": 1.0},
+          "application": {"decomposition": "task", "units": 6, "N": 1, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0, "g": 0, "T_start": 0.1},
+          "search": {"m": [1, 8], "p": [1, 1]}})", "ts2.json");
+    mmgp::evaluator ed(d, mmgp::model_kind::mmgp);
+    CHECK(ed({3, 1, 1, policy::edtlp}).parts.startup == mmgp::test::approx(0.2));
+    CHECK_THROWS_AS(mmgp::parse_scenario(R"({"platform": "qs20", "application": {"N": 1, "T_hpu": 1, "T_apu": 1, "C_apu": 0, "g": 0, "T_start": -1}})", "neg.json"),
+                    mmgp::input_error);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "detail/comm.hpp"
 #include "detail/json_reader.hpp"
@@ -201,10 +202,37 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         // T_csw (a hand-off on a busy core) otherwise.
         const double T_wake = pl.T_wake >= 0 ? pl.T_wake : pl.T_csw;
         auto csw = [&](double active) { return c.pol == policy::edtlp ? (active * t < cores ? T_wake : pl.T_csw) : 0.0; };
-        double factor, csw_sum;  // sums over rounds of the stretch and of stretch * switch cost
+        // Spin convoys (README "Spin convoys"): an off-load of one process needs its team of k = t threads
+        // (the p APU threads that fork and join, plus the spinning HPU thread under os) on cores at once.
+        // With n = active*t runnable threads on `cores` cores, fairly shared, all k run together with
+        // probability P = prod_{i<k} (cores-i)/(n-i) (0 when k > cores); otherwise each spinning wait of the
+        // off-load (the master APU joining its workers when p > 1; the os HPU waiting for the result) spins
+        // for its budget (spin_limit iterations of spin_pause, or the scheduler slice if it never blocks,
+        // whichever ends first) and is then woken by a hand-off (T_csw). The spinning is processor time
+        // like any other, so it is stretched by n/cores. No convoy without oversubscription (n <= cores),
+        // without a spinning wait (edtlp, p = 1: the HPU blocks), or for a program that blocks at once
+        // (spin_limit 0).
+        const double budget = [&] {
+            if (app.spin_limit == 0) return 0.0;
+            const double slice = pl.sched_slice > 0 ? pl.sched_slice : std::numeric_limits<double>::infinity();
+            const double spin = app.spin_limit == application::spin_unbounded
+                                    ? slice
+                                    : std::min(slice, static_cast<double>(app.spin_limit) * pl.spin_pause);
+            return std::isfinite(spin) ? spin + pl.T_csw : 0.0;
+        }();
+        const double waits = (c.p > 1 ? 1.0 : 0.0) + (c.pol == policy::os ? 1.0 : 0.0);
+        auto convoy = [&](double active) {
+            const double n = active * t;
+            if (budget <= 0 || n <= cores || waits == 0) return 0.0;
+            double all_run = 1.0;
+            for (int i = 0; i < static_cast<int>(t) && all_run > 0; ++i) all_run *= std::max(0.0, cores - i) / (n - i);
+            return waits * (1.0 - all_run) * budget * n / cores;
+        };
+        double factor, csw_sum, spin_sum;  // sums over rounds of the stretch, stretch * switch cost, convoys
         if (app.decomp == decomposition::data) {
             factor = stretch(m);
             csw_sum = factor * csw(m);
+            spin_sum = convoy(m);
         } else {
             const std::int64_t per_round = procs;  // processes over all nodes (strong) or on the node (weak)
             const double full = static_cast<double>(app.units / per_round);
@@ -214,14 +242,18 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
             const double last = static_cast<double>((rest + nodes_sharing - 1) / nodes_sharing);
             factor = full * stretch(m) + (rest > 0 ? stretch(last) : 0.0);
             csw_sum = full * stretch(m) * csw(m) + (rest > 0 ? stretch(last) * csw(last) : 0.0);
+            spin_sum = full * convoy(m) + (rest > 0 ? convoy(last) : 0.0);
         }
+        // Start-up: one thread per process, all processes of the first round at once.
+        b.startup = app.T_start * std::max(1.0, std::min(m, static_cast<double>(app.units)) / cores);
+        b.spin = spin_sum * app.N;
         b.host = factor * alpha_m * app.T_hpu;
         b.context_switch = csw_sum * app.N;
         b.accelerator = factor * acc1;
         b.offload = factor * off1;
         b.communication = factor * comm1;
         b.extrapolated = extrapolated;
-        out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication;
+        out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup;
         return out;
     }
     const int H = pl.hpu_contexts;
@@ -249,8 +281,10 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         b.offload = units * rounds * off1;
         b.communication = units * comm1;
     }
+    // Start-up: processes sharing a host context start one after another.
+    b.startup = app.T_start * rounds;
     b.extrapolated = extrapolated;
-    out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication;
+    out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.startup;
     return out;
 }
 

@@ -296,6 +296,8 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
         json rest = obj;
         rest.erase("cores");
         rest.erase("T_wake");
+        rest.erase("spin_pause");
+        rest.erase("sched_slice");
         r.known_keys(rest, path, {"hpu_contexts", "apus", "nodes", "max_processes_per_node", "O_offload", "T_csw", "alpha",
                                   "dma", "network"});
     }
@@ -310,6 +312,14 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
         if (pl.cores == 0)
             r.fail(child(path, "T_wake"), "T_wake only with \"cores\" (time-shared cores)", "T_wake without cores");
         pl.T_wake = r.number_at(obj, path, "T_wake", 0.0, false, "seconds");
+    }
+    for (const char* key : {"spin_pause", "sched_slice"}) {
+        if (!obj.contains(key)) continue;
+        if (pl.cores == 0)
+            r.fail(child(path, key), std::string(key) + " only with \"cores\" (time-shared cores)",
+                   std::string(key) + " without cores");
+        (std::string_view(key) == "spin_pause" ? pl.spin_pause : pl.sched_slice) =
+            r.number_at(obj, path, key, 0.0, false, "seconds");
     }
     pl.O_offload = r.number_at(obj, path, "O_offload", 0.0, false, "seconds");
     pl.T_csw = r.number_at(obj, path, "T_csw", 0.0, false, "seconds");
@@ -329,6 +339,8 @@ application application_from_json(const json& obj, const reader& r, const std::s
     {
         json rest = obj;  // g_charge checked apart, as `cores` above
         rest.erase("g_charge");
+        rest.erase("spin_limit");
+        rest.erase("T_start");
         r.known_keys(rest, path, {"decomposition", "scaling", "N", "T_hpu", "T_apu", "C_apu", "g", "O_col", "units",
                                   "dma_bytes", "communication"});
     }
@@ -342,6 +354,17 @@ application application_from_json(const json& obj, const reader& r, const std::s
     a.C_apu = r.number_at(obj, path, "C_apu", 0.0, false, "seconds");
     a.g = r.number_at(obj, path, "g", 0.0, false, "seconds per phase per APU");
     a.g_charge = static_cast<gap_charge>(r.choice(obj, path, "g_charge", {"per_apu", "per_extra_apu"}, 0, false));
+    if (obj.contains("spin_limit")) {
+        const json& v = obj["spin_limit"];
+        if (v.is_string() && v.get<std::string>() == "unbounded")
+            a.spin_limit = application::spin_unbounded;
+        else if (v.is_number_integer())
+            a.spin_limit = r.integer_at(obj, path, "spin_limit", 0, 1000000000000LL);
+        else
+            r.fail(child(path, "spin_limit"), "an integer >= 0 (spin iterations before blocking) or \"unbounded\"",
+                   detail::describe(v));
+    }
+    a.T_start = r.number_or(obj, path, "T_start", 0.0, 0.0, false, "seconds per process");
     if (obj.contains("O_col")) a.O_col = read_m_function(obj["O_col"], r, child(path, "O_col"), false);
     if (a.decomp == decomposition::task)
         a.units = r.integer_at(obj, path, "units", 1, 1000000000000LL);

@@ -34,6 +34,8 @@ struct breakdown {
     double offload = 0.0;         ///< off-load round trips, gaps p*g, non-overlapped transfers
     double context_switch = 0.0;  ///< host context switches
     double communication = 0.0;   ///< O_col and the cluster communication term
+    double spin = 0.0;            ///< spin-wait convoys on time-shared cores (README, "Spin convoys")
+    double startup = 0.0;         ///< process start-up (application T_start)
     bool extrapolated = false;    ///< a communication cost came from the fitted model, not a table
 };
 
@@ -50,6 +52,8 @@ public:
     /// search range. Throws input_error if the scenario cannot be evaluated (tables not
     /// covering the space, no communication data, eq11 asked for several nodes).
     evaluator(const scenario& s, model_kind kind);
+    /// The evaluator keeps a reference to the scenario: a temporary would dangle.
+    evaluator(const scenario&&, model_kind) = delete;
 
     /// Predicted time of configuration c (c must lie in the scenario's search space).
     prediction operator()(const configuration& c) const noexcept;

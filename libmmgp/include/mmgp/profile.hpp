@@ -98,6 +98,12 @@ struct platform {
     /// woken: on a VM a halted vCPU). The switch of an edtlp off-load costs T_wake while the runnable
     /// threads leave a core idle and T_csw (a hand-off on a busy core) otherwise. Negative = T_csw.
     double T_wake = -1.0;
+    /// s, time-shared cores only: one iteration of a spin-wait loop (one load and one `pause`); with the
+    /// application's spin_limit it gives the spin budget a waiter burns before it blocks (README, "Spin convoys").
+    double spin_pause = 0.0;
+    /// s, time-shared cores only: how long the OS lets a spinning thread keep its core while a runnable
+    /// thread waits for it (the scheduler's time slice); bounds the spin of a waiter that never blocks.
+    double sched_slice = 0.0;
     double O_offload = 0.0; ///< s, start an off-load and get its result back (O_s + O_r)
     double T_csw = 0.0;     ///< s, one host context switch
     m_function alpha;       ///< host contention factor α(m), α(1) = 1
@@ -125,6 +131,12 @@ struct application {
     double C_apu = 0.0;   ///< s, accelerator time that cannot be split across APUs
     double g = 0.0;       ///< s, gap between consecutive off-loads, per phase and per APU
     gap_charge g_charge = gap_charge::per_apu;  ///< N*p*g ([H] Eq. 11) or N*(p-1)*g
+    /// Spin-wait iterations before a waiting thread of the program blocks (0 = blocks at once, the
+    /// default; spin_unbounded = never blocks). Used with time-shared cores only (README, "Spin convoys").
+    std::int64_t spin_limit = 0;
+    static constexpr std::int64_t spin_unbounded = -1;
+    /// s, start-up of one process (reading input, set-up), paid once per process, not per unit.
+    double T_start = 0.0;
     m_function O_col;     ///< s per phase, global synchronisation with m processes
     std::int64_t units = 1;  ///< U: independent task units (task decomposition)
     double dma_bytes = 0.0;  ///< bytes per off-load not overlapped with computation
