@@ -21,6 +21,9 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
     sub->add_option("--policy", o.policy, "Host policy of runs without a policy column: edtlp (default) or os");
     sub->add_option("--N", o.N, "Off-loading phases (per unit for task), held during the fit (default 1)");
     sub->add_flag("--fit-N", o.fit_N, "Also estimate N");
+    sub->add_flag("--fit-T-start", o.fit_T_start, "Also estimate T_start, the start-up per process (needs two unit counts)");
+    sub->add_option("--spin-limit", o.spin_limit,
+                    "The program's spin-wait iterations before blocking, or 'unbounded' (application.spin_limit; default 0)");
     sub->add_option("--fix", o.fix, "Hold a parameter: NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g (repeatable)");
     sub->add_option("--name", o.name, "Name of the fitted application (default: fitted)");
     sub->add_flag("--json", o.json, "Print the fitted profile as JSON instead of the report");
@@ -68,6 +71,23 @@ int run_fit(const fit_options_cli& o) {
     if (!(o.N >= 0) || !std::isfinite(o.N)) throw usage_error("--N: expected a finite number >= 0, found " + num(o.N));
     opt.N = o.N;
     opt.fit_N = o.fit_N;
+    opt.fit_T_start = o.fit_T_start;
+    if (!o.spin_limit.empty()) {
+        if (o.spin_limit == "unbounded") {
+            opt.spin_limit = application::spin_unbounded;
+        } else {
+            std::size_t used = 0;
+            long long v = -1;
+            try {
+                v = std::stoll(o.spin_limit, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != o.spin_limit.size() || v < 0)
+                throw usage_error("--spin-limit: expected an integer >= 0 or 'unbounded', found '" + o.spin_limit + "'");
+            opt.spin_limit = v;
+        }
+    }
     opt.name = o.name;
     for (const auto& f : o.fix) {
         auto eq = f.find('=');

@@ -52,7 +52,8 @@ int run_predict(const predict_options& o);
 struct fit_options_cli {
     std::string file, platform, output, decomposition = "task", scaling = "strong", policy, name = "fitted";
     double N = 1.0;
-    bool fit_N = false, json = false;
+    bool fit_N = false, fit_T_start = false, json = false;
+    std::string spin_limit;  ///< --spin-limit (empty: not given)
     std::vector<std::string> fix;
 };
 void setup_fit(CLI::App& app, fit_options_cli& o);
@@ -68,9 +69,10 @@ void setup_validate(CLI::App& app, validate_options& o);
 int run_validate(const validate_options& o);
 
 struct calibrate_options {
-    bool quick = false, mpi = false;
+    bool quick = false, mpi = false, time_shared = false;
     std::string output, hpu_cpus, apu_cpus, name;
     double cv_threshold = 0.10;
+    long long max_threads = -1;  ///< --max-threads (-1: not given)
 };
 void setup_calibrate(CLI::App& app, calibrate_options& o);
 int run_calibrate(const calibrate_options& o);

@@ -94,6 +94,40 @@ TEST_CASE("fit recovers known parameters within 5 % from model-generated data wi
     CHECK(exact.app.g == mmgp::test::approx(2e-4).epsilon(1e-9));
 }
 
+TEST_CASE("fit recovers the per-process start-up T_start when asked, and holds it at 0 otherwise") {
+    mmgp::platform pl = test_platform();
+    mmgp::application truth = truth_app();
+    truth.T_start = 3.0;
+    auto runs = generate(pl, truth, 0.0, 1, 0);  // units 8 and 16: start-up and per-unit work separate
+    mmgp::fit_options opt;
+    opt.N = truth.N;
+    opt.fit_T_start = true;
+    auto f = mmgp::fit_application(pl, runs, opt, "generated");
+    CHECK(f.app.T_start == mmgp::test::approx(3.0).epsilon(1e-9));
+    CHECK(f.app.T_hpu == mmgp::test::approx(1.0).epsilon(1e-9));
+    CHECK(f.app.T_apu == mmgp::test::approx(8.0).epsilon(1e-9));
+    CHECK(f.params[5].name == "T_start");
+    CHECK(f.dof == static_cast<int>(runs.size()) - 5);
+    // Not asked: held at 0, and the fit has to absorb the start-up elsewhere (residuals show it).
+    mmgp::fit_options held;
+    held.N = truth.N;
+    auto h = mmgp::fit_application(pl, runs, held, "generated");
+    CHECK(h.app.T_start == 0.0);
+    CHECK_FALSE(h.params[5].fitted);
+    CHECK(h.max_abs_err_pct > 1.0);
+    // One unit count per process (m = 1, U = 16 only) cannot separate T_start from the per-unit host work.
+    std::vector<mmgp::measured_run> one;
+    for (const auto& r : runs)
+        if (r.units == 16 && r.c.m == 1) one.push_back(r);
+    auto u = mmgp::fit_application(pl, one, opt, "u16.csv");
+    CHECK_FALSE(u.params[5].identified);
+    // The spin limit is carried into the fitted profile.
+    opt.spin_limit = mmgp::application::spin_unbounded;
+    auto sp = mmgp::fit_application(pl, runs, opt, "generated");
+    CHECK(sp.app.spin_limit == mmgp::application::spin_unbounded);
+    CHECK(json::parse(mmgp::application_json(sp, "generated"))["spin_limit"] == "unbounded");
+}
+
 TEST_CASE("fit says when the runs cannot identify a parameter") {
     mmgp::platform pl = test_platform();
     auto runs = generate(pl, truth_app(), 0.0, 1, 0, /*vary_p=*/false);  // every run has p = 1

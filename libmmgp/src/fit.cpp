@@ -157,8 +157,10 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
     return runs;
 }
 
-// Model coefficients of one run: time = x . (T_hpu, T_apu, C_apu, N*g, N), the platform held fixed.
-std::array<double, 5> coefficients(const platform& pl, const measured_run& run, const fit_options& opt) {
+constexpr int n_params = 6;  // T_hpu, T_apu, C_apu, g (through N*g), N, T_start
+
+// Model coefficients of one run: time = x . (T_hpu, T_apu, C_apu, N*g, N, T_start), the platform held fixed.
+std::array<double, n_params> coefficients(const platform& pl, const measured_run& run, const fit_options& opt) {
     scenario s;
     s.name = "fit";
     s.file = pl.name.empty() ? std::string("platform") : "platform " + pl.name;
@@ -170,19 +172,21 @@ std::array<double, 5> coefficients(const platform& pl, const measured_run& run, 
     s.space.p = {run.c.p, run.c.p};
     s.space.nodes = {run.c.nodes, run.c.nodes};
     s.space.pol = run.c.pol;
+    s.app.spin_limit = opt.spin_limit;
     check_coverage(s);
-    auto eval = [&](double T_hpu, double T_apu, double C_apu, double N, double g) {
+    auto eval = [&](double T_hpu, double T_apu, double C_apu, double N, double g, double T_start = 0) {
         s.app.T_hpu = T_hpu;
         s.app.T_apu = T_apu;
         s.app.C_apu = C_apu;
         s.app.N = N;
         s.app.g = g;
+        s.app.T_start = T_start;
         return evaluator(s, model_kind::mmgp)(run.c).time_s;
     };
     const double base = eval(0, 0, 0, 0, 0);  // 0 unless the platform adds fixed costs
     const double xN = eval(0, 0, 0, 1, 0) - base;
     return {eval(1, 0, 0, 0, 0) - base, eval(0, 1, 0, 0, 0) - base, eval(0, 0, 1, 0, 0) - base,
-            eval(0, 0, 0, 1, 1) - base - xN, xN};
+            eval(0, 0, 0, 1, 1) - base - xN, xN, eval(0, 0, 0, 0, 0, 1) - base};
 }
 
 }  // namespace
@@ -200,25 +204,25 @@ std::vector<measured_run> read_runs(const std::string& path) {
 
 fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs_in, const fit_options& opt,
                            const std::string& file) {
-    static const char* names[5] = {"T_hpu", "T_apu", "C_apu", "g", "N"};
+    static const char* names[n_params] = {"T_hpu", "T_apu", "C_apu", "g", "N", "T_start"};
     std::vector<measured_run> runs = runs_in;
     for (auto& r : runs)
         if (!r.has_policy) r.c.pol = opt.pol;
     // Which parameters are held, at which value (g is held through N*g).
-    std::array<bool, 5> held{false, false, false, false, !opt.fit_N};
-    std::array<double, 5> held_value{0, 0, 0, 0, opt.N};
+    std::array<bool, n_params> held{false, false, false, false, !opt.fit_N, !opt.fit_T_start};
+    std::array<double, n_params> held_value{0, 0, 0, 0, opt.N, 0};
     for (const auto& [name, v] : opt.fixed) {
         int j = -1;
-        for (int k = 0; k < 4; ++k)
-            if (name == names[k]) j = k;
-        if (j < 0) throw input_error("--fix", name, "one of T_hpu, T_apu, C_apu, g", "\"" + name + "\"");
+        for (int k = 0; k < n_params; ++k)
+            if (k != 4 && name == names[k]) j = k;
+        if (j < 0) throw input_error("--fix", name, "one of T_hpu, T_apu, C_apu, g, T_start", "\"" + name + "\"");
         held[static_cast<std::size_t>(j)] = true;
         held_value[static_cast<std::size_t>(j)] = v;
     }
     if (opt.fit_N && held[3] && held_value[3] != 0.0)
         throw input_error("--fix", "g", "g not held when N is fitted (N*g is the fitted quantity)", "both");
     int k_free = 0;
-    for (int j = 0; j < 5; ++j) k_free += !held[static_cast<std::size_t>(j)];
+    for (int j = 0; j < n_params; ++j) k_free += !held[static_cast<std::size_t>(j)];
     const int n = static_cast<int>(runs.size());
     if (n == 0 || n < k_free)
         throw input_error(file, "(all rows)",
@@ -231,7 +235,7 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
                                   ", nodes <= " + std::to_string(pl.nodes) + ")",
                               "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
     // Design matrix in relative form: each row divided by the measured time.
-    Eigen::MatrixXd X(n, 5);
+    Eigen::MatrixXd X(n, n_params);
     Eigen::VectorXd y(n);
     for (int i = 0; i < n; ++i) {
         auto x = coefficients(pl, runs[static_cast<std::size_t>(i)], opt);
@@ -240,25 +244,26 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
         // Held N: the N*(O_offload + T_csw + ...) part is known; a held g enters through N*g.
         if (held[4]) rhs -= held_value[4] * x[4];
         if (held[3]) rhs -= held_value[3] * held_value[4] * x[3];
-        for (int j = 0; j < 3; ++j)
+        for (int j : {0, 1, 2, 5})
             if (held[static_cast<std::size_t>(j)]) rhs -= held_value[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(j)];
-        for (int j = 0; j < 5; ++j) X(i, j) = x[static_cast<std::size_t>(j)] / t;
+        for (int j = 0; j < n_params; ++j) X(i, j) = x[static_cast<std::size_t>(j)] / t;
         y(i) = rhs / t;
     }
     fit_result out;
-    out.params.resize(5);
-    std::vector<bool> usable(5, false);
+    out.params.resize(n_params);
+    std::vector<bool> usable(n_params, false);
     std::vector<int> kept;
-    const char* hints[5] = {"vary the host load: runs with different m (or units per process)",
-                            "vary p: runs with at least two different p", "vary p: runs with at least two different p",
-                            "vary p: the gap grows with p", "give N (--N) or vary m beyond the host contexts"};
-    for (int j = 0; j < 5; ++j) {
+    const char* hints[n_params] = {"vary the host load: runs with different m (or units per process)",
+                                   "vary p: runs with at least two different p", "vary p: runs with at least two different p",
+                                   "vary p: the gap grows with p", "give N (--N) or vary m beyond the host contexts",
+                                   "vary the units per process: runs with at least two different unit counts"};
+    for (int j = 0; j < n_params; ++j) {
         auto& fp = out.params[static_cast<std::size_t>(j)];
         fp.name = names[j];
         if (held[static_cast<std::size_t>(j)]) {
             fp.value = held_value[static_cast<std::size_t>(j)];
             fp.ci95_lo = fp.ci95_hi = fp.value;
-            fp.note = j == 4 ? "held (--N)" : "held (--fix)";
+            fp.note = j == 4 ? "held (--N)" : j == 5 && !opt.fit_T_start ? "held (not fitted without --fit-T-start)" : "held (--fix)";
             continue;
         }
         fp.fitted = true;
@@ -293,7 +298,7 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
                           std::to_string(n) + " runs");
     // Relative least squares, iteratively reweighted: rows were divided by the measured time; dividing
     // by the fitted time instead removes the bias of weights that carry the measurement noise.
-    Eigen::VectorXd b = Eigen::VectorXd::Zero(5);
+    Eigen::VectorXd b = Eigen::VectorXd::Zero(n_params);
     if (k > 0) {
         const Eigen::MatrixXd X0 = X;
         const Eigen::VectorXd y0 = y;
@@ -355,6 +360,8 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
     a.C_apu = out.params[2].value;
     a.g = out.params[3].value;
     a.N = out.params[4].value;
+    a.T_start = out.params[5].value;
+    a.spin_limit = opt.spin_limit;
     a.units = 1;
     for (const auto& r : runs) a.units = std::max(a.units, r.units);
     double ss = 0;
@@ -400,6 +407,10 @@ std::string application_json(const fit_result& f, const std::string& data_file) 
         }
         doc[p.name] = v;
     }
+    if (f.app.spin_limit == application::spin_unbounded)
+        doc["spin_limit"] = "unbounded";
+    else if (f.app.spin_limit > 0)
+        doc["spin_limit"] = f.app.spin_limit;
     json res = json::array();
     for (const auto& r : f.residuals)
         res.push_back({{"m", r.run.c.m}, {"p", r.run.c.p}, {"nodes", r.run.c.nodes}, {"units", r.run.units},

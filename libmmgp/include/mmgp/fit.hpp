@@ -40,14 +40,17 @@ struct fit_options {
     policy pol = policy::edtlp;
     double N = 1.0;        ///< off-loading phases (per unit for task); held unless fit_N
     bool fit_N = false;    ///< also estimate N (needs runs where N*(O_offload + T_csw) is visible)
-    /// Parameters held at a value instead of fitted: names T_hpu, T_apu, C_apu, g.
+    bool fit_T_start = false;  ///< also estimate T_start, the start-up per process (needs runs with different units)
+    /// The program's spin-wait limit, carried into the model and the fitted profile (application.spin_limit).
+    std::int64_t spin_limit = 0;
+    /// Parameters held at a value instead of fitted: names T_hpu, T_apu, C_apu, g, T_start.
     std::vector<std::pair<std::string, double>> fixed;
     std::string name = "fitted";
 };
 
 /// One parameter of the fit.
 struct fitted_param {
-    std::string name;        ///< T_hpu, T_apu, C_apu, g or N
+    std::string name;        ///< T_hpu, T_apu, C_apu, g, N or T_start
     double value = 0.0;
     double stderr_ = 0.0;    ///< standard error (0 when held or not identified)
     double ci95_lo = 0.0, ci95_hi = 0.0;
