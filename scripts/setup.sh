@@ -11,7 +11,7 @@ BUILDTYPE=${MMGP_BUILDTYPE:-release}
 PKGS=(g++ pkg-config meson ninja-build
       nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev doctest-dev libbenchmark-dev libhwloc-dev
       openmpi-bin libopenmpi-dev
-      libpll-dev zlib1g-dev raxml examl
+      libpll-dev zlib1g-dev raxml examl gdb
       gnuplot-nox python3)
 
 missing=()

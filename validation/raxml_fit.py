@@ -39,6 +39,7 @@ def build_raxml(d, mmgp):
     pl["_derivation"]["apus"] = "16: APUs are threads, the sweep's bound on m*p (not hardware)"
     common.write_json(os.path.join(d, "platform.json"), pl)
     rows = report.read_runs(os.path.join(d, "runs.csv"))
+    barriers = json.load(open(os.path.join(d, "machine.json"))).get("barriers", {})
     inputs = sorted({r["input"] for r in rows})
     all_cases = report.aggregate(rows, ["input", "units", "m", "p", "policy"], report.quiet_rule(d))
     out = []
@@ -53,18 +54,30 @@ def build_raxml(d, mmgp):
                 for t in c["runs"]:  # every repetition of the chosen configurations
                     w.writerow([c["key"]["m"], c["key"]["p"], c["key"]["units"], t, "edtlp"])
         app = os.path.join(d, f"app-fitted-{name}.json")
+        # N, the synchronisations per bootstrap, is counted in the program (raxml_barriers.py, run by the
+        # sweep); RAxML's threads wait by spinning without limit (ibid.), so spin_limit is unbounded.
+        if name not in barriers:
+            raise SystemExit(f"report: {os.path.join(d, 'machine.json')}: barriers.{name}: expected the sweep's count of "
+                             "RAxML's synchronisations, found nothing (re-run validation/sweep_raxml.py)")
+        N = barriers[name]["N_per_bootstrap"]
         cmd = [mmgp, "fit", fit_csv, "--platform", os.path.join(d, "platform.json"), "--decomposition", "task",
-               "--policy", "edtlp", "--name", f"raxml-{name}", "-o", app]
+               "--policy", "edtlp", "--name", f"raxml-{name}", "-o", app, "--N", str(N), "--spin-limit", "unbounded"]
         # Parameters the chosen runs cannot determine are held at 0 (mmgp fit needs as many runs as free
         # parameters): one p cannot separate C_apu from T_apu nor show g; on time-shared cores T_hpu and
-        # C_apu scale alike (they differ only through alpha(m)), so T_hpu goes first.
+        # C_apu scale alike (they differ only through alpha(m)), so T_hpu goes first. The start-up per process
+        # is fitted when the chosen runs have two bootstrap counts.
         n_runs = sum(len(c["runs"]) for c in fitted)
         ps = {c["key"]["p"] for c in fitted}
+        units = {c["key"]["units"] for c in fitted}
         hold = []
         if len(ps) < 2:
             hold += ["C_apu", "g"]
+        free = 4
+        if len(units) >= 2:
+            cmd.append("--fit-T-start")
+            free += 1
         for name_ in ("T_hpu", "g", "C_apu"):
-            if 4 - len(hold) > n_runs and name_ not in hold:
+            if free - len(hold) > n_runs and name_ not in hold:
                 hold.append(name_)
         for h in hold:
             cmd += ["--fix", f"{h}=0"]

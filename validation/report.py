@@ -90,9 +90,19 @@ def offload_platform(d, variant=None):
     busy = cal["measurements"]["csw_futex"]["median"]
     pl["T_csw"] = busy
     pl["T_wake"] = wake
+    meas = cal["measurements"]
+    for key in ("spin_pause", "sched_slice"):
+        if key not in meas or "median" not in meas[key]:
+            raise SystemExit(f"report: {os.path.join(d, 'platform-calibrated.json')}: measurements.{key}: expected the spin "
+                             "harness's result (mmgp calibrate of this version), found nothing")
+    pause, slice_ = meas["spin_pause"]["median"], meas["sched_slice"]["median"]
+    pl["spin_pause"] = pause
+    pl["sched_slice"] = slice_
     if variant == "no-cores":  # the dedicated-hardware model: APUs do not share cores
         del pl["cores"]
         del pl["T_wake"]
+        del pl["spin_pause"]
+        del pl["sched_slice"]
         pl["T_csw"] = wake
     if variant == "wake-always":  # every edtlp switch wakes an idle core
         del pl["T_wake"]
@@ -111,7 +121,14 @@ def offload_platform(d, variant=None):
         "T_csw": f"waking a blocked thread when no core is idle = measurements.csw_futex {busy:.3e} s (futex hand-off between "
                  "two threads on one busy core)",
         "calibrated_T_csw": cal["T_csw"],
+        "spin_pause": f"measurements.spin_pause.median = {pause:.3e} s: one iteration of a spin-wait (load + pause), "
+                      "the spin harness",
+        "sched_slice": f"measurements.sched_slice.median = {slice_:.3e} s: how long a CPU-bound thread keeps its core while "
+                       "another waits for it (two threads on one CPU), the spin harness",
     }
+    if variant == "no-convoy":  # the model before the spin-convoy term
+        del pl["spin_pause"]
+        del pl["sched_slice"]
     return pl
 
 
@@ -163,6 +180,7 @@ ABLATIONS = {  # name -> (g_charge, platform variant): each undoes one modelling
     "no-cores": ("per_extra_apu", "no-cores"),
     "wake-always": ("per_extra_apu", "wake-always"),
     "csw-yield": ("per_extra_apu", "csw-yield"),
+    "no-convoy": ("per_extra_apu", "no-convoy"),
 }
 
 
