@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -116,6 +117,106 @@ nlohmann::json dma_json(const dma_result& d) {
     return j;
 }
 
+namespace {
+/// A profile parameter from a benchmark record (the fields to_param() writes).
+nlohmann::json param_from_record(const nlohmann::json& r) {
+    nlohmann::json j = {{"value", r.at("median")}, {"unit", r.value("unit", "s")}, {"median", r.at("median")},
+                        {"spread", r.at("mad")},   {"mad", r.at("mad")},             {"cv", r.at("cv")},
+                        {"min", r.at("min")},      {"ci95", r.at("ci95")},           {"repetitions", r.at("repetitions")},
+                        {"harness", r.at("name")}, {"flagged", r.value("flagged", false)}};
+    if (r.contains("warning")) j["warning"] = r["warning"];
+    return j;
+}
+
+const nlohmann::json& record(const nlohmann::json& p, const char* key) {
+    if (!p.contains("measurements") || !p["measurements"].contains(key))
+        throw std::invalid_argument(fmt::format("--time-shared: the profile has no measurements.{}", key));
+    return p["measurements"][key];
+}
+}  // namespace
+
+void describe_time_shared(nlohmann::json& p, int max_threads) {
+    if (!p.contains("machine") || !p["machine"].contains("cores"))
+        throw std::invalid_argument("--time-shared: the profile has no machine.cores");
+    const int cores = p["machine"]["cores"].get<int>();
+    const std::string topo = p["machine"].value("topology_source", "topology");
+    const int apus = max_threads > 0 ? max_threads : 4 * cores;
+    const nlohmann::json& spin_rt = record(p, "offload_spin");
+    const nlohmann::json& futex_rt = record(p, "offload_futex");
+    const nlohmann::json& pause = record(p, "spin_pause");
+    const nlohmann::json& slice = record(p, "sched_slice");
+    const double spin = spin_rt.at("median").get<double>(), futex = futex_rt.at("median").get<double>();
+    const double wake = std::max(0.0, (futex - spin) / 2);
+    const double wake_spread =
+        std::hypot(spin_rt.at("mad").get<double>(), futex_rt.at("mad").get<double>()) / 2;
+    const std::string cpus = p.contains("calibration") ? fmt::format("{}", fmt::join(p["calibration"].value("hpu_cpus", std::vector<int>{}), ","))
+                                                       : std::string("?");
+    nlohmann::json d = nlohmann::json::object();
+
+    p["cores"] = {{"value", cores}, {"source", fmt::format("{}: the machine's cores", topo)}};
+    d["cores"] = fmt::format("machine.cores = {} ({}): HPU and APU threads are unpinned software threads time-sharing "
+                             "the cores (mmgp calibrate --time-shared)",
+                             cores, topo);
+    p["hpu_contexts"] = {{"value", cores}, {"source", "= cores (time-shared): HPU threads are not pinned"}};
+    d["hpu_contexts"] = fmt::format("= cores = {}: HPU threads are not pinned, any core runs them (the harnesses ran "
+                                    "with HPU = CPU(s) {})",
+                                    cores, cpus);
+    p["apus"] = {{"value", apus}, {"source", "bound on m*p (time-shared): APUs are threads, not hardware"}};
+    d["apus"] = max_threads > 0
+                    ? fmt::format("{}: APUs are threads, the bound on m*p given by --max-threads (not hardware)", apus)
+                    : fmt::format("{} = 4 x cores: APUs are threads, the default bound on m*p (--max-threads; not "
+                                  "hardware)",
+                                  apus);
+    p["T_wake"] = {{"value", wake}, {"unit", "s"}, {"median", wake}, {"spread", wake_spread},
+                   {"repetitions", std::min(spin_rt.value("repetitions", 0), futex_rt.value("repetitions", 0))},
+                   {"harness", "offload/futex-spin"},
+                   {"source", "(offload_futex - offload_spin) / 2, see _derivation.T_wake"}};
+    d["T_wake"] = fmt::format("waking a blocked thread while a core is idle = (measurements.offload_futex.median {:.3e} "
+                              "- measurements.offload_spin.median {:.3e}) / 2 = {:.3e} s: the blocking round trip "
+                              "(threads on two cores, each idle while it waits) wakes two blocked threads; spread = "
+                              "sqrt(mad_futex^2 + mad_spin^2) / 2",
+                              futex, spin, wake);
+    p["spin_pause"] = param_from_record(pause);
+    p["spin_pause"]["source"] = "spin harness: one iteration of the off-load runtime's spin-wait loop";
+    const nlohmann::json pd = pause.value("details", nlohmann::json::object());
+    d["spin_pause"] = fmt::format("measurements.spin_pause.median = {:.3e} s: one iteration of the off-load runtime's "
+                                  "spin-wait (wait_change(): acquire load of an unchanging 32-bit word + {} + counter "
+                                  "test), {} repetitions of {} iterations timed in blocks of {}, pinned to CPU {}",
+                                  pause.at("median").get<double>(), pd.value("pause_instruction", "pause"),
+                                  pause.value("repetitions", 0), pd.value("iterations_per_repetition", 0L),
+                                  pd.value("iterations_per_observation", 0L), pd.value("cpu", -1));
+    const nlohmann::json sd = slice.value("details", nlohmann::json::object());
+    if (slice.value("measurable", false)) {
+        p["sched_slice"] = param_from_record(slice);
+        p["sched_slice"]["source"] = "spin harness: scheduler time slice of two CPU-bound threads sharing a CPU";
+        std::string tenure = sd.contains("tenure_median_s") && sd["tenure_median_s"].is_number()
+                                 ? fmt::format("; the median tenure (CPU taken from the sibling until handed back, "
+                                               "other gaps included) was {:.3e} s",
+                                               sd["tenure_median_s"].get<double>())
+                                 : std::string();
+        d["sched_slice"] = fmt::format(
+            "measurements.sched_slice.median = {:.3e} s: median length of the uninterrupted runs (between two gaps "
+            "> {:.0f} us in a thread's own time stamps) of {} CPU-bound threads {}, {} slices in {:.2f} s{}{}",
+            slice.at("median").get<double>(), 1e6 * sd.value("gap_threshold_s", 20e-6), sd.value("threads", 2),
+            slice.value("pinned", false) ? fmt::format("pinned to CPU {}", sd.value("cpu", -1))
+                                         : std::string("unpinned (pinning refused), two per CPU"),
+            slice.value("observations", 0), sd.value("duration_s", 0.0), tenure,
+            slice.value("flagged", false) ? " (flagged: " + slice.value("warning", std::string("noisy")) + ")" : "");
+    } else {
+        p.erase("sched_slice");
+        d["sched_slice"] = "not written: " + slice.value("reason", std::string("unmeasurable"));
+        if (p.contains("notes") && p["notes"].is_array())
+            p["notes"].push_back("sched_slice not written (time-shared): " + slice.value("reason", std::string("unmeasurable")));
+    }
+    p["_derivation"] = d;
+    p["calibration"]["time_shared"] = true;
+    p["calibration"]["max_threads"] = apus;
+    p["description"] = p.value("description", std::string()) +
+                       fmt::format(" Time-shared cores (--time-shared): HPU and APU threads are unpinned software "
+                                   "threads sharing the {} cores, at most {} of them (m*p).",
+                                   cores, apus);
+}
+
 nlohmann::json calibrate_platform(const calibrate_settings& s) {
     using clk = std::chrono::steady_clock;
     auto start = clk::now();
@@ -128,7 +229,7 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
     const double budget = s.quick ? 1.5 : 8.0;  // per harness, for repeating noisy measurements
     o.retry_budget_s = budget;
     auto step = [&](int i, const char* what) {
-        if (s.progress) s.progress(fmt::format("[{}/{}] {} ({:.1f} s)", i, s.mpi ? 7 : 6, what,
+        if (s.progress) s.progress(fmt::format("[{}/{}] {} ({:.1f} s)", i, s.mpi ? 8 : 7, what,
                                                std::chrono::duration<double>(clk::now() - start).count()));
     };
     nlohmann::json machine = machine_info(topo);
@@ -145,16 +246,19 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
     alpha_result alpha = run_alpha(o);
     step(5, "data transfer");
     dma_result dma = run_dma(o);
+    step(6, "spin-wait iteration and scheduler time slice");
+    measurement spin = run_spin_pause(o);
+    slice_result slice = run_sched_slice(o);
     nlohmann::json network;
     if (s.mpi) {
-        step(6, "MPI allreduce and send/recv");
+        step(7, "MPI allreduce and send/recv");
         mpi_settings ms;
         ms.quick = s.quick;
         ms.cores = static_cast<int>(topo.cores.size());
         ms.progress = s.progress;
         network = measure_network(ms);
     }
-    step(s.mpi ? 7 : 6, "fitting");
+    step(s.mpi ? 8 : 7, "fitting");
 
     std::string host = machine.value("host_name", "host");
     nlohmann::json p;
@@ -192,15 +296,17 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
                         {"cv_threshold", s.cv_threshold}};
     p["measurements"] = {{"offload_spin", to_json(off_spin)}, {"offload_futex", to_json(off_futex)},
                          {"gap", to_json(gap)},               {"csw_yield", to_json(csw_yield)},
-                         {"csw_futex", to_json(csw_futex)}};
+                         {"csw_futex", to_json(csw_futex)},   {"spin_pause", to_json(spin)},
+                         {"sched_slice", slice_json(slice)}};
     nlohmann::json notes = nlohmann::json::array();
     notes.push_back("g (gap) is an application parameter in mmgp/1; its measured value is under measurements.gap.");
-    std::vector<const measurement*> all = {&off_spin, &off_futex, &gap, &csw_yield, &csw_futex};
+    std::vector<const measurement*> all = {&off_spin, &off_futex, &gap, &csw_yield, &csw_futex, &spin, &slice.m};
     for (const auto& m : alpha.per_m) all.push_back(&m);
     for (const auto& m : dma.per_size) all.push_back(&m);
     for (const auto* m : all)
         if (m->flagged) notes.push_back(m->name + ": " + m->warning);
     p["notes"] = notes;
+    if (s.time_shared) describe_time_shared(p, s.max_threads);
     return p;
 }
 

@@ -15,6 +15,8 @@ struct calibrate_settings {
     std::string hpu_cpus, apu_cpus;  ///< CPU lists; empty: default_roles()
     double cv_threshold = 0.10;
     std::string name;                ///< profile name; empty: "host-<hostname>"
+    bool time_shared = false;        ///< describe HPU/APU threads as software threads time-sharing the cores
+    int max_threads = 0;             ///< time_shared: the bound on m*p written as `apus`; 0: 4 x cores
     std::function<void(const std::string&)> progress;
 };
 
@@ -28,6 +30,13 @@ nlohmann::json calibrate_platform(const calibrate_settings& s);
 nlohmann::json alpha_json(const alpha_result& a);
 /// The fitted link {"latency_s": ..., "bandwidth_Bps": ..., "measurements": ...}.
 nlohmann::json dma_json(const dma_result& d);
+
+/// --time-shared: rewrites a calibrated profile (with measurements.offload_spin, offload_futex, spin_pause and
+/// sched_slice, and machine.cores) so that it describes HPU and APU threads as unpinned software threads
+/// time-sharing the cores: cores, hpu_contexts = cores, apus = max_threads (0: 4 x cores), T_wake, spin_pause,
+/// sched_slice (omitted when unmeasurable), each derivation recorded in "_derivation".
+/// Throws std::invalid_argument when a needed measurement is missing.
+void describe_time_shared(nlohmann::json& profile, int max_threads);
 
 
 }  // namespace mmgp::calib

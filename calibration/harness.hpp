@@ -71,6 +71,27 @@ struct dma_result {
 };
 dma_result run_dma(const harness_options& o);
 
+/// Spin-wait iteration: the loop of the off-load runtime's wait_change() (kernels/runtime.cpp): one acquire load of
+/// an atomic 32-bit word that does not change, one pause (`yield` on aarch64), the counter tests. Seconds per
+/// iteration, 10^6 iterations per repetition timed in blocks of 10^4, pinned to the first HPU context.
+measurement run_spin_pause(const harness_options& o);
+
+/// Scheduler time slice of CPU-bound threads: two threads pinned to the first HPU context time-stamp in a tight
+/// loop; a gap > gap_s in a thread's own time stamps is a deschedule, the slice is the median length of the
+/// uninterrupted runs between two gaps. Without pinning: two unpinned threads per CPU. Unmeasurable (with a reason)
+/// with fewer than 3 complete runs, or, pinned, when fewer than a third of the gaps handed the CPU to the sibling
+/// (other processes on that CPU cut the runs).
+struct slice_result {
+    measurement m;       ///< name "spin/sched_slice"; meaningful only when measurable
+    bool measurable = false;
+    std::string reason;  ///< why not, when !measurable
+    bool disturbed = false;  ///< unmeasurable because most deschedules went to other processes (pinned only)
+    bool pinned = false;
+};
+slice_result run_sched_slice(const harness_options& o);
+/// The benchmark record of a slice measurement ("measurable", "reason"; value null when unmeasurable).
+nlohmann::json slice_json(const slice_result& s);
+
 /// Median cost of one steady_clock::now() pair (subtracted from single-event timings).
 double clock_overhead();
 

@@ -1,4 +1,4 @@
-// One calibration harness as a program of its own (MMGP_HARNESS is offload, gap, csw, alpha or dma).
+// One calibration harness as a program of its own (MMGP_HARNESS is offload, gap, csw, alpha, dma or spin).
 // Prints a Google-Benchmark-like JSON report: {"context": {...machine...}, "benchmarks": [...], "fit": {...}}.
 #include <CLI/CLI.hpp>
 #include <fstream>
@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     app.add_option("-o,--output", out, "Write the JSON here instead of stdout");
     if (which == "offload") app.add_option("--mode", mode, "spin, futex or both (default both)");
     if (which == "csw") app.add_option("--mode", mode, "yield, futex or both (default both)");
+    if (which == "spin") app.add_option("--mode", mode, "pause (spin-wait iteration), slice (scheduler time slice) or both (default both)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
             throw std::invalid_argument("--mode: expected spin, futex or both, found \"" + mode + "\"");
         if (which == "csw" && mode != "yield" && mode != "futex" && mode != "both")
             throw std::invalid_argument("--mode: expected yield, futex or both, found \"" + mode + "\"");
+        if (which == "spin" && mode != "pause" && mode != "slice" && mode != "both")
+            throw std::invalid_argument("--mode: expected pause, slice or both, found \"" + mode + "\"");
     } catch (const std::invalid_argument& e) {
         std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
         return 2;
@@ -80,6 +83,9 @@ int main(int argc, char** argv) {
             dma_result d = run_dma(o);
             for (const auto& m : d.per_size) b.push_back(to_json(m));
             doc["fit"] = dma_json(d);
+        } else if (which == "spin") {
+            if (mode != "slice") b.push_back(to_json(run_spin_pause(o)));
+            if (mode != "pause") b.push_back(slice_json(run_sched_slice(o)));
         }
     } catch (const std::exception& e) {
         std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';

@@ -2,6 +2,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -222,6 +223,101 @@ TEST_CASE("MPI benchmark reports become network tables the engine reads") {
     CHECK(tables_from_bench(nlohmann::json::object(), 1, 2).empty());
 }
 
+namespace {
+/// A calibrated profile as calibrate_platform() writes it, reduced to what --time-shared reads.
+nlohmann::json fake_calibrated(bool slice_measurable) {
+    nlohmann::json slice = to_json(fake("spin/sched_slice", 4e-3));
+    slice["measurable"] = slice_measurable;
+    slice["pinned"] = true;
+    slice["details"] = {{"cpu", 0}, {"threads", 2}, {"gap_threshold_s", 20e-6}, {"duration_s", 0.5},
+                        {"tenure_median_s", 4e-3}};
+    if (!slice_measurable) {
+        slice["value"] = nullptr;
+        slice["median"] = nullptr;
+        slice["reason"] = "only 1 complete slice(s)";
+    }
+    nlohmann::json pause = to_json(fake("spin/pause", 1.5e-8));
+    pause["details"] = {{"cpu", 0}, {"pause_instruction", "pause"}, {"iterations_per_repetition", 1000000},
+                        {"iterations_per_observation", 10000}};
+    return {{"schema", "mmgp/1"},
+            {"kind", "platform"},
+            {"name", "test"},
+            {"description", "Measured."},
+            {"hpu_contexts", {{"value", 1}, {"source", "test"}}},
+            {"apus", {{"value", 1}, {"source", "test"}}},
+            {"nodes", {{"value", 1}, {"source", "test"}}},
+            {"O_offload", to_param(fake("offload/spin", 2e-7))},
+            {"T_csw", to_param(fake("csw/yield", 7e-7))},
+            {"alpha", 1.0},
+            {"machine", {{"cores", 2}, {"topology_source", "hwloc"}}},
+            {"calibration", {{"hpu_cpus", {0}}, {"apu_cpus", {1}}}},
+            {"notes", nlohmann::json::array()},
+            {"measurements",
+             {{"offload_spin", to_json(fake("offload/spin", 2e-7))},
+              {"offload_futex", to_json(fake("offload/futex", 3.2e-5))},
+              {"spin_pause", pause},
+              {"sched_slice", slice}}}};
+}
+
+/// The keys --time-shared writes, and their derivations.
+void check_time_shared(const nlohmann::json& p, int cores, int apus) {
+    REQUIRE(p.contains("_derivation"));
+    const auto& d = p["_derivation"];
+    for (const char* k : {"cores", "hpu_contexts", "apus", "T_wake", "spin_pause", "sched_slice"}) {
+        CAPTURE(k);
+        REQUIRE(d.contains(k));
+        CHECK(d[k].is_string());
+        CHECK_FALSE(d[k].get<std::string>().empty());
+    }
+    CHECK(p["cores"]["value"].get<int>() == cores);
+    CHECK(p["hpu_contexts"]["value"].get<int>() == cores);
+    CHECK(p["apus"]["value"].get<int>() == apus);
+    const auto& m = p["measurements"];
+    double spin = m["offload_spin"]["median"].get<double>(), futex = m["offload_futex"]["median"].get<double>();
+    CHECK(p["T_wake"]["value"].get<double>() == doctest::Approx(std::max(0.0, (futex - spin) / 2)));
+    CHECK(p["T_wake"]["unit"] == "s");
+    CHECK(p["spin_pause"]["value"].get<double>() == doctest::Approx(m["spin_pause"]["median"].get<double>()));
+    CHECK(p["spin_pause"]["unit"] == "s");
+    CHECK(p["spin_pause"]["harness"] == "spin/pause");
+    if (m["sched_slice"]["measurable"].get<bool>()) {
+        CHECK(p["sched_slice"]["value"].get<double>() == doctest::Approx(m["sched_slice"]["median"].get<double>()));
+        CHECK(p["sched_slice"]["harness"] == "spin/sched_slice");
+    } else {
+        CHECK_FALSE(p.contains("sched_slice"));
+        CHECK(d["sched_slice"].get<std::string>().rfind("not written: ", 0) == 0);
+    }
+    CHECK(p["calibration"]["time_shared"] == true);
+    CHECK(p["calibration"]["max_threads"].get<int>() == apus);
+}
+
+}  // namespace
+
+TEST_CASE("--time-shared rewrites the platform from the measurements and records each derivation") {
+    nlohmann::json p = fake_calibrated(true);
+    describe_time_shared(p, 0);
+    check_time_shared(p, 2, 8);
+    CHECK(p["T_wake"]["value"].get<double>() == doctest::Approx((3.2e-5 - 2e-7) / 2));
+    CHECK(p["sched_slice"]["value"].get<double>() == doctest::Approx(4e-3));
+    CHECK(p["_derivation"]["T_wake"].get<std::string>().find("offload_futex") != std::string::npos);
+    // Unchanged: the calibrated parameters the option does not describe.
+    CHECK(p["O_offload"]["value"].get<double>() == doctest::Approx(2e-7));
+    CHECK(p["T_csw"]["value"].get<double>() == doctest::Approx(7e-7));
+
+    nlohmann::json q = fake_calibrated(false);
+    describe_time_shared(q, 16);
+    check_time_shared(q, 2, 16);
+    CHECK(q["_derivation"]["apus"].get<std::string>().find("--max-threads") != std::string::npos);
+    CHECK(q["notes"].size() == 1);
+
+    nlohmann::json r = fake_calibrated(true);
+    r["measurements"].erase("spin_pause");
+    CHECK_THROWS_AS(describe_time_shared(r, 0), std::invalid_argument);
+    // The reader accepts "_"-prefixed keys (mmgp/1 provenance), so _derivation itself never makes a profile invalid.
+    nlohmann::json plat = fake_calibrated(true);
+    plat["_derivation"] = {{"x", "y"}};
+    validate_platform(plat);
+}
+
 TEST_CASE("write_atomically: replaces the file, or leaves the previous one and no temporary behind") {
     fs::path dir = fs::temp_directory_path() / ("mmgp-calib-test-" + std::to_string(getpid()));
     fs::create_directories(dir);
@@ -279,6 +375,20 @@ TEST_CASE("mmgp calibrate --quick writes a profile that mmgp predict runs on") {
     REQUIRE(run(b + " calibrate --quick -o " + prof) == 0);
     REQUIRE(fs::exists(prof));
     mmgp::platform pl = mmgp::load_platform(prof);
+    {
+        std::ifstream in(prof);
+        nlohmann::json j = nlohmann::json::parse(in);
+        // The spin harness's records are under measurements; without --time-shared the platform keys are as before.
+        CHECK(j["measurements"]["spin_pause"]["name"] == "spin/pause");
+        CHECK(j["measurements"]["spin_pause"]["median"].get<double>() > 0);
+        CHECK(j["measurements"]["sched_slice"]["name"] == "spin/sched_slice");
+        CHECK(j["measurements"]["sched_slice"]["measurable"].is_boolean());
+        for (const char* k : {"cores", "T_wake", "spin_pause", "sched_slice", "_derivation"}) {
+            CAPTURE(k);
+            CHECK_FALSE(j.contains(k));
+        }
+        CHECK_FALSE(j["calibration"].contains("time_shared"));
+    }
     CHECK(pl.hpu_contexts >= 1);
     CHECK(pl.apus >= 1);
     CHECK(pl.O_offload > 0);
@@ -291,5 +401,108 @@ TEST_CASE("mmgp calibrate --quick writes a profile that mmgp predict runs on") {
     }
     CHECK(run(b + " predict " + (dir / "scenario.json").string() + " >/dev/null") == 0);
     CHECK(run(b + " predict --json " + (dir / "scenario.json").string() + " >/dev/null") == 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("mmgp-harness-spin --quick: well-formed report, spin_pause and sched_slice in physical ranges") {
+    const char* dir = std::getenv("MMGP_HARNESS_DIR");
+    if (!dir) {
+        MESSAGE("MMGP_HARNESS_DIR not set: skipped");
+        return;
+    }
+    fs::path tmp = fs::temp_directory_path() / ("mmgp-calib-spin-" + std::to_string(getpid()));
+    fs::create_directories(tmp);
+    std::string exe = (fs::path(dir) / "mmgp-harness-spin").string();
+    std::string out = (tmp / "spin.json").string();
+    CHECK(run(exe + " --quick --mode nonsense 2>/dev/null") == 2);
+    auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(run(exe + " --quick -o " + out) == 0);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    MESSAGE("mmgp-harness-spin --quick took " << took << " s");
+    CHECK(took < 10);  // about 1 s; generous for a loaded test machine
+    nlohmann::json doc;
+    {
+        std::ifstream in(out);
+        doc = nlohmann::json::parse(in);
+    }
+    REQUIRE(doc["context"].is_object());
+    CHECK(doc["context"]["cores"].get<int>() >= 1);
+    REQUIRE(doc["benchmarks"].is_array());
+    REQUIRE(doc["benchmarks"].size() == 2);
+    const auto& pause = doc["benchmarks"][0];
+    const auto& slice = doc["benchmarks"][1];
+    CHECK(pause["name"] == "spin/pause");
+    CHECK(slice["name"] == "spin/sched_slice");
+    for (const auto* b : {&pause, &slice}) {
+        CHECK((*b)["harness"] == "spin");
+        CHECK((*b)["unit"] == "s");
+        CHECK((*b)["repetitions"].get<int>() >= 1);
+        CHECK((*b)["flagged"].is_boolean());
+        CHECK((*b)["details"].is_object());
+    }
+    for (const char* k : {"median", "mad", "min", "max", "mean", "stddev", "ci95", "cv", "observations"}) {
+        CAPTURE(k);
+        CHECK(pause.contains(k));
+    }
+    const double sp = pause["median"].get<double>();
+    MESSAGE("spin_pause " << sp * 1e9 << " ns");
+    CHECK(sp >= 0.1e-9);
+    CHECK(sp <= 1000e-9);
+    CHECK(pause["value"].get<double>() == sp);
+    CHECK(pause["observations"].get<int>() == 100 * pause["repetitions"].get<int>());
+    REQUIRE(slice["measurable"].is_boolean());
+    CHECK(slice["pinned"].is_boolean());
+    if (slice["measurable"].get<bool>()) {
+        const double sl = slice["median"].get<double>();
+        MESSAGE("sched_slice " << sl * 1e3 << " ms over " << slice["observations"] << " slices");
+        CHECK(sl >= 0.1e-3);
+        CHECK(sl <= 100e-3);
+        CHECK(slice["observations"].get<int>() >= 3);
+        CHECK(slice["details"]["slices"] == slice["observations"]);
+        CHECK(slice["details"]["gap_threshold_s"].get<double>() == doctest::Approx(20e-6));
+    } else {
+        MESSAGE("sched_slice unmeasurable: " << slice["reason"]);
+        CHECK(slice["value"].is_null());
+        REQUIRE(slice["reason"].is_string());
+        CHECK_FALSE(slice["reason"].get<std::string>().empty());
+    }
+    fs::remove_all(tmp);
+}
+
+TEST_CASE("mmgp calibrate --quick --time-shared: cores, T_wake, spin_pause, sched_slice with derivations") {
+    const char* bin = std::getenv("MMGP_BIN");
+    if (!bin) {
+        MESSAGE("MMGP_BIN not set: skipped");
+        return;
+    }
+    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-ts-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    std::string prof = (dir / "host.json").string();
+    std::string b = bin;
+    // Bad --max-threads: exit 2 before measuring, nothing written.
+    CHECK(run(b + " calibrate --quick --max-threads 4 -o " + prof + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --quick --time-shared --max-threads 0 -o " + prof + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --quick --time-shared --max-threads x -o " + prof + " 2>/dev/null") == 2);
+    CHECK_FALSE(fs::exists(prof));
+    const int cores = static_cast<int>(detect_topology().cores.size());
+    REQUIRE(run(b + " calibrate --quick --time-shared -o " + prof) == 0);
+    nlohmann::json p;
+    {
+        std::ifstream in(prof);
+        p = nlohmann::json::parse(in);
+    }
+    {
+        std::ofstream sc(dir / "scenario.json");
+        sc << R"({"schema":"mmgp/1","platform":"host.json","application":"pbpi"})";
+    }
+    // The engine reads the time-shared platform (cores, T_wake, spin_pause, sched_slice, _derivation).
+    mmgp::platform pl = mmgp::load_platform(prof);
+    CHECK(pl.cores == cores);
+    CHECK(pl.hpu_contexts == cores);
+    CHECK(pl.apus == 4 * cores);
+    CHECK(pl.spin_pause == doctest::Approx(p["spin_pause"]["value"].get<double>()));
+    if (p.contains("sched_slice")) CHECK(pl.sched_slice == doctest::Approx(p["sched_slice"]["value"].get<double>()));
+    CHECK(run(b + " predict " + (dir / "scenario.json").string() + " >/dev/null") == 0);
+    check_time_shared(p, cores, 4 * cores);
     fs::remove_all(dir);
 }

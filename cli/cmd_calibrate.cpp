@@ -26,12 +26,20 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
     sub->add_option("--cv-threshold", o.cv_threshold,
                     "Coefficient of variation above which a parameter is repeated, then flagged (default 0.10)");
     sub->add_option("--name", o.name, "Profile name (default host-HOSTNAME)");
+    sub->add_flag("--time-shared", o.time_shared,
+                  "Describe HPU and APU threads as unpinned software threads time-sharing the cores (writes cores, "
+                  "T_wake, spin_pause, sched_slice; hpu_contexts = cores, apus = --max-threads)");
+    sub->add_option("--max-threads", o.max_threads,
+                    "With --time-shared: the bound on m*p written as apus (default 4 x cores)");
 }
 
 int run_calibrate(const calibrate_options& o) {
     if (!(o.cv_threshold > 0 && o.cv_threshold < 10))
         throw usage_error(fmt::format("--cv-threshold: expected a number in (0, 10), found {}", num(o.cv_threshold)));
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
+    if (o.max_threads != -1 && !o.time_shared) throw usage_error("--max-threads: only with --time-shared");
+    if (o.max_threads != -1 && (o.max_threads < 1 || o.max_threads > 1000000))
+        throw usage_error(fmt::format("--max-threads: expected an integer in [1, 1000000], found {}", o.max_threads));
     if (!o.output.empty()) {  // fail before measuring, not after
         namespace fs = std::filesystem;
         fs::path out(o.output);
@@ -49,6 +57,8 @@ int run_calibrate(const calibrate_options& o) {
     s.apu_cpus = o.apu_cpus;
     s.cv_threshold = o.cv_threshold;
     s.name = o.name;
+    s.time_shared = o.time_shared;
+    s.max_threads = o.max_threads > 0 ? static_cast<int>(o.max_threads) : 0;
     try {  // bad CPU lists are usage errors: check them before measuring anything
         calib::resolve_roles(calib::detect_topology(), o.hpu_cpus, o.apu_cpus);
     } catch (const std::invalid_argument& e) {
@@ -93,6 +103,16 @@ int run_calibrate(const calibrate_options& o) {
                                  human_time(v("T_csw")), profile["hpu_contexts"]["value"].get<int>(),
                                  profile["apus"]["value"].get<int>(),
                                  o.output.empty() ? "" : ", written to " + o.output);
+        const auto& ms = profile["measurements"];
+        const auto& sl = ms["sched_slice"];
+        std::cerr << fmt::format("mmgp calibrate: spin-wait iteration {}, scheduler slice {}{}\n",
+                                 human_time(ms["spin_pause"]["median"].get<double>()),
+                                 sl.value("measurable", false) ? human_time(sl["median"].get<double>())
+                                                               : std::string("unmeasurable"),
+                                 o.time_shared ? fmt::format(", time-shared: {} cores, T_wake {}",
+                                                             profile["cores"]["value"].get<int>(),
+                                                             human_time(profile["T_wake"]["value"].get<double>()))
+                                               : std::string());
     }
     return 0;
 }
