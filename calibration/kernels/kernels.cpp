@@ -443,6 +443,21 @@ void site_slice::update_matrices(const unsigned* matrices, const double* lengths
           "pll_update_prob_matrices");
 }
 
+void site_slice::copy_matrices(const site_slice& from, const unsigned* matrices, std::size_t count) {
+    const pll_partition* src = from.part_;
+    if (src->states != part_->states || src->states_padded != part_->states_padded || src->rate_cats != part_->rate_cats ||
+        src->prob_matrices != part_->prob_matrices)
+        throw std::logic_error("site_slice::copy_matrices: slices of different shapes");
+    // libpll keeps the P matrices contiguous, states x states_padded x rate_cats doubles apart
+    const std::size_t doubles = std::size_t{part_->states} * part_->states_padded * part_->rate_cats;
+    if (part_->prob_matrices > 1 && part_->pmatrix[1] - part_->pmatrix[0] != static_cast<std::ptrdiff_t>(doubles))
+        throw std::logic_error("site_slice::copy_matrices: unexpected P-matrix layout");
+    for (std::size_t i = 0; i < count; ++i) {
+        if (matrices[i] >= part_->prob_matrices) throw std::logic_error("site_slice::copy_matrices: no such P matrix");
+        std::memcpy(part_->pmatrix[matrices[i]], src->pmatrix[matrices[i]], doubles * sizeof(double));
+    }
+}
+
 void site_slice::update_partials(const pll_operation* ops, std::size_t count) {
     pll_update_partials(part_, ops, static_cast<unsigned>(count));
 }

@@ -104,6 +104,9 @@ public:
     void set_weights(const unsigned* all_sites);
     /// Recomputes the listed P matrices (every APU repeats this: it does not split by sites).
     void update_matrices(const unsigned* matrices, const double* lengths, std::size_t count);
+    /// The listed P matrices copied from `from` (same model and tree; a slice of other sites): what
+    /// update_matrices would compute, without recomputing it.
+    void copy_matrices(const site_slice& from, const unsigned* matrices, std::size_t count);
     /// newview: partial likelihood vectors for the operations.
     void update_partials(const pll_operation* ops, std::size_t count);
     /// evaluate: log-likelihood of the slice at edge (inner, other) with P matrix `matrix`.

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <mmgp/error.hpp>
+
 #include "runtime.hpp"
 
 namespace {
@@ -27,11 +29,15 @@ int main(int argc, char** argv) {
     namespace K = mmgp::kernels;
     CLI::App app{"mmgp-offload-run: run the libpll off-load runtime at one (m, p, policy) and print JSON"};
     K::config c;
-    std::string policy = "edtlp", simulate, synthetic;
+    std::string policy = "edtlp", simulate, synthetic, scheduler, advisor_scenario;
     app.add_option("--m", c.m, "HPU threads (default 1)");
     app.add_option("--p", c.p, "APUs per HPU thread (default 1)");
     app.add_option("--policy", policy, "edtlp (block on every off-load) or os (spin-wait)");
     app.add_option("--units", c.units, "bootstrap units (default 4)");
+    app.add_option("--apus", c.apus,
+                   "pool mode: A APU threads shared by the m HPU threads, p chosen per off-load by --scheduler (--p ignored)");
+    app.add_option("--scheduler", scheduler, "pool mode: edtlp (p = 1), mgps ([R] U <= 4 rule) or advisor (default edtlp)");
+    app.add_option("--advisor-scenario", advisor_scenario, "--scheduler advisor: the advisor's scenario (file or bundled name)");
     auto* al = app.add_option("--alignment", c.alignment, "PHYLIP or FASTA DNA alignment (gz or not)");
     auto* si = app.add_option("--simulate", simulate, "TAXA:SITES, simulate an alignment instead (default 24:2000)");
     al->excludes(si);
@@ -71,10 +77,17 @@ int main(int argc, char** argv) {
             c.synthetic = true;
             c.synth = {n, h * 1e-6, sp * 1e-6, se * 1e-6};
         }
+        if (!scheduler.empty() && c.apus <= 0) throw K::input_error("--scheduler: expected --apus A (pool mode) as well");
+        if (!advisor_scenario.empty() && scheduler != "advisor")
+            throw K::input_error("--advisor-scenario: expected --scheduler advisor as well");
+        if (c.apus > 0) c.scheduler = K::make_scheduler(scheduler.empty() ? "edtlp" : scheduler, advisor_scenario);
         K::result r = K::run(c);
         std::cout << K::to_json(r) << '\n';
         return 0;
     } catch (const K::input_error& e) {
+        std::cerr << "mmgp-offload-run: " << e.what() << '\n';
+        return 2;
+    } catch (const mmgp::error& e) {  // the advisor's scenario
         std::cerr << "mmgp-offload-run: " << e.what() << '\n';
         return 2;
     } catch (const std::exception& e) {

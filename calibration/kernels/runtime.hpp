@@ -6,6 +6,12 @@
 //   mmgp::kernels::config c;  c.m = 2; c.p = 2; c.policy = mmgp::kernels::host_policy::edtlp; c.units = 8;
 //   c.simulate_taxa = 24; c.simulate_sites = 2000;          // or c.alignment = "/usr/share/doc/examl/testData/49.gz"
 //   mmgp::kernels::result r = mmgp::kernels::run(c);        // r.wall_s, r.timers.host_s, ...
+//
+// Pool mode (multi-grain scheduling, [R] §5.4): A APU threads shared by the m HPU threads, and a scheduler that
+// decides, when an off-load starts, how many of the idle APUs it gets (p per off-load instead of one fixed p):
+//
+//   c.apus = 8;  c.scheduler = mmgp::kernels::make_mgps_scheduler();   // or make_edtlp_scheduler(), make_advisor_scheduler(...)
+//   mmgp::kernels::result r = mmgp::kernels::run(c);        // r.p_histogram[p]: off-loads that ran on p APUs
 #pragma once
 
 #include <array>
@@ -15,6 +21,7 @@
 #include <vector>
 
 #include "kernels.hpp"
+#include "scheduler.hpp"
 
 namespace mmgp::kernels {
 
@@ -50,6 +57,12 @@ struct config {
     int newton = 4;                  ///< at most this many Newton steps per branch
     std::uint64_t seed = 1;
     double timeout_s = 120;          ///< watchdog: a run longer than this is aborted with an error
+    /// Pool mode when > 0: `apus` APU threads shared by the m HPU threads; every process's data is split into
+    /// `apus` fixed site chunks, and an off-load that gets p APUs deals its chunks to them in p contiguous blocks
+    /// (so per-unit results do not depend on p). `p` is then ignored. 0: the fixed mode (m*p APU threads, p per HPU).
+    int apus = 0;
+    /// Pool mode: decides p per off-load (null: p = 1 always, EDTLP). Stateful: give each run a new one.
+    std::shared_ptr<offload_scheduler> scheduler;
 };
 
 /// Timers summed over every off-load (seconds) and counts.
@@ -62,6 +75,7 @@ struct timers {
     double apu_fork_s = 0;    ///< master APU: signalling the p-1 workers
     double apu_join_s = 0;    ///< master APU: waiting for the workers after its own share, and the reduction
     double worker_split_s = 0;///< workers: their shares (summed over workers)
+    double queue_s = 0;       ///< pool mode, HPU side: waiting for an idle APU (part of roundtrip_s)
     std::int64_t offloads = 0;
     std::array<std::int64_t, 6> by_kind{};  ///< off-loads per kind: weights, newview, evaluate, sumtable, derivatives, synthetic
     std::int64_t newview_ops = 0;           ///< partial-likelihood updates (libpll operations)
@@ -79,10 +93,18 @@ struct result {
     /// Synthetic program only: the busy-waits as the fake kernel itself timed them (host: every HPU thread;
     /// split and serial: master APUs only), the ground truth the profiler's timers are checked against.
     double synth_host_s = 0, synth_split_s = 0, synth_serial_s = 0;
+    /// Pool mode only: p_histogram[p] = off-loads that ran on p APUs (index 0 unused, size apus + 1), and
+    /// the scheduler's name.
+    std::vector<std::int64_t> p_histogram;
+    std::string scheduler;
+    /// Pool mode only: off-loads whose scheduler asked for more APUs than were idle (they got the idle ones).
+    std::int64_t clamped = 0;
+    /// Mean APUs per off-load (pool mode; the fixed p otherwise).
+    double mean_p() const;
 };
 
 /// Runs one configuration. Throws input_error for bad input (alignment, sizes) and std::runtime_error for a
-/// failure or a watchdog timeout. Requires m >= 1, p >= 1, units >= 1, p <= sites.
+/// failure or a watchdog timeout. Requires m >= 1, p >= 1, units >= 1, p <= sites; in pool mode apus <= sites.
 result run(const config& c);
 
 /// The off-load kinds, index into timers::by_kind.

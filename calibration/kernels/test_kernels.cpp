@@ -18,6 +18,10 @@
 #include "app_profile.hpp"
 #include "kernels.hpp"
 #include "runtime.hpp"
+#include "scheduler.hpp"
+
+#include <mmgp/advisor.hpp>
+#include <mmgp/error.hpp>
 
 namespace K = mmgp::kernels;
 namespace fs = std::filesystem;
@@ -444,4 +448,218 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
     auto j = nlohmann::json::parse(ok.out);
     CHECK(j["offloads"] == 40);
     CHECK(j["wall_s"].get<double>() > 0);
+}
+
+// ---- pool mode: A APU threads shared by the processes, p chosen per off-load ------------------------
+
+namespace {
+
+// An advisor whose prior says the loops split perfectly and cost nothing to split (dedicated accelerators),
+// with learning off (refresh_every = 0): it asks for every APU a process can have, A / m.
+std::shared_ptr<mmgp::advisor> eager_advisor(int apus) {
+    mmgp::platform pl;
+    pl.name = "test";
+    pl.hpu_contexts = 2;
+    pl.apus = apus;
+    pl.O_offload = 1e-7;
+    pl.T_csw = 1e-6;
+    pl.alpha.value = 1.0;
+    mmgp::application app;
+    app.name = "test";
+    app.decomp = mmgp::decomposition::task;
+    app.N = 100;
+    app.T_hpu = 100 * 1e-6;
+    app.T_apu = 100 * 100e-6;
+    app.C_apu = 0;
+    app.g = 0;
+    mmgp::advisor_options o;
+    o.refresh_every = 0;
+    return std::make_shared<mmgp::advisor>(pl, app, o);
+}
+
+// Asks for 1000 APUs every time and records what the runtime reported, to check the p <= idle bound and that the
+// APUs in flight never exceed A (hooks run under the runtime's pool lock: no synchronisation needed).
+struct greedy_scheduler final : K::offload_scheduler {
+    int idle_seen = 0, in_flight = 0, max_in_flight = 0, apus = 0;
+    std::int64_t over_idle = 0, not_all_idle = 0, starts = 0, ends = 0, resumed = 0, bad_finish = 0, units_begun = 0,
+                 units_ended = 0, gaps = 0;
+    const char* name() const override { return "greedy"; }
+    int choose(const K::offload_state& s) override {
+        idle_seen = s.idle_apus;
+        apus = s.apus;
+        return 1000;
+    }
+    void started(int, int p) override {
+        ++starts;
+        if (p > idle_seen) ++over_idle;
+        if (p != idle_seen) ++not_all_idle;
+        in_flight += p;
+        max_in_flight = std::max(max_in_flight, in_flight);
+    }
+    void released(int, int p) override {
+        ++ends;
+        in_flight -= p;
+    }
+    void finished(int, int p, double seconds) override {
+        ++resumed;
+        if (!(seconds >= 0) || p < 1 || p > apus) ++bad_finish;
+    }
+    void host_gap(int, double) override { ++gaps; }
+    void unit_begin(int) override { ++units_begun; }
+    void unit_end(int) override { ++units_ended; }
+};
+
+std::int64_t histogram_total(const K::result& r) {
+    std::int64_t n = 0;
+    for (std::size_t p = 1; p < r.p_histogram.size(); ++p) n += r.p_histogram[p];
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("pool mode: edtlp, mgps and advisor run; per-unit results equal the fixed mode's and do not depend on p") {
+    K::config base;
+    base.simulate_taxa = 6;
+    base.simulate_sites = 240;
+    base.timeout_s = 60;
+    base.units = 5;
+    K::result ref = K::run(base);  // fixed mode, m = 1, p = 1
+    REQUIRE(ref.unit_loglik.size() == 5);
+    std::vector<double> pool_ref;
+    for (int A : {1, 3, 8})
+        for (int m : {1, 2, 4})
+            for (const std::string name : {"edtlp", "mgps", "advisor"}) {
+                K::config c = base;
+                c.m = m;
+                c.apus = A;
+                c.policy = m == 2 ? K::host_policy::os : K::host_policy::edtlp;
+                c.scheduler = name == "edtlp" ? K::make_edtlp_scheduler()
+                              : name == "mgps" ? K::make_mgps_scheduler()
+                                               : K::make_advisor_scheduler(eager_advisor(A));
+                K::result r = K::run(c);
+                INFO("A=" << A << " m=" << m << " scheduler " << name);
+                CHECK(r.scheduler == name);
+                CHECK(r.wall_s > 0);
+                CHECK(r.t.offloads == ref.t.offloads);
+                REQUIRE(r.p_histogram.size() == static_cast<std::size_t>(A) + 1);
+                CHECK(r.p_histogram[0] == 0);
+                CHECK(histogram_total(r) == r.t.offloads);
+                if (name == "edtlp") CHECK(r.p_histogram[1] == r.t.offloads);
+                if (name == "edtlp") CHECK(r.mean_p() == 1.0);
+                CHECK(r.mean_p() >= 1.0);
+                CHECK(r.mean_p() <= A);
+                REQUIRE(r.unit_loglik.size() == 5);
+                for (std::size_t u = 0; u < 5; ++u) CHECK(r.unit_loglik[u] == doctest::Approx(ref.unit_loglik[u]).epsilon(1e-9));
+                // the A site chunks are reduced in site order whatever p each off-load got: bit-identical
+                if (pool_ref.empty() && A == 8) pool_ref = r.unit_loglik;
+                if (A == 8)
+                    for (std::size_t u = 0; u < 5; ++u) CHECK(r.unit_loglik[u] == pool_ref[u]);
+            }
+}
+
+TEST_CASE("pool mode: mgps follows [R]'s rule and the advisor its table") {
+    K::config c;
+    c.simulate_taxa = 6;
+    c.simulate_sites = 240;
+    c.timeout_s = 60;
+    c.units = 2;
+    c.m = 1;
+    c.apus = 4;
+    // one process: the first window of A = 4 off-loads runs on one APU each, then U = 1 gives p = 4 / 1
+    c.scheduler = K::make_mgps_scheduler();
+    K::result r = K::run(c);
+    REQUIRE(r.p_histogram.size() == 5);
+    CHECK(r.p_histogram[1] == 4);
+    CHECK(r.p_histogram[4] == r.t.offloads - 4);
+    CHECK(r.clamped == 0);
+    // two processes: windows where both off-loaded give U = 2, p = 2
+    c.m = 2;
+    c.units = 4;
+    c.scheduler = K::make_mgps_scheduler();
+    r = K::run(c);
+    CHECK(r.p_histogram[2] > 0);
+    // the eager advisor (no learning): A / m for the active processes, here m = 1 throughout
+    c.m = 1;
+    c.units = 2;
+    c.scheduler = K::make_advisor_scheduler(eager_advisor(4));
+    r = K::run(c);
+    CHECK(r.p_histogram[4] == r.t.offloads);
+}
+
+TEST_CASE("pool mode: an off-load never gets more APUs than are idle, and the APUs in flight never exceed A") {
+    for (int m : {1, 3, 6}) {
+        K::config c;
+        c.simulate_taxa = 6;
+        c.simulate_sites = 240;
+        c.timeout_s = 60;
+        c.units = 6;
+        c.m = m;
+        c.apus = 4;
+        auto g = std::make_shared<greedy_scheduler>();
+        c.scheduler = g;
+        K::result r = K::run(c);
+        INFO("m=" << m);
+        CHECK(g->apus == 4);
+        CHECK(g->starts == r.t.offloads);
+        CHECK(g->ends == r.t.offloads);
+        CHECK(g->resumed == r.t.offloads);
+        CHECK(g->bad_finish == 0);
+        CHECK(g->gaps == r.t.offloads);
+        CHECK(g->units_begun == 6);
+        CHECK(g->units_ended == 6);
+        CHECK(g->over_idle == 0);
+        CHECK(g->not_all_idle == 0);      // greedy: every idle APU
+        CHECK(g->in_flight == 0);
+        CHECK(g->max_in_flight <= 4);
+        CHECK(r.clamped == r.t.offloads);  // it always asked for more than were idle
+        if (m == 1) CHECK(r.p_histogram[4] == r.t.offloads);
+        CHECK(histogram_total(r) == r.t.offloads);
+    }
+}
+
+TEST_CASE("pool mode: synthetic program, bad configurations, mmgp-offload-run options") {
+    K::config c;
+    c.synthetic = true;
+    c.synth = {50, 5e-6, 40e-6, 2e-6};
+    c.m = 3;
+    c.units = 3;
+    c.apus = 4;
+    c.scheduler = K::make_mgps_scheduler();
+    K::result r = K::run(c);
+    CHECK(r.t.offloads == 150);
+    CHECK(histogram_total(r) == 150);
+    CHECK(r.unit_loglik.empty());
+    // every off-load's split work is done once over its A chunks, whatever p it got
+    CHECK(r.synth_split_s >= 150 * 40e-6 * 0.999);
+    c = K::config{};
+    c.apus = -1;
+    CHECK_THROWS_AS(K::run(c), K::input_error);
+    c.apus = 8;
+    c.simulate_taxa = 4;
+    c.simulate_sites = 5;
+    CHECK_THROWS_AS(K::run(c), K::input_error);  // more APUs than sites
+    CHECK_THROWS_AS(K::make_scheduler("fifo"), K::input_error);
+    CHECK_THROWS_AS(K::make_scheduler("advisor"), K::input_error);
+    CHECK_THROWS_AS(K::make_scheduler("advisor", "/nonexistent/scenario.json"), mmgp::error);
+
+    tmpdir d;
+    for (const std::string& args : {std::string(" --scheduler mgps"), std::string(" --apus 4 --scheduler fifo"),
+                                   std::string(" --apus 4 --scheduler advisor"), std::string(" --apus 4 --advisor-scenario x.json"),
+                                   std::string(" --apus 4 --scheduler advisor --advisor-scenario /nonexistent.json")}) {
+        outcome q = sh(offload_bin() + args, d.path);
+        INFO(args << " -> " << q.err);
+        CHECK(q.status == 2);
+        CHECK(count_lines(q.err) == 1);
+        CHECK(q.out.empty());
+    }
+    outcome ok = sh(offload_bin() + " --m 2 --apus 4 --scheduler mgps --synthetic 20:10:40:5 --units 2", d.path);
+    INFO(ok.err);
+    REQUIRE(ok.status == 0);
+    auto j = nlohmann::json::parse(ok.out);
+    CHECK(j["offloads"] == 40);
+    CHECK(j["apus"] == 4);
+    CHECK(j["scheduler"] == "mgps");
+    std::int64_t n = 0;
+    for (auto& [p, count] : j["offloads_by_p"].items()) n += count.get<std::int64_t>();
+    CHECK(n == 40);
 }

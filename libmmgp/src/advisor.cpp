@@ -1,15 +1,20 @@
 // The runtime advisor (mmgp/advisor.hpp) and its C API (mmgp/advisor.h).
 //
 // Estimation (per off-load, seconds). The duration of an off-load on p accelerators is
-// y = O_offload + p*g + c + a/p: a splits across the p accelerators, c does not. Each observation
-// updates an exponentially weighted moving average (EWMA) of y for its p (one small bucket per p).
-// A refresh fits (c, a) by weighted least squares over the buckets, a bucket weighing its sample
-// count times exp(-smoothing * off-loads since it was last updated), so recent behaviour dominates
-// while older buckets still tell the serial part from the parallel one; with a single bucket the
-// split keeps the previous estimate. The host gap h is an EWMA. A refresh turns (h, a, c, N) back
+// y = O_offload + p*g + c + a/p (g charged (p-1) times when the profile says so): a splits across
+// the p accelerators, c does not. Each observation updates an exponentially weighted moving average
+// (EWMA) of y for its p (one small bucket per p). A refresh fits (c, a) by weighted least squares
+// over the buckets, a bucket weighing its sample count times exp(-smoothing * off-loads since it was
+// last updated), so recent behaviour dominates while older buckets still tell the serial part from
+// the parallel one; with a single bucket the split keeps the previous estimate. When the durations
+// grow with p (a < 0: nothing splits, and every extra accelerator costs — signalling and waking
+// threads on a time-shared machine, say), the fit is y = c + e*(p-1) instead, e >= 0 an extra gap per
+// additional accelerator that the evaluation adds to g. Exploration (explore_every) makes sure a
+// second p is observed now and then. The host gap h is an EWMA. A refresh turns (h, a, c, N) back
 // into an application (T_hpu = N h, T_apu = N a, C_apu = N c), evaluates the model for every
-// (m, p) with m*p <= A, and republishes the table of the best p for every (m, largest allowed p)
-// under a sequence lock.
+// (m, p) with m*p <= A — a round of m units, one per active task, so that threads sharing cores
+// (platform.cores) are all counted — and republishes the table of the best p for every
+// (m, largest allowed p) under a sequence lock.
 #include "mmgp/advisor.hpp"
 
 #include <algorithm>
@@ -51,6 +56,9 @@ struct advisor::impl {
     // Observations.
     std::atomic<int> active{0}, busy{0}, waiting{0};
     std::atomic<double> h{0.0}, T1{0.0}, f{1.0};  // T1 and f: as of the last refresh
+    std::atomic<double> e{0.0};                     // extra gap per additional accelerator, as of the last refresh
+    gap_charge charge = gap_charge::per_apu;
+    mutable std::atomic<std::uint64_t> probe_at{0}; // completed off-loads when the last exploration was handed out
     std::atomic<std::uint64_t> offloads{0}, tasks{0};
     struct bucket {
         std::atomic<double> mean{0.0};
@@ -73,6 +81,8 @@ struct advisor::impl {
             throw input_error("advisor options", "/min_gain", "a fraction in [0, 1)", std::to_string(o.min_gain));
         if (o.refresh_every < 0)
             throw input_error("advisor options", "/refresh_every", "a count >= 0", std::to_string(o.refresh_every));
+        if (o.explore_every < 0)
+            throw input_error("advisor options", "/explore_every", "a count >= 0", std::to_string(o.explore_every));
         base.name = "advisor";
         base.file = file;
         base.plat = pl;
@@ -83,7 +93,8 @@ struct advisor::impl {
         if (pl.max_processes_per_node > 0) m_top = std::min(m_top, pl.max_processes_per_node);
         M = 1;
         while (M < m_top && (pl.alpha.kind != m_function::form::table || pl.alpha.covers(M + 1))) ++M;
-        // One task = one unit on one node; communication does not depend on p and is left out.
+        // One task = one unit on one node (a refresh evaluates m units for m active tasks: one round);
+        // communication does not depend on p and is left out.
         base.app.decomp = decomposition::task;
         base.app.scale = scaling::strong;
         base.app.units = 1;
@@ -98,6 +109,7 @@ struct advisor::impl {
         (void)probe;
         O = pl.O_offload;
         g = app.g;
+        charge = app.g_charge;
         N0 = app.N > 0 ? app.N : 1.0;
         const double a = app.T_apu / N0, c = app.C_apu / N0;
         h.store(app.T_hpu / N0);
@@ -126,7 +138,7 @@ struct advisor::impl {
     void fit() noexcept {
         const std::uint64_t now = offloads.load(std::memory_order_relaxed);
         const double w_cap = 1.0 / opt.smoothing;
-        double S = 0, Sx = 0, Sxx = 0, Sy = 0, Sxy = 0, Syy = 0;
+        double S = 0, Sx = 0, Sxx = 0, Sy = 0, Sxy = 0, Syy = 0, Sz = 0, Szz = 0, Szy = 0;  // x = 1/p, z = p - 1
         int used = 0, latest = 0;
         std::uint64_t latest_at = 0;
         for (int p = 1; p <= A; ++p) {
@@ -137,18 +149,30 @@ struct advisor::impl {
             const double age = now > last ? static_cast<double>(now - last) : 0.0;
             const double w = std::max(std::min(static_cast<double>(n), w_cap) * std::exp(-opt.smoothing * age), 1e-9);
             const double x = 1.0 / p, y = b.mean.load(std::memory_order_relaxed);
+            const double z = p - 1.0;
             S += w, Sx += w * x, Sxx += w * x * x, Sy += w * y, Sxy += w * x * y, Syy += w * y * y;
+            Sz += w * z, Szz += w * z * z, Szy += w * z * y;
             ++used;
             if (latest == 0 || last >= latest_at) latest = p, latest_at = last;
         }
         if (used == 0) return;
-        double a, c;
+        double a, c, ex = e.load(std::memory_order_relaxed);
         const double det = S * Sxx - Sx * Sx;
         if (used >= 2 && det > 1e-12 * S * Sxx) {
             a = (S * Sxy - Sx * Sy) / det;
             c = (Sy - a * Sx) / S;
-            if (a < 0) a = 0, c = Sy / S;
-            if (c < 0) c = 0, a = Sxy / Sxx;
+            ex = 0.0;
+            if (a < 0) {
+                // Longer with more accelerators: nothing splits; fit y = c + e*(p-1), e >= 0.
+                a = 0;
+                const double dz = S * Szz - Sz * Sz;
+                ex = dz > 0 ? (S * Szy - Sz * Sy) / dz : 0.0;
+                c = (Sy - ex * Sz) / S;
+                if (ex < 0) ex = 0, c = Sy / S;
+                if (c < 0) c = 0, ex = Szz > 0 ? Szy / Szz : 0.0;
+            } else if (c < 0) {
+                c = 0, a = Sxy / Sxx;
+            }
         } else {
             // One p observed: its duration fixes T1; the split keeps the previous estimate.
             const double fr = f.load(std::memory_order_relaxed);
@@ -157,7 +181,8 @@ struct advisor::impl {
             a = t1 * fr;
             c = t1 - a;
         }
-        if (!std::isfinite(a) || !std::isfinite(c)) return;
+        if (!std::isfinite(a) || !std::isfinite(c) || !std::isfinite(ex)) return;
+        e.store(ex, std::memory_order_relaxed);
         T1.store(a + c, std::memory_order_relaxed);
         f.store(a + c > 0 ? a / (a + c) : f.load(std::memory_order_relaxed), std::memory_order_relaxed);
     }
@@ -170,7 +195,14 @@ struct advisor::impl {
         s.app.T_hpu = N * h.load();
         s.app.T_apu = N * t1 * fr;
         s.app.C_apu = N * t1 * (1.0 - fr);
-        evaluator ev(s, opt.model);
+        const double ex = e.load();
+        if (ex > 0) {
+            // The extra gap costs only accelerators beyond the first: charge g per extra accelerator and move
+            // the first accelerator's g (if the profile charged it) into the part that does not split.
+            if (s.app.g_charge == gap_charge::per_apu) s.app.C_apu += N * g;
+            s.app.g = g + ex;
+            s.app.g_charge = gap_charge::per_extra_apu;
+        }
         std::vector<double> t(static_cast<std::size_t>(A) + 1);
         // Compute first, then write the table inside the sequence lock (a short critical section).
         struct row {
@@ -180,6 +212,10 @@ struct advisor::impl {
         std::vector<row> rows(table.size());
         for (int m = 1; m <= M; ++m) {
             const int pmax = A / m;
+            // One round: each of the m active tasks runs one unit at the same time, so that a node whose
+            // host and accelerator threads share cores (platform.cores) is seen with all m*p threads.
+            s.app.units = m;
+            evaluator ev(s, opt.model);
             for (int p = 1; p <= pmax; ++p) t[static_cast<std::size_t>(p)] = ev({m, p, 1, s.space.pol}).time_s;
             const double t1m = t[1];
             int best = 1;
@@ -262,7 +298,8 @@ void advisor::offload_end(int p, double seconds) noexcept {
     impl& d = *d_;
     const std::uint64_t n = d.offloads.fetch_add(1, std::memory_order_relaxed) + 1;
     if (p <= d.A) {
-        const double y = std::max(0.0, seconds - d.O - p * d.g);
+        const double gap_apus = d.charge == gap_charge::per_extra_apu ? p - 1.0 : p;
+        const double y = std::max(0.0, seconds - d.O - gap_apus * d.g);
         impl::bucket& b = d.buckets[static_cast<std::size_t>(p)];
         if (b.n.fetch_add(1, std::memory_order_relaxed) == 0)
             b.mean.store(y, std::memory_order_relaxed);
@@ -297,8 +334,28 @@ advice advisor::recommend() const noexcept {
     const impl& d = *d_;
     const int m = d.active.load(std::memory_order_relaxed);
     const int idle = std::clamp(d.A - d.busy.load(std::memory_order_relaxed), 0, d.A);
-    const int share = idle / (d.waiting.load(std::memory_order_relaxed) + 1);
-    return d.lookup(m, std::max(share, 1));
+    const int share = std::max(idle / (d.waiting.load(std::memory_order_relaxed) + 1), 1);
+    advice a = d.lookup(m, share);
+    if (d.opt.explore_every > 0) {
+        // The alternative: p = 1 against the table's p > 1, or p = 2 against its p = 1 (when 2 is allowed).
+        const int alt = a.p > 1 ? 1 : (share >= 2 && d.A / a.m >= 2 ? 2 : 0);
+        if (alt > 0) {
+            const std::uint64_t now = d.offloads.load(std::memory_order_relaxed);
+            std::uint64_t last = d.probe_at.load(std::memory_order_relaxed);
+            const std::uint64_t seen = d.buckets[static_cast<std::size_t>(alt)].last.load(std::memory_order_relaxed);
+            const std::uint64_t every = static_cast<std::uint64_t>(d.opt.explore_every);
+            // One thread claims the exploration (compare-exchange); the others get the table's answer.
+            if (now >= std::max(last, seen) + every &&
+                d.probe_at.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+                a.p = alt;
+                a.probe = true;
+                a.action = alt > 1 ? llp_action::activate : llp_action::throttle;
+                a.gain = 0.0;
+                a.time_s = alt == 1 ? a.time_p1_s : 0.0;
+            }
+        }
+    }
+    return a;
 }
 
 advice advisor::recommend(int m) const noexcept { return d_->lookup(m, d_->A); }
@@ -312,6 +369,7 @@ advisor_estimates advisor::estimates() const noexcept {
     e.host_gap_s = d.h.load();
     e.apu_s = d.T1.load();
     e.parallel_fraction = d.f.load();
+    e.extra_gap_s = d.e.load();
     e.offloads_per_task = d.offloads_per_task();
     e.offloads = d.offloads.load();
     e.tasks = d.tasks.load();

@@ -12,7 +12,9 @@
 // picks the fastest, with the application's parameters re-estimated online from the observations
 // (exponentially weighted moving averages of the duration per p and of the host gap, and a
 // recency-weighted least-squares split of the accelerator time into a part that scales with p and
-// one that does not; the advice follows a program whose tasks drift).
+// one that does not — or, when the durations grow with p, a cost per extra accelerator; the advice
+// follows a program whose tasks drift). With explore_every > 0, recommend() now and then tries the
+// alternative p, so that a wrong prior is corrected even when the table never chooses it.
 // The answers for every (m, largest allowed p) are precomputed into a small table, republished
 // under a sequence lock on every refresh; recommend() only reads atomics.
 // C runtimes use the same object through mmgp/advisor.h.
@@ -33,6 +35,12 @@ struct advisor_options {
     double smoothing = 0.05;  ///< weight of one new observation in the moving averages, in (0, 1]
     double min_gain = 0.02;   ///< activate loop-level parallelism only for a predicted saving >= this fraction, in [0, 1)
     int refresh_every = 64;   ///< re-estimate and republish after this many completed off-loads (0: only refresh())
+    /// Exploration (0: off, the default): recommend() answers with an alternative p — 1 when the table says
+    /// p > 1, 2 when it says 1 — once no off-load at that p has completed for this many completed off-loads,
+    /// so that the durations of both are known and the fit can tell what an extra accelerator saves or costs.
+    /// Such an answer has advice::probe set. A runtime whose observations all come from one p cannot
+    /// learn that its prior was wrong without it.
+    int explore_every = 0;
 };
 
 /// What to do with loop-level parallelism on the next off-load (fixed values, shared with the C API).
@@ -50,6 +58,7 @@ struct advice {
     double time_s = 0.0;       ///< predicted time of one task at (m, p), seconds
     double time_p1_s = 0.0;    ///< predicted time of one task at (m, 1), seconds
     std::uint64_t version = 0; ///< how many times the table was published (1 after construction)
+    bool probe = false;        ///< an exploration (advisor_options::explore_every), not the model's optimum (gain 0; time_s 0 unless p = 1)
 };
 
 /// The application parameters as estimated, per off-load (seconds); apu_s and parallel_fraction
@@ -58,6 +67,9 @@ struct advisor_estimates {
     double host_gap_s = 0.0;        ///< host time between two off-loads of one task (T_hpu / N)
     double apu_s = 0.0;             ///< accelerator time of one off-load on 1 APU, overheads excluded ((T_apu + C_apu) / N)
     double parallel_fraction = 0.0; ///< part of apu_s that splits across p APUs (T_apu / (T_apu + C_apu)), in [0, 1]
+    /// Learned cost of each accelerator beyond the first, per off-load, on top of the profile's g: > 0 when
+    /// the observed durations grow with p (then parallel_fraction is 0), as of the last refresh.
+    double extra_gap_s = 0.0;
     double offloads_per_task = 0.0; ///< N: completed off-loads per completed task (the profile's N until a task ends)
     std::uint64_t offloads = 0;     ///< completed off-loads observed
     std::uint64_t tasks = 0;        ///< completed tasks observed
@@ -86,7 +98,8 @@ public:
     void set_active_tasks(int m) noexcept;
     /// An off-load was issued on p accelerators (they become busy).
     void offload_start(int p) noexcept;
-    /// An off-load on p accelerators finished after `seconds` (issue to completion); the p become idle.
+    /// An off-load on p accelerators finished after `seconds` (issue to completion: until the issuing task
+    /// can go on); the p become idle.
     /// Every refresh_every completions this call also refreshes the table (which allocates; set
     /// refresh_every = 0 and call refresh() elsewhere to keep it allocation-free).
     void offload_end(int p, double seconds) noexcept;
@@ -98,7 +111,8 @@ public:
     void set_waiting_tasks(int n) noexcept;
 
     // --- queries: lock-free, allocation-free -----------------------------------------------------
-    /// Advice for the next off-load now: m = active tasks, p at most idle / (waiting + 1) (at least 1).
+    /// Advice for the next off-load now: m = active tasks, p at most idle / (waiting + 1) (at least 1);
+    /// with explore_every > 0, sometimes an exploration (advice::probe).
     advice recommend() const noexcept;
     /// Advice for m active tasks with every feasible p allowed (m*p <= A).
     advice recommend(int m) const noexcept;
