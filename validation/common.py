@@ -1,13 +1,17 @@
 """Shared helpers of the validation sweeps and the report (standard library only)."""
+import atexit
 import csv
 import datetime
 import json
 import os
 import platform
+import re
 import resource
 import shlex
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -85,21 +89,287 @@ def median(xs):
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
+# ---- No lost data (issue 7) ---------------------------------------------------------------------------
+# Every file written here goes to a temporary file in the same directory (named .sweep-tmp.<pid>.*), is
+# fsync'ed and then renamed over the old one. A sweep's data set (runs.csv, machine.json and the profiles
+# mmgp calibrate / mmgp profile measure for it) is staged under temporary names while the sweep runs and
+# renamed into place only by finish_sweep(), all together, so an interrupted sweep leaves the previous data
+# set as it was: SIGINT, SIGTERM and SIGHUP stop the measurement processes, remove the temporary files,
+# print one line naming what was kept and end the process with the signal. A SIGKILL cannot be caught: the
+# old files are intact then too (nothing is renamed before the end), and the stray temporary files are
+# removed by the next sweep into the same directory.
+
+TMP_TAG = ".sweep-tmp."
+_STALE = re.compile(r"^\.sweep-tmp\.([0-9]+)\.")
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+class _Interrupted(BaseException):
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _State:
+    def __init__(self):
+        self.prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "sweep"
+        self.out_dir = None
+        self.files = []         # final paths of the data set (for the message)
+        self.existed = {}       # final path -> existed when the sweep started
+        self.staged = {}        # final path -> staged (temporary) path
+        self.dirs = set()       # directories that may hold our temporary files
+        self.committing = False
+        self.committed = False
+        self.pending = None     # a signal that came during the commit
+        self.handling = False
+
+
+_S = _State()
+
+
+def _tmp_prefix():
+    return f"{TMP_TAG}{os.getpid()}."
+
+
+def _write_tmp(path, write, newline=None):
+    """Writes a complete, fsync'ed temporary file next to path with write(f); returns its name."""
+    d, base = os.path.split(os.path.abspath(path))
+    _S.dirs.add(d)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=_tmp_prefix(), suffix="." + base)
+    try:
+        with os.fdopen(fd, "w", newline=newline) as f:
+            write(f)
+            f.flush()
+            os.fchmod(f.fileno(), 0o666 & ~_UMASK)
+            os.fsync(f.fileno())
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_dir(d):
+    try:
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def atomic_write(path, write, newline=None):
+    """Writes path atomically: write(f) fills a temporary file in the same directory, which is then renamed."""
+    tmp = _write_tmp(path, write, newline)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    _fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def write_if_changed(path, text):
+    """Atomically writes text to path unless path already holds exactly that (then the file is not touched)."""
+    try:
+        with open(path, newline="") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    atomic_write(path, lambda f: f.write(text), newline="")
+
+
 def write_json(path, doc):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    def write(f):
         json.dump(doc, f, indent=1, sort_keys=False)
         f.write("\n")
-    os.replace(tmp, path)
+    atomic_write(path, write)
+
+
+def _descendants():
+    """Pids of this process's descendants (from /proc): the measurement processes and what they started."""
+    kids = {}
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open(f"/proc/{e}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z":
+                kids.setdefault(int(fields[1]), []).append(int(e))
+    out, todo = [], [os.getpid()]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _stop_children():
+    """SIGKILLs the measurement processes and their descendants (also those started in a session of their own,
+    e.g. raxml, and programs run under gdb) and waits until they are gone or zombies, so that none of them
+    writes anything afterwards."""
+    pids = _descendants()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10.0
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        break
+            except (OSError, IndexError):
+                break
+            time.sleep(0.005)
+
+
+def _remove_tmp():
+    """Removes this process's temporary and staged files (including the temporary files of mmgp run on a
+    staged name, which begin with the staged name)."""
+    prefix = _tmp_prefix()
+    for d in _S.dirs:
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in names:
+            if n.startswith(prefix):
+                _unlink(os.path.join(d, n))
+
+
+def _remove_stale(d):
+    """Removes temporary files that a sweep killed with SIGKILL left behind (their process no longer exists)."""
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    for n in names:
+        m = _STALE.match(n)
+        if m and int(m.group(1)) != os.getpid() and not os.path.exists(f"/proc/{m.group(1)}"):
+            _unlink(os.path.join(d, n))
+
+
+def _signame(signum):
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _names(paths):
+    return ", ".join(os.path.relpath(p, _S.out_dir) for p in paths)
+
+
+def _interrupt_message(signum):
+    head = f"{_S.prog}: interrupted ({_signame(signum)})"
+    if _S.committed:
+        return f"{head} after the new {_names(_S.files)} had been written to {_S.out_dir}"
+    kept = [p for p in _S.files if _S.existed[p]]
+    new = [p for p in _S.files if not _S.existed[p]]
+    msg = f"{head}: kept {_names(kept)} in {_S.out_dir} as they were" if kept else \
+        f"{head}: nothing written to {_S.out_dir}"
+    if new:
+        msg += f" ({_names(new)} not created)"
+    return msg
+
+
+def _on_signal(signum, frame):
+    if _S.committing:
+        _S.pending = signum  # handled right after the renames
+        return
+    if _S.handling:
+        return
+    _S.handling = True
+    if not _S.committed:
+        _stop_children()
+        _remove_tmp()
+    print(_interrupt_message(signum), file=sys.stderr, flush=True)
+    raise _Interrupted(signum)  # unwinds (temporary directories are removed), then _excepthook ends the process
+
+
+def _excepthook(kind, value, tb):
+    if isinstance(value, _Interrupted):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(value.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), value.signum)  # end with the signal, as the shell expects
+        os._exit(128 + value.signum)
+    sys.__excepthook__(kind, value, tb)
+
+
+def begin_sweep(out_dir, files):
+    """Call once at the start of a sweep: files are the names (relative to out_dir) of the data set it writes
+    (what an interrupt keeps). Installs the interrupt handling described above."""
+    _S.out_dir = os.path.abspath(out_dir)
+    _S.files = [os.path.join(_S.out_dir, f) for f in files]
+    _S.existed = {p: os.path.exists(p) for p in _S.files}
+    _S.dirs.add(_S.out_dir)
+    subdirs = [e.path for e in os.scandir(_S.out_dir) if e.is_dir()] if os.path.isdir(_S.out_dir) else []
+    for d in sorted({os.path.dirname(p) for p in _S.files} | {_S.out_dir} | set(subdirs)):
+        _remove_stale(d)
+    sys.excepthook = _excepthook
+    atexit.register(_remove_tmp)
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, _on_signal)
+
+
+def staging(cmd, path):
+    """cmd with the output file path replaced by a staged temporary name in the same directory; finish_sweep()
+    renames it to path (if the command created it) together with the rest of the data set."""
+    path = os.path.abspath(path)
+    d, base = os.path.split(path)
+    _S.dirs.add(d)
+    staged = os.path.join(d, f"{_tmp_prefix()}staged.{base}")
+    _S.staged[path] = staged
+    return [staged if os.path.abspath(a) == path else a for a in cmd]
+
+
+def _commit(pairs):
+    """Renames (temporary, final) pairs; a signal that comes meanwhile is handled after the last rename."""
+    _S.committing = True
+    try:
+        for tmp, final in pairs:
+            os.replace(tmp, final)
+        for d in {os.path.dirname(f) for _, f in pairs}:
+            _fsync_dir(d)
+        _S.committed = True
+    finally:
+        _S.committing = False
+    if _S.pending is not None:
+        _on_signal(_S.pending, None)
 
 
 def finish_sweep(out_dir, rows, info, t0):
-    """Writes a sweep's runs.csv and machine.json (with elapsed time and the final load) into out_dir."""
-    with open(os.path.join(out_dir, "runs.csv"), "w", newline="") as f:
+    """Writes a sweep's runs.csv and machine.json (with elapsed time and the final load) into out_dir, and
+    renames them and the staged profiles into place together."""
+    def write_csv(f):
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
     info["elapsed_s"] = round(time.time() - t0, 1)
     info["load_avg_at_end"] = list(os.getloadavg())
-    write_json(os.path.join(out_dir, "machine.json"), info)
+
+    def write_info(f):
+        json.dump(info, f, indent=1, sort_keys=False)
+        f.write("\n")
+    pairs = [(staged, final) for final, staged in _S.staged.items() if os.path.exists(staged)]
+    for name, write, newline in (("runs.csv", write_csv, ""), ("machine.json", write_info, None)):
+        final = os.path.join(out_dir, name)
+        pairs.append((_write_tmp(final, write, newline), final))
+    _commit(pairs)
     log(f"done: {len(rows)} runs in {info['elapsed_s']} s -> {out_dir}")

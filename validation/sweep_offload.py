@@ -6,7 +6,8 @@ may use: the platform profile (mmgp calibrate) and the sequential application pr
     validation/sweep_offload.py                 # full sweep into validation/offload/ (~10 min on a quiet 2-core VM)
     validation/sweep_offload.py --quick --out DIR   # tiny subset (the `validation` meson test)
 
-Writes OUT/machine.json, OUT/platform-calibrated.json, OUT/app-<input>.json, OUT/runs.csv. Then run
+Writes OUT/machine.json, OUT/platform-calibrated.json, OUT/app-<input>.json, OUT/runs.csv (all at the end, by
+temporary file and rename; an interrupted sweep keeps the previous files, see docs/BAD_INPUT.md). Then run
 validation/report.py to get the report and plots. Each run is bounded (5x the group's fastest run so far,
 at least 2 s); a bounded run is recorded as censored at the bound.
 """
@@ -60,6 +61,8 @@ def main():
     inputs = INPUTS_QUICK if a.quick else INPUTS_FULL
     if a.inputs:
         inputs = {k: v for k, v in inputs.items() if k in a.inputs.split(",")}
+    common.begin_sweep(a.out, ["runs.csv", "machine.json"] + ([] if a.skip_calibrate else ["platform-calibrated.json"])
+                       + ([] if a.skip_profile else [f"app-{name}.json" for name in inputs]))
     reps = a.repetitions or (1 if a.quick else 3)
     units = [int(u) for u in (a.units or ("3" if a.quick else "5,16")).split(",")]
     info = common.machine_info([os.path.relpath(sys.argv[0], common.ROOT)] + sys.argv[1:])
@@ -73,7 +76,7 @@ def main():
     if not a.skip_calibrate:
         common.log("mmgp calibrate")
         cmd = [mmgp, "calibrate", "-o", plat] + (["--quick"] if a.quick else [])
-        subprocess.run(cmd, check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(common.staging(cmd, plat), check=True, stderr=subprocess.DEVNULL)
         info["calibrate_command"] = " ".join(["build/cli/mmgp"] + cmd[1:])
     # 2. Sequential application profile per input (16 units; the report sets `units` per group).
     info["profile_commands"] = {}
@@ -85,7 +88,7 @@ def main():
         info["profile_commands"][name] = " ".join(["build/cli/mmgp"] + cmd[1:])
         if not a.skip_profile:
             common.log(f"mmgp profile {name}")
-            subprocess.run(cmd, check=True)
+            subprocess.run(common.staging(cmd, app), check=True)
     # 3. The sweep: repetitions outermost, so that slow drifts of the machine spread over all configurations.
     confs = configurations(8, a.quick)
     rows = []

@@ -11,7 +11,8 @@ the bound when it does not finish.
 
 Inputs are derived from the alignment Debian's examl ships (/usr/share/doc/examl/testData/49.gz, 49 x 1200
 DNA; raxml's own test_data is 10 x 40 with a base missing, which RAxML refuses): the first T taxa, written to
-OUT/inputs/ at run time. Writes OUT/machine.json and OUT/runs.csv; validation/report.py fits and reports.
+OUT/inputs/ at run time. Writes OUT/machine.json and OUT/runs.csv (at the end, by temporary file and rename;
+an interrupted sweep keeps the previous files, see docs/BAD_INPUT.md); validation/report.py fits and reports.
 """
 import argparse
 import csv
@@ -34,10 +35,7 @@ BINARY = "raxmlHPC-PTHREADS-SSE3"
 def make_input(path, taxa, sites):
     text = gzip.open(EXAML_49, "rt").read().split("\n")
     rows = [l.split() for l in text[1:] if l.strip()]
-    with open(path, "w") as f:
-        f.write(f"{taxa} {sites}\n")
-        for r in rows[:taxa]:
-            f.write(f"{r[0]} {r[1][:sites]}\n")
+    common.write_if_changed(path, f"{taxa} {sites}\n" + "".join(f"{r[0]} {r[1][:sites]}\n" for r in rows[:taxa]))
 
 
 def run_config(aln, m, p, B, bound, workdir):
@@ -82,6 +80,7 @@ def main():
     if shutil.which(BINARY) is None:
         sys.exit(f"sweep_raxml: {BINARY} not found (apt-get install raxml)")
     os.makedirs(os.path.join(a.out, "inputs"), exist_ok=True)
+    common.begin_sweep(a.out, ["runs.csv", "machine.json"])
     if a.quick:
         inputs = {"8x300": (8, 300)}
         confs = [(1, 2), (1, 3), (2, 2)]
