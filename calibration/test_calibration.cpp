@@ -455,10 +455,13 @@ TEST_CASE("mmgp-harness-spin --quick: well-formed report, spin_pause and sched_s
     if (slice["measurable"].get<bool>()) {
         const double sl = slice["median"].get<double>();
         MESSAGE("sched_slice " << sl * 1e3 << " ms over " << slice["observations"] << " slices");
-        CHECK(sl >= 0.1e-3);
+        CHECK(sl >= 10e-6);  // other processes on the CPU shorten the turns (seen: 80 us under load)
         CHECK(sl <= 100e-3);
         CHECK(slice["observations"].get<int>() >= 3);
-        CHECK(slice["details"]["slices"] == slice["observations"]);
+        // Pinned, the value is the median tenure; unpinned, the median run between gaps.
+        CHECK(slice["observations"] == (slice["pinned"].get<bool>() && slice["details"]["tenures"].get<int>() >= 3
+                                            ? slice["details"]["tenures"]
+                                            : slice["details"]["slices"]));
         CHECK(slice["details"]["gap_threshold_s"].get<double>() == doctest::Approx(20e-6));
     } else {
         MESSAGE("sched_slice unmeasurable: " << slice["reason"]);

@@ -159,6 +159,10 @@ profile_report measure_profile(const profile_request& rq) {
                                       : std::string("not measured (--no-g)"));
     if (rep.g.median < 0) gj["warning"] = "the measured value was negative (noise); clamped to 0";
     j["g"] = gj;
+    // g is measured as the slope per additional APU (p = 1 -> 2), so the model charges N*(p-1)*g.
+    j["g_charge"] = "per_extra_apu";
+    // The runtime's waits spin this many iterations before blocking (runtime.hpp): the spin-convoy term.
+    j["spin_limit"] = spin_then_block_limit;
     j["machine"] = {{"hostname", hostname()}, {"hardware_concurrency", std::thread::hardware_concurrency()}};
     nlohmann::json meas;
     meas["wall_s_p1"] = w1;

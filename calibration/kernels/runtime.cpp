@@ -85,7 +85,7 @@ enum class wait_kind { spin, block, spin_then_block };
 // time-outs so that a torn-down run is noticed.
 void wait_change(signal_word& w, std::uint32_t old, wait_kind k, const abort_state& ab) {
     if (k != wait_kind::block) {
-        const long limit = k == wait_kind::spin ? -1 : 4000;
+        const long limit = k == wait_kind::spin ? -1 : spin_then_block_limit;
         for (long i = 0; limit < 0 || i < limit; ++i) {
             if (w.seq.load(std::memory_order_acquire) != old) return;
             cpu_relax();

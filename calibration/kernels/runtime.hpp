@@ -28,6 +28,10 @@ namespace mmgp::kernels {
 /// What an HPU thread does while its off-load runs: `edtlp` blocks on a futex (the thread yields its host context
 /// to another HPU thread on every off-load, [R] §5.2); `os` spin-waits on the result (the OS decides when to switch).
 enum class host_policy { edtlp, os };
+
+/// Iterations an APU thread (and an edtlp master waiting for a request) spins before it blocks on a futex;
+/// the os HPU thread spins without limit. `mmgp profile` writes it as application.spin_limit.
+inline constexpr long spin_then_block_limit = 4000;
 const char* to_string(host_policy p);
 /// "edtlp" or "os"; false otherwise.
 bool parse_host_policy(const std::string& text, host_policy& out);
