@@ -97,12 +97,13 @@ def offload_platform(d, variant=None):
                              "harness's result (mmgp calibrate of this version), found nothing")
     pause, slice_ = meas["spin_pause"]["median"], meas["sched_slice"]["median"]
     pl["spin_pause"] = pause
-    pl["sched_slice"] = slice_
+    if slice_ is not None:
+        pl["sched_slice"] = slice_
     if variant == "no-cores":  # the dedicated-hardware model: APUs do not share cores
         del pl["cores"]
         del pl["T_wake"]
         del pl["spin_pause"]
-        del pl["sched_slice"]
+        pl.pop("sched_slice", None)
         pl["T_csw"] = wake
     if variant == "wake-always":  # every edtlp switch wakes an idle core
         del pl["T_wake"]
@@ -123,12 +124,14 @@ def offload_platform(d, variant=None):
         "calibrated_T_csw": cal["T_csw"],
         "spin_pause": f"measurements.spin_pause.median = {pause:.3e} s: one iteration of a spin-wait (load + pause), "
                       "the spin harness",
-        "sched_slice": f"measurements.sched_slice.median = {slice_:.3e} s: how long a CPU-bound thread keeps its core while "
-                       "another waits for it (two threads on one CPU), the spin harness",
+        "sched_slice": (f"measurements.sched_slice.median = {slice_:.3e} s: how long a CPU-bound thread keeps its core "
+                        "while another waits for it (two threads on one CPU), the spin harness") if slice_ is not None else
+                       ("not given: the spin harness could not measure it (" + str(meas["sched_slice"].get("reason")) +
+                        "), so waits that never block get no convoy term"),
     }
     if variant == "no-convoy":  # the model before the spin-convoy term
         del pl["spin_pause"]
-        del pl["sched_slice"]
+        pl.pop("sched_slice", None)
     return pl
 
 

@@ -27,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+import raxml_barriers  # noqa: E402
 
 EXAML_49 = "/usr/share/doc/examl/testData/49.gz"
 BINARY = "raxmlHPC-PTHREADS-SSE3"
@@ -84,12 +85,12 @@ def main():
     if a.quick:
         inputs = {"8x300": (8, 300)}
         confs = [(1, 2), (1, 3), (2, 2)]
-        bootstraps = [2]
+        bootstraps = [1, 2]
         reps = a.repetitions or 1
     else:
         inputs = {"16x1200": (16, 1200), "24x1200": (24, 1200)}
         confs = [(1, 2), (2, 2), (1, 3), (1, 4), (3, 2), (2, 3), (4, 2), (2, 4)]
-        bootstraps = [2, 3, 4]
+        bootstraps = [1, 2, 4, 8]
         reps = a.repetitions or 2
     info = common.machine_info([os.path.relpath(sys.argv[0], common.ROOT)] + sys.argv[1:])
     info["binary"] = shutil.which(BINARY)
@@ -98,6 +99,17 @@ def main():
     info["inputs"] = {k: f"first {t} taxa x {s} sites of {EXAML_49}" for k, (t, s) in inputs.items()}
     info["raxml_command"] = (f"{BINARY} -T p -m GTRCAT -s ALN -n r<i> -w TMP -p 12345+i -x 54321+i -N B_i, "
                              "i = 0..m-1 started together; wall = first start to last exit")
+    # N of the model: RAxML's synchronisations per bootstrap, counted in the program itself (gdb, one worker).
+    info["barriers"] = {}
+    for name, (taxa, sites) in inputs.items():
+        aln = os.path.join(a.out, "inputs", f"{name}.phy")
+        make_input(aln, taxa, sites)
+        try:
+            info["barriers"][name] = raxml_barriers.barriers(aln)
+        except raxml_barriers.BarrierError as e:
+            sys.exit(f"sweep_raxml: counting RAxML's synchronisations: {e}")
+        common.log(f"{name}: {info['barriers'][name]['N_per_bootstrap']} synchronisations per bootstrap, "
+                   f"{info['barriers'][name]['start_up_jobs']} in the start-up")
     floor = 2.0  # seconds: the bound is 5x the fastest run of the group, at least this
     info["bound"] = f"5 x the fastest configuration of the (input, B) group measured so far, at least {floor} s"
     t0 = time.time()
