@@ -185,6 +185,12 @@ TEST_CASE("time-shared cores: spin convoys when the team of an off-load cannot a
     const auto s_unb = make(R"(, "spin_limit": "unbounded")");  // the evaluator keeps a reference
     mmgp::evaluator unb(s_unb, mmgp::model_kind::mmgp);
     CHECK(unb({1, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * (3e-3 + 1e-6) * 1.5));
+    // A never-blocking team that fits in the cores progresses only while co-scheduled: m = 2, p = 2 has
+    // n = 4, P(both threads of a process on the 2 cores) = 1/6, so its 2 rounds take 6x, not 2x; no per-sync term.
+    const auto g22 = unb({2, 2, 1, policy::edtlp});
+    CHECK(g22.parts.spin == 0.0);
+    CHECK(g22.parts.accelerator == mmgp::test::approx(2 * 6 * 0.01 / 2));
+    CHECK(ev({2, 2, 1, policy::edtlp}).parts.accelerator == mmgp::test::approx(2 * 2 * 0.01 / 2));  // bounded: sharing
     // A spin limit beyond the slice is cut by the slice.
     const auto s_big = make(R"(, "spin_limit": 1000000000)");
     mmgp::evaluator big(s_big, mmgp::model_kind::mmgp);

@@ -10,20 +10,22 @@ import common
 import report
 
 
-def choose_fitted(cases):
-    """At most a third of the input's configurations, uncensored ones only and at most half of those (so that
-    some uncensored cases are held back), as varied as possible: distinct (m, p) first (smallest m*p first: the
-    runs a user can afford), then other bootstrap counts, smallest first."""
+def choose_fitted(cases, cores):
+    """The runs a user can afford, and no more than a third of the input's configurations nor half of its
+    uncensored ones (so that uncensored cases are held back): uncensored configurations that fit in the cores
+    (m*p <= cores), two different bootstrap counts (so that the start-up per process separates from the work
+    per bootstrap), smallest first. Configurations with more processes than bootstraps are skipped: only B
+    processes run, so they repeat m = B."""
     n_unc = sum(1 for c in cases if not c["censored"])
-    k = min(len(cases) // 3, max(1, n_unc // 2))
-    pool = sorted([c for c in cases if not c["censored"]],
-                  key=lambda c: (int(c["key"]["m"]) * int(c["key"]["p"]), int(c["key"]["p"]), int(c["key"]["units"])))
-    chosen, seen = [], set()
-    for c in pool:  # distinct (m, p) first
-        mp = (c["key"]["m"], c["key"]["p"])
-        if mp not in seen and len(chosen) < k:
+    k = min(len(cases) // 3, max(1, n_unc // 2), 2)
+    pool = sorted([c for c in cases if not c["censored"] and int(c["key"]["m"]) <= int(c["key"]["units"])
+                   and int(c["key"]["m"]) * int(c["key"]["p"]) <= cores],
+                  key=lambda c: (int(c["key"]["units"]), int(c["key"]["m"]) * int(c["key"]["p"]), int(c["key"]["p"])))
+    chosen, units = [], set()
+    for c in pool:  # distinct bootstrap counts first
+        if c["key"]["units"] not in units and len(chosen) < k:
             chosen.append(c)
-            seen.add(mp)
+            units.add(c["key"]["units"])
     for c in pool:
         if c not in chosen and len(chosen) < k:
             chosen.append(c)
@@ -45,7 +47,7 @@ def build_raxml(d, mmgp):
     out = []
     for name in inputs:
         cases = [c for c in all_cases if c["key"]["input"] == name]
-        fitted = choose_fitted(cases)
+        fitted = choose_fitted(cases, int(pl["cores"]))
         fit_csv = os.path.join(d, f"fit-{name}.csv")
         with open(fit_csv, "w", newline="") as f:
             w = csv.writer(f)

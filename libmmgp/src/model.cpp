@@ -197,7 +197,22 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         // one round with the remainder.
         const double t = c.pol == policy::edtlp ? p : p + 1.0;
         const double cores = pl.cores;
-        auto stretch = [&](double active) { return std::max(1.0, active * t / cores); };
+        // P(all k of one process's threads run at once) with n runnable threads fairly sharing the cores:
+        // prod_{i<k} (cores-i)/(n-i), 0 when k > cores.
+        auto coscheduled = [&](double n, int k) {
+            double all_run = 1.0;
+            for (int i = 0; i < k && all_run > 0; ++i) all_run *= std::max(0.0, cores - i) / (n - i);
+            return all_run;
+        };
+        // A team whose waits never block (spin_limit unbounded) makes progress only while all its threads
+        // are on cores (gang co-scheduling, [C] §5): with k = t <= cores the round takes 1/P(k) times the
+        // dedicated time instead of the processor-sharing n/cores.
+        const bool gang = app.spin_limit == application::spin_unbounded && t <= cores && (c.p > 1 || c.pol == policy::os);
+        auto stretch = [&](double active) {
+            const double n = active * t;
+            const double share = std::max(1.0, n / cores);
+            return gang && n > cores ? std::max(share, 1.0 / coscheduled(n, static_cast<int>(t))) : share;
+        };
         // The edtlp switch wakes the blocked HPU thread: T_wake while a core is idle (active*t < cores),
         // T_csw (a hand-off on a busy core) otherwise.
         const double T_wake = pl.T_wake >= 0 ? pl.T_wake : pl.T_csw;
@@ -210,8 +225,9 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         // for its budget (spin_limit iterations of spin_pause, or the scheduler slice if it never blocks,
         // whichever ends first) and is then woken by a hand-off (T_csw). The spinning is processor time
         // like any other, so it is stretched by n/cores. No convoy without oversubscription (n <= cores),
-        // without a spinning wait (edtlp, p = 1: the HPU blocks), or for a program that blocks at once
-        // (spin_limit 0).
+        // without a spinning wait (edtlp, p = 1: the HPU blocks), for a program that blocks at once
+        // (spin_limit 0), or for a never-blocking team that fits in the cores (the gang stretch above
+        // covers it); a never-blocking team larger than the cores waits a slice at every synchronisation.
         const double budget = [&] {
             if (app.spin_limit == 0) return 0.0;
             const double slice = pl.sched_slice > 0 ? pl.sched_slice : std::numeric_limits<double>::infinity();
@@ -223,10 +239,8 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         const double waits = (c.p > 1 ? 1.0 : 0.0) + (c.pol == policy::os ? 1.0 : 0.0);
         auto convoy = [&](double active) {
             const double n = active * t;
-            if (budget <= 0 || n <= cores || waits == 0) return 0.0;
-            double all_run = 1.0;
-            for (int i = 0; i < static_cast<int>(t) && all_run > 0; ++i) all_run *= std::max(0.0, cores - i) / (n - i);
-            return waits * (1.0 - all_run) * budget * n / cores;
+            if (budget <= 0 || n <= cores || waits == 0 || gang) return 0.0;
+            return waits * (1.0 - coscheduled(n, static_cast<int>(t))) * budget * n / cores;
         };
         double factor, csw_sum, spin_sum;  // sums over rounds of the stretch, stretch * switch cost, convoys
         if (app.decomp == decomposition::data) {
