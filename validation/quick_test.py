@@ -5,7 +5,7 @@
    temporary copy and checks that the summaries equal the committed summary.json (the report is a pure
    function of the committed measurements and the model).
 2. Measures a tiny subset live (simulated 8x200 alignment on the off-load runtime, 6 configurations;
-   RAxML on 8 taxa x 300 sites, 3 configurations, one of them censored) and runs the report on it: the
+   RAxML on 8 taxa x 300 sites, 3 configurations x B = 1, 2, with its synchronisations counted) and runs the report on it: the
    pipeline must work end to end and produce the JSON keys and plots. Accuracy is not asserted on the live
    subset (CI machines are loaded); it is asserted on the committed data by step 1.
 """
@@ -92,7 +92,10 @@ def main():
             subprocess.run([py, os.path.join(HERE, "report.py"), "--build", a.build, "--dir", rx, "--kind", "raxml"],
                            check=True, stdout=subprocess.DEVNULL)
             rep = json.load(open(os.path.join(rx, "report.json")))
-            check(rep["summary"]["cases"] == 3, "live raxml: 3 cases")
+            check(rep["summary"]["cases"] == 6, "live raxml: 6 cases (3 configurations x B = 1, 2)")
+            bar = json.load(open(os.path.join(rx, "machine.json"))).get("barriers", {}).get("8x300", {})
+            check(bar.get("N_per_bootstrap", 0) > 0 and bar.get("start_up_jobs", -1) >= 0,
+                  "live raxml: synchronisations per bootstrap counted (machine.json barriers)")
             check(any(c["role"] == "fitted" for c in rep["cases"]), "live raxml: a fitted case")
             check(sum(c["role"] == "fitted" for c in rep["cases"]) <= len(rep["cases"]) // 3, "live raxml: <= 1/3 fitted")
         else:
