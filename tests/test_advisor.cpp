@@ -216,7 +216,7 @@ TEST_CASE("advisor: concurrent observers and readers always see a consistent tab
 TEST_CASE("advisor: durations that grow with p are learned as a cost per extra accelerator; exploration finds it") {
     // The prior says the loops split (p = 10 for one task); in truth nothing splits and every extra
     // accelerator costs 2 ms: an off-load on p takes 0.01 + (p - 1) * 2e-3 s (+ the profile's p*g).
-    auto run = [](int explore_every, int& probes, int& p1_late) {
+    auto run = [](int explore_every, int& probes, int& p1_late, int& probes_late) {
         mmgp::advisor_options opt;
         opt.min_gain = 0.0;
         opt.smoothing = 0.1;
@@ -224,27 +224,27 @@ TEST_CASE("advisor: durations that grow with p are learned as a cost per extra a
         opt.explore_every = explore_every;
         auto adv = std::make_unique<mmgp::advisor>(node(), app(), opt);
         adv->set_active_tasks(1);
-        probes = p1_late = 0;
+        probes = p1_late = probes_late = 0;
         for (int i = 0; i < 400; ++i) {
             adv->set_idle_apus(10);  // a runtime with 10 idle accelerators at every off-load
             mmgp::advice a = adv->recommend();
             probes += a.probe;
-            if (i >= 300) p1_late += a.p == 1;
+            if (i >= 300) p1_late += a.p == 1, probes_late += a.probe;
             adv->offload_start(a.p);
             adv->offload_end(a.p, 0.01 + (a.p - 1) * 2e-3 + a.p * 1e-4);
         }
         return adv;
     };
-    int probes = 0, p1_late = 0;
-    auto adv = run(0, probes, p1_late);
+    int probes = 0, p1_late = 0, probes_late = 0;
+    auto adv = run(0, probes, p1_late, probes_late);
     // Without exploration it only ever sees p = 10 and cannot tell: it keeps p = 10.
     CHECK(probes == 0);
     CHECK(p1_late == 0);
     CHECK(adv->recommend(1, 10).p == 10);
     CHECK(adv->estimates().extra_gap_s == 0.0);
     // With exploration it tries p = 1, learns the cost per extra accelerator, and switches to p = 1,
-    // then keeps checking p = 2 at most once per 5 completed off-loads.
-    adv = run(5, probes, p1_late);
+    // then keeps checking p = 2, less and less often while the answer stays (intervals 5, 10, 20, ...).
+    adv = run(5, probes, p1_late, probes_late);
     CHECK(probes > 0);
     auto e = adv->estimates();
     CHECK(e.extra_gap_s == doctest::Approx(2e-3).epsilon(1e-6));
@@ -252,8 +252,10 @@ TEST_CASE("advisor: durations that grow with p are learned as a cost per extra a
     CHECK(e.apu_s == doctest::Approx(0.01).epsilon(1e-6));
     CHECK(adv->recommend(1).p == 1);
     CHECK(adv->recommend(1).action == mmgp::llp_action::throttle);
-    CHECK(p1_late >= 75);
-    CHECK(p1_late < 100);
+    CHECK(p1_late >= 97);
+    CHECK(probes_late >= 1);  // the interval is capped at 64 x 5: it still checks
+    CHECK(probes_late <= 2);
+    CHECK(probes <= 12);
 }
 
 TEST_CASE("advisor: bad options are input errors") {

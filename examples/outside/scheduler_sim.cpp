@@ -7,7 +7,8 @@
 // process gives the context up at every off-load), then an off-loaded task that takes
 // a/p + c + p*g on p accelerators (a = 70 us splits across the p, c = 26 us does not, g = 2 us per
 // accelerator of loop-level overhead: 98 us on one, about 1.5x faster on 2, 2x on 4, [R] Table 2's range).
-// The simulator is this file; no real kernels run (see examples/README.md).
+// The simulator is this file; no real kernels run (see examples/README.md). The measured comparison on the
+// project's real off-load runtime is examples/runtime_advisor/.
 //
 // Schedulers (each picks p when an off-load gets its accelerators; p <= idle accelerators):
 //   edtlp    p = 1 always ([R] §5.2).

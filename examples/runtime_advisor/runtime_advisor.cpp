@@ -7,7 +7,10 @@
 //   advisor  mmgp::advisor::recommend() (libmmgp): the MMGP model's best p for the processes with a bootstrap in
 //            progress, the idle APUs and the waiting off-loads, re-estimating the application online from the
 //            off-load durations and host gaps the runtime reports. Its prior is a scenario (platform + application
-//            profile) of this runtime on this machine, by default the committed validation/offload/scenario-49x1200.json.
+//            profile) of this runtime on this machine, by default prior/scenario-49x1200.json: a copy of
+//            validation/offload/{scenario-49x1200,platform,app-49x1200}.json as of commit b5b6339 (mmgp calibrate and
+//            mmgp profile on this VM). It explores (tries p = 1 against a table's p > 1, p = 2 against p = 1) once no
+//            off-load at that p has completed for --advisor-explore off-loads, so that a wrong prior gets corrected.
 //
 // B bootstraps run as m = min(B, --max-processes) processes (HPU threads, bootstraps dealt round-robin) sharing the
 // pool; every off-load gets min(scheduler's p, idle APUs) APUs. The wall time of each (B, scheduler) is the median
@@ -67,7 +70,7 @@ struct cell {
 int main(int argc, char** argv) {
     CLI::App app{"runtime_advisor: the off-load runtime under edtlp, mgps and the MMGP advisor, 1..B bootstraps"};
     std::string alignment = "/usr/share/doc/examl/testData/49.gz", simulate, schedulers = "edtlp,mgps,advisor";
-    std::string scenario = std::string(MMGP_SOURCE_DIR) + "/validation/offload/scenario-49x1200.json", csv, policy = "edtlp";
+    std::string scenario = std::string(MMGP_SOURCE_DIR) + "/examples/runtime_advisor/prior/scenario-49x1200.json", csv, policy = "edtlp";
     int apus = 8, max_b = 16, max_m = 8, reps = 3, explore = 32, refresh = 32;
     std::uint64_t seed = 1;
     double timeout = 120;

@@ -59,6 +59,8 @@ struct advisor::impl {
     std::atomic<double> e{0.0};                     // extra gap per additional accelerator, as of the last refresh
     gap_charge charge = gap_charge::per_apu;
     mutable std::atomic<std::uint64_t> probe_at{0}; // completed off-loads when the last exploration was handed out
+    mutable std::atomic<std::uint64_t> probe_gap{0};// current exploration interval: explore_every, doubled after
+                                                    // each exploration while the table keeps its answers
     std::atomic<std::uint64_t> offloads{0}, tasks{0};
     struct bucket {
         std::atomic<double> mean{0.0};
@@ -119,6 +121,7 @@ struct advisor::impl {
         for (int m = 1; m <= M; ++m) offset[static_cast<std::size_t>(m) + 1] = offset[static_cast<std::size_t>(m)] + A / m;
         table = std::vector<entry>(static_cast<std::size_t>(offset[static_cast<std::size_t>(M) + 1]));
         buckets = std::vector<bucket>(static_cast<std::size_t>(A) + 1);
+        probe_gap.store(static_cast<std::uint64_t>(o.explore_every));
         publish();
     }
 
@@ -228,6 +231,10 @@ struct advisor::impl {
                     p, gain, t[static_cast<std::size_t>(p)], t1m};
             }
         }
+        // A changed answer (the estimates moved) makes exploration frequent again.
+        bool changed = false;
+        for (std::size_t i = 0; i < rows.size(); ++i) changed = changed || table[i].p.load(std::memory_order_relaxed) != rows[i].p;
+        if (changed) probe_gap.store(static_cast<std::uint64_t>(opt.explore_every), std::memory_order_relaxed);
         const std::uint64_t s0 = seq.load(std::memory_order_relaxed);
         seq.store(s0 + 1, std::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_release);
@@ -343,10 +350,13 @@ advice advisor::recommend() const noexcept {
             const std::uint64_t now = d.offloads.load(std::memory_order_relaxed);
             std::uint64_t last = d.probe_at.load(std::memory_order_relaxed);
             const std::uint64_t seen = d.buckets[static_cast<std::size_t>(alt)].last.load(std::memory_order_relaxed);
-            const std::uint64_t every = static_cast<std::uint64_t>(d.opt.explore_every);
-            // One thread claims the exploration (compare-exchange); the others get the table's answer.
-            if (now >= std::max(last, seen) + every &&
+            const std::uint64_t gap = d.probe_gap.load(std::memory_order_relaxed);
+            // One thread claims the exploration (compare-exchange); the others get the table's answer. The
+            // interval doubles (up to 64 x explore_every) until a refresh changes the table.
+            if (now >= std::max(last, seen) + gap &&
                 d.probe_at.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+                d.probe_gap.store(std::min(gap * 2, 64 * static_cast<std::uint64_t>(d.opt.explore_every)),
+                                  std::memory_order_relaxed);
                 a.p = alt;
                 a.probe = true;
                 a.action = alt > 1 ? llp_action::activate : llp_action::throttle;

@@ -38,8 +38,9 @@ struct advisor_options {
     /// Exploration (0: off, the default): recommend() answers with an alternative p — 1 when the table says
     /// p > 1, 2 when it says 1 — once no off-load at that p has completed for this many completed off-loads,
     /// so that the durations of both are known and the fit can tell what an extra accelerator saves or costs.
-    /// Such an answer has advice::probe set. A runtime whose observations all come from one p cannot
-    /// learn that its prior was wrong without it.
+    /// The interval doubles after each exploration (up to 64 times this) and returns to this value when a
+    /// refresh changes the table's answers. Such an answer has advice::probe set. A runtime whose
+    /// observations all come from one p cannot learn that its prior was wrong without it.
     int explore_every = 0;
 };
 
