@@ -460,6 +460,49 @@ std::int64_t context_switches() {
     return u.ru_nvcsw + u.ru_nivcsw;
 }
 
+// What the HPU threads of a run share with the thread that starts and watches them (both modes).
+struct hpu_sync {
+    explicit hpu_sync(std::size_t m) : csw(m, 0) {}
+    signal_word start_sig, finished;
+    std::atomic<int> finished_count{0};
+    std::atomic<double> t_start{0};
+    std::vector<std::int64_t> csw;  ///< context switches of each HPU thread during its units
+
+    // The body of HPU thread i: waits for the start, runs body(t_start), counts its context switches,
+    // records a failure in ab, and reports that it finished.
+    template <class Body>
+    void run(std::size_t i, abort_state& ab, Body&& body) {
+        try {
+            wait_change(start_sig, 0, wait_kind::block, ab);
+            const std::int64_t cs0 = context_switches();
+            body(t_start.load());
+            csw[i] = context_switches() - cs0;
+        } catch (const aborted&) {
+        } catch (const std::exception& e) {
+            ab.fail(std::string("HPU: ") + e.what());
+        }
+        finished_count.fetch_add(1);
+        post(finished);
+    }
+
+    // Starts the HPU threads and waits for all m of them, at most timeout_s (then fails the run with
+    // "watchdog: ... (" + what + ")").
+    void start_and_watch(int m, double timeout_s, abort_state& ab, const std::string& what) {
+        t_start.store(now());
+        post(start_sig);
+        const double deadline = t_start.load() + timeout_s;
+        for (;;) {
+            std::uint32_t seen = finished.seq.load();
+            if (finished_count.load() == m || ab.flag.load()) break;
+            if (now() > deadline) {
+                ab.fail("watchdog: the run did not finish within " + std::to_string(timeout_s) + " s (" + what + ")");
+                break;
+            }
+            wait_once(finished, seen, 0.05);
+        }
+    }
+};
+
 // ---- pool mode: A APU threads shared by the m HPU threads, p chosen per off-load ---------------------
 
 // One HPU thread (process) and its data: A site chunks, each a slice the pool's APUs compute for it.
@@ -693,20 +736,15 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
     }
 
     abort_state ab;
-    signal_word start_sig, finished;
-    std::atomic<int> finished_count{0};
-    std::atomic<double> t_start{0};
+    hpu_sync hs(m);
     std::vector<std::thread> apus, hpus;
-    std::vector<std::int64_t> csw(m, 0);
     for (std::size_t j = 0; j < A; ++j) apus.emplace_back(pool_apu_thread, std::ref(pl), static_cast<int>(j), std::ref(ab));
     for (std::size_t i = 0; i < m; ++i) {
         hpus.emplace_back([&, i] {
             pool_process& pr = *procs[i];
             pool_offloader off(pl, pr, c.policy, ab);
-            try {
-                wait_change(start_sig, 0, wait_kind::block, ab);
-                const std::int64_t cs0 = context_switches();
-                off.start_clock(t_start.load());
+            hs.run(i, ab, [&](double t0) {
+                off.start_clock(t0);
                 for (int u = static_cast<int>(i); u < c.units; u += c.m) {
                     off.unit_begin();
                     pr.unit_results.emplace_back(u, pr.host->run_unit(u, off));
@@ -714,30 +752,13 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
                 }
                 pr.finish = now();
                 off.stop_clock(pr.finish);
-                csw[i] = context_switches() - cs0;
-            } catch (const aborted&) {
-            } catch (const std::exception& e) {
-                ab.fail(std::string("HPU: ") + e.what());
-            }
-            finished_count.fetch_add(1);
-            post(finished);
+            });
         });
     }
     res.setup_s = now() - setup0;
-    t_start.store(now());
-    post(start_sig);
-    const double deadline = t_start.load() + c.timeout_s;
-    for (;;) {
-        std::uint32_t seen = finished.seq.load();
-        if (finished_count.load() == c.m || ab.flag.load()) break;
-        if (now() > deadline) {
-            ab.fail("watchdog: the run did not finish within " + std::to_string(c.timeout_s) + " s (m=" +
-                    std::to_string(c.m) + ", apus=" + std::to_string(c.apus) + ", scheduler " + sched->name() +
-                    ", policy " + to_string(c.policy) + ")");
-            break;
-        }
-        wait_once(finished, seen, 0.05);
-    }
+    hs.start_and_watch(c.m, c.timeout_s, ab,
+                       "m=" + std::to_string(c.m) + ", apus=" + std::to_string(c.apus) + ", scheduler " + sched->name() +
+                           ", policy " + to_string(c.policy));
     for (auto& h : hpus) h.join();
     if (!ab.flag.load()) {
         std::lock_guard<std::mutex> lk(pl.mu);
@@ -761,7 +782,7 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
         t.offloads += pr.t.offloads;
         t.newview_ops += pr.t.newview_ops;
         for (std::size_t k = 0; k < 6; ++k) t.by_kind[k] += pr.t.by_kind[k];
-        t.context_switches += csw[i];
+        t.context_switches += hs.csw[i];
         for (auto [u, v] : pr.unit_results) res.unit_loglik[static_cast<std::size_t>(u)] = v;
         if (c.synthetic) {
             res.synth_host_s += static_cast<synthetic_host&>(*pr.host).host;
@@ -781,7 +802,7 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
     res.p_histogram = pl.p_hist;
     res.scheduler = sched->name();
     res.clamped = pl.clamped;
-    res.wall_s = last - t_start.load();
+    res.wall_s = last - hs.t_start.load();
     if (c.synthetic) res.unit_loglik.clear();
 }
 
@@ -853,11 +874,8 @@ result run(const config& c) {
     }
 
     abort_state ab;
-    signal_word start_sig, finished;
-    std::atomic<int> finished_count{0};
-    std::atomic<double> t_start{0};
+    hpu_sync hs(m);
     std::vector<std::thread> apus, hpus;
-    std::vector<std::int64_t> csw(m, 0);
     for (auto& gp : groups) {
         group& g = *gp;
         apus.emplace_back(apu_master, std::ref(g), std::ref(ab));
@@ -867,37 +885,18 @@ result run(const config& c) {
         hpus.emplace_back([&, i] {
             group& g = *groups[i];
             group_offloader off(g, c.policy, ab);
-            try {
-                wait_change(start_sig, 0, wait_kind::block, ab);
-                const std::int64_t cs0 = context_switches();
-                off.start_clock(t_start.load());
+            hs.run(i, ab, [&](double t0) {
+                off.start_clock(t0);
                 for (int u = static_cast<int>(i); u < c.units; u += c.m) g.unit_results.emplace_back(u, g.host->run_unit(u, off));
                 g.finish = now();
                 off.stop_clock(g.finish);
-                csw[i] = context_switches() - cs0;
-            } catch (const aborted&) {
-            } catch (const std::exception& e) {
-                ab.fail(std::string("HPU: ") + e.what());
-            }
-            finished_count.fetch_add(1);
-            post(finished);
+            });
         });
     }
     res.setup_s = now() - setup0;
-    t_start.store(now());
-    post(start_sig);
     // watchdog: wait for every HPU thread, at most timeout_s
-    const double deadline = t_start.load() + c.timeout_s;
-    for (;;) {
-        std::uint32_t seen = finished.seq.load();
-        if (finished_count.load() == c.m || ab.flag.load()) break;
-        if (now() > deadline) {
-            ab.fail("watchdog: the run did not finish within " + std::to_string(c.timeout_s) + " s (m=" +
-                    std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", policy " + to_string(c.policy) + ")");
-            break;
-        }
-        wait_once(finished, seen, 0.05);
-    }
+    hs.start_and_watch(c.m, c.timeout_s, ab,
+                       "m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", policy " + to_string(c.policy));
     for (auto& h : hpus) h.join();
     // stop the APUs (after an abort they leave on their own, at their next wait)
     if (!ab.flag.load())
@@ -926,7 +925,7 @@ result run(const config& c) {
         t.newview_ops += g.t.newview_ops;
         for (std::size_t k = 0; k < 6; ++k) t.by_kind[k] += g.t.by_kind[k];
         for (std::size_t j = 1; j < p; ++j) t.worker_split_s += g.workers[j]->split_s;
-        t.context_switches += csw[i];
+        t.context_switches += hs.csw[i];
         for (auto [u, v] : g.unit_results) res.unit_loglik[static_cast<std::size_t>(u)] = v;
         if (c.synthetic) {
             res.synth_host_s += static_cast<synthetic_host&>(*g.host).host;
@@ -935,7 +934,7 @@ result run(const config& c) {
             res.synth_serial_s += master.serial;
         }
     }
-    res.wall_s = last - t_start.load();
+    res.wall_s = last - hs.t_start.load();
     if (c.synthetic) res.unit_loglik.clear();
     return res;
 }
