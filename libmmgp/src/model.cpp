@@ -254,8 +254,9 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
             const int nodes_sharing = app.scale == scaling::weak ? 1 : c.nodes;
             // The remainder's processes, spread round-robin over nodes: the busiest node has ceil(rest/nodes).
             const double last = static_cast<double>((rest + nodes_sharing - 1) / nodes_sharing);
-            factor = full * stretch(m) + (rest > 0 ? stretch(last) : 0.0);
-            csw_sum = full * stretch(m) * csw(m) + (rest > 0 ? stretch(last) * csw(last) : 0.0);
+            const double s_full = stretch(m), s_last = rest > 0 ? stretch(last) : 0.0;
+            factor = full * s_full + s_last;
+            csw_sum = full * s_full * csw(m) + (rest > 0 ? s_last * csw(last) : 0.0);
             spin_sum = full * convoy(m) + (rest > 0 ? convoy(last) : 0.0);
         }
         // Start-up: one thread per process, all processes of the first round at once.

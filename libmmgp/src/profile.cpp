@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 #include "detail/comm.hpp"
 #include "detail/profile_json.hpp"
@@ -294,10 +295,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
     {
         // `cores` (time-shared cores) is checked apart so that the message listing the keys stays that of mmgp/1.
         json rest = obj;
-        rest.erase("cores");
-        rest.erase("T_wake");
-        rest.erase("spin_pause");
-        rest.erase("sched_slice");
+        for (const char* key : {"cores", "T_wake", "spin_pause", "sched_slice"}) rest.erase(key);
         r.known_keys(rest, path, {"hpu_contexts", "apus", "nodes", "max_processes_per_node", "O_offload", "T_csw", "alpha",
                                   "dma", "network"});
     }
@@ -308,18 +306,15 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
     pl.nodes = static_cast<int>(r.integer_or(obj, path, "nodes", 1, 1, int_max));
     pl.max_processes_per_node = static_cast<int>(r.integer_or(obj, path, "max_processes_per_node", 0, 1, int_max));
     pl.cores = static_cast<int>(r.integer_or(obj, path, "cores", 0, 1, int_max));
-    if (obj.contains("T_wake")) {
-        if (pl.cores == 0)
-            r.fail(child(path, "T_wake"), "T_wake only with \"cores\" (time-shared cores)", "T_wake without cores");
-        pl.T_wake = r.number_at(obj, path, "T_wake", 0.0, false, "seconds");
-    }
-    for (const char* key : {"spin_pause", "sched_slice"}) {
+    // Keys that describe time-shared cores only.
+    static constexpr std::pair<const char*, double platform::*> time_shared[] = {
+        {"T_wake", &platform::T_wake}, {"spin_pause", &platform::spin_pause}, {"sched_slice", &platform::sched_slice}};
+    for (const auto& [key, field] : time_shared) {
         if (!obj.contains(key)) continue;
         if (pl.cores == 0)
             r.fail(child(path, key), std::string(key) + " only with \"cores\" (time-shared cores)",
                    std::string(key) + " without cores");
-        (std::string_view(key) == "spin_pause" ? pl.spin_pause : pl.sched_slice) =
-            r.number_at(obj, path, key, 0.0, false, "seconds");
+        pl.*field = r.number_at(obj, path, key, 0.0, false, "seconds");
     }
     pl.O_offload = r.number_at(obj, path, "O_offload", 0.0, false, "seconds");
     pl.T_csw = r.number_at(obj, path, "T_csw", 0.0, false, "seconds");
@@ -337,10 +332,8 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
 application application_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
     {
-        json rest = obj;  // g_charge checked apart, as `cores` above
-        rest.erase("g_charge");
-        rest.erase("spin_limit");
-        rest.erase("T_start");
+        json rest = obj;  // checked apart, as `cores` above
+        for (const char* key : {"g_charge", "spin_limit", "T_start"}) rest.erase(key);
         r.known_keys(rest, path, {"decomposition", "scaling", "N", "T_hpu", "T_apu", "C_apu", "g", "O_col", "units",
                                   "dma_bytes", "communication"});
     }
