@@ -232,6 +232,16 @@ def summarise(rep, inputs, d):
     return out
 
 
+def gnuplot_svg_png(stem, size, body):
+    """Runs the gnuplot commands `body` twice, writing stem.svg and stem.png at `size` ("W,H"); returns the paths."""
+    out = []
+    for term, ext in ((f"svg size {size} dynamic font 'sans,11'", "svg"), (f"pngcairo size {size} font 'sans,10'", "png")):
+        path = f"{stem}.{ext}"
+        subprocess.run(["gnuplot"], input=f"\nset terminal {term}\nset output '{path}'\n{body}", text=True, check=True)
+        out.append(path)
+    return out
+
+
 def plots(rep, d, title):
     """[H] Fig. 6-8 style: per group, measured and predicted time of every configuration; and one
     predicted-against-measured scatter per data set. SVG and PNG."""
@@ -255,11 +265,7 @@ def plots(rep, d, title):
                 lab = f"{c['m']}x{c['p']}{'' if c['policy'] == 'edtlp' else ' os'}"
                 f.write(f"{i} \"{lab}\" {c['measured_s']} {c['predicted_s']} {min(runs)} {max(runs)} "
                         f"{1 if c['censored'] else 0} {c['policy']}\n")
-        for term, ext in (("svg size 1000,420 dynamic font 'sans,11'", "svg"), ("pngcairo size 1000,420 font 'sans,10'", "png")):
-            out = os.path.join(pd, f"{slug}.{ext}")
-            script = f"""
-set terminal {term}
-set output '{out}'
+        made += gnuplot_svg_png(os.path.join(pd, slug), "1000,420", f"""
 set title "{title}: {g} (m x p; 'os' = os policy, else edtlp; open triangles = censored at the bound)"
 set ylabel 'wall time (s)'
 set xlabel 'configuration (m processes x p APUs)'
@@ -270,19 +276,13 @@ set xtics rotate by -60 font ',8'
 plot '{dat}' using 1:($7==0?$3:1/0):5:6:xtic(2) with yerrorbars pt 7 ps 0.8 lc rgb '#1f77b4' title 'measured (median of the quiet repetitions; bars: min-max of all)', \\
      '' using 1:($7==1?$3:1/0) with points pt 8 ps 1.2 lc rgb '#d62728' title 'censored (bound)', \\
      '' using 1:4 with linespoints pt 6 ps 0.8 lc rgb '#ff7f0e' title 'predicted'
-"""
-            subprocess.run(["gnuplot"], input=script, text=True, check=True)
-            made.append(out)
+""")
     # Scatter: predicted against measured, with the y = x line and +-5 % / +-15 % bands.
     dat = os.path.join(pd, "scatter.dat")
     with open(dat, "w") as f:
         for c in rep["cases"]:
             f.write(f"{c['measured_s']} {c['predicted_s']} {1 if c['censored'] else 0} {1 if c.get('role') == 'fitted' else 0}\n")
-    for term, ext in (("svg size 640,600 dynamic font 'sans,11'", "svg"), ("pngcairo size 640,600 font 'sans,10'", "png")):
-        out = os.path.join(pd, f"scatter.{ext}")
-        script = f"""
-set terminal {term}
-set output '{out}'
+    made += gnuplot_svg_png(os.path.join(pd, "scatter"), "640,600", f"""
 set title "{title}: predicted against measured (every case)"
 set xlabel 'measured (s)'
 set ylabel 'predicted (s)'
@@ -294,9 +294,7 @@ plot x with lines lc rgb 'black' title 'y = x', 1.05*x with lines dt 2 lc rgb 'g
      '{dat}' using ($3==0&&$4==0?$1:1/0):2 with points pt 7 ps 0.7 lc rgb '#1f77b4' title 'predicted', \\
      '{dat}' using ($3==0&&$4==1?$1:1/0):2 with points pt 5 ps 0.7 lc rgb '#2ca02c' title 'fitted', \\
      '{dat}' using ($3==1?$1:1/0):2 with points pt 8 ps 1.0 lc rgb '#d62728' title 'censored (x = bound)'
-"""
-        subprocess.run(["gnuplot"], input=script, text=True, check=True)
-        made.append(out)
+""")
     return made
 
 
