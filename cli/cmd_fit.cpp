@@ -1,6 +1,7 @@
 // mmgp fit MEASUREMENTS: application parameters from measured runs (least squares), with confidence
 // intervals, residuals and what the data cannot identify.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
@@ -24,7 +25,7 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
     sub->add_flag("--fit-T-start", o.fit_T_start, "Also estimate T_start, the start-up per process (needs two unit counts)");
     sub->add_option("--spin-limit", o.spin_limit,
                     "The program's spin-wait iterations before blocking, or 'unbounded' (application.spin_limit; default 0)");
-    sub->add_option("--fix", o.fix, "Hold a parameter: NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g (repeatable)");
+    sub->add_option("--fix", o.fix, "Hold a parameter: NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, T_start (repeatable)");
     sub->add_option("--name", o.name, "Name of the fitted application (default: fitted)");
     sub->add_flag("--json", o.json, "Print the fitted profile as JSON instead of the report");
 }
@@ -76,14 +77,9 @@ int run_fit(const fit_options_cli& o) {
         if (o.spin_limit == "unbounded") {
             opt.spin_limit = application::spin_unbounded;
         } else {
-            std::size_t used = 0;
             long long v = -1;
-            try {
-                v = std::stoll(o.spin_limit, &used);
-            } catch (const std::exception&) {
-                used = 0;
-            }
-            if (used != o.spin_limit.size() || v < 0)
+            auto r = std::from_chars(o.spin_limit.data(), o.spin_limit.data() + o.spin_limit.size(), v);
+            if (r.ec != std::errc() || r.ptr != o.spin_limit.data() + o.spin_limit.size() || v < 0)
                 throw usage_error("--spin-limit: expected an integer >= 0 or 'unbounded', found '" + o.spin_limit + "'");
             opt.spin_limit = v;
         }
@@ -92,8 +88,9 @@ int run_fit(const fit_options_cli& o) {
     for (const auto& f : o.fix) {
         auto eq = f.find('=');
         std::string name = f.substr(0, eq);
-        if (eq == std::string::npos || (name != "T_hpu" && name != "T_apu" && name != "C_apu" && name != "g"))
-            throw usage_error("--fix: expected NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, found \"" + f + "\"");
+        if (eq == std::string::npos ||
+            (name != "T_hpu" && name != "T_apu" && name != "C_apu" && name != "g" && name != "T_start"))
+            throw usage_error("--fix: expected NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, T_start, found \"" + f + "\"");
         double v = 0;
         try {
             std::size_t used = 0;

@@ -215,4 +215,16 @@ TEST_CASE("mmgp fit writes a profile that mmgp predict runs on; bad input writes
     auto fix = mmgp::test::run_mmgp("fit " + data + " --fix X=3");
     CHECK(fix.status == 2);
     CHECK(fix.err.find("--fix: expected NAME=VALUE") != std::string::npos);
+    // T_start can be held at a value from the command line, as the library allows.
+    auto ts = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N 2000 --fix T_start=0.05 --json");
+    REQUIRE(ts.status == 0);
+    json tj = json::parse(ts.out);
+    CHECK(tj["T_start"]["value"].get<double>() == 0.05);
+    CHECK(tj["T_start"]["source"].get<std::string>().find("held (--fix)") != std::string::npos);
+    // Without --fit-T-start and without --fix it is held at 0 and says why.
+    CHECK(j["T_start"]["value"].get<double>() == 0.0);
+    CHECK(j["T_start"]["source"].get<std::string>().find("not fitted without --fit-T-start") != std::string::npos);
+    auto sl = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --spin-limit ' 12'");
+    CHECK(sl.status == 2);
+    CHECK(sl.err.find("--spin-limit: expected an integer >= 0 or 'unbounded'") != std::string::npos);
 }

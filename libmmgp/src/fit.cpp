@@ -211,12 +211,13 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
     // Which parameters are held, at which value (g is held through N*g).
     std::array<bool, n_params> held{false, false, false, false, !opt.fit_N, !opt.fit_T_start};
     std::array<double, n_params> held_value{0, 0, 0, 0, opt.N, 0};
+    std::array<bool, n_params> fixed{};  // held by --fix
     for (const auto& [name, v] : opt.fixed) {
         int j = -1;
         for (int k = 0; k < n_params; ++k)
             if (k != 4 && name == names[k]) j = k;
         if (j < 0) throw input_error("--fix", name, "one of T_hpu, T_apu, C_apu, g, T_start", "\"" + name + "\"");
-        held[static_cast<std::size_t>(j)] = true;
+        held[static_cast<std::size_t>(j)] = fixed[static_cast<std::size_t>(j)] = true;
         held_value[static_cast<std::size_t>(j)] = v;
     }
     if (opt.fit_N && held[3] && held_value[3] != 0.0)
@@ -263,7 +264,9 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
         if (held[static_cast<std::size_t>(j)]) {
             fp.value = held_value[static_cast<std::size_t>(j)];
             fp.ci95_lo = fp.ci95_hi = fp.value;
-            fp.note = j == 4 ? "held (--N)" : j == 5 && !opt.fit_T_start ? "held (not fitted without --fit-T-start)" : "held (--fix)";
+            fp.note = fixed[static_cast<std::size_t>(j)] ? "held (--fix)"
+                      : j == 4                           ? "held (--N)"
+                                                         : "held (not fitted without --fit-T-start)";
             continue;
         }
         fp.fitted = true;
