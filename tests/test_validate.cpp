@@ -170,8 +170,15 @@ TEST_CASE("time-shared cores: spin convoys when the team of an off-load cannot a
     // A team of one (p = 1 under edtlp) never waits for a partner, however many processes.
     CHECK(ev({4, 1, 1, policy::edtlp}).parts.spin == 0.0);
     // m = 1, p = 3: n = 3 > 2 cores, a team of 3 never runs at once (P = 0): every off-load of the 4 units
-    // costs b stretched by 3/2.
-    CHECK(ev({1, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * b * 1.5));
+    // costs b stretched by 3/2; and, the process being alone with p > cores, the hand-back to its blocked
+    // HPU thread waits for one spinner's budget b, unstretched.
+    CHECK(ev({1, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * b * (1.5 + 1.0)));
+    // No hand-back when another process is active (m = 2: 2 rounds of 2 units, n = 6, P = 0) ...
+    CHECK(ev({2, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(2 * 100 * b * 3.0));
+    // ... but in a last round with one process left (m = 3 on 4 units: a round of 3, then 1 alone).
+    CHECK(ev({3, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(100 * b * 4.5 + 100 * b * (1.5 + 1.0)));
+    // ... nor under os, whose HPU thread spins instead of blocking (team 4, n = 4 > 2, P = 0, 2 waits).
+    CHECK(ev({1, 3, 1, policy::os}).parts.spin == mmgp::test::approx(4 * 100 * 2 * b * 2.0));
     // m = 2, p = 2: n = 4, team 2, P(both on the 2 cores) = (2/4)(1/3) = 1/6; 2 rounds of 2 units.
     CHECK(ev({2, 2, 1, policy::edtlp}).parts.spin == mmgp::test::approx(2 * 100 * (5.0 / 6.0) * b * 2.0));
     // os: the spinning HPU is in the team: m = 1, p = 1 is n = 2 (no convoy), m = 2, p = 1 is n = 4, team 2.
@@ -194,7 +201,7 @@ TEST_CASE("time-shared cores: spin convoys when the team of an off-load cannot a
     // A spin limit beyond the slice is cut by the slice.
     const auto s_big = make(R"(, "spin_limit": 1000000000)");
     mmgp::evaluator big(s_big, mmgp::model_kind::mmgp);
-    CHECK(big({1, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * (3e-3 + 1e-6) * 1.5));
+    CHECK(big({1, 3, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * (3e-3 + 1e-6) * (1.5 + 1.0)));
     // No spin_limit (blocks at once, the default): no convoy term at all.
     const auto s_none = make("");
     mmgp::evaluator none(s_none, mmgp::model_kind::mmgp);

@@ -63,7 +63,7 @@ def main():
         inputs = {k: v for k, v in inputs.items() if k in a.inputs.split(",")}
     common.begin_sweep(a.out, ["runs.csv", "machine.json"] + ([] if a.skip_calibrate else ["platform-calibrated.json"])
                        + ([] if a.skip_profile else [f"app-{name}.json" for name in inputs]))
-    reps = a.repetitions or (1 if a.quick else 3)
+    reps = a.repetitions or (1 if a.quick else 5)
     units = [int(u) for u in (a.units or ("3" if a.quick else "5,16")).split(",")]
     info = common.machine_info([os.path.relpath(sys.argv[0], common.ROOT)] + sys.argv[1:])
     info["inputs"] = {k: " ".join(v) for k, v in inputs.items()}
@@ -83,8 +83,8 @@ def main():
     for name, sel in inputs.items():
         app = os.path.join(a.out, f"app-{name}.json")
         cmd = [mmgp, "profile"] + sel + ["--name", f"libpll-{name}", "-o", app]
-        if a.quick:
-            cmd += ["--units", "3", "--repetitions", "2"]
+        # 9 pairs: g comes from the undisturbed p = 2 runs only (calibration/kernels/app_profile.hpp)
+        cmd += ["--units", "3", "--repetitions", "2"] if a.quick else ["--repetitions", "9"]
         info["profile_commands"][name] = " ".join(["build/cli/mmgp"] + cmd[1:])
         if not a.skip_profile:
             common.log(f"mmgp profile {name}")

@@ -91,7 +91,7 @@ def main():
         inputs = {"16x1200": (16, 1200), "24x1200": (24, 1200)}
         confs = [(1, 2), (2, 2), (1, 3), (1, 4), (3, 2), (2, 3), (4, 2), (2, 4)]
         bootstraps = [1, 2, 4, 8]
-        reps = a.repetitions or 2
+        reps = a.repetitions or 3
     info = common.machine_info([os.path.relpath(sys.argv[0], common.ROOT)] + sys.argv[1:])
     info["binary"] = shutil.which(BINARY)
     info["raxml_version"] = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "raxml"], capture_output=True,

@@ -36,7 +36,13 @@ struct profile_report {
     double elapsed_s = 0;                  ///< total time of the profiling
     std::string json;                      ///< the application profile, schema mmgp/1
     std::vector<result> runs;              ///< every run, p = 1 and p = 2 interleaved
+    std::vector<int> g_pairs_used;         ///< repetitions whose p = 2 run was undisturbed (g is their median)
 };
+
+/// A p = 2 profiling run counts as undisturbed (and enters g) when its wall time is at most this many times
+/// the fastest p = 2 run: repetitions of an undisturbed run differ by < 15 % here, a run whose host thread
+/// took a core from the APU team is 1.7-4x slower (docs: validation/README.md, "The gap g").
+inline constexpr double undisturbed_p2_ratio = 1.25;
 
 /// Measures the profile. Throws input_error (bad data) or std::runtime_error.
 profile_report measure_profile(const profile_request& rq);

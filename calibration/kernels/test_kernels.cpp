@@ -2,6 +2,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -330,6 +331,21 @@ TEST_CASE("synthetic program: the profiler recovers the known host, split and se
     CHECK(rep.T_apu.median >= n * 200e-6);
     CHECK(std::isfinite(rep.g.median));
     auto j = nlohmann::json::parse(rep.json);
+    // g comes from the undisturbed pairs only: the fastest p = 2 run always counts, no slower-than-the-ratio one does.
+    std::vector<double> w2, g_used;
+    for (std::size_t r = 1; r < rep.runs.size(); r += 2) w2.push_back(rep.runs[r].wall_s);
+    const auto fastest = static_cast<int>(std::min_element(w2.begin(), w2.end()) - w2.begin());
+    const auto& used = rep.g_pairs_used;
+    CHECK(std::find(used.begin(), used.end(), fastest) != used.end());
+    for (int i : used) {
+        CHECK(w2[static_cast<std::size_t>(i)] <= K::undisturbed_p2_ratio * w2[static_cast<std::size_t>(fastest)]);
+        g_used.push_back(j["measurements"]["g_s"][static_cast<std::size_t>(i)].get<double>());
+    }
+    for (std::size_t i = 0; i < w2.size(); ++i)
+        if (std::find(used.begin(), used.end(), static_cast<int>(i)) == used.end())
+            CHECK(w2[i] > K::undisturbed_p2_ratio * w2[static_cast<std::size_t>(fastest)]);
+    CHECK(rep.g.median == K::summarize(g_used).median);
+    CHECK(j["measurements"]["g_pairs_used"].size() == used.size());
     CHECK(j["schema"] == "mmgp/1");
     CHECK(j["kind"] == "application");
     CHECK(j["decomposition"] == "task");

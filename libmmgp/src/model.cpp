@@ -237,10 +237,19 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
             return std::isfinite(spin) ? spin + pl.T_csw : 0.0;
         }();
         const double waits = (c.p > 1 ? 1.0 : 0.0) + (c.pol == policy::os ? 1.0 : 0.0);
+        // Hand-back (README "Spin convoys"): under edtlp the HPU thread blocks during its off-load and the
+        // master APU wakes it at the end. A process running alone (no other process active) whose team
+        // oversubscribes the cores (p > cores) then has every core held by one of its own APU threads,
+        // spinning for the next off-load or fork; the woken HPU thread waits until one of them exhausts
+        // its spin budget and blocks: one budget per off-load, in real time (the spinner holds its core,
+        // so no stretch). A team that never blocks (spin_limit unbounded) is covered by the convoy above.
+        const bool handback_possible = c.pol == policy::edtlp && p > cores && budget > 0 &&
+                                       app.spin_limit != application::spin_unbounded;
         auto convoy = [&](double active) {
             const double n = active * t;
-            if (budget <= 0 || n <= cores || waits == 0 || gang) return 0.0;
-            return waits * (1.0 - coscheduled(n, static_cast<int>(t))) * budget * n / cores;
+            const double handback = handback_possible && active == 1.0 ? budget : 0.0;
+            if (budget <= 0 || n <= cores || waits == 0 || gang) return handback;
+            return waits * (1.0 - coscheduled(n, static_cast<int>(t))) * budget * n / cores + handback;
         };
         double factor, csw_sum, spin_sum;  // sums over rounds of the stretch, stretch * switch cost, convoys
         if (app.decomp == decomposition::data) {
