@@ -208,6 +208,22 @@ void describe_time_shared(nlohmann::json& p, int max_threads) {
         if (p.contains("notes") && p["notes"].is_array())
             p["notes"].push_back("sched_slice not written (time-shared): " + slice.value("reason", std::string("unmeasurable")));
     }
+    if (p["measurements"].contains("wake_busy")) {  // profiles calibrated before the hand-back harness lack it
+        const nlohmann::json& wb = p["measurements"]["wake_busy"];
+        const nlohmann::json wd = wb.value("details", nlohmann::json::object());
+        p["T_wake_busy"] = param_from_record(wb);
+        p["T_wake_busy"]["source"] = "spin harness: processor time of one hand-back to a blocked thread when more "
+                                     "threads are runnable than cores";
+        d["T_wake_busy"] = fmt::format(
+            "measurements.wake_busy.median = {:.3e} s: {} pairs of unpinned threads on {} CPUs, each an HPU thread "
+            "that blocks while its APU thread works {:.0f} us and then waits like the off-load runtime ({} spin "
+            "iterations, then a futex wait); (wall - ideal) x cpus / (rounds x pairs), {} repetitions{}",
+            wb.at("median").get<double>(), wd.value("pairs", 0), wd.value("cpus", 0), 1e6 * wd.value("work_s", 0.0),
+            wd.value("spin_limit", 0L), wb.value("repetitions", 0),
+            wb.value("flagged", false) ? " (flagged: " + wb.value("warning", std::string("noisy")) + ")" : "");
+    } else {
+        d["T_wake_busy"] = "not written: the profile has no measurements.wake_busy (calibrated by an older mmgp)";
+    }
     p["_derivation"] = d;
     p["calibration"]["time_shared"] = true;
     p["calibration"]["max_threads"] = apus;
@@ -246,9 +262,10 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
     alpha_result alpha = run_alpha(o);
     step(5, "data transfer");
     dma_result dma = run_dma(o);
-    step(6, "spin-wait iteration and scheduler time slice");
+    step(6, "spin-wait iteration, scheduler time slice, hand-back on oversubscribed cores");
     measurement spin = run_spin_pause(o);
     slice_result slice = run_sched_slice(o);
+    measurement wake_busy = run_wake_busy(o);
     nlohmann::json network;
     if (s.mpi) {
         step(7, "MPI allreduce and send/recv");
@@ -297,10 +314,10 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
     p["measurements"] = {{"offload_spin", to_json(off_spin)}, {"offload_futex", to_json(off_futex)},
                          {"gap", to_json(gap)},               {"csw_yield", to_json(csw_yield)},
                          {"csw_futex", to_json(csw_futex)},   {"spin_pause", to_json(spin)},
-                         {"sched_slice", slice_json(slice)}};
+                         {"sched_slice", slice_json(slice)},  {"wake_busy", to_json(wake_busy)}};
     nlohmann::json notes = nlohmann::json::array();
     notes.push_back("g (gap) is an application parameter in mmgp/1; its measured value is under measurements.gap.");
-    std::vector<const measurement*> all = {&off_spin, &off_futex, &gap, &csw_yield, &csw_futex, &spin, &slice.m};
+    std::vector<const measurement*> all = {&off_spin, &off_futex, &gap, &csw_yield, &csw_futex, &spin, &slice.m, &wake_busy};
     for (const auto& m : alpha.per_m) all.push_back(&m);
     for (const auto& m : dma.per_size) all.push_back(&m);
     for (const auto* m : all)

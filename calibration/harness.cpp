@@ -615,6 +615,85 @@ nlohmann::json slice_json(const slice_result& s) {
     return j;
 }
 
+measurement run_wake_busy(const harness_options& o) {
+    const int reps = reps_or(o, 3, 7);
+    const int cpus = allowed_cpus();
+    const int k = 2 * cpus;  // pairs: 2k threads, twice as many runnable as CPUs at every hand-back
+    const long rounds = o.quick ? 1000 : 3000;
+    constexpr double work_s = 20e-6;
+    struct alignas(64) pair_words {
+        spin_word job, result;
+    };
+    spin_flag never;  // the spin-wait loop's abort flag, never raised here
+    auto work = [] {
+        const auto t0 = clk::now();
+        while (secs(clk::now() - t0) < work_s) {
+        }
+    };
+    auto timed = [&] {
+        auto words = std::make_unique<pair_words[]>(static_cast<std::size_t>(k));
+        std::barrier start(2 * k + 1);
+        std::vector<std::thread> threads;
+        for (int i = 0; i < k; ++i) {
+            pair_words* w = &words[static_cast<std::size_t>(i)];
+            threads.emplace_back([&, w] {  // APU: waits like the runtime (spin, then block), works, hands back
+                // read before the barrier: after it, the HPU may already have posted the first job
+                std::uint32_t seen = w->job.seq.load(std::memory_order_acquire);
+                start.arrive_and_wait();
+                for (long r = 0; r < rounds; ++r) {
+                    spin_wait_loop(w->job.seq, seen, offload_spin_limit, never.raised);
+                    while (w->job.seq.load(std::memory_order_acquire) == seen) futex_wait(&w->job.seq, seen);
+                    seen = w->job.seq.load(std::memory_order_acquire);
+                    work();
+                    w->result.seq.store(seen, std::memory_order_release);
+                    futex_wake(&w->result.seq);
+                }
+            });
+            threads.emplace_back([&, w] {  // HPU: posts a job, blocks until its result (edtlp)
+                const std::uint32_t first = w->job.seq.load(std::memory_order_relaxed);
+                start.arrive_and_wait();
+                for (long r = 1; r <= rounds; ++r) {
+                    const auto job = first + static_cast<std::uint32_t>(r);
+                    w->job.seq.store(job, std::memory_order_release);
+                    futex_wake(&w->job.seq);
+                    for (std::uint32_t v; (v = w->result.seq.load(std::memory_order_acquire)) != job;)
+                        futex_wait(&w->result.seq, v);
+                }
+            });
+        }
+        start.arrive_and_wait();
+        const auto t0 = clk::now();
+        for (auto& t : threads) t.join();
+        const double wall = secs(clk::now() - t0);
+        const double ideal = static_cast<double>(rounds) * work_s * k / cpus;
+        return std::max(0.0, wall - ideal) * cpus / (static_cast<double>(rounds) * k);
+    };
+    auto once = [&] {
+        say(o, fmt::format("spin/wake_busy: {} x {} pairs (HPU blocks, APU spins {} iterations then blocks), {} rounds "
+                           "of {:.0f} us on {} CPUs",
+                           reps, k, offload_spin_limit, rounds, work_s * 1e6, cpus));
+        timed();  // warm-up
+        std::vector<double> per;
+        for (int r = 0; r < reps; ++r) per.push_back(timed());
+        measurement m = make("spin/wake_busy", "spin", per, per);
+        m.extra = {{"cpus", cpus},
+                   {"pairs", k},
+                   {"rounds", rounds},
+                   {"work_s", work_s},
+                   {"spin_limit", offload_spin_limit},
+                   {"pinned", false},
+                   {"estimator", "(wall - rounds x work x pairs / cpus) x cpus / (rounds x pairs): processor time per "
+                                 "hand-back beyond the work, one value per repetition"},
+                   {"mechanism", "per pair: the APU thread works, stores the result and futex-wakes the blocked HPU "
+                                 "thread, then waits for the next job like the off-load runtime (spin_limit iterations "
+                                 "of the spin-wait loop, then a futex wait); the HPU thread posts it and blocks"}};
+        return m;
+    };
+    harness_options oq = o;  // noisy by nature (CV 15-25 % here): a few retries, not the full budget
+    oq.retry_budget_s = std::min(o.retry_budget_s, 3.0);
+    return with_retries(oq, once);
+}
+
 // --- host contention alpha ----------------------------------------------------------------------------------------
 namespace {
 

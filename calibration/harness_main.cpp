@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     int reps = 0;
     double cv = 0.10;
     std::string hpu, apu, out;
-    std::string mode = "both";
+    std::string mode = which == "spin" ? "all" : "both";
     app.add_flag("--quick", quick, "Fewer repetitions and sizes (a few seconds)");
     app.add_option("--repetitions", reps, "Repetitions (default: the harness's own)");
     app.add_option("--cv-threshold", cv, "Coefficient of variation above which a value is noisy (default 0.10)");
@@ -29,7 +29,10 @@ int main(int argc, char** argv) {
     app.add_option("-o,--output", out, "Write the JSON here instead of stdout");
     if (which == "offload") app.add_option("--mode", mode, "spin, futex or both (default both)");
     if (which == "csw") app.add_option("--mode", mode, "yield, futex or both (default both)");
-    if (which == "spin") app.add_option("--mode", mode, "pause (spin-wait iteration), slice (scheduler time slice) or both (default both)");
+    if (which == "spin")
+        app.add_option("--mode", mode,
+                       "pause (spin-wait iteration), slice (scheduler time slice), wake (hand-back on oversubscribed "
+                       "cores) or all (default all)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -48,8 +51,8 @@ int main(int argc, char** argv) {
             throw std::invalid_argument("--mode: expected spin, futex or both, found \"" + mode + "\"");
         if (which == "csw" && mode != "yield" && mode != "futex" && mode != "both")
             throw std::invalid_argument("--mode: expected yield, futex or both, found \"" + mode + "\"");
-        if (which == "spin" && mode != "pause" && mode != "slice" && mode != "both")
-            throw std::invalid_argument("--mode: expected pause, slice or both, found \"" + mode + "\"");
+        if (which == "spin" && mode != "pause" && mode != "slice" && mode != "wake" && mode != "all")
+            throw std::invalid_argument("--mode: expected pause, slice, wake or all, found \"" + mode + "\"");
     } catch (const std::invalid_argument& e) {
         std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
         return 2;
@@ -84,8 +87,9 @@ int main(int argc, char** argv) {
             for (const auto& m : d.per_size) b.push_back(to_json(m));
             doc["fit"] = dma_json(d);
         } else if (which == "spin") {
-            if (mode != "slice") b.push_back(to_json(run_spin_pause(o)));
-            if (mode != "pause") b.push_back(slice_json(run_sched_slice(o)));
+            if (mode == "all" || mode == "pause") b.push_back(to_json(run_spin_pause(o)));
+            if (mode == "all" || mode == "slice") b.push_back(slice_json(run_sched_slice(o)));
+            if (mode == "all" || mode == "wake") b.push_back(to_json(run_wake_busy(o)));
         }
     } catch (const std::exception& e) {
         std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';

@@ -165,8 +165,10 @@ TEST_CASE("time-shared cores: spin convoys when the team of an off-load cannot a
     const double b = 4000 * 1e-8 + 1e-6;
     auto s = make(R"(, "spin_limit": 4000)");
     mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
-    // Not oversubscribed: m = 1, p = 2 under edtlp (2 threads on 2 cores) has no convoy.
-    CHECK(ev({1, 2, 1, policy::edtlp}).parts.spin == 0.0);
+    // Not oversubscribed: m = 1, p = 2 under edtlp (2 threads on 2 cores) has no convoy; but the lone team
+    // exactly fills the cores, so each off-load's hand-back pays an idle-core wake-up (T_wake; T_csw here).
+    CHECK(ev({1, 2, 1, policy::edtlp}).parts.spin == mmgp::test::approx(4 * 100 * 1e-6));
+    CHECK(ev({2, 2, 1, policy::edtlp}).parts.spin == mmgp::test::approx(2 * 100 * (5.0 / 6.0) * b * 2.0));  // not alone
     // A team of one (p = 1 under edtlp) never waits for a partner, however many processes.
     CHECK(ev({4, 1, 1, policy::edtlp}).parts.spin == 0.0);
     // m = 1, p = 3: n = 3 > 2 cores, a team of 3 never runs at once (P = 0): every off-load of the 4 units
@@ -212,6 +214,43 @@ TEST_CASE("time-shared cores: spin convoys when the team of an off-load cannot a
     CHECK_THROWS_AS(make(R"(, "spin_limit": "forever")"), mmgp::input_error);
     CHECK_THROWS_AS(mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 2, "apus": 8, "O_offload": 0, "T_csw": 1e-6, "spin_pause": 1e-8, "alpha": 1.0},
           "application": "pbpi"})", "bad.json"), mmgp::input_error);
+}
+
+TEST_CASE("time-shared cores: the edtlp switch costs T_wake, T_csw or T_wake_busy by how full the cores are") {
+    // 2 cores, 2 units of 100 off-loads, T_wake 40 us, T_csw 1 us, T_wake_busy 20 us; no spinning (spin_limit 0).
+    auto s = mmgp::parse_scenario(
+        R"({"platform": {"hpu_contexts": 2, "apus": 16, "cores": 2, "O_offload": 0, "T_csw": 1e-6, "T_wake": 4e-5,
+                         "T_wake_busy": 2e-5, "alpha": 1.0},
+            "application": {"decomposition": "task", "units": 12, "N": 100, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0,
+                            "g": 0, "g_charge": "per_extra_apu"},
+            "search": {"m": [1, 8], "p": [1, 8]}})",
+        "wake.json");
+    mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    using mmgp::policy;
+    // m = 1: one thread, a core idle: T_wake, 12 rounds of stretch 1.
+    CHECK(ev({1, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(12 * 100 * 4e-5));
+    // m = 2: the cores exactly full: T_csw, 6 rounds of stretch 1.
+    CHECK(ev({2, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(6 * 100 * 1e-6));
+    // m = 4: oversubscribed with p = 1: T_wake_busy, 3 rounds of stretch 2.
+    CHECK(ev({4, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(3 * 2 * 100 * 2e-5));
+    // m = 3, p = 2: oversubscribed with p > 1: T_csw (the convoy charges the off-load's scheduling); 4 rounds, stretch 3.
+    CHECK(ev({3, 2, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(4 * 3 * 100 * 1e-6));
+    // os never switches on an off-load.
+    CHECK(ev({4, 1, 1, policy::os}).parts.context_switch == 0.0);
+    // Without T_wake_busy, oversubscribed p = 1 falls back to T_csw.
+    auto s2 = mmgp::parse_scenario(
+        R"({"platform": {"hpu_contexts": 2, "apus": 16, "cores": 2, "O_offload": 0, "T_csw": 1e-6, "alpha": 1.0},
+            "application": {"decomposition": "task", "units": 12, "N": 100, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0, "g": 0},
+            "search": {"m": [1, 8], "p": [1, 8]}})",
+        "wake2.json");
+    mmgp::evaluator ev2(s2, mmgp::model_kind::mmgp);
+    CHECK(ev2({4, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(3 * 2 * 100 * 1e-6));
+    // Bad input: negative, not a number, or without cores.
+    for (const char* bad : {R"("T_wake_busy": -1e-6, "cores": 2)", R"("T_wake_busy": "fast", "cores": 2)", R"("T_wake_busy": 1e-6)"})
+        CHECK_THROWS_AS(mmgp::parse_scenario(std::string(R"({"platform": {"hpu_contexts": 2, "apus": 8, "O_offload": 0, "T_csw": 1e-6, "alpha": 1.0, )") +
+                                                 bad + R"(}, "application": "pbpi"})",
+                                             "bad.json"),
+                        mmgp::input_error);
 }
 
 TEST_CASE("process start-up T_start is paid once per process, not per unit") {

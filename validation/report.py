@@ -91,12 +91,14 @@ def offload_platform(d, variant=None):
     pl["T_csw"] = busy
     pl["T_wake"] = wake
     meas = cal["measurements"]
-    for key in ("spin_pause", "sched_slice"):
+    for key in ("spin_pause", "sched_slice", "wake_busy"):
         if key not in meas or "median" not in meas[key]:
             raise SystemExit(f"report: {os.path.join(d, 'platform-calibrated.json')}: measurements.{key}: expected the spin "
                              "harness's result (mmgp calibrate of this version), found nothing")
     pause, slice_ = meas["spin_pause"]["median"], meas["sched_slice"]["median"]
     pl["spin_pause"] = pause
+    wake_busy = meas["wake_busy"]["median"]
+    pl["T_wake_busy"] = wake_busy
     if slice_ is not None:
         pl["sched_slice"] = slice_
     if variant == "no-cores":  # the dedicated-hardware model: APUs do not share cores
@@ -105,11 +107,15 @@ def offload_platform(d, variant=None):
         del pl["spin_pause"]
         pl.pop("sched_slice", None)
         pl["T_csw"] = wake
+        del pl["T_wake_busy"]
     if variant == "wake-always":  # every edtlp switch wakes an idle core
         del pl["T_wake"]
         pl["T_csw"] = wake
-    if variant == "csw-yield":  # the calibrated sched_yield hand-off as T_csw, no idle-core wake-up
+    if variant in ("wake-always", "no-wake-busy"):  # no separate oversubscribed hand-back cost
+        del pl["T_wake_busy"]
+    if variant == "csw-yield":  # the calibrated sched_yield hand-off as T_csw, no idle-core wake-ups
         del pl["T_wake"]
+        del pl["T_wake_busy"]
         pl["T_csw"] = cal["T_csw"]
     pl["_derivation"] = {
         "cores": f"machine.cores = {cores}: the runtime's HPU and APU threads are unpinned software threads time-sharing the cores",
@@ -121,6 +127,9 @@ def offload_platform(d, variant=None):
                   "costs the spinning round trip plus one such wake-up",
         "T_csw": f"waking a blocked thread when no core is idle = measurements.csw_futex {busy:.3e} s (futex hand-off between "
                  "two threads on one busy core)",
+        "T_wake_busy": f"measurements.wake_busy.median = {wake_busy:.3e} s: processor time of one hand-back to a "
+                       "blocked thread when more threads are runnable than cores (the spin harness's pairs of a "
+                       "blocking HPU thread and an APU thread that waits like the runtime, 2 pairs per CPU)",
         "calibrated_T_csw": cal["T_csw"],
         "spin_pause": f"measurements.spin_pause.median = {pause:.3e} s: one iteration of a spin-wait (load + pause), "
                       "the spin harness",
@@ -184,6 +193,7 @@ ABLATIONS = {  # name -> (g_charge, platform variant): each undoes one modelling
     "wake-always": ("per_extra_apu", "wake-always"),
     "csw-yield": ("per_extra_apu", "csw-yield"),
     "no-convoy": ("per_extra_apu", "no-convoy"),
+    "no-wake-busy": ("per_extra_apu", "no-wake-busy"),
 }
 
 

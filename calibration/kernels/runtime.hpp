@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "../machine.hpp"
 #include "kernels.hpp"
 #include "scheduler.hpp"
 
@@ -31,7 +32,7 @@ enum class host_policy { edtlp, os };
 
 /// Iterations an APU thread (and an edtlp master waiting for a request) spins before it blocks on a futex;
 /// the os HPU thread spins without limit. `mmgp profile` writes it as application.spin_limit.
-inline constexpr long spin_then_block_limit = 4000;
+inline constexpr long spin_then_block_limit = calib::offload_spin_limit;
 const char* to_string(host_policy p);
 /// "edtlp" or "os"; false otherwise.
 bool parse_host_policy(const std::string& text, host_policy& out);

@@ -214,9 +214,16 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
             return gang && n > cores ? std::max(share, 1.0 / coscheduled(n, static_cast<int>(t))) : share;
         };
         // The edtlp switch wakes the blocked HPU thread: T_wake while a core is idle (active*t < cores),
-        // T_csw (a hand-off on a busy core) otherwise.
+        // T_csw (a hand-off on a busy core) when the threads exactly fill the cores, and T_wake_busy when they
+        // oversubscribe them with p = 1 (the calibrated pairs harness; for p > 1 the convoy below charges
+        // the scheduling of the off-load).
         const double T_wake = pl.T_wake >= 0 ? pl.T_wake : pl.T_csw;
-        auto csw = [&](double active) { return c.pol == policy::edtlp ? (active * t < cores ? T_wake : pl.T_csw) : 0.0; };
+        const double T_busy = pl.T_wake_busy >= 0 && c.p == 1 ? pl.T_wake_busy : pl.T_csw;
+        auto csw = [&](double active) {
+            if (c.pol != policy::edtlp) return 0.0;
+            const double n = active * t;
+            return n < cores ? T_wake : n > cores ? T_busy : pl.T_csw;
+        };
         // Spin convoys (README "Spin convoys"): an off-load of one process needs its team of k = t threads
         // (the p APU threads that fork and join, plus the spinning HPU thread under os) on cores at once.
         // With n = active*t runnable threads on `cores` cores, fairly shared, all k run together with
@@ -243,11 +250,15 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         // spinning for the next off-load or fork; the woken HPU thread waits until one of them exhausts
         // its spin budget and blocks: one budget per off-load, in real time (the spinner holds its core,
         // so no stretch). A team that never blocks (spin_limit unbounded) is covered by the convoy above.
-        const bool handback_possible = c.pol == policy::edtlp && p > cores && budget > 0 &&
+        // When the team exactly fills the cores (p = cores), the HPU's wake-up keeps a worker waiting for
+        // its next fork beyond its budget: it blocks, its core idles, and every off-load pays one idle-core
+        // wake-up T_wake instead (a self-sustaining mode; runs that avoid it are faster, README).
+        const bool handback_possible = c.pol == policy::edtlp && p >= cores && budget > 0 &&
                                        app.spin_limit != application::spin_unbounded;
+        const double handback_cost = p > cores ? budget : T_wake;
         auto convoy = [&](double active) {
             const double n = active * t;
-            const double handback = handback_possible && active == 1.0 ? budget : 0.0;
+            const double handback = handback_possible && active == 1.0 ? handback_cost : 0.0;
             if (budget <= 0 || n <= cores || waits == 0 || gang) return handback;
             return waits * (1.0 - coscheduled(n, static_cast<int>(t))) * budget * n / cores + handback;
         };

@@ -295,7 +295,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
     {
         // `cores` (time-shared cores) is checked apart so that the message listing the keys stays that of mmgp/1.
         json rest = obj;
-        for (const char* key : {"cores", "T_wake", "spin_pause", "sched_slice"}) rest.erase(key);
+        for (const char* key : {"cores", "T_wake", "T_wake_busy", "spin_pause", "sched_slice"}) rest.erase(key);
         r.known_keys(rest, path, {"hpu_contexts", "apus", "nodes", "max_processes_per_node", "O_offload", "T_csw", "alpha",
                                   "dma", "network"});
     }
@@ -308,7 +308,8 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
     pl.cores = static_cast<int>(r.integer_or(obj, path, "cores", 0, 1, int_max));
     // Keys that describe time-shared cores only.
     static constexpr std::pair<const char*, double platform::*> time_shared[] = {
-        {"T_wake", &platform::T_wake}, {"spin_pause", &platform::spin_pause}, {"sched_slice", &platform::sched_slice}};
+        {"T_wake", &platform::T_wake},           {"T_wake_busy", &platform::T_wake_busy},
+        {"spin_pause", &platform::spin_pause}, {"sched_slice", &platform::sched_slice}};
     for (const auto& [key, field] : time_shared) {
         if (!obj.contains(key)) continue;
         if (pl.cores == 0)

@@ -98,6 +98,11 @@ struct platform {
     /// woken: on a VM a halted vCPU). The switch of an edtlp off-load costs T_wake while the runnable
     /// threads leave a core idle and T_csw (a hand-off on a busy core) otherwise. Negative = T_csw.
     double T_wake = -1.0;
+    /// s, time-shared cores only: processor time of one hand-back to a blocked thread when more threads are
+    /// runnable than there are cores (the spin harness's pairs: wake-up on a busy core, its IPI and migration,
+    /// and the waker's spin until the woken thread runs). The switch of an edtlp off-load with p = 1 costs it
+    /// instead of T_csw when the processes' threads oversubscribe the cores. Negative = T_csw.
+    double T_wake_busy = -1.0;
     /// s, time-shared cores only: one iteration of a spin-wait loop (one load and one `pause`); with the
     /// application's spin_limit it gives the spin budget a waiter burns before it blocks (README, "Spin convoys").
     double spin_pause = 0.0;
