@@ -11,8 +11,10 @@ the bound when it does not finish.
 
 Inputs are derived from the alignment Debian's examl ships (/usr/share/doc/examl/testData/49.gz, 49 x 1200
 DNA; raxml's own test_data is 10 x 40 with a base missing, which RAxML refuses): the first T taxa, written to
-OUT/inputs/ at run time. Writes OUT/machine.json and OUT/runs.csv (at the end, by temporary file and rename;
-an interrupted sweep keeps the previous files, see docs/BAD_INPUT.md); validation/report.py fits and reports.
+OUT/inputs/ at run time. Writes OUT/machine.json and OUT/runs.csv, and copies the platform calibration of the
+offload sweep run before it (OUT/../offload/platform-calibrated.json, when there is one) to
+OUT/platform-calibrated.json (all at the end, by temporary file and rename; an interrupted sweep keeps the
+previous files, see docs/BAD_INPUT.md); validation/report.py fits and reports.
 """
 import argparse
 import csv
@@ -81,7 +83,7 @@ def main():
     if shutil.which(BINARY) is None:
         sys.exit(f"sweep_raxml: {BINARY} not found (apt-get install raxml)")
     os.makedirs(os.path.join(a.out, "inputs"), exist_ok=True)
-    common.begin_sweep(a.out, ["runs.csv", "machine.json"])
+    common.begin_sweep(a.out, ["runs.csv", "machine.json", "platform-calibrated.json"])
     if a.quick:
         inputs = {"8x300": (8, 300)}
         confs = [(1, 2), (1, 3), (2, 2)]
@@ -140,6 +142,13 @@ def main():
                                  "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
                                  "external_cpu_share": f"{ext_share:.3f}"})
                     common.log(f"rep {rep} {name} B={B} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''} (others {ext_share:.2f} core)")
+    # The predictions use the calibration of the offload sweep run just before (the same session of the
+    # machine): it joins this data set, renamed into place with runs.csv.
+    src = os.path.join(os.path.dirname(os.path.normpath(a.out)), "offload", "platform-calibrated.json")
+    if os.path.exists(src):
+        cal = os.path.join(a.out, "platform-calibrated.json")
+        shutil.copyfile(src, common.staging([cal], cal)[0])
+        info["platform_calibration"] = "copy of ../offload/platform-calibrated.json (the offload sweep's mmgp calibrate)"
     common.finish_sweep(a.out, rows, info, t0)
 
 
