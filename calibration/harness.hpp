@@ -95,9 +95,10 @@ nlohmann::json slice_json(const slice_result& s);
 /// Hand-back on oversubscribed cores: k = 2 x (allowed CPUs) pairs of unpinned threads; in each, an HPU thread
 /// blocks on a futex while its APU thread works `work_s` (20 us), then takes the result and posts the next job,
 /// while the APU thread waits for it as the off-load runtime does (offload_spin_limit iterations of the spin-wait
-/// loop, then a futex wait). With 2k threads on c CPUs the ideal wall time of R rounds is R x work x k / c; the
-/// excess, x c / (R x k), is the processor time one hand-back costs when more threads are runnable than cores:
-/// the model's T_wake_busy (edtlp, p = 1). One observation per repetition.
+/// loop, then a futex wait; the HPU thread calls futex-wake on every post, the runtime only for a sleeping
+/// waiter). With 2k threads on c CPUs the ideal wall time of R rounds is R x work x k / c; the excess,
+/// x c / (R x k), is the processor time of one round (post and hand-back) beyond the work when more threads
+/// are runnable than cores: the model's per-off-load T_wake_busy (edtlp, p = 1). One observation per repetition.
 measurement run_wake_busy(const harness_options& o);
 
 /// Median cost of one steady_clock::now() pair (subtracted from single-event timings).

@@ -45,7 +45,7 @@ inline void cpu_relax() {
 
 /// Iterations the off-load runtime's waiters spin before they block on a futex (kernels/runtime.hpp uses it as
 /// spin_then_block_limit; `mmgp profile` writes it as application.spin_limit). Here so that the hand-back
-/// harness (run_wake_busy) waits exactly like the runtime without linking it.
+/// harness (run_wake_busy) spins as long as the runtime without linking it.
 inline constexpr long offload_spin_limit = 4000;
 
 void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected);

@@ -217,7 +217,7 @@ TEST_CASE("time-shared cores: spin convoys when the team of an off-load cannot a
 }
 
 TEST_CASE("time-shared cores: the edtlp switch costs T_wake, T_csw or T_wake_busy by how full the cores are") {
-    // 2 cores, 2 units of 100 off-loads, T_wake 40 us, T_csw 1 us, T_wake_busy 20 us; no spinning (spin_limit 0).
+    // 2 cores, 12 units of 100 off-loads, T_wake 40 us, T_csw 1 us, T_wake_busy 20 us; no spinning (no spin_limit).
     auto s = mmgp::parse_scenario(
         R"({"platform": {"hpu_contexts": 2, "apus": 16, "cores": 2, "O_offload": 0, "T_csw": 1e-6, "T_wake": 4e-5,
                          "T_wake_busy": 2e-5, "alpha": 1.0},

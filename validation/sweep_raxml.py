@@ -149,6 +149,9 @@ def main():
         cal = os.path.join(a.out, "platform-calibrated.json")
         shutil.copyfile(src, common.staging([cal], cal)[0])
         info["platform_calibration"] = "copy of ../offload/platform-calibrated.json (the offload sweep's mmgp calibrate)"
+    elif os.path.exists(os.path.join(a.out, "platform-calibrated.json")):
+        common.log(f"sweep_raxml: no {src}: the predictions keep the data set's older platform-calibrated.json")
+        info["platform_calibration"] = "the data set's own platform-calibrated.json, older than these runs (no offload sweep)"
     common.finish_sweep(a.out, rows, info, t0)
 
 

@@ -57,7 +57,7 @@ std::string utc_now() {
 
 std::string fmt_ratio() {
     char b[16];
-    std::snprintf(b, sizeof b, "%.2g", undisturbed_p2_ratio);
+    std::snprintf(b, sizeof b, "%g", undisturbed_p2_ratio);
     return b;
 }
 
@@ -195,8 +195,9 @@ profile_report measure_profile(const profile_request& rq) {
     meas["T_apu_s"] = apu;
     meas["C_apu_s"] = capu;
     meas["g_s"] = g;
-    meas["g_pairs_used"] = rep.g_pairs_used;
-    meas["g_selection"] = "pairs whose p=2 wall time is at most " + fmt_ratio() +
+    if (rq.measure_g) meas["g_pairs_used"] = rep.g_pairs_used;
+    if (rq.measure_g)
+        meas["g_selection"] = "pairs whose p=2 wall time is at most " + fmt_ratio() +
                           "x the fastest p=2 run: in the others the host thread, woken at the end of an off-load, took "
                           "a core from an APU thread and the master waited for its worker, which measures the scheduler "
                           "(charged by the model as spin convoys), not the gap";
