@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "mmgp/validate.hpp"
 #include "support.hpp"
@@ -245,12 +247,25 @@ TEST_CASE("time-shared cores: the edtlp switch costs T_wake, T_csw or T_wake_bus
         "wake2.json");
     mmgp::evaluator ev2(s2, mmgp::model_kind::mmgp);
     CHECK(ev2({4, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(3 * 2 * 100 * 1e-6));
-    // Bad input: negative, not a number, or without cores.
-    for (const char* bad : {R"("T_wake_busy": -1e-6, "cores": 2)", R"("T_wake_busy": "fast", "cores": 2)", R"("T_wake_busy": 1e-6)"})
-        CHECK_THROWS_AS(mmgp::parse_scenario(std::string(R"({"platform": {"hpu_contexts": 2, "apus": 8, "O_offload": 0, "T_csw": 1e-6, "alpha": 1.0, )") +
-                                                 bad + R"(}, "application": "pbpi"})",
-                                             "bad.json"),
-                        mmgp::input_error);
+    // Bad input, one exact line each: negative, not a number, or without cores.
+    const std::pair<const char*, const char*> bad[] = {
+        {R"("T_wake_busy": -1e-6, "cores": 2)",
+         "bad.json: /platform/T_wake_busy: expected a finite number >= 0 (seconds), found the number -1e-06"},
+        {R"("T_wake_busy": "fast", "cores": 2)",
+         "bad.json: /platform/T_wake_busy: expected a finite number >= 0 (seconds), found the string \"fast\""},
+        {R"("T_wake_busy": 1e-6)", "bad.json: /platform/T_wake_busy: expected T_wake_busy only with \"cores\" "
+                                   "(time-shared cores), found T_wake_busy without cores"}};
+    for (const auto& [text, message] : bad) {
+        std::string what = "(no error)";
+        try {
+            mmgp::parse_scenario(std::string(R"({"platform": {"hpu_contexts": 2, "apus": 8, "O_offload": 0, "T_csw": 1e-6, "alpha": 1.0, )") +
+                                     text + R"(}, "application": "pbpi"})",
+                                 "bad.json");
+        } catch (const mmgp::input_error& e) {
+            what = e.what();
+        }
+        CHECK(what == message);
+    }
 }
 
 TEST_CASE("process start-up T_start is paid once per process, not per unit") {
