@@ -45,6 +45,12 @@ class ExternalCpu:
         return max(0.0, ext) / wall if wall > 0 else 0.0
 
 
+def offload_calibration(data_dir):
+    """The platform calibration of the offload sweep beside data set data_dir (DIR/../offload): what the RAxML
+    data set's predictions use."""
+    return os.path.join(os.path.dirname(os.path.normpath(data_dir)), "offload", "platform-calibrated.json")
+
+
 def machine_info(argv):
     """Machine and run description written next to every measured data set."""
     info = {

@@ -35,7 +35,7 @@ def choose_fitted(cases, cores):
 def build_raxml(d, mmgp):
     cal = os.path.join(d, "platform-calibrated.json")
     if not os.path.exists(cal):
-        shutil.copy(os.path.join(os.path.dirname(os.path.normpath(d)), "offload", "platform-calibrated.json"), cal)
+        shutil.copy(common.offload_calibration(d), cal)
     pl = report.offload_platform(d)
     pl["apus"] = 16
     pl["_derivation"]["apus"] = "16: APUs are threads, the sweep's bound on m*p (not hardware)"

@@ -144,7 +144,7 @@ def main():
                     common.log(f"rep {rep} {name} B={B} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''} (others {ext_share:.2f} core)")
     # The predictions use the calibration of the offload sweep run just before (the same session of the
     # machine): it joins this data set, renamed into place with runs.csv.
-    src = os.path.join(os.path.dirname(os.path.normpath(a.out)), "offload", "platform-calibrated.json")
+    src = common.offload_calibration(a.out)
     if os.path.exists(src):
         cal = os.path.join(a.out, "platform-calibrated.json")
         shutil.copyfile(src, common.staging([cal], cal)[0])

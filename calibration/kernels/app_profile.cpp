@@ -127,8 +127,8 @@ profile_report measure_profile(const profile_request& rq) {
     // thread, woken at the end of an off-load, can land on a core whose APU thread the next fork needs,
     // and the master then waits for its worker: such a run is 1.7-4x slower than an undisturbed one and
     // its busy-time difference measures the scheduler, not the gap (the model charges scheduling
-    // separately). So g is the median over the pairs
-    // whose p = 2 run took at most undisturbed_p2_ratio times the fastest p = 2 run.
+    // separately). So g is the median over the pairs whose p = 2 run took at most undisturbed_p2_ratio
+    // times the fastest p = 2 run.
     std::vector<double> g_used;
     if (!w2.empty()) {
         const double fastest = *std::min_element(w2.begin(), w2.end());
@@ -195,12 +195,13 @@ profile_report measure_profile(const profile_request& rq) {
     meas["T_apu_s"] = apu;
     meas["C_apu_s"] = capu;
     meas["g_s"] = g;
-    if (rq.measure_g) meas["g_pairs_used"] = rep.g_pairs_used;
-    if (rq.measure_g)
+    if (rq.measure_g) {
+        meas["g_pairs_used"] = rep.g_pairs_used;
         meas["g_selection"] = "pairs whose p=2 wall time is at most " + fmt_ratio() +
-                          "x the fastest p=2 run: in the others the host thread, woken at the end of an off-load, took "
-                          "a core from an APU thread and the master waited for its worker, which measures the scheduler "
-                          "(charged by the model as spin convoys), not the gap";
+                              "x the fastest p=2 run: in the others the host thread, woken at the end of an off-load, "
+                              "took a core from an APU thread and the master waited for its worker, which measures the "
+                              "scheduler (charged by the model separately: spin convoys, hand-back), not the gap";
+    }
     meas["p2_signalling_gap_s_per_offload"] = gap;
     meas["p2_join_wait_s_per_offload"] = join2;
     meas["g_note"] = "g is the slope of the per-off-load APU time in p (p=1 -> p=2): signalling the worker, its "

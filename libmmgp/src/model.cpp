@@ -249,12 +249,12 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         // oversubscribes the cores (p > cores) then has every core held by one of its own APU threads,
         // spinning for the next off-load or fork; the woken HPU thread waits until one of them exhausts
         // its spin budget and blocks: one budget per off-load, in real time (the spinner holds its core,
-        // so no stretch). A team that never blocks (spin_limit unbounded) is covered by the convoy above.
-        // Only for teams with workers (p > 1): a lone HPU-APU pair on one core hands back by wake-up
-        // preemption (a few us, measured), which T_csw/T_wake already charge.
-        // When the team exactly fills the cores (p = cores), the HPU's wake-up keeps a worker waiting for
-        // its next fork beyond its budget: it blocks, its core idles, and every off-load pays one idle-core
-        // wake-up T_wake instead (a self-sustaining mode; runs that avoid it are faster, README).
+        // so no stretch). When the team exactly fills the cores (p = cores), the HPU's wake-up keeps a
+        // worker waiting for its next fork beyond its budget: it blocks, its core idles, and every off-load
+        // pays one idle-core wake-up T_wake instead (a self-sustaining mode; runs that avoid it are faster,
+        // README). Only for teams with workers (p > 1): a lone HPU-APU pair on one core hands back by
+        // wake-up preemption (a few us, measured), which T_csw/T_wake already charge. A team that never
+        // blocks (spin_limit unbounded) is covered by the convoy above.
         const bool handback_possible = c.pol == policy::edtlp && c.p > 1 && p >= cores && budget > 0 &&
                                        app.spin_limit != application::spin_unbounded;
         const double handback_cost = p > cores ? budget : T_wake;
