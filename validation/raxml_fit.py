@@ -14,12 +14,11 @@ def choose_fitted(cases, cores):
     """The runs a user can afford, and no more than a third of the input's configurations nor half of its
     uncensored ones (so that uncensored cases are held back): uncensored configurations that fit in the cores
     (m*p <= cores), two different bootstrap counts (so that the start-up per process separates from the work
-    per bootstrap), smallest first. Configurations with more processes than bootstraps are skipped: only B
-    processes run, so they repeat m = B."""
+    per bootstrap), smallest first (configurations with more processes than bootstraps are pooled into m = B
+    before, pool_same_processes)."""
     n_unc = sum(1 for c in cases if not c["censored"])
     k = min(len(cases) // 3, max(1, n_unc // 2), 2)
-    pool = sorted([c for c in cases if not c["censored"] and int(c["key"]["m"]) <= int(c["key"]["units"])
-                   and int(c["key"]["m"]) * int(c["key"]["p"]) <= cores],
+    pool = sorted([c for c in cases if not c["censored"] and int(c["key"]["m"]) * int(c["key"]["p"]) <= cores],
                   key=lambda c: (int(c["key"]["units"]), int(c["key"]["m"]) * int(c["key"]["p"]), int(c["key"]["p"])))
     chosen, units = [], set()
     for c in pool:  # distinct bootstrap counts first
@@ -32,6 +31,19 @@ def choose_fitted(cases, cores):
     return chosen
 
 
+def pool_same_processes(rows):
+    """sweep_raxml starts only the processes that have bootstraps: (B, m, p) with m > B runs exactly the commands
+    of (B, m = B, p) (same processes, same seeds). Those rows are repetitions of one configuration: they are
+    pooled under m = B (each keeps its label in pooled_from_m), so that the report neither counts one
+    experiment several times nor calls the noise between its repetitions a missed optimum."""
+    out = []
+    for r in rows:
+        if int(r["m"]) > int(r["units"]):
+            r = dict(r, m=r["units"], pooled_from_m=r["m"])
+        out.append(r)
+    return out
+
+
 def build_raxml(d, mmgp):
     cal = os.path.join(d, "platform-calibrated.json")
     if not os.path.exists(cal):
@@ -40,7 +52,7 @@ def build_raxml(d, mmgp):
     pl["apus"] = 16
     pl["_derivation"]["apus"] = "16: APUs are threads, the sweep's bound on m*p (not hardware)"
     common.write_json(os.path.join(d, "platform.json"), pl)
-    rows = report.read_runs(os.path.join(d, "runs.csv"))
+    rows = pool_same_processes(report.read_runs(os.path.join(d, "runs.csv")))
     barriers = json.load(open(os.path.join(d, "machine.json"))).get("barriers", {})
     inputs = sorted({r["input"] for r in rows})
     all_cases = report.aggregate(rows, ["input", "units", "m", "p", "policy"], report.quiet_rule(d))

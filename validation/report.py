@@ -64,6 +64,7 @@ def aggregate(rows, keys, quiet=lambda r: True):
         med = used[(len(used) - 1) // 2]
         cases.append({"key": dict(zip(keys, k)), "measured_s": float(med["wall_s"]), "censored": med["censored"] == "1",
                       "runs": [float(r["wall_s"]) for r in reps if r["censored"] == "0"],
+                      "pooled": sorted({int(r["pooled_from_m"]) for r in reps if r.get("pooled_from_m")}),
                       "used": len(used), "all_quiet": len(used) == len([r for r in reps if quiet(r)]) and len(used) > 0
                       and all(quiet(r) for r in used),
                       "load": [float(r["load1_before"]) for r in used]})
@@ -71,8 +72,10 @@ def aggregate(rows, keys, quiet=lambda r: True):
 
 
 def source_of(c):
+    pooled = c.get("pooled") or []
     return (f"runs.csv: median of {c['used']} {'quiet ' if c['all_quiet'] else 'NOT quiet '}repetition"
-            f"{'s' if c['used'] > 1 else ''} (load {min(c['load']):.2f}-{max(c['load']):.2f})")
+            f"{'s' if c['used'] > 1 else ''} (load {min(c['load']):.2f}-{max(c['load']):.2f})"
+            + (f"; pooled with the runs labelled m={','.join(map(str, pooled))} (the same processes)" if pooled else ""))
 
 
 def offload_platform(d, variant=None):
