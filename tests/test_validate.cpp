@@ -268,6 +268,42 @@ TEST_CASE("time-shared cores: the edtlp switch costs T_wake, T_csw or T_wake_bus
     }
 }
 
+TEST_CASE("time-shared cores: the program's own T_offload_idle replaces the platform's T_wake") {
+    // The platform: O_offload 0.5 us, T_wake 40 us; the program measured 30.5 us per off-load (round trip minus
+    // APU time) in its sequential run, so its idle-core wake-up is 30 us.
+    auto make = [](const std::string& extra) {
+        return mmgp::parse_scenario(
+            R"({"platform": {"hpu_contexts": 2, "apus": 16, "cores": 2, "O_offload": 5e-7, "T_csw": 1e-6, "T_wake": 4e-5,
+                             "alpha": 1.0},
+                "application": {"decomposition": "task", "units": 12, "N": 100, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0,
+                                "g": 0)" + extra + R"(},
+                "search": {"m": [1, 8], "p": [1, 8]}})",
+            "idle.json");
+    };
+    using mmgp::policy;
+    const auto s_own = make(R"(, "T_offload_idle": 3.05e-5)");
+    const auto s_plat = make("");
+    mmgp::evaluator own(s_own, mmgp::model_kind::mmgp), plat(s_plat, mmgp::model_kind::mmgp);
+    // m = 1, p = 1: a core idle, 12 rounds: the program's wake-up, not the platform's.
+    CHECK(own({1, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(12 * 100 * 3e-5));
+    CHECK(plat({1, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(12 * 100 * 4e-5));
+    // m = 2: the cores exactly full: T_csw either way (the key only replaces the idle-core wake-up).
+    CHECK(own({2, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(6 * 100 * 1e-6));
+    // A measurement below O_offload (noise) gives no negative wake-up.
+    const auto s_low = make(R"(, "T_offload_idle": 1e-7)");
+    mmgp::evaluator low(s_low, mmgp::model_kind::mmgp);
+    CHECK(low({1, 1, 1, policy::edtlp}).parts.context_switch == 0.0);
+    // Bad input: one exact line.
+    std::string what = "(no error)";
+    try {
+        make(R"(, "T_offload_idle": -3e-5)");
+    } catch (const mmgp::input_error& e) {
+        what = e.what();
+    }
+    CHECK(what == "idle.json: /application/T_offload_idle: expected a finite number >= 0 (seconds per off-load), found "
+                  "the number -3e-05");
+}
+
 TEST_CASE("process start-up T_start is paid once per process, not per unit") {
     auto s = mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 2, "apus": 8, "cores": 2, "O_offload": 0, "T_csw": 0, "alpha": 1.0},
           "application": {"decomposition": "task", "units": 6, "N": 1, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0, "g": 0, "T_start": 0.1},

@@ -5,7 +5,7 @@
    temporary copy and checks that the summaries equal the committed summary.json (the report is a pure
    function of the committed measurements and the model).
 2. Measures a tiny subset live (simulated 8x200 alignment on the off-load runtime, 6 configurations;
-   RAxML on 8 taxa x 300 sites, 3 configurations x B = 1, 2, with its synchronisations counted) and runs the report on it: the
+   RAxML on 8 taxa x 300 sites, 3 configurations x B = 1, 2 (5 cases: B=1 m=2 pooled into m=1), with its synchronisations counted) and runs the report on it: the
    pipeline must work end to end and produce the JSON keys and plots. Accuracy is not asserted on the live
    subset (CI machines are loaded); it is asserted on the committed data by step 1.
 """
@@ -92,7 +92,12 @@ def main():
             subprocess.run([py, os.path.join(HERE, "report.py"), "--build", a.build, "--dir", rx, "--kind", "raxml"],
                            check=True, stdout=subprocess.DEVNULL)
             rep = json.load(open(os.path.join(rx, "report.json")))
-            check(rep["summary"]["cases"] == 6, "live raxml: 6 cases (3 configurations x B = 1, 2)")
+            # (m, p) = (1, 2), (1, 3), (2, 2) at B = 1 and 2; at B = 1, m = 2 starts the one process of m = 1,
+            # so its runs are pooled into (1, 2): 5 cases, and the pooled case says so.
+            check(rep["summary"]["cases"] == 5, "live raxml: 5 cases (3 configurations x B = 1, 2, less the pooled one)")
+            pooled = [c for c in rep["cases"] if "pooled with the runs labelled m=2" in c["source"]]
+            check(len(pooled) == 1 and pooled[0]["label"].endswith("B=1 m=1 p=2"),
+                  "live raxml: B=1 m=2 p=2 pooled into B=1 m=1 p=2")
             bar = json.load(open(os.path.join(rx, "machine.json"))).get("barriers", {}).get("8x300", {})
             check(bar.get("N_per_bootstrap", 0) > 0 and bar.get("start_up_jobs", -1) >= 0,
                   "live raxml: synchronisations per bootstrap counted (machine.json barriers)")

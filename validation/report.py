@@ -167,17 +167,30 @@ def build_offload(d, mmgp, g_charge, variant=None, out=None):
     write(os.path.join(out, "platform.json"), pl)
     rows = read_runs(os.path.join(d, "runs.csv"))
     inputs = sorted({r["input"] for r in rows})
+    idle = {}  # input -> the application's own idle-core off-load overhead, when the profile measured it
     for name in inputs:
+        app_path = os.path.join(d, f"app-{name}.json")
+        app = json.load(open(app_path))
+        if variant == "platform-wake":  # the platform's synthetic T_wake instead of the program's own measurement
+            app.pop("T_offload_idle", None)
+            app_path = os.path.join(out, f"app-{name}-platform-wake.json")
+            write(app_path, app)
+        elif "T_offload_idle" not in app and "offload_overhead_s_per_call" in app.get("measurements", {}):
+            # profiles written before mmgp profile wrote the key: the same measurement, under measurements
+            idle[name] = app["measurements"]["offload_overhead_s_per_call"]["median"]
         write(os.path.join(out, f"scenario-{name}.json"),
               {"schema": "mmgp/1", "name": f"libpll runtime, {name}", "platform": "platform.json",
-               "application": os.path.relpath(os.path.join(d, f"app-{name}.json"), out),
+               "application": os.path.relpath(app_path, out),
                "search": {"m": [1, 8], "p": [1, 8]}})
     cases = []
     for c in aggregate(rows, ["input", "units", "m", "p", "policy"], quiet_rule(d)):
         k = c["key"]
+        override = {"units": int(k["units"]), "g_charge": g_charge}
+        if k["input"] in idle:
+            override["T_offload_idle"] = idle[k["input"]]
         cases.append({"scenario": f"scenario-{k['input']}.json", "group": f"{k['input']} U={k['units']}",
                       "label": f"{k['input']} U={k['units']} m={k['m']} p={k['p']} {k['policy']}",
-                      "application": {"units": int(k["units"]), "g_charge": g_charge},
+                      "application": override,
                       "m": int(k["m"]), "p": int(k["p"]), "policy": k["policy"], "measured_s": c["measured_s"],
                       "censored": c["censored"], "runs": c["runs"],
                       "source": source_of(c)})
@@ -197,6 +210,7 @@ ABLATIONS = {  # name -> (g_charge, platform variant): each undoes one modelling
     "csw-yield": ("per_extra_apu", "csw-yield"),
     "no-convoy": ("per_extra_apu", "no-convoy"),
     "no-wake-busy": ("per_extra_apu", "no-wake-busy"),
+    "platform-wake": ("per_extra_apu", "platform-wake"),
 }
 
 

@@ -185,6 +185,11 @@ profile_report measure_profile(const profile_request& rq) {
     j["g"] = gj;
     // g is measured as the slope per additional APU (p = 1 -> 2), so the model charges N*(p-1)*g.
     j["g_charge"] = "per_extra_apu";
+    // The program's own idle-core wake-up: on time-shared cores the model charges T_offload_idle - O_offload per
+    // edtlp off-load with a core idle, instead of the platform's synthetic T_wake (libmmgp profile.hpp).
+    j["T_offload_idle"] = stat_json(rep.O_measured, rep.O_measured.median,
+                                    "per-off-load overhead: HPU round trip minus master-APU busy time (the platform's "
+                                    "O_offload plus the wake-up of the blocked HPU thread while a core is idle)" + how);
     // The runtime's waits spin this many iterations before blocking (runtime.hpp): the spin-convoy term.
     j["spin_limit"] = spin_then_block_limit;
     j["machine"] = {{"hostname", hostname()}, {"hardware_concurrency", std::thread::hardware_concurrency()}};

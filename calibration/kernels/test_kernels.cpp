@@ -424,6 +424,10 @@ TEST_CASE("mmgp profile writes an application profile that mmgp predict reads") 
     // How the model reads this runtime: g is a slope per extra APU; waits spin 4000 iterations, then block.
     CHECK(j["g_charge"] == "per_extra_apu");
     CHECK(j["spin_limit"] == mmgp::kernels::spin_then_block_limit);
+    // The program's own idle-core off-load overhead is the measured one (round trip minus APU time).
+    CHECK(j["T_offload_idle"]["value"].get<double>() > 0);
+    CHECK(j["T_offload_idle"]["value"].get<double>() ==
+          j["measurements"]["offload_overhead_s_per_call"]["median"].get<double>());
     for (auto& e : fs::directory_iterator(d.path)) CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
     std::ofstream(scen) << R"({"schema":"mmgp/1","platform":{"name":"host","hpu_contexts":2,"apus":2,"O_offload":1e-6,)"
                            R"("T_csw":3e-6,"alpha":1.1},"application":"app.json","search":{"m":[1,8],"p":[1,8]}})";

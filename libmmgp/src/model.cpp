@@ -217,7 +217,11 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         // T_csw (a hand-off on a busy core) when the threads exactly fill the cores, and T_wake_busy when they
         // oversubscribe them with p = 1 (the calibrated pairs harness; for p > 1 the convoy below charges
         // the scheduling of the off-load).
-        const double T_wake = pl.T_wake >= 0 ? pl.T_wake : pl.T_csw;
+        // The idle-core wake-up: the program's own measurement (its sequential run's per-off-load overhead minus
+        // the spinning round trip) when its profile has one, else the platform's calibrated T_wake.
+        const double T_wake = app.T_offload_idle >= 0 ? std::max(0.0, app.T_offload_idle - pl.O_offload)
+                              : pl.T_wake >= 0        ? pl.T_wake
+                                                      : pl.T_csw;
         const double T_busy = pl.T_wake_busy >= 0 && c.p == 1 ? pl.T_wake_busy : pl.T_csw;
         auto csw = [&](double active) {
             if (c.pol != policy::edtlp) return 0.0;

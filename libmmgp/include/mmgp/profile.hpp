@@ -142,6 +142,12 @@ struct application {
     static constexpr std::int64_t spin_unbounded = -1;
     /// s, start-up of one process (reading input, set-up), paid once per process, not per unit.
     double T_start = 0.0;
+    /// s, the per-off-load overhead of the program's own sequential run (m = 1, p = 1, edtlp): HPU round trip
+    /// minus APU busy time, i.e. O_offload plus the wake-up of the blocked HPU thread while a core is idle
+    /// (measured by mmgp profile); < 0: not given. On time-shared cores it replaces the platform's T_wake by
+    /// max(0, T_offload_idle - O_offload): how long that wake-up takes depends on how long the core idled, so
+    /// the program's own off-loads measure it better than a synthetic round trip (README, "Time-shared cores").
+    double T_offload_idle = -1.0;
     m_function O_col;     ///< s per phase, global synchronisation with m processes
     std::int64_t units = 1;  ///< U: independent task units (task decomposition)
     double dma_bytes = 0.0;  ///< bytes per off-load not overlapped with computation
