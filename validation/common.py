@@ -3,6 +3,7 @@ import atexit
 import csv
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -93,6 +94,61 @@ def median(xs):
     s = sorted(xs)
     n = len(s)
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+QUIET_SHARE = 0.25  # a repetition is quiet when other processes used less than this share of one core meanwhile
+
+
+def is_quiet(row):
+    """A runs.csv row measured on a quiet machine (rows without external_cpu_share count as quiet)."""
+    v = row.get("external_cpu_share")
+    return v in (None, "") or float(v) < QUIET_SHARE
+
+
+def median_ci(xs, level=0.90):
+    """Distribution-free confidence interval of the median at `level` (order statistics with binomial ranks):
+    (lo, hi), or None when there are too few values for the level (fewer than 5 at 90 %)."""
+    s = sorted(xs)
+    n = len(s)
+    tail, cum, k = (1.0 - level) / 2.0, 0.0, 0
+    for j in range(n):
+        cum += math.comb(n, j) / 2.0 ** n
+        if cum > tail:
+            break
+        k = j + 1
+    return (s[k - 1], s[n - k]) if k else None
+
+
+def median_uncertain(xs, rel):
+    """True while the 90 % interval of the median of xs is wider than +-rel of the median (or not yet defined)."""
+    ci = median_ci(xs)
+    return ci is None or ci[1] - ci[0] > 2.0 * rel * median(xs)
+
+
+def extra_repetitions(rows, keys, run_one, budget_s, max_reps, rel=0.10, eligible=lambda row: True):
+    """Adds repetitions where the median is still uncertain: in passes over the configurations (rows grouped by
+    `keys`) that are eligible, have no censored run and fewer than max_reps runs, one more run of each whose
+    quiet runs' median has a 90 % interval wider than +-rel (median_ci), until none is left or budget_s is spent.
+    run_one(last_row) measures the configuration of last_row once more and returns the new row, which is
+    appended to rows. Returns the number of runs added. Oversubscribed spinning threads make some
+    configurations bimodal: a median of 5 runs then lands in either mode, more runs pin it down."""
+    t_end = time.monotonic() + budget_s
+    added = 0
+    while time.monotonic() < t_end:
+        groups = {}
+        for r in rows:
+            groups.setdefault(tuple(r[k] for k in keys), []).append(r)
+        pending = [rs[-1] for rs in groups.values()
+                   if eligible(rs[-1]) and len(rs) < max_reps and not any(int(r["censored"]) for r in rs)
+                   and median_uncertain([float(r["wall_s"]) for r in rs if is_quiet(r)], rel)]
+        if not pending:
+            break
+        for last in pending:
+            if time.monotonic() >= t_end:
+                break
+            rows.append(run_one(last))
+            added += 1
+    return added
 
 
 # ---- No lost data (issue 7) ---------------------------------------------------------------------------

@@ -47,7 +47,41 @@ def same(a, b, path=""):
         check(a == b, f"{path}: committed {a!r}, regenerated {b!r}")
 
 
+def pure_helpers():
+    """The repetition rules of common.py on known inputs (no measuring)."""
+    sys.path.insert(0, HERE)
+    import common
+    # 90 % interval of the median by order statistics: n = 5 -> (min, max); 9 -> (2nd, 8th); 15 -> (4th, 12th).
+    check(common.median_ci([5, 1, 4, 2, 3]) == (1, 5), "median_ci n=5 is (min, max)")
+    check(common.median_ci(list(range(9, 0, -1))) == (2, 8), "median_ci n=9 is (2nd, 8th)")
+    check(common.median_ci(list(range(1, 16))) == (4, 12), "median_ci n=15 is (4th, 12th)")
+    check(common.median_ci([1, 2, 3, 4]) is None, "median_ci n=4 is undefined at 90 %")
+    check(not common.median_uncertain([100, 101, 99, 100, 102], 0.10), "a tight median is certain")
+    check(common.median_uncertain([100, 300, 99, 100, 102], 0.10), "an outlier at the top keeps (min, max) wide")
+    # extra_repetitions: configuration "a" is tight after 5 runs, "b" alternates between two modes (never
+    # certain: runs to the cap), "c" had a censored run (never repeated), "d" is not eligible.
+    rows = []
+    for rep in range(5):
+        rows += [{"k": "a", "rep": rep, "wall_s": "1.0", "censored": "0", "external_cpu_share": "0"},
+                 {"k": "b", "rep": rep, "wall_s": str(1.0 + 2.0 * (rep % 2)), "censored": "0", "external_cpu_share": "0"},
+                 {"k": "c", "rep": rep, "wall_s": str(1.0 + rep), "censored": "1" if rep == 0 else "0",
+                  "external_cpu_share": "0"},
+                 {"k": "d", "rep": rep, "wall_s": str(1.0 + rep), "censored": "0", "external_cpu_share": "0"}]
+
+    def run_one(last):
+        n = int(last["rep"]) + 1
+        return dict(last, rep=n, wall_s=str(1.0 + 2.0 * (n % 2)))
+    added = common.extra_repetitions(rows, ("k",), run_one, 60.0, 9, 0.10, eligible=lambda r: r["k"] != "d")
+    count = {k: sum(1 for r in rows if r["k"] == k) for k in "abcd"}
+    check(added == 4 and count == {"a": 5, "b": 9, "c": 5, "d": 5},
+          f"extra_repetitions: only the uncertain eligible uncensored one, up to the cap (added {added}, {count})")
+    # A non-quiet run does not count for the median, but counts for the cap.
+    check(not common.is_quiet({"external_cpu_share": "0.3"}) and common.is_quiet({"external_cpu_share": ""}),
+          "is_quiet: other processes below 0.25 core")
+
+
 def main():
+    pure_helpers()
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     a = ap.parse_args()
@@ -68,8 +102,12 @@ def main():
             same(committed, regenerated, kind)
         # 2. live tiny subset
         off = os.path.join(tmp, "live", "offload")
-        subprocess.run([py, os.path.join(HERE, "sweep_offload.py"), "--quick", "--build", a.build, "--out", off],
-                       check=True, stderr=subprocess.DEVNULL)
+        # --profile-tolerance 0: the profile check always calibrates and profiles again after the sweep
+        subprocess.run([py, os.path.join(HERE, "sweep_offload.py"), "--quick", "--build", a.build, "--out", off,
+                        "--profile-tolerance", "0"], check=True, stderr=subprocess.DEVNULL)
+        pc = json.load(open(os.path.join(off, "machine.json"))).get("profile_check", {})
+        check("used" in pc and ("after_sweep" in pc or "note" in pc),
+              f"live offload: profile_check compared and re-profiled (or said why not): {pc}")
         for f in ("machine.json", "platform-calibrated.json", "app-sim8x200.json", "runs.csv"):
             check(os.path.exists(os.path.join(off, f)), f"live offload: {f} written")
         subprocess.run([py, os.path.join(HERE, "report.py"), "--build", a.build, "--dir", off, "--kind", "offload"],

@@ -44,9 +44,7 @@ def quiet_rule(d):
     def quiet(r):
         if reps is not None and int(r["rep"]) not in reps:
             return False
-        if r.get("external_cpu_share") not in (None, ""):
-            return float(r["external_cpu_share"]) < 0.25
-        return True
+        return common.is_quiet(r)
     return quiet
 
 

@@ -79,7 +79,14 @@ def main():
     ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", "raxml"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repetitions", type=int, default=None)
+    ap.add_argument("--extra-seconds", type=float, default=None,
+                    help="time for extra repetitions of configurations whose median is uncertain (default 240; quick: 0)")
+    ap.add_argument("--max-repetitions", type=int, default=9, help="cap on repetitions per configuration (default 9)")
+    ap.add_argument("--target-ci", type=float, default=0.10,
+                    help="extra repetitions until the median's 90 %% interval is within +- this fraction (default 0.10)")
     a = ap.parse_args()
+    if a.extra_seconds is None:
+        a.extra_seconds = 0.0 if a.quick else 240.0
     if shutil.which(BINARY) is None:
         sys.exit(f"sweep_raxml: {BINARY} not found (apt-get install raxml)")
     os.makedirs(os.path.join(a.out, "inputs"), exist_ok=True)
@@ -118,30 +125,47 @@ def main():
     rows = []
     best = {}
     censored_once = set()
+
+    def measure(name, B, m, p, rep):
+        key = (name, B)
+        aln = os.path.join(a.out, "inputs", f"{name}.phy")
+        make_input(aln, *inputs[name])
+        bound = max(floor, 5.0 * best[key]) if key in best else 300.0
+        l0 = common.load1()
+        ext = common.ExternalCpu()
+        with tempfile.TemporaryDirectory() as wd:
+            wall, cens = run_config(os.path.abspath(aln), m, p, B, bound, wd)
+        ext_share = ext.share(wall)
+        if cens:
+            censored_once.add((name, B, m, p))
+        else:
+            best[key] = min(best.get(key, wall), wall)
+        common.log(f"rep {rep} {name} B={B} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''} (others {ext_share:.2f} core)")
+        return {"input": name, "units": B, "m": m, "p": p, "policy": "edtlp", "rep": rep,
+                "wall_s": f"{wall:.4f}", "censored": int(cens), "bound_s": f"{bound:.2f}",
+                "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
+                "external_cpu_share": f"{ext_share:.3f}"}
+
     for rep in range(reps):
-        for name, (taxa, sites) in inputs.items():
-            aln = os.path.join(a.out, "inputs", f"{name}.phy")
-            make_input(aln, taxa, sites)
+        for name in inputs:
             for B in bootstraps:
                 for (m, p) in confs:
-                    key = (name, B)
                     if (name, B, m, p) in censored_once:
                         continue  # censored once: not repeated (it would only cost the bound again)
-                    bound = max(floor, 5.0 * best[key]) if key in best else 300.0
-                    l0 = common.load1()
-                    ext = common.ExternalCpu()
-                    with tempfile.TemporaryDirectory() as wd:
-                        wall, cens = run_config(os.path.abspath(aln), m, p, B, bound, wd)
-                    ext_share = ext.share(wall)
-                    if cens:
-                        censored_once.add((name, B, m, p))
-                    else:
-                        best[key] = min(best.get(key, wall), wall)
-                    rows.append({"input": name, "units": B, "m": m, "p": p, "policy": "edtlp", "rep": rep,
-                                 "wall_s": f"{wall:.4f}", "censored": int(cens), "bound_s": f"{bound:.2f}",
-                                 "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
-                                 "external_cpu_share": f"{ext_share:.3f}"})
-                    common.log(f"rep {rep} {name} B={B} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''} (others {ext_share:.2f} core)")
+                    rows.append(measure(name, B, m, p, rep))
+    # More repetitions where the median is still uncertain (common.extra_repetitions); not for m > B, which
+    # runs the processes of m = B (the report pools them).
+    if a.extra_seconds > 0:
+        added = common.extra_repetitions(
+            rows, ("input", "units", "m", "p"),
+            lambda r: measure(r["input"], r["units"], r["m"], r["p"], int(r["rep"]) + 1),
+            a.extra_seconds, a.max_repetitions, a.target_ci, eligible=lambda r: int(r["m"]) <= int(r["units"]))
+        info["extra_repetitions"] = {
+            "rule": f"after {reps} repetitions, passes of one more run of each uncensored configuration with m <= B "
+                    f"whose quiet runs' median has a 90 % interval (order statistics) wider than +-{100 * a.target_ci:.0f} "
+                    f"% of it, up to {a.max_repetitions} runs, within {a.extra_seconds:.0f} s",
+            "added": added}
+        common.log(f"{added} extra repetitions where the median was uncertain")
     # The predictions use the calibration of the offload sweep run just before (the same session of the
     # machine): it joins this data set, renamed into place with runs.csv.
     src = common.offload_calibration(a.out)
