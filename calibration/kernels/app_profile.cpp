@@ -106,7 +106,11 @@ profile_report measure_profile(const profile_request& rq) {
         if (rq.measure_g) {
             config c2 = c1;
             c2.p = 2;
+            // The worker on a core of its own, the HPU thread with the master (runtime.hpp, pin_team): the woken
+            // HPU thread cannot take the core the next fork needs, so the busy-time slope is the gap.
+            c2.pin_team = true;
             result b = run(c2);
+            if (!b.pinned) rep.g_unpinned_runs += 1;
             const double calls2 = static_cast<double>(b.t.offloads);
             // busy(p) = serial + split/p + p*g per off-load, so g = busy(2) - busy(1) + split(1)/2.
             g.push_back(b.t.apu_busy_s / calls2 - t.apu_busy_s / calls + 0.5 * t.apu_split_s / calls);
@@ -127,8 +131,10 @@ profile_report measure_profile(const profile_request& rq) {
     // thread, woken at the end of an off-load, can land on a core whose APU thread the next fork needs,
     // and the master then waits for its worker: such a run is 1.7-4x slower than an undisturbed one and
     // its busy-time difference measures the scheduler, not the gap (the model charges scheduling
-    // separately). So g is the median over the pairs whose p = 2 run took at most undisturbed_p2_ratio
-    // times the fastest p = 2 run.
+    // separately). So the p = 2 runs are pinned (pin_team: HPU thread and master on one core, the worker on
+    // another), and g is the median over the pairs whose p = 2 run took at most undisturbed_p2_ratio
+    // times the fastest p = 2 run (a guard against other disturbances; unpinned, on 2026-11-22 07:13, all 9
+    // p = 2 runs of 49x1200 were disturbed and this rule alone kept g at 11 us instead of ~0.5 us).
     std::vector<double> g_used;
     if (!w2.empty()) {
         const double fastest = *std::min_element(w2.begin(), w2.end());
@@ -176,7 +182,8 @@ profile_report measure_profile(const profile_request& rq) {
     nlohmann::json gj = stat_json(rep.g, gv,
                                   rq.measure_g
                                       ? "extra master-APU time per off-load per additional APU: busy(p=2) - busy(p=1) + "
-                                        "split(p=1)/2, median over the " + std::to_string(rep.g_pairs_used.size()) +
+                                        "split(p=1)/2, the p=2 runs pinned (HPU thread and master on one core, the "
+                                        "worker on another), median over the " + std::to_string(rep.g_pairs_used.size()) +
                                             " of " + std::to_string(g.size()) +
                                             " paired runs (p=1, p=2) whose p=2 run was undisturbed (wall time at most " +
                                             fmt_ratio() + "x the fastest p=2 run; measurements.g_s has every pair)" + how
@@ -202,6 +209,9 @@ profile_report measure_profile(const profile_request& rq) {
     meas["g_s"] = g;
     if (rq.measure_g) {
         meas["g_pairs_used"] = rep.g_pairs_used;
+        meas["g_p2_pinned"] = rep.g_unpinned_runs == 0 ? nlohmann::json(true)
+                                                        : nlohmann::json(std::to_string(rep.g_unpinned_runs) +
+                                                                         " p=2 run(s) could not be pinned");
         meas["g_selection"] = "pairs whose p=2 wall time is at most " + fmt_ratio() +
                               "x the fastest p=2 run: in the others the host thread, woken at the end of an off-load, "
                               "took a core from an APU thread and the master waited for its worker, which measures the "

@@ -10,6 +10,8 @@
 #include <deque>
 #include <linux/futex.h>
 #include <mutex>
+#include <pthread.h>
+#include <sched.h>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sys/resource.h>
@@ -876,13 +878,30 @@ result run(const config& c) {
     abort_state ab;
     hpu_sync hs(m);
     std::vector<std::thread> apus, hpus;
-    for (auto& gp : groups) {
-        group& g = *gp;
-        apus.emplace_back(apu_master, std::ref(g), std::ref(ab));
-        for (std::size_t j = 1; j < p; ++j) apus.emplace_back(apu_worker, std::ref(g), j, std::ref(ab));
+    // pin_team: CPU of group i's slot j (j = 0: HPU thread and master APU), over the CPUs this process may use.
+    std::vector<int> allowed;
+    if (c.pin_team) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+            for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+                if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
+    }
+    std::atomic<bool> pin_failed{c.pin_team && allowed.empty()};
+    auto pin = [&](std::size_t i, std::size_t j) {
+        if (allowed.empty()) return;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(allowed[(i * p + j) % allowed.size()], &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) pin_failed.store(true);
+    };
+    for (std::size_t i = 0; i < m; ++i) {
+        apus.emplace_back([&, i] { pin(i, 0); apu_master(*groups[i], ab); });
+        for (std::size_t j = 1; j < p; ++j) apus.emplace_back([&, i, j] { pin(i, j); apu_worker(*groups[i], j, ab); });
     }
     for (std::size_t i = 0; i < m; ++i) {
         hpus.emplace_back([&, i] {
+            pin(i, 0);
             group& g = *groups[i];
             group_offloader off(g, c.policy, ab);
             hs.run(i, ab, [&](double t0) {
@@ -935,6 +954,7 @@ result run(const config& c) {
         }
     }
     res.wall_s = last - hs.t_start.load();
+    res.pinned = c.pin_team && !pin_failed.load();
     if (c.synthetic) res.unit_loglik.clear();
     return res;
 }
@@ -968,6 +988,7 @@ std::string to_json(const result& r) {
         j["clamped"] = r.clamped;
     }
     j["units"] = c.units;
+    if (c.pin_team) j["pinned"] = r.pinned;
     j["workload"] = c.synthetic ? "synthetic" : "bootstrap";
     if (c.synthetic) {
         j["synthetic"] = {{"offloads", c.synth.offloads}, {"host_s", c.synth.host_s}, {"split_s", c.synth.split_s},

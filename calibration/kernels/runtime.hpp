@@ -68,6 +68,11 @@ struct config {
     int apus = 0;
     /// Pool mode: decides p per off-load (null: p = 1 always, EDTLP). Stateful: give each run a new one.
     std::shared_ptr<offload_scheduler> scheduler;
+    /// Fixed mode: pin group i's HPU thread and master APU to allowed CPU (i*p) mod n and its worker j to
+    /// CPU (i*p + j) mod n (n = CPUs this process may use), so that with m*p <= n every APU has a core of its
+    /// own and the woken HPU thread never takes a worker's core. For measuring what the APUs cost
+    /// (mmgp profile's g) without the scheduler in the way; a run's threads are otherwise unpinned.
+    bool pin_team = false;
 };
 
 /// Timers summed over every off-load (seconds) and counts.
@@ -104,6 +109,8 @@ struct result {
     std::string scheduler;
     /// Pool mode only: off-loads whose scheduler asked for more APUs than were idle (they got the idle ones).
     std::int64_t clamped = 0;
+    /// pin_team: whether every thread was pinned (false when asked but the affinity calls failed).
+    bool pinned = false;
     /// Mean APUs per off-load (pool mode; the fixed p otherwise).
     double mean_p() const;
 };

@@ -346,6 +346,9 @@ TEST_CASE("synthetic program: the profiler recovers the known host, split and se
             CHECK(w2[i] > K::undisturbed_p2_ratio * w2[static_cast<std::size_t>(fastest)]);
     CHECK(rep.g.median == K::summarize(g_used).median);
     CHECK(j["measurements"]["g_pairs_used"].size() == used.size());
+    // The p = 2 runs are pinned (HPU thread and master on one core, the worker on another); the p = 1 runs not.
+    for (std::size_t r = 0; r < rep.runs.size(); ++r) CHECK(rep.runs[r].pinned == (r % 2 == 1));
+    CHECK(j["measurements"]["g_p2_pinned"] == true);
     CHECK(j["schema"] == "mmgp/1");
     CHECK(j["kind"] == "application");
     CHECK(j["decomposition"] == "task");
@@ -353,6 +356,24 @@ TEST_CASE("synthetic program: the profiler recovers the known host, split and se
     CHECK(j["T_apu"]["value"].get<double>() == doctest::Approx(rep.T_apu.median));
     CHECK(j["T_apu"]["repetitions"] == 3);
     CHECK(j["g"]["value"].get<double>() >= 0);
+}
+
+TEST_CASE("pin_team pins every thread of a run and leaves the results unchanged") {
+    K::config c;
+    c.simulate_taxa = 6;
+    c.simulate_sites = 120;
+    c.units = 2;
+    c.m = 2;
+    c.p = 2;
+    const K::result free = K::run(c);
+    c.pin_team = true;
+    const K::result pinned = K::run(c);
+    CHECK(!free.pinned);
+    CHECK(pinned.pinned);
+    REQUIRE(free.unit_loglik.size() == pinned.unit_loglik.size());
+    for (std::size_t u = 0; u < free.unit_loglik.size(); ++u) CHECK(pinned.unit_loglik[u] == free.unit_loglik[u]);
+    CHECK(nlohmann::json::parse(K::to_json(pinned))["pinned"] == true);
+    CHECK(!nlohmann::json::parse(K::to_json(free)).contains("pinned"));
 }
 
 TEST_CASE("the runtime runs every (m, p) with m*p <= 8 under both policies; results do not depend on the mapping") {
