@@ -87,7 +87,10 @@ def run_json(cmd, timeout=None):
 
 
 def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')} load {load1():.2f}] {msg}", file=sys.stderr, flush=True)
+    # One write of the whole line: print() writes the text and the newline separately, and an interrupt's own
+    # line (written by the signal handler) could land between the two.
+    sys.stderr.write(f"[{time.strftime('%H:%M:%S')} load {load1():.2f}] {msg}\n")
+    sys.stderr.flush()
 
 
 def median(xs):

@@ -64,9 +64,11 @@ def build_raxml(d, mmgp):
         with open(fit_csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["m", "p", "units", "time_s", "policy"])
+            # One row per chosen configuration: its case time (the median of its quiet runs), the statistic the
+            # predictions are compared with. Every repetition as a row would weight a configuration by its number
+            # of runs, and the sweeps give more runs to the noisier (bimodal) ones.
             for c in fitted:
-                for t in c["runs"]:  # every repetition of the chosen configurations
-                    w.writerow([c["key"]["m"], c["key"]["p"], c["key"]["units"], t, "edtlp"])
+                w.writerow([c["key"]["m"], c["key"]["p"], c["key"]["units"], c["measured_s"], "edtlp"])
         app = os.path.join(d, f"app-fitted-{name}.json")
         # N, the synchronisations per bootstrap, is counted in the program (raxml_barriers.py, run by the
         # sweep); RAxML's threads wait by spinning without limit (ibid.), so spin_limit is unbounded.
@@ -80,7 +82,7 @@ def build_raxml(d, mmgp):
         # parameters): one p cannot separate C_apu from T_apu nor show g; on time-shared cores T_hpu and
         # C_apu scale alike (they differ only through alpha(m)), so T_hpu goes first. The start-up per process
         # is fitted when the chosen runs have two bootstrap counts.
-        n_runs = sum(len(c["runs"]) for c in fitted)
+        n_runs = len(fitted)
         ps = {c["key"]["p"] for c in fitted}
         units = {c["key"]["units"] for c in fitted}
         hold = []
