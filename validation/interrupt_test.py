@@ -322,7 +322,9 @@ def main():
     become_subreaper()
     INT, TERM, KILL = signal.SIGINT, signal.SIGTERM, signal.SIGKILL
     # (sweep, the kills every run makes: (signal, to the whole process group?)); Ctrl-C = SIGINT to the group.
-    offload = Sweep("sweep_offload.py", ["--quick", "--build", a.build],
+    # --profile-tolerance 0: every run also calibrates and profiles again after its sweep (the profile check), so
+    # that kills land in that step too (its first set of files is renamed aside meanwhile).
+    offload = Sweep("sweep_offload.py", ["--quick", "--build", a.build, "--profile-tolerance", "0"],
                     ["runs.csv", "machine.json", "platform-calibrated.json", "app-sim8x200.json"])
     sweeps = [(offload, [(INT, False), (TERM, False), (KILL, False), (INT, True)])]
     raxml = None

@@ -2,7 +2,9 @@
 """How well does this machine repeat a measurement? Compares two sweeps' runs.csv of the same configurations
 (the same program and inputs, measured at different times) the way the report compares a prediction with a
 measurement: each configuration's case is the median of its quiet repetitions (report.aggregate, RAxML
-duplicates pooled), and the "error" of sweep B against sweep A is B/A - 1. The mean |B/A - 1| is the floor
+duplicates pooled; quiet = other processes below 0.25 core, from runs.csv alone: a data set's machine.json
+`quiet_repetitions`, which the report also honours, is not read), and the "error" of sweep B against sweep
+A is B/A - 1. The mean |B/A - 1| is the floor
 below which no model can be shown to be right on this machine.
 
     validation/repeatability.py OLD/runs.csv NEW/runs.csv            # e.g. an older commit's runs.csv, via git show

@@ -159,6 +159,11 @@ def mmgp_validate(mmgp, cases_path, d):
     return json.loads(js)
 
 
+# Variants that describe the edtlp wake-up by the platform alone: the program's T_offload_idle (which takes
+# precedence over the platform's T_wake in the model) is left out of their application files.
+PLATFORM_WAKE_VARIANTS = ("platform-wake", "wake-always", "csw-yield", "no-cores")
+
+
 def build_offload(d, mmgp, g_charge, variant=None, out=None):
     out = out or d
     pl = offload_platform(d, variant)
@@ -169,7 +174,7 @@ def build_offload(d, mmgp, g_charge, variant=None, out=None):
     for name in inputs:
         app_path = os.path.join(d, f"app-{name}.json")
         app = json.load(open(app_path))
-        if variant == "platform-wake":  # the platform's synthetic T_wake instead of the program's own measurement
+        if variant in PLATFORM_WAKE_VARIANTS:  # the platform's wake-up model, not the program's own measurement
             app.pop("T_offload_idle", None)
             app_path = os.path.join(out, f"app-{name}-platform-wake.json")
             write(app_path, app)

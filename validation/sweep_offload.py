@@ -175,7 +175,8 @@ def main():
                     continue
                 prof = common.median(app["measurements"]["wall_s_p1"])
                 out[name] = {"profile_wall_s": round(prof, 6), "sweep_wall_s": round(common.median(runs), 6),
-                             "ratio": round(prof / common.median(runs), 3)}
+                             "ratio": round(prof / common.median(runs), 3),
+                             "log_ratio": abs(math.log(prof / common.median(runs)))}  # unrounded, for the decision
             return out
 
         check = consistency()
@@ -187,26 +188,36 @@ def main():
         if not check:
             info["profile_check"]["note"] = "no quiet run of m=1, p=1, edtlp with the profiles' units: not checked"
         tol = 1.0 + a.profile_tolerance
-        worst = lambda c: max((abs(math.log(x["ratio"])) for x in c.values()), default=0.0)  # noqa: E731
-        if worst(check) > math.log(tol):
+        worst = lambda c: max((x["log_ratio"] for x in c.values()), default=0.0)  # noqa: E731
+        if check and worst(check) > math.log(tol):
             common.log(f"profiles inconsistent with the sweep ({check}): calibrating and profiling again")
             first = {final: path + ".first" for final, path in staged.items()}  # still temporary names
             for final, path in staged.items():
                 os.replace(path, first[final])
-            if not a.skip_calibrate:
-                calibrate()
-            for name in inputs:
-                profile(name)
-            again = consistency()
-            info["profile_check"]["after_sweep"] = again
-            if worst(again) <= worst(check):
-                info["profile_check"]["used"] = "after_sweep"
-            else:  # the first set was the closer one after all: the calibration stays with its profiles
+            try:
+                if not a.skip_calibrate:
+                    calibrate()
+                for name in inputs:
+                    profile(name)
+                again = consistency()
+                info["profile_check"]["after_sweep"] = again
+                keep_first = worst(again) > worst(check)
+                why = "before_sweep (closer than after_sweep)"
+            except Exception as e:  # the sweep's runs and the first profiles are kept, not lost with the re-run
+                keep_first, why = True, f"before_sweep (calibrating/profiling again failed: {e})"
+                common.log(f"profile check: {e}; keeping the profiles measured before the sweep")
+            if keep_first:  # the calibration stays with its profiles
                 for final, path in staged.items():
                     os.replace(first[final], path)
-                info["profile_check"]["used"] = "before_sweep (closer than after_sweep)"
+                info["profile_check"]["used"] = why
+            else:
+                info["profile_check"]["used"] = "after_sweep"
         else:
             info["profile_check"]["used"] = "before_sweep"
+        for c in info["profile_check"].values():
+            if isinstance(c, dict):
+                for x in c.values():
+                    x.pop("log_ratio", None)
     common.finish_sweep(a.out, rows, info, t0)
 
 
