@@ -154,6 +154,31 @@ def extra_repetitions(rows, keys, run_one, budget_s, max_reps, rel=0.10, eligibl
     return added
 
 
+def add_extra_repetition_args(ap, seconds, cap):
+    """The options of the extra-repetition step (extra_repetitions) of a sweep's argument parser."""
+    ap.add_argument("--extra-seconds", type=float, default=None,
+                    help=f"time for extra repetitions of configurations whose median is uncertain (default {seconds:.0f}; "
+                         "quick: 0)")
+    ap.add_argument("--max-repetitions", type=int, default=cap, help=f"cap on repetitions per configuration (default {cap})")
+    ap.add_argument("--target-ci", type=float, default=0.10,
+                    help="extra repetitions until the median's 90 %% interval is within +- this fraction (default 0.10)")
+
+
+def extra_repetitions_step(a, seconds, rows, keys, run_one, info, reps, eligible=lambda row: True, which=""):
+    """A sweep's extra-repetition step with its parsed options (add_extra_repetition_args; --extra-seconds
+    defaults to `seconds`, 0 with --quick): runs extra_repetitions and records the rule and the count in info."""
+    budget = a.extra_seconds if a.extra_seconds is not None else (0.0 if a.quick else seconds)
+    if budget <= 0:
+        return
+    added = extra_repetitions(rows, keys, run_one, budget, a.max_repetitions, a.target_ci, eligible)
+    info["extra_repetitions"] = {
+        "rule": f"after {reps} repetitions, passes of one more run of each uncensored configuration{which} whose quiet "
+                f"runs' median has a 90 % interval (order statistics) wider than +-{100 * a.target_ci:.0f} % of it, up "
+                f"to {a.max_repetitions} runs, within {budget:.0f} s",
+        "added": added}
+    log(f"{added} extra repetitions where the median was uncertain")
+
+
 # ---- No lost data (issue 7) ---------------------------------------------------------------------------
 # Every file written here goes to a temporary file in the same directory (named .sweep-tmp.<pid>.*), is
 # fsync'ed and then renamed over the old one. A sweep's data set (runs.csv, machine.json and the profiles
@@ -402,6 +427,11 @@ def staging(cmd, path):
     staged = os.path.join(d, f"{_tmp_prefix()}staged.{base}")
     _S.staged[path] = staged
     return [staged if os.path.abspath(a) == path else a for a in cmd]
+
+
+def staged_files():
+    """final path -> staged (temporary) path of every file staging() has named so far."""
+    return dict(_S.staged)
 
 
 def _commit(pairs):

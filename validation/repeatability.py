@@ -24,8 +24,8 @@ def cases(path, kind):
     rows = report.read_runs(path)
     if kind == "raxml":
         rows = raxml_fit.pool_same_processes(rows)
-    quiet = lambda r: report.common.is_quiet(r)  # noqa: E731
-    return {tuple(c["key"].values()): c for c in report.aggregate(rows, ["input", "units", "m", "p", "policy"], quiet)}
+    return {tuple(c["key"].values()): c
+            for c in report.aggregate(rows, ["input", "units", "m", "p", "policy"], report.common.is_quiet)}
 
 
 def main():

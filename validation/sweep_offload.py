@@ -31,6 +31,7 @@ INPUTS_FULL = {
     "24x600": ["--alignment", EXAML_49, "--taxa", "24", "--sites", "600"],
 }
 INPUTS_QUICK = {"sim8x200": ["--simulate", "8:200"]}
+EXTRA_SECONDS = 420.0  # default time for the extra repetitions (common.extra_repetitions_step)
 
 
 def configurations(max_threads, quick):
@@ -54,11 +55,7 @@ def main():
     ap.add_argument("--repetitions", type=int, default=None)
     ap.add_argument("--units", default=None, help="comma-separated bootstrap counts (default 5,16; quick: 3)")
     ap.add_argument("--inputs", default=None, help="comma-separated subset of the inputs (49x1200, 24x600)")
-    ap.add_argument("--extra-seconds", type=float, default=None,
-                    help="time for extra repetitions of configurations whose median is uncertain (default 420; quick: 0)")
-    ap.add_argument("--max-repetitions", type=int, default=15, help="cap on repetitions per configuration (default 15)")
-    ap.add_argument("--target-ci", type=float, default=0.10,
-                    help="extra repetitions until the median's 90 %% interval is within +- this fraction (default 0.10)")
+    common.add_extra_repetition_args(ap, EXTRA_SECONDS, 15)
     ap.add_argument("--profile-tolerance", type=float, default=0.10,
                     help="calibrate and profile again after the sweep when a profile's sequential runs and the sweep's "
                          "runs of m=1, p=1, edtlp differ by more than this fraction (default 0.10)")
@@ -74,8 +71,6 @@ def main():
     common.begin_sweep(a.out, ["runs.csv", "machine.json"] + ([] if a.skip_calibrate else ["platform-calibrated.json"])
                        + ([] if a.skip_profile else [f"app-{name}.json" for name in inputs]))
     reps = a.repetitions or (1 if a.quick else 5)
-    if a.extra_seconds is None:
-        a.extra_seconds = 0.0 if a.quick else 420.0
     units = [int(u) for u in (a.units or ("3" if a.quick else "5,16")).split(",")]
     info = common.machine_info([os.path.relpath(sys.argv[0], common.ROOT)] + sys.argv[1:])
     info["inputs"] = {k: " ".join(v) for k, v in inputs.items()}
@@ -85,14 +80,11 @@ def main():
 
     # 1. Platform profile of this machine.
     plat = os.path.join(a.out, "platform-calibrated.json")
-    staged = {}  # final path -> the staged file the commands write
 
     def calibrate():
         common.log("mmgp calibrate")
         cmd = [mmgp, "calibrate", "-o", plat] + (["--quick"] if a.quick else [])
-        run = common.staging(cmd, plat)
-        staged[plat] = run[run.index("-o") + 1]
-        subprocess.run(run, check=True, stderr=subprocess.DEVNULL)
+        subprocess.run(common.staging(cmd, plat), check=True, stderr=subprocess.DEVNULL)
         info["calibrate_command"] = " ".join(["build/cli/mmgp"] + cmd[1:])
 
     # 2. Sequential application profile per input (16 units; the report sets `units` per group).
@@ -106,9 +98,7 @@ def main():
         info["profile_commands"][name] = " ".join(["build/cli/mmgp"] + cmd[1:])
         if not a.skip_profile:
             common.log(f"mmgp profile {name}")
-            run = common.staging(cmd, app)
-            staged[app] = run[run.index("-o") + 1]
-            subprocess.run(run, check=True)
+            subprocess.run(common.staging(cmd, app), check=True)
 
     if not a.skip_calibrate:
         calibrate()
@@ -147,17 +137,9 @@ def main():
                 for (m, p, pol) in confs:
                     rows.append(measure(name, u, m, p, pol, rep))
     # 4. More repetitions where the median is still uncertain (common.extra_repetitions).
-    if a.extra_seconds > 0:
-        added = common.extra_repetitions(
-            rows, ("input", "units", "m", "p", "policy"),
-            lambda r: measure(r["input"], r["units"], r["m"], r["p"], r["policy"], int(r["rep"]) + 1),
-            a.extra_seconds, a.max_repetitions, a.target_ci)
-        info["extra_repetitions"] = {
-            "rule": f"after {reps} repetitions of every configuration, passes of one more run of each uncensored "
-                    f"configuration whose quiet runs' median has a 90 % interval (order statistics) wider than "
-                    f"+-{100 * a.target_ci:.0f} % of it, up to {a.max_repetitions} runs, within {a.extra_seconds:.0f} s",
-            "added": added}
-        common.log(f"{added} extra repetitions where the median was uncertain")
+    common.extra_repetitions_step(
+        a, EXTRA_SECONDS, rows, ("input", "units", "m", "p", "policy"),
+        lambda r: measure(r["input"], r["units"], r["m"], r["p"], r["policy"], int(r["rep"]) + 1), info, reps)
     # 5. The profiles must describe the machine as the sweep found it: each profile's own sequential runs
     #    (m = 1, p = 1, edtlp) against the sweep's runs of that configuration. The profile and the calibration run
     #    once, before the sweep, and a slow spell of this shared VM then (other tenants; it does not show in
@@ -165,32 +147,37 @@ def main():
     #    time for the same runs). When a profile is more than 10 % off, calibrate and profile again now, once.
     if not a.skip_profile:
         def consistency():
+            """input -> (median wall time of the profile's sequential runs, of the sweep's quiet runs of m=1, p=1,
+            edtlp with the profile's units), for the inputs the sweep has such runs of."""
             out = {}
+            staged = common.staged_files()
             for name in inputs:
                 app = json.load(open(staged[os.path.join(a.out, f"app-{name}.json")]))
                 runs = [float(r["wall_s"]) for r in rows if r["input"] == name and int(r["units"]) == int(app["units"])
                         and (r["m"], r["p"], r["policy"]) == (1, 1, "edtlp") and not int(r["censored"])
                         and common.is_quiet(r)]
-                if not runs:
-                    continue
-                prof = common.median(app["measurements"]["wall_s_p1"])
-                out[name] = {"profile_wall_s": round(prof, 6), "sweep_wall_s": round(common.median(runs), 6),
-                             "ratio": round(prof / common.median(runs), 3),
-                             "log_ratio": abs(math.log(prof / common.median(runs)))}  # unrounded, for the decision
+                if runs:
+                    out[name] = (common.median(app["measurements"]["wall_s_p1"]), common.median(runs))
             return out
+
+        def described(c):
+            return {name: {"profile_wall_s": round(prof, 6), "sweep_wall_s": round(sweep, 6),
+                           "ratio": round(prof / sweep, 3)} for name, (prof, sweep) in c.items()}
+
+        def worst(c):  # the largest |log(profile / sweep)|, unrounded
+            return max((abs(math.log(prof / sweep)) for prof, sweep in c.values()), default=0.0)
 
         check = consistency()
         info["profile_check"] = {"rule": "median wall time of the profile's sequential runs against the sweep's "
                                          f"quiet runs of m=1, p=1, edtlp with the same units; more than "
                                          f"{100 * a.profile_tolerance:.0f} % apart: calibrate and profile again after "
                                          "the sweep, once",
-                                 "before_sweep": check}
+                                 "before_sweep": described(check)}
         if not check:
             info["profile_check"]["note"] = "no quiet run of m=1, p=1, edtlp with the profiles' units: not checked"
-        tol = 1.0 + a.profile_tolerance
-        worst = lambda c: max((x["log_ratio"] for x in c.values()), default=0.0)  # noqa: E731
-        if check and worst(check) > math.log(tol):
-            common.log(f"profiles inconsistent with the sweep ({check}): calibrating and profiling again")
+        if check and worst(check) > math.log(1.0 + a.profile_tolerance):
+            common.log(f"profiles inconsistent with the sweep ({described(check)}): calibrating and profiling again")
+            staged = common.staged_files()
             first = {final: path + ".first" for final, path in staged.items()}  # still temporary names
             for final, path in staged.items():
                 os.replace(path, first[final])
@@ -200,7 +187,7 @@ def main():
                 for name in inputs:
                     profile(name)
                 again = consistency()
-                info["profile_check"]["after_sweep"] = again
+                info["profile_check"]["after_sweep"] = described(again)
                 keep_first = worst(again) > worst(check)
                 why = "before_sweep (closer than after_sweep)"
             except Exception as e:  # the sweep's runs and the first profiles are kept, not lost with the re-run
@@ -214,10 +201,6 @@ def main():
                 info["profile_check"]["used"] = "after_sweep"
         else:
             info["profile_check"]["used"] = "before_sweep"
-        for c in info["profile_check"].values():
-            if isinstance(c, dict):
-                for x in c.values():
-                    x.pop("log_ratio", None)
     common.finish_sweep(a.out, rows, info, t0)
 
 

@@ -34,6 +34,8 @@ import raxml_barriers  # noqa: E402
 EXAML_49 = "/usr/share/doc/examl/testData/49.gz"
 BINARY = "raxmlHPC-PTHREADS-SSE3"
 
+EXTRA_SECONDS = 240.0  # default time for the extra repetitions (common.extra_repetitions_step)
+
 
 def make_input(path, taxa, sites):
     text = gzip.open(EXAML_49, "rt").read().split("\n")
@@ -79,14 +81,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", "raxml"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repetitions", type=int, default=None)
-    ap.add_argument("--extra-seconds", type=float, default=None,
-                    help="time for extra repetitions of configurations whose median is uncertain (default 240; quick: 0)")
-    ap.add_argument("--max-repetitions", type=int, default=9, help="cap on repetitions per configuration (default 9)")
-    ap.add_argument("--target-ci", type=float, default=0.10,
-                    help="extra repetitions until the median's 90 %% interval is within +- this fraction (default 0.10)")
+    common.add_extra_repetition_args(ap, EXTRA_SECONDS, 9)
     a = ap.parse_args()
-    if a.extra_seconds is None:
-        a.extra_seconds = 0.0 if a.quick else 240.0
     if shutil.which(BINARY) is None:
         sys.exit(f"sweep_raxml: {BINARY} not found (apt-get install raxml)")
     os.makedirs(os.path.join(a.out, "inputs"), exist_ok=True)
@@ -155,17 +151,10 @@ def main():
                     rows.append(measure(name, B, m, p, rep))
     # More repetitions where the median is still uncertain (common.extra_repetitions); not for m > B, which
     # runs the processes of m = B (the report pools them).
-    if a.extra_seconds > 0:
-        added = common.extra_repetitions(
-            rows, ("input", "units", "m", "p"),
-            lambda r: measure(r["input"], r["units"], r["m"], r["p"], int(r["rep"]) + 1),
-            a.extra_seconds, a.max_repetitions, a.target_ci, eligible=lambda r: int(r["m"]) <= int(r["units"]))
-        info["extra_repetitions"] = {
-            "rule": f"after {reps} repetitions, passes of one more run of each uncensored configuration with m <= B "
-                    f"whose quiet runs' median has a 90 % interval (order statistics) wider than +-{100 * a.target_ci:.0f} "
-                    f"% of it, up to {a.max_repetitions} runs, within {a.extra_seconds:.0f} s",
-            "added": added}
-        common.log(f"{added} extra repetitions where the median was uncertain")
+    common.extra_repetitions_step(
+        a, EXTRA_SECONDS, rows, ("input", "units", "m", "p"),
+        lambda r: measure(r["input"], r["units"], r["m"], r["p"], int(r["rep"]) + 1), info, reps,
+        eligible=lambda r: int(r["m"]) <= int(r["units"]), which=" with m <= B")
     # The predictions use the calibration of the offload sweep run just before (the same session of the
     # machine): it joins this data set, renamed into place with runs.csv.
     src = common.offload_calibration(a.out)
