@@ -110,7 +110,6 @@ profile_report measure_profile(const profile_request& rq) {
             // HPU thread cannot take the core the next fork needs, so the busy-time slope is the gap.
             c2.pin_team = true;
             result b = run(c2);
-            if (!b.pinned) rep.g_unpinned_runs += 1;
             const double calls2 = static_cast<double>(b.t.offloads);
             // busy(p) = serial + split/p + p*g per off-load, so g = busy(2) - busy(1) + split(1)/2.
             g.push_back(b.t.apu_busy_s / calls2 - t.apu_busy_s / calls + 0.5 * t.apu_split_s / calls);
@@ -209,9 +208,10 @@ profile_report measure_profile(const profile_request& rq) {
     meas["g_s"] = g;
     if (rq.measure_g) {
         meas["g_pairs_used"] = rep.g_pairs_used;
-        meas["g_p2_pinned"] = rep.g_unpinned_runs == 0 ? nlohmann::json(true)
-                                                        : nlohmann::json(std::to_string(rep.g_unpinned_runs) +
-                                                                         " p=2 run(s) could not be pinned");
+        const auto unpinned = std::count_if(rep.runs.begin(), rep.runs.end(),
+                                            [](const result& r) { return r.cfg.pin_team && !r.pinned; });
+        meas["g_p2_pinned"] = unpinned == 0 ? nlohmann::json(true)
+                                            : nlohmann::json(std::to_string(unpinned) + " p=2 run(s) could not be pinned");
         meas["g_selection"] = "pairs whose p=2 wall time is at most " + fmt_ratio() +
                               "x the fastest p=2 run: in the others the host thread, woken at the end of an off-load, "
                               "took a core from an APU thread and the master waited for its worker, which measures the "

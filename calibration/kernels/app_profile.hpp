@@ -37,7 +37,6 @@ struct profile_report {
     std::string json;                      ///< the application profile, schema mmgp/1
     std::vector<result> runs;              ///< every run, p = 1 and p = 2 interleaved
     std::vector<int> g_pairs_used;         ///< repetitions whose p = 2 run was undisturbed (g is their median)
-    int g_unpinned_runs = 0;               ///< p = 2 runs whose threads could not be pinned (config::pin_team)
 };
 
 /// A p = 2 profiling run counts as undisturbed (and enters g) when its wall time is at most this many times
