@@ -45,10 +45,11 @@ int run_validate(const validate_options& o) {
             out += fmt::format(
                 "  {{\"label\": {}, \"group\": {}, \"m\": {}, \"p\": {}, \"nodes\": {}, \"policy\": \"{}\", "
                 "\"measured_s\": {}, \"predicted_s\": {}, \"err_pct\": {}, \"censored\": {}, \"role\": {}, "
-                "\"runs\": {}, \"source\": {}, \"breakdown\": {}}}{}\n",
+                "\"runs\": {}, \"median_ci90\": {}, \"source\": {}, \"breakdown\": {}}}{}\n",
                 quote(c.label), quote(c.group), c.c.m, c.c.p, c.c.nodes, to_string(c.c.pol), num(c.measured_s),
                 num(c.predicted_s), num(c.err_pct), c.censored ? "true" : "false",
-                c.role.empty() ? std::string("null") : quote(c.role), runs_json(c.runs), quote(c.source),
+                c.role.empty() ? std::string("null") : quote(c.role), runs_json(c.runs),
+                std::isfinite(c.ci90_lo) ? runs_json({c.ci90_lo, c.ci90_hi}) : std::string("null"), quote(c.source),
                 breakdown_json(c.parts), i + 1 < rep.cases.size() ? "," : "");
         }
         out += "],\n\"groups\": [";
@@ -64,11 +65,13 @@ int run_validate(const validate_options& o) {
         out += fmt::format(
             "],\n\"summary\": {{\"cases\": {}, \"mean_abs_err_pct\": {}, \"max_abs_err_pct\": {}, \"std_abs_err_pct\": {}, "
             "\"optimal_hit\": {}, \"regret_pct\": {}, \"uncensored\": {}, \"censored\": {}, \"censored_right\": {}, "
-            "\"censored_ranked_last\": {}, \"fitted\": {}, \"held_back\": {}}}}}\n",
+            "\"censored_ranked_last\": {}, \"fitted\": {}, \"held_back\": {}, \"with_ci\": {}, \"within_ci\": {}, "
+            "\"mean_ci_halfwidth_pct\": {}}}}}\n",
             rep.cases.size(), num(rep.mean_abs_err_pct), num(rep.max_abs_err_pct), num(rep.std_abs_err_pct),
             rep.groups.empty() ? "null" : rep.optimal_hit ? "true" : "false", rep.groups.empty() ? "null" : num(rep.regret_pct),
             rep.uncensored, rep.censored, rep.censored_right, rep.censored_ranked_last ? "true" : "false",
-            stats_json(rep.fitted), stats_json(rep.held_back));
+            stats_json(rep.fitted), stats_json(rep.held_back), rep.with_ci, rep.within_ci,
+            rep.with_ci ? num(rep.mean_ci_halfwidth_pct) : std::string("null"));
     } else {
         out += fmt::format("{} ({}): model {}, {} cases\n\n", rep.name, rep.file, to_string(kind), rep.cases.size());
         const bool roles = rep.fitted.cases + rep.held_back.cases > 0;
@@ -98,6 +101,10 @@ int run_validate(const validate_options& o) {
             out += fmt::format("  held-back cases: mean {:.2f} %, max {:.2f} %, sd {:.2f} % over {}\n",
                                rep.held_back.mean_abs_err_pct, rep.held_back.max_abs_err_pct, rep.held_back.std_abs_err_pct,
                                rep.held_back.cases);
+        if (rep.with_ci > 0)
+            out += fmt::format("  measurement uncertainty: {} uncensored cases have 5 runs or more; the 90 % interval of their "
+                               "median is +-{:.2f} % on average, and the prediction lies inside it for {} of them\n",
+                               rep.with_ci, rep.mean_ci_halfwidth_pct, rep.within_ci);
         for (const auto& g : rep.groups)
             out += fmt::format("group {}: {} cases, |error| mean {:.2f} % max {:.2f} %; predicted best {}, measured best {}: {} "
                                "(regret {:.2f} %){}\n",

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mmgp/validate.hpp"
 #include "support.hpp"
@@ -321,4 +322,41 @@ TEST_CASE("process start-up T_start is paid once per process, not per unit") {
     CHECK(ed({3, 1, 1, policy::edtlp}).parts.startup == mmgp::test::approx(0.2));
     CHECK_THROWS_AS(mmgp::parse_scenario(R"({"platform": "qs20", "application": {"N": 1, "T_hpu": 1, "T_apu": 1, "C_apu": 0, "g": 0, "T_start": -1}})", "neg.json"),
                     mmgp::input_error);
+}
+
+TEST_CASE("the 90 % interval of a median: order statistics with binomial ranks") {
+    auto ci = mmgp::median_ci90({3, 1, 2, 5, 4});  // n = 5: P(Bin(5, 1/2) = 0) = 1/32 <= 5 %, so [x_(1), x_(5)]
+    CHECK(ci.first == 1.0);
+    CHECK(ci.second == 5.0);
+    CHECK(std::isnan(mmgp::median_ci90({1, 2, 3, 4}).first));  // n = 4: 1/16 > 5 %, no interval
+    // n = 9: P(X <= 1) = 10/512 <= 5 % < P(X <= 2) = 46/512, so [x_(2), x_(8)].
+    ci = mmgp::median_ci90({9, 8, 7, 6, 5, 4, 3, 2, 1});
+    CHECK(ci.first == 2.0);
+    CHECK(ci.second == 8.0);
+    // n = 15: P(X <= 3) = 576/32768 <= 5 % < P(X <= 4) = 1941/32768, so [x_(4), x_(12)].
+    std::vector<double> xs;
+    for (int i = 15; i >= 1; --i) xs.push_back(i);
+    ci = mmgp::median_ci90(xs);
+    CHECK(ci.first == 4.0);
+    CHECK(ci.second == 12.0);
+}
+
+TEST_CASE("validation report: the prediction against the 90 % interval of each case's median") {
+    mmgp::test::temp_dir d;
+    // raxml-qs20 predicts m=16 p=1 20.0 s and m=8 p=2 29.8 s (see above).
+    std::string f = d.write("v.json", R"({"schema": "mmgp/1", "kind": "validation", "name": "c", "scenario": "raxml-qs20", "group": "g",
+      "cases": [
+        {"m": 16, "p": 1, "measured_s": 21.0, "runs": [18.0, 21.0, 22.0, 19.0, 23.0]},
+        {"m": 8, "p": 2, "measured_s": 33.0, "runs": [32.0, 33.0, 34.0, 31.0, 35.0]},
+        {"m": 4, "p": 4, "measured_s": 45.0, "runs": [45.0, 45.0, 45.0]},
+        {"m": 2, "p": 8, "measured_s": 40.0, "censored": true, "runs": [40.0, 40.0, 40.0, 40.0, 40.0]}]})");
+    auto rep = mmgp::run_validation(f, mmgp::model_kind::mmgp);
+    REQUIRE(rep.cases.size() == 4);
+    CHECK(rep.cases[0].ci90_lo == 18.0);
+    CHECK(rep.cases[0].ci90_hi == 23.0);
+    CHECK(std::isnan(rep.cases[2].ci90_lo));  // 3 runs: no interval
+    CHECK(std::isnan(rep.cases[3].ci90_lo));  // censored: the runs are bounds
+    CHECK(rep.with_ci == 2);
+    CHECK(rep.within_ci == 1);  // 20.0 in [18, 23]; 29.8 below [31, 35]
+    CHECK(rep.mean_ci_halfwidth_pct == mmgp::test::approx((50.0 * 5 / 21 + 50.0 * 4 / 33) / 2));
 }

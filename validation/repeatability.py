@@ -7,6 +7,13 @@ duplicates pooled; quiet = other processes below 0.25 core, from runs.csv alone:
 A is B/A - 1. The mean |B/A - 1| is the floor
 below which no model can be shown to be right on this machine.
 
+It also prints what no prediction, from any model, can do better than on these two sweeps. For a configuration
+measured a <= b, any predicted x has |x/a - 1| + |x/b - 1| >= 1 - a/b (equality for x in [a, b]), so the mean
+|error| over both sweeps is at least the mean of (1 - a/b) / 2; and x is within e of both only when
+b/a <= (1 + e)/(1 - e): the configurations above that ratio cannot be predicted within e on both sweeps.
+Per group of configurations (input, units), it also prints each sweep's fastest configuration and what it
+measured in the other sweep (a perfect predictor of one sweep's optimum has that regret on the other).
+
     validation/repeatability.py OLD/runs.csv NEW/runs.csv            # e.g. an older commit's runs.csv, via git show
     validation/repeatability.py --kind raxml OLD.csv validation/raxml/runs.csv
 """
@@ -49,6 +56,21 @@ def main():
           f"{cens} censored in one only)")
     print(f"|B/A - 1|: mean {statistics.mean(ab):.1f} %, median {statistics.median(ab):.1f} %, max {max(ab):.1f} %; "
           f"within 5 %: {sum(1 for x in ab if x <= 5)}, within 15 %: {sum(1 for x in ab if x <= 15)}")
+    lo_hi = {k: sorted((A[k]["measured_s"], B[k]["measured_s"])) for k in both}
+    floor = statistics.mean(50.0 * (1.0 - lo / hi) for lo, hi in lo_hi.values())
+    print(f"any prediction: mean |error| over both sweeps >= {floor:.2f} %; configurations no prediction can "
+          f"match within 5 % in both: {sum(1 for lo, hi in lo_hi.values() if hi / lo > 1.05 / 0.95)}, within 15 %: "
+          f"{sum(1 for lo, hi in lo_hi.values() if hi / lo > 1.15 / 0.85)}")
+    groups = {}
+    for k in both:
+        groups.setdefault(k[:2], []).append(k)
+    for g, ks in sorted(groups.items()):
+        best_a = min(ks, key=lambda k: A[k]["measured_s"])
+        best_b = min(ks, key=lambda k: B[k]["measured_s"])
+        reg_b = 100.0 * (B[best_a]["measured_s"] / B[best_b]["measured_s"] - 1.0)
+        reg_a = 100.0 * (A[best_b]["measured_s"] / A[best_a]["measured_s"] - 1.0)
+        print(f"  group {' '.join(str(x) for x in g)}: fastest in A {' '.join(str(x) for x in best_a[2:])} "
+              f"(regret in B {reg_b:.1f} %), fastest in B {' '.join(str(x) for x in best_b[2:])} (regret in A {reg_a:.1f} %)")
     for k in sorted(both, key=lambda k: -abs(diff[k]))[:a.worst]:
         print(f"  {' '.join(str(x) for x in k):28s} A {A[k]['measured_s']:.4f} s ({A[k]['used']} runs)  "
               f"B {B[k]['measured_s']:.4f} s ({B[k]['used']} runs)  {diff[k]:+.1f} %")

@@ -368,6 +368,9 @@ def main():
               f"ranked last: {sm['censored_ranked_last']}), |error| mean {sm['mean_abs_err_pct']:.2f} % max "
               f"{sm['max_abs_err_pct']:.2f} % sd {sm['std_abs_err_pct']:.2f} %, optimum hit {sm['optimal_hit']}, "
               f"worst regret {sm['regret_pct']:.2f} %")
+        if sm.get("with_ci"):
+            print(f"  measured medians' own 90 % interval: +-{sm['mean_ci_halfwidth_pct']:.2f} % on average over "
+                  f"{sm['with_ci']} cases with 5 runs or more; the prediction lies inside it for {sm['within_ci']}")
         for name, v in s["inputs"].items():
             print(f"  {name}: {v['cases']} cases ({v['censored']} censored), mean {v['mean_abs_err_pct']:.2f} % max "
                   f"{v['max_abs_err_pct']:.2f} %, optimum hit {v['optimal_hit']}, regret {v['regret_pct']:.2f} %"

@@ -2,11 +2,32 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <tuple>
 
 #include "detail/profile_json.hpp"
 
 namespace mmgp {
+
+std::pair<double, double> median_ci90(std::vector<double> xs) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::size_t n = xs.size();
+    if (n < 5) return {nan, nan};
+    std::sort(xs.begin(), xs.end());
+    // k: the largest rank with P(Binomial(n, 1/2) < k) <= 5 %; the interval is [x_(k), x_(n+1-k)].
+    // The binomial terms are built by the ratio C(n,j+1)/C(n,j) = (n-j)/(j+1) in logs (no overflow).
+    double log_term = -static_cast<double>(n) * std::log(2.0), cum = 0.0;
+    std::size_t k = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        cum += std::exp(log_term);
+        if (cum > 0.05) break;
+        k = j + 1;
+        log_term += std::log(static_cast<double>(n - j)) - std::log(static_cast<double>(j + 1));
+    }
+    if (k == 0) return {nan, nan};
+    return {xs[k - 1], xs[n - k]};
+}
 
 validation_report run_validation(const std::string& path, model_kind kind) {
     using detail::child;
@@ -91,6 +112,7 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         vc.parts = pr.parts;
         vc.err_pct = 100.0 * (vc.predicted_s - vc.measured_s) / vc.measured_s;
         if (vc.censored) vc.err_pct = std::min(vc.err_pct, 0.0);  // at least the bound: right
+        if (!vc.censored) std::tie(vc.ci90_lo, vc.ci90_hi) = median_ci90(vc.runs);
         rep.cases.push_back(std::move(vc));
     }
     // Summary of |error| over the uncensored cases (a censored case has no measured time to compare).
@@ -123,8 +145,13 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         if (vc.censored) {
             ++rep.censored;
             rep.censored_right += vc.predicted_s >= vc.measured_s;
+        } else if (std::isfinite(vc.ci90_lo)) {
+            ++rep.with_ci;
+            rep.within_ci += vc.predicted_s >= vc.ci90_lo && vc.predicted_s <= vc.ci90_hi;
+            rep.mean_ci_halfwidth_pct += 50.0 * (vc.ci90_hi - vc.ci90_lo) / vc.measured_s;
         }
     }
+    if (rep.with_ci > 0) rep.mean_ci_halfwidth_pct /= rep.with_ci;
     error_stats st = stats_of(all);
     rep.uncensored = st.cases;
     rep.mean_abs_err_pct = st.mean_abs_err_pct;

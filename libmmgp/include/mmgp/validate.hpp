@@ -4,7 +4,9 @@
 //   r.mean_abs_err_pct; r.cases[0].predicted_s;
 #pragma once
 
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mmgp/model.hpp"
@@ -27,7 +29,14 @@ struct validation_case {
     /// "fitted" (the application profile was fitted on this case), "held_back" (predicted only), or "".
     std::string role;
     std::vector<double> runs;  ///< the repetitions behind measured_s, when given
+    /// Distribution-free 90 % confidence interval of the median of `runs` (order statistics with binomial
+    /// ranks; defined from 5 runs on, NaN otherwise or when censored): how well the runs pin their median down.
+    double ci90_lo = std::numeric_limits<double>::quiet_NaN(), ci90_hi = std::numeric_limits<double>::quiet_NaN();
 };
+
+/// The 90 % order-statistic interval of the median of xs: {lo, hi}, or {NaN, NaN} with fewer than 5 values
+/// (the smallest n whose extreme order statistics cover the median with probability >= 90 %).
+std::pair<double, double> median_ci90(std::vector<double> xs);
 
 /// |error| statistics of a set of (uncensored) cases.
 struct error_stats {
@@ -67,6 +76,10 @@ struct validation_report {
     int censored_right = 0;        ///< censored cases predicted at least at their bound
     bool censored_ranked_last = true;  ///< in every group, censored cases predicted slower than all others
     error_stats fitted, held_back;     ///< split by role (cases 0 when no case has that role)
+    // The measurements' own uncertainty, over the uncensored cases that have a ci90 (5 runs or more):
+    int with_ci = 0;                   ///< such cases
+    int within_ci = 0;                 ///< of which the prediction lies inside the interval
+    double mean_ci_halfwidth_pct = 0;  ///< mean of 100 * (hi - lo) / 2 / measured_s
 };
 
 /// Reads a validation file (schema "mmgp/1", kind "validation") and predicts every case.
