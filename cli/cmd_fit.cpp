@@ -23,6 +23,9 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
     sub->add_option("--N", o.N, "Off-loading phases (per unit for task), held during the fit (default 1)");
     sub->add_flag("--fit-N", o.fit_N, "Also estimate N");
     sub->add_flag("--fit-T-start", o.fit_T_start, "Also estimate T_start, the start-up per process (needs two unit counts)");
+    sub->add_option("--N-start", o.N_start,
+                    "Off-loads of the start-up per process (application.N_start; their switches and spin convoys on "
+                    "time-shared cores are added to T_start; default 0)");
     sub->add_option("--spin-limit", o.spin_limit,
                     "The program's spin-wait iterations before blocking, or 'unbounded' (application.spin_limit; default 0)");
     sub->add_option("--fix", o.fix, "Hold a parameter: NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, T_start (repeatable)");
@@ -71,6 +74,9 @@ int run_fit(const fit_options_cli& o) {
     if (!o.policy.empty()) opt.pol = parse_policy_option(o.policy);
     if (!(o.N >= 0) || !std::isfinite(o.N)) throw usage_error("--N: expected a finite number >= 0, found " + num(o.N));
     opt.N = o.N;
+    if (!(o.N_start >= 0 && o.N_start <= 1e12))
+        throw usage_error("--N-start: expected a finite number in [0, 1e12], found " + num(o.N_start));
+    opt.N_start = o.N_start;
     opt.fit_N = o.fit_N;
     opt.fit_T_start = o.fit_T_start;
     if (!o.spin_limit.empty()) {

@@ -52,6 +52,7 @@ int run_predict(const predict_options& o);
 struct fit_options_cli {
     std::string file, platform, output, decomposition = "task", scaling = "strong", policy, name = "fitted";
     double N = 1.0;
+    double N_start = 0.0;
     bool fit_N = false, fit_T_start = false, json = false;
     std::string spin_limit;  ///< --spin-limit (empty: not given)
     std::vector<std::string> fix;

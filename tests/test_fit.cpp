@@ -224,7 +224,62 @@ TEST_CASE("mmgp fit writes a profile that mmgp predict runs on; bad input writes
     // Without --fit-T-start and without --fix it is held at 0 and says why.
     CHECK(j["T_start"]["value"].get<double>() == 0.0);
     CHECK(j["T_start"]["source"].get<std::string>().find("not fitted without --fit-T-start") != std::string::npos);
+    auto ns = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N-start -3");
+    CHECK(ns.status == 2);
+    CHECK(ns.err == "mmgp: --N-start: expected a finite number in [0, 1e12], found -3\n");
     auto sl = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --spin-limit ' 12'");
     CHECK(sl.status == 2);
     CHECK(sl.err.find("--spin-limit: expected an integer >= 0 or 'unbounded'") != std::string::npos);
+}
+
+TEST_CASE("fit with the start-up's off-loads (N_start) on time-shared cores: their convoys are known, not fitted") {
+    // 2 time-shared cores; RAxML-like: threads spin without limit, so a team of 3 on 2 cores waits a slice
+    // (2 ms + T_csw) at each synchronisation, including the N_start of the start-up.
+    mmgp::test::temp_dir d;
+    mmgp::platform pl = mmgp::load_platform(d.write("ts.json", R"({"name": "ts", "hpu_contexts": 2, "apus": 8, "cores": 2,
+        "O_offload": 1e-6, "T_csw": 3e-6, "spin_pause": 1e-8, "sched_slice": 2e-3, "alpha": 1.0})"));
+    mmgp::application truth;
+    truth.decomp = mmgp::decomposition::task;
+    truth.T_apu = 0.05;
+    truth.N = 1000;
+    truth.T_start = 0.07;
+    truth.N_start = 500;
+    truth.spin_limit = mmgp::application::spin_unbounded;
+    std::vector<mmgp::measured_run> runs;
+    for (int p : {2, 3})
+        for (int U : {1, 2}) {
+            mmgp::scenario s;
+            s.plat = pl;
+            s.app = truth;
+            s.app.units = U;
+            s.space.m = {1, 1};
+            s.space.p = {p, p};
+            mmgp::measured_run run;
+            run.c = {1, p, 1, mmgp::policy::edtlp};
+            run.units = U;
+            run.time_s = mmgp::evaluator(s, mmgp::model_kind::mmgp)(run.c).time_s;
+            run.where = "generated";
+            runs.push_back(run);
+        }
+    // Start-up = 2 T(U=1) - T(U=2). p = 3 (a team of 3 on 2 cores, stretch 3/2): each of the 500 synchronisations
+    // pays a stretched hand-off (T_csw) and a stretched convoy (a slice + T_csw); p = 2 (fits the cores): T_csw only.
+    const double start2 = 2 * runs[0].time_s - runs[1].time_s, start3 = 2 * runs[2].time_s - runs[3].time_s;
+    CHECK(start2 == mmgp::test::approx(0.07 + 500 * 3e-6));
+    CHECK(start3 == mmgp::test::approx(0.07 + 500 * (1.5 * 3e-6 + 1.5 * (2e-3 + 3e-6))));
+    mmgp::fit_options opt;
+    opt.N = truth.N;
+    opt.N_start = truth.N_start;
+    opt.fit_T_start = true;
+    opt.spin_limit = truth.spin_limit;
+    opt.fixed = {{"T_hpu", 0.0}, {"C_apu", 0.0}, {"g", 0.0}};
+    auto f = mmgp::fit_application(pl, runs, opt, "generated");
+    CHECK(f.app.T_apu == mmgp::test::approx(0.05).epsilon(1e-9));
+    CHECK(f.app.T_start == mmgp::test::approx(0.07).epsilon(1e-9));
+    CHECK(f.app.N_start == 500.0);
+    CHECK(f.max_abs_err_pct < 1e-6);
+    CHECK(json::parse(mmgp::application_json(f, "generated"))["N_start"]["value"] == 500.0);
+    // Without N_start the p = 3 runs' start-up convoys (1.5 s) cannot be explained by T_start and T_apu.
+    opt.N_start = 0;
+    auto w = mmgp::fit_application(pl, runs, opt, "generated");
+    CHECK(w.max_abs_err_pct > 10.0);
 }

@@ -360,3 +360,38 @@ TEST_CASE("validation report: the prediction against the 90 % interval of each c
     CHECK(rep.within_ci == 1);  // 20.0 in [18, 23]; 29.8 below [31, 35]
     CHECK(rep.mean_ci_halfwidth_pct == mmgp::test::approx((50.0 * 5 / 21 + 50.0 * 4 / 33) / 2));
 }
+
+TEST_CASE("time-shared cores: the start-up's off-loads (N_start) pay the first round's switch and convoy") {
+    // 2 cores, threads that never block (RAxML): a team larger than the cores waits a slice (3 ms) + T_csw at
+    // every synchronisation, stretched by n / cores.
+    auto s = mmgp::parse_scenario(
+        R"({"platform": {"hpu_contexts": 2, "apus": 16, "cores": 2, "O_offload": 0, "T_csw": 1e-6, "spin_pause": 1e-8,
+             "sched_slice": 3e-3, "alpha": 1.0},
+          "application": {"decomposition": "task", "units": 4, "N": 100, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0, "g": 0,
+                          "spin_limit": "unbounded", "T_start": 0.1, "N_start": 50},
+          "search": {"m": [1, 8], "p": [1, 8]}})",
+        "nstart.json");
+    mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    using mmgp::policy;
+    // m = 1, p = 3: n = 3 on 2 cores (stretch 1.5), each of the 50 pays a hand-off T_csw (stretched) and a convoy
+    // (one slice + T_csw, stretched).
+    CHECK(ev({1, 3, 1, policy::edtlp}).parts.startup == mmgp::test::approx(0.1 + 50 * (1.5 * 1e-6 + 1.5 * (3e-3 + 1e-6))));
+    // m = 1, p = 2 fits the cores: the 50 hand-offs only.
+    CHECK(ev({1, 2, 1, policy::edtlp}).parts.startup == mmgp::test::approx(0.1 + 50 * 1e-6));
+    // Dedicated hardware (no time-sharing): their time is in T_start, nothing added, also with processes
+    // sharing a host context (m = 3 on 2 contexts: two start-ups one after the other) and switches that cost.
+    auto d = mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 2, "apus": 8, "O_offload": 0, "T_csw": 1e-3, "alpha": 1.0},
+          "application": {"decomposition": "task", "units": 6, "N": 1, "T_hpu": 0, "T_apu": 0.01, "C_apu": 0, "g": 0,
+                          "T_start": 0.1, "N_start": 50},
+          "search": {"m": [1, 8], "p": [1, 1]}})", "nstart2.json");
+    mmgp::evaluator ed(d, mmgp::model_kind::mmgp);
+    CHECK(ed({3, 1, 1, policy::edtlp}).parts.startup == mmgp::test::approx(0.2));
+    try {
+        mmgp::parse_scenario(R"({"platform": "qs20", "application": {"N": 1, "T_hpu": 1, "T_apu": 1, "C_apu": 0, "g": 0, "N_start": -1}})",
+                             "neg.json");
+        FAIL("a negative N_start was accepted");
+    } catch (const mmgp::input_error& e) {
+        CHECK(std::string(e.what()) ==
+              "neg.json: /application/N_start: expected a finite number >= 0 (off-loads of the start-up, per process), found the number -1");
+    }
+}

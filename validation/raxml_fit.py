@@ -70,14 +70,16 @@ def build_raxml(d, mmgp):
             for c in fitted:
                 w.writerow([c["key"]["m"], c["key"]["p"], c["key"]["units"], c["measured_s"], "edtlp"])
         app = os.path.join(d, f"app-fitted-{name}.json")
-        # N, the synchronisations per bootstrap, is counted in the program (raxml_barriers.py, run by the
-        # sweep); RAxML's threads wait by spinning without limit (ibid.), so spin_limit is unbounded.
+        # N, the synchronisations per bootstrap, and N_start, those of the start-up (parsimony tree, model set-up),
+        # are counted in the program (raxml_barriers.py, run by the sweep); RAxML's threads wait by spinning
+        # without limit (ibid.), so spin_limit is unbounded.
         if name not in barriers:
             raise SystemExit(f"report: {os.path.join(d, 'machine.json')}: barriers.{name}: expected the sweep's count of "
                              "RAxML's synchronisations, found nothing (re-run validation/sweep_raxml.py)")
         N = barriers[name]["N_per_bootstrap"]
         cmd = [mmgp, "fit", fit_csv, "--platform", os.path.join(d, "platform.json"), "--decomposition", "task",
-               "--policy", "edtlp", "--name", f"raxml-{name}", "-o", app, "--N", str(N), "--spin-limit", "unbounded"]
+               "--policy", "edtlp", "--name", f"raxml-{name}", "-o", app, "--N", str(N), "--spin-limit", "unbounded",
+               "--N-start", str(barriers[name]["start_up_jobs"])]
         # Parameters the chosen runs cannot determine are held at 0 (mmgp fit needs as many runs as free
         # parameters): one p cannot separate C_apu from T_apu nor show g; on time-shared cores T_hpu and
         # C_apu scale alike (they differ only through alpha(m)), so T_hpu goes first. The start-up per process

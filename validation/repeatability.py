@@ -8,7 +8,7 @@ A is B/A - 1. The mean |B/A - 1| is the floor
 below which no model can be shown to be right on this machine.
 
 It also prints what no prediction, from any model, can do better than on these two sweeps. For a configuration
-measured a <= b, any predicted x has |x/a - 1| + |x/b - 1| >= 1 - a/b (equality for x in [a, b]), so the mean
+measured a <= b, any predicted x has |x/a - 1| + |x/b - 1| >= 1 - a/b (equality only at x = a), so the mean
 |error| over both sweeps is at least the mean of (1 - a/b) / 2; and x is within e of both only when
 b/a <= (1 + e)/(1 - e): the configurations above that ratio cannot be predicted within e on both sweeps.
 Per group of configurations (input, units), it also prints each sweep's fastest configuration and what it

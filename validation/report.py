@@ -51,7 +51,8 @@ def quiet_rule(d):
 def aggregate(rows, keys, quiet=lambda r: True):
     """Groups repetitions. A case uses its quiet repetitions (all of them when none is quiet, and says so);
     its time is their median (a censored repetition counts as its bound and sorts after every finished one);
-    it is censored when that median repetition is."""
+    it is censored when that median repetition is. `runs` are the repetitions the median is taken from when
+    all of them finished (mmgp validate's interval of the median), else empty."""
     groups = defaultdict(list)
     for r in rows:
         groups[tuple(r[k] for k in keys)].append(r)
@@ -61,7 +62,7 @@ def aggregate(rows, keys, quiet=lambda r: True):
         used.sort(key=lambda r: (int(r["censored"]), float(r["wall_s"])))
         med = used[(len(used) - 1) // 2]
         cases.append({"key": dict(zip(keys, k)), "measured_s": float(med["wall_s"]), "censored": med["censored"] == "1",
-                      "runs": [float(r["wall_s"]) for r in reps if r["censored"] == "0"],
+                      "runs": [float(r["wall_s"]) for r in used] if all(r["censored"] == "0" for r in used) else [],
                       "pooled": sorted({int(r["pooled_from_m"]) for r in reps if r.get("pooled_from_m")}),
                       "used": len(used), "all_quiet": len(used) == len([r for r in reps if quiet(r)]) and len(used) > 0
                       and all(quiet(r) for r in used),

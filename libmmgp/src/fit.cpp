@@ -159,8 +159,9 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
 
 constexpr int n_params = 6;  // T_hpu, T_apu, C_apu, g (through N*g), N, T_start
 
-// Model coefficients of one run: time = x . (T_hpu, T_apu, C_apu, N*g, N, T_start), the platform held fixed.
-std::array<double, n_params> coefficients(const platform& pl, const measured_run& run, const fit_options& opt) {
+// Model coefficients of one run: time = base + x . (T_hpu, T_apu, C_apu, N*g, N, T_start), the platform held
+// fixed; base (returned last) is what no parameter scales, e.g. the start-up's N_start switches and convoys.
+std::array<double, n_params + 1> coefficients(const platform& pl, const measured_run& run, const fit_options& opt) {
     scenario s;
     s.name = "fit";
     s.file = pl.name.empty() ? std::string("platform") : "platform " + pl.name;
@@ -173,6 +174,7 @@ std::array<double, n_params> coefficients(const platform& pl, const measured_run
     s.space.nodes = {run.c.nodes, run.c.nodes};
     s.space.pol = run.c.pol;
     s.app.spin_limit = opt.spin_limit;
+    s.app.N_start = opt.N_start;
     check_coverage(s);
     auto eval = [&](double T_hpu, double T_apu, double C_apu, double N, double g, double T_start = 0) {
         s.app.T_hpu = T_hpu;
@@ -183,10 +185,10 @@ std::array<double, n_params> coefficients(const platform& pl, const measured_run
         s.app.T_start = T_start;
         return evaluator(s, model_kind::mmgp)(run.c).time_s;
     };
-    const double base = eval(0, 0, 0, 0, 0);  // 0 unless the platform adds fixed costs
+    const double base = eval(0, 0, 0, 0, 0);
     const double xN = eval(0, 0, 0, 1, 0) - base;
     return {eval(1, 0, 0, 0, 0) - base, eval(0, 1, 0, 0, 0) - base, eval(0, 0, 1, 0, 0) - base,
-            eval(0, 0, 0, 1, 1) - base - xN, xN, eval(0, 0, 0, 0, 0, 1) - base};
+            eval(0, 0, 0, 1, 1) - base - xN, xN, eval(0, 0, 0, 0, 0, 1) - base, base};
 }
 
 }  // namespace
@@ -241,7 +243,7 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
     for (int i = 0; i < n; ++i) {
         auto x = coefficients(pl, runs[static_cast<std::size_t>(i)], opt);
         double t = runs[static_cast<std::size_t>(i)].time_s;
-        double rhs = t;
+        double rhs = t - x[n_params];
         // Held N: the N*(O_offload + T_csw + ...) part is known; a held g enters through N*g.
         if (held[4]) rhs -= held_value[4] * x[4];
         if (held[3]) rhs -= held_value[3] * held_value[4] * x[3];
@@ -365,6 +367,7 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
     a.N = out.params[4].value;
     a.T_start = out.params[5].value;
     a.spin_limit = opt.spin_limit;
+    a.N_start = opt.N_start;
     a.units = 1;
     for (const auto& r : runs) a.units = std::max(a.units, r.units);
     double ss = 0;
@@ -414,6 +417,7 @@ std::string application_json(const fit_result& f, const std::string& data_file) 
         doc["spin_limit"] = "unbounded";
     else if (f.app.spin_limit > 0)
         doc["spin_limit"] = f.app.spin_limit;
+    if (f.app.N_start > 0) doc["N_start"] = {{"value", f.app.N_start}, {"source", "given to mmgp fit (--N-start)"}};
     json res = json::array();
     for (const auto& r : f.residuals)
         res.push_back({{"m", r.run.c.m}, {"p", r.run.c.p}, {"nodes", r.run.c.nodes}, {"units", r.run.units},

@@ -269,6 +269,7 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
             return waits * (1.0 - coscheduled(n, static_cast<int>(t))) * budget * n / cores + handback;
         };
         double factor, csw_sum, spin_sum;  // sums over rounds of the stretch, stretch * switch cost, convoys
+        double first = m;                  // processes of the first round on the busiest node
         if (app.decomp == decomposition::data) {
             factor = stretch(m);
             csw_sum = factor * csw(m);
@@ -284,9 +285,11 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
             factor = full * s_full + s_last;
             csw_sum = full * s_full * csw(m) + (rest > 0 ? s_last * csw(last) : 0.0);
             spin_sum = full * convoy(m) + (rest > 0 ? convoy(last) : 0.0);
+            if (full < 1.0) first = last;
         }
-        // Start-up: one thread per process, all processes of the first round at once.
-        b.startup = app.T_start * std::max(1.0, std::min(m, static_cast<double>(app.units)) / cores);
+        // Start-up: one thread per process, all processes of the first round at once; its N_start off-loads
+        // pay the first round's switch and convoy on top (their dedicated time is in T_start).
+        b.startup = app.T_start * std::max(1.0, first / cores) + app.N_start * (stretch(first) * csw(first) + convoy(first));
         b.spin = spin_sum * app.N;
         b.host = factor * alpha_m * app.T_hpu;
         b.context_switch = csw_sum * app.N;

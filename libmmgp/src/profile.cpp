@@ -334,7 +334,7 @@ application application_from_json(const json& obj, const reader& r, const std::s
     r.object(obj, path);
     {
         json rest = obj;  // checked apart, as `cores` above
-        for (const char* key : {"g_charge", "spin_limit", "T_start", "T_offload_idle"}) rest.erase(key);
+        for (const char* key : {"g_charge", "spin_limit", "T_start", "N_start", "T_offload_idle"}) rest.erase(key);
         r.known_keys(rest, path, {"decomposition", "scaling", "N", "T_hpu", "T_apu", "C_apu", "g", "O_col", "units",
                                   "dma_bytes", "communication"});
     }
@@ -359,6 +359,7 @@ application application_from_json(const json& obj, const reader& r, const std::s
                    detail::describe(v));
     }
     a.T_start = r.number_or(obj, path, "T_start", 0.0, 0.0, false, "seconds per process");
+    a.N_start = r.number_or(obj, path, "N_start", 0.0, 0.0, false, "off-loads of the start-up, per process");
     if (obj.contains("T_offload_idle"))
         a.T_offload_idle = r.number_at(obj, path, "T_offload_idle", 0.0, false, "seconds per off-load");
     if (obj.contains("O_col")) a.O_col = read_m_function(obj["O_col"], r, child(path, "O_col"), false);

@@ -43,6 +43,8 @@ struct fit_options {
     bool fit_T_start = false;  ///< also estimate T_start, the start-up per process (needs runs with different units)
     /// The program's spin-wait limit, carried into the model and the fitted profile (application.spin_limit).
     std::int64_t spin_limit = 0;
+    /// Off-loads of the start-up per process (application.N_start), carried into the model and the fitted profile.
+    double N_start = 0.0;
     /// Parameters held at a value instead of fitted: names T_hpu, T_apu, C_apu, g, T_start.
     std::vector<std::pair<std::string, double>> fixed;
     std::string name = "fitted";

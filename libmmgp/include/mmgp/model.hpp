@@ -35,7 +35,7 @@ struct breakdown {
     double context_switch = 0.0;  ///< host context switches
     double communication = 0.0;   ///< O_col and the cluster communication term
     double spin = 0.0;            ///< spin-wait convoys on time-shared cores (README, "Spin convoys")
-    double startup = 0.0;         ///< process start-up (application T_start)
+    double startup = 0.0;         ///< process start-up (application T_start; on time-shared cores + N_start's switches and convoys)
     bool extrapolated = false;    ///< a communication cost came from the fitted model, not a table
 };
 

@@ -142,6 +142,10 @@ struct application {
     static constexpr std::int64_t spin_unbounded = -1;
     /// s, start-up of one process (reading input, set-up), paid once per process, not per unit.
     double T_start = 0.0;
+    /// Off-loads (synchronisations) of that start-up, once per process. T_start is their dedicated time; on
+    /// time-shared cores each also pays the edtlp switch and the spin convoy of the first round, as a unit's
+    /// off-loads do (RAxML's parsimony and model set-up synchronise its threads thousands of times).
+    double N_start = 0.0;
     /// s, the per-off-load overhead of the program's own sequential run (m = 1, p = 1, edtlp): HPU round trip
     /// minus APU busy time, i.e. O_offload plus the wake-up of the blocked HPU thread while a core is idle
     /// (measured by mmgp profile); < 0: not given. On time-shared cores it replaces the platform's T_wake by
