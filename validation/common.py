@@ -73,6 +73,9 @@ def machine_info(argv):
     try:
         info["git_commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                                             text=True, check=False).stdout.strip()
+        # Tracked files changed since that commit (the code that measured may not be the commit's).
+        info["git_uncommitted"] = subprocess.run(["git", "-C", ROOT, "diff", "--name-only", "HEAD"], capture_output=True,
+                                                 text=True, check=False).stdout.split()
     except OSError:
         pass
     return info

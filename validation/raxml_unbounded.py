@@ -72,9 +72,10 @@ def main():
             with tempfile.TemporaryDirectory() as wd:
                 copy = os.path.join(wd, os.path.basename(aln))
                 shutil.copyfile(aln, copy)
+                load = common.load1()
                 wall, censored = sweep_raxml.run_config(copy, a.m, a.p, a.bootstraps, a.timeout, wd)
             common.log(f"rep {rep} {label}: {'> ' if censored else ''}{wall:.2f} s{' (timeout)' if censored else ''}")
-            rows.append({"wall_s": f"{wall:.4f}", "censored": str(int(censored)), "load1_before": f"{common.load1():.2f}"})
+            rows.append({"wall_s": f"{wall:.4f}", "censored": str(int(censored)), "load1_before": f"{load:.2f}"})
     except KeyboardInterrupt:
         common._stop_children()
         raise

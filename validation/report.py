@@ -304,7 +304,7 @@ set logscale y
 set grid ytics
 set key top left
 set xtics rotate by -60 font ',8'
-plot '{dat}' using 1:($7==0?$3:1/0):5:6:xtic(2) with yerrorbars pt 7 ps 0.8 lc rgb '#1f77b4' title 'measured (median of the quiet repetitions; bars: min-max of all)', \\
+plot '{dat}' using 1:($7==0?$3:1/0):5:6:xtic(2) with yerrorbars pt 7 ps 0.8 lc rgb '#1f77b4' title 'measured (median of the quiet repetitions; bars: min-max of those runs)', \\
      '' using 1:($7==1?$3:1/0) with points pt 8 ps 1.2 lc rgb '#d62728' title 'censored (bound)', \\
      '' using 1:4 with linespoints pt 6 ps 0.8 lc rgb '#ff7f0e' title 'predicted'
 """)

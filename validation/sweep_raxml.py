@@ -48,7 +48,7 @@ def run_config(aln, m, p, B, bound, workdir):
     """Starts m raxml processes with p threads sharing B bootstraps; returns (wall_s, censored).
 
     The wall time ends when the last process is reaped by a blocking wait. (Popen.wait with a timeout polls
-    with sleeps of up to 50 ms, which rounded every run up to the next poll: until 2026-11-22 10:40 UTC the
+    with sleeps of up to 50 ms, which rounded every run up to the next poll: until 2026-11-22 10:39 UTC the
     RAxML times came in steps of ~50 ms, e.g. 0.114 / 0.164 / 0.215 s for one configuration.) The bound is
     enforced by a timer thread that kills the process groups."""
     procs = []
@@ -65,10 +65,11 @@ def run_config(aln, m, p, B, bound, workdir):
     def stop():
         expired.set()
         for pr in procs:
-            try:
-                os.killpg(pr.pid, signal.SIGKILL)  # the group outlives a reaped leader only while threads exit
-            except ProcessLookupError:
-                pass
+            if pr.returncode is None:  # not reaped yet (a reaped leader's pid may belong to someone else)
+                try:
+                    os.killpg(pr.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     timer = threading.Timer(max(bound - (time.monotonic() - t0), 0.001), stop)
     timer.start()
