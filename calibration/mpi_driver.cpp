@@ -1,15 +1,14 @@
 #include "mpi_driver.hpp"
 
-#include <array>
+#include "mmgp/io.hpp"
+
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <stdexcept>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -19,20 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
-
-/// Runs a shell command; returns its exit status and (optionally) its standard output.
-int sh(const std::string& cmd, std::string* out = nullptr) {
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return -1;
-    std::array<char, 4096> buf{};
-    std::string text;
-    for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) text.append(buf.data(), n);
-    int st = pclose(p);
-    if (out) *out = text;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/// Runs a shell command in a process group of its own (an interrupt kills it); returns its exit status and
+/// (optionally) its standard output.
+int sh(const std::string& cmd, std::string* out = nullptr) { return mmgp::run_command(cmd, out); }
 
 bool have(const std::string& prog) { return sh("command -v " + prog + " >/dev/null 2>&1") == 0; }
 
@@ -61,6 +49,23 @@ public:
         subnet_ = fmt::format("10.77.{}", 20 + pid % 200);
         bridge_ = prefix_ + "br";
         live_ = true;
+        try {
+            setup(ppn, cores);
+        } catch (...) {  // an interrupt or a failing command half-way: remove what was made
+            cleanup();
+            throw;
+        }
+    }
+    ~netns_cluster() { cleanup(); }
+    netns_cluster(const netns_cluster&) = delete;
+    netns_cluster& operator=(const netns_cluster&) = delete;
+
+    std::string name(int i) const { return prefix_ + "n" + std::to_string(i); }
+    std::string host(int i) const { return subnet_ + "." + std::to_string(i + 1); }
+
+private:
+    void setup(int ppn, int cores) {
+        const int nodes = nodes_;
         run(fmt::format("ip link add {0} type bridge && ip addr add {1}.254/24 dev {0} && ip link set {0} up", bridge_,
                         subnet_));
         for (int i = 0; i < nodes; ++i) {
@@ -99,18 +104,16 @@ public:
         a.close();
         fs::permissions(agent_, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
     }
-    ~netns_cluster() {
+    void cleanup() {
         if (!live_) return;
+        live_ = false;
         for (int i = 0; i < nodes_; ++i) sh("ip netns del " + name(i) + " >/dev/null 2>&1");
         sh("ip link del " + bridge_ + " >/dev/null 2>&1");
         std::error_code ec;
-        fs::remove_all(dir_, ec);
+        if (!dir_.empty()) fs::remove_all(dir_, ec);
     }
-    netns_cluster(const netns_cluster&) = delete;
-    netns_cluster& operator=(const netns_cluster&) = delete;
 
-    std::string name(int i) const { return prefix_ + "n" + std::to_string(i); }
-    std::string host(int i) const { return subnet_ + "." + std::to_string(i + 1); }
+public:
     std::string mpirun_args(int ppn) const {
         std::string hosts;
         for (int i = 0; i < nodes_; ++i) {
@@ -177,8 +180,6 @@ nlohmann::json measure_network(const mpi_settings& s) {
     nlohmann::json notes = nlohmann::json::array();
     if (!ns_ok)
         notes.push_back("no multi-node tables: emulating nodes needs root, ip(8) and taskset(1)");
-    auto old = std::signal(SIGINT, on_interrupt);
-    auto restore = [&] { std::signal(SIGINT, old); };
     try {
         for (const auto& d : dists) {
             if (s.progress) s.progress(fmt::format("mpi: nodes={} ppn={} ({} processes)", d.nodes, d.ppn, d.nodes * d.ppn));
@@ -193,7 +194,7 @@ nlohmann::json measure_network(const mpi_settings& s) {
                                   d.ppn, s.quick ? "quick" : "full");
             }
             int rc = sh(cmd, &out);
-            if (g_interrupted) throw std::runtime_error("interrupted");
+            if (mmgp::interrupt_pending()) throw std::runtime_error("interrupted");
             if (rc != 0) throw std::runtime_error(fmt::format("mpirun failed (status {}) for nodes={} ppn={}", rc, d.nodes, d.ppn));
             nlohmann::json r = nlohmann::json::parse(out.substr(out.find('{')));
             for (auto& t : tables_from_bench(r, d.nodes, d.ppn)) tables.push_back(std::move(t));
@@ -201,10 +202,9 @@ nlohmann::json measure_network(const mpi_settings& s) {
                             {"link", d.nodes > 1 ? cluster->link() : std::string("shared memory")}});
         }
     } catch (...) {
-        restore();
+        mmgp::finish_interrupt();  // the namespaces of the interrupted run are gone by now: end by the signal
         throw;
     }
-    restore();
     if (ns_ok)
         notes.push_back("multi-node tables come from network namespaces on one machine joined by veth pairs and a "
                         "bridge (tc netem, for added latency, is used only when the kernel provides it)");

@@ -1,10 +1,7 @@
 // mmgp calibrate: measure this machine with the calibration harnesses and write a platform profile.
 // The harnesses, fitting and the atomic write live in calibration/; this file only wires options and output.
-#include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
-#include <optional>
-#include <unistd.h>
 
 #include "calibrate.hpp"
 #include "common.hpp"
@@ -18,6 +15,7 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
                      "transfer) and write a platform profile");
     sub->add_flag("--quick", o.quick, "Fewer repetitions and sizes (under 20 s instead of under 2 minutes)");
     sub->add_flag("--mpi", o.mpi, "Also measure MPI allreduce and send/recv tables with OpenMPI (as root: extra nodes emulated by network namespaces)");
+    sub->add_flag("-q,--quiet", o.quiet, "No progress lines and no summary on standard error");
     sub->add_option("-o,--output", o.output, "Write the profile here (atomically); default: standard output");
     sub->add_option("--hpu-cpus", o.hpu_cpus, "CPU list of the host (HPU) contexts, e.g. 0 or 0-7 (default: the "
                                               "first cores/8 cores, at least one)");
@@ -40,16 +38,7 @@ int run_calibrate(const calibrate_options& o) {
     if (o.max_threads != -1 && !o.time_shared) throw usage_error("--max-threads: only with --time-shared");
     if (o.max_threads != -1 && (o.max_threads < 1 || o.max_threads > 1000000))
         throw usage_error(fmt::format("--max-threads: expected an integer in [1, 1000000], found {}", o.max_threads));
-    if (!o.output.empty()) {  // fail before measuring, not after
-        namespace fs = std::filesystem;
-        fs::path out(o.output);
-        fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-        std::error_code ec;
-        if (fs::is_directory(out, ec))
-            throw usage_error(fmt::format("-o: expected a file name, found the directory {}", o.output));
-        if (!fs::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0)
-            throw usage_error(fmt::format("-o: expected a file in a writable directory, found {}", o.output));
-    }
+    if (!o.output.empty()) check_output("-o", o.output);  // fail before measuring, not after
     calib::calibrate_settings s;
     s.quick = o.quick;
     s.mpi = o.mpi;
@@ -64,10 +53,10 @@ int run_calibrate(const calibrate_options& o) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    if (isatty(2)) s.progress = [](const std::string& line) { std::cerr << "mmgp calibrate: " << line << '\n'; };
-    // An interrupt from here on says which file it left alone.
-    std::optional<interrupt_guard> guard;
-    if (!o.output.empty()) guard.emplace(o.output);
+    // Progress on stderr whatever it is (terminal, log file, pipe): one line per harness.
+    if (!o.quiet) s.progress = [](const std::string& line) { std::cerr << "mmgp calibrate: " << line << std::endl; };
+    // An interrupt from here on stops at once and says which file it left alone.
+    interrupt_guard guard(o.output);
     nlohmann::json profile;
     try {
         profile = calib::calibrate_platform(s);
@@ -76,27 +65,20 @@ int run_calibrate(const calibrate_options& o) {
         return 1;
     }
     const std::string text = profile.dump(2) + "\n";
-    // The profile must be one the engine reads: check it inline before it replaces anything.
-    auto check = [&](const std::string&) {
+    // The profile must be one the engine reads: check it before it replaces anything.
+    try {
         nlohmann::json sc = {{"schema", "mmgp/1"}, {"platform", profile}, {"application", "pbpi"}};
         (void)parse_scenario(sc.dump(), "<calibrated profile>");
-    };
-    try {
-        if (o.output.empty()) {
-            check("");
-            std::cout << text;
-        } else {
-            write_file_atomically(o.output, text, check);
-        }
     } catch (const mmgp::error& e) {
         std::cerr << "mmgp: calibrate: internal error, the measured profile does not validate: " << e.what()
                   << " (nothing written)\n";
         return 1;
-    } catch (const std::exception& e) {
-        std::cerr << "mmgp: calibrate: " << e.what() << " (nothing written)\n";
-        return 1;
     }
-    if (isatty(2)) {
+    if (o.output.empty())
+        std::cout << text << std::flush;
+    else
+        write_file_atomically(o.output, text);  // a failure here is an mmgp::error: exit 2, nothing written
+    if (!o.quiet) {
         auto v = [&](const char* k) { return profile[k]["value"].get<double>(); };
         std::cerr << fmt::format("mmgp calibrate: O_offload {} (min {}), T_csw {}, {} HPU context(s), {} APU(s){}\n",
                                  human_time(v("O_offload")), human_time(profile["O_offload"]["min"].get<double>()),

@@ -60,8 +60,8 @@ std::string ci(const fitted_param& p) {
 }  // namespace
 
 int run_fit(const fit_options_cli& o) {
-    std::optional<interrupt_guard> guard;
-    if (!o.output.empty()) guard.emplace(o.output);
+    if (!o.output.empty()) check_output("-o", o.output, {o.file, o.platform});  // before reading anything
+    interrupt_guard guard(o.output);
     fit_options opt;
     if (o.decomposition == "data")
         opt.decomp = decomposition::data;

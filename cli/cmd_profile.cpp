@@ -2,7 +2,6 @@
 // program by running it sequentially on the off-load runtime (calibration/kernels), and writes it atomically.
 #include <fmt/format.h>
 #include <iostream>
-#include <optional>
 
 #include "app_profile.hpp"
 #include "common.hpp"
@@ -28,6 +27,7 @@ void setup_profile(CLI::App& app, profile_options& o) {
     sub->add_option("--seed", o.seed, "Random seed for resampling, branch lengths, topology, simulation (default 1)");
     sub->add_option("--name", o.name, "Application name in the profile (default raxml-libpll)");
     sub->add_option("-o,--output", o.output, "Write the profile here, atomically; default: standard output");
+    sub->add_flag("-q,--quiet", o.quiet, "No progress lines on standard error");
 }
 
 namespace {
@@ -85,8 +85,9 @@ int run_profile(const profile_options& o) {
     rq.repetitions = o.repetitions;
     rq.name = o.name;
     rq.command = cmd;
-    std::optional<interrupt_guard> guard;
-    if (!o.output.empty()) guard.emplace(o.output);
+    if (!o.output.empty()) check_output("-o", o.output, {c.alignment});  // before measuring
+    if (!o.quiet) rq.progress = [](const std::string& line) { std::cerr << "mmgp profile: " << line << std::endl; };
+    interrupt_guard guard(o.output);  // an interrupt stops at once and says which file it left alone
     K::profile_report rep;
     try {
         rep = K::measure_profile(rq);

@@ -70,7 +70,7 @@ void setup_validate(CLI::App& app, validate_options& o);
 int run_validate(const validate_options& o);
 
 struct calibrate_options {
-    bool quick = false, mpi = false, time_shared = false;
+    bool quick = false, mpi = false, time_shared = false, quiet = false;
     std::string output, hpu_cpus, apu_cpus, name;
     double cv_threshold = 0.10;
     long long max_threads = -1;  ///< --max-threads (-1: not given)
@@ -81,6 +81,7 @@ int run_calibrate(const calibrate_options& o);
 /// mmgp profile (calibration/kernels, built when libpll-dev is installed).
 struct profile_options {
     std::string alignment, simulate, output, name = "raxml-libpll";
+    bool quiet = false;
     int taxa = 0, sites = 0, units = 16, repetitions = 5, rounds = 1, newton = 4;
     unsigned long seed = 1;
 };

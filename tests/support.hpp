@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace mmgp::test {
 
@@ -43,6 +44,20 @@ struct run_result {
 };
 
 /// The mmgp binary under test (MMGP_BIN, set by meson test).
+/// True when an executable named `prog` is on PATH (no shell: usable in a doctest::skip() decorator).
+inline bool on_path(const std::string& prog) {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/bin:/bin";
+    for (std::size_t a = 0; a <= dirs.size();) {
+        std::size_t b = dirs.find(':', a);
+        if (b == std::string::npos) b = dirs.size();
+        std::string dir = b > a ? dirs.substr(a, b - a) : std::string(".");
+        if (::access((dir + "/" + prog).c_str(), X_OK) == 0) return true;
+        a = b + 1;
+    }
+    return false;
+}
+
 inline std::string mmgp_bin() {
     const char* b = std::getenv("MMGP_BIN");
     return b ? b : "build/cli/mmgp";

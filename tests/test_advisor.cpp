@@ -329,21 +329,21 @@ TEST_CASE("advisor C API: handles, status codes, versions, and the same answers 
     mmgp_advisor_destroy(adv);
 }
 
-TEST_CASE("packaging: meson install --destdir, then C and C++ programs build with pkg-config mmgp and run") {
-    if (std::system("command -v make >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 && command -v pkg-config >/dev/null 2>&1") != 0) {
-        MESSAGE("SKIPPED: make, cc or pkg-config not on PATH");
-        return;
-    }
+namespace {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    // A sanitized libmmgp needs its sanitizer runtime loaded first, which an outside program does not do.
-    MESSAGE("SKIPPED: sanitizer build (the installed library would need the sanitizer runtime)");
-    return;
+// A sanitized libmmgp needs its sanitizer runtime loaded first, which an outside program does not do.
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
 #endif
+}  // namespace
+
+TEST_CASE("packaging: meson install --destdir, then C and C++ programs build with pkg-config mmgp and run" *
+          doctest::skip(sanitized || !mmgp::test::on_path("make") || !mmgp::test::on_path("cc") ||
+                        !mmgp::test::on_path("pkg-config") || std::getenv("MMGP_BIN") == nullptr) *
+          doctest::description("needs make, cc, pkg-config, MMGP_BIN (meson test) and a build without sanitizers")) {
     const char* bin = std::getenv("MMGP_BIN");
-    if (!bin) {
-        MESSAGE("SKIPPED: MMGP_BIN not set (run through meson test)");
-        return;
-    }
+    REQUIRE(bin != nullptr);
     const std::string build = std::filesystem::path(bin).parent_path().parent_path().string();
     mmgp::test::temp_dir d;
     const std::string out = (d.path / "out").string();

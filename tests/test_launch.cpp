@@ -21,9 +21,7 @@ using strings = std::vector<std::string>;
 
 namespace {
 
-bool on_path(const std::string& prog) {
-    return std::system(("command -v " + prog + " >/dev/null 2>&1").c_str()) == 0;
-}
+using mmgp::test::on_path;
 
 
 launch_request request(launcher_kind k, int m, int p, int nodes, int cores) {
@@ -248,11 +246,9 @@ TEST_CASE("mmgp launch --exec returns the children's status and forwards SIGTERM
     CHECK(WEXITSTATUS(st) == 128 + SIGTERM);  // the children died of the forwarded SIGTERM
 }
 
-TEST_CASE("mmgp launch --launcher openmpi --exec runs a real MPI program with the mapping") {
-    if (!on_path("mpirun") || !on_path("mpicc")) {
-        MESSAGE("SKIPPED: mpirun or mpicc not on PATH (scripts/setup.sh installs openmpi-bin and libopenmpi-dev)");
-        return;
-    }
+TEST_CASE("mmgp launch --launcher openmpi --exec runs a real MPI program with the mapping" *
+          doctest::skip(!on_path("mpirun") || !on_path("mpicc")) *
+          doctest::description("needs mpirun and mpicc (scripts/setup.sh installs openmpi-bin and libopenmpi-dev)")) {
     temp_dir d;
     auto src = d.write("hello.c",
                        "#include <mpi.h>\n#include <stdio.h>\n#include <stdlib.h>\n"

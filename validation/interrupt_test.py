@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The `validation-interrupt` meson test (issue 7, no lost data): kills the tiny validation sweeps
+"""The `validation-interrupt` meson test (no lost data): kills the tiny validation sweeps
 (sweep_offload.py --quick, and sweep_raxml.py --quick when RAxML is installed) at random points and checks
 that the data set they write is never corrupted.
 
@@ -38,6 +38,7 @@ ROOT = os.path.dirname(HERE)
 TMP_TAG = ".sweep-tmp."
 failures = []
 checks = 0
+stops = []  # seconds from the signal to the sweep's end, for every sweep that ended by it
 
 
 def check(cond, what):
@@ -186,6 +187,7 @@ def trial(sw, d, sig, point, tag, group=False, prev_exists=True):
     label = describe(sw, sig, group, point, tag)
     out = []
     p = sw.start(d)
+    t_sig = seen_at_kill = None
 
     def drain():
         for raw in p.stderr:
@@ -208,6 +210,8 @@ def trial(sw, d, sig, point, tag, group=False, prev_exists=True):
             while time.monotonic() - t0 < point[1] and p.poll() is None:
                 time.sleep(0.002)
         if p.poll() is None:
+            seen_at_kill = sum(l.startswith("[") for l in list(out))
+            t_sig = time.monotonic()
             (os.killpg if group else os.kill)(p.pid, sig)
     try:
         rc = p.wait(timeout=180)
@@ -216,6 +220,7 @@ def trial(sw, d, sig, point, tag, group=False, prev_exists=True):
         rc = p.wait()
         check(False, f"{label}: sweep did not end within 180 s")
     took = time.monotonic() - t0
+    stop = time.monotonic() - t_sig if t_sig is not None else None
     survivors = live_children()
     reap_all()
     reader.join(timeout=10)  # after SIGKILL, a surviving child may hold the pipe until reap_all()
@@ -225,8 +230,19 @@ def trial(sw, d, sig, point, tag, group=False, prev_exists=True):
     state = {f: read(os.path.join(d, f)) for f in sw.files}
     old = [f for f in sw.files if prev_exists and state[f] == prev[f]]
     new = [f for f in sw.files if state[f] is not None and sw.valid_new(d, f)]
-    print(f"{label}: exit {rc} after {took:.1f} s, {len(old)} old and {len(new)} new of {len(sw.files)} files"
+    print(f"{label}: exit {rc} after {took:.1f} s"
+          + (f" ({stop:.3f} s after the signal)" if stop is not None else "")
+          + f", {len(old)} old and {len(new)} new of {len(sw.files)} files"
           + (f"; {mine[0]}" if mine else ""), file=sys.stderr, flush=True)
+    # A signal sent while at least two progress lines (the last one is "done: ...") were still to come found
+    # the sweep at work: it must have been interrupted, not have finished (a sweep that ignored the signal
+    # would finish and be judged by the branch below that accepts a finished sweep).
+    if sig in (signal.SIGINT, signal.SIGTERM) and seen_at_kill is not None and sw.progress is not None \
+            and seen_at_kill <= sw.progress - 2:
+        check(rc == -sig, f"{label}: signalled with {sw.progress - seen_at_kill} progress lines to go, but exit {rc}")
+    if sig in (signal.SIGINT, signal.SIGTERM) and stop is not None and rc == -sig:
+        stops.append(stop)
+        check(stop < 1.0, f"{label}: stopped {stop:.3f} s after the signal, expected < 1 s")
     # Never corrupted: each file is the previous one or a complete new one.
     for f in sw.files:
         if prev_exists:
@@ -388,6 +404,11 @@ def main():
         d = os.path.join(tmp, "empty", "out")
         os.makedirs(d)
         trial(sweeps[0][0], d, signal.SIGINT, ("time", rng.uniform(0.0, 1.0)), "no previous data", prev_exists=False)
+    # Every sweep stops within 1 s of SIGINT/SIGTERM (checked per kill above).
+    if stops:
+        print(f"interrupt test: stopped {sorted(stops)[len(stops) // 2]:.3f} s (median) / {max(stops):.3f} s (max) "
+              f"after SIGINT/SIGTERM over {len(stops)} kills", file=sys.stderr)
+    check(len(stops) >= 3, f"at least 3 SIGINT/SIGTERM kills ended a sweep by the signal, found {len(stops)}")
     print(f"interrupt test: {n} random kills, {checks} checks in {time.monotonic() - t_start:.1f} s", file=sys.stderr)
     if failures:
         print(f"{len(failures)} failure(s) (seed {seed})", file=sys.stderr)

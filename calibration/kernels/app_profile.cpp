@@ -83,6 +83,15 @@ statistic summarize(std::vector<double> v) {
     return s;
 }
 
+namespace {
+void say(const profile_request& rq, int r, const char* what) {
+    if (!rq.progress) return;
+    char line[160];
+    std::snprintf(line, sizeof line, "[%d/%d] %s", r + 1, rq.repetitions, what);
+    rq.progress(line);
+}
+}  // namespace
+
 profile_report measure_profile(const profile_request& rq) {
     if (rq.repetitions < 1) throw input_error("--repetitions: expected an integer >= 1, found " + std::to_string(rq.repetitions));
     const double t0 = now();
@@ -94,6 +103,7 @@ profile_report measure_profile(const profile_request& rq) {
         c1.m = 1;
         c1.p = 1;
         c1.policy = host_policy::edtlp;
+        say(rq, r, "sequential run (m=1, p=1)");
         result a = run(c1);
         const timers& t = a.t;
         const double calls = static_cast<double>(t.offloads);
@@ -109,6 +119,7 @@ profile_report measure_profile(const profile_request& rq) {
             // The worker on a core of its own, the HPU thread with the master (runtime.hpp, pin_team): the woken
             // HPU thread cannot take the core the next fork needs, so the busy-time slope is the gap.
             c2.pin_team = true;
+            say(rq, r, "run with 2 APUs for g (m=1, p=2)");
             result b = run(c2);
             const double calls2 = static_cast<double>(b.t.offloads);
             // busy(p) = serial + split/p + p*g per off-load, so g = busy(2) - busy(1) + split(1)/2.

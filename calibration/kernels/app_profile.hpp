@@ -7,6 +7,8 @@
 //   mmgp::write_file_atomically("app.json", rep.json);   // mmgp/io.hpp
 #pragma once
 
+#include <functional>
+
 #include <string>
 #include <vector>
 
@@ -20,6 +22,7 @@ struct profile_request {
     bool measure_g = true;     ///< false: g = 0 with a note (e.g. a one-site alignment)
     std::string name = "raxml-libpll";
     std::string command;       ///< the command line, recorded as provenance
+    std::function<void(const std::string&)> progress;  ///< one line per run; may be empty
 };
 
 /// One statistic over repetitions.

@@ -7,122 +7,334 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace mmgp {
 
 namespace {
 
-// State the signal handler reads: only fixed buffers and sig_atomic_t flags.
+namespace fs = std::filesystem;
+
+// ---- state the signal handler reads: fixed buffers and sig_atomic_t flags only ---------------------
 char g_tmp[4096];
 volatile std::sig_atomic_t g_tmp_live = 0;
 char g_msg_existing[4200];
 char g_msg_new[4200];
 volatile std::sig_atomic_t g_guard = 0;
 volatile std::sig_atomic_t g_path_existed = 0;
-struct sigaction g_old[3];
+constexpr int max_children = 16;
+volatile std::sig_atomic_t g_children[max_children] = {};  // process groups started by run_command()
+volatile std::sig_atomic_t g_in_command = 0;               // > 0: hold the signal, run_command() returns
+volatile std::sig_atomic_t g_pending = 0;                  // the held signal
+volatile std::sig_atomic_t g_count = 0;                    // signals handled so far
+
+// ---- installation, counted (guard, atomic write and run_command() may nest) ------------------------
 constexpr int g_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_old[3];
+int g_users = 0;
 
 void write_all(int fd, const char* s) {
     std::size_t n = std::strlen(s);
     while (n > 0) {
         ssize_t w = ::write(fd, s, n);
+        if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return;
         s += w;
         n -= static_cast<std::size_t>(w);
     }
 }
 
-extern "C" void on_interrupt(int sig) {
+const char* signal_name(int sig) {
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "signal";
+}
+
+void kill_children() {
+    for (int i = 0; i < max_children; ++i)
+        if (g_children[i] > 0) ::kill(-static_cast<pid_t>(g_children[i]), SIGKILL);
+}
+
+// Async-signal-safe: prints the line, then ends the process by `sig` (its default action).
+[[noreturn]] void die_by(int sig) {
+    write_all(2, "mmgp: interrupted (");
+    write_all(2, signal_name(sig));
+    write_all(2, g_guard ? (g_path_existed ? g_msg_existing : g_msg_new) : ")\n");
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(sig, &dfl, nullptr);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
+    ::_exit(128 + sig);  // only if the default action did not end the process
+}
+
+// Internal linkage: no other definition anywhere (an executable's, a plugin's) can take its place.
+void on_signal(int sig) {
+    const int saved = errno;
+    g_count = g_count + 1;
+    kill_children();
     if (g_tmp_live) ::unlink(g_tmp);
-    if (g_guard) {
-        const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
-        write_all(2, "mmgp: interrupted (");
-        write_all(2, name);
-        write_all(2, g_path_existed ? g_msg_existing : g_msg_new);
+    if (g_in_command > 0) {  // run_command() returns; its caller cleans up, then finish_interrupt()
+        g_pending = sig;
+        errno = saved;
+        return;
     }
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
+    die_by(sig);
 }
 
-void install() {
+void acquire() {
+    if (g_users++ > 0) return;
     struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
+    sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; ++i) sigaction(g_signals[i], &sa, &g_old[i]);
+    for (int s : g_signals) sigaddset(&sa.sa_mask, s);  // one handler at a time
+    for (int i = 0; i < 3; ++i) ::sigaction(g_signals[i], &sa, &g_old[i]);
 }
 
-void restore() {
-    for (int i = 0; i < 3; ++i) sigaction(g_signals[i], &g_old[i], nullptr);
+void release() {
+    if (--g_users > 0) return;
+    for (int i = 0; i < 3; ++i) ::sigaction(g_signals[i], &g_old[i], nullptr);
+}
+
+struct counted_handler {
+    counted_handler() { acquire(); }
+    ~counted_handler() { release(); }
+    counted_handler(const counted_handler&) = delete;
+    counted_handler& operator=(const counted_handler&) = delete;
+};
+
+// ---- output destinations ----------------------------------------------------------------------------
+enum class dest_kind { file, special };
+struct destination {
+    std::string path;  ///< after following symbolic links
+    dest_kind kind = dest_kind::file;
+    bool exists = false;
+};
+
+[[noreturn]] void refuse(const std::string& option, const std::string& path, const std::string& expected,
+                         const std::string& found) {
+    throw error((option.empty() ? std::string() : option + " ") + path + ": expected " + expected + ", found " + found);
+}
+
+destination resolve(const std::string& option, const std::string& path) {
+    if (path.empty()) refuse(option, "''", "a file path", "an empty string");
+    fs::path p(path);
+    struct stat st {};
+    for (int hops = 0; ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++hops) {
+        if (hops == 40) refuse(option, path, "a file path", "a loop of symbolic links");
+        std::error_code ec;
+        fs::path t = fs::read_symlink(p, ec);
+        if (ec) refuse(option, path, "a readable symbolic link", ec.message());
+        p = t.is_absolute() ? t : p.parent_path() / t;
+    }
+    destination d;
+    d.path = p.string();
+    if (::stat(p.c_str(), &st) != 0) {
+        if (errno != ENOENT) refuse(option, path, "a path it can reach", std::strerror(errno));
+        return d;
+    }
+    d.exists = true;
+    if (S_ISDIR(st.st_mode)) refuse(option, path, "a file path", "a directory");
+    if (S_ISREG(st.st_mode)) return d;
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+        d.kind = dest_kind::special;
+        return d;
+    }
+    refuse(option, path, "a regular file, a character device or a FIFO",
+           S_ISSOCK(st.st_mode) ? "a socket" : S_ISBLK(st.st_mode) ? "a block device (never overwritten)" : "another kind of file");
+}
+
+std::string parent_dir(const std::string& path) {
+    fs::path p(path);
+    return p.has_parent_path() ? p.parent_path().string() : std::string(".");
 }
 
 [[noreturn]] void fail(const std::string& path, const char* expected, int err) {
     throw input_error(path, "", expected, std::strerror(err));
 }
 
+void write_fd(int fd, const std::string& path, const std::string& text) {
+    const char* p = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+        ssize_t w = ::write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) fail(path, "a writable file", errno);
+        p += w;
+        left -= static_cast<std::size_t>(w);
+    }
+}
+
+// Writes `text` into a new temporary file made from `tmpl` (the handler removes it if a signal comes).
+// Returns its name; the caller renames or unlinks it and clears g_tmp_live.
+std::string write_temporary(const std::string& path, const std::string& tmpl, const std::string& text) {
+    if (tmpl.size() >= sizeof g_tmp) throw input_error(path, "", "a path shorter than 4000 bytes", "a longer one");
+    std::memcpy(g_tmp, tmpl.c_str(), tmpl.size() + 1);
+    int fd = ::mkstemp(g_tmp);
+    if (fd < 0) fail(path, "a writable directory for the file", errno);
+    g_tmp_live = 1;
+    const std::string tmp = g_tmp;
+    try {
+        write_fd(fd, path, text);
+        if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) fail(path, "a writable file", errno);
+    } catch (...) {
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        g_tmp_live = 0;
+        throw;
+    }
+    if (::close(fd) != 0) {
+        int e = errno;
+        ::unlink(tmp.c_str());
+        g_tmp_live = 0;
+        fail(path, "a writable file", e);
+    }
+    return tmp;
+}
+
 }  // namespace
+
+void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
+    destination d = resolve(option, path);
+    if (d.kind == dest_kind::special) {
+        if (::access(d.path.c_str(), W_OK) != 0) refuse(option, path, "a writable file", std::strerror(errno));
+    } else {
+        const std::string dir = parent_dir(d.path);
+        struct stat st {};
+        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            refuse(option, path, "a file in an existing directory", "no directory " + dir);
+        if (::access(dir.c_str(), W_OK) != 0)
+            refuse(option, path, "a file in a writable directory", dir + " not writable (" + std::strerror(errno) + ")");
+    }
+    if (!d.exists) return;
+    struct stat out {};
+    if (::stat(d.path.c_str(), &out) != 0) return;
+    for (const auto& in : inputs) {
+        struct stat st {};
+        if (!in.empty() && ::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+            refuse(option, path, "a file other than the input " + in, "the same file (it would be overwritten)");
+    }
+}
 
 interrupt_guard::interrupt_guard(const std::string& path) {
     std::error_code ec;
-    g_path_existed = std::filesystem::exists(path, ec) ? 1 : 0;
+    g_path_existed = !path.empty() && fs::exists(path, ec) ? 1 : 0;
     std::snprintf(g_msg_existing, sizeof g_msg_existing, "): %s left as it was\n", path.c_str());
     std::snprintf(g_msg_new, sizeof g_msg_new, "): %s not created\n", path.c_str());
-    g_guard = 1;
-    install();
+    g_guard = path.empty() ? 0 : 1;
+    acquire();
 }
 
 interrupt_guard::~interrupt_guard() {
     g_guard = 0;
-    restore();
+    release();
 }
 
 void write_file_atomically(const std::string& path, const std::string& text,
                            const std::function<void(const std::string&)>& check) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (path.empty()) throw input_error("(output)", "", "a file path", "an empty path");
-    if (fs::is_directory(path, ec)) throw input_error(path, "", "a file path", "a directory");
-    const std::string tmpl = path + ".tmp.XXXXXX";
-    if (tmpl.size() >= sizeof g_tmp) throw input_error(path, "", "a path shorter than 4000 bytes", "a longer one");
-    const bool guarded = g_guard != 0;
-    if (!guarded) install();  // the handler removes the temporary file if a signal comes mid-write
-    std::memcpy(g_tmp, tmpl.c_str(), tmpl.size() + 1);
-    int fd = ::mkstemp(g_tmp);
-    if (fd < 0) {
-        int e = errno;
-        if (!guarded) restore();
-        fail(path, "a writable directory for the file", e);
+    destination d = resolve("", path);
+    counted_handler handler;  // a signal mid-write removes the temporary file
+    if (d.kind == dest_kind::special) {
+        if (check) {  // the check sees the text as a file; the device or FIFO gets it only if accepted
+            std::string tmp = write_temporary(path, (fs::temp_directory_path() / "mmgp-out.XXXXXX").string(), text);
+            try {
+                check(tmp);
+            } catch (...) {
+                ::unlink(tmp.c_str());
+                g_tmp_live = 0;
+                throw;
+            }
+            ::unlink(tmp.c_str());
+            g_tmp_live = 0;
+        }
+        int fd = ::open(d.path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) fail(path, "a writable file", errno);
+        try {
+            write_fd(fd, path, text);
+        } catch (...) {
+            ::close(fd);
+            throw;
+        }
+        ::close(fd);
+        return;
     }
-    g_tmp_live = 1;
-    const std::string tmp = g_tmp;
-    auto give_up = [&] {
+    std::string tmp = write_temporary(path, d.path + ".tmp.XXXXXX", text);
+    try {
+        if (check) check(tmp);
+        if (std::rename(tmp.c_str(), d.path.c_str()) != 0) fail(path, "a path the file can be renamed to", errno);
+    } catch (...) {
         ::unlink(tmp.c_str());
         g_tmp_live = 0;
-        if (!guarded) restore();
-    };
-    try {
-        const char* p = text.data();
-        std::size_t left = text.size();
-        while (left > 0) {
-            ssize_t w = ::write(fd, p, left);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) fail(path, "a writable file", errno);
-            p += w;
-            left -= static_cast<std::size_t>(w);
-        }
-        if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) fail(path, "a writable file", errno);
-        int rc = ::close(fd);
-        fd = -1;
-        if (rc != 0) fail(path, "a writable file", errno);
-        if (check) check(tmp);
-        if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(path, "a path the file can be renamed to", errno);
-    } catch (...) {
-        if (fd >= 0) ::close(fd);
-        give_up();
         throw;
     }
     g_tmp_live = 0;
-    if (!guarded) restore();
+    int dfd = ::open(parent_dir(d.path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {  // the rename itself survives a crash
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+int run_command(const std::string& command, std::string* out) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+    counted_handler handler;
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (int s : g_signals) sigaddset(&block, s);
+    ::pthread_sigmask(SIG_BLOCK, &block, &old);  // no signal between fork() and registering the child
+    const std::sig_atomic_t seen = g_count;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        ::dup2(fds[1], 1);
+        ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(fds[1]);
+    int slot = -1;
+    if (pid > 0) {
+        ::setpgid(pid, pid);
+        for (int i = 0; i < max_children && slot < 0; ++i)
+            if (g_children[i] == 0) {
+                g_children[i] = pid;
+                slot = i;
+            }
+        g_in_command = g_in_command + 1;
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    if (pid < 0) {
+        ::close(fds[0]);
+        return -1;
+    }
+    if (g_count != seen) ::kill(-pid, SIGKILL);  // the handler ran before the child was known
+    std::string text;
+    char buf[4096];
+    while (g_count == seen) {  // a descendant outside the group may hold the pipe: stop reading on an interrupt
+        ssize_t n = ::read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fds[0]);
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (slot >= 0) g_children[slot] = 0;
+    g_in_command = g_in_command - 1;
+    if (out) *out = text;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+bool interrupt_pending() noexcept { return g_pending != 0; }
+
+void finish_interrupt() {
+    if (!g_pending) return;
+    die_by(g_pending);
 }
 
 }  // namespace mmgp

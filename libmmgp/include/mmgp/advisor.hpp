@@ -20,6 +20,8 @@
 // C runtimes use the same object through mmgp/advisor.h.
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,7 +29,7 @@
 #include "mmgp/model.hpp"
 #include "mmgp/profile.hpp"
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
 /// Tuning of an advisor; the defaults suit a runtime that off-loads thousands of tasks.
 struct advisor_options {

@@ -4,10 +4,12 @@
 //   catch (const mmgp::error& e) { std::cerr << "mmgp: " << e.what() << '\n'; return 2; }
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <stdexcept>
 #include <string>
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
 /// Base of every error libmmgp reports on purpose (bad input, unusable configuration).
 class error : public std::runtime_error {

@@ -9,13 +9,15 @@
 // fitting and predicting share one formula.
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "mmgp/model.hpp"
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
 /// One measured run.
 struct measured_run {

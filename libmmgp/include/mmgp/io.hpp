@@ -1,33 +1,65 @@
-// mmgp/io.hpp — writing result files without ever losing the previous one.
+// mmgp/io.hpp — writing result files without ever losing the previous one, and stopping cleanly.
 //
+//   mmgp::check_output("-o", "host.json", {"runs.csv"});  // before any work: refuse a bad destination
 //   mmgp::interrupt_guard guard("host.json");           // SIGINT/SIGTERM/SIGHUP now say what was kept
 //   ... minutes of measurements ...
 //   mmgp::write_file_atomically("host.json", text, [](const std::string& tmp) { /* validate tmp */ });
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <functional>
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 #include "mmgp/error.hpp"
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
-/// Writes `text` to `path` through a temporary file next to it (mode 0644, fsync'ed), calls `check`
-/// on the temporary file (it may throw to refuse it), then renames it over `path`. On any failure,
-/// or on SIGINT/SIGTERM/SIGHUP during the write, the temporary file is removed and `path` is left
-/// as it was. Throws mmgp::input_error naming `path` (or whatever `check` throws).
+/// Checks an output destination before any work is done, so that a command never measures for
+/// minutes and then cannot write. Refused (mmgp::error, one line naming `option` and `path`): an
+/// empty path, a directory, a socket, a destination whose directory is missing or not writable, and
+/// a destination that is the same file (device and inode, through any symbolic link) as one of
+/// `inputs` (inputs that do not exist are ignored).
+void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs = {});
+
+/// Writes `text` to `path`. A regular file (or a new one) is replaced atomically: a temporary file
+/// next to it (mode 0644, fsync'ed) is passed to `check` (which may throw to refuse it), then
+/// renamed over it. A symbolic link is followed: its target is replaced, the link stays. A device
+/// or FIFO (e.g. /dev/null, /dev/stdout) is written to directly, after `check` has accepted the
+/// text in a temporary file, and is never replaced. On any failure, or on SIGINT/SIGTERM/SIGHUP
+/// during the write, the temporary file is removed and `path` is left as it was. Throws
+/// mmgp::input_error naming `path` (or whatever `check` throws).
 void write_file_atomically(const std::string& path, const std::string& text,
                            const std::function<void(const std::string& tmp_path)>& check = {});
 
-/// While alive, SIGINT, SIGTERM and SIGHUP print one line — "mmgp: interrupted (SIGINT): PATH left as
-/// it was" or "... PATH not created" — remove a temporary file write_file_atomically() has open, and
-/// then end the process as the signal would have. One guard at a time; not copyable.
+/// While alive, SIGINT, SIGTERM and SIGHUP (to the process or to its process group) stop the
+/// command at once: the child process groups started through run_command() are killed, a temporary
+/// file write_file_atomically() has open is removed, one line is printed on stderr — "mmgp:
+/// interrupted (SIGINT): PATH left as it was", "... PATH not created", or without a path "mmgp:
+/// interrupted (SIGINT)" — and the process ends by the signal (exit status 128 + n). One guard at a
+/// time; not copyable.
 class interrupt_guard {
 public:
-    explicit interrupt_guard(const std::string& path);
+    explicit interrupt_guard(const std::string& path = "");
     ~interrupt_guard();
     interrupt_guard(const interrupt_guard&) = delete;
     interrupt_guard& operator=(const interrupt_guard&) = delete;
 };
+
+/// Runs `/bin/sh -c command` in a process group of its own with its standard output captured into
+/// `*out` (when given) and returns its exit status (-1 when it did not exit normally). An interrupt
+/// meanwhile kills the whole group; run_command() then returns and interrupt_pending() is true, so
+/// that the caller can undo what it set up (network namespaces, temporary directories) before
+/// calling finish_interrupt().
+int run_command(const std::string& command, std::string* out = nullptr);
+
+/// True when a SIGINT/SIGTERM/SIGHUP arrived during run_command() and has not been acted on yet.
+bool interrupt_pending() noexcept;
+
+/// Acts on a pending interrupt as the guard would have (message, then the process ends by the
+/// signal); returns at once when none is pending.
+void finish_interrupt();
 
 }  // namespace mmgp

@@ -13,6 +13,8 @@
 // message "WHAT: expected ..., found ...".
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,7 +24,7 @@
 #include "mmgp/error.hpp"
 #include "mmgp/model.hpp"
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
 /// Who starts the processes: OpenMPI's mpirun, MPICH's (Hydra) mpiexec, Slurm's srun, or
 /// `local`: m processes on this machine, each with its own rank and share of the task units.

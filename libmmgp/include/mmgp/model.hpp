@@ -7,11 +7,13 @@
 // Evaluation is pure, allocation-free and noexcept; all checking happens when the evaluator is built.
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <vector>
 
 #include "mmgp/profile.hpp"
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
 /// `eq11`: [H] Eq. 11 verbatim (single node). `mmgp`: the engine's model (MODEL.md §3).
 enum class model_kind { eq11, mmgp };

@@ -8,6 +8,8 @@
 // mmgp::input_error naming file, JSON pointer, expected and found.
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,7 +17,7 @@
 
 #include "mmgp/error.hpp"
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
 /// How an application splits its work ([H] Eq. 11 is `data`; RAxML bootstraps are `task`).
 enum class decomposition { data, task };

@@ -5,12 +5,14 @@
 //   r.best.c.m; r.best.time_s; r.near_optimal.size();
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <cstdint>
 #include <vector>
 
 #include "mmgp/model.hpp"
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
 /// A configuration with its prediction.
 struct ranked {

@@ -4,6 +4,8 @@
 //   r.mean_abs_err_pct; r.cases[0].predicted_s;
 #pragma once
 
+#include "mmgp/export.hpp"
+
 #include <limits>
 #include <string>
 #include <utility>
@@ -11,7 +13,7 @@
 
 #include "mmgp/model.hpp"
 
-namespace mmgp {
+namespace mmgp MMGP_EXPORT {
 
 /// One measured run and what the model predicts for it.
 struct validation_case {
