@@ -43,7 +43,6 @@ struct run_result {
     std::string out, err;
 };
 
-/// The mmgp binary under test (MMGP_BIN, set by meson test).
 /// True when an executable named `prog` is on PATH (no shell: usable in a doctest::skip() decorator).
 inline bool on_path(const std::string& prog) {
     const char* path = std::getenv("PATH");
@@ -58,6 +57,7 @@ inline bool on_path(const std::string& prog) {
     return false;
 }
 
+/// The mmgp binary under test (MMGP_BIN, set by meson test).
 inline std::string mmgp_bin() {
     const char* b = std::getenv("MMGP_BIN");
     return b ? b : "build/cli/mmgp";

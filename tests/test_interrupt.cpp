@@ -8,6 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
+#include <functional>
 #include <poll.h>
 #include <pty.h>
 #include <spawn.h>
@@ -38,7 +39,18 @@ struct outcome {
     double stop_s = -1;  ///< from the signal to the end of the process
     std::string err;     ///< what it printed on stderr (and stdout, under a terminal)
     bool ready = false;  ///< it reached the phase the signal was meant for
+    pid_t pid = 0;
 };
+
+std::string command_output(const std::string& cmd) {
+    std::string text;
+    if (FILE* p = ::popen(cmd.c_str(), "r")) {
+        char buf[4096];
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
+        ::pclose(p);
+    }
+    return text;
+}
 
 // Reads from fd into `text` until `needle` appears or `timeout_s` passes; true when it appeared.
 bool read_until(int fd, std::string& text, const std::string& needle, double timeout_s) {
@@ -74,9 +86,16 @@ void wait_for(pid_t pid, outcome& r, clk::time_point signalled_at) {
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Reads what is left until end of file, for at most 2 s (a surviving descendant may hold the pipe open).
 void drain(int fd, std::string& text) {
+    const auto end = clk::now() + std::chrono::seconds(2);
     char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    for (pollfd p{fd, POLLIN, 0}; clk::now() < end && ::poll(&p, 1, 100) >= 0;) {
+        if (!(p.revents & (POLLIN | POLLHUP))) continue;
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n <= 0) return;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
 }
 
 std::vector<char*> argv_of(std::vector<std::string>& args, std::string& bin) {
@@ -90,9 +109,16 @@ std::vector<char*> argv_of(std::vector<std::string>& args, std::string& bin) {
 // CI). `ready` is what marks the working phase: a text on stderr, or (fifo non-empty) the command's open of
 // that FIFO. Then sends `sig` to the process, or to its whole process group, and waits.
 outcome signal_when_ready(std::vector<std::string> args, int sig, bool group, const std::string& ready_line,
-                          const std::string& fifo = "") {
+                          const std::string& fifo = "", const std::string& extra_env = "",
+                          const std::function<bool()>& also_ready = {}) {
     std::string bin = mmgp::test::mmgp_bin();
     auto argv = argv_of(args, bin);
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e; ++e) env_text.emplace_back(*e);
+    if (!extra_env.empty()) env_text.push_back(extra_env);
+    std::vector<char*> envp;
+    for (auto& e : env_text) envp.push_back(e.data());
+    envp.push_back(nullptr);
     int err[2];
     REQUIRE(::pipe(err) == 0);
     posix_spawn_file_actions_t fa;
@@ -106,11 +132,12 @@ outcome signal_when_ready(std::vector<std::string> args, int sig, bool group, co
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&at, 0);
     pid_t pid = 0;
-    REQUIRE(posix_spawn(&pid, bin.c_str(), &fa, &at, argv.data(), environ) == 0);
+    REQUIRE(posix_spawn(&pid, bin.c_str(), &fa, &at, argv.data(), envp.data()) == 0);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     ::close(err[1]);
     outcome r;
+    r.pid = pid;
     int writer = -1;
     if (!fifo.empty()) {
         writer = ::open(fifo.c_str(), O_WRONLY);  // returns once mmgp has opened its input for reading
@@ -118,6 +145,10 @@ outcome signal_when_ready(std::vector<std::string> args, int sig, bool group, co
         if (writer >= 0) (void)!::write(writer, "m,p,time_s\n1,1,", 15);  // half a table: it waits for the rest
     } else {
         r.ready = read_until(err[0], r.err, ready_line, 60);
+    }
+    for (const auto give_up = clk::now() + std::chrono::seconds(60); r.ready && also_ready && !also_ready();) {
+        if (clk::now() > give_up) r.ready = false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     const auto t0 = clk::now();
     ::kill(group ? -pid : pid, sig);
@@ -154,6 +185,25 @@ outcome ctrl_c_in_terminal(std::vector<std::string> args, const std::string& rea
     }
     ::close(master);
     return r;
+}
+
+// Processes whose environment holds `tag` (every descendant inherits it, also daemons in sessions of their own),
+// only those named `comm` when given.
+std::vector<int> tagged_processes(const std::string& tag, const std::string& comm = "") {
+    std::vector<int> found;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string env = mmgp::test::slurp(e.path() / "environ");
+        const std::string stat = mmgp::test::slurp(e.path() / "stat");
+        const auto close = stat.rfind(')');
+        const bool zombie = close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z';
+        const auto open = stat.find('(');
+        const bool named = comm.empty() || (open != std::string::npos && close != std::string::npos &&
+                                            stat.compare(open + 1, close - open - 1, comm) == 0);
+        if (!zombie && named && env.find(tag) != std::string::npos) found.push_back(std::stoi(name));
+    }
+    return found;
 }
 
 std::vector<std::string> temporaries(const std::filesystem::path& dir) {
@@ -240,6 +290,26 @@ TEST_CASE("Ctrl-C in a terminal stops mmgp calibrate and keeps the previous file
     outcome r = ctrl_c_in_terminal({"calibrate", "--quick", "-o", out}, "mmgp calibrate: [1/");
     INFO("stopped " << r.stop_s << " s after Ctrl-C; terminal: " << r.err);
     check_interrupted(r, SIGINT, out, previous);
+}
+
+TEST_CASE("SIGTERM during calibrate --mpi kills mpirun, its daemons and the benchmark, and removes the namespaces" *
+          doctest::skip(::geteuid() != 0 || !mmgp::test::on_path("mpirun") || !mmgp::test::on_path("ip")) *
+          doctest::description("needs root, mpirun (openmpi-bin) and ip (iproute2)")) {
+    mmgp::test::temp_dir d;
+    const std::string previous = "{\"previous\": 3}\n";
+    const std::string out = d.write("host.json", previous);
+    const std::string tag = "MMGP_INTERRUPT_TEST=" + std::to_string(::getpid()) + "-" + d.path.filename().string();
+    // Signalled while the emulated two-node run measures: mpirun under timeout(1), which is in a process group of
+    // its own, and orted daemons in sessions of their own inside network namespaces, the benchmark running.
+    outcome r = signal_when_ready({"calibrate", "--quick", "--mpi", "-o", out}, SIGTERM, false,
+                                  "mmgp calibrate: mpi: nodes=2", "", tag,
+                                  [&] { return tagged_processes(tag, "mmgp-mpi-bench").size() >= 2; });
+    INFO("stopped " << r.stop_s << " s after the signal; stderr: " << r.err);
+    check_interrupted(r, SIGTERM, out, previous);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(tagged_processes(tag).empty());
+    const std::string net = command_output("ip netns list; ip link show");
+    CHECK(net.find("mmgp" + std::to_string(r.pid % 10000000)) == std::string::npos);  // its namespaces, veths, bridge
 }
 
 TEST_CASE("SIGKILL while measuring leaves the previous file intact" * doctest::description("no handler can run")) {

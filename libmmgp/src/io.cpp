@@ -1,11 +1,15 @@
 #include "mmgp/io.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <dirent.h>
+#include <map>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -195,6 +199,57 @@ std::string write_temporary(const std::string& path, const std::string& tmpl, co
     return tmp;
 }
 
+// The live descendants of this process (from /proc), children first.
+std::vector<pid_t> descendants() {
+    std::multimap<pid_t, pid_t> kids;
+    if (DIR* d = ::opendir("/proc")) {
+        while (dirent* e = ::readdir(d)) {
+            char* end = nullptr;
+            long pid = std::strtol(e->d_name, &end, 10);
+            if (pid <= 0 || *end != '\0') continue;
+            char path[64], buf[512];
+            std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+            FILE* f = std::fopen(path, "r");
+            if (!f) continue;
+            std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+            std::fclose(f);
+            buf[n] = '\0';
+            const char* close = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+            char state = 0;
+            long ppid = 0;
+            if (close && std::sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z')
+                kids.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
+        }
+        ::closedir(d);
+    }
+    std::vector<pid_t> out, todo{::getpid()};
+    while (!todo.empty()) {
+        pid_t p = todo.back();
+        todo.pop_back();
+        auto [a, b] = kids.equal_range(p);
+        for (auto it = a; it != b; ++it) {
+            out.push_back(it->second);
+            todo.push_back(it->second);
+        }
+    }
+    return out;
+}
+
+// After an interrupt: SIGKILLs every descendant, also those that left the child's process group (timeout(1),
+// daemons such as MPI's orted in sessions of their own), which this process adopts as a subreaper once their
+// parents are gone; reaps them, for at most 2 s.
+void kill_descendants() {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (;;) {
+        std::vector<pid_t> pids = descendants();
+        for (pid_t p : pids) ::kill(p, SIGKILL);
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        if (pids.empty() || std::chrono::steady_clock::now() > end) return;
+        ::usleep(2000);
+    }
+}
+
 }  // namespace
 
 void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
@@ -282,6 +337,11 @@ int run_command(const std::string& command, std::string* out) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
     counted_handler handler;
+    // Orphaned descendants (a daemon whose parent was killed) come back to this process, so that an
+    // interrupt can find and stop them all.
+    int was_subreaper = 0;
+    ::prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper, 0, 0, 0);
+    if (!was_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     sigset_t block, old;
     sigemptyset(&block);
     for (int s : g_signals) sigaddset(&block, s);
@@ -324,6 +384,8 @@ int run_command(const std::string& command, std::string* out) {
     int st = 0;
     while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
+    if (g_count != seen) kill_descendants();
+    if (!was_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
     if (slot >= 0) g_children[slot] = 0;
     g_in_command = g_in_command - 1;
     if (out) *out = text;
