@@ -5,6 +5,7 @@
 
 #include "calibrate.hpp"
 #include "common.hpp"
+#include "options.hpp"
 #include "mmgp/profile.hpp"
 
 namespace mmgp::cli {
@@ -16,18 +17,18 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
     sub->add_flag("--quick", o.quick, "Fewer repetitions and sizes (under 20 s instead of under 2 minutes)");
     sub->add_flag("--mpi", o.mpi, "Also measure MPI allreduce and send/recv tables with OpenMPI (as root: extra nodes emulated by network namespaces)");
     sub->add_flag("-q,--quiet", o.quiet, "No progress lines and no summary on standard error");
-    sub->add_option("-o,--output", o.output, "Write the profile here (atomically); default: standard output");
-    sub->add_option("--hpu-cpus", o.hpu_cpus, "CPU list of the host (HPU) contexts, e.g. 0 or 0-7 (default: the "
+    add_checked(sub, "-o,--output", o.output, "Write the profile here (atomically); default: standard output");
+    add_checked(sub, "--hpu-cpus", o.hpu_cpus, "CPU list of the host (HPU) contexts, e.g. 0 or 0-7 (default: the "
                                               "first cores/8 cores, at least one)");
-    sub->add_option("--apu-cpus", o.apu_cpus, "CPU list of the accelerator (APU) cores, e.g. 1-7 (default: one context "
+    add_checked(sub, "--apu-cpus", o.apu_cpus, "CPU list of the accelerator (APU) cores, e.g. 1-7 (default: one context "
                                               "of every other core)");
-    sub->add_option("--cv-threshold", o.cv_threshold,
+    add_checked(sub, "--cv-threshold", o.cv_threshold,
                     "Coefficient of variation above which a parameter is repeated, then flagged (default 0.10)");
-    sub->add_option("--name", o.name, "Profile name (default host-HOSTNAME)");
+    add_checked(sub, "--name", o.name, "Profile name (default host-HOSTNAME)");
     sub->add_flag("--time-shared", o.time_shared,
                   "Describe HPU and APU threads as unpinned software threads time-sharing the cores (writes cores, "
                   "T_wake, spin_pause, sched_slice; hpu_contexts = cores, apus = --max-threads)");
-    sub->add_option("--max-threads", o.max_threads,
+    add_checked(sub, "--max-threads", o.max_threads,
                     "With --time-shared: the bound on m*p written as apus (default 4 x cores)");
 }
 
@@ -35,9 +36,7 @@ int run_calibrate(const calibrate_options& o) {
     if (!(o.cv_threshold > 0 && o.cv_threshold < 10))
         throw usage_error(fmt::format("--cv-threshold: expected a number in (0, 10), found {}", num(o.cv_threshold)));
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
-    if (o.max_threads != -1 && !o.time_shared) throw usage_error("--max-threads: only with --time-shared");
-    if (o.max_threads != -1 && (o.max_threads < 1 || o.max_threads > 1000000))
-        throw usage_error(fmt::format("--max-threads: expected an integer in [1, 1000000], found {}", o.max_threads));
+    if (o.max_threads && !o.time_shared) throw usage_error("--max-threads: only with --time-shared");
     if (!o.output.empty()) check_output("-o", o.output);  // fail before measuring, not after
     calib::calibrate_settings s;
     s.quick = o.quick;
@@ -47,7 +46,7 @@ int run_calibrate(const calibrate_options& o) {
     s.cv_threshold = o.cv_threshold;
     s.name = o.name;
     s.time_shared = o.time_shared;
-    s.max_threads = o.max_threads > 0 ? static_cast<int>(o.max_threads) : 0;
+    s.max_threads = o.max_threads ? static_cast<int>(*o.max_threads) : 0;
     try {  // bad CPU lists are usage errors: check them before measuring anything
         calib::resolve_roles(calib::detect_topology(), o.hpu_cpus, o.apu_cpus);
     } catch (const std::invalid_argument& e) {

@@ -8,28 +8,29 @@
 #include <optional>
 
 #include "common.hpp"
+#include "options.hpp"
 #include "mmgp/fit.hpp"
 
 namespace mmgp::cli {
 
 void setup_fit(CLI::App& app, fit_options_cli& o) {
     auto* sub = app.add_subcommand("fit", "Fit an application profile to measured runs (CSV or JSON) by least squares");
-    sub->add_option("measurements", o.file, "Runs: CSV with a header (m,p,nodes,units,time_s[,policy]) or JSON")->required();
-    sub->add_option("--platform", o.platform, "Platform profile (path or bundled name) the runs were measured on");
-    sub->add_option("-o,--output", o.output, "Write the fitted application profile here (atomically)");
-    sub->add_option("--decomposition", o.decomposition, "task (default) or data");
-    sub->add_option("--scaling", o.scaling, "strong (default) or weak");
-    sub->add_option("--policy", o.policy, "Host policy of runs without a policy column: edtlp (default) or os");
-    sub->add_option("--N", o.N, "Off-loading phases (per unit for task), held during the fit (default 1)");
+    add_checked(sub, "measurements", o.file, "Runs: CSV with a header (m,p,nodes,units,time_s[,policy]) or JSON")->required();
+    add_checked(sub, "--platform", o.platform, "Platform profile (path or bundled name) the runs were measured on");
+    add_checked(sub, "-o,--output", o.output, "Write the fitted application profile here (atomically)");
+    add_checked(sub, "--decomposition", o.decomposition, "task (default) or data");
+    add_checked(sub, "--scaling", o.scaling, "strong (default) or weak");
+    add_checked(sub, "--policy", o.policy, "Host policy of runs without a policy column: edtlp (default) or os");
+    add_checked(sub, "--N", o.N, "Off-loading phases (per unit for task), held during the fit (default 1)");
     sub->add_flag("--fit-N", o.fit_N, "Also estimate N");
     sub->add_flag("--fit-T-start", o.fit_T_start, "Also estimate T_start, the start-up per process (needs two unit counts)");
-    sub->add_option("--N-start", o.N_start,
+    add_checked(sub, "--N-start", o.N_start,
                     "Off-loads of the start-up per process (application.N_start; their switches and spin convoys on "
                     "time-shared cores are added to T_start; default 0)");
-    sub->add_option("--spin-limit", o.spin_limit,
+    add_checked(sub, "--spin-limit", o.spin_limit,
                     "The program's spin-wait iterations before blocking, or 'unbounded' (application.spin_limit; default 0)");
-    sub->add_option("--fix", o.fix, "Hold a parameter: NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, T_start (repeatable)");
-    sub->add_option("--name", o.name, "Name of the fitted application (default: fitted)");
+    add_checked(sub, "--fix", o.fix, "Hold a parameter: NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, T_start (repeatable)");
+    add_checked(sub, "--name", o.name, "Name of the fitted application (default: fitted)");
     sub->add_flag("--json", o.json, "Print the fitted profile as JSON instead of the report");
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common.hpp"
+#include "options.hpp"
 #include "mmgp/launch.hpp"
 
 namespace mmgp::cli {
@@ -20,22 +21,22 @@ void setup_launch(CLI::App& app, launch_options& o) {
         "launch",
         "Launch a program with the predicted best mapping (or the one given by --m/--p/--nodes): prints the "
         "mpirun/mpiexec/srun/local command, or runs it with --exec");
-    sub->add_option("profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name")->required();
+    add_checked(sub, "profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name")->required();
     sub->add_option("command", o.command,
                     "After --: the program and its arguments. Placeholders {m} {p} {nodes} {np} {U}; with the local "
                     "launcher also {rank} and {units} (the rank's share of the task units)")
         ->required();
-    sub->add_option("--launcher", o.launcher, "openmpi (mpirun), mpich (mpiexec), srun (Slurm) or local")->required();
-    sub->add_option("--model", o.model, "Model that picks the mapping: mmgp (default) or eq11");
-    sub->add_option("--policy", o.policy, "Host scheduling policy: edtlp or os (overrides search.policy)");
-    sub->add_option("--m", o.m, "Processes per node: N fixes it, LO:HI restricts the search");
-    sub->add_option("--p", o.p, "Accelerators (threads) per process: N or LO:HI");
-    sub->add_option("--nodes", o.nodes, "Nodes: N or LO:HI");
-    sub->add_option("--units", o.units, "Task units to share among the processes ({units}); default: the application's units");
-    sub->add_option("--cores-per-node", o.cores_per_node,
+    add_checked(sub, "--launcher", o.launcher, "openmpi (mpirun), mpich (mpiexec), srun (Slurm) or local")->required();
+    add_checked(sub, "--model", o.model, "Model that picks the mapping: mmgp (default) or eq11");
+    add_checked(sub, "--policy", o.policy, "Host scheduling policy: edtlp or os (overrides search.policy)");
+    add_checked(sub, "--m", o.m, "Processes per node: N fixes it, LO:HI restricts the search");
+    add_checked(sub, "--p", o.p, "Accelerators (threads) per process: N or LO:HI");
+    add_checked(sub, "--nodes", o.nodes, "Nodes: N or LO:HI");
+    add_checked(sub, "--units", o.units, "Task units to share among the processes ({units}); default: the application's units");
+    add_checked(sub, "--cores-per-node", o.cores_per_node,
                     "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1, "
                     "else unknown)");
-    sub->add_option("--launcher-program", o.program, "Launcher executable (default mpirun, mpiexec or srun)");
+    add_checked(sub, "--launcher-program", o.program, "Launcher executable (default mpirun, mpiexec or srun)");
     sub->add_flag("--oversubscribe", o.oversubscribe,
                   "Allow more processes than cores (mpirun --oversubscribe, srun --overcommit)");
     sub->add_flag("--no-bind", o.no_bind, "Local launcher: do not bind processes to CPUs");
@@ -57,7 +58,7 @@ std::vector<int> available_cpus() {
     return out;
 }
 
-extern "C" void on_sigchld(int) {}
+void on_sigchld(int) {}  // internal linkage: a program cannot replace it
 
 // Starts every process of the plan, forwards SIGINT/SIGTERM to them, returns the first non-zero
 // status in rank order (128 + signal for a child killed by a signal), 0 when all succeeded.
@@ -142,9 +143,6 @@ int run_launch(const launch_options& o) {
     if (!parse_launcher(o.launcher, kind))
         throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launcher + "\"");
     model_kind mk = parse_model_option(o.model);
-    if (o.units < -1) throw usage_error("--units: expected a count >= 0, found " + std::to_string(o.units));
-    if (o.cores_per_node < -1 || o.cores_per_node == 0)
-        throw usage_error("--cores-per-node: expected a count >= 1, found " + std::to_string(o.cores_per_node));
     scenario s = load_scenario(o.profile);
     bool changed = false;
     if (!o.policy.empty()) s.space.pol = parse_policy_option(o.policy), changed = true;
@@ -158,18 +156,18 @@ int run_launch(const launch_options& o) {
     launch_request rq;
     rq.kind = kind;
     rq.mapping = best.c;
-    rq.units = o.units >= 0 ? o.units : s.app.units;
+    rq.units = o.units ? *o.units : s.app.units;
     rq.program = o.program;
     rq.oversubscribe = o.oversubscribe;
     rq.allow_run_as_root = kind == launcher_kind::openmpi && geteuid() == 0;
     std::vector<int> cpus = available_cpus();
-    if (o.cores_per_node > 0)
-        rq.cores_per_node = o.cores_per_node;
+    if (o.cores_per_node)
+        rq.cores_per_node = *o.cores_per_node;
     else if (best.c.nodes == 1 && kind != launcher_kind::srun)
         rq.cores_per_node = static_cast<int>(cpus.size());
     if (kind == launcher_kind::local && !o.no_bind) {
-        if (o.cores_per_node > 0 && static_cast<std::size_t>(o.cores_per_node) < cpus.size())
-            cpus.resize(static_cast<std::size_t>(o.cores_per_node));
+        if (o.cores_per_node && static_cast<std::size_t>(*o.cores_per_node) < cpus.size())
+            cpus.resize(static_cast<std::size_t>(*o.cores_per_node));
         rq.cpus = cpus;
     }
     launch_plan plan = render_launch(rq, o.command);

@@ -6,22 +6,23 @@
 #include <map>
 
 #include "common.hpp"
+#include "options.hpp"
 
 namespace mmgp::cli {
 
 void setup_predict(CLI::App& app, predict_options& o) {
     auto* sub = app.add_subcommand("predict", "Predict every feasible (m, p, nodes) of a scenario and pick the best");
-    sub->add_option("profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name (pbpi-qs20, raxml-qs20, pbpi-roadrunner)")
+    add_checked(sub, "profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name (pbpi-qs20, raxml-qs20, pbpi-roadrunner)")
         ->required();
-    sub->add_option("--model", o.model,
+    add_checked(sub, "--model", o.model,
                     "eq11: [H] Eq. 11 verbatim (one node); mmgp: the engine's model (task decomposition, host "
                     "oversubscription, cluster term). Default mmgp");
-    sub->add_option("--policy", o.policy, "Host scheduling policy: edtlp (switch on every off-load) or os; overrides search.policy");
-    sub->add_option("--m", o.m, "Processes per node to search: N or LO:HI (overrides search.m)");
-    sub->add_option("--p", o.p, "Accelerators per process to search: N or LO:HI (overrides search.p)");
-    sub->add_option("--nodes", o.nodes, "Nodes to search: N or LO:HI (overrides search.nodes)");
-    sub->add_option("--tolerance", o.tolerance, "Near-optimal margin as a fraction of the best time (default 0.05)");
-    sub->add_option("--top", o.top, "Rows of the ranked table in the human output (default 15)");
+    add_checked(sub, "--policy", o.policy, "Host scheduling policy: edtlp (switch on every off-load) or os; overrides search.policy");
+    add_checked(sub, "--m", o.m, "Processes per node to search: N or LO:HI (overrides search.m)");
+    add_checked(sub, "--p", o.p, "Accelerators per process to search: N or LO:HI (overrides search.p)");
+    add_checked(sub, "--nodes", o.nodes, "Nodes to search: N or LO:HI (overrides search.nodes)");
+    add_checked(sub, "--tolerance", o.tolerance, "Near-optimal margin as a fraction of the best time (default 0.05)");
+    add_checked(sub, "--top", o.top, "Rows of the ranked table in the human output (default 15)");
     auto* j = sub->add_flag("--json", o.json, "Print one JSON document");
     auto* c = sub->add_flag("--csv", o.csv, "Print every configuration as CSV");
     j->excludes(c);
@@ -255,12 +256,7 @@ int run_predict(const predict_options& o) {
     if (!o.m.empty()) s.space.m = parse_range("--m", o.m), changed = true;
     if (!o.p.empty()) s.space.p = parse_range("--p", o.p), changed = true;
     if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes), changed = true;
-    if (o.tolerance != -1.0) {
-        if (!(o.tolerance >= 0) || !std::isfinite(o.tolerance) || o.tolerance > 100)
-            throw usage_error("--tolerance: expected a fraction between 0 and 100, found " + num(o.tolerance));
-        s.space.tolerance = o.tolerance;
-    }
-    if (o.top < 1) throw usage_error("--top: expected an integer >= 1, found " + std::to_string(o.top));
+    if (o.tolerance) s.space.tolerance = *o.tolerance;  // its range is checked by the option table
     if (changed || !o.policy.empty()) check_coverage(s);
     search_result r = search(s, kind);
     for (const auto& x : r.all)

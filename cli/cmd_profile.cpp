@@ -5,6 +5,7 @@
 
 #include "app_profile.hpp"
 #include "common.hpp"
+#include "options.hpp"
 
 namespace mmgp::cli {
 
@@ -13,20 +14,20 @@ void setup_profile(CLI::App& app, profile_options& o) {
         "profile",
         "Measure an application profile (schema mmgp/1): run the libpll bootstrap program sequentially (1 HPU "
         "thread, 1 APU) with timers around host, off-loaded and non-splittable regions, and with 2 APUs for g");
-    auto* al = sub->add_option("--alignment", o.alignment,
+    auto* al = add_checked(sub, "--alignment", o.alignment,
                                "DNA alignment, PHYLIP or FASTA, gzip or not (default "
                                "/usr/share/doc/examl/testData/49.gz, shipped by Debian's examl)");
-    auto* si = sub->add_option("--simulate", o.simulate, "TAXA:SITES: simulate DNA along a random tree (GTR+G4, seeded) instead");
+    auto* si = add_checked(sub, "--simulate", o.simulate, "TAXA:SITES: simulate DNA along a random tree (GTR+G4, seeded) instead");
     al->excludes(si);
-    sub->add_option("--taxa", o.taxa, "Keep only the first TAXA taxa (default all)");
-    sub->add_option("--sites", o.sites, "Keep only the first SITES sites (default all)");
-    sub->add_option("--units", o.units, "Task units (bootstraps) of the application and of each profiling run (default 16)");
-    sub->add_option("--repetitions", o.repetitions, "Sequential runs; the profile holds their median (default 5)");
-    sub->add_option("--rounds", o.rounds, "Branch-smoothing rounds over all edges per unit (default 1)");
-    sub->add_option("--newton", o.newton, "Newton steps per branch at most (default 4)");
-    sub->add_option("--seed", o.seed, "Random seed for resampling, branch lengths, topology, simulation (default 1)");
-    sub->add_option("--name", o.name, "Application name in the profile (default raxml-libpll)");
-    sub->add_option("-o,--output", o.output, "Write the profile here, atomically; default: standard output");
+    add_checked(sub, "--taxa", o.taxa, "Keep only the first TAXA taxa (default all)");
+    add_checked(sub, "--sites", o.sites, "Keep only the first SITES sites (default all)");
+    add_checked(sub, "--units", o.units, "Task units (bootstraps) of the application and of each profiling run (default 16)");
+    add_checked(sub, "--repetitions", o.repetitions, "Sequential runs; the profile holds their median (default 5)");
+    add_checked(sub, "--rounds", o.rounds, "Branch-smoothing rounds over all edges per unit (default 1)");
+    add_checked(sub, "--newton", o.newton, "Newton steps per branch at most (default 4)");
+    add_checked(sub, "--seed", o.seed, "Random seed for resampling, branch lengths, topology, simulation (default 1)");
+    add_checked(sub, "--name", o.name, "Application name in the profile (default raxml-libpll)");
+    add_checked(sub, "-o,--output", o.output, "Write the profile here, atomically; default: standard output");
     sub->add_flag("-q,--quiet", o.quiet, "No progress lines on standard error");
 }
 
@@ -51,21 +52,13 @@ int run_profile(const profile_options& o) {
     namespace K = mmgp::kernels;
     K::profile_request rq;
     K::config& c = rq.base;
-    if (o.units < 1 || o.units > 1000000) throw usage_error(fmt::format("--units: expected an integer in [1, 1000000], found {}", o.units));
-    if (o.repetitions < 1 || o.repetitions > 1000)
-        throw usage_error(fmt::format("--repetitions: expected an integer in [1, 1000], found {}", o.repetitions));
-    if (o.rounds < 1 || o.rounds > 100) throw usage_error(fmt::format("--rounds: expected an integer in [1, 100], found {}", o.rounds));
-    if (o.newton < 1 || o.newton > 100) throw usage_error(fmt::format("--newton: expected an integer in [1, 100], found {}", o.newton));
-    if (o.taxa < 0 || (o.taxa > 0 && o.taxa < 3))
-        throw usage_error(fmt::format("--taxa: expected an integer >= 3, found {}", o.taxa));
-    if (o.sites < 0 || o.sites == 1)  // g needs a run with 2 APUs, one site range each
-        throw usage_error(fmt::format("--sites: expected an integer >= 2, found {}", o.sites));
+    // --units, --repetitions, --rounds, --newton, --taxa, --sites: ranges checked by the option table (options.cpp)
     c.units = o.units;
     c.rounds = o.rounds;
     c.newton = o.newton;
     c.seed = o.seed;
-    c.taxa = o.taxa;
-    c.sites = o.sites;
+    c.taxa = o.taxa.value_or(0);  // 0: all
+    c.sites = o.sites.value_or(0);
     std::string cmd = "mmgp profile";
     if (!o.simulate.empty()) {
         auto colon = o.simulate.find(':');
@@ -78,8 +71,8 @@ int run_profile(const profile_options& o) {
         c.alignment = o.alignment.empty() ? std::string("/usr/share/doc/examl/testData/49.gz") : o.alignment;
         cmd += " --alignment " + c.alignment;
     }
-    if (o.taxa) cmd += fmt::format(" --taxa {}", o.taxa);
-    if (o.sites) cmd += fmt::format(" --sites {}", o.sites);
+    if (o.taxa) cmd += fmt::format(" --taxa {}", *o.taxa);
+    if (o.sites) cmd += fmt::format(" --sites {}", *o.sites);
     cmd += fmt::format(" --units {} --repetitions {} --rounds {} --newton {} --seed {}", o.units, o.repetitions, o.rounds,
                        o.newton, o.seed);
     rq.repetitions = o.repetitions;

@@ -4,17 +4,18 @@
 #include <iostream>
 
 #include "common.hpp"
+#include "options.hpp"
 
 namespace mmgp::cli {
 
 void setup_validate(CLI::App& app, validate_options& o) {
     auto* sub = app.add_subcommand("validate", "Compare predictions with measured run times (per case and summary)");
-    sub->add_option("file", o.file, "Validation file (schema mmgp/1, kind validation) or a bundled one (edtlp-table1)")
+    add_checked(sub, "file", o.file, "Validation file (schema mmgp/1, kind validation) or a bundled one (edtlp-table1)")
         ->required();
-    sub->add_option("--model", o.model, "eq11 or mmgp (default mmgp)");
+    add_checked(sub, "--model", o.model, "eq11 or mmgp (default mmgp)");
     sub->add_flag("--json", o.json, "Print one JSON document");
-    sub->add_option("--max-mean-err", o.max_mean, "Exit 1 when the mean absolute error (%) exceeds this");
-    sub->add_option("--max-err", o.max_max, "Exit 1 when the largest absolute error (%) exceeds this");
+    add_checked(sub, "--max-mean-err", o.max_mean, "Exit 1 when the mean absolute error (%) exceeds this");
+    add_checked(sub, "--max-err", o.max_max, "Exit 1 when the largest absolute error (%) exceeds this");
 }
 
 namespace {
@@ -115,7 +116,8 @@ int run_validate(const validate_options& o) {
                                           : "");
     }
     std::cout << out << std::flush;
-    if ((o.max_mean >= 0 && rep.mean_abs_err_pct > o.max_mean) || (o.max_max >= 0 && rep.max_abs_err_pct > o.max_max)) {
+    // A NaN summary never passes a gate: !(x <= bound) is true for NaN.
+    if ((o.max_mean && !(rep.mean_abs_err_pct <= *o.max_mean)) || (o.max_max && !(rep.max_abs_err_pct <= *o.max_max))) {
         std::cerr << fmt::format("mmgp: validate: error bound exceeded (mean {:.2f} %, max {:.2f} %)\n",
                                  rep.mean_abs_err_pct, rep.max_abs_err_pct);
         return 1;

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,7 @@ struct predict_options {
     std::string model = "mmgp";
     std::string policy;
     std::string m, p, nodes;
-    double tolerance = -1;
+    std::optional<double> tolerance;  ///< --tolerance (not given: the scenario's)
     bool json = false, csv = false;
     int top = 15;
 };
@@ -64,7 +65,7 @@ struct validate_options {
     std::string file;
     std::string model = "mmgp";
     bool json = false;
-    double max_mean = -1, max_max = -1;
+    std::optional<double> max_mean, max_max;  ///< --max-mean-err, --max-err
 };
 void setup_validate(CLI::App& app, validate_options& o);
 int run_validate(const validate_options& o);
@@ -73,7 +74,7 @@ struct calibrate_options {
     bool quick = false, mpi = false, time_shared = false, quiet = false;
     std::string output, hpu_cpus, apu_cpus, name;
     double cv_threshold = 0.10;
-    long long max_threads = -1;  ///< --max-threads (-1: not given)
+    std::optional<long long> max_threads;  ///< --max-threads
 };
 void setup_calibrate(CLI::App& app, calibrate_options& o);
 int run_calibrate(const calibrate_options& o);
@@ -82,7 +83,8 @@ int run_calibrate(const calibrate_options& o);
 struct profile_options {
     std::string alignment, simulate, output, name = "raxml-libpll";
     bool quiet = false;
-    int taxa = 0, sites = 0, units = 16, repetitions = 5, rounds = 1, newton = 4;
+    std::optional<int> taxa, sites;  ///< --taxa, --sites (not given: all)
+    int units = 16, repetitions = 5, rounds = 1, newton = 4;
     unsigned long seed = 1;
 };
 void setup_profile(CLI::App& app, profile_options& o);
@@ -90,8 +92,8 @@ int run_profile(const profile_options& o);
 
 struct launch_options {
     std::string profile, launcher, model = "mmgp", policy, m, p, nodes, program;
-    std::int64_t units = -1;
-    int cores_per_node = -1;
+    std::optional<std::int64_t> units;  ///< --units (not given: the application's)
+    std::optional<int> cores_per_node;
     bool oversubscribe = false, no_bind = false, exec = false, json = false;
     std::vector<std::string> command;
 };

@@ -268,7 +268,7 @@ TEST_CASE("SIGINT and SIGTERM, to the process or its group, stop calibrate and f
 
 TEST_CASE("SIGINT and SIGTERM, to the process or its group, stop mmgp profile within 1 s" *
           doctest::skip(!have_profile) * doctest::description("needs libpll (mmgp profile)")) {
-    // A workload of a few seconds, so that the signal after the first run lands while it still measures.
+    // A workload of ~10 s, so that the signal after the first run (its progress line) lands while it still measures.
     signal_each_way({{"profile", {"profile", "--simulate", "24:6000", "--units", "8", "--repetitions", "9", "-o", "OUT"},
                       "mmgp profile: [1/"}});
 }

@@ -103,8 +103,8 @@ profile_report measure_profile(const profile_request& rq) {
         c1.m = 1;
         c1.p = 1;
         c1.policy = host_policy::edtlp;
-        say(rq, r, "sequential run (m=1, p=1)");
-        result a = run(c1);
+        result a = run(c1);  // bad input (an alignment that does not read) is thrown here, before any progress line
+        say(rq, r, "sequential run (m=1, p=1) done");
         const timers& t = a.t;
         const double calls = static_cast<double>(t.offloads);
         hpu.push_back(t.host_s / U);
@@ -119,8 +119,8 @@ profile_report measure_profile(const profile_request& rq) {
             // The worker on a core of its own, the HPU thread with the master (runtime.hpp, pin_team): the woken
             // HPU thread cannot take the core the next fork needs, so the busy-time slope is the gap.
             c2.pin_team = true;
-            say(rq, r, "run with 2 APUs for g (m=1, p=2)");
             result b = run(c2);
+            say(rq, r, "run with 2 APUs for g (m=1, p=2) done");
             const double calls2 = static_cast<double>(b.t.offloads);
             // busy(p) = serial + split/p + p*g per off-load, so g = busy(2) - busy(1) + split(1)/2.
             g.push_back(b.t.apu_busy_s / calls2 - t.apu_busy_s / calls + 0.5 * t.apu_split_s / calls);

@@ -434,7 +434,12 @@ TEST_CASE("mmgp profile writes an application profile that mmgp predict reads") 
     outcome r = sh(mmgp_bin() + " profile --simulate 10:400 --units 3 --repetitions 2 -o " + app.string(), d.path);
     INFO(r.err);
     REQUIRE(r.status == 0);
-    CHECK(r.err.empty());
+    // stderr: one progress line per run (2 repetitions x 2 runs), nothing else; --quiet: nothing at all.
+    CHECK(count_lines(r.err) == 4);
+    CHECK(r.err.find("mmgp profile: [2/2] run with 2 APUs for g (m=1, p=2) done\n") != std::string::npos);
+    outcome q = sh(mmgp_bin() + " profile --simulate 10:400 --units 3 --repetitions 2 --quiet -o " + app.string(), d.path);
+    CHECK(q.status == 0);
+    CHECK(q.err.empty());
     REQUIRE(fs::exists(app));
     auto j = nlohmann::json::parse(slurp(app));
     CHECK(j["units"] == 3);

@@ -1,0 +1,145 @@
+// The table of option values (cli/options.hpp). One row per option: what it takes and its range.
+#include "options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "common.hpp"
+
+namespace mmgp::cli {
+
+namespace {
+using K = value_kind;
+constexpr double big = 1e12;  // counts of units, nodes, processes: the engine's own bound
+}  // namespace
+
+const std::vector<value_rule>& value_rules() {
+    static const std::vector<value_rule> rules = {
+        // shared by every subcommand that has the option
+        {"*", "--model", K::word, 0, 0, false, "eq11|mmgp"},
+        {"*", "--policy", K::word, 0, 0, false, "edtlp|os"},
+        {"*", "--m", K::range},
+        {"*", "--p", K::range},
+        {"*", "--nodes", K::range},
+        {"*", "--output", K::text},
+        {"*", "--name", K::text},
+        {"*", "profile", K::text},
+        // predict
+        {"predict", "--tolerance", K::real, 0, 100},
+        {"predict", "--top", K::count, 1, 1e6},
+        // validate: the CI gates (a negative or NaN bound would make the gate pass silently)
+        {"validate", "file", K::text},
+        {"validate", "--max-mean-err", K::real, 0, 1e9},
+        {"validate", "--max-err", K::real, 0, 1e9},
+        // fit
+        {"fit", "measurements", K::text},
+        {"fit", "--platform", K::text},
+        {"fit", "--decomposition", K::word, 0, 0, false, "task|data"},
+        {"fit", "--scaling", K::word, 0, 0, false, "strong|weak"},
+        {"fit", "--N", K::real, 0, big},
+        {"fit", "--N-start", K::real, 0, big},
+        {"fit", "--spin-limit", K::text},
+        {"fit", "--fix", K::text},
+        // calibrate
+        {"calibrate", "--hpu-cpus", K::text},
+        {"calibrate", "--apu-cpus", K::text},
+        {"calibrate", "--cv-threshold", K::real, 0, 10, true},
+        {"calibrate", "--max-threads", K::count, 1, 1e6},
+        // profile
+        {"profile", "--alignment", K::text},
+        {"profile", "--simulate", K::text},
+        {"profile", "--taxa", K::count, 3, 1e7},
+        {"profile", "--sites", K::count, 2, 1e9},
+        {"profile", "--units", K::count, 1, 1e6},
+        {"profile", "--repetitions", K::count, 1, 1000},
+        {"profile", "--rounds", K::count, 1, 100},
+        {"profile", "--newton", K::count, 1, 100},
+        {"profile", "--seed", K::count, 0, 4294967295.0},
+        // launch
+        {"launch", "--launcher", K::word, 0, 0, false, "openmpi|mpich|srun|local"},
+        {"launch", "--units", K::count, 1, big},
+        {"launch", "--cores-per-node", K::count, 1, 1e6},
+        {"launch", "--launcher-program", K::text},
+    };
+    return rules;
+}
+
+const value_rule& rule_for(std::string_view command, std::string_view option) {
+    for (const auto& r : value_rules())
+        if (r.command == command && r.option == option) return r;
+    for (const auto& r : value_rules())
+        if (r.command == "*" && r.option == option) return r;
+    throw std::logic_error(fmt::format("no value rule for {} {}", command, option));
+}
+
+namespace {
+
+std::string shown(double v) { return fmt::format("{:g}", v); }
+
+std::string expected(const value_rule& r) {
+    switch (r.kind) {
+        case K::count: return fmt::format("an integer in [{:.0f}, {:.0f}]", r.lo, r.hi);
+        case K::real: return fmt::format("a number in {}{}, {}]", r.lo_open ? "(" : "[", shown(r.lo), shown(r.hi));
+        case K::text: return "a non-empty value";
+        case K::range: return "N or LO:HI with 1 <= LO <= HI <= 1000000000000";
+        case K::word: {
+            std::string w(r.words);  // "a|b|c" -> "a, b or c"
+            const std::size_t last = w.rfind('|');
+            if (last != std::string::npos) w.replace(last, 1, " or ");
+            for (std::size_t i; (i = w.find('|')) != std::string::npos;) w.replace(i, 1, ", ");
+            return w;
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string check_value(const value_rule& r, const std::string& text) {
+    const std::string bad = fmt::format("expected {}, found \"{}\"", expected(r), text);
+    if (text.empty()) return fmt::format("expected {}, found an empty value", expected(r));
+    switch (r.kind) {
+        case K::text: return "";
+        case K::word: {
+            std::string_view w = r.words;
+            for (std::size_t a = 0; a <= w.size();) {
+                std::size_t b = w.find('|', a);
+                if (b == std::string_view::npos) b = w.size();
+                if (w.substr(a, b - a) == text) return "";
+                a = b + 1;
+            }
+            return bad;
+        }
+        case K::range:
+            try {
+                (void)parse_range(std::string(r.option), text);
+                return "";
+            } catch (const usage_error&) {
+                return bad;
+            }
+        case K::count: {
+            long long v = 0;
+            auto res = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (res.ec != std::errc() || res.ptr != text.data() + text.size()) return bad;
+            return static_cast<double>(v) < r.lo || static_cast<double>(v) > r.hi ? bad : "";
+        }
+        case K::real: {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (end != text.c_str() + text.size() || !std::isfinite(v)) return bad;
+            if ((r.lo_open ? !(v > r.lo) : !(v >= r.lo)) || !(v <= r.hi)) return bad;
+            return "";
+        }
+    }
+    return bad;
+}
+
+CLI::Validator checked(std::string_view command, std::string_view option) {
+    const value_rule& r = rule_for(command, option);
+    return CLI::Validator([&r](std::string& text) { return check_value(r, text); }, expected(r));
+}
+
+}  // namespace mmgp::cli
