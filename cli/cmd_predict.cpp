@@ -139,7 +139,8 @@ std::string human_report(const scenario& s, model_kind kind, const search_result
     for (const auto& x : r.all) order.push_back(&x);
     std::size_t n_top = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(top, 1)));
     std::partial_sort(order.begin(), order.begin() + static_cast<long>(n_top), order.end(),
-                      [](auto* a, auto* b) { return a->pred.time_s < b->pred.time_s; });
+                      // ties in search order (nodes, m, p), as the search picks the best: rank 1 is the Best line
+                      [](auto* a, auto* b) { return a->pred.time_s < b->pred.time_s || (a->pred.time_s == b->pred.time_s && a < b); });
     out += fmt::format("Fastest {} of {} (seconds):\n", n_top, r.all.size());
     out += fmt::format("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "rank", "m",
                        "p", "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin",

@@ -1,6 +1,7 @@
 // mmgp: predict the run time of every mapping of a program onto host cores and accelerators.
 // Each subcommand lives in cmd_<name>.cpp; errors are printed here, in one place.
 #include <iostream>
+#include <string>
 
 #include "common.hpp"
 
@@ -23,6 +24,20 @@ int main(int argc, char** argv) {
 #endif
     mmgp::cli::launch_options launch;
     mmgp::cli::setup_launch(app, launch);
+    // A first word that is neither an option nor a subcommand is named (CLI11 would only say one is required).
+    if (argc > 1 && argv[1][0] != '-') {
+        std::string names;
+        bool known = false;
+        for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+            known = known || sub->get_name() == argv[1];
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+        }
+        if (!known) {
+            std::cerr << "mmgp: unknown subcommand \"" << argv[1] << "\": expected one of " << names
+                      << " (see mmgp --help)\n";
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -77,11 +77,13 @@ const value_rule& rule_for(std::string_view command, std::string_view option) {
 
 namespace {
 
-std::string shown(double v) { return fmt::format("{:g}", v); }
+std::string shown(double v) {  // whole numbers in full (1000000000, not 1e+09)
+    return v == std::floor(v) && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v);
+}
 
 std::string expected(const value_rule& r) {
     switch (r.kind) {
-        case K::count: return fmt::format("an integer in [{:.0f}, {:.0f}]", r.lo, r.hi);
+        case K::count: return fmt::format("an integer in [{}, {}]", shown(r.lo), shown(r.hi));
         case K::real: return fmt::format("a number in {}{}, {}]", r.lo_open ? "(" : "[", shown(r.lo), shown(r.hi));
         case K::text: return "a non-empty value";
         case K::range: return "N or LO:HI with 1 <= LO <= HI <= 1000000000000";

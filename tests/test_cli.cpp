@@ -116,7 +116,7 @@ TEST_CASE("bad input on the command line: one line on stderr, exit 2, nothing on
     mmgp::test::expect_bad_input("predict pbpi-qs20 --json --csv", "excludes");
     mmgp::test::expect_bad_input("predict", "profile is required");
     mmgp::test::expect_bad_input("predict pbpi-roadrunner --nodes 1:2 --model eq11 --json", "/search/nodes: expected nodes 1..1 with --model eq11");
-    mmgp::test::expect_bad_input("frobnicate", "A subcommand is required");
+    mmgp::test::expect_bad_input("frobnicate", "unknown subcommand \"frobnicate\": expected one of predict, validate");
     mmgp::test::expect_bad_input("validate " + neg, "/application: expected one of the keys scenario, cases, group, found the unknown key");
 }
 

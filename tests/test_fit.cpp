@@ -232,7 +232,7 @@ TEST_CASE("mmgp fit writes a profile that mmgp predict runs on; bad input writes
     CHECK(j["T_start"]["source"].get<std::string>().find("not fitted without --fit-T-start") != std::string::npos);
     auto ns = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N-start -3");
     CHECK(ns.status == 2);
-    CHECK(ns.err == "mmgp: --N-start: expected a number in [0, 1e+12], found \"-3\" (see mmgp --help)\n");
+    CHECK(ns.err == "mmgp: --N-start: expected a number in [0, 1000000000000], found \"-3\" (see mmgp --help)\n");
     auto sl = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --spin-limit ' 12'");
     CHECK(sl.status == 2);
     CHECK(sl.err.find("--spin-limit: expected an integer >= 0 or 'unbounded'") != std::string::npos);

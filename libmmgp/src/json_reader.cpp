@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -77,12 +78,17 @@ json parse_json(std::string_view text, const std::string& file) {
 }
 
 std::string read_file(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw input_error(path, "", "a readable file", "a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw input_error(path, "", "a readable file", std::strerror(errno));
     std::ostringstream ss;
     ss << in.rdbuf();
     if (in.bad()) throw input_error(path, "", "a readable file", "a read error");
-    return ss.str();
+    std::string text = ss.str();
+    // Every text input (JSON, CSV) may start with the UTF-8 byte-order mark that spreadsheets write.
+    if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+    return text;
 }
 
 void reader::fail(const std::string& path, const std::string& expected, const std::string& found) const {

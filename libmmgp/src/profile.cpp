@@ -346,6 +346,11 @@ application application_from_json(const json& obj, const reader& r, const std::s
     a.T_hpu = r.number_at(obj, path, "T_hpu", 0.0, false, "seconds");
     a.T_apu = r.number_at(obj, path, "T_apu", 0.0, false, "seconds");
     a.C_apu = r.number_at(obj, path, "C_apu", 0.0, false, "seconds");
+    if (!(a.T_hpu + a.T_apu + a.C_apu > 0))  // no work: every mapping takes 0 s and none is best
+        r.fail(child(path, "T_apu"), "a program with work: T_hpu + T_apu + C_apu > 0",
+               "0 for T_hpu, T_apu and C_apu");
+    if (!std::isfinite(a.T_hpu + a.T_apu + a.C_apu))
+        r.fail(child(path, "T_apu"), "T_hpu + T_apu + C_apu finite (seconds)", "a sum that overflows");
     a.g = r.number_at(obj, path, "g", 0.0, false, "seconds per phase per APU");
     a.g_charge = static_cast<gap_charge>(r.choice(obj, path, "g_charge", {"per_apu", "per_extra_apu"}, 0, false));
     if (obj.contains("spin_limit")) {

@@ -36,6 +36,10 @@ validation_report run_validation(const std::string& path, model_kind kind) {
     const json& doc = lj.doc;
     detail::reader r{lj.file};
     r.object(doc, "");
+    if (doc.contains("kind")) {  // a platform or application profile given by mistake is not a validation file
+        const json& k = doc["kind"];
+        if (!k.is_string() || k.get<std::string>() != "validation") r.fail("/kind", "\"validation\"", k);
+    }
     r.known_keys(doc, "", {"scenario", "cases", "group"});
     if (doc.contains("schema")) {
         const json& sc = doc["schema"];
@@ -110,30 +114,35 @@ validation_report run_validation(const std::string& path, model_kind kind) {
             r.fail(cp, "parameters whose predicted time is finite", "an overflowing prediction for " + vc.label);
         vc.predicted_s = pr.time_s;
         vc.parts = pr.parts;
-        vc.err_pct = 100.0 * (vc.predicted_s - vc.measured_s) / vc.measured_s;
+        // As a ratio first: finite for any two finite positive times unless they are ~10^308 apart.
+        vc.err_pct = 100.0 * (vc.predicted_s / vc.measured_s - 1.0);
+        if (!std::isfinite(vc.err_pct))
+            r.fail(child(cp, "measured_s"), "a measured time on the scale of the prediction (" +
+                   std::to_string(vc.predicted_s) + " s)", "one whose relative error overflows");
         if (vc.censored) vc.err_pct = std::min(vc.err_pct, 0.0);  // at least the bound: right
         if (!vc.censored) std::tie(vc.ci90_lo, vc.ci90_hi) = median_ci90(vc.runs);
         rep.cases.push_back(std::move(vc));
     }
     // Summary of |error| over the uncensored cases (a censored case has no measured time to compare).
     auto stats_of = [](const std::vector<const validation_case*>& cs) {
+        // A running mean and a standard deviation scaled by the maximum: finite for any finite errors.
         error_stats st;
-        double sum = 0, mx = 0;
+        double mean = 0, mx = 0;
         for (const auto* vc : cs) {
             if (vc->censored) continue;
             ++st.cases;
-            sum += std::fabs(vc->err_pct);
+            mean += (std::fabs(vc->err_pct) - mean) / st.cases;
             mx = std::max(mx, std::fabs(vc->err_pct));
         }
         if (st.cases == 0) return st;
         const double n = st.cases;
-        st.mean_abs_err_pct = sum / n;
+        st.mean_abs_err_pct = mean;
         st.max_abs_err_pct = mx;
-        if (st.cases > 1) {
+        if (st.cases > 1 && mx > 0) {
             double ss = 0;
             for (const auto* vc : cs)
-                if (!vc->censored) ss += std::pow(std::fabs(vc->err_pct) - st.mean_abs_err_pct, 2);
-            st.std_abs_err_pct = std::sqrt(ss / (n - 1));
+                if (!vc->censored) ss += std::pow((std::fabs(vc->err_pct) - mean) / mx, 2);
+            st.std_abs_err_pct = mx * std::sqrt(ss / (n - 1));
         }
         return st;
     };
@@ -191,7 +200,7 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         g.predicted_best = pb->label;
         g.measured_best = mb->label;
         g.optimal_hit = pb == mb;
-        g.regret_pct = 100.0 * (pb->measured_s - mb->measured_s) / mb->measured_s;
+        g.regret_pct = 100.0 * (pb->measured_s / mb->measured_s - 1.0);
         rep.optimal_hit = rep.optimal_hit && g.optimal_hit;
         rep.regret_pct = std::max(rep.regret_pct, g.regret_pct);
         rep.groups.push_back(g);
