@@ -33,8 +33,6 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
 }
 
 int run_calibrate(const calibrate_options& o) {
-    if (!(o.cv_threshold > 0 && o.cv_threshold < 10))
-        throw usage_error(fmt::format("--cv-threshold: expected a number in (0, 10), found {}", num(o.cv_threshold)));
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
     if (o.max_threads && !o.time_shared) throw usage_error("--max-threads: only with --time-shared");
     if (!o.output.empty()) check_output("-o", o.output);  // fail before measuring, not after

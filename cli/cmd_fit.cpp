@@ -64,19 +64,11 @@ int run_fit(const fit_options_cli& o) {
     if (!o.output.empty()) check_output("-o", o.output, {o.file, o.platform});  // before reading anything
     interrupt_guard guard(o.output);
     fit_options opt;
-    if (o.decomposition == "data")
-        opt.decomp = decomposition::data;
-    else if (o.decomposition != "task")
-        throw usage_error("--decomposition: expected task or data, found \"" + o.decomposition + "\"");
-    if (o.scaling == "weak")
-        opt.scale = scaling::weak;
-    else if (o.scaling != "strong")
-        throw usage_error("--scaling: expected strong or weak, found \"" + o.scaling + "\"");
+    // --decomposition, --scaling, --N and --N-start are checked by the option table (options.cpp).
+    opt.decomp = o.decomposition == "data" ? decomposition::data : decomposition::task;
+    opt.scale = o.scaling == "weak" ? scaling::weak : scaling::strong;
     if (!o.policy.empty()) opt.pol = parse_policy_option(o.policy);
-    if (!(o.N >= 0) || !std::isfinite(o.N)) throw usage_error("--N: expected a finite number >= 0, found " + num(o.N));
     opt.N = o.N;
-    if (!(o.N_start >= 0 && o.N_start <= 1e12))
-        throw usage_error("--N-start: expected a finite number in [0, 1e12], found " + num(o.N_start));
     opt.N_start = o.N_start;
     opt.fit_N = o.fit_N;
     opt.fit_T_start = o.fit_T_start;

@@ -19,8 +19,8 @@ constexpr double big = 1e12;  // counts of units, nodes, processes: the engine's
 const std::vector<value_rule>& value_rules() {
     static const std::vector<value_rule> rules = {
         // shared by every subcommand that has the option
-        {"*", "--model", K::word, 0, 0, false, "eq11|mmgp"},
-        {"*", "--policy", K::word, 0, 0, false, "edtlp|os"},
+        {"*", "--model", K::word, 0, 0, false, false, "eq11|mmgp"},
+        {"*", "--policy", K::word, 0, 0, false, false, "edtlp|os"},
         {"*", "--m", K::range},
         {"*", "--p", K::range},
         {"*", "--nodes", K::range},
@@ -37,8 +37,8 @@ const std::vector<value_rule>& value_rules() {
         // fit
         {"fit", "measurements", K::text},
         {"fit", "--platform", K::text},
-        {"fit", "--decomposition", K::word, 0, 0, false, "task|data"},
-        {"fit", "--scaling", K::word, 0, 0, false, "strong|weak"},
+        {"fit", "--decomposition", K::word, 0, 0, false, false, "task|data"},
+        {"fit", "--scaling", K::word, 0, 0, false, false, "strong|weak"},
         {"fit", "--N", K::real, 0, big},
         {"fit", "--N-start", K::real, 0, big},
         {"fit", "--spin-limit", K::text},
@@ -46,7 +46,7 @@ const std::vector<value_rule>& value_rules() {
         // calibrate
         {"calibrate", "--hpu-cpus", K::text},
         {"calibrate", "--apu-cpus", K::text},
-        {"calibrate", "--cv-threshold", K::real, 0, 10, true},
+        {"calibrate", "--cv-threshold", K::real, 0, 10, true, true},
         {"calibrate", "--max-threads", K::count, 1, 1e6},
         // profile
         {"profile", "--alignment", K::text},
@@ -59,7 +59,7 @@ const std::vector<value_rule>& value_rules() {
         {"profile", "--newton", K::count, 1, 100},
         {"profile", "--seed", K::count, 0, 4294967295.0},
         // launch
-        {"launch", "--launcher", K::word, 0, 0, false, "openmpi|mpich|srun|local"},
+        {"launch", "--launcher", K::word, 0, 0, false, false, "openmpi|mpich|srun|local"},
         {"launch", "--units", K::count, 1, big},
         {"launch", "--cores-per-node", K::count, 1, 1e6},
         {"launch", "--launcher-program", K::text},
@@ -84,7 +84,8 @@ std::string shown(double v) {  // whole numbers in full (1000000000, not 1e+09)
 std::string expected(const value_rule& r) {
     switch (r.kind) {
         case K::count: return fmt::format("an integer in [{}, {}]", shown(r.lo), shown(r.hi));
-        case K::real: return fmt::format("a number in {}{}, {}]", r.lo_open ? "(" : "[", shown(r.lo), shown(r.hi));
+        case K::real:
+            return fmt::format("a number in {}{}, {}{}", r.lo_open ? "(" : "[", shown(r.lo), shown(r.hi), r.hi_open ? ")" : "]");
         case K::text: return "a non-empty value";
         case K::range: return "N or LO:HI with 1 <= LO <= HI <= 1000000000000";
         case K::word: {
@@ -132,7 +133,7 @@ std::string check_value(const value_rule& r, const std::string& text) {
             char* end = nullptr;
             const double v = std::strtod(text.c_str(), &end);
             if (end != text.c_str() + text.size() || !std::isfinite(v)) return bad;
-            if ((r.lo_open ? !(v > r.lo) : !(v >= r.lo)) || !(v <= r.hi)) return bad;
+            if ((r.lo_open ? !(v > r.lo) : !(v >= r.lo)) || (r.hi_open ? !(v < r.hi) : !(v <= r.hi))) return bad;
             return "";
         }
     }

@@ -25,7 +25,7 @@ struct value_rule {
     std::string_view option;   ///< its longest name, e.g. "--tolerance"
     value_kind kind;
     double lo = 0, hi = 0;
-    bool lo_open = false;
+    bool lo_open = false, hi_open = false;  ///< real: the bound itself excluded
     std::string_view words = {};
 };
 

@@ -61,6 +61,8 @@ REFUSED = [
      2, '--units: expected an integer in [1, 1000000000000], found "-1"'),
     ("option: zero cores per node", "launch s.json --launcher local --cores-per-node 0 -- true",
      2, '--cores-per-node: expected an integer in [1, 1000000], found "0"'),
+    ("option: an excluded bound", "calibrate --quick --cv-threshold 10",
+     2, '--cv-threshold: expected a number in (0, 10), found "10"'),
     ("option: negative thread bound", "calibrate --time-shared --max-threads -1",
      2, '--max-threads: expected an integer in [1, 1000000], found "-1"'),
     ("degenerate: a program without work", "predict zero.json",
