@@ -112,17 +112,23 @@ std::vector<char*> argv_of(std::vector<std::string>& args, std::string& bin) {
     return argv;
 }
 
+// When the command is at work, and what it runs with.
+struct trigger {
+    std::string line;             ///< a text on stderr that marks the working phase,
+    std::string fifo = {};        ///< or (when non-empty) the command's open of this FIFO input;
+    std::function<bool()> also = {};  ///< then also this, polled (may be empty)
+    std::string env = {};         ///< NAME=VALUE added to the command's environment (may be empty)
+};
+
 // Starts `mmgp ARGS` in a process group of its own with stdout on /dev/null and stderr on a pipe (as under
-// CI). `ready` is what marks the working phase: a text on stderr, or (fifo non-empty) the command's open of
-// that FIFO. Then sends `sig` to the process, or to its whole process group, and waits.
-outcome signal_when_ready(std::vector<std::string> args, int sig, bool group, const std::string& ready_line,
-                          const std::string& fifo = "", const std::string& extra_env = "",
-                          const std::function<bool()>& also_ready = {}) {
+// CI), waits until `when` says it is at work, then sends `sig` to the process, or to its whole process
+// group, and waits.
+outcome signal_when_ready(std::vector<std::string> args, int sig, bool group, const trigger& when) {
     std::string bin = mmgp::test::mmgp_bin();
     auto argv = argv_of(args, bin);
     std::vector<std::string> env_text;
     for (char** e = environ; *e; ++e) env_text.emplace_back(*e);
-    if (!extra_env.empty()) env_text.push_back(extra_env);
+    if (!when.env.empty()) env_text.push_back(when.env);
     std::vector<char*> envp;
     for (auto& e : env_text) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -146,14 +152,14 @@ outcome signal_when_ready(std::vector<std::string> args, int sig, bool group, co
     outcome r;
     r.pid = pid;
     int writer = -1;
-    if (!fifo.empty()) {
-        writer = ::open(fifo.c_str(), O_WRONLY);  // returns once mmgp has opened its input for reading
+    if (!when.fifo.empty()) {
+        writer = ::open(when.fifo.c_str(), O_WRONLY);  // returns once mmgp has opened its input for reading
         r.ready = writer >= 0;
         if (writer >= 0) (void)!::write(writer, "m,p,time_s\n1,1,", 15);  // half a table: it waits for the rest
     } else {
-        r.ready = read_until(err[0], r.err, ready_line, 60);
+        r.ready = read_until(err[0], r.err, when.line, 60);
     }
-    for (const auto give_up = clk::now() + std::chrono::seconds(60); r.ready && also_ready && !also_ready();) {
+    for (const auto give_up = clk::now() + std::chrono::seconds(60); r.ready && when.also && !when.also();) {
         if (clk::now() > give_up) r.ready = false;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -257,7 +263,7 @@ void signal_each_way(const std::vector<command_case>& cases) {
                 d.write("result.json", previous);
                 std::vector<std::string> args = c.args;
                 for (auto& a : args) a = a == "OUT" ? out : a == "IN" ? fifo : a;
-                outcome r = signal_when_ready(args, sig, group, c.ready_line, c.ready_line.empty() ? fifo : "");
+                outcome r = signal_when_ready(args, sig, group, {c.ready_line, c.ready_line.empty() ? fifo : ""});
                 const std::string what = std::string("mmgp ") + c.name + ": " + sig_name(sig) +
                                          (group ? " to the process group" : " to the process");
                 INFO(what << "; stopped " << r.stop_s << " s after the signal; stderr: " << r.err);
@@ -281,7 +287,7 @@ TEST_CASE("SIGINT and SIGTERM, to the process or its group, stop mmgp profile wi
 }
 
 TEST_CASE("SIGHUP stops mmgp calibrate too, and without -o the message names no file") {
-    outcome r = signal_when_ready({"calibrate", "--quick"}, SIGHUP, false, "mmgp calibrate: [1/");
+    outcome r = signal_when_ready({"calibrate", "--quick"}, SIGHUP, false, {"mmgp calibrate: [1/"});
     INFO("stderr: " << r.err);
     CHECK(r.ready);
     CHECK(r.signalled);
@@ -309,8 +315,8 @@ TEST_CASE("SIGTERM during calibrate --mpi kills mpirun, its daemons and the benc
     // Signalled while the emulated two-node run measures: mpirun under timeout(1), which is in a process group of
     // its own, and orted daemons in sessions of their own inside network namespaces, the benchmark running.
     outcome r = signal_when_ready({"calibrate", "--quick", "--mpi", "-o", out}, SIGTERM, false,
-                                  "mmgp calibrate: mpi: nodes=2", "", tag,
-                                  [&] { return tagged_processes(tag, "mmgp-mpi-bench").size() >= 2; });
+                                  {"mmgp calibrate: mpi: nodes=2", "",
+                                   [&] { return tagged_processes(tag, "mmgp-mpi-bench").size() >= 2; }, tag});
     INFO("stopped " << r.stop_s << " s after the signal; stderr: " << r.err);
     check_interrupted(r, SIGTERM, out, previous);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -323,7 +329,7 @@ TEST_CASE("SIGKILL while measuring leaves the previous file intact" * doctest::d
     mmgp::test::temp_dir d;
     const std::string previous = "{\"previous\": 2}\n";
     const std::string out = d.write("host.json", previous);
-    outcome r = signal_when_ready({"calibrate", "--quick", "-o", out}, SIGKILL, false, "mmgp calibrate: [1/");
+    outcome r = signal_when_ready({"calibrate", "--quick", "-o", out}, SIGKILL, false, {"mmgp calibrate: [1/"});
     CHECK(r.ready);
     CHECK(r.sig == SIGKILL);
     CHECK(mmgp::test::slurp(out) == previous);

@@ -116,6 +116,8 @@ struct destination {
     std::string path;  ///< after following symbolic links
     dest_kind kind = dest_kind::file;
     bool exists = false;
+    dev_t dev = 0;  ///< when it exists: its device and inode
+    ino_t ino = 0;
 };
 
 [[noreturn]] void refuse(const std::string& option, const std::string& path, const std::string& expected,
@@ -141,6 +143,8 @@ destination resolve(const std::string& option, const std::string& path) {
         return d;
     }
     d.exists = true;
+    d.dev = st.st_dev;
+    d.ino = st.st_ino;
     if (S_ISDIR(st.st_mode)) refuse(option, path, "a file path", "a directory");
     if (S_ISREG(st.st_mode)) return d;
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
@@ -172,8 +176,14 @@ void write_fd(int fd, const std::string& path, const std::string& text) {
     }
 }
 
+// Removes the temporary file write_temporary() made (the handler no longer needs to).
+void discard(const std::string& tmp) {
+    ::unlink(tmp.c_str());
+    g_tmp_live = 0;
+}
+
 // Writes `text` into a new temporary file made from `tmpl` (the handler removes it if a signal comes).
-// Returns its name; the caller renames or unlinks it and clears g_tmp_live.
+// Returns its name; the caller renames it (then clears g_tmp_live) or discard()s it.
 std::string write_temporary(const std::string& path, const std::string& tmpl, const std::string& text) {
     if (tmpl.size() >= sizeof g_tmp) throw input_error(path, "", "a path shorter than 4000 bytes", "a longer one");
     std::memcpy(g_tmp, tmpl.c_str(), tmpl.size() + 1);
@@ -186,14 +196,12 @@ std::string write_temporary(const std::string& path, const std::string& tmpl, co
         if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) fail(path, "a writable file", errno);
     } catch (...) {
         ::close(fd);
-        ::unlink(tmp.c_str());
-        g_tmp_live = 0;
+        discard(tmp);
         throw;
     }
     if (::close(fd) != 0) {
         int e = errno;
-        ::unlink(tmp.c_str());
-        g_tmp_live = 0;
+        discard(tmp);
         fail(path, "a writable file", e);
     }
     return tmp;
@@ -265,11 +273,9 @@ void check_output(const std::string& option, const std::string& path, const std:
             refuse(option, path, "a file in a writable directory", dir + " not writable (" + std::strerror(errno) + ")");
     }
     if (!d.exists) return;
-    struct stat out {};
-    if (::stat(d.path.c_str(), &out) != 0) return;
     for (const auto& in : inputs) {
         struct stat st {};
-        if (!in.empty() && ::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)
+        if (!in.empty() && ::stat(in.c_str(), &st) == 0 && st.st_dev == d.dev && st.st_ino == d.ino)
             refuse(option, path, "a file other than the input " + in, "the same file (it would be overwritten)");
     }
 }
@@ -298,12 +304,10 @@ void write_file_atomically(const std::string& path, const std::string& text,
             try {
                 check(tmp);
             } catch (...) {
-                ::unlink(tmp.c_str());
-                g_tmp_live = 0;
+                discard(tmp);
                 throw;
             }
-            ::unlink(tmp.c_str());
-            g_tmp_live = 0;
+            discard(tmp);
         }
         int fd = ::open(d.path.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) fail(path, "a writable file", errno);
@@ -321,8 +325,7 @@ void write_file_atomically(const std::string& path, const std::string& text,
         if (check) check(tmp);
         if (std::rename(tmp.c_str(), d.path.c_str()) != 0) fail(path, "a path the file can be renamed to", errno);
     } catch (...) {
-        ::unlink(tmp.c_str());
-        g_tmp_live = 0;
+        discard(tmp);
         throw;
     }
     g_tmp_live = 0;
