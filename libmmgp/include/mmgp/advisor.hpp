@@ -29,7 +29,8 @@
 #include "mmgp/model.hpp"
 #include "mmgp/profile.hpp"
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// Tuning of an advisor; the defaults suit a runtime that off-loads thousands of tasks.
 struct advisor_options {
@@ -138,3 +139,4 @@ private:
 };
 
 }  // namespace mmgp
+MMGP_API_END

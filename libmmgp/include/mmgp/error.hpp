@@ -9,7 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// Base of every error libmmgp reports on purpose (bad input, unusable configuration).
 class error : public std::runtime_error {
@@ -38,3 +39,4 @@ private:
 };
 
 }  // namespace mmgp
+MMGP_API_END

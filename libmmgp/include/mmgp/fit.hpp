@@ -17,7 +17,8 @@
 
 #include "mmgp/model.hpp"
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// One measured run.
 struct measured_run {
@@ -91,3 +92,4 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
 std::string application_json(const fit_result& f, const std::string& data_file);
 
 }  // namespace mmgp
+MMGP_API_END

@@ -15,7 +15,8 @@
 
 #include "mmgp/error.hpp"
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// Checks an output destination before any work is done, so that a command never measures for
 /// minutes and then cannot write. Refused (mmgp::error, one line naming `option` and `path`): an
@@ -63,3 +64,4 @@ bool interrupt_pending() noexcept;
 void finish_interrupt();
 
 }  // namespace mmgp
+MMGP_API_END

@@ -24,7 +24,8 @@
 #include "mmgp/error.hpp"
 #include "mmgp/model.hpp"
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// Who starts the processes: OpenMPI's mpirun, MPICH's (Hydra) mpiexec, Slurm's srun, or
 /// `local`: m processes on this machine, each with its own rank and share of the task units.
@@ -94,3 +95,4 @@ std::string shell_quote(std::string_view word);
 std::string shell_command(const launch_plan& plan);
 
 }  // namespace mmgp
+MMGP_API_END

@@ -13,7 +13,8 @@
 
 #include "mmgp/profile.hpp"
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// `eq11`: [H] Eq. 11 verbatim (single node). `mmgp`: the engine's model (MODEL.md §3).
 enum class model_kind { eq11, mmgp };
@@ -86,3 +87,4 @@ private:
 double eq11_time(const platform& pl, const application& app, int m, int p);
 
 }  // namespace mmgp
+MMGP_API_END

@@ -17,7 +17,8 @@
 
 #include "mmgp/error.hpp"
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// How an application splits its work ([H] Eq. 11 is `data`; RAxML bootstraps are `task`).
 enum class decomposition { data, task };
@@ -201,3 +202,4 @@ std::vector<std::string> bundled_names(std::string_view kind);
 std::string_view bundled_text(std::string_view key) noexcept;
 
 }  // namespace mmgp
+MMGP_API_END

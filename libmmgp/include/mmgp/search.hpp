@@ -12,7 +12,8 @@
 
 #include "mmgp/model.hpp"
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// A configuration with its prediction.
 struct ranked {
@@ -44,3 +45,4 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
 std::int64_t count_feasible(const scenario& s) noexcept;
 
 }  // namespace mmgp
+MMGP_API_END

@@ -13,7 +13,8 @@
 
 #include "mmgp/model.hpp"
 
-namespace mmgp MMGP_EXPORT {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// One measured run and what the model predicts for it.
 struct validation_case {
@@ -89,3 +90,4 @@ struct validation_report {
 validation_report run_validation(const std::string& path, model_kind kind);
 
 }  // namespace mmgp
+MMGP_API_END
