@@ -3,7 +3,9 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
+#include <iterator>
 #include <map>
+#include <optional>
 
 #include "common.hpp"
 #include "options.hpp"
@@ -29,6 +31,10 @@ void setup_predict(CLI::App& app, predict_options& o) {
 }
 
 namespace {
+
+// --json lists at most this many near-optimal configurations (the fastest) besides their count;
+// every configuration carries its own "near_optimal" flag.
+constexpr std::size_t json_near_optimal_max = 1000;
 
 const char* part_names[] = {"host", "accelerator", "offload", "context switch", "communication", "spin", "start-up"};
 
@@ -61,190 +67,199 @@ std::string contrast(const ranked& best, const ranked& other, const char* why) {
     return out + "\n";
 }
 
-std::string human_report(const scenario& s, model_kind kind, const search_result& r, int top) {
+// Buffered standard output: the streamed reports write through it in constant memory.
+class out_stream {
+public:
+    ~out_stream() { flush(); }
+    template <class... A>
+    void print(fmt::format_string<A...> f, A&&... a) {
+        fmt::format_to(std::back_inserter(buf_), f, std::forward<A>(a)...);
+        if (buf_.size() > (1u << 20)) flush();
+    }
+    void flush() {
+        std::cout.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+        std::cout.flush();
+        buf_.clear();
+    }
+
+private:
+    fmt::memory_buffer buf_;
+};
+
+// What the human report shows besides the search's own result, gathered while the search
+// streams every configuration: memory independent of the size of the space.
+struct human_view {
+    space_bounds b;
+    int m_min, m_max, p_min, p_max;  // the grid at the best node count
+    bool grid_fits;
+    std::vector<double> grid;        // (m - m_min) * width + (p - p_min); NaN: not feasible
+    std::vector<int> shown_nodes;    // node counts of the per-node table
+    std::map<int, ranked> best_at;   // the fastest at each shown node count
+    std::optional<ranked> runner, most_m, most_p;
+
+    explicit human_view(const scenario& s)
+        : b(bounds(s)), m_min(static_cast<int>(b.m_lo)), m_max(static_cast<int>(b.m_top())),
+          p_min(static_cast<int>(b.p_lo)), p_max(static_cast<int>(b.p_top(b.m_lo))),
+          grid_fits(p_max - p_min < 16 && m_max - m_min < 40) {
+        if (grid_fits)
+            grid.assign(static_cast<std::size_t>((m_max - m_min + 1) * (p_max - p_min + 1)), std::nan(""));
+    }
+
+    void see(const ranked& x, const ranked& best) {
+        if (shown_nodes.empty()) {  // first call: the best is known
+            for (std::int64_t n = 1; n <= b.n_hi; n *= 2) shown_nodes.push_back(static_cast<int>(n));
+            shown_nodes.insert(shown_nodes.end(), {static_cast<int>(b.n_lo), static_cast<int>(b.n_hi), best.c.nodes});
+            std::sort(shown_nodes.begin(), shown_nodes.end());
+            shown_nodes.erase(std::unique(shown_nodes.begin(), shown_nodes.end()), shown_nodes.end());
+        }
+        if (std::binary_search(shown_nodes.begin(), shown_nodes.end(), x.c.nodes)) {
+            auto it = best_at.find(x.c.nodes);
+            if (it == best_at.end() || x.pred.time_s < it->second.pred.time_s) best_at.insert_or_assign(x.c.nodes, x);
+        }
+        if ((x.c.m != best.c.m || x.c.p != best.c.p) && (!runner || x.pred.time_s < runner->pred.time_s)) runner = x;
+        if (x.c.nodes != best.c.nodes) return;
+        if (grid_fits) grid[static_cast<std::size_t>((x.c.m - m_min) * (p_max - p_min + 1) + x.c.p - p_min)] = x.pred.time_s;
+        if (x.c.m == m_max && x.c.p == p_min) most_m = x;  // most host parallelism, fewest APUs
+        if (x.c.m == m_min && x.c.p == b.p_top(m_min)) most_p = x;  // most APUs, fewest processes
+    }
+};
+
+void human_report(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v) {
     const auto& pl = s.plat;
     const auto& app = s.app;
     const auto& sp = s.space;
-    std::string out;
-    out += fmt::format("{} ({}): model {}, policy {}\n", s.name.empty() ? "scenario" : s.name, s.file, to_string(kind),
-                       to_string(sp.pol));
-    out += fmt::format("platform {}: {} host contexts, {} accelerators per node, {} node{} available\n", pl.name,
-                       pl.hpu_contexts, pl.apus, pl.nodes, pl.nodes == 1 ? "" : "s");
-    out += fmt::format("application {}: {} decomposition{}, {} scaling, N = {} phases{}\n", app.name,
-                       to_string(app.decomp),
-                       app.decomp == decomposition::task ? fmt::format(" ({} units)", app.units) : std::string(),
-                       to_string(app.scale), num(app.N), app.decomp == decomposition::task ? " per unit" : "");
-    out += fmt::format("searched m {}..{}, p {}..{}, nodes {}..{}: {} feasible configurations (m*p <= {})\n\n",
-                       sp.m.lo, sp.m.hi, sp.p.lo, sp.p.hi, sp.nodes.lo, sp.nodes.hi, r.feasible, pl.apus);
+    out.print("{} ({}): model {}, policy {}\n", s.name.empty() ? "scenario" : s.name, s.file, to_string(kind),
+              to_string(sp.pol));
+    out.print("platform {}: {} host contexts, {} accelerators per node, {} node{} available\n", pl.name,
+              pl.hpu_contexts, pl.apus, pl.nodes, pl.nodes == 1 ? "" : "s");
+    out.print("application {}: {} decomposition{}, {} scaling, N = {} phases{}\n", app.name, to_string(app.decomp),
+              app.decomp == decomposition::task ? fmt::format(" ({} units)", app.units) : std::string(),
+              to_string(app.scale), num(app.N), app.decomp == decomposition::task ? " per unit" : "");
+    out.print("searched m {}..{}, p {}..{}, nodes {}..{}: {} feasible configurations (m*p <= {})\n\n", sp.m.lo,
+              sp.m.hi, sp.p.lo, sp.p.hi, sp.nodes.lo, sp.nodes.hi, r.feasible, pl.apus);
     const double best_t = r.best.pred.time_s;
     const double limit = best_t * (1.0 + sp.tolerance);
     // Grid of m x p at the best node count, when it fits on a screen.
-    std::vector<const ranked*> at_nodes;
-    int m_max = 0, p_min = 1 << 30, p_max = 0, m_min = 1 << 30;
-    for (const auto& x : r.all)
-        if (x.c.nodes == r.best.c.nodes) {
-            at_nodes.push_back(&x);
-            m_max = std::max(m_max, x.c.m);
-            m_min = std::min(m_min, x.c.m);
-            p_max = std::max(p_max, x.c.p);
-            p_min = std::min(p_min, x.c.p);
-        }
-    if (p_max - p_min < 16 && m_max - m_min < 40) {
-        out += fmt::format("Predicted time (s) at nodes={}; * marks the near-optimal set (within {:g} %):\n",
-                           r.best.c.nodes, 100 * sp.tolerance);
-        std::map<std::pair<int, int>, double> cell;
-        for (auto* x : at_nodes) cell[{x->c.m, x->c.p}] = x->pred.time_s;
-        out += "  m\\p";
-        for (int p = p_min; p <= p_max; ++p) out += fmt::format("{:>9}", p);
-        out += "\n";
-        for (int m = m_min; m <= m_max; ++m) {
-            out += fmt::format("{:>5}", m);
-            for (int p = p_min; p <= p_max; ++p) {
-                auto it = cell.find({m, p});
-                if (it == cell.end())
-                    out += fmt::format("{:>9}", ".");
+    if (v.grid_fits) {
+        out.print("Predicted time (s) at nodes={}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
+                  100 * sp.tolerance);
+        out.print("  m\\p");
+        for (int p = v.p_min; p <= v.p_max; ++p) out.print("{:>9}", p);
+        out.print("\n");
+        for (int m = v.m_min; m <= v.m_max; ++m) {
+            out.print("{:>5}", m);
+            for (int p = v.p_min; p <= v.p_max; ++p) {
+                const double t = v.grid[static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min)];
+                if (std::isnan(t))
+                    out.print("{:>9}", ".");
                 else
-                    out += fmt::format("{:>8.4g}{}", it->second, it->second <= limit ? "*" : " ");
+                    out.print("{:>8.4g}{}", t, t <= limit ? "*" : " ");
             }
-            out += "\n";
+            out.print("\n");
         }
-        out += "\n";
+        out.print("\n");
     }
     // Best per node count (cluster searches).
     if (sp.nodes.hi > sp.nodes.lo) {
-        std::map<int, const ranked*> best_at;
-        for (const auto& x : r.all) {
-            auto& b = best_at[x.c.nodes];
-            if (!b || x.pred.time_s < b->pred.time_s) b = &x;
-        }
-        out += "Best mapping per node count:\n";
-        std::vector<int> shown;
-        for (int n = 1; n <= best_at.rbegin()->first; n *= 2) shown.push_back(n);
-        shown.push_back(best_at.begin()->first);
-        shown.push_back(best_at.rbegin()->first);
-        shown.push_back(r.best.c.nodes);
-        std::sort(shown.begin(), shown.end());
-        shown.erase(std::unique(shown.begin(), shown.end()), shown.end());
-        for (int n : shown) {
-            auto it = best_at.find(n);
-            if (it == best_at.end()) continue;
-            out += fmt::format("  nodes={:<6} m={:<3} p={:<3} {:>12}{}\n", n, it->second->c.m, it->second->c.p,
-                               human_time(it->second->pred.time_s), it->second->pred.parts.extrapolated ? "  (communication extrapolated)" : "");
-        }
-        out += "\n";
+        out.print("Best mapping per node count:\n");
+        for (const auto& [n, x] : v.best_at)
+            out.print("  nodes={:<6} m={:<3} p={:<3} {:>12}{}\n", n, x.c.m, x.c.p, human_time(x.pred.time_s),
+                      x.pred.parts.extrapolated ? "  (communication extrapolated)" : "");
+        out.print("\n");
     }
     // Ranked table.
-    std::vector<const ranked*> order;
-    order.reserve(r.all.size());
-    for (const auto& x : r.all) order.push_back(&x);
-    std::size_t n_top = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(top, 1)));
-    std::partial_sort(order.begin(), order.begin() + static_cast<long>(n_top), order.end(),
-                      // ties in search order (nodes, m, p), as the search picks the best: rank 1 is the Best line
-                      [](auto* a, auto* b) { return a->pred.time_s < b->pred.time_s || (a->pred.time_s == b->pred.time_s && a < b); });
-    out += fmt::format("Fastest {} of {} (seconds):\n", n_top, r.all.size());
-    out += fmt::format("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "rank", "m",
-                       "p", "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin",
-                       "start-up");
-    for (std::size_t i = 0; i < n_top; ++i) {
-        const ranked& x = *order[i];
+    out.print("Fastest {} of {} (seconds):\n", r.fastest.size(), r.feasible);
+    out.print("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "rank", "m", "p",
+              "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin", "start-up");
+    bool any_extrap = false;
+    for (std::size_t i = 0; i < r.fastest.size(); ++i) {
+        const ranked& x = r.fastest[i];
         const breakdown& b = x.pred.parts;
-        out += fmt::format(
+        any_extrap = any_extrap || b.extrapolated;
+        out.print(
             "{:>5} {:>5} {:>5} {:>6} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}\n",
             i + 1, x.c.m, x.c.p, x.c.nodes, x.pred.time_s, 100.0 * (x.pred.time_s / best_t - 1.0), b.host, b.accelerator,
             b.offload, b.context_switch, b.communication, b.spin, b.startup, b.extrapolated ? " ~" : "");
     }
-    bool any_extrap = std::any_of(order.begin(), order.begin() + static_cast<long>(n_top),
-                                  [](auto* x) { return x->pred.parts.extrapolated; });
-    if (any_extrap) out += "  ~ communication cost extrapolated by the fitted latency-bandwidth model (outside the measured tables)\n";
+    if (any_extrap) out.print("  ~ communication cost extrapolated by the fitted latency-bandwidth model (outside the measured tables)\n");
     // Best and why.
     const breakdown& bb = r.best.pred.parts;
-    out += fmt::format("\nBest: {}, {}\n", label(r.best.c), human_time(best_t));
-    out += fmt::format("  = host {} + accelerator {} + offload {} + context switch {} + communication {}",
-                       human_time(bb.host), human_time(bb.accelerator), human_time(bb.offload),
-                       human_time(bb.context_switch), human_time(bb.communication));
-    if (bb.spin > 0) out += fmt::format(" + spin {}", human_time(bb.spin));
-    if (bb.startup > 0) out += fmt::format(" + start-up {}", human_time(bb.startup));
-    out += "\n";
-    out += "Why it wins (what each alternative loses, largest differences first):\n";
+    out.print("\nBest: {}, {}\n", label(r.best.c), human_time(best_t));
+    out.print("  = host {} + accelerator {} + offload {} + context switch {} + communication {}", human_time(bb.host),
+              human_time(bb.accelerator), human_time(bb.offload), human_time(bb.context_switch),
+              human_time(bb.communication));
+    if (bb.spin > 0) out.print(" + spin {}", human_time(bb.spin));
+    if (bb.startup > 0) out.print(" + start-up {}", human_time(bb.startup));
+    out.print("\n");
+    out.print("Why it wins (what each alternative loses, largest differences first):\n");
     std::vector<std::pair<const ranked*, const char*>> alts;
-    // Runner-up: the fastest configuration with another (m, p) than the best (any node count).
-    const ranked* runner = nullptr;
-    for (const auto& x : r.all)
-        if ((x.c.m != r.best.c.m || x.c.p != r.best.c.p) && (!runner || x.pred.time_s < runner->pred.time_s)) runner = &x;
-    if (runner) alts.push_back({runner, "(fastest other m, p)"});
-    const ranked* most_m = nullptr;
-    const ranked* most_p = nullptr;
-    for (auto* x : at_nodes) {
-        if (!most_m || x->c.m > most_m->c.m || (x->c.m == most_m->c.m && x->c.p < most_m->c.p)) most_m = x;
-        if (!most_p || x->c.p > most_p->c.p || (x->c.p == most_p->c.p && x->c.m < most_p->c.m)) most_p = x;
-    }
-    if (most_m) alts.push_back({most_m, "(most host parallelism)"});
-    if (most_p) alts.push_back({most_p, "(most accelerator parallelism)"});
-    std::vector<const ranked*> done;
+    if (v.runner) alts.push_back({&*v.runner, "(fastest other m, p)"});
+    if (v.most_m) alts.push_back({&*v.most_m, "(most host parallelism)"});
+    if (v.most_p) alts.push_back({&*v.most_p, "(most accelerator parallelism)"});
+    std::vector<configuration> done;
+    auto same = [](const configuration& a, const configuration& b) { return a.m == b.m && a.p == b.p && a.nodes == b.nodes; };
     for (auto [x, why] : alts) {
-        if (x->c.m == r.best.c.m && x->c.p == r.best.c.p && x->c.nodes == r.best.c.nodes) continue;
-        if (std::find(done.begin(), done.end(), x) != done.end()) continue;
-        done.push_back(x);
-        out += contrast(r.best, *x, why);
+        if (same(x->c, r.best.c)) continue;
+        if (std::any_of(done.begin(), done.end(), [&](const configuration& d) { return same(d, x->c); })) continue;
+        done.push_back(x->c);
+        out.print("{}", contrast(r.best, *x, why));
     }
-    out += fmt::format("\nNear-optimal set (within {:g} % of the best, {} configuration{}): ", 100 * sp.tolerance,
-                       r.near_optimal.size(), r.near_optimal.size() == 1 ? "" : "s");
-    std::size_t shown = 0;
-    for (const auto& x : r.near_optimal) {
-        if (shown == 12) {
-            out += fmt::format(", ... ({} more)", r.near_optimal.size() - shown);
-            break;
+    out.print("\nNear-optimal set (within {:g} % of the best, {} configuration{}): ", 100 * sp.tolerance,
+              r.near_optimal_count, r.near_optimal_count == 1 ? "" : "s");
+    for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
+        out.print("{}{} ({})", i ? ", " : "", label(r.near_optimal[i].c), human_time(r.near_optimal[i].pred.time_s));
+    if (r.near_optimal_count > static_cast<std::int64_t>(r.near_optimal.size()))
+        out.print(", ... ({} more)", r.near_optimal_count - static_cast<std::int64_t>(r.near_optimal.size()));
+    out.print("\n");
+    if (r.near_optimal_count > 1)
+        out.print("  Configurations inside this margin cannot be told apart at the model's accuracy ([H] §4.4).\n");
+}
+
+// One configuration as a JSON object; `extra` is appended inside it (", \"key\": value").
+std::string json_entry(const ranked& x, std::string_view extra = {}) {
+    return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"breakdown\": {}{}}}", x.c.m, x.c.p,
+                       x.c.nodes, num(x.pred.time_s), breakdown_json(x.pred.parts), extra);
+}
+
+// --json: the configurations are written while the search evaluates them.
+void json_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt, search_result& r) {
+    std::int64_t written = 0;
+    opt.visit = [&](const ranked& x, const ranked& best) {
+        if (written == 0) {
+            out.print("{{\"profile\": {}, \"file\": {}, \"model\": \"{}\", \"policy\": \"{}\", \"tolerance\": {}, ",
+                      quote(s.name.empty() ? s.file : s.name), quote(s.file), to_string(kind), to_string(s.space.pol),
+                      num(s.space.tolerance));
+            out.print("\"search\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}}, \"feasible\": {},\n",
+                      s.space.m.lo, s.space.m.hi, s.space.p.lo, s.space.p.hi, s.space.nodes.lo, s.space.nodes.hi,
+                      count_feasible(s));
+            out.print("\"configurations\": [\n");
         }
-        out += fmt::format("{}{} ({})", shown ? ", " : "", label(x.c), human_time(x.pred.time_s));
-        ++shown;
-    }
-    out += "\n";
-    if (r.near_optimal.size() > 1)
-        out += "  Configurations inside this margin cannot be told apart at the model's accuracy ([H] §4.4).\n";
-    return out;
-}
-
-std::string json_report(const scenario& s, model_kind kind, const search_result& r) {
-    std::string out;
-    out.reserve(r.all.size() * 220 + 1024);
-    auto entry = [](const ranked& x) {
-        return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"breakdown\": {}}}", x.c.m, x.c.p,
-                           x.c.nodes, num(x.pred.time_s), breakdown_json(x.pred.parts));
+        const bool near = x.pred.time_s <= best.pred.time_s * (1.0 + s.space.tolerance);
+        out.print("{}  {}", written ? ",\n" : "", json_entry(x, near ? ", \"near_optimal\": true" : ", \"near_optimal\": false"));
+        ++written;
     };
-    out += fmt::format("{{\"profile\": {}, \"file\": {}, \"model\": \"{}\", \"policy\": \"{}\", \"tolerance\": {}, ",
-                       quote(s.name.empty() ? s.file : s.name), quote(s.file), to_string(kind), to_string(s.space.pol),
-                       num(s.space.tolerance));
-    out += fmt::format("\"search\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}}, \"feasible\": {},\n",
-                       s.space.m.lo, s.space.m.hi, s.space.p.lo, s.space.p.hi, s.space.nodes.lo, s.space.nodes.hi,
-                       r.feasible);
-    out += "\"configurations\": [\n";
-    for (std::size_t i = 0; i < r.all.size(); ++i) {
-        out += "  ";
-        out += entry(r.all[i]);
-        out += i + 1 < r.all.size() ? ",\n" : "\n";
-    }
-    out += "],\n\"best\": " + entry(r.best) + ",\n\"near_optimal\": [\n";
-    for (std::size_t i = 0; i < r.near_optimal.size(); ++i) {
-        out += "  " + entry(r.near_optimal[i]);
-        out += i + 1 < r.near_optimal.size() ? ",\n" : "\n";
-    }
-    out += "]}\n";
-    return out;
+    r = search(s, kind, opt);
+    out.print("\n],\n\"best\": {},\n\"near_optimal_count\": {},\n\"near_optimal\": [\n", json_entry(r.best), r.near_optimal_count);
+    for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
+        out.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
+    out.print("]}}\n");
 }
 
-std::string csv_report(const search_result& r, double tolerance) {
-    std::string out =
-        "m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,startup_s,"
-        "extrapolated,near_optimal\n";
-    const double limit = r.best.pred.time_s * (1.0 + tolerance);
-    for (const auto& x : r.all) {
+// --csv: every configuration, written while the search evaluates it.
+void csv_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt) {
+    bool header = false;
+    opt.visit = [&](const ranked& x, const ranked& best) {
+        if (!header)
+            out.print("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,"
+                      "startup_s,extrapolated,near_optimal\n");
+        header = true;
         const breakdown& b = x.pred.parts;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
-                           num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
-                           num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0,
-                           x.pred.time_s <= limit ? 1 : 0);
-    }
-    return out;
+        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
+                  num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
+                  num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0,
+                  x.pred.time_s <= best.pred.time_s * (1.0 + s.space.tolerance) ? 1 : 0);
+    };
+    search(s, kind, opt);
 }
 
 }  // namespace
@@ -259,13 +274,25 @@ int run_predict(const predict_options& o) {
     if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes), changed = true;
     if (o.tolerance) s.space.tolerance = *o.tolerance;  // its range is checked by the option table
     if (changed || !o.policy.empty()) check_coverage(s);
-    search_result r = search(s, kind);
-    for (const auto& x : r.all)
-        if (!std::isfinite(x.pred.time_s))
-            throw input_error(s.file, "", "parameters whose predicted times are finite",
-                              "an overflowing prediction at " + label(x.c));
-    std::string text = o.json ? json_report(s, kind, r) : o.csv ? csv_report(r, s.space.tolerance) : human_report(s, kind, r, o.top);
-    std::cout << text << std::flush;
+    // The search streams: no output keeps every configuration in memory (search.hpp).
+    search_options opt;
+    opt.keep_all = false;
+    out_stream out;
+    if (o.json) {
+        opt.near_optimal_max = json_near_optimal_max;
+        search_result r;
+        json_report(out, s, kind, opt, r);
+    } else if (o.csv) {
+        opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
+        csv_report(out, s, kind, opt);
+    } else {
+        opt.near_optimal_max = 12;
+        opt.fastest_max = static_cast<std::size_t>(o.top);
+        human_view view(s);
+        opt.visit = [&](const ranked& x, const ranked& best) { view.see(x, best); };
+        const search_result r = search(s, kind, opt);
+        human_report(out, s, kind, r, view);
+    }
     return 0;
 }
 

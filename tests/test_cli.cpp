@@ -42,6 +42,15 @@ TEST_CASE("mmgp predict --json lists every feasible configuration with its break
     CHECK(j["best"]["p"] == 4);
     CHECK(j["near_optimal"].size() >= 1);
     for (const auto& c : j["near_optimal"]) CHECK(c["time_s"].get<double>() <= 1.05 * j["best"]["time_s"].get<double>());
+    // Each configuration carries its flag; the count is the whole set.
+    std::size_t flagged = 0;
+    for (const auto& c : j["configurations"]) {
+        const bool within = c["time_s"].get<double>() <= 1.05 * j["best"]["time_s"].get<double>();
+        CHECK(c["near_optimal"].get<bool>() == within);
+        flagged += within;
+    }
+    CHECK(j["near_optimal_count"].get<std::size_t>() == flagged);
+    CHECK(j["near_optimal"].size() == flagged);
 }
 
 TEST_CASE("mmgp predict --model eq11 --json agrees with an independent Eq. 11 to 1e-9 on random profiles") {

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -47,6 +48,45 @@ TEST_CASE("the search visits every feasible (m, p, nodes) once and ranks them") 
     CHECK(lean.best.c.nodes == r.best.c.nodes);
     CHECK(lean.near_optimal.size() == r.near_optimal.size());
     CHECK(lean.feasible == r.feasible);
+}
+
+TEST_CASE("the streaming search: the visitor sees every configuration once with the best, bounded lists agree with the full one") {
+    mmgp::scenario s = mmgp::load_scenario("pbpi-roadrunner");
+    s.space.nodes = {1, 40};
+    const auto all = mmgp::search(s, mmgp::model_kind::mmgp);  // keeps every configuration
+    REQUIRE(all.near_optimal.size() > 20);
+    mmgp::search_options opt(false);
+    opt.near_optimal_max = 7;
+    opt.fastest_max = 25;
+    std::size_t seen = 0;
+    bool in_order = true, best_known = true;
+    opt.visit = [&](const mmgp::ranked& x, const mmgp::ranked& best) {
+        const auto& e = all.all.at(seen++);
+        in_order = in_order && e.c.m == x.c.m && e.c.p == x.c.p && e.c.nodes == x.c.nodes && e.pred.time_s == x.pred.time_s;
+        best_known = best_known && best.pred.time_s == all.best.pred.time_s;
+    };
+    const auto lean = mmgp::search(s, mmgp::model_kind::mmgp, opt);
+    CHECK(seen == all.all.size());
+    CHECK(in_order);
+    CHECK(best_known);
+    CHECK(lean.all.empty());
+    CHECK(lean.near_optimal_count == static_cast<std::int64_t>(all.near_optimal.size()));
+    REQUIRE(lean.near_optimal.size() == 7);
+    for (std::size_t i = 0; i < 7; ++i) {
+        CHECK(lean.near_optimal[i].c.m == all.near_optimal[i].c.m);
+        CHECK(lean.near_optimal[i].c.p == all.near_optimal[i].c.p);
+        CHECK(lean.near_optimal[i].c.nodes == all.near_optimal[i].c.nodes);
+    }
+    // The 25 fastest, by an independent stable sort of the whole list (ties in search order).
+    auto sorted = all.all;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.pred.time_s < b.pred.time_s; });
+    REQUIRE(lean.fastest.size() == 25);
+    for (std::size_t i = 0; i < 25; ++i) {
+        CHECK(lean.fastest[i].c.m == sorted[i].c.m);
+        CHECK(lean.fastest[i].c.p == sorted[i].c.p);
+        CHECK(lean.fastest[i].c.nodes == sorted[i].c.nodes);
+    }
+    CHECK(lean.fastest.front().c.nodes == lean.best.c.nodes);
 }
 
 TEST_CASE("[H] §4.4: PBPI's predicted optimum on the QS20 is m = 4, p = 4") {

@@ -7,7 +7,9 @@
 
 #include "mmgp/export.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "mmgp/model.hpp"
@@ -21,24 +23,52 @@ struct ranked {
     prediction pred;
 };
 
+/// The feasible part of a scenario's search space: m in [m_lo, m_hi], p in [p_lo, p_hi],
+/// nodes in [n_lo, n_hi], and m*p <= apus. A configuration is feasible when it lies in
+/// s.space, m*p <= apus, nodes <= platform nodes and m <= max_processes_per_node (if set).
+struct space_bounds {
+    std::int64_t m_lo, m_hi, p_lo, p_hi, n_lo, n_hi, apus;
+    /// Highest feasible p for m (m*p <= apus), below p_lo when none.
+    std::int64_t p_top(std::int64_t m) const noexcept { return p_hi < apus / m ? p_hi : apus / m; }
+    /// Highest m with at least one feasible p.
+    std::int64_t m_top() const noexcept { return m_hi < apus / p_lo ? m_hi : apus / p_lo; }
+};
+space_bounds bounds(const scenario& s) noexcept;
+
+/// The largest space search() accepts; keep_all is limited to a tenth of it (its memory).
+inline constexpr std::int64_t max_search_configurations = 200000000;
+
 /// Options of one search.
 struct search_options {
-    /// Keep every feasible configuration in `all` (the CLI lists them); false keeps only the
-    /// best and the near-optimal set, which is what a scheduler needs at Roadrunner scale.
+    /// Keep every feasible configuration in `all`; false keeps only the best and the near-optimal
+    /// set, in memory independent of the size of the space (a second evaluation pass).
     bool keep_all = true;
+    /// Keep at most this many near-optimal configurations (the fastest); 0 keeps every one.
+    /// `near_optimal_count` counts them all either way.
+    std::size_t near_optimal_max = 0;
+    /// Keep this many fastest configurations in `fastest` (ties in search order); 0: none.
+    std::size_t fastest_max = 0;
+    /// Called for every feasible configuration, in (nodes, m, p) order, once the best is known
+    /// (its second argument): lets a caller stream or summarise the space in constant memory.
+    std::function<void(const ranked& each, const ranked& best)> visit;
+
+    /// search(s, kind, {false}): the best and the near-optimal set only.
+    search_options(bool keep_every = true) : keep_all(keep_every) {}  // NOLINT(google-explicit-constructor)
 };
 
 /// The outcome of a search.
 struct search_result {
-    std::vector<ranked> all;           ///< every feasible configuration, in (nodes, m, p) order
+    std::vector<ranked> all;           ///< every feasible configuration, in (nodes, m, p) order (keep_all)
     ranked best;                       ///< the fastest (ties: fewer nodes, then fewer m, then fewer p)
-    std::vector<ranked> near_optimal;  ///< time <= best * (1 + tolerance), fastest first
+    std::vector<ranked> near_optimal;  ///< time <= best * (1 + tolerance), fastest first (ties in search order)
+    std::int64_t near_optimal_count = 0;  ///< size of the whole near-optimal set
+    std::vector<ranked> fastest;       ///< the fastest_max fastest, fastest first (rank 1 is `best`)
     std::int64_t feasible = 0;         ///< how many configurations were evaluated
 };
 
-/// Searches the scenario's space (s.space) with the given model. A configuration is feasible
-/// when m*p <= apus, nodes <= platform nodes and m <= max_processes_per_node (if set).
-/// Throws input_error when the space holds no feasible configuration.
+/// Searches the scenario's space (s.space) with the given model. Throws input_error when the
+/// space holds no feasible configuration, holds more than max_search_configurations (a tenth
+/// of it with keep_all), or a predicted time is not finite (naming the configuration).
 search_result search(const scenario& s, model_kind kind, const search_options& opt = {});
 
 /// Number of configurations search() would evaluate (without evaluating them).
