@@ -1,5 +1,6 @@
 // mmgp launch PROFILE --launcher KIND [--exec] -- COMMAND ARGS...: the best mapping, as a launch command.
 // Rendering lives in libmmgp (mmgp/launch.hpp); this file picks the mapping, prints, or spawns and waits.
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -150,13 +151,27 @@ int run_launch(const launch_options& o) {
     if (!o.p.empty()) s.space.p = parse_range("--p", o.p), changed = true;
     if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes), changed = true;
     if (changed) check_coverage(s);
+    // Task units are part of the model: the mapping is chosen for the units to be launched.
+    if (o.units && s.app.decomp == decomposition::task) s.app.units = *o.units;
     search_result r = search(s, mk, {false});
     const ranked& best = r.best;
+    // No rank is started without a unit of work: refused when the units are the program's work
+    // (task decomposition, --units, or a command that names {units} or {U}).
+    const std::int64_t units = o.units ? *o.units : s.app.units;
+    const std::int64_t ranks = static_cast<std::int64_t>(best.c.m) * best.c.nodes;
+    const bool names_units = std::any_of(o.command.begin(), o.command.end(), [](const std::string& w) {
+        return w.find("{units}") != std::string::npos || w.find("{U}") != std::string::npos;
+    });
+    if (units < ranks && (s.app.decomp == decomposition::task || o.units || names_units)) {
+        const std::string need = fmt::format("at least {} units, one for each rank of {}", ranks, label(best.c));
+        if (o.units) throw usage_error(fmt::format("--units: expected {}, found \"{}\"", need, units));
+        throw input_error(s.file, "/application/units", need + " (--units sets the count)", std::to_string(units));
+    }
 
     launch_request rq;
     rq.kind = kind;
     rq.mapping = best.c;
-    rq.units = o.units ? *o.units : s.app.units;
+    rq.units = units;
     rq.program = o.program;
     rq.oversubscribe = o.oversubscribe;
     rq.allow_run_as_root = kind == launcher_kind::openmpi && geteuid() == 0;

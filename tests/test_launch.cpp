@@ -185,6 +185,30 @@ TEST_CASE("mmgp launch --launcher local --exec: every process gets its rank, sha
     CHECK(slurp(d.path / "u.1") == "2\n");
 }
 
+TEST_CASE("mmgp launch --units is part of the choice: the mapping is chosen for that many units, no rank without one") {
+    // raxml-qs20 (16 units) picks m > 3; with 3 units the search itself keeps m <= 3.
+    auto many = run_mmgp("launch raxml-qs20 --launcher local --json -- x");
+    REQUIRE(many.status == 0);
+    REQUIRE(nlohmann::json::parse(many.out)["mapping"]["m"].get<int>() > 3);
+    for (int units : {1, 2, 3}) {
+        auto r = run_mmgp("launch raxml-qs20 --launcher local --json --units " + std::to_string(units) + " -- x");
+        INFO(r.err);
+        REQUIRE(r.status == 0);
+        auto j = nlohmann::json::parse(r.out);
+        CHECK(j["mapping"]["m"].get<int>() <= units);
+        CHECK(j["units"].get<int>() == units);
+        for (const auto& p : j["processes"]) CHECK(p["units"].get<int>() >= 1);
+        // The predicted time is the model's for that many units.
+        auto pr = run_mmgp("predict raxml-qs20 --json --m " + std::to_string(j["mapping"]["m"].get<int>()) + " --p " +
+                           std::to_string(j["mapping"]["p"].get<int>()));
+        REQUIRE(pr.status == 0);
+        if (units < 16) CHECK(nlohmann::json::parse(pr.out)["best"]["time_s"].get<double>() != j["mapping"]["time_s"].get<double>());
+    }
+    // A forced mapping with more ranks than units is refused, not launched with idle ranks.
+    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local --m 4 --p 1 --units 2 -- x",
+                                 "--units: expected at least 4 units, one for each rank of m=4 p=1 nodes=1, found \"2\"");
+}
+
 TEST_CASE("mmgp launch prints a command that a shell runs with the same effect") {
     temp_dir d;
     const std::string dir = d.path.string();
