@@ -37,6 +37,8 @@ FILES = {
                   '{"m": 1, "p": 1, "measured_s": 1e308, "source": "t"}, {"m": 2, "p": 2, "measured_s": 3, "source": "t"}]}\n'),
     "bom.csv": "\ufeff" + RUNS,
     "result.json": '{"previous": "kept"}\n',
+    "reps.csv": "m,p,time_s\n1,1,9.5\n1,1,9.6\n1,1,9.4\n2,2,3.2\n2,2,3.3\n",
+    "ns.csv": "m,p,time_s\n1,1,9.5e-9\n1,2,5.6e-9\n2,1,5.1e-9\n2,2,3.2e-9\n1,4,3.9e-9\n",
 }
 
 # (class, command line, exit status, fragment of the one line on stderr). Paths are relative to the test's
@@ -72,6 +74,12 @@ REFUSED = [
     ("degenerate: a program without work", "predict zero.json",
      2, "zero.json: /application/T_apu: expected a program with work: T_hpu + T_apu + C_apu > 0"),
     ("unknown subcommand", "frobnicate", 2, 'unknown subcommand "frobnicate": expected one of predict, validate'),
+    ("fit: repetitions, too few distinct configurations", "fit reps.csv --platform p.json",
+     2, "reps.csv: (all rows): expected at least 4 distinct configurations (m, p, nodes, units, policy) to fit 4 parameters"),
+    ("fit: a held value inconsistent with the runs", "fit runs.csv --platform p.json --fix T_apu=100",
+     2, "a value held by --fix is inconsistent with the runs"),
+    ("fit: times out of scale (nanoseconds as seconds)", "fit ns.csv --platform p.json --N 1000",
+     2, "the times are out of scale with the platform's costs (seconds expected)"),
     ("fit: a directory as the runs", "fit .", 2, ".: (document): expected a readable file, found a directory"),
     ("validate: a file of another kind", "validate kind.json", 2, 'kind.json: /kind: expected "validation", found the string "platform"'),
 ]

@@ -147,6 +147,85 @@ TEST_CASE("fit says when the runs cannot identify a parameter") {
     REQUIRE(f.warnings.size() == 1);
 }
 
+TEST_CASE("fit's hint follows what the runs vary: with p varied, C_apu needs a varied host load, not p") {
+    mmgp::platform pl = test_platform();  // 4 host contexts, alpha 1.25: the same host load factor for m = 2 and 4
+    std::vector<mmgp::measured_run> runs;
+    for (int m : {2, 4})
+        for (int p : {1, 2, 4}) runs.push_back(model_run(pl, truth_app(), m, p, 16));
+    mmgp::fit_options opt;
+    opt.N = 2000;
+    opt.fixed = {{"g", 2e-4}};
+    auto f = mmgp::fit_application(pl, runs, opt, "p-varied.csv");
+    CHECK_FALSE(f.params[2].identified);  // C_apu scales with the units alone, as T_hpu does while alpha is constant
+    CHECK(f.params[2].note.find("vary the host load") != std::string::npos);
+    CHECK(f.params[2].note.find("vary p") == std::string::npos);
+}
+
+TEST_CASE("fit tells apart its causes: few distinct configurations, a held value against the runs, times out of scale") {
+    mmgp::platform pl = test_platform();
+    auto runs = generate(pl, truth_app(), 0.0, 1, 0);
+    auto message = [&](const std::vector<mmgp::measured_run>& rs, const mmgp::fit_options& opt) -> std::string {
+        try {
+            mmgp::fit_application(pl, rs, opt, "runs.csv");
+        } catch (const mmgp::input_error& e) {
+            return e.what();
+        }
+        return "(no error)";
+    };
+    // Five runs, two configurations: enough rows, not enough information.
+    std::vector<mmgp::measured_run> reps = {runs[0], runs[0], runs[0], runs[5], runs[5]};
+    CHECK(message(reps, {}).find("runs.csv: (all rows): expected at least 4 distinct configurations (m, p, nodes, units, policy) to fit 4 "
+                                 "parameters") == 0);
+    CHECK(message(reps, {}).find("found 2 distinct in 5 runs") != std::string::npos);
+    // A held T_apu that alone exceeds the measured times.
+    mmgp::fit_options held;
+    held.fixed = {{"T_apu", 1e4}};
+    CHECK(message(runs, held).find("expected a measured time at least the model's known part (T_apu=10000 (--fix), N=1 (--N) and the "
+                                   "platform's costs), found time_s") != std::string::npos);
+    CHECK(message(runs, held).find("a value held by --fix is inconsistent with the runs") != std::string::npos);
+    // Times in another unit (seconds * 1e-9): below the platform's own costs.
+    auto ns = runs;
+    for (auto& r : ns) r.time_s *= 1e-9;
+    mmgp::fit_options n2000;
+    n2000.N = 2000;
+    CHECK(message(ns, n2000).find("the times are out of scale with the platform's costs (seconds expected)") != std::string::npos);
+}
+
+TEST_CASE("fit does not depend on the scale of the times; every interval holds its estimate") {
+    // A platform without fixed costs: times scaled by k give parameters scaled by k.
+    mmgp::test::temp_dir d;
+    mmgp::platform pl = mmgp::load_platform(d.write("free.json", R"({"name": "free", "hpu_contexts": 4, "apus": 16, "O_offload": 0, "T_csw": 0, "alpha": 1.25})"));
+    auto runs = generate(pl, truth_app(), 0.03, 2, 7);
+    mmgp::fit_options opt;
+    opt.N = 2000;
+    const auto base = mmgp::fit_application(pl, runs, opt, "s.csv");
+    for (double k : {1e-200, 1e-6, 1e6, 1e200}) {
+        auto scaled = runs;
+        for (auto& r : scaled) r.time_s *= k;
+        const auto f = mmgp::fit_application(pl, scaled, opt, "s.csv");
+        for (int j : {0, 1, 2}) {
+            INFO("k = " << k << ", " << f.params[static_cast<std::size_t>(j)].name);
+            CHECK(f.params[static_cast<std::size_t>(j)].value == mmgp::test::approx(k * base.params[static_cast<std::size_t>(j)].value).epsilon(1e-6));
+            CHECK(f.params[static_cast<std::size_t>(j)].stderr_ == mmgp::test::approx(k * base.params[static_cast<std::size_t>(j)].stderr_).epsilon(1e-6));
+        }
+    }
+    // Random designs, some with parameters at the bound 0: the interval always holds the estimate.
+    std::mt19937_64 rng(11);
+    for (int trial = 0; trial < 40; ++trial) {
+        mmgp::application a = truth_app();
+        a.C_apu = trial % 3 == 0 ? 0.0 : std::uniform_real_distribution<double>(0.0, 5.0)(rng);
+        a.g = trial % 4 == 0 ? 0.0 : 2e-4;
+        auto rs = generate(pl, a, 0.08, 1, static_cast<unsigned>(trial));
+        const auto f = mmgp::fit_application(pl, rs, opt, "r.csv");
+        for (const auto& p : f.params)
+            if (std::isfinite(p.ci95_lo)) {
+                INFO(p.name << " " << p.value << " [" << p.ci95_lo << ", " << p.ci95_hi << "]");
+                CHECK(p.ci95_lo <= p.value);
+                CHECK(p.value <= p.ci95_hi);
+            }
+    }
+}
+
 TEST_CASE("fewer runs than parameters is an error naming the file") {
     mmgp::platform pl = test_platform();
     auto runs = generate(pl, truth_app(), 0.0, 1, 0);

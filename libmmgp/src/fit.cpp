@@ -5,7 +5,10 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <cstdio>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "detail/json_reader.hpp"
 #include "detail/nnls.hpp"
@@ -158,6 +161,7 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
 }
 
 constexpr int n_params = 6;  // T_hpu, T_apu, C_apu, g (through N*g), N, T_start
+constexpr const char* param_names[n_params] = {"T_hpu", "T_apu", "C_apu", "g", "N", "T_start"};
 
 // Model coefficients of one run: time = base + x . (T_hpu, T_apu, C_apu, N*g, N, T_start), the platform held
 // fixed; base (returned last) is what no parameter scales, e.g. the start-up's N_start switches and convoys.
@@ -191,6 +195,25 @@ std::array<double, n_params + 1> coefficients(const platform& pl, const measured
             eval(0, 0, 0, 1, 1) - base - xN, xN, eval(0, 0, 0, 0, 0, 1) - base, base};
 }
 
+std::string fmt_g(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+// "T_apu=1000 (--fix), N=1 (--N) and the platform's costs": what a run's known part is made of.
+std::string known_parts(const std::array<bool, n_params>& held, const std::array<double, n_params>& value,
+                        const std::array<bool, n_params>& fixed) {
+    std::string out;
+    for (int j = 0; j < n_params; ++j) {
+        const auto u = static_cast<std::size_t>(j);
+        if (!held[u] || (value[u] == 0 && !fixed[u])) continue;
+        out += (out.empty() ? "" : ", ") + std::string(param_names[j]) + "=" + fmt_g(value[u]) +
+               (fixed[u] ? " (--fix)" : j == 4 ? " (--N)" : "");
+    }
+    return out.empty() ? "the platform's costs" : out + " and the platform's costs";
+}
+
 }  // namespace
 
 std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json) {
@@ -206,7 +229,7 @@ std::vector<measured_run> read_runs(const std::string& path) {
 
 fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs_in, const fit_options& opt,
                            const std::string& file) {
-    static const char* names[n_params] = {"T_hpu", "T_apu", "C_apu", "g", "N", "T_start"};
+    const auto& names = param_names;
     std::vector<measured_run> runs = runs_in;
     for (auto& r : runs)
         if (!r.has_policy) r.c.pol = opt.pol;
@@ -231,6 +254,20 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
         throw input_error(file, "(all rows)",
                           "at least " + std::to_string(k_free) + " runs to fit " + std::to_string(k_free) + " parameters",
                           std::to_string(n) + " run" + (n == 1 ? "" : "s"));
+    // Repetitions of one configuration give the same design row (up to scale): they measure noise,
+    // they cannot separate parameters.
+    std::set<std::tuple<int, int, int, std::int64_t, int>> distinct;
+    std::set<int> ps;
+    for (const auto& r : runs) {
+        distinct.insert({r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol)});
+        ps.insert(r.c.p);
+    }
+    if (static_cast<int>(distinct.size()) < k_free)
+        throw input_error(file, "(all rows)",
+                          "at least " + std::to_string(k_free) + " distinct configurations (m, p, nodes, units, policy) to fit " +
+                              std::to_string(k_free) + " parameters (repetitions of a configuration measure noise, they do not "
+                              "separate parameters; --fix NAME=VALUE holds one)",
+                          std::to_string(distinct.size()) + " distinct in " + std::to_string(n) + " runs");
     for (const auto& r : runs)
         if (static_cast<std::int64_t>(r.c.m) * r.c.p > pl.apus || r.c.nodes > pl.nodes)
             throw input_error(file, r.where,
@@ -251,14 +288,41 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
             if (held[static_cast<std::size_t>(j)]) rhs -= held_value[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(j)];
         for (int j = 0; j < n_params; ++j) X(i, j) = x[static_cast<std::size_t>(j)] / t;
         y(i) = rhs / t;
+        if (!std::isfinite(y(i)) || !X.row(i).allFinite())
+            throw input_error(file, runs[static_cast<std::size_t>(i)].where,
+                              "a measured time on the scale of the platform's costs (the design's terms divided by it "
+                              "must be finite numbers)",
+                              "time_s " + fmt_g(t) + " s, out of scale");
+        // The free parameters are >= 0: a run shorter than the part of the model already known (held
+        // values and the platform's fixed costs) cannot be fitted by any of them. Either a --fix value
+        // is inconsistent with the runs, or the times are not on the platform's scale (not seconds?).
+        if (rhs < 0) {
+            double by_fix = 0;
+            for (int j : {0, 1, 2, 5})
+                if (fixed[static_cast<std::size_t>(j)]) by_fix += held_value[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(j)];
+            if (fixed[3]) by_fix += held_value[3] * held_value[4] * x[3];
+            const bool held_cause = by_fix > 0 && rhs + by_fix >= 0;
+            throw input_error(file, runs[static_cast<std::size_t>(i)].where,
+                              "a measured time at least the model's known part (" + known_parts(held, held_value, fixed) +
+                                  ")",
+                              "time_s " + fmt_g(t) + " s below the known " + fmt_g(t - rhs) + " s: " +
+                                  (held_cause ? "a value held by --fix is inconsistent with the runs"
+                                              : "the times are out of scale with the platform's costs (seconds expected)"));
+        }
     }
     fit_result out;
     out.params.resize(n_params);
     std::vector<bool> usable(n_params, false);
     std::vector<int> kept;
+    // What would identify each parameter, given what these runs already vary.
+    const bool p_varies = ps.size() >= 2;
+    const char* host_load = "vary the host load: runs with m beyond the host contexts (alpha(m) changes) or with different units per process";
     const char* hints[n_params] = {"vary the host load: runs with different m (or units per process)",
-                                   "vary p: runs with at least two different p", "vary p: runs with at least two different p",
-                                   "vary p: the gap grows with p", "give N (--N) or vary m beyond the host contexts",
+                                   p_varies ? host_load : "vary p: runs with at least two different p",
+                                   p_varies ? host_load : "vary p: runs with at least two different p",
+                                   p_varies ? "more values of p: the gap grows with p while T_apu shrinks with 1/p (at least three p)"
+                                            : "vary p: the gap grows with p",
+                                   "give N (--N) or vary m beyond the host contexts",
                                    "vary the units per process: runs with at least two different unit counts"};
     for (int j = 0; j < n_params; ++j) {
         auto& fp = out.params[static_cast<std::size_t>(j)];
@@ -273,14 +337,14 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
         }
         fp.fitted = true;
         Eigen::VectorXd col = X.col(j);
-        double norm = col.norm();
+        double norm = col.stableNorm();
         bool identified = norm > 0;
         std::string with;
         if (identified && !kept.empty()) {
             Eigen::MatrixXd K(n, static_cast<Eigen::Index>(kept.size()));
             for (std::size_t c = 0; c < kept.size(); ++c) K.col(static_cast<Eigen::Index>(c)) = X.col(kept[c]);
             Eigen::VectorXd coef = K.colPivHouseholderQr().solve(col);
-            double resid = (K * coef - col).norm() / norm;
+            double resid = (K * coef - col).stableNorm() / norm;
             if (resid < 1e-6) {
                 identified = false;
                 for (int c : kept) with += (with.empty() ? "" : ", ") + std::string(names[c]);
@@ -325,18 +389,25 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
     out.dof = n - k;
     double rss = k > 0 ? (X * b - y).squaredNorm() : y.squaredNorm();
     // Covariance of the unconstrained least squares on the identified columns.
-    Eigen::MatrixXd cov;
+    Eigen::MatrixXd cov_n;  // of the parameters times their column norms d
+    Eigen::VectorXd d;
     if (k > 0 && out.dof > 0) {
+        // Columns at unit norm for the inverse (parameters differ by many orders of magnitude), scaled back.
         Eigen::MatrixXd K(n, k);
-        for (int c = 0; c < k; ++c) K.col(c) = X.col(kept[static_cast<std::size_t>(c)]);
-        cov = (K.transpose() * K).inverse() * (rss / out.dof);
+        d.resize(k);
+        for (int c = 0; c < k; ++c) {
+            K.col(c) = X.col(kept[static_cast<std::size_t>(c)]);
+            d(c) = K.col(c).stableNorm();
+            K.col(c) /= d(c);
+        }
+        cov_n = (K.transpose() * K).inverse() * (rss / out.dof);
     }
     const double tq = detail::t_quantile_975(out.dof);
     for (int c = 0; c < k; ++c) {
         int j = kept[static_cast<std::size_t>(c)];
         auto& fp = out.params[static_cast<std::size_t>(j)];
         fp.value = b(j);
-        fp.stderr_ = out.dof > 0 ? std::sqrt(std::max(0.0, cov(c, c))) : nan;
+        fp.stderr_ = out.dof > 0 ? std::sqrt(std::max(0.0, cov_n(c, c))) / d(c) : nan;
         fp.ci95_lo = out.dof > 0 ? fp.value - tq * fp.stderr_ : nan;
         fp.ci95_hi = out.dof > 0 ? fp.value + tq * fp.stderr_ : nan;
         if (out.dof == 0) fp.note = "exactly determined: no degrees of freedom left for a confidence interval";
@@ -353,8 +424,18 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
         } else {
             out.warnings.push_back("g: N is 0, so the gap term cannot be expressed per phase (held at 0)");
             g.value = 0;
+            g.identified = false;
+            g.stderr_ = g.ci95_lo = g.ci95_hi = nan;
+            g.note = "not identified: N is 0, so the gap term cannot be expressed per phase";
         }
     }
+    // An interval always holds its own estimate (the estimate is the constrained solution, the
+    // interval that of the unconstrained one around it).
+    for (auto& fp : out.params)
+        if (std::isfinite(fp.ci95_lo) && std::isfinite(fp.ci95_hi)) {
+            fp.ci95_lo = std::min(fp.ci95_lo, fp.value);
+            fp.ci95_hi = std::max(fp.ci95_hi, fp.value);
+        }
     // The fitted application, and its residuals computed by the model itself.
     application& a = out.app;
     a.name = opt.name;

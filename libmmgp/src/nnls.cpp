@@ -8,6 +8,12 @@ namespace mmgp::detail {
 bool nnls_small(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<bool>& usable,
                 Eigen::VectorXd& b) {
     const int k = static_cast<int>(X.cols());
+    // Columns scaled to unit norm: the rank decisions do not depend on the units of the parameters
+    // or the scale of the times; the solution is scaled back.
+    Eigen::VectorXd scale = Eigen::VectorXd::Ones(k);
+    for (int j = 0; j < k; ++j)
+        if (const double nrm = X.col(j).stableNorm(); nrm > 0 && std::isfinite(nrm)) scale(j) = nrm;
+    const Eigen::MatrixXd Xn = X * scale.cwiseInverse().asDiagonal();
     double best_rss = std::numeric_limits<double>::infinity();
     b = Eigen::VectorXd::Zero(k);
     for (unsigned mask = 1; mask < (1u << k); ++mask) {
@@ -20,7 +26,7 @@ bool nnls_small(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
             }
         if (!ok || static_cast<int>(cols.size()) > X.rows()) continue;
         Eigen::MatrixXd Xs(X.rows(), static_cast<Eigen::Index>(cols.size()));
-        for (std::size_t c = 0; c < cols.size(); ++c) Xs.col(static_cast<Eigen::Index>(c)) = X.col(cols[c]);
+        for (std::size_t c = 0; c < cols.size(); ++c) Xs.col(static_cast<Eigen::Index>(c)) = Xn.col(cols[c]);
         Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Xs);
         if (qr.rank() < static_cast<Eigen::Index>(cols.size())) continue;
         Eigen::VectorXd s = qr.solve(y);
@@ -29,7 +35,7 @@ bool nnls_small(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
         if (rss < best_rss) {
             best_rss = rss;
             b.setZero();
-            for (std::size_t c = 0; c < cols.size(); ++c) b(cols[c]) = s(static_cast<Eigen::Index>(c));
+            for (std::size_t c = 0; c < cols.size(); ++c) b(cols[c]) = s(static_cast<Eigen::Index>(c)) / scale(cols[c]);
         }
     }
     return std::isfinite(best_rss);
