@@ -2,8 +2,12 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
+#include <span>
+#include <sstream>
 #include <string>
 
+#include "detail/schema.hpp"
 #include "mmgp/error.hpp"
 #include "mmgp/profile.hpp"
 #include "support.hpp"
@@ -118,7 +122,7 @@ TEST_CASE("bad input: one message naming file, JSON path, expected and found") {
           "p.json: /search/policy: expected \"edtlp\" or \"os\", found the string \"fifo\"");
     CHECK(error_of(with("/platform/T_cws", 1e-6)) ==
           "p.json: /platform/T_cws: expected one of the keys hpu_contexts, apus, nodes, max_processes_per_node, "
-          "O_offload, T_csw, alpha, dma, network, found the unknown key \"T_cws\"");
+          "O_offload, T_csw, alpha, dma, network, cores, T_wake, T_wake_busy, spin_pause, sched_slice, found the unknown key \"T_cws\"");
     CHECK(error_of(with("/schema", "mmgp/2")) == "p.json: /schema: expected \"mmgp/1\", found the string \"mmgp/2\"");
     CHECK(error_of(with("/platform", "cell9")) ==
           "p.json: /platform: expected an existing file or a bundled platforms name (ps3, qs20, triblade), found the "
@@ -151,5 +155,47 @@ TEST_CASE("unreadable and missing files") {
         FAIL("no error");
     } catch (const mmgp::input_error& e) {
         CHECK(std::string(e.what()).find("expected a readable JSON file, found something that is not a regular file") != std::string::npos);
+    }
+}
+
+TEST_CASE("the documented key tables list exactly the schema's keys (one table per profile type)") {
+    // README.md, "Profiles": a table per type, rows "| `key` | ...".
+    const std::string readme = mmgp::test::slurp(MMGP_SOURCE_DIR "/README.md");
+    auto documented = [&](const std::string& heading) {
+        std::set<std::string> keys;
+        std::size_t at = readme.find("\n### `" + heading + "`\n");
+        REQUIRE(at != std::string::npos);
+        std::size_t end = readme.find("\n#", at + 1);
+        std::istringstream in(readme.substr(at, end - at));
+        for (std::string line; std::getline(in, line);)
+            if (line.rfind("| `", 0) == 0) keys.insert(line.substr(3, line.find('`', 3) - 3));
+        return keys;
+    };
+    auto schema_keys = [](std::span<const mmgp::detail::schema::key> table) {
+        std::set<std::string> keys;
+        for (const auto& k : table) keys.insert(std::string(k.name));
+        return keys;
+    };
+    CHECK(documented("platform") == schema_keys(mmgp::detail::schema::platform));
+    CHECK(documented("application") == schema_keys(mmgp::detail::schema::application));
+    // Every required key is refused when missing, every optional one is not.
+    const json base = json::parse(mmgp::test::slurp(MMGP_SOURCE_DIR "/profiles/pbpi-qs20.json"));
+    for (const auto& [part, table] : {std::pair{std::string("platform"), std::span<const mmgp::detail::schema::key>(mmgp::detail::schema::platform)},
+                                      std::pair{std::string("application"), std::span<const mmgp::detail::schema::key>(mmgp::detail::schema::application)}}) {
+        json doc = base;
+        if (doc[part].is_string()) doc[part] = json::parse(mmgp::test::slurp(std::string(MMGP_SOURCE_DIR "/profiles/") + (part == "platform" ? "platforms/" : "apps/") + doc[part].get<std::string>() + ".json"));
+        for (const auto& k : table) {
+            if (!doc[part].contains(std::string(k.name))) continue;
+            json without = doc;
+            without[part].erase(std::string(k.name));
+            bool refused = false;
+            try {
+                mmgp::parse_scenario(without.dump(), "k.json");
+            } catch (const mmgp::input_error&) {
+                refused = true;
+            }
+            INFO(part << "." << k.name);
+            CHECK(refused == k.required);
+        }
     }
 }

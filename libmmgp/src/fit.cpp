@@ -133,7 +133,7 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
     const json* arr = &doc;
     std::string base;
     if (doc.is_object()) {
-        r.known_keys(doc, "", {"runs"});
+        r.known_keys(doc, "", detail::schema::runs_document);
         if (!doc.contains("runs")) r.fail("/runs", "an array of runs", "nothing (the key is missing)");
         arr = &doc["runs"];
         base = "/runs";
@@ -143,7 +143,7 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
     for (std::size_t i = 0; i < arr->size(); ++i) {
         std::string ip = detail::child(base, i);
         const json& o = r.object((*arr)[i], ip);
-        r.known_keys(o, ip, {"m", "p", "nodes", "units", "time_s", "policy", "label"});
+        r.known_keys(o, ip, detail::schema::run);
         measured_run run;
         run.c.m = static_cast<int>(r.integer_at(o, ip, "m", 1, max_count));
         run.c.p = static_cast<int>(r.integer_at(o, ip, "p", 1, max_count));

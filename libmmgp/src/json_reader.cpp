@@ -112,21 +112,32 @@ bool provenance_key(std::string_view k) {
 }
 }  // namespace
 
-void reader::known_keys(const json& obj, const std::string& path,
-                        std::initializer_list<std::string_view> known) const {
+namespace {
+template <class Keys, class Name>
+void check_known(const reader& r, const json& obj, const std::string& path, const Keys& known, Name name) {
     for (auto it = obj.begin(); it != obj.end(); ++it) {
         const std::string& k = it.key();
         bool ok = provenance_key(k);
-        for (auto kk : known) ok = ok || kk == k;
+        for (const auto& kk : known) ok = ok || name(kk) == k;
         if (!ok) {
             std::string list;
-            for (auto kk : known) {
+            for (const auto& kk : known) {
                 if (!list.empty()) list += ", ";
-                list += kk;
+                list += name(kk);
             }
-            fail(child(path, k), "one of the keys " + list, "the unknown key " + json(k).dump());
+            r.fail(child(path, k), "one of the keys " + list, "the unknown key " + json(k).dump());
         }
     }
+}
+}  // namespace
+
+void reader::known_keys(const json& obj, const std::string& path, std::span<const schema::key> known) const {
+    check_known(*this, obj, path, known, [](const schema::key& k) { return k.name; });
+}
+
+void reader::known_keys(const json& obj, const std::string& path,
+                        std::initializer_list<std::string_view> known) const {
+    check_known(*this, obj, path, known, [](std::string_view k) { return k; });
 }
 
 double reader::number(const json& v0, const std::string& path0, double lo, bool strict, const char* what) const {

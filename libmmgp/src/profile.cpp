@@ -279,7 +279,7 @@ search_space read_search(const json& v, const reader& r, const std::string& path
     s.nodes = {1, pl.nodes};
     if (v.is_null()) return s;
     r.object(v, path);
-    r.known_keys(v, path, {"m", "p", "nodes", "policy", "tolerance"});
+    r.known_keys(v, path, detail::schema::search);
     s.m = read_range(v, r, path, "m", s.m);
     s.p = read_range(v, r, path, "p", s.p);
     s.nodes = read_range(v, r, path, "nodes", s.nodes);
@@ -292,13 +292,7 @@ search_space read_search(const json& v, const reader& r, const std::string& path
 
 platform platform_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
-    {
-        // `cores` (time-shared cores) is checked apart so that the message listing the keys stays that of mmgp/1.
-        json rest = obj;
-        for (const char* key : {"cores", "T_wake", "T_wake_busy", "spin_pause", "sched_slice"}) rest.erase(key);
-        r.known_keys(rest, path, {"hpu_contexts", "apus", "nodes", "max_processes_per_node", "O_offload", "T_csw", "alpha",
-                                  "dma", "network"});
-    }
+    r.known_keys(obj, path, detail::schema::platform);
     platform pl;
     pl.name = r.string_or(obj, path, "name", "");
     pl.hpu_contexts = static_cast<int>(r.integer_at(obj, path, "hpu_contexts", 1, int_max));
@@ -307,6 +301,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
     pl.max_processes_per_node = static_cast<int>(r.integer_or(obj, path, "max_processes_per_node", 0, 1, int_max));
     pl.cores = static_cast<int>(r.integer_or(obj, path, "cores", 0, 1, int_max));
     // Keys that describe time-shared cores only.
+    // Keys that describe time-shared cores only (refused without "cores").
     static constexpr std::pair<const char*, double platform::*> time_shared[] = {
         {"T_wake", &platform::T_wake},           {"T_wake_busy", &platform::T_wake_busy},
         {"spin_pause", &platform::spin_pause}, {"sched_slice", &platform::sched_slice}};
@@ -332,12 +327,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
 
 application application_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
-    {
-        json rest = obj;  // checked apart, as `cores` above
-        for (const char* key : {"g_charge", "spin_limit", "T_start", "N_start", "T_offload_idle"}) rest.erase(key);
-        r.known_keys(rest, path, {"decomposition", "scaling", "N", "T_hpu", "T_apu", "C_apu", "g", "O_col", "units",
-                                  "dma_bytes", "communication"});
-    }
+    r.known_keys(obj, path, detail::schema::application);
     application a;
     a.name = r.string_or(obj, path, "name", "");
     a.decomp = static_cast<decomposition>(r.choice(obj, path, "decomposition", {"data", "task"}, 0, false));
@@ -395,7 +385,7 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
                             const json* app_patch, const json* platform_patch, const json* search_patch) {
     reader r{file};
     r.object(doc, "");
-    r.known_keys(doc, "", {"platform", "application", "search"});
+    r.known_keys(doc, "", detail::schema::scenario);
     if (doc.contains("schema")) {
         const json& sc = doc["schema"];
         if (!sc.is_string() || sc.get<std::string>() != "mmgp/1") r.fail("/schema", "\"mmgp/1\"", sc);

@@ -40,7 +40,7 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         const json& k = doc["kind"];
         if (!k.is_string() || k.get<std::string>() != "validation") r.fail("/kind", "\"validation\"", k);
     }
-    r.known_keys(doc, "", {"scenario", "cases", "group"});
+    r.known_keys(doc, "", detail::schema::validation);
     if (doc.contains("schema")) {
         const json& sc = doc["schema"];
         if (!sc.is_string() || sc.get<std::string>() != "mmgp/1") r.fail("/schema", "\"mmgp/1\"", sc);
@@ -56,8 +56,7 @@ validation_report run_validation(const std::string& path, model_kind kind) {
     for (std::size_t i = 0; i < cases.size(); ++i) {
         std::string cp = child("/cases", i);
         const json& c = r.object(cases[i], cp);
-        r.known_keys(c, cp, {"label", "group", "scenario", "application", "platform", "m", "p", "nodes", "policy",
-                             "measured_s", "censored", "role", "runs"});
+        r.known_keys(c, cp, detail::schema::validation_case);
         const json* scen = c.contains("scenario") ? &c["scenario"] : (doc.contains("scenario") ? &doc["scenario"] : nullptr);
         std::string scen_path = c.contains("scenario") ? child(cp, "scenario") : "/scenario";
         if (!scen) r.fail(child(cp, "scenario"), "a scenario (path, bundled name or object), here or at /scenario",

@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
+#include "detail/schema.hpp"
 #include "mmgp/error.hpp"
 
 namespace mmgp::detail {
@@ -40,7 +42,9 @@ struct reader {
 
     /// Requires j to be an object.
     const json& object(const json& j, const std::string& path) const;
-    /// Rejects keys not in `known` (provenance keys such as "source", "notes" and "_..." are allowed).
+    /// Rejects keys not in `known` (provenance keys such as "source", "notes" and "_..." are allowed);
+    /// the message lists every key of the table.
+    void known_keys(const json& obj, const std::string& path, std::span<const schema::key> known) const;
     void known_keys(const json& obj, const std::string& path, std::initializer_list<std::string_view> known) const;
     /// True when obj has `key`.
     static bool has(const json& obj, std::string_view key) { return obj.is_object() && obj.contains(key); }
