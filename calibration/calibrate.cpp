@@ -97,16 +97,28 @@ nlohmann::json dma_json(const dma_result& d) {
     const auto& small = d.per_size.front();
     const auto& large = d.per_size.back();
     nlohmann::json j;
-    j["latency_s"] = {{"value", d.fit.latency_s}, {"unit", "s"}, {"median", small.value}, {"spread", small.obs.mad},
+    // The values are the fit's; a single transfer's own figures differ from them (the smallest one's
+    // time includes its bytes, the largest one's bytes/time includes the latency): the notes say so
+    // with the numbers, and every size's measurement is in measurements.per_size.
+    const double small_bytes = small.extra["bytes"].get<double>(), large_bytes = large.extra["bytes"].get<double>();
+    const double effective = large.extra["bandwidth_Bps"].get<double>();
+    j["latency_s"] = {{"value", d.fit.latency_s}, {"unit", "s"}, {"spread", small.obs.mad},
                       {"mad", small.obs.mad}, {"cv", small.reps.cv}, {"min", small.obs.min}, {"repetitions", reps},
-                      {"harness", "dma/fit"}};
+                      {"harness", "dma/fit"},
+                      {"note", fmt::format("intercept of the fit t(bytes) = latency + bytes / bandwidth over {} sizes; the "
+                                           "smallest transfer ({:g} bytes) took {:.3g} s (median), latency and bytes together",
+                                           d.per_size.size(), small_bytes, small.value)}};
     j["bandwidth_Bps"] = {{"value", d.fit.bandwidth_Bps},
                           {"unit", "B/s"},
-                          {"median", large.extra["bandwidth_Bps"]},
                           {"spread", large.value > 0 ? d.fit.bandwidth_Bps * large.obs.mad / large.value : 0.0},
                           {"cv", large.reps.cv},
                           {"repetitions", reps},
-                          {"harness", "dma/fit"}};
+                          {"harness", "dma/fit"},
+                          {"note", fmt::format("1 / slope of the fit over {} sizes, weighted by relative error: the cost of "
+                                               "one more byte, what the model charges; the largest transfer alone ({:g} bytes) "
+                                               "moved {:.3g} B/s (median bytes / time, its latency included): the two differ as "
+                                               "far as the times are not linear in the size",
+                                               d.per_size.size(), large_bytes, effective)}};
     j["measurements"] = {{"harness", "dma"},
                          {"mechanism", "the APU core memcpy()s a buffer the HPU core has just written into its own buffer; "
                                        "time measured on the APU side"},

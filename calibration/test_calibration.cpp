@@ -1,5 +1,6 @@
 // Tests of the calibration statistics, fitting, topology roles, profile pieces and of `mmgp calibrate --quick`.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -180,6 +181,14 @@ TEST_CASE("alpha and dma pieces build a profile the engine reads") {
         d.per_size.push_back(m);
     }
     d.fit = {1e-7, 1e10, 1};
+    // The written value is the fit's; a single transfer's figure is named as such in the note, not
+    // given as the value's "median" (the largest transfer's bytes / time is not the fitted bandwidth).
+    const nlohmann::json dj = dma_json(d);
+    CHECK(dj["bandwidth_Bps"]["value"].get<double>() == doctest::Approx(1e10));
+    CHECK_FALSE(dj["bandwidth_Bps"].contains("median"));
+    CHECK(dj["bandwidth_Bps"]["note"].get<std::string>().find(fmt::format("{:.3g} B/s", 1048576.0 / (1e-7 + 1048576.0 / 1e10))) !=
+          std::string::npos);
+    CHECK(dj["latency_s"]["note"].get<std::string>().find("smallest transfer (128 bytes)") != std::string::npos);
     nlohmann::json plat = {{"schema", "mmgp/1"},
                            {"kind", "platform"},
                            {"name", "test"},
