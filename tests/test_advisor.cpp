@@ -19,7 +19,7 @@ namespace {
 
 // A node with A = 16 accelerators, H = 2 host contexts, no contention or switch cost, and an
 // application whose off-load on p accelerators costs a/p + p*g: a = 0.01 s, g = 1e-4 s, host gap
-// h = 1e-3 s, N = 100 off-loads per task. Per task (MODEL.md §3, edtlp, one unit):
+// h = 1e-3 s, N = 100 off-loads per task. Per task (docs/MODEL.md §3, edtlp, one unit):
 //   T(m, p) = N * (ceil(m/H) * h + a/p + p*g), minimised at p = sqrt(a/g) = 10 when m*p <= 16 allows.
 mmgp::platform node() {
     mmgp::platform pl;

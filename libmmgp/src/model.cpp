@@ -166,7 +166,7 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
         out.time_s = b.host + b.accelerator + app.N * (pl.O_offload + pl.T_csw + ocol_at(c.m) + p * app.g);
         return out;
     }
-    // MODEL.md §3. Work of one process: `units` times the per-unit work.
+    // docs/MODEL.md §3. Work of one process: `units` times the per-unit work.
     double units = 1.0, apu_par;
     std::int64_t procs = 1;  // processes sharing the units (task decomposition)
     if (app.decomp == decomposition::data) {
@@ -187,7 +187,7 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
     const double comm1 = app.N * (ocol_at(c.m) + comm_phase);
     const double alpha_m = alpha_at(c.m);
     if (pl.cores > 0) {
-        // Time-shared cores (README "Time-shared cores"): HPU and APU threads are software threads
+        // Time-shared cores (docs/MODEL.md §4): HPU and APU threads are software threads
         // on `cores` cores. One unit of one process, alone, takes the dedicated time
         // host + accelerator + off-load (+ switch under edtlp); while `a` processes run a unit each,
         // a*t threads are runnable (t = p under edtlp, whose HPU thread blocks during off-loads;
@@ -228,7 +228,7 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
             const double n = active * t;
             return n < cores ? T_wake : n > cores ? T_busy : pl.T_csw;
         };
-        // Spin convoys (README "Spin convoys"): an off-load of one process needs its team of k = t threads
+        // Spin convoys (docs/MODEL.md §4): an off-load of one process needs its team of k = t threads
         // (the p APU threads that fork and join, plus the spinning HPU thread under os) on cores at once.
         // With n = active*t runnable threads on `cores` cores, fairly shared, all k run together with
         // probability P = prod_{i<k} (cores-i)/(n-i) (0 when k > cores); otherwise each spinning wait of the
@@ -248,7 +248,7 @@ prediction evaluator::evaluate(const configuration& c, double comm_phase, bool e
             return std::isfinite(spin) ? spin + pl.T_csw : 0.0;
         }();
         const double waits = (c.p > 1 ? 1.0 : 0.0) + (c.pol == policy::os ? 1.0 : 0.0);
-        // Hand-back (README "Spin convoys"): under edtlp the HPU thread blocks during its off-load and the
+        // Hand-back (docs/MODEL.md §4): under edtlp the HPU thread blocks during its off-load and the
         // master APU wakes it at the end. A process running alone (no other process active) whose team
         // oversubscribes the cores (p > cores) then has every core held by one of its own APU threads,
         // spinning for the next off-load or fork; the woken HPU thread waits until one of them exhausts

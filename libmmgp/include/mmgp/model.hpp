@@ -16,7 +16,7 @@
 MMGP_API_BEGIN
 namespace mmgp {
 
-/// `eq11`: [H] Eq. 11 verbatim (single node). `mmgp`: the engine's model (MODEL.md §3).
+/// `eq11`: [H] Eq. 11 verbatim (single node). `mmgp`: the engine's model (docs/MODEL.md §3).
 enum class model_kind { eq11, mmgp };
 std::string_view to_string(model_kind k) noexcept;
 /// Parses "eq11" or "mmgp"; false when unknown.

@@ -1,4 +1,4 @@
-// Internal: the cluster communication term ([C] §4.4, MODEL.md §2).
+// Internal: the cluster communication term ([C] §4.4, docs/MODEL.md §2).
 #pragma once
 
 #include <optional>
