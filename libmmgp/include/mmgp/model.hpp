@@ -37,7 +37,7 @@ struct breakdown {
     double offload = 0.0;         ///< off-load round trips, gaps p*g, non-overlapped transfers
     double context_switch = 0.0;  ///< host context switches
     double communication = 0.0;   ///< O_col and the cluster communication term
-    double spin = 0.0;            ///< spin-wait convoys on time-shared cores (README, "Spin convoys")
+    double spin = 0.0;            ///< spin-wait convoys on time-shared cores (docs/MODEL.md §4)
     double startup = 0.0;         ///< process start-up (application T_start; on time-shared cores + N_start's switches and convoys)
     bool extrapolated = false;    ///< a communication cost came from the fitted model, not a table
 };

@@ -77,7 +77,7 @@ struct comm_table {
 };
 
 /// The fitted latency–bandwidth model of one primitive: a cost per intra-node stage and per
-/// inter-node stage; the stage counts depend on the primitive (see README, "Cluster term").
+/// inter-node stage; the stage counts depend on the primitive (docs/MODEL.md §2).
 struct comm_model {
     link_cost intra;
     link_cost inter;
@@ -95,7 +95,7 @@ struct platform {
     /// Cores that HPU and APU threads time-share (0 = dedicated hardware, the papers' Cell/GPU case).
     /// When > 0, HPUs and APUs are software threads of a CPU-only node: m*p may exceed the cores
     /// (apus only bounds m*p) and every round of units is stretched by the processor-sharing factor
-    /// max(1, runnable threads / cores) (README, "Time-shared cores").
+    /// max(1, runnable threads / cores) (docs/MODEL.md §4).
     int cores = 0;
     /// s, time-shared cores only: waking a blocked thread while a core is idle (the idle core has to be
     /// woken: on a VM a halted vCPU). The switch of an edtlp off-load costs T_wake while the runnable
@@ -107,7 +107,7 @@ struct platform {
     /// instead of T_csw when the processes' threads oversubscribe the cores. Negative = T_csw.
     double T_wake_busy = -1.0;
     /// s, time-shared cores only: one iteration of a spin-wait loop (one load and one `pause`); with the
-    /// application's spin_limit it gives the spin budget a waiter burns before it blocks (README, "Spin convoys").
+    /// application's spin_limit it gives the spin budget a waiter burns before it blocks (docs/MODEL.md §4).
     double spin_pause = 0.0;
     /// s, time-shared cores only: how long the OS lets a spinning thread keep its core while a runnable
     /// thread waits for it (the scheduler's time slice); bounds the spin of a waiter that never blocks.
@@ -140,7 +140,7 @@ struct application {
     double g = 0.0;       ///< s, gap between consecutive off-loads, per phase and per APU
     gap_charge g_charge = gap_charge::per_apu;  ///< N*p*g ([H] Eq. 11) or N*(p-1)*g
     /// Spin-wait iterations before a waiting thread of the program blocks (0 = blocks at once, the
-    /// default; spin_unbounded = never blocks). Used with time-shared cores only (README, "Spin convoys").
+    /// default; spin_unbounded = never blocks). Used with time-shared cores only (docs/MODEL.md §4).
     std::int64_t spin_limit = 0;
     static constexpr std::int64_t spin_unbounded = -1;
     /// s, start-up of one process (reading input, set-up), paid once per process, not per unit.
@@ -153,7 +153,7 @@ struct application {
     /// minus APU busy time, i.e. O_offload plus the wake-up of the blocked HPU thread while a core is idle
     /// (measured by mmgp profile); < 0: not given. On time-shared cores it replaces the platform's T_wake by
     /// max(0, T_offload_idle - O_offload): how long that wake-up takes depends on how long the core idled, so
-    /// the program's own off-loads measure it better than a synthetic round trip (README, "Time-shared cores").
+    /// the program's own off-loads measure it better than a synthetic round trip (docs/MODEL.md §4).
     double T_offload_idle = -1.0;
     m_function O_col;     ///< s per phase, global synchronisation with m processes
     std::int64_t units = 1;  ///< U: independent task units (task decomposition)
