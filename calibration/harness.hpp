@@ -1,4 +1,4 @@
-// The calibration harnesses (issue 3): each measures one platform parameter on this machine through an
+// The calibration harnesses: each measures one platform parameter on this machine through an
 // apu_backend, with a discarded warm-up, repetitions and robust statistics (stats.hpp).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Statistics and fitting for the calibration harnesses (issue 3). Pure functions, no I/O.
+// Statistics and fitting for the calibration harnesses. Pure functions, no I/O.
 #pragma once
 
 #include <cstddef>

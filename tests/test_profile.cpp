@@ -16,7 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-// The example of issue 2, verbatim.
+// The example, verbatim.
 const char* example = R"({"schema": "mmgp/1", "name": "example",
  "platform": {"name": "qs20", "hpu_contexts": 4, "apus": 16, "nodes": 1,
               "O_offload": 7e-8, "T_csw": 2e-6,
@@ -49,7 +49,7 @@ std::string without(const char* parent, const char* key) {
 
 }  // namespace
 
-TEST_CASE("the issue's example profile is accepted as written") {
+TEST_CASE("the README's example profile is accepted as written") {
     mmgp::scenario s = mmgp::parse_scenario(example, "example.json");
     CHECK(s.name == "example");
     CHECK(s.plat.hpu_contexts == 4);

@@ -182,7 +182,7 @@ def extra_repetitions_step(a, seconds, rows, keys, run_one, info, reps, eligible
     log(f"{added} extra repetitions where the median was uncertain")
 
 
-# ---- No lost data (issue 7) ---------------------------------------------------------------------------
+# ---- No lost data ---------------------------------------------------------------------------
 # Every file written here goes to a temporary file in the same directory (named .sweep-tmp.<pid>.*), is
 # fsync'ed and then renamed over the old one. A sweep's data set (runs.csv, machine.json and the profiles
 # mmgp calibrate / mmgp profile measure for it) is staged under temporary names while the sweep runs and

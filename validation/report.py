@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the validation report of issue 5 from measured data (no measuring here):
+"""Regenerates the validation report from measured data (no measuring here):
 
     validation/report.py                      # both data sets under validation/ (offload/, raxml/)
     validation/report.py --dir DIR --kind offload   # one data set (the quick test uses a temporary DIR)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sweep (a) of issue 5: the libpll off-load runtime at every (m, p) with m*p <= 8, both host policies,
+"""Sweep (a): the libpll off-load runtime at every (m, p) with m*p <= 8, both host policies,
 two alignment sizes and several bootstrap counts, with repetitions. Also measures what the predictions
 may use: the platform profile (mmgp calibrate) and the sequential application profile (mmgp profile).
 

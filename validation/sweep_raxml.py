@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sweep (b) of issue 5: RAxML from Debian (raxmlHPC-PTHREADS-SSE3). Its threads are the loop-level
+"""Sweep (b): RAxML from Debian (raxmlHPC-PTHREADS-SSE3). Its threads are the loop-level
 parallelism p (p >= 2: the PTHREADS build needs 2 threads); m concurrent processes share B rapid bootstraps
 (task-level parallelism: process i runs B_i = B/m bootstraps, the first B mod m one more, seeds 12345+i).
 Includes oversubscribed configurations (m*p above the cores). Every run is bounded by 5x the fastest
@@ -166,7 +166,7 @@ def main():
         a, EXTRA_SECONDS, rows, ("input", "units", "m", "p"),
         lambda r: measure(r["input"], r["units"], r["m"], r["p"], int(r["rep"]) + 1), info, reps,
         eligible=lambda r: int(r["m"]) <= int(r["units"]), which=" with m <= B")
-    # The predictions use the calibration of the offload sweep run just before (the same session of the
+    # The predictions use the calibration of the offload sweep run just before (the same state of the
     # machine): it joins this data set, renamed into place with runs.csv.
     src = common.offload_calibration(a.out)
     if os.path.exists(src):

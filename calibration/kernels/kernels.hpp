@@ -1,4 +1,4 @@
-// Phylogenetic likelihood kernels on libpll (issue 4): DNA alignments, the GTR+Γ model, an unrooted
+// Phylogenetic likelihood kernels on libpll: DNA alignments, the GTR+Γ model, an unrooted
 // binary tree whose inner CLVs are oriented towards a focus edge (RAxML's newview/evaluate/makenewz), and
 // the per-APU slice of a partition that owns one contiguous site range.
 //

@@ -1,4 +1,4 @@
-// The host off-load runtime (issue 4): m HPU threads each run task units (bootstraps) whose control logic stays on
+// The host off-load runtime: m HPU threads each run task units (bootstraps) whose control logic stays on
 // the host and whose likelihood calls are off-loaded to p APU worker threads that share each call by site ranges
 // (master + workers, reduction on the master; [R] Fig. 4–6). It is the profiler (`mmgp profile`) and a validation
 // target (`mmgp-offload-run`): any (m, p, policy, units) runs and reports its measured wall time and timers.

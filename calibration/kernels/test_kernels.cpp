@@ -1,4 +1,4 @@
-// Tests of the libpll kernels, the off-load runtime, the profiler and `mmgp profile` (issue 4).
+// Tests of the libpll kernels, the off-load runtime, the profiler and `mmgp profile`.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// mmgp-bench: speed of the runtime advisor's query path (issue 6).
+// mmgp-bench: speed of the runtime advisor's query path.
 //   build/tests/mmgp-bench --benchmark_filter=advisor --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
 // Targets: recommend() median <= 50 ns, p99 <= 200 ns. BM_advisor_recommend gives the mean per call;
 // BM_advisor_recommend_p99 times batches of 32 calls with the steady clock (per-call time = batch / 32,

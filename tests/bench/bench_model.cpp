@@ -1,6 +1,6 @@
 // mmgp-bench: speed of the model and the search (Google Benchmark).
 //   build/tests/mmgp-bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
-// Targets (issue 2): eq11_single <= 20 ns (the paper: 0.4 us per evaluation of Eq. 11);
+// Targets: eq11_single <= 20 ns (the paper: 0.4 us per evaluation of Eq. 11);
 // search_roadrunner (3,060 triblades, m*p <= 32, default model with the communication term) <= 10 ms.
 #include <benchmark/benchmark.h>
 
