@@ -91,8 +91,8 @@ struct advisor::impl {
         base.app = app;
         A = pl.apus;
         H = pl.hpu_contexts;
-        int m_top = A;
-        if (pl.max_processes_per_node > 0) m_top = std::min(m_top, pl.max_processes_per_node);
+        base.space.m = {1, A};
+        const int m_top = static_cast<int>(bounds(base).m_hi);  // min(A, max_processes_per_node)
         M = 1;
         while (M < m_top && (pl.alpha.kind != m_function::form::table || pl.alpha.covers(M + 1))) ++M;
         // One task = one unit on one node (a refresh evaluates m units for m active tasks: one round);

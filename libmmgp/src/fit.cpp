@@ -173,10 +173,7 @@ std::array<double, n_params + 1> coefficients(const platform& pl, const measured
     s.app.decomp = opt.decomp;
     s.app.scale = opt.scale;
     s.app.units = run.units;
-    s.space.m = {run.c.m, run.c.m};
-    s.space.p = {run.c.p, run.c.p};
-    s.space.nodes = {run.c.nodes, run.c.nodes};
-    s.space.pol = run.c.pol;
+    narrow(s, run.c);
     s.app.spin_limit = opt.spin_limit;
     s.app.N_start = opt.N_start;
     check_coverage(s);
@@ -458,10 +455,7 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
         s.plat = pl;
         s.app = a;
         s.app.units = r.units;
-        s.space.m = {r.c.m, r.c.m};
-        s.space.p = {r.c.p, r.c.p};
-        s.space.nodes = {r.c.nodes, r.c.nodes};
-        s.space.pol = r.c.pol;
+        narrow(s, r.c);
         fit_residual fr;
         fr.run = r;
         fr.predicted_s = evaluator(s, model_kind::mmgp)(r.c).time_s;

@@ -64,10 +64,8 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
     const application& app = s.app;
     const search_space& sp = s.space;
     detail::reader r{s.file};
-    std::int64_t m_hi = std::min<std::int64_t>(sp.m.hi, pl.apus);
-    if (pl.max_processes_per_node > 0) m_hi = std::min<std::int64_t>(m_hi, pl.max_processes_per_node);
-    std::int64_t n_lo = sp.nodes.lo, n_hi = std::min<std::int64_t>(sp.nodes.hi, pl.nodes);
-    std::int64_t p_lo = sp.p.lo;
+    const space_bounds bd = bounds(s);
+    const std::int64_t m_hi = bd.m_hi, n_lo = bd.n_lo, n_hi = bd.n_hi, p_lo = bd.p_lo;
     if (kind == model_kind::eq11 && n_hi > 1)
         r.fail("/search/nodes", "nodes 1..1 with --model eq11 (Eq. 11 is a single-node equation; use --model mmgp)",
                std::to_string(n_lo) + ".." + std::to_string(n_hi));

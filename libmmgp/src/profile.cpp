@@ -430,17 +430,31 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
 
 }  // namespace detail
 
+space_bounds bounds(const scenario& s) noexcept {
+    const auto& pl = s.plat;
+    const auto& sp = s.space;
+    // m and p can never exceed A (m*p <= A), nodes never exceed the platform's.
+    space_bounds b{sp.m.lo, std::min<std::int64_t>(sp.m.hi, pl.apus), sp.p.lo, std::min<std::int64_t>(sp.p.hi, pl.apus),
+                   sp.nodes.lo, std::min<std::int64_t>(sp.nodes.hi, pl.nodes), pl.apus};
+    if (pl.max_processes_per_node > 0) b.m_hi = std::min<std::int64_t>(b.m_hi, pl.max_processes_per_node);
+    return b;
+}
+
+void narrow(scenario& s, const configuration& c) noexcept {
+    s.space.m = {c.m, c.m};
+    s.space.p = {c.p, c.p};
+    s.space.nodes = {c.nodes, c.nodes};
+    s.space.pol = c.pol;
+}
+
 void check_coverage(const scenario& s) {
     detail::reader r{s.file};
     const auto& pl = s.plat;
     const auto& sp = s.space;
-    // Effective ranges: m and p can never exceed A (m*p <= A), nodes never exceed the platform's.
-    std::int64_t m_hi = std::min<std::int64_t>(sp.m.hi, pl.apus);
-    if (pl.max_processes_per_node > 0) m_hi = std::min<std::int64_t>(m_hi, pl.max_processes_per_node);
-    std::int64_t p_hi = std::min<std::int64_t>(sp.p.hi, pl.apus);
-    std::int64_t n_hi = std::min<std::int64_t>(sp.nodes.hi, pl.nodes);
+    const space_bounds b = bounds(s);
+    const std::int64_t n_hi = b.n_hi;
     // Feasible configurations exist iff the smallest m and p fit: m_lo * p_lo <= apus (no overflow).
-    const std::int64_t m_top = sp.p.lo <= p_hi ? std::min<std::int64_t>(m_hi, pl.apus / sp.p.lo) : 0;
+    const std::int64_t m_top = b.m_top();
     if (sp.m.lo > m_top || sp.nodes.lo > n_hi) {
         std::string why = "m " + std::to_string(sp.m.lo) + ".." + std::to_string(sp.m.hi) + ", p " +
                           std::to_string(sp.p.lo) + ".." + std::to_string(sp.p.hi) + ", nodes " +

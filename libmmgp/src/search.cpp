@@ -8,15 +8,6 @@
 
 namespace mmgp {
 
-space_bounds bounds(const scenario& s) noexcept {
-    const auto& pl = s.plat;
-    const auto& sp = s.space;
-    space_bounds b{sp.m.lo, std::min<std::int64_t>(sp.m.hi, pl.apus), sp.p.lo, std::min<std::int64_t>(sp.p.hi, pl.apus),
-                   sp.nodes.lo, std::min<std::int64_t>(sp.nodes.hi, pl.nodes), pl.apus};
-    if (pl.max_processes_per_node > 0) b.m_hi = std::min<std::int64_t>(b.m_hi, pl.max_processes_per_node);
-    return b;
-}
-
 std::int64_t count_feasible(const scenario& s) noexcept {
     const space_bounds b = bounds(s);
     if (b.n_lo > b.n_hi || b.p_lo > b.p_hi) return 0;

@@ -102,10 +102,7 @@ validation_report run_validation(const std::string& path, model_kind kind) {
                            ", nodes <= " + std::to_string(s.plat.nodes) + ")",
                    vc.label);
         // Evaluate exactly this configuration: the tables must cover it (checked again for this space).
-        s.space.m = {vc.c.m, vc.c.m};
-        s.space.p = {vc.c.p, vc.c.p};
-        s.space.nodes = {vc.c.nodes, vc.c.nodes};
-        s.space.pol = vc.c.pol;
+        narrow(s, vc.c);
         check_coverage(s);
         evaluator ev(s, kind);
         prediction pr = ev(vc.c);

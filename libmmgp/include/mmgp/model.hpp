@@ -22,14 +22,6 @@ std::string_view to_string(model_kind k) noexcept;
 /// Parses "eq11" or "mmgp"; false when unknown.
 bool parse_model(std::string_view text, model_kind& out) noexcept;
 
-/// One mapping: m processes per node, p accelerators per process, `nodes` nodes.
-struct configuration {
-    int m = 1;
-    int p = 1;
-    int nodes = 1;
-    policy pol = policy::edtlp;
-};
-
 /// Where the predicted time goes (seconds); the five parts add up to the total.
 struct breakdown {
     double host = 0.0;            ///< host computation, with contention and time sharing

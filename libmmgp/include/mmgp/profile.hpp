@@ -182,6 +182,30 @@ struct scenario {
     search_space space;
 };
 
+/// One mapping: m processes per node, p accelerators per process, `nodes` nodes.
+struct configuration {
+    int m = 1;
+    int p = 1;
+    int nodes = 1;
+    policy pol = policy::edtlp;
+};
+
+/// The feasible part of a scenario's search space: m in [m_lo, m_hi], p in [p_lo, p_hi],
+/// nodes in [n_lo, n_hi], and m*p <= apus. A configuration is feasible when it lies in
+/// s.space, m*p <= apus, nodes <= platform nodes and m <= max_processes_per_node (if set).
+struct space_bounds {
+    std::int64_t m_lo, m_hi, p_lo, p_hi, n_lo, n_hi, apus;
+    /// Highest feasible p for m (m*p <= apus), below p_lo when none.
+    std::int64_t p_top(std::int64_t m) const noexcept { return p_hi < apus / m ? p_hi : apus / m; }
+    /// Highest m with at least one feasible p (below m_lo when none).
+    std::int64_t m_top() const noexcept { return p_lo > p_hi ? m_lo - 1 : m_hi < apus / p_lo ? m_hi : apus / p_lo; }
+};
+space_bounds bounds(const scenario& s) noexcept;
+
+/// Narrows the scenario's search space to configuration c alone (c's policy included): what
+/// fitting and validating evaluate.
+void narrow(scenario& s, const configuration& c) noexcept;
+
 /// Reads a scenario from a path, or a bundled scenario by name ("pbpi-qs20").
 /// Its `platform` and `application` may be objects, paths relative to the file, or bundled names.
 scenario load_scenario(const std::string& path_or_name);

@@ -23,17 +23,6 @@ struct ranked {
     prediction pred;
 };
 
-/// The feasible part of a scenario's search space: m in [m_lo, m_hi], p in [p_lo, p_hi],
-/// nodes in [n_lo, n_hi], and m*p <= apus. A configuration is feasible when it lies in
-/// s.space, m*p <= apus, nodes <= platform nodes and m <= max_processes_per_node (if set).
-struct space_bounds {
-    std::int64_t m_lo, m_hi, p_lo, p_hi, n_lo, n_hi, apus;
-    /// Highest feasible p for m (m*p <= apus), below p_lo when none.
-    std::int64_t p_top(std::int64_t m) const noexcept { return p_hi < apus / m ? p_hi : apus / m; }
-    /// Highest m with at least one feasible p.
-    std::int64_t m_top() const noexcept { return m_hi < apus / p_lo ? m_hi : apus / p_lo; }
-};
-space_bounds bounds(const scenario& s) noexcept;
 
 /// The largest space search() accepts; keep_all is limited to a tenth of it (its memory).
 inline constexpr std::int64_t max_search_configurations = 200000000;
