@@ -1,4 +1,5 @@
 #include "harness.hpp"
+#include "spin_wait.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -305,17 +306,11 @@ measurement run_csw(const harness_options& o, csw_mode mode) {
 // --- spin-wait iteration and scheduler time slice (harness "spin") --------------------------------------------------
 namespace {
 
-/// The spin of wait_change() in kernels/runtime.cpp, bounded by n: an acquire load of the word, a pause, the counter
-/// tests (loop bound, and every 1024 iterations the abort flag). Returns the iterations done: n unless the word
-/// changed or the flag was raised.
+/// The spin of wait_change() in kernels/runtime.cpp (spin_wait.hpp), bounded by n. Returns the iterations done:
+/// n unless the word changed or the flag was raised.
 __attribute__((noinline)) long spin_wait_loop(const std::atomic<std::uint32_t>& word, std::uint32_t old, long n,
                                               const std::atomic<bool>& abort_flag) {
-    for (long i = 0; i < n; ++i) {
-        if (word.load(std::memory_order_acquire) != old) return i;
-        cpu_relax();
-        if ((i & 1023) == 1023 && abort_flag.load(std::memory_order_relaxed)) return i;
-    }
-    return n;
+    return spin_wait(word, old, n, abort_flag).iterations;
 }
 
 const char* pause_instruction() {

@@ -10,6 +10,7 @@
 
 #include "backend.hpp"
 #include "machine.hpp"
+#include "spin_wait.hpp"
 
 namespace mmgp::calib {
 

@@ -35,14 +35,6 @@ nlohmann::json machine_info(const topology& t);
 /// Pins the calling thread to one CPU; false when the kernel refuses (the harness then records a warning).
 bool pin_current_thread(int cpu);
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
-
 /// Iterations the off-load runtime's waiters spin before they block on a futex (kernels/runtime.hpp uses it as
 /// spin_then_block_limit; `mmgp profile` writes it as application.spin_limit). Here so that the hand-back
 /// harness (run_wake_busy) spins as long as the runtime without linking it.

@@ -1,6 +1,7 @@
 // The off-load runtime: HPU threads, APU threads (master + workers per HPU thread), futex/spin mailboxes, timers,
 // a watchdog, and the two workloads (the libpll bootstrap search and the synthetic program).
 #include "runtime.hpp"
+#include "../spin_wait.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -36,20 +37,12 @@ double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
-
 // Busy-waits `seconds` of wall time; returns the time it actually took.
 double busy_wait(double seconds) {
     const double start = now(), end = start + seconds;
     double t = start;
     while (t < end) {
-        cpu_relax();
+        calib::cpu_relax();
         t = now();
     }
     return t - start;
@@ -87,12 +80,9 @@ enum class wait_kind { spin, block, spin_then_block };
 // time-outs so that a torn-down run is noticed.
 void wait_change(signal_word& w, std::uint32_t old, wait_kind k, const abort_state& ab) {
     if (k != wait_kind::block) {
-        const long limit = k == wait_kind::spin ? -1 : spin_then_block_limit;
-        for (long i = 0; limit < 0 || i < limit; ++i) {
-            if (w.seq.load(std::memory_order_acquire) != old) return;
-            cpu_relax();
-            if ((i & 1023) == 1023 && ab.flag.load(std::memory_order_relaxed)) throw aborted{};
-        }
+        const calib::spin_result r = calib::spin_wait(w.seq, old, k == wait_kind::spin ? -1 : spin_then_block_limit, ab.flag);
+        if (r.end == calib::spin_end::changed) return;
+        if (r.end == calib::spin_end::aborted) throw aborted{};
     }
     while (w.seq.load(std::memory_order_acquire) == old) {
         if (ab.flag.load(std::memory_order_relaxed)) throw aborted{};
