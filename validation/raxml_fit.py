@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import common
-import report
+import measured
 
 
 def choose_fitted(cases, cores):
@@ -48,14 +48,14 @@ def build_raxml(d, mmgp):
     cal = os.path.join(d, "platform-calibrated.json")
     if not os.path.exists(cal):
         shutil.copy(common.offload_calibration(d), cal)
-    pl = report.offload_platform(d)
+    pl = measured.offload_platform(d)
     pl["apus"] = 16
     pl["_derivation"]["apus"] = "16: APUs are threads, the sweep's bound on m*p (not hardware)"
     common.write_json(os.path.join(d, "platform.json"), pl)
-    rows = pool_same_processes(report.read_runs(os.path.join(d, "runs.csv")))
+    rows = pool_same_processes(measured.read_runs(os.path.join(d, "runs.csv")))
     barriers = json.load(open(os.path.join(d, "machine.json"))).get("barriers", {})
     inputs = sorted({r["input"] for r in rows})
-    all_cases = report.aggregate(rows, ["input", "units", "m", "p", "policy"], report.quiet_rule(d))
+    all_cases = measured.aggregate(rows, ["input", "units", "m", "p", "policy"], measured.quiet_rule(d))
     out = []
     for name in inputs:
         cases = [c for c in all_cases if c["key"]["input"] == name]
@@ -117,7 +117,7 @@ def build_raxml(d, mmgp):
                         "m": int(k["m"]), "p": int(k["p"]), "policy": "edtlp", "measured_s": c["measured_s"],
                         "censored": c["censored"], "runs": c["runs"],
                         "role": "fitted" if id(c) in fitted_ids else "held_back",
-                        "source": report.source_of(c)})
+                        "source": measured.source_of(c)})
     out.sort(key=lambda c: (c["group"], c["m"], c["p"]))
     doc = {"schema": "mmgp/1", "kind": "validation",
            "name": "RAxML (Debian raxmlHPC-PTHREADS-SSE3): profile fitted on <= 1/3 of the configurations per input",

@@ -23,7 +23,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-import report  # noqa: E402
+import measured  # noqa: E402
 import sweep_raxml  # noqa: E402
 
 
@@ -80,7 +80,7 @@ def main():
         common._stop_children()
         raise
     # The median as the report takes it (a timed-out run counts as its bound, after every finished one).
-    (agg,) = report.aggregate([dict(r, key="k") for r in rows], ["key"])
+    (agg,) = measured.aggregate([dict(r, key="k") for r in rows], ["key"])
     c = validate(a.mmgp, scen, dict(case, measured_s=agg["measured_s"], censored=agg["censored"], runs=agg["runs"]))
     finished = [float(r["wall_s"]) for r in rows if r["censored"] == "0"]
     print(f"{label}: measured {'> ' if c['censored'] else ''}{c['measured_s']:.2f} s ({len(finished)} of {len(rows)} "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How well does this machine repeat a measurement? Compares two sweeps' runs.csv of the same configurations
 (the same program and inputs, measured at different times) the way the report compares a prediction with a
-measurement: each configuration's case is the median of its quiet repetitions (report.aggregate, RAxML
+measurement: each configuration's case is the median of its quiet repetitions (measured.aggregate, RAxML
 duplicates pooled; quiet = other processes below 0.25 core, from runs.csv alone: a data set's machine.json
 `quiet_repetitions`, which the report also honours, is not read), and the "error" of sweep B against sweep
 A is B/A - 1. The mean |B/A - 1| is the floor
@@ -23,16 +23,17 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402
+import common  # noqa: E402
+import measured  # noqa: E402
 import raxml_fit  # noqa: E402
 
 
 def cases(path, kind):
-    rows = report.read_runs(path)
+    rows = measured.read_runs(path)
     if kind == "raxml":
         rows = raxml_fit.pool_same_processes(rows)
     return {tuple(c["key"].values()): c
-            for c in report.aggregate(rows, ["input", "units", "m", "p", "policy"], report.common.is_quiet)}
+            for c in measured.aggregate(rows, ["input", "units", "m", "p", "policy"], common.is_quiet)}
 
 
 def main():
