@@ -43,7 +43,7 @@ std::vector<mmgp::measured_run> generate(const mmgp::platform& pl, const mmgp::a
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> eps(0.0, noise);
     std::vector<mmgp::measured_run> runs;
-    // The design README recommends: m from 1 to well past the host contexts, p from 1 to the APUs.
+    // The design docs/COMMANDS.md recommends: m from 1 to well past the host contexts, p from 1 to the APUs.
     for (int m : {1, 2, 4, 8, 16})
         for (int p : {1, 2, 4, 8, 16})
             for (int U : {8, 16}) {

@@ -159,8 +159,8 @@ TEST_CASE("unreadable and missing files") {
 }
 
 TEST_CASE("the documented key tables list exactly the schema's keys (one table per profile type)") {
-    // README.md, "Profiles": a table per type, rows "| `key` | ...".
-    const std::string readme = mmgp::test::slurp(MMGP_SOURCE_DIR "/README.md");
+    // docs/PROFILES.md: a table per type, rows "| `key` | ...".
+    const std::string readme = mmgp::test::slurp(MMGP_SOURCE_DIR "/docs/PROFILES.md");
     auto documented = [&](const std::string& heading) {
         std::set<std::string> keys;
         std::size_t at = readme.find("\n### `" + heading + "`\n");

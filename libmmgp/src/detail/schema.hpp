@@ -1,6 +1,6 @@
 // Internal: the keys of each profile type of schema mmgp/1, in one place. The readers reject any
 // other key (besides provenance keys) and list these in the message; the documentation's key tables
-// (README.md, "Profiles") are checked against them by tests/test_profile.cpp.
+// (docs/PROFILES.md) are checked against them by tests/test_profile.cpp.
 #pragma once
 
 #include <span>
