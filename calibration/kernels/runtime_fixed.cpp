@@ -1,0 +1,238 @@
+// The runtime's fixed mode (config::apus == 0): m HPU threads, each with its own p APU threads (a master and
+// p-1 workers that share every off-load by site ranges), optionally pinned to CPUs (config::pin_team).
+#include "runtime_internal.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <pthread.h>
+#include <sched.h>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mmgp::kernels::detail {
+
+namespace {
+
+struct alignas(64) worker_box {
+    signal_word go, done;
+    reply out;
+    double split_s = 0;
+};
+
+struct group {  // one HPU thread and its p APUs
+    signal_word req, done;
+    request rq;
+    reply rp;
+    std::vector<std::unique_ptr<worker_box>> workers;  // index 1..p-1 used
+    std::vector<std::unique_ptr<apu_slice>> slices;     // index 0..p-1
+    std::unique_ptr<host_program> host;
+    timers t;
+    std::vector<std::pair<int, double>> unit_results;
+    double finish = 0;
+};
+
+class group_offloader final : public offloader {
+public:
+    group_offloader(group& g, host_policy pol, const abort_state& ab) : g_(g), pol_(pol), ab_(ab) {}
+    reply offload(const request& r) override {
+        const double t0 = now();
+        g_.t.host_s += t0 - last_;
+        const std::uint32_t seen = g_.done.seq.load(std::memory_order_acquire);
+        g_.rq = r;
+        post(g_.req);
+        wait_change(g_.done, seen, pol_ == host_policy::os ? wait_kind::spin : wait_kind::block, ab_);
+        const double t1 = now();
+        g_.t.roundtrip_s += t1 - t0;
+        last_ = t1;
+        ++g_.t.offloads;
+        if (r.kind >= 0 && r.kind < 6) ++g_.t.by_kind[static_cast<std::size_t>(r.kind)];
+        if (r.kind == k_newview) g_.t.newview_ops += static_cast<std::int64_t>(static_cast<const newview_batch*>(r.data)->ops.size());
+        return g_.rp;
+    }
+    void start_clock(double t) { last_ = t; }
+    void stop_clock(double t) { g_.t.host_s += t - last_; }
+
+private:
+    group& g_;
+    host_policy pol_;
+    const abort_state& ab_;
+    double last_ = 0;
+};
+
+void apu_master(group& g, abort_state& ab) {
+    const std::size_t p = g.slices.size();
+    std::uint32_t seen = 0;
+    try {
+        for (;;) {
+            wait_change(g.req, seen, wait_kind::spin_then_block, ab);
+            ++seen;
+            const request& r = g.rq;
+            if (r.kind == k_quit) {
+                for (std::size_t j = 1; j < p; ++j) post(g.workers[j]->go);
+                return;
+            }
+            const double t0 = now();
+            g.slices[0]->setup(r);
+            const double t1 = now();
+            std::vector<std::uint32_t> wseen(p, 0);
+            for (std::size_t j = 1; j < p; ++j) {
+                wseen[j] = g.workers[j]->done.seq.load(std::memory_order_acquire);
+                post(g.workers[j]->go);
+            }
+            const double t2 = now();
+            reply out;
+            g.slices[0]->compute(r, out);
+            const double t3 = now();
+            for (std::size_t j = 1; j < p; ++j) {
+                wait_change(g.workers[j]->done, wseen[j], wait_kind::spin_then_block, ab);
+                out.v[0] += g.workers[j]->out.v[0];
+                out.v[1] += g.workers[j]->out.v[1];
+            }
+            const double t4 = now();
+            g.t.apu_serial_s += t1 - t0;
+            g.t.apu_fork_s += t2 - t1;
+            g.t.apu_split_s += t3 - t2;
+            g.t.apu_join_s += t4 - t3;
+            g.t.apu_busy_s += t4 - t0;
+            g.rp = out;
+            post(g.done);
+        }
+    } catch (const aborted&) {
+    } catch (const std::exception& e) {
+        ab.fail(std::string("APU: ") + e.what());
+    }
+}
+
+void apu_worker(group& g, std::size_t j, abort_state& ab) {
+    worker_box& w = *g.workers[j];
+    std::uint32_t seen = 0;
+    try {
+        for (;;) {
+            wait_change(w.go, seen, wait_kind::spin_then_block, ab);
+            ++seen;
+            const request& r = g.rq;
+            if (r.kind == k_quit) return;
+            g.slices[j]->setup(r);
+            reply out;
+            const double t0 = now();
+            g.slices[j]->compute(r, out);
+            w.split_s += now() - t0;
+            w.out = out;
+            post(w.done);
+        }
+    } catch (const aborted&) {
+    } catch (const std::exception& e) {
+        ab.fail(std::string("APU worker: ") + e.what());
+    }
+}
+
+}  // namespace
+
+void run_fixed(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0) {
+    const std::size_t m = static_cast<std::size_t>(c.m), p = static_cast<std::size_t>(c.p);
+    // one group per HPU thread, p slices per group
+    std::vector<std::unique_ptr<group>> groups;
+    for (std::size_t i = 0; i < m; ++i) {
+        auto g = std::make_unique<group>();
+        g->workers.resize(p);
+        for (std::size_t j = 0; j < p; ++j) {
+            if (j) g->workers[j] = std::make_unique<worker_box>();
+            if (c.synthetic) {
+                g->slices.push_back(std::make_unique<synthetic_slice>(c.synth, c.p));
+            } else {
+                const std::size_t lo = aln.sites() * j / p, hi = aln.sites() * (j + 1) / p;
+                g->slices.push_back(std::make_unique<phylo_slice>(aln, mdl, lo, hi));
+            }
+        }
+        if (c.synthetic) g->host = std::make_unique<synthetic_host>(c.synth);
+        else g->host = std::make_unique<bootstrap_search>(start, aln.sites(), c.rounds, c.newton, c.seed);
+        groups.push_back(std::move(g));
+    }
+
+    abort_state ab;
+    hpu_sync hs(m);
+    std::vector<std::thread> apus, hpus;
+    // pin_team: CPU of group i's slot j (j = 0: HPU thread and master APU), over the CPUs this process may use.
+    std::vector<int> allowed;
+    if (c.pin_team) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+            for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+                if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
+    }
+    std::atomic<bool> pin_failed{c.pin_team && allowed.empty()};
+    auto pin = [&](std::size_t i, std::size_t j) {
+        if (allowed.empty()) return;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(allowed[(i * p + j) % allowed.size()], &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) pin_failed.store(true);
+    };
+    for (std::size_t i = 0; i < m; ++i) {
+        apus.emplace_back([&, i] { pin(i, 0); apu_master(*groups[i], ab); });
+        for (std::size_t j = 1; j < p; ++j) apus.emplace_back([&, i, j] { pin(i, j); apu_worker(*groups[i], j, ab); });
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+        hpus.emplace_back([&, i] {
+            pin(i, 0);
+            group& g = *groups[i];
+            group_offloader off(g, c.policy, ab);
+            hs.run(i, ab, [&](double t0) {
+                off.start_clock(t0);
+                for (int u = static_cast<int>(i); u < c.units; u += c.m) g.unit_results.emplace_back(u, g.host->run_unit(u, off));
+                g.finish = now();
+                off.stop_clock(g.finish);
+            });
+        });
+    }
+    res.setup_s = now() - setup0;
+    // watchdog: wait for every HPU thread, at most timeout_s
+    hs.start_and_watch(c.m, c.timeout_s, ab,
+                       "m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", policy " + to_string(c.policy));
+    for (auto& h : hpus) h.join();
+    // stop the APUs (after an abort they leave on their own, at their next wait)
+    if (!ab.flag.load())
+        for (auto& gp : groups) {
+            gp->rq = request{};
+            gp->rq.kind = k_quit;
+            post(gp->req);
+        }
+    for (auto& a : apus) a.join();
+    if (ab.flag.load()) throw std::runtime_error(ab.why);
+
+    double last = 0;
+    res.unit_loglik.assign(static_cast<std::size_t>(c.units), 0.0);
+    for (std::size_t i = 0; i < m; ++i) {
+        group& g = *groups[i];
+        last = std::max(last, g.finish);
+        timers& t = res.t;
+        t.host_s += g.t.host_s;
+        t.roundtrip_s += g.t.roundtrip_s;
+        t.apu_busy_s += g.t.apu_busy_s;
+        t.apu_serial_s += g.t.apu_serial_s;
+        t.apu_split_s += g.t.apu_split_s;
+        t.apu_fork_s += g.t.apu_fork_s;
+        t.apu_join_s += g.t.apu_join_s;
+        t.offloads += g.t.offloads;
+        t.newview_ops += g.t.newview_ops;
+        for (std::size_t k = 0; k < 6; ++k) t.by_kind[k] += g.t.by_kind[k];
+        for (std::size_t j = 1; j < p; ++j) t.worker_split_s += g.workers[j]->split_s;
+        t.context_switches += hs.csw[i];
+        for (auto [u, v] : g.unit_results) res.unit_loglik[static_cast<std::size_t>(u)] = v;
+        if (c.synthetic) {
+            res.synth_host_s += static_cast<synthetic_host&>(*g.host).host;
+            auto& master = static_cast<synthetic_slice&>(*g.slices[0]);
+            res.synth_split_s += master.split;
+            res.synth_serial_s += master.serial;
+        }
+    }
+    res.wall_s = last - hs.t_start.load();
+    res.pinned = c.pin_team && !pin_failed.load();
+    if (c.synthetic) res.unit_loglik.clear();
+}
+
+}  // namespace mmgp::kernels::detail
