@@ -135,8 +135,10 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
     out.print("application {}: {} decomposition{}, {} scaling, N = {} phases{}\n", app.name, to_string(app.decomp),
               app.decomp == decomposition::task ? fmt::format(" ({} units)", app.units) : std::string(),
               to_string(app.scale), num(app.N), app.decomp == decomposition::task ? " per unit" : "");
-    out.print("searched m {}..{}, p {}..{}, nodes {}..{}: {} feasible configurations (m*p <= {})\n\n", sp.m.lo,
+    out.print("searched m {}..{}, p {}..{}, nodes {}..{}: {} feasible configurations (m*p <= {})\n", sp.m.lo,
               sp.m.hi, sp.p.lo, sp.p.hi, sp.nodes.lo, sp.nodes.hi, r.feasible, pl.apus);
+    for (const auto& n : r.notes) out.print("note: {}\n", n);
+    out.print("\n");
     const double best_t = r.best.pred.time_s;
     const double limit = best_t * (1.0 + sp.tolerance);
     // Grid of m x p at the best node count, when it fits on a screen.
@@ -242,6 +244,8 @@ void json_report(out_stream& out, const scenario& s, model_kind kind, search_opt
     out.print("\n],\n\"best\": {},\n\"near_optimal_count\": {},\n\"near_optimal\": [\n", json_entry(r.best), r.near_optimal_count);
     for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
         out.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
+    out.print("],\n\"notes\": [");
+    for (std::size_t i = 0; i < r.notes.size(); ++i) out.print("{}{}", i ? ", " : "", quote(r.notes[i]));
     out.print("]}}\n");
 }
 

@@ -179,3 +179,70 @@ TEST_CASE("alpha forms: constant applies from m = 2, linear in threads per conte
     CHECK(ev({2, 1, 1, mmgp::policy::edtlp}).time_s == mmgp::test::approx(10.0 * (1.0 + 0.2 * 2 / 4)));
     CHECK(ev({8, 1, 1, mmgp::policy::edtlp}).time_s == mmgp::test::approx(10.0 * (1.0 + 0.2 * 8 / 4)));
 }
+
+TEST_CASE("a row's time(p) is the same number as at(p).time_s, on every layer") {
+    // Dedicated hardware (Eq. 11 and the default model, data and task, DMA, several nodes) and time-shared cores.
+    const char* names[] = {"pbpi-qs20", "raxml-qs20", "pbpi-roadrunner"};
+    int checked = 0;
+    for (const char* name : names) {
+        mmgp::scenario s = mmgp::load_scenario(name);
+        for (auto kind : {mmgp::model_kind::eq11, mmgp::model_kind::mmgp}) {
+            if (kind == mmgp::model_kind::eq11 && s.space.nodes.hi > 1) continue;
+            mmgp::evaluator ev(s, kind);
+            for (int n : {1, 7}) {
+                if (n > s.space.nodes.hi) continue;
+                for (int m = 1; m <= 8; ++m) {
+                    bool ex = false;
+                    const double comm = kind == mmgp::model_kind::eq11 ? 0.0 : ev.comm_per_phase(m, n, ex);
+                    for (auto pol : {mmgp::policy::edtlp, mmgp::policy::os}) {
+                        const mmgp::row r = ev.row_of(m, n, pol, comm, ex);
+                        CHECK(r.closed_form());
+                        for (int p = 1; m * p <= s.plat.apus; ++p, ++checked) {
+                            CHECK(r.time(p) == r.at(p).time_s);
+                            CHECK(r.at(p).time_s == ev({m, p, n, pol}).time_s);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    json doc = {{"platform", {{"hpu_contexts", 2}, {"apus", 16}, {"cores", 2}, {"O_offload", 1e-6}, {"T_csw", 2e-6},
+                              {"T_wake", 3e-5}, {"spin_pause", 1e-8}, {"sched_slice", 3e-3}, {"alpha", 1.1}}},
+                {"application", {{"decomposition", "task"}, {"units", 7}, {"N", 1000}, {"T_hpu", 0.1}, {"T_apu", 2.0},
+                                 {"C_apu", 0.01}, {"g", 1e-6}, {"spin_limit", 20000}}},
+                {"search", {{"m", {1, 8}}, {"p", {1, 8}}}}};
+    mmgp::scenario ts = mmgp::parse_scenario(doc.dump(), "ts.json");
+    mmgp::evaluator ev(ts, mmgp::model_kind::mmgp);
+    for (int m = 1; m <= 8; ++m)
+        for (auto pol : {mmgp::policy::edtlp, mmgp::policy::os}) {
+            const mmgp::row r = ev.row_of(m, 1, pol, 0.0, false);
+            CHECK_FALSE(r.closed_form());
+            for (int p = 1; m * p <= 16; ++p, ++checked) CHECK(r.time(p) == r.at(p).time_s);
+        }
+    CHECK(checked > 300);
+}
+
+TEST_CASE("the model's errors are typed, and located by the profile loader") {
+    json doc = {{"platform", {{"hpu_contexts", 2}, {"apus", 4}, {"O_offload", 0}, {"T_csw", 0}, {"alpha", 1}}},
+                {"application", {{"N", 10}, {"T_hpu", 1.0}, {"T_apu", 4.0}, {"C_apu", 0}, {"g", 0}, {"dma_bytes", 100},
+                                 {"communication", {{{"primitive", "allreduce"}, {"bytes", 8}}}}}},
+                {"search", {{"m", {1, 2}}, {"p", {1, 2}}}}};
+    auto subject_of = [](const json& d) {
+        mmgp::scenario s = mmgp::parse_scenario(d.dump(), "t.json");
+        try {
+            mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+        } catch (const mmgp::model_error& e) {
+            return std::string(e.location()) + " " + std::to_string(static_cast<int>(e.subject())) + " " +
+                   std::to_string(e.index());
+        }
+        return std::string("(no error)");
+    };
+    // No transfer cost for the declared dma_bytes.
+    CHECK(subject_of(doc) == "/platform/dma 1 0");
+    doc["platform"]["dma"] = {{"latency_s", 1e-6}, {"bandwidth_Bps", 1e9}};
+    // The second pattern is not covered (the first is free on one node with m = 1, not with m = 2).
+    doc["application"]["communication"].push_back({{"primitive", "bcast"}, {"bytes", 8}});
+    CHECK(subject_of(doc) == "/application/communication/0/primitive 3 0");
+    doc["platform"]["network"] = {{"models", {{"allreduce", {{"intra", {{"latency_s", 1e-6}, {"bandwidth_Bps", 1e9}}}}}}}};
+    CHECK(subject_of(doc) == "/application/communication/1/primitive 3 1");
+}

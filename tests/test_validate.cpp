@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
 #include "support.hpp"
 
@@ -288,6 +289,12 @@ TEST_CASE("time-shared cores: the program's own T_offload_idle replaces the plat
     // m = 1, p = 1: a core idle, 12 rounds: the program's wake-up, not the platform's.
     CHECK(own({1, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(12 * 100 * 3e-5));
     CHECK(plat({1, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(12 * 100 * 4e-5));
+    // Not silently: the evaluator (and predict, through search_result::notes) says which value it used.
+    REQUIRE(own.notes().size() == 1);
+    CHECK(own.notes()[0] == "the idle-core wake-up T_wake is the application's T_offload_idle - O_offload = 3e-05 s "
+                            "(the platform's T_wake 4e-05 s is not used)");
+    CHECK(plat.notes().empty());
+    CHECK(mmgp::search(s_own, mmgp::model_kind::mmgp, {false}).notes == own.notes());
     // m = 2: the cores exactly full: T_csw either way (the key only replaces the idle-core wake-up).
     CHECK(own({2, 1, 1, policy::edtlp}).parts.context_switch == mmgp::test::approx(6 * 100 * 1e-6));
     // A measurement below O_offload (noise) gives no negative wake-up.

@@ -2,18 +2,13 @@
 #include "detail/nnls.hpp"
 
 #include <Eigen/Dense>
+#include <bit>
 #include <cmath>
 
 namespace mmgp::detail {
 
 int ceil_log2(long long x) noexcept {
-    int k = 0;
-    long long v = 1;
-    while (v < x) {
-        v <<= 1;
-        ++k;
-    }
-    return k;
+    return x <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned long long>(x - 1)));
 }
 
 stages stage_counts(primitive prim, int nodes, int ppn) noexcept {

@@ -430,6 +430,27 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
 
 }  // namespace detail
 
+namespace {
+
+// Where each model_subject lives in a scenario file.
+std::string model_location(model_subject subject, std::size_t index) {
+    switch (subject) {
+        case model_subject::nodes_range: return "/search/nodes";
+        case model_subject::transfer_cost: return "/platform/dma";
+        case model_subject::search_size: return "/search";
+        case model_subject::communication:
+            return detail::child(detail::child("/application/communication", index), "primitive");
+    }
+    return "";
+}
+
+}  // namespace
+
+model_error::model_error(std::string file, model_subject subject, std::size_t index, std::string expected, std::string found)
+    : input_error(std::move(file), model_location(subject, index), std::move(expected), std::move(found)),
+      subject_(subject),
+      index_(index) {}
+
 space_bounds bounds(const scenario& s) noexcept {
     const auto& pl = s.plat;
     const auto& sp = s.space;

@@ -28,21 +28,23 @@ std::int64_t count_feasible(const scenario& s) noexcept {
 
 namespace {
 
-// Calls f(ranked) for every feasible configuration in (nodes, m, p) order; the communication
-// term depends on (m, nodes) only and is hoisted out of the p loop.
-template <class F>
-void each_configuration(const scenario& s, const evaluator& ev, F&& f) {
+// Calls f(row, configuration with p unset, p_lo, p_top) for every (nodes, m) in search order for which
+// want(row index, configurations in the row) holds; the communication term depends on (m, nodes) only and
+// is computed once per row.
+template <class Want, class F>
+void each_row(const scenario& s, const evaluator& ev, Want&& want, F&& f) {
     const space_bounds b = bounds(s);
     const policy pol = s.space.pol;
     const bool with_comm = ev.kind() != model_kind::eq11;
+    std::size_t index = 0;
     for (std::int64_t n = b.n_lo; n <= b.n_hi; ++n)
-        for (std::int64_t m = b.m_lo; m <= b.m_top(); ++m) {
+        for (std::int64_t m = b.m_lo; m <= b.m_top(); ++m, ++index) {
+            const int mi = static_cast<int>(m), ni = static_cast<int>(n);
+            const int p_lo = static_cast<int>(b.p_lo), p_top = static_cast<int>(b.p_top(m));
+            if (!want(index, p_top - p_lo + 1)) continue;
             bool extrap = false;
-            const double comm = with_comm ? ev.comm_per_phase(static_cast<int>(m), static_cast<int>(n), extrap) : 0.0;
-            for (std::int64_t p = b.p_lo, top = b.p_top(m); p <= top; ++p) {
-                const configuration c{static_cast<int>(m), static_cast<int>(p), static_cast<int>(n), pol};
-                f(ranked{c, ev.evaluate(c, comm, extrap)});
-            }
+            const double comm = with_comm ? ev.comm_per_phase(mi, ni, extrap) : 0.0;
+            f(ev.row_of(mi, ni, pol, comm, extrap), configuration{mi, 0, ni, pol}, p_lo, p_top);
         }
 }
 
@@ -54,10 +56,14 @@ std::string label_of(const configuration& c) {
 class fastest_k {
 public:
     explicit fastest_k(std::size_t k) : k_(k) {}
-    void offer(const ranked& x, std::int64_t seq) {
+    /// Offers a configuration of time t; make() builds it only when it is kept.
+    template <class Make>
+    void offer(double t, std::int64_t seq, Make&& make) {
         if (k_ == 0) return;
-        if (heap_.size() == k_ && !before({x, seq}, heap_.front())) return;
-        heap_.push_back({x, seq});
+        if (heap_.size() == k_ && !(t < heap_.front().first.pred.time_s ||
+                                    (t == heap_.front().first.pred.time_s && seq < heap_.front().second)))
+            return;
+        heap_.push_back({make(), seq});
         std::push_heap(heap_.begin(), heap_.end(), before);
         if (heap_.size() > k_) {
             std::pop_heap(heap_.begin(), heap_.end(), before);
@@ -98,34 +104,76 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     const evaluator ev(s, kind);
     search_result out;
     out.feasible = count;
+    out.notes = ev.notes();
     if (opt.keep_all) out.all.reserve(static_cast<std::size_t>(count));
-    // Pass 1: the best (the first fastest in search order); every time must be finite.
+    // Pass 1: the best (the first fastest in search order); every time must be finite. Without a visitor, it
+    // also marks the rows pass 2 needs: a row with a configuration within the tolerance of the best so far,
+    // or one that would enter the fastest_max fastest so far. The best and the k-th fastest only improve, so
+    // an unmarked row holds no near-optimal configuration and none of the fastest.
+    const bool skip_rows = !opt.keep_all && !opt.visit;
+    std::vector<bool> needed;
+    std::vector<double> top;  // max-heap of the fastest_max smallest times so far (ties: the earlier one)
     bool have_best = false;
-    each_configuration(s, ev, [&](const ranked& x) {
-        if (!std::isfinite(x.pred.time_s))
-            throw input_error(s.file, "", "parameters whose predicted times are finite",
-                              "an overflowing prediction at " + label_of(x.c));
-        if (!have_best || x.pred.time_s < out.best.pred.time_s) out.best = x, have_best = true;
-        if (opt.keep_all) out.all.push_back(x);
+    configuration best_c;
+    double best_t = 0.0;
+    auto every = [](std::size_t, int) { return true; };
+    each_row(s, ev, every, [&](const row& r, configuration c, int p_lo, int p_top) {
+        double row_min = std::numeric_limits<double>::infinity();
+        bool enters_top = false;
+        for (int p = p_lo; p <= p_top; ++p) {
+            const double t = r.time(p);
+            if (!std::isfinite(t)) {
+                c.p = p;
+                throw input_error(s.file, "", "parameters whose predicted times are finite",
+                                  "an overflowing prediction at " + label_of(c));
+            }
+            if (!have_best || t < best_t) best_t = t, best_c = c, best_c.p = p, have_best = true;
+            row_min = std::min(row_min, t);
+            if (skip_rows && opt.fastest_max > 0 && (top.size() < opt.fastest_max || t < top.front())) {
+                enters_top = true;
+                top.push_back(t);
+                std::push_heap(top.begin(), top.end());
+                if (top.size() > opt.fastest_max) {
+                    std::pop_heap(top.begin(), top.end());
+                    top.pop_back();
+                }
+            }
+        }
+        if (skip_rows) needed.push_back(enters_top || row_min <= best_t * (1.0 + s.space.tolerance));
+        if (opt.keep_all)
+            for (int p = p_lo; p <= p_top; ++p) c.p = p, out.all.push_back(ranked{c, r.at(p)});
     });
-    // Pass 2 (over the kept list, or a second evaluation): the near-optimal set and the visitor.
-    const double limit = out.best.pred.time_s * (1.0 + s.space.tolerance);
+    out.best = ranked{best_c, ev(best_c)};
+    // Pass 2 (over the kept list, or a second evaluation of the rows pass 1 marked): the near-optimal set,
+    // the fastest and the visitor.
+    const double limit = best_t * (1.0 + s.space.tolerance);
     const std::size_t keep = opt.near_optimal_max == 0 ? static_cast<std::size_t>(count) : opt.near_optimal_max;
     fastest_k near(keep), fastest(opt.fastest_max);
     std::int64_t seq = 0;
-    auto second = [&](const ranked& x) {
-        if (x.pred.time_s <= limit) {
+    auto second = [&](double t, auto&& make) {
+        if (t <= limit) {
             ++out.near_optimal_count;
-            near.offer(x, seq);
+            near.offer(t, seq, make);
         }
-        fastest.offer(x, seq);
+        fastest.offer(t, seq, make);
         ++seq;
-        if (opt.visit) opt.visit(x, out.best);
+        if (opt.visit) opt.visit(make(), out.best);
     };
-    if (opt.keep_all)
-        for (const auto& x : out.all) second(x);
-    else
-        each_configuration(s, ev, second);
+    if (opt.keep_all) {
+        for (const auto& x : out.all) second(x.pred.time_s, [&] { return x; });
+    } else {
+        auto marked = [&](std::size_t index, int configurations) {
+            if (!skip_rows || needed[index]) return true;
+            seq += configurations;
+            return false;
+        };
+        each_row(s, ev, marked, [&](const row& r, configuration c, int p_lo, int p_top) {
+            for (int p = p_lo; p <= p_top; ++p) {
+                c.p = p;
+                second(r.time(p), [&] { return ranked{c, r.at(p)}; });
+            }
+        });
+    }
     out.near_optimal = std::move(near).sorted();
     out.fastest = std::move(fastest).sorted();
     return out;

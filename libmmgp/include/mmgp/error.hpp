@@ -6,6 +6,7 @@
 
 #include "mmgp/export.hpp"
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +37,29 @@ public:
 
 private:
     std::string file_, location_, expected_, found_;
+};
+
+/// What of a scenario the model cannot evaluate.
+enum class model_subject {
+    nodes_range,    ///< --model eq11 asked for several nodes
+    transfer_cost,  ///< the application declares dma_bytes and the platform gives no transfer cost
+    search_size,    ///< too many (nodes, m) pairs for an application that communicates
+    communication,  ///< a communication pattern (index()) that no table or model of the platform covers
+};
+
+/// The model cannot evaluate a scenario (thrown by mmgp::evaluator). The model names what (subject(),
+/// index()); the profile loader maps it to the key at fault, so location() is a JSON pointer as for any
+/// other input_error.
+class model_error : public input_error {
+public:
+    model_error(std::string file, model_subject subject, std::size_t index, std::string expected, std::string found);
+    model_subject subject() const noexcept { return subject_; }
+    /// The communication pattern at fault (model_subject::communication), else 0.
+    std::size_t index() const noexcept { return index_; }
+
+private:
+    model_subject subject_;
+    std::size_t index_;
 };
 
 }  // namespace mmgp

@@ -9,6 +9,8 @@
 
 #include "mmgp/export.hpp"
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "mmgp/profile.hpp"
@@ -40,12 +42,79 @@ struct prediction {
     breakdown parts;
 };
 
+/// One process's time for one unit of work on dedicated hardware, as a function of p (the model's first
+/// layer, docs/MODEL.md §1–§3): host + accelerator(p) + offload(p) + context_switch + communication.
+struct dedicated_terms {
+    double host = 0.0;            ///< α(m)·T_hpu
+    double apu_work = 0.0;        ///< accelerator work that splits (s) ...
+    double apu_split = 1.0;       ///< ... over apu_split·p APUs
+    double C_apu = 0.0;           ///< accelerator work that does not split (s)
+    double N = 0.0;               ///< off-loads per unit
+    double offload_fixed = 0.0;   ///< per off-load, independent of p: O_offload (+ l, − g under per_extra_apu)
+    double per_apu = 0.0;         ///< per off-load and APU: the gap g
+    double over_p = 0.0;          ///< per off-load, split over p: β·dma_bytes
+    double context_switch = 0.0;  ///< N·T_csw
+    double communication = 0.0;   ///< N·(O_col(m) + C(nodes, m))
+
+    double accelerator(double p) const noexcept { return apu_work / (apu_split * p) + C_apu; }
+    double offload(double p) const noexcept { return N * (offload_fixed + per_apu * p + over_p / p); }
+};
+
+/// How the processes of one configuration share the host (the second layer, docs/MODEL.md §3 "Host
+/// sharing"): the parts that do not depend on p, and how many times one unit's accelerator and off-load
+/// terms are paid.
+struct host_share {
+    double host = 0.0, context_switch = 0.0, communication = 0.0, startup = 0.0;
+    double per_unit = 1.0;  ///< factor of accelerator(p) + offload(p)
+};
+
+MMGP_API_END
+namespace detail {
+struct time_shared_cores;  // the library's own (not exported): docs/MODEL.md §4
+}
+MMGP_API_BEGIN
+
+class evaluator;
+
+/// The configurations of one (m, nodes, policy) as p varies, with everything that does not depend on p
+/// resolved once: the search evaluates a row at a time. On dedicated hardware the time is
+/// fixed + per_unit·(accelerator(p) + offload(p)); on time-shared cores (docs/MODEL.md §4) each p is
+/// evaluated by that layer.
+class row {
+public:
+    /// Predicted time of p (the same number as at(p).time_s).
+    double time(int p) const noexcept {
+        return closed_form_ ? fixed_ + share_.per_unit * (unit_.accelerator(p) + unit_.offload(p)) : at(p).time_s;
+    }
+    /// Predicted time of p and its breakdown.
+    prediction at(int p) const noexcept;
+    /// True when time() is the dedicated-hardware form (no per-p branching).
+    bool closed_form() const noexcept { return closed_form_; }
+
+private:
+    friend class evaluator;
+    row(const dedicated_terms& unit, const host_share& share, bool extrapolated) noexcept;
+    row(const detail::time_shared_cores& ts, const application& app, const configuration& c, const dedicated_terms& unit,
+        bool extrapolated) noexcept;
+    dedicated_terms unit_;
+    host_share share_;
+    const detail::time_shared_cores* ts_ = nullptr;
+    const application* app_ = nullptr;
+    configuration c_;
+    bool extrapolated_ = false, closed_form_ = true;
+    double fixed_ = 0.0;  // host + context_switch + communication + startup
+};
+
 /// Evaluates one model on one platform and application. Build once, call many times.
+///
+/// The model is a sum of layers (docs/MODEL.md): (a) one process, one unit of work, on dedicated hardware
+/// ([H] Eq. 11, [C] Eq. 1–6, the transfer and communication terms); (b) how m processes share H host
+/// contexts; (c) on a platform with `cores`, threads time-sharing those cores instead of (b).
 class evaluator {
 public:
-    /// Precomputes α(m), O_col(m) and the communication models for m up to the scenario's
-    /// search range. Throws input_error if the scenario cannot be evaluated (tables not
-    /// covering the space, no communication data, eq11 asked for several nodes).
+    /// Precomputes α(m), O_col(m), the communication models and the time-shared layer's constants for the
+    /// scenario's search range. Throws model_error (an input_error naming the profile key) if the scenario
+    /// cannot be evaluated (tables not covering the space, no transfer cost, eq11 asked for several nodes).
     evaluator(const scenario& s, model_kind kind);
     /// The evaluator keeps a reference to the scenario: a temporary would dangle.
     evaluator(const scenario&&, model_kind) = delete;
@@ -57,10 +126,17 @@ public:
     /// nodes, excluding O_col; sets `extrapolated` when the fitted model was used.
     double comm_per_phase(int m, int nodes, bool& extrapolated) const noexcept;
 
-    /// Predicted time with the communication cost already known (the search hoists it out of p).
+    /// The row of (m, nodes, pol), p varying, with the communication cost already known.
+    row row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated) const noexcept;
+
+    /// Predicted time with the communication cost already known: row_of(...).at(c.p).
     prediction evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
 
     model_kind kind() const noexcept { return kind_; }
+
+    /// Where a value the model uses comes from another profile section than its own key (one line each;
+    /// e.g. the application's T_offload_idle standing in for the platform's T_wake). Empty when none.
+    const std::vector<std::string>& notes() const noexcept { return notes_; }
 
 private:
     double alpha_at(int m) const noexcept;
@@ -70,8 +146,10 @@ private:
     std::vector<double> alpha_;  // index m
     std::vector<double> ocol_;   // index m
     std::vector<comm_model> models_;  // index by primitive
-    std::vector<char> has_model_;
+    std::vector<char> has_model_, has_table_;  // index by primitive
     double dma_lat_ = 0.0, dma_spb_ = 0.0;
+    std::shared_ptr<const detail::time_shared_cores> shared_;  // set when the platform has `cores`
+    std::vector<std::string> notes_;
 };
 
 /// [H] Eq. 11 computed directly from the profile fields (no precomputation): the reference the

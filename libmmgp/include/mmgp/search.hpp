@@ -53,6 +53,7 @@ struct search_result {
     std::int64_t near_optimal_count = 0;  ///< size of the whole near-optimal set
     std::vector<ranked> fastest;       ///< the fastest_max fastest, fastest first (rank 1 is `best`)
     std::int64_t feasible = 0;         ///< how many configurations were evaluated
+    std::vector<std::string> notes;    ///< where the model took a value from another section (evaluator::notes())
 };
 
 /// Searches the scenario's space (s.space) with the given model. Throws input_error when the

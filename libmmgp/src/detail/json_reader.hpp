@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "detail/format.hpp"
 #include "detail/schema.hpp"
 #include "mmgp/error.hpp"
 
@@ -20,8 +21,6 @@ std::string describe(const json& j);
 /// Appends a key or an index to a JSON pointer, escaping '~' and '/'.
 std::string child(const std::string& path, std::string_view key);
 std::string child(const std::string& path, std::size_t index);
-/// Shortest text that reads back as the same double.
-std::string format_double(double v);
 
 /// Parses JSON text; a syntax error becomes input_error(file, "", "a JSON document", "...at line L, column C").
 json parse_json(std::string_view text, const std::string& file);
