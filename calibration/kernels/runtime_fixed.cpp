@@ -140,15 +140,9 @@ void run_fixed(const config& c, const alignment& aln, const model& mdl, const tr
         g->workers.resize(p);
         for (std::size_t j = 0; j < p; ++j) {
             if (j) g->workers[j] = std::make_unique<worker_box>();
-            if (c.synthetic) {
-                g->slices.push_back(std::make_unique<synthetic_slice>(c.synth, c.p));
-            } else {
-                const std::size_t lo = aln.sites() * j / p, hi = aln.sites() * (j + 1) / p;
-                g->slices.push_back(std::make_unique<phylo_slice>(aln, mdl, lo, hi));
-            }
+            g->slices.push_back(make_slice(c, aln, mdl, j, p));
         }
-        if (c.synthetic) g->host = std::make_unique<synthetic_host>(c.synth);
-        else g->host = std::make_unique<bootstrap_search>(start, aln.sites(), c.rounds, c.newton, c.seed);
+        g->host = make_host(c, aln, start);
         groups.push_back(std::move(g));
     }
 

@@ -167,6 +167,21 @@ struct hpu_sync {
     }
 };
 
+// Slice j of `parts` of one process's accelerator work: a synthetic slice, or the sites
+// [j·n/parts, (j+1)·n/parts) of the alignment (both modes).
+inline std::unique_ptr<apu_slice> make_slice(const config& c, const alignment& aln, const model& mdl, std::size_t j,
+                                             std::size_t parts) {
+    if (c.synthetic) return std::make_unique<synthetic_slice>(c.synth, static_cast<int>(parts));
+    const std::size_t lo = aln.sites() * j / parts, hi = aln.sites() * (j + 1) / parts;
+    return std::make_unique<phylo_slice>(aln, mdl, lo, hi);
+}
+
+// One process's host program: the synthetic host, or a bootstrap search from `start` (both modes).
+inline std::unique_ptr<host_program> make_host(const config& c, const alignment& aln, const tree& start) {
+    if (c.synthetic) return std::make_unique<synthetic_host>(c.synth);
+    return std::make_unique<bootstrap_search>(start, aln.sites(), c.rounds, c.newton, c.seed);
+}
+
 // ---- the two modes: both run c's units on the data run() prepared and fill res (wall_s, setup_s from
 // setup0, timers, unit_loglik, ...); they throw std::runtime_error when the run failed or timed out --------
 

@@ -235,16 +235,8 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
         pr->index = static_cast<int>(i);
         pr->out.resize(A);
         pr->apus.reserve(A);
-        for (std::size_t j = 0; j < A; ++j) {
-            if (c.synthetic) {
-                pr->chunks.push_back(std::make_unique<synthetic_slice>(c.synth, c.apus));
-            } else {
-                const std::size_t lo = aln.sites() * j / A, hi = aln.sites() * (j + 1) / A;
-                pr->chunks.push_back(std::make_unique<phylo_slice>(aln, mdl, lo, hi));
-            }
-        }
-        if (c.synthetic) pr->host = std::make_unique<synthetic_host>(c.synth);
-        else pr->host = std::make_unique<bootstrap_search>(start, aln.sites(), c.rounds, c.newton, c.seed);
+        for (std::size_t j = 0; j < A; ++j) pr->chunks.push_back(make_slice(c, aln, mdl, j, A));
+        pr->host = make_host(c, aln, start);
         procs.push_back(std::move(pr));
     }
 

@@ -20,15 +20,8 @@ namespace mmgp {
 std::string_view to_string(model_kind k) noexcept { return k == model_kind::eq11 ? "eq11" : "mmgp"; }
 
 bool parse_model(std::string_view text, model_kind& out) noexcept {
-    if (text == "eq11") {
-        out = model_kind::eq11;
-        return true;
-    }
-    if (text == "mmgp") {
-        out = model_kind::mmgp;
-        return true;
-    }
-    return false;
+    static constexpr std::pair<std::string_view, model_kind> names[] = {{"eq11", model_kind::eq11}, {"mmgp", model_kind::mmgp}};
+    return detail::parse_named(text, names, out);
 }
 
 namespace detail {

@@ -35,15 +35,8 @@ constexpr std::int64_t int_max = std::numeric_limits<int>::max();
 std::string_view to_string(primitive p) noexcept { return primitive_names[static_cast<int>(p)]; }
 
 bool parse_policy(std::string_view text, policy& out) noexcept {
-    if (text == "edtlp") {
-        out = policy::edtlp;
-        return true;
-    }
-    if (text == "os") {
-        out = policy::os;
-        return true;
-    }
-    return false;
+    static constexpr std::pair<std::string_view, policy> names[] = {{"edtlp", policy::edtlp}, {"os", policy::os}};
+    return detail::parse_named(text, names, out);
 }
 
 bool m_function::covers(int m) const noexcept {
