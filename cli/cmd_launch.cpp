@@ -28,11 +28,7 @@ void setup_launch(CLI::App& app, launch_options& o) {
                     "launcher also {rank} and {units} (the rank's share of the task units)")
         ->required();
     add_checked(sub, "--launcher", o.launcher, "openmpi (mpirun), mpich (mpiexec), srun (Slurm) or local")->required();
-    add_checked(sub, "--model", o.model, "Model that picks the mapping: mmgp (default) or eq11");
-    add_checked(sub, "--policy", o.policy, "Host scheduling policy: edtlp or os (overrides search.policy)");
-    add_checked(sub, "--m", o.m, "Processes per node: N fixes it, LO:HI restricts the search");
-    add_checked(sub, "--p", o.p, "Accelerators (threads) per process: N or LO:HI");
-    add_checked(sub, "--nodes", o.nodes, "Nodes: N or LO:HI");
+    add_space_options(sub, o.space);
     add_checked(sub, "--units", o.units, "Task units to share among the processes ({units}); default: the application's units");
     add_checked(sub, "--cores-per-node", o.cores_per_node,
                     "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1, "
@@ -143,14 +139,9 @@ int run_launch(const launch_options& o) {
     launcher_kind kind;
     if (!parse_launcher(o.launcher, kind))
         throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launcher + "\"");
-    model_kind mk = parse_model_option(o.model);
+    model_kind mk = parse_model_option(o.space.model);
     scenario s = load_scenario(o.profile);
-    bool changed = false;
-    if (!o.policy.empty()) s.space.pol = parse_policy_option(o.policy), changed = true;
-    if (!o.m.empty()) s.space.m = parse_range("--m", o.m), changed = true;
-    if (!o.p.empty()) s.space.p = parse_range("--p", o.p), changed = true;
-    if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes), changed = true;
-    if (changed) check_coverage(s);
+    apply_space_options(o.space, s);
     // Task units are part of the model: the mapping is chosen for the units to be launched.
     if (o.units && s.app.decomp == decomposition::task) s.app.units = *o.units;
     search_result r = search(s, mk, {false});
@@ -218,7 +209,7 @@ int run_launch(const launch_options& o) {
         return 0;
     }
     std::string out = fmt::format("# {}: {} {}, predicted {} (model {})\n", name,
-                                  o.m.empty() && o.p.empty() && o.nodes.empty() ? "best" : "chosen", label(best.c),
+                                  !o.space.narrowed() ? "best" : "chosen", label(best.c),
                                   human_time(best.pred.time_s), to_string(mk));
     for (const auto& n : plan.notes) out += "# note: " + n + "\n";
     out += shell_command(plan);

@@ -16,13 +16,7 @@ void setup_predict(CLI::App& app, predict_options& o) {
     auto* sub = app.add_subcommand("predict", "Predict every feasible (m, p, nodes) of a scenario and pick the best");
     add_checked(sub, "profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name (pbpi-qs20, raxml-qs20, pbpi-roadrunner)")
         ->required();
-    add_checked(sub, "--model", o.model,
-                    "eq11: [H] Eq. 11 verbatim (one node); mmgp: the engine's model (task decomposition, host "
-                    "oversubscription, cluster term). Default mmgp");
-    add_checked(sub, "--policy", o.policy, "Host scheduling policy: edtlp (switch on every off-load) or os; overrides search.policy");
-    add_checked(sub, "--m", o.m, "Processes per node to search: N or LO:HI (overrides search.m)");
-    add_checked(sub, "--p", o.p, "Accelerators per process to search: N or LO:HI (overrides search.p)");
-    add_checked(sub, "--nodes", o.nodes, "Nodes to search: N or LO:HI (overrides search.nodes)");
+    add_space_options(sub, o.space);
     add_checked(sub, "--tolerance", o.tolerance, "Near-optimal margin as a fraction of the best time (default 0.05)");
     add_checked(sub, "--top", o.top, "Rows of the ranked table in the human output (default 15)");
     auto* j = sub->add_flag("--json", o.json, "Print one JSON document");
@@ -269,15 +263,10 @@ void csv_report(out_stream& out, const scenario& s, model_kind kind, search_opti
 }  // namespace
 
 int run_predict(const predict_options& o) {
-    model_kind kind = parse_model_option(o.model);
+    model_kind kind = parse_model_option(o.space.model);
     scenario s = load_scenario(o.profile);
-    bool changed = false;
-    if (!o.policy.empty()) s.space.pol = parse_policy_option(o.policy);
-    if (!o.m.empty()) s.space.m = parse_range("--m", o.m), changed = true;
-    if (!o.p.empty()) s.space.p = parse_range("--p", o.p), changed = true;
-    if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes), changed = true;
     if (o.tolerance) s.space.tolerance = *o.tolerance;  // its range is checked by the option table
-    if (changed || !o.policy.empty()) check_coverage(s);
+    apply_space_options(o.space, s);
     // The search streams: no output keeps every configuration in memory (search.hpp).
     search_options opt;
     opt.keep_all = false;

@@ -38,11 +38,19 @@ std::string breakdown_json(const breakdown& b);
 /// JSON string literal.
 std::string quote(const std::string& s);
 
+/// The model and search-space options shared by predict and launch: --model, --policy, --m, --p, --nodes.
+struct space_options_cli {
+    std::string model = "mmgp", policy, m, p, nodes;
+    /// True when --m, --p or --nodes was given (the space was narrowed by hand).
+    bool narrowed() const { return !m.empty() || !p.empty() || !nodes.empty(); }
+};
+void add_space_options(CLI::App* sub, space_options_cli& o);
+/// Applies --policy, --m, --p, --nodes to s.space and checks the scenario still covers it.
+void apply_space_options(const space_options_cli& o, scenario& s);
+
 struct predict_options {
     std::string profile;
-    std::string model = "mmgp";
-    std::string policy;
-    std::string m, p, nodes;
+    space_options_cli space;
     std::optional<double> tolerance;  ///< --tolerance (not given: the scenario's)
     bool json = false, csv = false;
     int top = 15;
@@ -91,7 +99,8 @@ void setup_profile(CLI::App& app, profile_options& o);
 int run_profile(const profile_options& o);
 
 struct launch_options {
-    std::string profile, launcher, model = "mmgp", policy, m, p, nodes, program;
+    std::string profile, launcher, program;
+    space_options_cli space;
     std::optional<std::int64_t> units;  ///< --units (not given: the application's)
     std::optional<int> cores_per_node;
     bool oversubscribe = false, no_bind = false, exec = false, json = false;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "options.hpp"
 
 namespace mmgp::cli {
 
@@ -36,6 +37,24 @@ policy parse_policy_option(const std::string& text) {
     policy p;
     if (!parse_policy(text, p)) throw usage_error("--policy: expected edtlp or os, found \"" + text + "\"");
     return p;
+}
+
+void add_space_options(CLI::App* sub, space_options_cli& o) {
+    add_checked(sub, "--model", o.model,
+                "eq11: [H] Eq. 11 verbatim (one node); mmgp: the engine's model (task decomposition, host "
+                "oversubscription, cluster term). Default mmgp");
+    add_checked(sub, "--policy", o.policy, "Host scheduling policy: edtlp (switch on every off-load) or os; overrides search.policy");
+    add_checked(sub, "--m", o.m, "Processes per node: N fixes it, LO:HI restricts the search (overrides search.m)");
+    add_checked(sub, "--p", o.p, "Accelerators (threads) per process: N or LO:HI (overrides search.p)");
+    add_checked(sub, "--nodes", o.nodes, "Nodes: N or LO:HI (overrides search.nodes)");
+}
+
+void apply_space_options(const space_options_cli& o, scenario& s) {
+    if (!o.policy.empty()) s.space.pol = parse_policy_option(o.policy);
+    if (!o.m.empty()) s.space.m = parse_range("--m", o.m);
+    if (!o.p.empty()) s.space.p = parse_range("--p", o.p);
+    if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes);
+    if (o.narrowed() || !o.policy.empty()) check_coverage(s);
 }
 
 std::string num(double v) {
