@@ -127,7 +127,7 @@ int run_fit(const fit_options_cli& o) {
         for (const auto& w : f.warnings) out += "warning: " + w + "\n";
     }
     if (!o.output.empty()) {
-        write_file_atomically(o.output, profile);
+        write_profile(o.output, profile, profile_kind::application, "fit");
         if (!o.json) out += "wrote " + o.output + "\n";
     }
     std::cout << out << std::flush;

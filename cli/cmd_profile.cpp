@@ -87,11 +87,8 @@ int run_profile(const profile_options& o) {
     } catch (const K::input_error& e) {
         throw usage_error(e.what());
     }
-    if (o.output.empty()) {
-        std::cout << rep.json;
-        return 0;
-    }
-    write_file_atomically(o.output, rep.json);
+    write_profile(o.output, rep.json, profile_kind::application, "profile");
+    if (o.output.empty()) return 0;
     const auto& r = rep.runs.front();
     std::cout << fmt::format("mmgp profile: {} ({} taxa x {} sites), {} units, {} repetitions, {:.1f} s\n", r.data_source,
                              r.taxa, r.sites, o.units, o.repetitions, rep.elapsed_s);

@@ -48,6 +48,14 @@ void add_space_options(CLI::App* sub, space_options_cli& o);
 /// Applies --policy, --m, --p, --nodes to s.space and checks the scenario still covers it.
 void apply_space_options(const space_options_cli& o, scenario& s);
 
+/// What a profile writer emits.
+enum class profile_kind { platform, application };
+/// The one output path of the profile writers (calibrate, profile, fit): the document must read back as a
+/// profile of its kind (the schema's key tables and the reader's rules); then it replaces `path`
+/// atomically, or goes to standard output when `path` is empty. A document the reader refuses is the
+/// writer's fault: std::logic_error (exit status 1, "internal error"), nothing written.
+void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command);
+
 struct predict_options {
     std::string profile;
     space_options_cli space;

@@ -1,6 +1,8 @@
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
+#include <iostream>
+#include <stdexcept>
 
 #include "common.hpp"
 #include "options.hpp"
@@ -55,6 +57,23 @@ void apply_space_options(const space_options_cli& o, scenario& s) {
     if (!o.p.empty()) s.space.p = parse_range("--p", o.p);
     if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes);
     if (o.narrowed() || !o.policy.empty()) check_coverage(s);
+}
+
+void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command) {
+    const std::string name = "<" + std::string(command) + " output>";
+    try {
+        if (kind == profile_kind::platform)
+            (void)parse_platform(text, name);
+        else
+            (void)parse_application(text, name);
+    } catch (const mmgp::error& e) {
+        throw std::logic_error(std::string(command) + ": the profile written does not read back: " + e.what() +
+                               " (nothing written)");
+    }
+    if (path.empty())
+        std::cout << text << std::flush;
+    else
+        write_file_atomically(path, text);
 }
 
 std::string num(double v) {

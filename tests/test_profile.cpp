@@ -199,3 +199,23 @@ TEST_CASE("the documented key tables list exactly the schema's keys (one table p
         }
     }
 }
+
+TEST_CASE("a platform or application document alone is read by the same key tables as a scenario's") {
+    const mmgp::platform pl = mmgp::parse_platform(
+        R"({"hpu_contexts": 2, "apus": 4, "O_offload": 1e-6, "T_csw": 2e-6, "alpha": 1.2})", "p.json");
+    CHECK(pl.apus == 4);
+    CHECK(pl.T_csw == 2e-6);
+    std::string what = "(no error)";
+    try {
+        (void)mmgp::parse_platform(R"({"hpu_contexts": 2, "apus": 4, "O_offload": 1e-6, "T_cws": 2e-6, "alpha": 1.2})",
+                                   "p.json");
+    } catch (const mmgp::input_error& e) {
+        what = e.location();
+    }
+    CHECK(what == "/T_cws");
+    const mmgp::application app =
+        mmgp::parse_application(R"({"N": 10, "T_hpu": 1, "T_apu": 2, "C_apu": 0, "g": 0, "N_start": 3})", "a.json");
+    CHECK(app.N_start == 3);
+    CHECK_THROWS_AS(mmgp::parse_application(R"({"N": 10, "T_hpu": 1, "T_apu": 2, "C_apu": 0})", "a.json"),
+                    mmgp::input_error);
+}

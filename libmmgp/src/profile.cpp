@@ -520,6 +520,14 @@ scenario load_scenario(const std::string& path_or_name) {
     return detail::scenario_from_json(lj.doc, lj.file, lj.base_dir);
 }
 
+platform parse_platform(std::string_view json_text, const std::string& file) {
+    return detail::platform_from_json(detail::parse_json(json_text, file), detail::reader{file}, "");
+}
+
+application parse_application(std::string_view json_text, const std::string& file) {
+    return detail::application_from_json(detail::parse_json(json_text, file), detail::reader{file}, "");
+}
+
 platform load_platform(const std::string& path_or_name) {
     detail::located_json lj = detail::load_ref(path_or_name, "platforms", ".", path_or_name, "");
     return detail::platform_from_json(lj.doc, detail::reader{lj.file}, "");

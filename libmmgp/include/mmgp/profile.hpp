@@ -216,6 +216,11 @@ platform load_platform(const std::string& path_or_name);
 /// Reads an application profile from a path or a bundled name ("pbpi", "raxml").
 application load_application(const std::string& path_or_name);
 
+/// Parses a platform profile from JSON text (as `mmgp calibrate` writes it); `file` names it in errors.
+platform parse_platform(std::string_view json_text, const std::string& file);
+/// Parses an application profile from JSON text (as `mmgp profile` and `mmgp fit` write it).
+application parse_application(std::string_view json_text, const std::string& file);
+
 /// Checks that the scenario's tables cover its search space and that the space is not empty;
 /// throws input_error naming the offending JSON path. load_scenario() already calls it.
 void check_coverage(const scenario& s);
