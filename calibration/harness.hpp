@@ -13,6 +13,8 @@
 
 namespace mmgp::calib {
 
+// --- records, options and shared helpers (harness_common.cpp) ---
+
 /// One measured quantity.
 struct measurement {
     std::string name;     ///< "offload/spin", "csw/yield", "alpha/m=4", "dma/4096B"
@@ -43,13 +45,26 @@ struct harness_options {
     std::function<void(const std::string&)> progress;  ///< may be empty
 };
 
+/// Median cost of one steady_clock::now() pair (subtracted from single-event timings).
+double clock_overhead();
+
+// --- harness "offload" (harness_offload.cpp) ---
+
 /// Off-load round trip: HPU thread -> APU (pinned to another core) -> HPU, 4-byte payload, cache-line mailbox.
 measurement run_offload(const harness_options& o, wait_mode mode);
+
+// --- harness "gap" (harness_gap.cpp) ---
+
 /// Gap g: one HPU thread starts p off-loads back to back and waits for all; g = slope of time against p.
 measurement run_gap(const harness_options& o);
+
+// --- harness "csw" (harness_csw.cpp) ---
+
 /// Context switch: two threads pinned to one HPU context hand off with sched_yield() (yield) or a futex.
 enum class csw_mode { yield, futex };
 measurement run_csw(const harness_options& o, csw_mode mode);
+
+// --- harness "alpha" (harness_alpha.cpp) ---
 
 /// Host contention alpha(m): matrix multiply (sizes 100..500), m threads on the HPU contexts.
 struct alpha_result {
@@ -64,6 +79,8 @@ struct alpha_result {
 };
 alpha_result run_alpha(const harness_options& o);
 
+// --- harness "dma" (harness_dma.cpp) ---
+
 /// Data transfer (DMA analogue): an APU copies a buffer last written by the HPU core into its own memory.
 struct dma_result {
     std::vector<measurement> per_size;
@@ -71,7 +88,9 @@ struct dma_result {
 };
 dma_result run_dma(const harness_options& o);
 
-/// Spin-wait iteration: the loop of the off-load runtime's wait_change() (kernels/runtime.cpp): one acquire load of
+// --- harness "spin": spin-wait iteration, scheduler time slice, hand-back (harness_spin.cpp) ---
+
+/// Spin-wait iteration: the loop of the off-load runtime's wait_change() (kernels/signal.hpp): one acquire load of
 /// an atomic 32-bit word that does not change, one pause (`yield` on aarch64), the counter tests. Seconds per
 /// iteration, 10^6 iterations per repetition timed in blocks of 10^4, pinned to the first HPU context.
 measurement run_spin_pause(const harness_options& o);
@@ -100,8 +119,5 @@ nlohmann::json slice_json(const slice_result& s);
 /// x c / (R x k), is the processor time of one round (post and hand-back) beyond the work when more threads
 /// are runnable than cores: the model's per-off-load T_wake_busy (edtlp, p = 1). One observation per repetition.
 measurement run_wake_busy(const harness_options& o);
-
-/// Median cost of one steady_clock::now() pair (subtracted from single-event timings).
-double clock_overhead();
 
 }  // namespace mmgp::calib

@@ -1,5 +1,5 @@
-// The spin-wait loop of the off-load runtime (kernels/runtime.cpp, wait_change) and of the harness that
-// times one of its iterations (harness.cpp, spin_pause): one definition, so the calibrated spin_pause is the
+// The spin-wait loop of the off-load runtime (kernels/signal.hpp, wait_change) and of the harness that
+// times one of its iterations (harness_spin.cpp, spin_pause): one definition, so the calibrated spin_pause is the
 // cost of the loop the runtime runs.
 #pragma once
 

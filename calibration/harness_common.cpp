@@ -1,0 +1,95 @@
+#include "harness_common.hpp"
+
+#include <stdexcept>
+
+namespace mmgp::calib {
+
+namespace detail {
+
+void say(const harness_options& o, const std::string& s) {
+    if (o.progress) o.progress(s);
+}
+
+int reps_or(const harness_options& o, int quick, int full) {
+    return o.repetitions > 0 ? o.repetitions : (o.quick ? quick : full);
+}
+
+measurement make(std::string name, std::string harness, const std::vector<double>& obs,
+                 const std::vector<double>& per_rep) {
+    measurement m;
+    m.name = std::move(name);
+    m.harness = std::move(harness);
+    m.obs = summarize(obs);
+    m.reps = summarize(per_rep);
+    m.value = m.obs.median;
+    m.repetitions = static_cast<int>(per_rep.size());
+    m.observations = obs.size();
+    return m;
+}
+
+int hpu0(const harness_options& o) {
+    if (o.r.hpu.empty()) throw std::runtime_error("no HPU context");
+    return o.r.hpu.front();
+}
+int apu0(const harness_options& o) {
+    if (o.r.apu.empty()) throw std::runtime_error("no APU core");
+    return o.r.apu.front();
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+double clock_overhead() {
+    std::vector<double> d(2001);
+    for (auto& x : d) {
+        auto a = clk::now();
+        auto b = clk::now();
+        x = secs(b - a);
+    }
+    return median(d);
+}
+
+nlohmann::json to_json(const measurement& m) {
+    nlohmann::json j;
+    j["name"] = m.name;
+    j["harness"] = m.harness;
+    j["run_type"] = "aggregate";
+    j["unit"] = m.unit;
+    j["value"] = m.value;
+    j["median"] = m.obs.median;
+    j["mad"] = m.obs.mad;
+    j["mean"] = m.obs.mean;
+    j["stddev"] = m.obs.stddev;
+    j["min"] = m.obs.min;
+    j["max"] = m.obs.max;
+    j["ci95"] = {m.obs.ci95_lo, m.obs.ci95_hi};
+    j["repetitions"] = m.repetitions;
+    j["observations"] = m.observations;
+    j["cv"] = m.reps.cv;
+    j["repetition_medians"] = {{"median", m.reps.median}, {"mad", m.reps.mad}, {"min", m.reps.min}, {"max", m.reps.max}};
+    j["attempts"] = m.attempts;
+    j["flagged"] = m.flagged;
+    if (!m.warning.empty()) j["warning"] = m.warning;
+    if (!m.extra.empty()) j["details"] = m.extra;
+    return j;
+}
+
+nlohmann::json to_param(const measurement& m) {
+    nlohmann::json j;
+    j["value"] = m.value;
+    j["unit"] = m.unit;
+    j["median"] = m.obs.median;
+    j["spread"] = m.obs.mad;
+    j["mad"] = m.obs.mad;
+    j["cv"] = m.reps.cv;
+    j["min"] = m.obs.min;
+    j["ci95"] = {m.obs.ci95_lo, m.obs.ci95_hi};
+    j["repetitions"] = m.repetitions;
+    j["harness"] = m.name;
+    j["flagged"] = m.flagged;
+    if (!m.warning.empty()) j["warning"] = m.warning;
+    return j;
+}
+
+}  // namespace mmgp::calib
