@@ -71,10 +71,12 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
     std::size_t table_size = static_cast<std::size_t>(std::min<std::int64_t>(std::max<std::int64_t>(m_hi, pl.hpu_contexts), 4096)) + 1;
     alpha_.assign(table_size, 1.0);
     ocol_.assign(table_size, 0.0);
+    rounds_.assign(table_size, 1);
     for (std::size_t k = 1; k < table_size; ++k) {
         int ki = static_cast<int>(k);
         if (pl.alpha.kind != m_function::form::table || pl.alpha.covers(ki) || ki == 1) alpha_[k] = detail::alpha_of(pl, ki);
         ocol_[k] = detail::ocol_of(app, ki);
+        rounds_[k] = (ki + pl.hpu_contexts - 1) / pl.hpu_contexts;
     }
     if (app.dma_bytes > 0 && !pl.has_dma)
         throw model_error(s.file, model_subject::transfer_cost, 0, "a transfer cost {\"latency_s\", \"bandwidth_Bps\"} (the application declares dma_bytes)",
@@ -152,63 +154,91 @@ double evaluator::comm_per_phase(int m, int nodes, bool& extrapolated) const noe
     return total;
 }
 
+namespace {
+
+// The prediction of p from the dedicated layers' terms: the same operations in the same order as row::time(p),
+// so both give the same number.
+inline prediction dedicated_prediction(const dedicated_terms& unit, const host_share& share, double fixed, int p,
+                                       bool extrapolated) noexcept {
+    prediction out;
+    breakdown& b = out.parts;
+    const double accelerator = unit.accelerator(p), offload = unit.offload(p);
+    b.host = share.host;
+    b.accelerator = share.per_unit * accelerator;
+    b.offload = share.per_unit * offload;
+    b.context_switch = share.context_switch;
+    b.communication = share.communication;
+    b.startup = share.startup;
+    b.extrapolated = extrapolated;
+    out.time_s = fixed + share.per_unit * (accelerator + offload);
+    return out;
+}
+
+inline double fixed_part(const host_share& share) noexcept {
+    return share.host + share.context_switch + share.communication + share.startup;
+}
+
+}  // namespace
+
+// (a) one process, one unit of work, on dedicated hardware; then (b) how the processes share the host. False
+// when the platform time-shares its cores: layer (c) replaces (b) and `unit` alone is set.
+bool evaluator::layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit, host_share& share) const noexcept {
+    const platform& pl = s_->plat;
+    const application& app = s_->app;
+    if (kind_ == model_kind::eq11) {
+        unit = detail::eq11_terms(pl, app, alpha_at(m), ocol_at(m), m);
+        share = detail::unshared(unit);
+        return true;
+    }
+    const configuration c{m, 1, nodes, pol};
+    unit = detail::process_terms(pl, app, c, alpha_at(m), ocol_at(m), comm_phase, dma_lat_, dma_spb_);
+    if (shared_) return false;
+    const int H = pl.hpu_contexts;
+    const int rounds = static_cast<std::size_t>(m) < rounds_.size() ? rounds_[static_cast<std::size_t>(m)] : (m + H - 1) / H;
+    share = detail::host_sharing(unit, app, c, H, rounds, detail::share_of(app, c).units, [this](int k) { return alpha_at(k); });
+    return true;
+}
+
 prediction evaluator::operator()(const configuration& c) const noexcept {
     bool extrapolated = false;
-    double comm = kind_ == model_kind::eq11 ? 0.0 : comm_per_phase(c.m, c.nodes, extrapolated);
+    const double comm = kind_ == model_kind::eq11 ? 0.0 : comm_per_phase(c.m, c.nodes, extrapolated);
     return evaluate(c, comm, extrapolated);
 }
 
 row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated) const noexcept {
-    const platform& pl = s_->plat;
-    const application& app = s_->app;
-    const configuration c{m, 1, nodes, pol};
-    // (a) one process, one unit of work, on dedicated hardware.
-    if (kind_ == model_kind::eq11) {
-        const dedicated_terms unit = detail::eq11_terms(pl, app, alpha_at(m), ocol_at(m), m);
-        return row(unit, detail::unshared(unit), false);
-    }
-    const dedicated_terms unit = detail::process_terms(pl, app, c, alpha_at(m), ocol_at(m), comm_phase, dma_lat_, dma_spb_);
-    // (c) threads time-sharing the cores, or (b) processes sharing the host contexts.
-    if (shared_) return row(*shared_, app, c, unit, extrapolated);
-    const detail::unit_share u = detail::share_of(app, c);
-    return row(unit, detail::host_sharing(unit, app, c, pl.hpu_contexts, u.units, [this](int k) { return alpha_at(k); }),
-               extrapolated);
+    dedicated_terms unit;
+    host_share share;
+    if (layers(m, nodes, pol, comm_phase, unit, share)) return row(unit, share, kind_ == model_kind::eq11 ? false : extrapolated);
+    return row(*shared_, s_->app, configuration{m, 1, nodes, pol}, unit, extrapolated);
 }
 
 prediction evaluator::evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept {
-    return row_of(c.m, c.nodes, c.pol, comm_phase, extrapolated).at(c.p);
+    dedicated_terms unit;
+    host_share share;
+    if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share))
+        return dedicated_prediction(unit, share, fixed_part(share), c.p, kind_ == model_kind::eq11 ? false : extrapolated);
+    return row(*shared_, s_->app, configuration{c.m, 1, c.nodes, c.pol}, unit, extrapolated).at(c.p);
 }
 
 row::row(const dedicated_terms& unit, const host_share& share, bool extrapolated) noexcept
     : unit_(unit),
       share_(share),
       extrapolated_(extrapolated),
-      fixed_(share.host + share.context_switch + share.communication + share.startup) {}
+      fixed_(fixed_part(share)) {}
 
 row::row(const detail::time_shared_cores& ts, const application& app, const configuration& c, const dedicated_terms& unit,
          bool extrapolated) noexcept
     : unit_(unit), ts_(&ts), app_(&app), c_(c), extrapolated_(extrapolated), closed_form_(false) {}
 
 prediction row::at(int p) const noexcept {
+    if (!ts_) return dedicated_prediction(unit_, share_, fixed_, p, extrapolated_);
+    configuration c = c_;
+    c.p = p;
     prediction out;
     breakdown& b = out.parts;
-    if (ts_) {
-        configuration c = c_;
-        c.p = p;
-        b = ts_->run(*app_, c, unit_, detail::share_of(*app_, c).procs);
-        out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup;
-    } else {
-        const double accelerator = unit_.accelerator(p), offload = unit_.offload(p);
-        b.host = share_.host;
-        b.accelerator = share_.per_unit * accelerator;
-        b.offload = share_.per_unit * offload;
-        b.context_switch = share_.context_switch;
-        b.communication = share_.communication;
-        b.startup = share_.startup;
-        // The same operations in the same order as time(p), so both give the same number.
-        out.time_s = fixed_ + share_.per_unit * (accelerator + offload);
-    }
+    b = ts_->run(*app_, c, unit_, detail::share_of(*app_, c).procs);
     b.extrapolated = extrapolated_;
+    out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup;
     return out;
 }
 

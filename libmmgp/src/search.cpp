@@ -36,11 +36,17 @@ void each_row(const scenario& s, const evaluator& ev, Want&& want, F&& f) {
     const space_bounds b = bounds(s);
     const policy pol = s.space.pol;
     const bool with_comm = ev.kind() != model_kind::eq11;
+    const std::int64_t m_top = b.m_top();
+    // p_top(m) for each m, computed once (integer divisions cost more than a row's evaluation).
+    std::vector<int> p_tops;
+    if (m_top >= b.m_lo && m_top - b.m_lo < (std::int64_t{1} << 20))
+        for (std::int64_t m = b.m_lo; m <= m_top; ++m) p_tops.push_back(static_cast<int>(b.p_top(m)));
+    const int p_lo = static_cast<int>(b.p_lo);
     std::size_t index = 0;
     for (std::int64_t n = b.n_lo; n <= b.n_hi; ++n)
-        for (std::int64_t m = b.m_lo; m <= b.m_top(); ++m, ++index) {
+        for (std::int64_t m = b.m_lo; m <= m_top; ++m, ++index) {
             const int mi = static_cast<int>(m), ni = static_cast<int>(n);
-            const int p_lo = static_cast<int>(b.p_lo), p_top = static_cast<int>(b.p_top(m));
+            const int p_top = p_tops.empty() ? static_cast<int>(b.p_top(m)) : p_tops[static_cast<std::size_t>(m - b.m_lo)];
             if (!want(index, p_top - p_lo + 1)) continue;
             bool extrap = false;
             const double comm = with_comm ? ev.comm_per_phase(mi, ni, extrap) : 0.0;
@@ -107,19 +113,21 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     out.notes = ev.notes();
     if (opt.keep_all) out.all.reserve(static_cast<std::size_t>(count));
     // Pass 1: the best (the first fastest in search order); every time must be finite. Without a visitor, it
-    // also marks the rows pass 2 needs: a row with a configuration within the tolerance of the best so far,
-    // or one that would enter the fastest_max fastest so far. The best and the k-th fastest only improve, so
-    // an unmarked row holds no near-optimal configuration and none of the fastest.
-    const bool skip_rows = !opt.keep_all && !opt.visit;
-    std::vector<bool> needed;
-    std::vector<double> top;  // max-heap of the fastest_max smallest times so far (ties: the earlier one)
+    // also keeps a lower bound of each row's fastest time (a float, 4 bytes a row, for spaces of at most
+    // max_marked_rows rows) and the fastest_max fastest times, so that pass 2 evaluates only the rows that
+    // can hold a near-optimal configuration or one of the fastest.
+    const space_bounds bd = bounds(s);
+    const std::int64_t rows = (bd.n_hi - bd.n_lo + 1) * std::max<std::int64_t>(bd.m_top() - bd.m_lo + 1, 0);
+    const bool skip_rows = !opt.keep_all && !opt.visit && rows <= max_marked_rows;
+    std::vector<float> row_floor;
+    if (skip_rows) row_floor.reserve(static_cast<std::size_t>(rows));
+    std::vector<double> top;  // max-heap of the fastest_max smallest times so far
     bool have_best = false;
     configuration best_c;
     double best_t = 0.0;
     auto every = [](std::size_t, int) { return true; };
     each_row(s, ev, every, [&](const row& r, configuration c, int p_lo, int p_top) {
         double row_min = std::numeric_limits<double>::infinity();
-        bool enters_top = false;
         for (int p = p_lo; p <= p_top; ++p) {
             const double t = r.time(p);
             if (!std::isfinite(t)) {
@@ -130,7 +138,6 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
             if (!have_best || t < best_t) best_t = t, best_c = c, best_c.p = p, have_best = true;
             row_min = std::min(row_min, t);
             if (skip_rows && opt.fastest_max > 0 && (top.size() < opt.fastest_max || t < top.front())) {
-                enters_top = true;
                 top.push_back(t);
                 std::push_heap(top.begin(), top.end());
                 if (top.size() > opt.fastest_max) {
@@ -139,7 +146,11 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
                 }
             }
         }
-        if (skip_rows) needed.push_back(enters_top || row_min <= best_t * (1.0 + s.space.tolerance));
+        if (skip_rows) {
+            float lo = static_cast<float>(row_min);  // rounded down, so that it never exceeds row_min
+            if (static_cast<double>(lo) > row_min) lo = std::nextafter(lo, -std::numeric_limits<float>::infinity());
+            row_floor.push_back(lo);
+        }
         if (opt.keep_all)
             for (int p = p_lo; p <= p_top; ++p) c.p = p, out.all.push_back(ranked{c, r.at(p)});
     });
@@ -162,8 +173,14 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     if (opt.keep_all) {
         for (const auto& x : out.all) second(x.pred.time_s, [&] { return x; });
     } else {
+        // A row whose fastest time exceeds both the near-optimal limit and the fastest_max-th time holds
+        // nothing pass 2 keeps.
+        const double kth = opt.fastest_max == 0 ? -std::numeric_limits<double>::infinity()
+                           : top.size() < opt.fastest_max ? std::numeric_limits<double>::infinity()
+                                                          : top.front();
+        const double needed = std::max(limit, kth);
         auto marked = [&](std::size_t index, int configurations) {
-            if (!skip_rows || needed[index]) return true;
+            if (!skip_rows || static_cast<double>(row_floor[index]) <= needed) return true;
             seq += configurations;
             return false;
         };

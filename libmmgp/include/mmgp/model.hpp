@@ -139,12 +139,14 @@ public:
     const std::vector<std::string>& notes() const noexcept { return notes_; }
 
 private:
+    bool layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit, host_share& share) const noexcept;
     double alpha_at(int m) const noexcept;
     double ocol_at(int m) const noexcept;
     const scenario* s_;
     model_kind kind_;
     std::vector<double> alpha_;  // index m
     std::vector<double> ocol_;   // index m
+    std::vector<int> rounds_;    // index m: processes per host context, ⌈m/H⌉
     std::vector<comm_model> models_;  // index by primitive
     std::vector<char> has_model_, has_table_;  // index by primitive
     double dma_lat_ = 0.0, dma_spb_ = 0.0;

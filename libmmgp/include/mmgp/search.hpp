@@ -24,6 +24,10 @@ struct ranked {
 };
 
 
+/// Spaces of at most this many (nodes, m) rows are searched with a lower bound per row kept from the first
+/// pass (4 bytes a row), so that the second evaluates only the rows that can matter; larger ones are
+/// evaluated twice.
+inline constexpr std::int64_t max_marked_rows = std::int64_t{1} << 24;
 /// The largest space search() accepts; keep_all is limited to a tenth of it (its memory).
 inline constexpr std::int64_t max_search_configurations = 200000000;
 

@@ -23,11 +23,10 @@ inline host_share unshared(const dedicated_terms& unit) noexcept {
 /// - os, m > H: processes hold their context until done, so they run in q rounds of H, the last of
 ///   m − (q − 1)·H processes; the accelerator and off-load terms are paid once per round.
 /// Start-up: processes sharing a context start one after another (T_start·q).
-/// alpha(k) gives α for k processes (the evaluator's table).
+/// rounds = q (the evaluator's table); alpha(k) gives α for k processes (the evaluator's table).
 template <class Alpha>
-host_share host_sharing(const dedicated_terms& unit, const application& app, const configuration& c, int H, double units,
-                        Alpha&& alpha) noexcept {
-    const int rounds = (c.m + H - 1) / H;
+host_share host_sharing(const dedicated_terms& unit, const application& app, const configuration& c, int H, int rounds,
+                        double units, Alpha&& alpha) noexcept {
     host_share h;
     h.communication = units * unit.communication;
     h.startup = app.T_start * rounds;
