@@ -182,7 +182,8 @@ inline double fixed_part(const host_share& share) noexcept {
 
 // (a) one process, one unit of work, on dedicated hardware; then (b) how the processes share the host. False
 // when the platform time-shares its cores: layer (c) replaces (b) and `unit` alone is set.
-bool evaluator::layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit, host_share& share) const noexcept {
+[[gnu::always_inline]] inline bool evaluator::layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit,
+                                                    host_share& share) const noexcept {
     const platform& pl = s_->plat;
     const application& app = s_->app;
     if (kind_ == model_kind::eq11) {
@@ -199,11 +200,6 @@ bool evaluator::layers(int m, int nodes, policy pol, double comm_phase, dedicate
     return true;
 }
 
-prediction evaluator::operator()(const configuration& c) const noexcept {
-    bool extrapolated = false;
-    const double comm = kind_ == model_kind::eq11 ? 0.0 : comm_per_phase(c.m, c.nodes, extrapolated);
-    return evaluate(c, comm, extrapolated);
-}
 
 row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated) const noexcept {
     dedicated_terms unit;
@@ -212,12 +208,23 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     return row(*shared_, s_->app, configuration{m, 1, nodes, pol}, unit, extrapolated);
 }
 
-prediction evaluator::evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept {
+[[gnu::always_inline]] inline prediction evaluator::evaluate_inline(const configuration& c, double comm_phase,
+                                                                   bool extrapolated) const noexcept {
     dedicated_terms unit;
     host_share share;
     if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share))
         return dedicated_prediction(unit, share, fixed_part(share), c.p, kind_ == model_kind::eq11 ? false : extrapolated);
     return row(*shared_, s_->app, configuration{c.m, 1, c.nodes, c.pol}, unit, extrapolated).at(c.p);
+}
+
+prediction evaluator::evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept {
+    return evaluate_inline(c, comm_phase, extrapolated);
+}
+
+prediction evaluator::operator()(const configuration& c) const noexcept {
+    bool extrapolated = false;
+    const double comm = kind_ == model_kind::eq11 ? 0.0 : comm_per_phase(c.m, c.nodes, extrapolated);
+    return evaluate_inline(c, comm, extrapolated);
 }
 
 row::row(const dedicated_terms& unit, const host_share& share, bool extrapolated) noexcept
