@@ -109,6 +109,7 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
     for (std::size_t i = 0; i < app.comm.size(); ++i) {
         const comm_pattern& cp = app.comm[i];
         int pi = static_cast<int>(cp.prim);
+        if (has_model_[pi] && models_[pi].has_intra && models_[pi].has_inter) continue;  // a model covers every pair
         for (std::int64_t n = n_lo; n <= n_hi; ++n) {
             for (std::int64_t m = sp.m.lo; m <= m_hi && m * p_lo <= pl.apus; ++m) {
                 int ni = static_cast<int>(n), mi = static_cast<int>(m);
