@@ -141,15 +141,21 @@ nlohmann::json param_from_record(const nlohmann::json& r) {
 }
 
 const nlohmann::json& record(const nlohmann::json& p, const char* key) {
-    if (!p.contains("measurements") || !p["measurements"].contains(key))
-        throw std::invalid_argument(fmt::format("--time-shared: the profile has no measurements.{}", key));
+    if (!p.contains("measurements") || !p["measurements"].is_object() || !p["measurements"].contains(key) ||
+        !p["measurements"][key].is_object() || !p["measurements"][key].contains("median"))
+        throw incomplete_profile(fmt::format("/measurements/{}", key),
+                                 fmt::format("the {} harness's record (a profile written by mmgp calibrate)", key));
     return p["measurements"][key];
 }
+
+/// The description describe_time_shared() appends, so that a second application replaces it.
+constexpr std::string_view time_shared_sentence = " Time-shared cores (--time-shared):";
 }  // namespace
 
 void describe_time_shared(nlohmann::json& p, int max_threads) {
-    if (!p.contains("machine") || !p["machine"].contains("cores"))
-        throw std::invalid_argument("--time-shared: the profile has no machine.cores");
+    if (!p.contains("machine") || !p["machine"].is_object() || !p["machine"].contains("cores") ||
+        !p["machine"]["cores"].is_number_integer() || p["machine"]["cores"].get<long long>() < 1)
+        throw incomplete_profile("/machine/cores", "the machine's core count (a positive integer)");
     const int cores = p["machine"]["cores"].get<int>();
     const std::string topo = p["machine"].value("topology_source", "topology");
     const int apus = max_threads > 0 ? max_threads : 4 * cores;
@@ -157,6 +163,7 @@ void describe_time_shared(nlohmann::json& p, int max_threads) {
     const nlohmann::json& futex_rt = record(p, "offload_futex");
     const nlohmann::json& pause = record(p, "spin_pause");
     const nlohmann::json& slice = record(p, "sched_slice");
+    const nlohmann::json& csw = record(p, "csw_futex");
     const double spin = spin_rt.at("median").get<double>(), futex = futex_rt.at("median").get<double>();
     const double wake = std::max(0.0, (futex - spin) / 2);
     const double wake_spread =
@@ -188,6 +195,13 @@ void describe_time_shared(nlohmann::json& p, int max_threads) {
                               "(threads on two cores, each idle while it waits) wakes two blocked threads; spread = "
                               "sqrt(mad_futex^2 + mad_spin^2) / 2",
                               futex, spin, wake);
+    p["T_csw"] = param_from_record(csw);
+    p["T_csw"]["source"] = "csw harness: futex hand-off between two threads on one busy core, see _derivation.T_csw";
+    d["T_csw"] = fmt::format("waking a blocked thread when no core is idle = measurements.csw_futex.median = {:.3e} s "
+                             "(futex hand-off between two threads pinned to one CPU: the off-load runtime blocks in "
+                             "futex waits, not in sched_yield(); the sched_yield() hand-off is under "
+                             "measurements.csw_yield)",
+                             csw.at("median").get<double>());
     p["spin_pause"] = param_from_record(pause);
     p["spin_pause"]["source"] = "spin harness: one iteration of the off-load runtime's spin-wait loop";
     const nlohmann::json pd = pause.value("details", nlohmann::json::object());
@@ -239,7 +253,9 @@ void describe_time_shared(nlohmann::json& p, int max_threads) {
     p["_derivation"] = d;
     p["calibration"]["time_shared"] = true;
     p["calibration"]["max_threads"] = apus;
-    p["description"] = p.value("description", std::string()) +
+    std::string description = p.value("description", std::string());
+    if (auto at = description.find(time_shared_sentence); at != std::string::npos) description.erase(at);
+    p["description"] = description +
                        fmt::format(" Time-shared cores (--time-shared): HPU and APU threads are unpinned software "
                                    "threads sharing the {} cores, at most {} of them (m*p).",
                                    cores, apus);

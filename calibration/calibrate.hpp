@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -31,11 +32,24 @@ nlohmann::json alpha_json(const alpha_result& a);
 /// The fitted link {"latency_s": ..., "bandwidth_Bps": ..., "measurements": ...}.
 nlohmann::json dma_json(const dma_result& d);
 
-/// --time-shared: rewrites a calibrated profile (with measurements.offload_spin, offload_futex, spin_pause and
-/// sched_slice, and machine.cores) so that it describes HPU and APU threads as unpinned software threads
-/// time-sharing the cores: cores, hpu_contexts = cores, apus = max_threads (0: 4 x cores), T_wake, spin_pause,
-/// sched_slice (omitted when unmeasurable), each derivation recorded in "_derivation".
-/// Throws std::invalid_argument when a needed measurement is missing.
+/// A calibrated profile lacks what describe_time_shared() needs: pointer() is the JSON pointer of the missing
+/// or malformed member (e.g. /measurements/csw_futex).
+class incomplete_profile : public std::invalid_argument {
+public:
+    incomplete_profile(std::string pointer, const std::string& what)
+        : std::invalid_argument(what), pointer_(std::move(pointer)) {}
+    const std::string& pointer() const noexcept { return pointer_; }
+
+private:
+    std::string pointer_;
+};
+
+/// --time-shared: rewrites a calibrated profile (with measurements.offload_spin, offload_futex, csw_futex,
+/// spin_pause and sched_slice, and machine.cores) so that it describes HPU and APU threads as unpinned software
+/// threads time-sharing the cores: cores, hpu_contexts = cores, apus = max_threads (0: 4 x cores), T_wake,
+/// T_csw = the futex hand-off, spin_pause, sched_slice (omitted when unmeasurable), T_wake_busy, each derivation
+/// recorded in "_derivation". Applying it to a profile it already rewrote gives the same profile as applying it
+/// once (only max_threads may change). Throws incomplete_profile when a needed measurement is missing.
 void describe_time_shared(nlohmann::json& profile, int max_threads);
 
 

@@ -266,6 +266,8 @@ nlohmann::json fake_calibrated(bool slice_measurable) {
             {"measurements",
              {{"offload_spin", to_json(fake("offload/spin", 2e-7))},
               {"offload_futex", to_json(fake("offload/futex", 3.2e-5))},
+              {"csw_yield", to_json(fake("csw/yield", 7e-7))},
+              {"csw_futex", to_json(fake("csw/futex", 1.1e-6))},
               {"spin_pause", pause},
               {"sched_slice", slice},
               {"wake_busy", wake}}}};
@@ -275,7 +277,8 @@ nlohmann::json fake_calibrated(bool slice_measurable) {
 void check_time_shared(const nlohmann::json& p, int cores, int apus) {
     REQUIRE(p.contains("_derivation"));
     const auto& d = p["_derivation"];
-    for (const char* k : {"cores", "hpu_contexts", "apus", "T_wake", "T_wake_busy", "spin_pause", "sched_slice"}) {
+    for (const char* k :
+         {"cores", "hpu_contexts", "apus", "T_wake", "T_csw", "T_wake_busy", "spin_pause", "sched_slice"}) {
         CAPTURE(k);
         REQUIRE(d.contains(k));
         CHECK(d[k].is_string());
@@ -288,6 +291,9 @@ void check_time_shared(const nlohmann::json& p, int cores, int apus) {
     double spin = m["offload_spin"]["median"].get<double>(), futex = m["offload_futex"]["median"].get<double>();
     CHECK(p["T_wake"]["value"].get<double>() == doctest::Approx(std::max(0.0, (futex - spin) / 2)));
     CHECK(p["T_wake"]["unit"] == "s");
+    // The off-load runtime blocks in futex waits: T_csw is the futex hand-off, not the sched_yield() one.
+    CHECK(p["T_csw"]["value"].get<double>() == doctest::Approx(m["csw_futex"]["median"].get<double>()));
+    CHECK(p["T_csw"]["harness"] == "csw/futex");
     CHECK(p["spin_pause"]["value"].get<double>() == doctest::Approx(m["spin_pause"]["median"].get<double>()));
     CHECK(p["spin_pause"]["unit"] == "s");
     CHECK(p["spin_pause"]["harness"] == "spin/pause");
@@ -324,7 +330,14 @@ TEST_CASE("--time-shared rewrites the platform from the measurements and records
     CHECK(p["_derivation"]["T_wake"].get<std::string>().find("offload_futex") != std::string::npos);
     // Unchanged: the calibrated parameters the option does not describe.
     CHECK(p["O_offload"]["value"].get<double>() == doctest::Approx(2e-7));
-    CHECK(p["T_csw"]["value"].get<double>() == doctest::Approx(7e-7));
+    CHECK(p["T_csw"]["value"].get<double>() == doctest::Approx(1.1e-6));
+    {  // applied twice (mmgp calibrate --time-shared --from a time-shared profile): the same profile
+        nlohmann::json twice = p;
+        describe_time_shared(twice, 0);
+        CHECK(twice == p);
+        CHECK(twice["description"].get<std::string>().find("Time-shared") ==
+              twice["description"].get<std::string>().rfind("Time-shared"));
+    }
 
     nlohmann::json q = fake_calibrated(false);
     describe_time_shared(q, 16);
@@ -335,6 +348,21 @@ TEST_CASE("--time-shared rewrites the platform from the measurements and records
     nlohmann::json r = fake_calibrated(true);
     r["measurements"].erase("spin_pause");
     CHECK_THROWS_AS(describe_time_shared(r, 0), std::invalid_argument);
+    // What is missing is named by its JSON pointer, for the one-line error of mmgp calibrate --from.
+    for (const char* key : {"csw_futex", "offload_futex", "sched_slice"}) {
+        CAPTURE(key);
+        nlohmann::json incomplete = fake_calibrated(true);
+        incomplete["measurements"].erase(key);
+        try {
+            describe_time_shared(incomplete, 0);
+            FAIL("describe_time_shared accepted a profile without measurements." << key);
+        } catch (const incomplete_profile& e) {
+            CHECK(e.pointer() == std::string("/measurements/") + key);
+        }
+    }
+    nlohmann::json no_cores = fake_calibrated(true);
+    no_cores["machine"]["cores"] = 0;
+    CHECK_THROWS_AS(describe_time_shared(no_cores, 0), incomplete_profile);
     // The reader accepts "_"-prefixed keys (mmgp/1 provenance), so _derivation itself never makes a profile invalid.
     nlohmann::json plat = fake_calibrated(true);
     plat["_derivation"] = {{"x", "y"}};
@@ -533,5 +561,86 @@ TEST_CASE("mmgp calibrate --quick --time-shared: cores, T_wake, spin_pause, sche
     if (p.contains("sched_slice")) CHECK(pl.sched_slice == doctest::Approx(p["sched_slice"]["value"].get<double>()));
     CHECK(run(b + " predict " + (dir / "scenario.json").string() + " >/dev/null") == 0);
     check_time_shared(p, cores, 4 * cores);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("mmgp calibrate --time-shared --from: the platform of a calibrated profile, without measuring" *
+          doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
+          doctest::description("runs through meson test, which sets MMGP_BIN")) {
+    const std::string b = std::getenv("MMGP_BIN");
+    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-from-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string cal = (dir / "cal.json").string(), out = (dir / "ts.json").string(),
+                      err = (dir / "err").string();
+    auto write = [](const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2) << "\n"; };
+    auto first_line = [&] {
+        std::ifstream in(err);
+        std::string l1, l2;
+        std::getline(in, l1);
+        CHECK_FALSE(std::getline(in, l2));  // one line
+        return l1;
+    };
+    nlohmann::json calibrated = fake_calibrated(true);
+    write(cal, calibrated);
+
+    REQUIRE(run(b + " calibrate --time-shared --from " + cal + " --max-threads 12 -o " + out + " 2>" + err) == 0);
+    nlohmann::json p;
+    {
+        std::ifstream in(out);
+        p = nlohmann::json::parse(in);
+    }
+    nlohmann::json expected = calibrated;  // the same rewrite as calibrate --time-shared after measuring
+    describe_time_shared(expected, 12);
+    CHECK(p == expected);
+    check_time_shared(p, 2, 12);
+    CHECK(mmgp::load_platform(out).T_csw == doctest::Approx(1.1e-6));
+    CHECK(first_line().find("re-described as time-shared cores") != std::string::npos);
+    // Once more from its own output, to standard output: the same platform.
+    REQUIRE(run(b + " calibrate --time-shared --from " + out + " --max-threads 12 -q > " + (dir / "again.json").string() +
+                " 2>" + err) == 0);
+    {
+        std::ifstream in(dir / "again.json");
+        CHECK(nlohmann::json::parse(in) == p);
+    }
+
+    // Bad input: exit 2, one line naming the file and the member, and the output left as it was.
+    const std::string before = p.dump();
+    auto refused = [&](const nlohmann::json& doc, const std::string& must_name) {
+        CAPTURE(must_name);
+        write(cal, doc);
+        CHECK(run(b + " calibrate --time-shared --from " + cal + " -o " + out + " 2>" + err) == 2);
+        const std::string line = first_line();
+        CHECK(line.find(cal) != std::string::npos);
+        CHECK(line.find(must_name) != std::string::npos);
+        std::ifstream in(out);
+        CHECK(nlohmann::json::parse(in).dump() == before);
+    };
+    nlohmann::json no_csw = calibrated;
+    no_csw["measurements"].erase("csw_futex");
+    refused(no_csw, "/measurements/csw_futex");
+    nlohmann::json bad_type = calibrated;
+    bad_type["measurements"]["offload_spin"]["median"] = "fast";
+    refused(bad_type, "/measurements");
+    nlohmann::json bad_platform = calibrated;
+    bad_platform["T_csw"]["value"] = -1;
+    refused(bad_platform, "/T_csw");
+    {
+        std::ofstream(cal) << "{\"schema\": ";
+        CHECK(run(b + " calibrate --time-shared --from " + cal + " -o " + out + " 2>" + err) == 2);
+        CHECK(first_line().find(cal) != std::string::npos);
+    }
+    CHECK(run(b + " calibrate --time-shared --from " + (dir / "missing.json").string() + " -o " + out + " 2>" + err) ==
+          2);
+    CHECK(first_line().find("missing.json") != std::string::npos);
+    // --from measures nothing: it needs --time-shared and refuses the options that choose what to measure.
+    write(cal, calibrated);
+    CHECK(run(b + " calibrate --from " + cal + " -o " + out + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --time-shared --quick --from " + cal + " -o " + out + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --time-shared --hpu-cpus 0 --from " + cal + " -o " + out + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --time-shared --from " + cal + " -o " + cal + " 2>/dev/null") == 2);  // in place
+    {
+        std::ifstream in(out);
+        CHECK(nlohmann::json::parse(in).dump() == before);
+    }
     fs::remove_all(dir);
 }

@@ -48,6 +48,7 @@ const std::vector<value_rule>& value_rules() {
         {"calibrate", "--apu-cpus", K::text},
         {"calibrate", "--cv-threshold", K::real, 0, 10, true, true},
         {"calibrate", "--max-threads", K::count, 1, 1e6},
+        {"calibrate", "--from", K::text},
         // profile
         {"profile", "--alignment", K::text},
         {"profile", "--simulate", K::text},

@@ -63,70 +63,36 @@ def source_of(c):
             + (f"; pooled with the runs labelled m={','.join(map(str, pooled))} (the same processes)" if pooled else ""))
 
 
-def offload_platform(d, variant=None):
-    """The calibrated profile, described as the off-load runtime uses this machine (README: "How the
-    machine is described"). Every change is derived from the calibration data and recorded in _derivation."""
-    cal = json.load(open(os.path.join(d, "platform-calibrated.json")))
-    pl = dict(cal)
-    cores = int(cal["machine"]["cores"])
-    spin = value(cal["O_offload"])
-    futex = cal["measurements"]["offload_futex"]["median"]
-    wake = max(0.0, (futex - spin) / 2)
-    pl["cores"] = cores
-    pl["hpu_contexts"] = cores
-    pl["apus"] = 8
-    busy = cal["measurements"]["csw_futex"]["median"]
-    pl["T_csw"] = busy
-    pl["T_wake"] = wake
-    meas = cal["measurements"]
-    for key in ("spin_pause", "sched_slice", "wake_busy"):
-        if key not in meas or "median" not in meas[key]:
-            raise SystemExit(f"report: {os.path.join(d, 'platform-calibrated.json')}: measurements.{key}: expected the spin "
-                             "harness's result (mmgp calibrate of this version), found nothing")
-    pause, slice_ = meas["spin_pause"]["median"], meas["sched_slice"]["median"]
-    pl["spin_pause"] = pause
-    wake_busy = meas["wake_busy"]["median"]
-    pl["T_wake_busy"] = wake_busy
-    if slice_ is not None:
-        pl["sched_slice"] = slice_
+def offload_platform(d, mmgp, variant=None, max_threads=8):
+    """The calibrated profile DIR/platform-calibrated.json described as the off-load runtime uses this machine:
+    exactly what `mmgp calibrate --time-shared --from DIR/platform-calibrated.json --max-threads N` writes (docs/
+    COMMANDS.md), the platform a user gets from mmgp calibrate. `variant` then undoes one modelling decision
+    for the ablations; each such edit is recorded in _derivation."""
+    cal_path = os.path.join(d, "platform-calibrated.json")
+    pl = common.run_json([mmgp, "calibrate", "--time-shared", "--from", cal_path, "--max-threads", str(max_threads),
+                          "--quiet"])
+    cal = json.load(open(cal_path))
+    der = pl["_derivation"]
+    wake = value(pl["T_wake"])
     if variant == "no-cores":  # the dedicated-hardware model: APUs do not share cores
-        del pl["cores"]
-        del pl["T_wake"]
-        del pl["spin_pause"]
-        pl.pop("sched_slice", None)
+        for key in ("cores", "T_wake", "spin_pause", "sched_slice", "T_wake_busy"):
+            pl.pop(key, None)
         pl["T_csw"] = wake
-        del pl["T_wake_busy"]
+        der["variant"] = "no-cores: no time-shared cores; T_csw = the idle-core wake-up T_wake"
     if variant == "wake-always":  # every edtlp switch wakes an idle core
         del pl["T_wake"]
         pl["T_csw"] = wake
+        der["variant"] = "wake-always: T_csw = the idle-core wake-up T_wake, no separate busy-core hand-off"
     if variant in ("wake-always", "no-wake-busy"):  # no separate oversubscribed hand-back cost
-        del pl["T_wake_busy"]
+        pl.pop("T_wake_busy", None)
+        der["variant_T_wake_busy"] = "not given: no separate hand-back cost on oversubscribed cores"
     if variant == "csw-yield":  # the calibrated sched_yield hand-off as T_csw, no idle-core wake-ups
         del pl["T_wake"]
-        del pl["T_wake_busy"]
+        pl.pop("T_wake_busy", None)
         pl["T_csw"] = cal["T_csw"]
-    pl["_derivation"] = {
-        "cores": f"machine.cores = {cores}: the runtime's HPU and APU threads are unpinned software threads time-sharing the cores",
-        "hpu_contexts": "= cores: HPU threads are not pinned, any core runs them",
-        "apus": "8: APUs are threads, the sweep's bound on m*p (not hardware)",
-        "T_wake": f"waking a blocked thread while a core is idle = (offload_futex {futex:.3e} - offload_spin {spin:.3e}) / 2 s: "
-                  "the calibrated blocking round trip (threads on two cores, each idle while it waits) wakes two blocked threads; "
-                  "an edtlp off-load of the runtime blocks only the HPU thread (its master APU spins between off-loads), so it "
-                  "costs the spinning round trip plus one such wake-up",
-        "T_csw": f"waking a blocked thread when no core is idle = measurements.csw_futex {busy:.3e} s (futex hand-off between "
-                 "two threads on one busy core)",
-        "T_wake_busy": f"measurements.wake_busy.median = {wake_busy:.3e} s: processor time of one hand-back to a "
-                       "blocked thread when more threads are runnable than cores (the spin harness's pairs of a "
-                       "blocking HPU thread and an APU thread that waits like the runtime, 2 pairs per CPU)",
-        "calibrated_T_csw": cal["T_csw"],
-        "spin_pause": f"measurements.spin_pause.median = {pause:.3e} s: one iteration of a spin-wait (load + pause), "
-                      "the spin harness",
-        "sched_slice": (f"measurements.sched_slice.median = {slice_:.3e} s: how long a CPU-bound thread keeps its core "
-                        "while another waits for it (two threads on one CPU), the spin harness") if slice_ is not None else
-                       ("not given: the spin harness could not measure it (" + str(meas["sched_slice"].get("reason")) +
-                        "), so waits that never block get no convoy term"),
-    }
+        der["variant"] = "csw-yield: T_csw = the sched_yield() hand-off (measurements.csw_yield), no T_wake"
     if variant == "no-convoy":  # the model before the spin-convoy term
         del pl["spin_pause"]
         pl.pop("sched_slice", None)
+        der["variant"] = "no-convoy: no spin_pause and sched_slice, so no convoy term"
     return pl

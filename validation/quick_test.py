@@ -136,7 +136,7 @@ def main():
             pooled = [c for c in rep["cases"] if "pooled with the runs labelled m=2" in c["source"]]
             check(len(pooled) == 1 and pooled[0]["label"].endswith("B=1 m=1 p=2"),
                   "live raxml: B=1 m=2 p=2 pooled into B=1 m=1 p=2")
-            bar = json.load(open(os.path.join(rx, "machine.json"))).get("barriers", {}).get("8x300", {})
+            bar = json.load(open(os.path.join(rx, "machine.json"))).get("barriers", {}).get("8x1200", {})
             check(bar.get("N_per_bootstrap", 0) > 0 and bar.get("start_up_jobs", -1) >= 0,
                   "live raxml: synchronisations per bootstrap counted (machine.json barriers)")
             check(any(c["role"] == "fitted" for c in rep["cases"]), "live raxml: a fitted case")

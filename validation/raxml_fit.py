@@ -48,9 +48,7 @@ def build_raxml(d, mmgp):
     cal = os.path.join(d, "platform-calibrated.json")
     if not os.path.exists(cal):
         shutil.copy(common.offload_calibration(d), cal)
-    pl = measured.offload_platform(d)
-    pl["apus"] = 16
-    pl["_derivation"]["apus"] = "16: APUs are threads, the sweep's bound on m*p (not hardware)"
+    pl = measured.offload_platform(d, mmgp, max_threads=16)  # the sweep's bound on m*p
     common.write_json(os.path.join(d, "platform.json"), pl)
     rows = pool_same_processes(measured.read_runs(os.path.join(d, "runs.csv")))
     barriers = json.load(open(os.path.join(d, "machine.json"))).get("barriers", {})
@@ -59,7 +57,7 @@ def build_raxml(d, mmgp):
     out = []
     for name in inputs:
         cases = [c for c in all_cases if c["key"]["input"] == name]
-        fitted = choose_fitted(cases, int(pl["cores"]))
+        fitted = choose_fitted(cases, int(measured.value(pl["cores"])))
         fit_csv = os.path.join(d, f"fit-{name}.csv")
         with open(fit_csv, "w", newline="") as f:
             w = csv.writer(f)

@@ -47,7 +47,7 @@ PLATFORM_WAKE_VARIANTS = ("platform-wake", "wake-always", "csw-yield", "no-cores
 
 def build_offload(d, mmgp, g_charge, variant=None, out=None):
     out = out or d
-    pl = offload_platform(d, variant)
+    pl = offload_platform(d, mmgp, variant)
     write(os.path.join(out, "platform.json"), pl)
     rows = read_runs(os.path.join(d, "runs.csv"))
     inputs = sorted({r["input"] for r in rows})

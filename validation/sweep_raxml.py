@@ -99,7 +99,7 @@ def main():
     os.makedirs(os.path.join(a.out, "inputs"), exist_ok=True)
     common.begin_sweep(a.out, ["runs.csv", "machine.json", "platform-calibrated.json"])
     if a.quick:
-        inputs = {"8x300": (8, 300)}
+        inputs = {"8x1200": (8, 1200)}
         confs = [(1, 2), (1, 3), (2, 2)]
         bootstraps = [1, 2]
         reps = a.repetitions or 1

@@ -25,6 +25,10 @@ namespace mmgp {
 /// `inputs` (inputs that do not exist are ignored).
 void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs = {});
 
+/// The whole text of the file at `path` (a leading UTF-8 byte-order mark removed). Throws
+/// mmgp::input_error naming `path` when it is a directory or cannot be read.
+std::string read_text_file(const std::string& path);
+
 /// Writes `text` to `path`. A regular file (or a new one) is replaced atomically: a temporary file
 /// next to it (mode 0644, fsync'ed) is passed to `check` (which may throw to refuse it), then
 /// renamed over it. A symbolic link is followed: its target is replaced, the link stays. A device
