@@ -133,3 +133,51 @@ TEST_CASE("numerical safety: huge ranges are counted exactly or refused, never w
     auto r = mmgp::search(one, mmgp::model_kind::mmgp);
     CHECK(r.best.pred.time_s == mmgp::test::approx(1e9 * 1.2 * 1.0 + 100.0 / 1e9));  // 1e9 processes on 1 context
 }
+
+TEST_CASE("without a visitor, pass 2 evaluates only the rows pass 1 marked, and finds what the full search finds") {
+    // Compared with the search that keeps every configuration: the best, the count and order of the near-optimal
+    // set, and the fastest_max fastest with ties in search order, on dedicated hardware (closed-form rows),
+    // on time-shared cores (layer (c), evaluated per p) and on a flat program whose times tie across p.
+    auto check_same = [](const mmgp::scenario& s, std::size_t fastest_max) {
+        const auto all = mmgp::search(s, mmgp::model_kind::mmgp);
+        mmgp::search_options opt(false);
+        opt.fastest_max = fastest_max;
+        const auto lean = mmgp::search(s, mmgp::model_kind::mmgp, opt);
+        auto same = [](const mmgp::ranked& a, const mmgp::ranked& b) {
+            return a.c.m == b.c.m && a.c.p == b.c.p && a.c.nodes == b.c.nodes && a.pred.time_s == b.pred.time_s;
+        };
+        CHECK(same(lean.best, all.best));
+        CHECK(lean.near_optimal_count == static_cast<std::int64_t>(all.near_optimal.size()));
+        REQUIRE(lean.near_optimal.size() == all.near_optimal.size());
+        bool near_same = true;
+        for (std::size_t i = 0; i < all.near_optimal.size(); ++i) near_same = near_same && same(lean.near_optimal[i], all.near_optimal[i]);
+        CHECK(near_same);
+        auto sorted = all.all;  // an independent stable sort: ties in search order
+        std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.pred.time_s < b.pred.time_s; });
+        REQUIRE(lean.fastest.size() == std::min(fastest_max, sorted.size()));
+        bool fastest_same = true;
+        for (std::size_t i = 0; i < lean.fastest.size(); ++i) fastest_same = fastest_same && same(lean.fastest[i], sorted[i]);
+        CHECK(fastest_same);
+    };
+    SUBCASE("Roadrunner, 40 nodes, tolerance 1 % and 30 %") {
+        mmgp::scenario s = mmgp::load_scenario("pbpi-roadrunner");
+        s.space.nodes = {1, 40};
+        check_same(s, 25);
+        s.space.tolerance = 0.3;
+        check_same(s, 200);
+    }
+    SUBCASE("time-shared cores") {
+        json doc = {{"platform", {{"hpu_contexts", 2}, {"cores", 2}, {"apus", 12}, {"O_offload", 3e-7}, {"T_csw", 1e-6},
+                                  {"T_wake", 2e-5}, {"alpha", 1.0}}},
+                    {"application", {{"decomposition", "task"}, {"units", 16}, {"N", 500}, {"T_hpu", 0.01}, {"T_apu", 0.5},
+                                     {"C_apu", 0.01}, {"g", 1e-6}}},
+                    {"search", {{"m", {1, 12}}, {"p", {1, 12}}, {"tolerance", 0.05}}}};
+        check_same(mmgp::parse_scenario(doc.dump(), "ts.json"), 10);
+    }
+    SUBCASE("a program whose time does not depend on p: every row ties") {
+        json doc = {{"platform", {{"hpu_contexts", 4}, {"apus", 16}, {"O_offload", 0}, {"T_csw", 0}, {"alpha", 1.0}}},
+                    {"application", {{"N", 0}, {"T_hpu", 1.0}, {"T_apu", 0}, {"C_apu", 0.5}, {"g", 0}}},
+                    {"search", {{"m", {1, 16}}, {"p", {1, 16}}, {"tolerance", 0}}}};
+        check_same(mmgp::parse_scenario(doc.dump(), "flat.json"), 30);
+    }
+}

@@ -157,10 +157,10 @@ double evaluator::comm_per_phase(int m, int nodes, bool& extrapolated) const noe
 
 namespace {
 
-// The prediction of p from the dedicated layers' terms: the same operations in the same order as row::time(p),
-// so both give the same number.
-inline prediction dedicated_prediction(const dedicated_terms& unit, const host_share& share, double fixed, int p,
-                                       bool extrapolated) noexcept {
+// The prediction of p from the dedicated layers' terms: its time is the row's p_curve, as in row::time(p), so
+// both give the same number; the breakdown splits it into the model's terms.
+inline prediction dedicated_prediction(const dedicated_terms& unit, const host_share& share, const p_curve& curve,
+                                       int p, bool extrapolated) noexcept {
     prediction out;
     breakdown& b = out.parts;
     const double accelerator = unit.accelerator(p), offload = unit.offload(p);
@@ -171,7 +171,7 @@ inline prediction dedicated_prediction(const dedicated_terms& unit, const host_s
     b.communication = share.communication;
     b.startup = share.startup;
     b.extrapolated = extrapolated;
-    out.time_s = fixed + share.per_unit * (accelerator + offload);
+    out.time_s = curve(p);
     return out;
 }
 
@@ -214,7 +214,8 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     dedicated_terms unit;
     host_share share;
     if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share))
-        return dedicated_prediction(unit, share, fixed_part(share), c.p, kind_ == model_kind::eq11 ? false : extrapolated);
+        return dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
+                                    kind_ == model_kind::eq11 ? false : extrapolated);
     return row(*shared_, s_->app, configuration{c.m, 1, c.nodes, c.pol}, unit, extrapolated).at(c.p);
 }
 
@@ -232,14 +233,14 @@ row::row(const dedicated_terms& unit, const host_share& share, bool extrapolated
     : unit_(unit),
       share_(share),
       extrapolated_(extrapolated),
-      fixed_(fixed_part(share)) {}
+      curve_(unit, share, fixed_part(share)) {}
 
 row::row(const detail::time_shared_cores& ts, const application& app, const configuration& c, const dedicated_terms& unit,
          bool extrapolated) noexcept
     : unit_(unit), ts_(&ts), app_(&app), c_(c), extrapolated_(extrapolated), closed_form_(false) {}
 
 prediction row::at(int p) const noexcept {
-    if (!ts_) return dedicated_prediction(unit_, share_, fixed_, p, extrapolated_);
+    if (!ts_) return dedicated_prediction(unit_, share_, curve_, p, extrapolated_);
     configuration c = c_;
     c.p = p;
     prediction out;

@@ -28,30 +28,64 @@ std::int64_t count_feasible(const scenario& s) noexcept {
 
 namespace {
 
-// Calls f(row, configuration with p unset, p_lo, p_top) for every (nodes, m) in search order for which
-// want(row index, configurations in the row) holds; the communication term depends on (m, nodes) only and
-// is computed once per row.
-template <class Want, class F>
-void each_row(const scenario& s, const evaluator& ev, Want&& want, F&& f) {
-    const space_bounds b = bounds(s);
-    const policy pol = s.space.pol;
-    const bool with_comm = ev.kind() != model_kind::eq11;
-    const std::int64_t m_top = b.m_top();
-    // p_top(m) for each m, computed once (integer divisions cost more than a row's evaluation).
-    std::vector<int> p_tops;
-    if (m_top >= b.m_lo && m_top - b.m_lo < (std::int64_t{1} << 20))
-        for (std::int64_t m = b.m_lo; m <= m_top; ++m) p_tops.push_back(static_cast<int>(b.p_top(m)));
-    const int p_lo = static_cast<int>(b.p_lo);
-    std::size_t index = 0;
-    for (std::int64_t n = b.n_lo; n <= b.n_hi; ++n)
-        for (std::int64_t m = b.m_lo; m <= m_top; ++m, ++index) {
-            const int mi = static_cast<int>(m), ni = static_cast<int>(n);
-            const int p_top = p_tops.empty() ? static_cast<int>(b.p_top(m)) : p_tops[static_cast<std::size_t>(m - b.m_lo)];
-            if (!want(index, p_top - p_lo + 1)) continue;
-            bool extrap = false;
-            const double comm = with_comm ? ev.comm_per_phase(mi, ni, extrap) : 0.0;
-            f(ev.row_of(mi, ni, pol, comm, extrap), configuration{mi, 0, ni, pol}, p_lo, p_top);
+// The (nodes, m) rows of a search space in search order (nodes, then m): row index = (nodes - n_lo) *
+// per_node_rows + (m - m_lo). p_top(m) is computed once per m (integer divisions cost more than a row's
+// evaluation).
+class row_space {
+public:
+    explicit row_space(const space_bounds& b) : b_(b), m_top_(b.m_top()), p_lo_(static_cast<int>(b.p_lo)) {
+        per_node_rows_ = std::max<std::int64_t>(m_top_ - b.m_lo + 1, 0);
+        if (per_node_rows_ < (std::int64_t{1} << 20)) {
+            p_tops_.reserve(static_cast<std::size_t>(per_node_rows_));
+            for (std::int64_t m = b.m_lo; m <= m_top_; ++m) {
+                p_tops_.push_back(static_cast<int>(b.p_top(m)));
+            }
         }
+    }
+    std::int64_t rows() const noexcept { return (b_.n_hi - b_.n_lo + 1) * per_node_rows_; }
+    int p_lo() const noexcept { return p_lo_; }
+    int p_top(std::int64_t m) const noexcept {
+        return p_tops_.empty() ? static_cast<int>(b_.p_top(m)) : p_tops_[static_cast<std::size_t>(m - b_.m_lo)];
+    }
+    /// Calls f(n, m, p_top) for every row in search order.
+    template <class F>
+    void each(F&& f) const {
+        for (std::int64_t n = b_.n_lo; n <= b_.n_hi; ++n)
+            for (std::int64_t m = b_.m_lo; m <= m_top_; ++m) f(n, m, p_top(m));
+    }
+    /// Calls f(n, m, p_top) for the rows whose index `marked` accepts, in search order (only when usable()).
+    /// Configurations keep their relative order, which is all the ranking's ties depend on.
+    template <class Marked, class F>
+    void each_marked(Marked&& marked, F&& f) const {
+        std::size_t index = 0;
+        for (std::int64_t n = b_.n_lo; n <= b_.n_hi; ++n)
+            for (std::size_t k = 0; k < p_tops_.size(); ++k, ++index)
+                if (marked(index)) f(n, b_.m_lo + static_cast<std::int64_t>(k), p_tops_[k]);
+    }
+    bool usable() const noexcept { return !p_tops_.empty() || per_node_rows_ == 0; }
+
+private:
+    space_bounds b_;
+    std::int64_t m_top_, per_node_rows_ = 0;
+    int p_lo_;
+    std::vector<int> p_tops_;
+};
+
+// A float never above x (4 bytes a row for pass 2's bound). For x >= 2^-100 the nearest float to x·(1 − 2^-23)
+// lies within a relative 2^-24 of it, hence below x; no call to nextafter in the common case.
+inline float float_floor(double x) noexcept {
+    if (x >= 0x1p-100 && x <= 0x1p100) return static_cast<float>(x * (1.0 - 0x1p-23));
+    float lo = static_cast<float>(x);
+    if (static_cast<double>(lo) > x) lo = std::nextafter(lo, -std::numeric_limits<float>::infinity());
+    return lo;
+}
+
+// The row of (n, m): the communication term depends on (m, nodes) only and is computed once per row.
+row row_at(const evaluator& ev, std::int64_t n, std::int64_t m, policy pol) {
+    const int mi = static_cast<int>(m), ni = static_cast<int>(n);
+    bool extrap = false;
+    const double comm = ev.kind() != model_kind::eq11 ? ev.comm_per_phase(mi, ni, extrap) : 0.0;
+    return ev.row_of(mi, ni, pol, comm, extrap);
 }
 
 std::string label_of(const configuration& c) {
@@ -116,43 +150,49 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     // also keeps a lower bound of each row's fastest time (a float, 4 bytes a row, for spaces of at most
     // max_marked_rows rows) and the fastest_max fastest times, so that pass 2 evaluates only the rows that
     // can hold a near-optimal configuration or one of the fastest.
-    const space_bounds bd = bounds(s);
-    const std::int64_t rows = (bd.n_hi - bd.n_lo + 1) * std::max<std::int64_t>(bd.m_top() - bd.m_lo + 1, 0);
-    const bool skip_rows = !opt.keep_all && !opt.visit && rows <= max_marked_rows;
-    std::vector<float> row_floor;
-    if (skip_rows) row_floor.reserve(static_cast<std::size_t>(rows));
+    const row_space space(bounds(s));
+    const policy pol = s.space.pol;
+    const int p_lo = space.p_lo();
+    const bool skip_rows = !opt.keep_all && !opt.visit && space.usable() && space.rows() <= max_marked_rows;
+    std::vector<float> row_floor(skip_rows ? static_cast<std::size_t>(space.rows()) : 0);
+    std::size_t row_index = 0;
     std::vector<double> top;  // max-heap of the fastest_max smallest times so far
+    std::vector<double> times;  // one row's times, p = p_lo, p_lo + 1, ...
     bool have_best = false;
     configuration best_c;
     double best_t = 0.0;
-    auto every = [](std::size_t, int) { return true; };
-    each_row(s, ev, every, [&](const row& r, configuration c, int p_lo, int p_top) {
-        double row_min = std::numeric_limits<double>::infinity();
-        for (int p = p_lo; p <= p_top; ++p) {
-            const double t = r.time(p);
-            if (!std::isfinite(t)) {
-                c.p = p;
-                throw input_error(s.file, "", "parameters whose predicted times are finite",
-                                  "an overflowing prediction at " + label_of(c));
-            }
-            if (!have_best || t < best_t) best_t = t, best_c = c, best_c.p = p, have_best = true;
-            row_min = std::min(row_min, t);
-            if (skip_rows && opt.fastest_max > 0 && (top.size() < opt.fastest_max || t < top.front())) {
-                top.push_back(t);
-                std::push_heap(top.begin(), top.end());
-                if (top.size() > opt.fastest_max) {
-                    std::pop_heap(top.begin(), top.end());
-                    top.pop_back();
+    space.each([&](std::int64_t n, std::int64_t m, int p_top) {
+        const row r = row_at(ev, n, m, pol);
+        const configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol};
+        const int count = p_top - p_lo + 1;
+        times.resize(static_cast<std::size_t>(count));
+        for (int i = 0; i < count; ++i) times[static_cast<std::size_t>(i)] = r.time(p_lo + i);
+        double row_min = std::numeric_limits<double>::infinity(), sum = 0.0;
+        for (double t : times) row_min = std::min(row_min, t), sum += t;
+        if (!std::isfinite(sum))  // a non-finite time, or finite ones too large to add up: look for the first
+            for (int i = 0; i < count; ++i)
+                if (!std::isfinite(times[static_cast<std::size_t>(i)]))
+                    throw input_error(s.file, "", "parameters whose predicted times are finite",
+                                      "an overflowing prediction at " + label_of({c.m, p_lo + i, c.nodes, pol}));
+        if (!have_best || row_min < best_t) {  // the first fastest in search order
+            const auto first = std::find(times.begin(), times.end(), row_min) - times.begin();
+            best_t = row_min, best_c = c, best_c.p = p_lo + static_cast<int>(first), have_best = true;
+        }
+        if (skip_rows && opt.fastest_max > 0 && (top.size() < opt.fastest_max || row_min < top.front()))
+            for (double t : times)
+                if (top.size() < opt.fastest_max || t < top.front()) {
+                    top.push_back(t);
+                    std::push_heap(top.begin(), top.end());
+                    if (top.size() > opt.fastest_max) {
+                        std::pop_heap(top.begin(), top.end());
+                        top.pop_back();
+                    }
                 }
-            }
+        if (skip_rows) row_floor[row_index++] = float_floor(row_min);
+        if (opt.keep_all) {
+            configuration k = c;
+            for (int p = p_lo; p <= p_top; ++p) k.p = p, out.all.push_back(ranked{k, r.at(p)});
         }
-        if (skip_rows) {
-            float lo = static_cast<float>(row_min);  // rounded down, so that it never exceeds row_min
-            if (static_cast<double>(lo) > row_min) lo = std::nextafter(lo, -std::numeric_limits<float>::infinity());
-            row_floor.push_back(lo);
-        }
-        if (opt.keep_all)
-            for (int p = p_lo; p <= p_top; ++p) c.p = p, out.all.push_back(ranked{c, r.at(p)});
     });
     out.best = ranked{best_c, ev(best_c)};
     // Pass 2 (over the kept list, or a second evaluation of the rows pass 1 marked): the near-optimal set,
@@ -179,17 +219,20 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
                            : top.size() < opt.fastest_max ? std::numeric_limits<double>::infinity()
                                                           : top.front();
         const double needed = std::max(limit, kth);
-        auto marked = [&](std::size_t index, int configurations) {
-            if (!skip_rows || static_cast<double>(row_floor[index]) <= needed) return true;
-            seq += configurations;
-            return false;
-        };
-        each_row(s, ev, marked, [&](const row& r, configuration c, int p_lo, int p_top) {
+        auto evaluate_row = [&](std::int64_t n, std::int64_t m, int p_top) {
+            const row r = row_at(ev, n, m, pol);
+            configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol};
             for (int p = p_lo; p <= p_top; ++p) {
                 c.p = p;
                 second(r.time(p), [&] { return ranked{c, r.at(p)}; });
             }
-        });
+        };
+        if (skip_rows) {
+            auto marked = [&](std::size_t index) { return static_cast<double>(row_floor[index]) <= needed; };
+            space.each_marked(marked, evaluate_row);
+        } else {
+            space.each(evaluate_row);
+        }
     }
     out.near_optimal = std::move(near).sorted();
     out.fastest = std::move(fastest).sorted();

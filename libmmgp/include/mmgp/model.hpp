@@ -68,6 +68,20 @@ struct host_share {
     double per_unit = 1.0;  ///< factor of accelerator(p) + offload(p)
 };
 
+/// The time of a dedicated-hardware row as a function of p: fixed + per_unit·(accelerator(p) + offload(p))
+/// regrouped as a + b/p + c·p (one division per p). row::time and row::at compute it the same way.
+struct p_curve {
+    double a = 0.0;  ///< fixed + per_unit·(C_apu + N·offload_fixed)
+    double b = 0.0;  ///< per_unit·(apu_work / apu_split + N·over_p)
+    double c = 0.0;  ///< per_unit·N·per_apu
+    p_curve() = default;
+    p_curve(const dedicated_terms& u, const host_share& s, double fixed) noexcept
+        : a(fixed + s.per_unit * (u.C_apu + u.N * u.offload_fixed)),
+          b(s.per_unit * (u.apu_work / u.apu_split + u.N * u.over_p)),
+          c(s.per_unit * (u.N * u.per_apu)) {}
+    double operator()(int p) const noexcept { return a + b / p + c * p; }
+};
+
 MMGP_API_END
 namespace detail {
 struct time_shared_cores;  // the library's own (not exported): docs/MODEL.md §4
@@ -84,7 +98,7 @@ class row {
 public:
     /// Predicted time of p (the same number as at(p).time_s).
     double time(int p) const noexcept {
-        return closed_form_ ? fixed_ + share_.per_unit * (unit_.accelerator(p) + unit_.offload(p)) : at(p).time_s;
+        return closed_form_ ? curve_(p) : at(p).time_s;
     }
     /// Predicted time of p and its breakdown.
     prediction at(int p) const noexcept;
@@ -102,7 +116,7 @@ private:
     const application* app_ = nullptr;
     configuration c_;
     bool extrapolated_ = false, closed_form_ = true;
-    double fixed_ = 0.0;  // host + context_switch + communication + startup
+    p_curve curve_;  // closed form: the time of p
 };
 
 /// Evaluates one model on one platform and application. Build once, call many times.
