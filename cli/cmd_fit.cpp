@@ -18,6 +18,7 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
     add_checked(sub, "measurements", o.file, "Runs: CSV with a header (m,p,nodes,units,time_s[,policy]) or JSON")->required();
     add_checked(sub, "--platform", o.platform, "Platform profile (path or bundled name) the runs were measured on");
     add_checked(sub, "-o,--output", o.output, "Write the fitted application profile here (atomically)");
+    add_set_option(sub, o.sets, "platform.KEY");
     add_checked(sub, "--decomposition", o.decomposition, "task (default) or data");
     add_checked(sub, "--scaling", o.scaling, "strong (default) or weak");
     add_checked(sub, "--policy", o.policy, "Host policy of runs without a policy column: edtlp (default) or os");
@@ -102,7 +103,9 @@ int run_fit(const fit_options_cli& o) {
         opt.fixed.emplace_back(name, v);
     }
     std::vector<measured_run> runs = read_runs(o.file);
-    platform pl = o.platform.empty() ? neutral_platform(runs) : load_platform(o.platform);
+    if (!o.sets.empty() && o.platform.empty())
+        throw usage_error("--set: edits the platform of --platform; expected --platform FILE, found none");
+    platform pl = o.platform.empty() ? neutral_platform(runs) : load_platform(o.platform, edits_of(o.sets).platform);
     fit_result f = fit_application(pl, runs, opt, o.file);
     std::string profile = application_json(f, o.file);
     std::string out;

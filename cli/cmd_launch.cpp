@@ -140,8 +140,7 @@ int run_launch(const launch_options& o) {
     if (!parse_launcher(o.launcher, kind))
         throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launcher + "\"");
     model_kind mk = parse_model_option(o.space.model);
-    scenario s = load_scenario(o.profile);
-    apply_space_options(o.space, s);
+    scenario s = load_with_options(o.profile, o.space);
     // Task units are part of the model: the mapping is chosen for the units to be launched.
     if (o.units && s.app.decomp == decomposition::task) s.app.units = *o.units;
     search_result r = search(s, mk, {false});

@@ -218,7 +218,8 @@ std::string json_entry(const ranked& x, std::string_view extra = {}) {
 }
 
 // --json: the configurations are written while the search evaluates them.
-void json_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt, search_result& r) {
+void json_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt, search_result& r,
+                 const std::vector<std::string>& what_if) {
     std::int64_t written = 0;
     opt.visit = [&](const ranked& x, const ranked& best) {
         if (written == 0) {
@@ -235,6 +236,7 @@ void json_report(out_stream& out, const scenario& s, model_kind kind, search_opt
         ++written;
     };
     r = search(s, kind, opt);
+    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
     out.print("\n],\n\"best\": {},\n\"near_optimal_count\": {},\n\"near_optimal\": [\n", json_entry(r.best), r.near_optimal_count);
     for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
         out.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
@@ -264,17 +266,18 @@ void csv_report(out_stream& out, const scenario& s, model_kind kind, search_opti
 
 int run_predict(const predict_options& o) {
     model_kind kind = parse_model_option(o.space.model);
-    scenario s = load_scenario(o.profile);
+    scenario s = load_with_options(o.profile, o.space);
     if (o.tolerance) s.space.tolerance = *o.tolerance;  // its range is checked by the option table
-    apply_space_options(o.space, s);
     // The search streams: no output keeps every configuration in memory (search.hpp).
     search_options opt;
     opt.keep_all = false;
     out_stream out;
+    std::vector<std::string> what_if;  // said with the model's notes: the output is not the file's prediction
+    for (const auto& set : o.space.sets) what_if.push_back("what-if: --set " + set);
     if (o.json) {
         opt.near_optimal_max = json_near_optimal_max;
         search_result r;
-        json_report(out, s, kind, opt, r);
+        json_report(out, s, kind, opt, r, what_if);
     } else if (o.csv) {
         opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
         csv_report(out, s, kind, opt);
@@ -283,7 +286,8 @@ int run_predict(const predict_options& o) {
         opt.fastest_max = static_cast<std::size_t>(o.top);
         human_view view(s);
         opt.visit = [&](const ranked& x, const ranked& best) { view.see(x, best); };
-        const search_result r = search(s, kind, opt);
+        search_result r = search(s, kind, opt);
+        r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
         human_report(out, s, kind, r, view);
     }
     return 0;

@@ -16,6 +16,7 @@ void setup_validate(CLI::App& app, validate_options& o) {
     sub->add_flag("--json", o.json, "Print one JSON document");
     add_checked(sub, "--max-mean-err", o.max_mean, "Exit 1 when the mean absolute error (%) exceeds this");
     add_checked(sub, "--max-err", o.max_max, "Exit 1 when the largest absolute error (%) exceeds this");
+    add_set_option(sub, o.sets, "platform.KEY, application.KEY or search.KEY (every case, after its own edits)");
 }
 
 namespace {
@@ -36,7 +37,7 @@ std::string runs_json(const std::vector<double>& runs) {
 
 int run_validate(const validate_options& o) {
     model_kind kind = parse_model_option(o.model);
-    validation_report rep = run_validation(o.file, kind);
+    validation_report rep = run_validation(o.file, kind, edits_of(o.sets));
     std::string out;
     if (o.json) {
         out += fmt::format("{{\"file\": {}, \"name\": {}, \"model\": \"{}\",\n\"cases\": [\n", quote(rep.file),

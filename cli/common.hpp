@@ -41,12 +41,23 @@ std::string quote(const std::string& s);
 /// The model and search-space options shared by predict and launch: --model, --policy, --m, --p, --nodes.
 struct space_options_cli {
     std::string model = "mmgp", policy, m, p, nodes;
+    std::vector<std::string> sets;  ///< --set SECTION.KEY=VALUE
     /// True when --m, --p or --nodes was given (the space was narrowed by hand).
     bool narrowed() const { return !m.empty() || !p.empty() || !nodes.empty(); }
 };
 void add_space_options(CLI::App* sub, space_options_cli& o);
 /// Applies --policy, --m, --p, --nodes to s.space and checks the scenario still covers it.
 void apply_space_options(const space_options_cli& o, scenario& s);
+/// The scenario `profile` with the --set edits of `o`, then apply_space_options().
+scenario load_with_options(const std::string& profile, const space_options_cli& o);
+
+/// --set SECTION.KEY=VALUE, repeatable: what-if edits of the profile (SECTION platform, application or search;
+/// only platform for fit). Added by add_space_options() for predict and launch.
+void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::string& help_sections);
+/// The edits of --set options, as JSON merge patches per section: VALUE is JSON when it parses (32, 2e-6,
+/// true, null to remove a key, [1,8], {...}, "text"), else a string; a dotted KEY edits a nested object
+/// (platform.network.models.allreduce.inter.latency_s=1e-6). A later --set of the same key wins.
+scenario_edits edits_of(const std::vector<std::string>& sets);
 
 /// What a profile writer emits.
 enum class profile_kind { platform, application };
@@ -73,6 +84,7 @@ struct fit_options_cli {
     bool fit_N = false, fit_T_start = false, json = false;
     std::string spin_limit;  ///< --spin-limit (empty: not given)
     std::vector<std::string> fix;
+    std::vector<std::string> sets;  ///< --set platform.KEY=VALUE
 };
 void setup_fit(CLI::App& app, fit_options_cli& o);
 int run_fit(const fit_options_cli& o);
@@ -82,6 +94,7 @@ struct validate_options {
     std::string model = "mmgp";
     bool json = false;
     std::optional<double> max_mean, max_max;  ///< --max-mean-err, --max-err
+    std::vector<std::string> sets;            ///< --set
 };
 void setup_validate(CLI::App& app, validate_options& o);
 int run_validate(const validate_options& o);

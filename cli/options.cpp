@@ -27,6 +27,8 @@ const std::vector<value_rule>& value_rules() {
         {"*", "--output", K::text},
         {"*", "--name", K::text},
         {"*", "profile", K::text},
+        {"*", "--set", K::assignment, 0, 0, false, false, "platform|application|search"},
+        {"fit", "--set", K::assignment, 0, 0, false, false, "platform"},
         // predict
         {"predict", "--tolerance", K::real, 0, 100},
         {"predict", "--top", K::count, 1, 1e6},
@@ -89,6 +91,17 @@ std::string expected(const value_rule& r) {
             return fmt::format("a number in {}{}, {}{}", r.lo_open ? "(" : "[", shown(r.lo), shown(r.hi), r.hi_open ? ")" : "]");
         case K::text: return "a non-empty value";
         case K::range: return "N or LO:HI with 1 <= LO <= HI <= 1000000000000";
+        case K::assignment: {
+            std::string w(r.words);  // "a|b" -> "a.KEY=VALUE or b.KEY=VALUE"
+            std::string out;
+            for (std::size_t a = 0; a <= w.size();) {
+                std::size_t b = w.find('|', a);
+                if (b == std::string::npos) b = w.size();
+                out += (out.empty() ? "" : b == w.size() ? " or " : ", ") + w.substr(a, b - a) + ".KEY=VALUE";
+                a = b + 1;
+            }
+            return out;
+        }
         case K::word: {
             std::string w(r.words);  // "a|b|c" -> "a, b or c"
             const std::size_t last = w.rfind('|');
@@ -113,6 +126,19 @@ std::string check_value(const value_rule& r, const std::string& text) {
                 std::size_t b = w.find('|', a);
                 if (b == std::string_view::npos) b = w.size();
                 if (w.substr(a, b - a) == text) return "";
+                a = b + 1;
+            }
+            return bad;
+        }
+        case K::assignment: {
+            const std::size_t eq = text.find('='), dot = text.find('.');
+            if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot + 1 == eq) return bad;
+            const std::string section = text.substr(0, dot);
+            std::string_view w = r.words;
+            for (std::size_t a = 0; a <= w.size();) {
+                std::size_t b = w.find('|', a);
+                if (b == std::string_view::npos) b = w.size();
+                if (w.substr(a, b - a) == section) return "";
                 a = b + 1;
             }
             return bad;

@@ -18,6 +18,7 @@ enum class value_kind {
     text,     ///< any non-empty text (a file name, a profile name)
     range,    ///< N or LO:HI, 1 <= LO <= HI <= 10^12
     word,     ///< one of `words` (separated by |)
+    assignment,  ///< SECTION.KEY=VALUE, SECTION one of `words` (separated by |)
 };
 
 struct value_rule {

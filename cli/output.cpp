@@ -2,6 +2,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "common.hpp"
@@ -49,6 +50,44 @@ void add_space_options(CLI::App* sub, space_options_cli& o) {
     add_checked(sub, "--m", o.m, "Processes per node: N fixes it, LO:HI restricts the search (overrides search.m)");
     add_checked(sub, "--p", o.p, "Accelerators (threads) per process: N or LO:HI (overrides search.p)");
     add_checked(sub, "--nodes", o.nodes, "Nodes: N or LO:HI (overrides search.nodes)");
+    add_set_option(sub, o.sets, "platform.KEY, application.KEY or search.KEY");
+}
+
+void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::string& help_sections) {
+    add_checked(sub, "--set", sets,
+                "What-if edit, repeatable: " + help_sections +
+                    "=VALUE (docs/PROFILES.md names the keys; a dotted KEY edits a nested object, VALUE is JSON "
+                    "or text, null removes the key), applied before the profile is checked")
+        ->type_name("SECTION.KEY=VALUE")
+        ->take_last()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+scenario_edits edits_of(const std::vector<std::string>& sets) {
+    nlohmann::json patch[3] = {nlohmann::json::object(), nlohmann::json::object(), nlohmann::json::object()};
+    for (const std::string& set : sets) {  // the syntax was checked by the option's rule
+        const std::size_t eq = set.find('='), dot = set.find('.');
+        const std::string section = set.substr(0, dot), value_text = set.substr(eq + 1);
+        nlohmann::json* at = &patch[section == "platform" ? 0 : section == "application" ? 1 : 2];
+        std::string_view key = std::string_view(set).substr(dot + 1, eq - dot - 1);
+        if (key.find("..") != std::string_view::npos || key.front() == '.' || key.back() == '.')
+            throw usage_error("--set: expected SECTION.KEY=VALUE with no empty key, found \"" + set + "\"");
+        for (std::size_t next; (next = key.find('.')) != std::string_view::npos; key.remove_prefix(next + 1)) {
+            nlohmann::json& inner = (*at)[std::string(key.substr(0, next))];
+            if (!inner.is_object()) inner = nlohmann::json::object();
+            at = &inner;
+        }
+        nlohmann::json value = nlohmann::json::parse(value_text, nullptr, false);
+        (*at)[std::string(key)] = value.is_discarded() ? nlohmann::json(value_text) : value;
+    }
+    auto text = [](const nlohmann::json& j) { return j.empty() ? std::string() : j.dump(); };
+    return scenario_edits{text(patch[0]), text(patch[1]), text(patch[2])};
+}
+
+scenario load_with_options(const std::string& profile, const space_options_cli& o) {
+    scenario s = load_scenario(profile, edits_of(o.sets));
+    apply_space_options(o, s);
+    return s;
 }
 
 void apply_space_options(const space_options_cli& o, scenario& s) {

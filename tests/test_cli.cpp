@@ -144,3 +144,53 @@ TEST_CASE("overflowing predictions are refused, not printed as inf or NaN") {
     CHECK(zr.out.find("nan") == std::string::npos);
     CHECK(zr.out.find("inf") == std::string::npos);
 }
+
+TEST_CASE("what-if on the command line: --set edits a profile's keys before it is checked") {
+    using mmgp::test::expect_bad_input;
+    // 32 accelerators per node: the space is m*p <= 32, counted independently.
+    int expect = 0;
+    for (int m = 1; m <= 16; ++m) expect += std::min(16, 32 / m);
+    auto wide = run_mmgp("predict pbpi-qs20 --json --set platform.apus=32");
+    REQUIRE(wide.status == 0);
+    json j = json::parse(wide.out);
+    CHECK(j["configurations"].size() == static_cast<std::size_t>(expect));
+    CHECK(j["notes"][0] == "what-if: --set platform.apus=32");
+    // An application key and the search: N halved halves the off-load terms; search.m narrows the space.
+    auto base = json::parse(run_mmgp("predict pbpi-qs20 --json --m 4 --p 4").out);
+    auto half = json::parse(run_mmgp("predict pbpi-qs20 --json --m 4 --p 4 --set application.N=10000").out);
+    CHECK(half["best"]["breakdown"]["offload"].get<double>() ==
+          mmgp::test::approx(base["best"]["breakdown"]["offload"].get<double>() / 2).epsilon(1e-12));
+    auto narrowed = json::parse(run_mmgp("predict pbpi-qs20 --json --set search.m=[2,3]").out);
+    for (const auto& c : narrowed["configurations"]) CHECK((c["m"] == 2 || c["m"] == 3));
+    // A dotted key edits a nested object; null removes a key; the last --set of a key wins.
+    auto alpha = json::parse(
+        run_mmgp("predict pbpi-qs20 --json --m 4 --p 4 --set platform.alpha.constant=1 --set platform.alpha.constant=2").out);
+    auto alpha2 = json::parse(run_mmgp("predict pbpi-qs20 --json --m 4 --p 4 --set 'platform.alpha={\"constant\":2}'").out);
+    CHECK(alpha["best"]["time_s"] == alpha2["best"]["time_s"]);
+    CHECK(alpha["best"]["time_s"] != base["best"]["time_s"]);
+    expect_bad_input("predict pbpi-qs20 --set platform.T_csw=null", "/T_csw: expected");  // a required key
+    // Bad edits get the reader's one line, naming the key: values, unknown keys, sections, syntax.
+    expect_bad_input("predict pbpi-qs20 --set platform.apus=-1", "(patched bundled:platforms/qs20): /apus: expected an integer");
+    expect_bad_input("predict pbpi-qs20 --set platform.apuss=4", "found the unknown key \"apuss\"");
+    expect_bad_input("predict pbpi-qs20 --set application.N=many", "/N: expected");
+    expect_bad_input("predict pbpi-qs20 --set plat.apus=4", "--set: expected platform.KEY=VALUE");
+    expect_bad_input("predict pbpi-qs20 --set platform.apus", "--set: expected platform.KEY=VALUE");
+    expect_bad_input("predict pbpi-qs20 --set platform..x=1", "--set: expected SECTION.KEY=VALUE with no empty key");
+    // The same edits reach launch, validate (every case, after its own) and fit (the platform only).
+    auto launch = run_mmgp("launch pbpi-qs20 --launcher local --set platform.apus=1 --set platform.hpu_contexts=1 -- true");
+    CHECK(launch.status == 0);
+    CHECK(launch.out.find("m=1 p=1") != std::string::npos);
+    auto v0 = json::parse(run_mmgp("validate edtlp-table1 --json").out);
+    auto v1 = json::parse(run_mmgp("validate edtlp-table1 --json --set platform.T_csw=1e-3").out);
+    REQUIRE(v0["cases"].size() == v1["cases"].size());
+    CHECK(v1["cases"][0]["predicted_s"].get<double>() > v0["cases"][0]["predicted_s"].get<double>());
+    mmgp::test::temp_dir d;
+    const std::string runs = d.write("runs.csv", "m,p,time_s\n1,1,9.5\n1,2,5.6\n2,1,5.1\n2,2,3.2\n1,4,3.9\n4,1,3.0\n");
+    expect_bad_input("fit " + runs + " --set platform.apus=8", "--set: edits the platform of --platform");
+    expect_bad_input("fit " + runs + " --platform qs20 --set application.N=3", "--set: expected platform.KEY=VALUE");
+    auto f0 = run_mmgp("fit " + runs + " --platform qs20 --json");
+    auto f1 = run_mmgp("fit " + runs + " --platform qs20 --json --set platform.T_csw=1e-4");
+    REQUIRE(f0.status == 0);
+    REQUIRE(f1.status == 0);
+    CHECK(f0.out != f1.out);  // the runs are explained with another platform cost
+}

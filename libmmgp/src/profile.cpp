@@ -375,7 +375,7 @@ application application_from_json(const json& obj, const reader& r, const std::s
 }
 
 scenario scenario_from_json(const json& doc, const std::string& file, const std::string& base_dir,
-                            const json* app_patch, const json* platform_patch, const json* search_patch) {
+                            const section_patches& patches) {
     reader r{file};
     r.object(doc, "");
     r.known_keys(doc, "", detail::schema::scenario);
@@ -387,38 +387,52 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
     s.file = file;
     s.name = r.string_or(doc, "", "name", "");
 
-    auto section = [&](const char* key, const char* kind, const json* patch, auto&& parse) {
+    auto patched = [](json obj, const std::vector<const json*>& ps) {
+        for (const json* p : ps) obj.merge_patch(*p);
+        return obj;
+    };
+    auto section = [&](const char* key, const char* kind, const std::vector<const json*>& ps, auto&& parse) {
         std::string path = std::string("/") + key;
         if (!doc.contains(key)) r.fail(path, std::string("an object or the name of a bundled ") + kind + " profile",
                                        "nothing (the key is missing)");
         const json& v = doc[key];
         if (v.is_string()) {
             located_json lj = load_ref(v.get<std::string>(), kind, base_dir, file, path);
-            json obj = lj.doc;
-            if (patch) obj.merge_patch(*patch);
-            reader rr{patch ? file + " (patched " + lj.file + ")" : lj.file};
-            return parse(obj, rr, std::string(""));
+            reader rr{ps.empty() ? lj.file : file + " (patched " + lj.file + ")"};
+            return parse(patched(std::move(lj.doc), ps), rr, std::string(""));
         }
         if (!v.is_object()) r.fail(path, std::string("an object or the name of a bundled ") + kind + " profile", v);
-        if (patch) {
-            json obj = v;
-            obj.merge_patch(*patch);
-            return parse(obj, r, path);
-        }
+        if (!ps.empty()) return parse(patched(v, ps), reader{file + " (patched)"}, path);
         return parse(v, r, path);
     };
-    s.plat = section("platform", "platforms", platform_patch,
+    s.plat = section("platform", "platforms", patches.platform,
                      [](const json& o, const reader& rr, const std::string& p) { return platform_from_json(o, rr, p); });
-    s.app = section("application", "apps", app_patch,
+    s.app = section("application", "apps", patches.application,
                     [](const json& o, const reader& rr, const std::string& p) { return application_from_json(o, rr, p); });
     json search = doc.contains("search") ? doc["search"] : json();
-    if (search_patch) {
+    if (!patches.search.empty()) {
         if (search.is_null()) search = json::object();
-        if (search.is_object()) search.merge_patch(*search_patch);
+        if (search.is_object()) search = patched(std::move(search), patches.search);
     }
     s.space = read_search(search, r, "/search", s.plat);
     check_coverage(s);
     return s;
+}
+
+section_patches edits_patches(const scenario_edits& edits, std::vector<json>& owned) {
+    owned.clear();
+    owned.reserve(3);
+    section_patches out;
+    auto add = [&](const std::string& text, std::vector<const json*>& to) {
+        if (text.empty()) return;
+        owned.push_back(parse_json(text, "--set"));
+        if (!owned.back().is_object()) throw input_error("--set", "", "an object of edits", describe(owned.back()));
+        to.push_back(&owned.back());
+    };
+    add(edits.platform, out.platform);
+    add(edits.application, out.application);
+    add(edits.search, out.search);
+    return out;
 }
 
 }  // namespace detail
@@ -515,9 +529,22 @@ scenario parse_scenario(std::string_view json_text, const std::string& file, con
     return detail::scenario_from_json(detail::parse_json(json_text, file), file, base_dir);
 }
 
-scenario load_scenario(const std::string& path_or_name) {
+scenario load_scenario(const std::string& path_or_name) { return load_scenario(path_or_name, scenario_edits{}); }
+
+scenario load_scenario(const std::string& path_or_name, const scenario_edits& edits) {
+    std::vector<detail::json> owned;
+    const detail::section_patches patches = detail::edits_patches(edits, owned);
     detail::located_json lj = detail::load_ref(path_or_name, "scenarios", ".", path_or_name, "");
-    return detail::scenario_from_json(lj.doc, lj.file, lj.base_dir);
+    return detail::scenario_from_json(lj.doc, lj.file, lj.base_dir, patches);
+}
+
+platform load_platform(const std::string& path_or_name, const std::string& edit) {
+    detail::located_json lj = detail::load_ref(path_or_name, "platforms", ".", path_or_name, "");
+    if (edit.empty()) return detail::platform_from_json(lj.doc, detail::reader{lj.file}, "");
+    std::vector<detail::json> owned;
+    const detail::section_patches patches = detail::edits_patches(scenario_edits{edit, "", ""}, owned);
+    lj.doc.merge_patch(*patches.platform.front());
+    return detail::platform_from_json(lj.doc, detail::reader{lj.file + " (patched)"}, "");
 }
 
 platform parse_platform(std::string_view json_text, const std::string& file) {

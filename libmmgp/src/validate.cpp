@@ -30,6 +30,12 @@ std::pair<double, double> median_ci90(std::vector<double> xs) {
 }
 
 validation_report run_validation(const std::string& path, model_kind kind) {
+    return run_validation(path, kind, scenario_edits{});
+}
+
+validation_report run_validation(const std::string& path, model_kind kind, const scenario_edits& edits) {
+    std::vector<detail::json> owned;
+    const detail::section_patches set_patches = detail::edits_patches(edits, owned);
     using detail::child;
     using detail::json;
     detail::located_json lj = detail::load_ref(path, "validation", ".", path, "");
@@ -87,15 +93,19 @@ validation_report run_validation(const std::string& path, model_kind kind) {
         vc.label = r.string_or(c, cp, "label",
                                "m=" + std::to_string(vc.c.m) + " p=" + std::to_string(vc.c.p) +
                                    " nodes=" + std::to_string(vc.c.nodes) + " " + std::string(to_string(vc.c.pol)));
-        const json* app_patch = c.contains("application") ? &r.object(c["application"], child(cp, "application")) : nullptr;
-        const json* plat_patch = c.contains("platform") ? &r.object(c["platform"], child(cp, "platform")) : nullptr;
+        detail::section_patches patches;  // the case's own, then the command line's
+        if (c.contains("application")) patches.application.push_back(&r.object(c["application"], child(cp, "application")));
+        if (c.contains("platform")) patches.platform.push_back(&r.object(c["platform"], child(cp, "platform")));
+        for (const json* p : set_patches.application) patches.application.push_back(p);
+        for (const json* p : set_patches.platform) patches.platform.push_back(p);
+        for (const json* p : set_patches.search) patches.search.push_back(p);
         scenario s;
         if (scen->is_string()) {
             detail::located_json sj = detail::load_ref(scen->get<std::string>(), "scenarios", lj.base_dir, lj.file, scen_path);
-            s = detail::scenario_from_json(sj.doc, sj.file, sj.base_dir, app_patch, plat_patch);
+            s = detail::scenario_from_json(sj.doc, sj.file, sj.base_dir, patches);
         } else {
             r.object(*scen, scen_path);
-            s = detail::scenario_from_json(*scen, lj.file + " " + scen_path, lj.base_dir, app_patch, plat_patch);
+            s = detail::scenario_from_json(*scen, lj.file + " " + scen_path, lj.base_dir, patches);
         }
         if (static_cast<std::int64_t>(vc.c.m) * vc.c.p > s.plat.apus || vc.c.nodes > s.plat.nodes)
             r.fail(cp, "a feasible configuration (m*p <= apus = " + std::to_string(s.plat.apus) +

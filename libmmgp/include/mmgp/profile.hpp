@@ -209,10 +209,22 @@ void narrow(scenario& s, const configuration& c) noexcept;
 /// Reads a scenario from a path, or a bundled scenario by name ("pbpi-qs20").
 /// Its `platform` and `application` may be objects, paths relative to the file, or bundled names.
 scenario load_scenario(const std::string& path_or_name);
+
+/// What-if edits of a scenario (the command line's --set): JSON merge patches (RFC 7386) of its sections as
+/// text, e.g. platform = {"apus": 32}; null removes a key. They are applied to the resolved sections before
+/// these are read, so an edited value is checked like a value of the file (errors name the file "(patched)").
+struct scenario_edits {
+    std::string platform, application, search;  ///< JSON objects; empty: no edit
+    bool empty() const noexcept { return platform.empty() && application.empty() && search.empty(); }
+};
+/// load_scenario() with what-if edits.
+scenario load_scenario(const std::string& path_or_name, const scenario_edits& edits);
 /// Parses a scenario from JSON text; `file` names it in errors, `base_dir` resolves relative paths.
 scenario parse_scenario(std::string_view json_text, const std::string& file, const std::string& base_dir = ".");
 /// Reads a platform profile from a path or a bundled name ("qs20", "ps3", "triblade").
 platform load_platform(const std::string& path_or_name);
+/// load_platform() with a what-if edit: a JSON merge patch of the platform as text (empty: none).
+platform load_platform(const std::string& path_or_name, const std::string& edit);
 /// Reads an application profile from a path or a bundled name ("pbpi", "raxml").
 application load_application(const std::string& path_or_name);
 

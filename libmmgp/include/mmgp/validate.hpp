@@ -88,6 +88,8 @@ struct validation_report {
 /// Reads a validation file (schema "mmgp/1", kind "validation") and predicts every case.
 /// Throws input_error on bad input (naming file and JSON path).
 validation_report run_validation(const std::string& path, model_kind kind);
+/// run_validation() with what-if edits applied to every case's scenario, after the case's own patches.
+validation_report run_validation(const std::string& path, model_kind kind, const scenario_edits& edits);
 
 }  // namespace mmgp
 MMGP_API_END

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "detail/json_reader.hpp"
 #include "mmgp/profile.hpp"
@@ -20,11 +21,18 @@ struct located_json {
 located_json load_ref(const std::string& ref, std::string_view kind, const std::string& base_dir,
                       const std::string& from_file, const std::string& from_path);
 
-/// Builds a scenario from its JSON. `app_patch`/`platform_patch`, when not null, are JSON merge
-/// patches applied to the resolved application/platform objects before they are read.
+/// JSON merge patches (RFC 7386) of a scenario's sections, applied in order to the resolved objects before
+/// they are read: a validation case's own patches, then the command line's what-if edits (--set).
+struct section_patches {
+    std::vector<const json*> platform, application, search;
+};
+
+/// Builds a scenario from its JSON, its sections patched by `patches`.
 scenario scenario_from_json(const json& doc, const std::string& file, const std::string& base_dir,
-                            const json* app_patch = nullptr, const json* platform_patch = nullptr,
-                            const json* search_patch = nullptr);
+                            const section_patches& patches = {});
+
+/// The patches of `edits` (scenario_edits: JSON objects as text, "--set" in errors), kept alive in `owned`.
+section_patches edits_patches(const scenario_edits& edits, std::vector<json>& owned);
 
 platform platform_from_json(const json& obj, const reader& r, const std::string& path);
 application application_from_json(const json& obj, const reader& r, const std::string& path);
