@@ -1,4 +1,5 @@
 #include "machine.hpp"
+#include "mmgp/profile.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -198,6 +199,7 @@ nlohmann::json machine_info(const topology& t) {
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
     j["date"] = date;
     j["host_name"] = host;
+    j["host_hash"] = mmgp::host_hash(host);  // what predict and fit compare (mmgp::platform_warnings)
     j["kernel"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
     j["cpu_model"] = model;
     j["mhz_per_cpu"] = mhz;

@@ -594,7 +594,16 @@ TEST_CASE("mmgp calibrate --time-shared --from: the platform of a calibrated pro
     CHECK(p == expected);
     check_time_shared(p, 2, 12);
     CHECK(mmgp::load_platform(out).T_csw == doctest::Approx(1.1e-6));
-    CHECK(first_line().find("re-described as time-shared cores") != std::string::npos);
+    {  // the summary: a row per calibrated parameter (value, spread, repetitions, flag), then one line
+        std::ifstream in(err);
+        std::stringstream text;
+        text << in.rdbuf();
+        const std::string summary = text.str();
+        CHECK(summary.find("mmgp calibrate: parameter ") != std::string::npos);
+        CHECK(summary.find("mmgp calibrate: T_csw ") != std::string::npos);
+        CHECK(summary.find("mmgp calibrate: T_wake ") != std::string::npos);
+        CHECK(summary.find("re-described as time-shared cores") != std::string::npos);
+    }
     // Once more from its own output, to standard output: the same platform.
     REQUIRE(run(b + " calibrate --time-shared --from " + out + " --max-threads 12 -q > " + (dir / "again.json").string() +
                 " 2>" + err) == 0);

@@ -1,6 +1,9 @@
 // mmgp calibrate: measure this machine with the calibration harnesses and write a platform profile.
 // The harnesses, fitting and the atomic write live in calibration/; this file only wires options and output.
 #include <fmt/format.h>
+#include <algorithm>
+#include <array>
+#include <functional>
 #include <iostream>
 
 #include "calibrate.hpp"
@@ -65,8 +68,41 @@ namespace {
 /// A parameter's value whether the profile writes it as a number or as {"value": ...}.
 double value_of(const nlohmann::json& j) { return j.is_object() ? j.at("value").get<double>() : j.get<double>(); }
 
+/// One row per calibrated parameter (an object with a "value", at any depth below the provenance sections):
+/// name, value, spread, repetitions and the noise flag.
+void parameter_table(const nlohmann::json& profile) {
+    static constexpr const char* skipped[] = {"measurements", "machine", "calibration", "_derivation", "notes"};
+    auto shown = [](const nlohmann::json& v, const std::string& unit) {  // unit "": a count or a factor
+        if (!v.is_number()) return std::string("-");
+        if (unit == "s") return human_time(v.get<double>());
+        return unit.size() <= 4 ? fmt::format("{:.4g} {}", v.get<double>(), unit) : fmt::format("{:.4g}", v.get<double>());
+    };
+    std::vector<std::array<std::string, 5>> rows;
+    std::function<void(const nlohmann::json&, const std::string&, int)> walk = [&](const nlohmann::json& j,
+                                                                                    const std::string& name, int depth) {
+        if (!j.is_object()) return;
+        if (j.contains("value") && !j["value"].is_object()) {
+            const std::string unit = j.value("unit", std::string(j["value"].is_number_integer() ? "" : "s"));
+            rows.push_back({name, shown(j["value"], unit), j.contains("spread") ? "± " + shown(j["spread"], unit) : "",
+                            j.contains("repetitions") ? j["repetitions"].dump() : "",
+                            j.value("flagged", false) ? j.value("warning", std::string("flagged")) : ""});
+            return;
+        }
+        if (depth < 3)
+            for (auto it = j.begin(); it != j.end(); ++it)
+                if (name.empty() ? std::find(std::begin(skipped), std::end(skipped), it.key()) == std::end(skipped) : true)
+                    walk(it.value(), name.empty() ? it.key() : name + "." + it.key(), depth + 1);
+    };
+    walk(profile, "", 0);
+    std::cerr << fmt::format("mmgp calibrate: {:<28} {:>12} {:>14} {:>5}  {}\n", "parameter", "value", "spread", "reps",
+                             "flag");
+    for (const auto& r : rows)
+        std::cerr << fmt::format("mmgp calibrate: {:<28} {:>12} {:>14} {:>5}  {}\n", r[0], r[1], r[2], r[3], r[4]);
+}
+
 /// The end-of-run summary on standard error.
 void summarize(const nlohmann::json& profile, const calibrate_options& o) {
+    parameter_table(profile);
     const std::string where = o.output.empty() ? "" : ", written to " + o.output;
     if (!o.from.empty()) {
         std::cerr << fmt::format("mmgp calibrate: {} re-described as time-shared cores: {} cores, at most {} threads "

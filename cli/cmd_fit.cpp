@@ -19,6 +19,8 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
     add_checked(sub, "--platform", o.platform, "Platform profile (path or bundled name) the runs were measured on");
     add_checked(sub, "-o,--output", o.output, "Write the fitted application profile here (atomically)");
     add_set_option(sub, o.sets, "platform.KEY");
+    add_checked(sub, "--max-age", o.max_age_days,
+                "Days after which a calibrated --platform is called old (default 90; docs/PROFILES.md \"Freshness\")");
     add_checked(sub, "--decomposition", o.decomposition, "task (default) or data");
     add_checked(sub, "--scaling", o.scaling, "strong (default) or weak");
     add_checked(sub, "--policy", o.policy, "Host policy of runs without a policy column: edtlp (default) or os");
@@ -106,6 +108,7 @@ int run_fit(const fit_options_cli& o) {
     if (!o.sets.empty() && o.platform.empty())
         throw usage_error("--set: edits the platform of --platform; expected --platform FILE, found none");
     platform pl = o.platform.empty() ? neutral_platform(runs) : load_platform(o.platform, edits_of(o.sets).platform);
+    warn_about_platform(pl, o.max_age_days);
     fit_result f = fit_application(pl, runs, opt, o.file);
     std::string profile = application_json(f, o.file);
     std::string out;

@@ -42,14 +42,18 @@ std::string quote(const std::string& s);
 struct space_options_cli {
     std::string model = "mmgp", policy, m, p, nodes;
     std::vector<std::string> sets;  ///< --set SECTION.KEY=VALUE
+    double max_age_days = 90;       ///< --max-age: a calibrated platform older than this is warned about
     /// True when --m, --p or --nodes was given (the space was narrowed by hand).
     bool narrowed() const { return !m.empty() || !p.empty() || !nodes.empty(); }
 };
 void add_space_options(CLI::App* sub, space_options_cli& o);
 /// Applies --policy, --m, --p, --nodes to s.space and checks the scenario still covers it.
 void apply_space_options(const space_options_cli& o, scenario& s);
-/// The scenario `profile` with the --set edits of `o`, then apply_space_options().
+/// The scenario `profile` with the --set edits of `o`, then apply_space_options(); warns (stderr) about a
+/// calibrated platform from another machine, old, measured too few times or flagged noisy.
 scenario load_with_options(const std::string& profile, const space_options_cli& o);
+/// One "mmgp: warning: ..." line on stderr for each of platform_warnings(pl, this machine, now).
+void warn_about_platform(const platform& pl, double max_age_days);
 
 /// --set SECTION.KEY=VALUE, repeatable: what-if edits of the profile (SECTION platform, application or search;
 /// only platform for fit). Added by add_space_options() for predict and launch.
@@ -85,6 +89,7 @@ struct fit_options_cli {
     std::string spin_limit;  ///< --spin-limit (empty: not given)
     std::vector<std::string> fix;
     std::vector<std::string> sets;  ///< --set platform.KEY=VALUE
+    double max_age_days = 90;       ///< --max-age
 };
 void setup_fit(CLI::App& app, fit_options_cli& o);
 int run_fit(const fit_options_cli& o);

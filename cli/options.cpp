@@ -27,6 +27,7 @@ const std::vector<value_rule>& value_rules() {
         {"*", "--output", K::text},
         {"*", "--name", K::text},
         {"*", "profile", K::text},
+        {"*", "--max-age", K::real, 0, 36500},
         {"*", "--set", K::assignment, 0, 0, false, false, "platform|application|search"},
         {"fit", "--set", K::assignment, 0, 0, false, false, "platform"},
         // predict

@@ -1,4 +1,5 @@
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
@@ -51,6 +52,15 @@ void add_space_options(CLI::App* sub, space_options_cli& o) {
     add_checked(sub, "--p", o.p, "Accelerators (threads) per process: N or LO:HI (overrides search.p)");
     add_checked(sub, "--nodes", o.nodes, "Nodes: N or LO:HI (overrides search.nodes)");
     add_set_option(sub, o.sets, "platform.KEY, application.KEY or search.KEY");
+    add_checked(sub, "--max-age", o.max_age_days,
+                "Days after which a calibrated platform is called old (default 90; docs/PROFILES.md \"Freshness\")");
+}
+
+void warn_about_platform(const platform& pl, double max_age_days) {
+    freshness_policy policy;
+    policy.max_age_days = max_age_days;
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+    for (const auto& w : platform_warnings(pl, this_machine(), now.count(), policy)) std::cerr << "mmgp: warning: " << w << '\n';
 }
 
 void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::string& help_sections) {
@@ -87,6 +97,7 @@ scenario_edits edits_of(const std::vector<std::string>& sets) {
 scenario load_with_options(const std::string& profile, const space_options_cli& o) {
     scenario s = load_scenario(profile, edits_of(o.sets));
     apply_space_options(o, s);
+    warn_about_platform(s.plat, o.max_age_days);
     return s;
 }
 

@@ -194,3 +194,31 @@ TEST_CASE("what-if on the command line: --set edits a profile's keys before it i
     REQUIRE(f1.status == 0);
     CHECK(f0.out != f1.out);  // the runs are explained with another platform cost
 }
+
+TEST_CASE("predict, launch and fit warn on stderr about a calibrated platform from another machine") {
+    mmgp::test::temp_dir d;
+    json pl = {{"schema", "mmgp/1"}, {"kind", "platform"}, {"name", "elsewhere"}, {"hpu_contexts", 2}, {"apus", 4},
+               {"O_offload", 1e-7}, {"T_csw", 1e-6}, {"alpha", 1.0},
+               {"machine", {{"host_name", "a-host-that-is-not-this-one.example"}, {"date", "2026-11-20T00:00:00+0000"}}},
+               {"calibration", {{"tool", "mmgp calibrate"}}}};
+    const std::string plat = d.write("p.json", pl.dump());
+    const std::string scen = d.write("s.json", R"({"schema": "mmgp/1", "platform": "p.json", "application": "pbpi"})");
+    auto r = run_mmgp("predict " + scen + " --json --max-age 36500");
+    REQUIRE(r.status == 0);
+    CHECK(mmgp::test::count_lines(r.err) == 1);
+    CHECK(r.err.find("mmgp: warning: platform elsewhere was calibrated on another machine (host)") != std::string::npos);
+    (void)json::parse(r.out);  // stdout stays one JSON document
+    auto old = run_mmgp("launch " + scen + " --launcher local --max-age 0 -- true");
+    CHECK(old.status == 0);
+    CHECK(old.err.find("days ago (2026-11-20), more than 0 days") != std::string::npos);
+    const std::string runs = d.write("runs.csv", "m,p,time_s\n1,1,9.5\n1,2,5.6\n2,1,5.1\n2,2,3.2\n1,4,3.9\n4,1,3.0\n");
+    auto fit = run_mmgp("fit " + runs + " --platform " + plat + " --json");
+    CHECK(fit.status == 0);
+    CHECK(fit.err.find("calibrated on another machine") != std::string::npos);
+    // Without a calibration section (a bundled description of another machine) nothing is said.
+    pl.erase("calibration");
+    d.write("p.json", pl.dump());
+    auto quiet = run_mmgp("predict " + scen + " --json");
+    CHECK(quiet.status == 0);
+    CHECK(quiet.err.empty());
+}

@@ -219,3 +219,57 @@ TEST_CASE("a platform or application document alone is read by the same key tabl
     CHECK_THROWS_AS(mmgp::parse_application(R"({"N": 10, "T_hpu": 1, "T_apu": 2, "C_apu": 0})", "a.json"),
                     mmgp::input_error);
 }
+
+TEST_CASE("freshness: a calibrated platform from another machine, old, thinly measured or noisy is warned about") {
+    const std::string same_host = mmgp::host_hash("node-a");
+    CHECK(same_host.size() == 16);
+    CHECK(same_host != mmgp::host_hash("node-b"));
+    CHECK(same_host == mmgp::host_hash("node-a"));
+    nlohmann::json doc = {{"schema", "mmgp/1"},
+                          {"kind", "platform"},
+                          {"name", "host-a"},
+                          {"hpu_contexts", 1},
+                          {"apus", 1},
+                          {"O_offload", {{"value", 3e-7}, {"repetitions", 5}}},
+                          {"T_csw", {{"value", 1e-6}, {"repetitions", 5}, {"flagged", true}, {"warning", "noisy: CV 56 %"}}},
+                          {"alpha", 1.0},
+                          {"machine", {{"host_name", "node-a"}, {"cpu_model", "CPU X"}, {"cores", 4},
+                                       {"date", "2026-01-10T08:00:00+0000"}}},
+                          {"calibration", {{"tool", "mmgp calibrate"}}}};
+    const mmgp::platform pl = mmgp::parse_platform(doc.dump(), "a.json");
+    CHECK(pl.provenance.calibrated);
+    CHECK(pl.provenance.host_hash == same_host);
+    CHECK(pl.provenance.min_repetitions == 5);
+    REQUIRE(pl.provenance.flagged.size() == 1);
+    CHECK(pl.provenance.flagged[0] == "T_csw: noisy: CV 56 %");
+    // 2026-01-10 + 30 days, in seconds since 1970: 2026-01-10 is day 20463.
+    const std::int64_t day = 86400, jan10 = 20463 * day;
+    auto warnings = [&](const mmgp::machine_fingerprint& here, std::int64_t now, mmgp::freshness_policy policy = {}) {
+        return mmgp::platform_warnings(pl, here, now, policy);
+    };
+    const mmgp::machine_fingerprint home{same_host, "CPU X", 4};
+    auto w = warnings(home, jan10 + 30 * day);
+    REQUIRE(w.size() == 1);  // only the flag: same machine, 30 days old, 5 repetitions
+    CHECK(w[0] == "platform host-a: T_csw: noisy: CV 56 %");
+    w = warnings(mmgp::machine_fingerprint{mmgp::host_hash("node-b"), "CPU Y", 8}, jan10 + 91 * day);
+    REQUIRE(w.size() == 3);
+    CHECK(w[0] == "platform host-a was calibrated on another machine (host; CPU CPU X, here CPU Y; 4 cores, here 8): "
+                  "recalibrate with mmgp calibrate");
+    CHECK(w[1] == "platform host-a was calibrated 91 days ago (2026-01-10), more than 90 days: recalibrate with mmgp "
+                  "calibrate");
+    mmgp::freshness_policy strict;
+    strict.min_repetitions = 10;
+    strict.max_age_days = 365;
+    w = warnings(home, jan10 + 91 * day, strict);
+    REQUIRE(w.size() == 2);
+    CHECK(w[0] == "platform host-a rests on 5 repetition(s) for some parameter, fewer than 10");
+    // A platform without a calibration section (a bundled description of another machine) is never stale.
+    doc.erase("calibration");
+    CHECK(mmgp::platform_warnings(mmgp::parse_platform(doc.dump(), "b.json"), mmgp::machine_fingerprint{}, jan10 + 999 * day)
+              .empty());
+    // Provenance sections of another shape are left out, never an error.
+    doc["calibration"] = {{"tool", "x"}};
+    doc["machine"] = {{"cores", "four"}, {"date", "yesterday"}, {"host_hash", 3}};
+    const mmgp::platform odd = mmgp::parse_platform(doc.dump(), "c.json");
+    CHECK(mmgp::platform_warnings(odd, home, jan10 + 999 * day).size() == 1);  // the flag only
+}

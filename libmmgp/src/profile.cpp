@@ -283,6 +283,38 @@ search_space read_search(const json& v, const reader& r, const std::string& path
 
 }  // namespace
 
+namespace {
+// The provenance of a calibrated platform. Its sections are free-form (provenance keys): a member of another
+// shape is left out, never an error.
+platform_provenance read_provenance(const json& obj) {
+    platform_provenance p;
+    p.calibrated = obj.contains("calibration") && obj["calibration"].is_object();
+    if (obj.contains("machine") && obj["machine"].is_object()) {
+        const json& m = obj["machine"];
+        auto text = [&](const char* key) { return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : ""; };
+        p.host_hash = text("host_hash");
+        if (p.host_hash.empty() && !text("host_name").empty()) p.host_hash = host_hash(text("host_name"));
+        p.cpu_model = text("cpu_model");
+        p.kernel = text("kernel");
+        p.date = text("date");
+        if (m.contains("cores") && m["cores"].is_number_integer()) p.cores = m["cores"].get<int>();
+    }
+    for (auto it = obj.begin(); it != obj.end(); ++it) {  // the parameters written as {"value": ..., ...}
+        const json& v = it.value();
+        if (!v.is_object() || !v.contains("value")) continue;
+        if (v.contains("repetitions") && v["repetitions"].is_number_integer()) {
+            const int reps = v["repetitions"].get<int>();
+            if (reps > 0 && (p.min_repetitions == 0 || reps < p.min_repetitions)) p.min_repetitions = reps;
+        }
+        if (v.contains("flagged") && v["flagged"].is_boolean() && v["flagged"].get<bool>())
+            p.flagged.push_back(it.key() + ": " +
+                                (v.contains("warning") && v["warning"].is_string() ? v["warning"].get<std::string>()
+                                                                                  : std::string("flagged noisy")));
+    }
+    return p;
+}
+}  // namespace
+
 platform platform_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
     r.known_keys(obj, path, detail::schema::platform);
@@ -293,7 +325,6 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
     pl.nodes = static_cast<int>(r.integer_or(obj, path, "nodes", 1, 1, int_max));
     pl.max_processes_per_node = static_cast<int>(r.integer_or(obj, path, "max_processes_per_node", 0, 1, int_max));
     pl.cores = static_cast<int>(r.integer_or(obj, path, "cores", 0, 1, int_max));
-    // Keys that describe time-shared cores only.
     // Keys that describe time-shared cores only (refused without "cores").
     static constexpr std::pair<const char*, double platform::*> time_shared[] = {
         {"T_wake", &platform::T_wake},           {"T_wake_busy", &platform::T_wake_busy},
@@ -315,6 +346,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
         pl.dma = read_link(obj["dma"], r, child(path, "dma"));
     }
     if (obj.contains("network")) read_network(obj["network"], r, child(path, "network"), pl);
+    pl.provenance = read_provenance(obj);
     return pl;
 }
 

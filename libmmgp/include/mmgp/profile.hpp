@@ -86,8 +86,21 @@ struct comm_model {
 };
 
 /// A host + accelerator node type and how many of them there are.
+/// Where a calibrated platform comes from: its "machine" and "calibration" sections, as mmgp calibrate
+/// writes them (provenance only: the model never reads them).
+struct platform_provenance {
+    bool calibrated = false;  ///< the profile has a "calibration" section
+    std::string host_hash;    ///< machine.host_hash, or the hash of machine.host_name (host_hash())
+    std::string cpu_model, kernel;
+    std::string date;         ///< machine.date as written (ISO 8601, e.g. 2026-11-22T10:17:38+0000)
+    int cores = 0;            ///< machine.cores (0: not stated)
+    int min_repetitions = 0;  ///< fewest repetitions behind a calibrated parameter (0: none stated)
+    std::vector<std::string> flagged;  ///< "KEY: warning" of each parameter flagged noisy, in key order
+};
+
 struct platform {
     std::string name;
+    platform_provenance provenance;  ///< calibrated profiles only: machine, date, repetitions, flags
     int hpu_contexts = 1;   ///< H: host hardware contexts per node
     int apus = 1;           ///< A: accelerators per node
     int nodes = 1;          ///< nodes available
@@ -232,6 +245,28 @@ application load_application(const std::string& path_or_name);
 platform parse_platform(std::string_view json_text, const std::string& file);
 /// Parses an application profile from JSON text (as `mmgp profile` and `mmgp fit` write it).
 application parse_application(std::string_view json_text, const std::string& file);
+
+/// The machine a command runs on, as far as a platform's provenance can be compared with it.
+struct machine_fingerprint {
+    std::string host_hash, cpu_model;
+    int cores = 0;
+};
+/// A short stable hash of a host name (FNV-1a, 16 hex digits): calibrated profiles record it, not the name.
+std::string host_hash(const std::string& host_name);
+/// This machine's fingerprint: the host name's hash, /proc/cpuinfo's model name, the online cores (I/O).
+machine_fingerprint this_machine();
+
+/// When a calibrated platform is not to be trusted without a word (docs/PROFILES.md "Freshness").
+struct freshness_policy {
+    double max_age_days = 90;  ///< older calibrations are flagged
+    int min_repetitions = 3;   ///< fewer repetitions behind a parameter are flagged
+};
+/// One line per reason to distrust the platform here: calibrated on another machine (host, CPU model or
+/// core count differ), older than policy.max_age_days at `now_unix` (seconds since 1970), fewer repetitions
+/// than policy.min_repetitions, or a parameter flagged noisy. Empty for a platform that was not calibrated
+/// (a bundled description of another machine is not stale). Pure: `here` and `now_unix` come from the caller.
+std::vector<std::string> platform_warnings(const platform& pl, const machine_fingerprint& here, std::int64_t now_unix,
+                                           const freshness_policy& policy = {});
 
 /// Checks that the scenario's tables cover its search space and that the space is not empty;
 /// throws input_error naming the offending JSON path. load_scenario() already calls it.
