@@ -399,7 +399,7 @@ int run(const std::string& cmd) {
 }
 }  // namespace
 
-TEST_CASE("mmgp calibrate --quick writes a profile that mmgp predict runs on" * doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
+TEST_CASE("mmgp calibrate --quick --dedicated writes a profile that mmgp predict runs on" * doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
           doctest::description("runs through meson test, which sets MMGP_BIN")) {
     const char* bin = std::getenv("MMGP_BIN");
     REQUIRE(bin != nullptr);
@@ -421,13 +421,13 @@ TEST_CASE("mmgp calibrate --quick writes a profile that mmgp predict runs on" * 
         CHECK_FALSE(l1.empty());
         CHECK_FALSE(std::getline(err, l2));
     }
-    REQUIRE(run(b + " calibrate --quick -o " + prof) == 0);
+    REQUIRE(run(b + " calibrate --quick --dedicated -o " + prof) == 0);
     REQUIRE(fs::exists(prof));
     mmgp::platform pl = mmgp::load_platform(prof);
     {
         std::ifstream in(prof);
         nlohmann::json j = nlohmann::json::parse(in);
-        // The spin harness's records are under measurements; without --time-shared the platform keys are as before.
+        // The spin harness's records are under measurements; --dedicated writes no time-shared key.
         CHECK(j["measurements"]["spin_pause"]["name"] == "spin/pause");
         CHECK(j["measurements"]["spin_pause"]["median"].get<double>() > 0);
         CHECK(j["measurements"]["sched_slice"]["name"] == "spin/sched_slice");
@@ -528,7 +528,7 @@ TEST_CASE("mmgp-harness-spin --quick: well-formed report, spin_pause and sched_s
     fs::remove_all(tmp);
 }
 
-TEST_CASE("mmgp calibrate --quick --time-shared: cores, T_wake, spin_pause, sched_slice with derivations" * doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
+TEST_CASE("mmgp calibrate --quick, time-shared by default: cores, T_wake, spin_pause, sched_slice with derivations" * doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
           doctest::description("runs through meson test, which sets MMGP_BIN")) {
     const char* bin = std::getenv("MMGP_BIN");
     REQUIRE(bin != nullptr);
@@ -536,13 +536,16 @@ TEST_CASE("mmgp calibrate --quick --time-shared: cores, T_wake, spin_pause, sche
     fs::create_directories(dir);
     std::string prof = (dir / "host.json").string();
     std::string b = bin;
-    // Bad --max-threads: exit 2 before measuring, nothing written.
-    CHECK(run(b + " calibrate --quick --max-threads 4 -o " + prof + " 2>/dev/null") == 2);
+    // Bad --max-threads, or contradictory descriptions: exit 2 before measuring, nothing written.
+    CHECK(run(b + " calibrate --quick --dedicated --max-threads 4 -o " + prof + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --quick --dedicated --time-shared -o " + prof + " 2>/dev/null") == 2);
     CHECK(run(b + " calibrate --quick --time-shared --max-threads 0 -o " + prof + " 2>/dev/null") == 2);
     CHECK(run(b + " calibrate --quick --time-shared --max-threads x -o " + prof + " 2>/dev/null") == 2);
     CHECK_FALSE(fs::exists(prof));
     const int cores = static_cast<int>(detect_topology().cores.size());
-    REQUIRE(run(b + " calibrate --quick --time-shared -o " + prof) == 0);
+    // No option: on this node (host threads, no accelerator) the threads time-share the cores, so MPI ranks x
+    // threads up to 4 x cores are feasible.
+    REQUIRE(run(b + " calibrate --quick -o " + prof) == 0);
     nlohmann::json p;
     {
         std::ifstream in(prof);
@@ -641,9 +644,15 @@ TEST_CASE("mmgp calibrate --time-shared --from: the platform of a calibrated pro
     CHECK(run(b + " calibrate --time-shared --from " + (dir / "missing.json").string() + " -o " + out + " 2>" + err) ==
           2);
     CHECK(first_line().find("missing.json") != std::string::npos);
-    // --from measures nothing: it needs --time-shared and refuses the options that choose what to measure.
+    // --from measures nothing: it re-describes as time-shared cores and refuses the options that choose what
+    // to measure or describe the roles as dedicated.
     write(cal, calibrated);
-    CHECK(run(b + " calibrate --from " + cal + " -o " + out + " 2>/dev/null") == 2);
+    CHECK(run(b + " calibrate --dedicated --from " + cal + " -o " + out + " 2>/dev/null") == 2);
+    REQUIRE(run(b + " calibrate --from " + cal + " --max-threads 12 -q -o " + (dir / "plain.json").string()) == 0);
+    {
+        std::ifstream in(dir / "plain.json");
+        CHECK(nlohmann::json::parse(in) == p);  // --time-shared is the default
+    }
     CHECK(run(b + " calibrate --time-shared --quick --from " + cal + " -o " + out + " 2>/dev/null") == 2);
     CHECK(run(b + " calibrate --time-shared --hpu-cpus 0 --from " + cal + " -o " + out + " 2>/dev/null") == 2);
     CHECK(run(b + " calibrate --time-shared --from " + cal + " -o " + cal + " 2>/dev/null") == 2);  // in place

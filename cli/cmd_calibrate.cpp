@@ -29,14 +29,19 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
                     "Coefficient of variation above which a parameter is repeated, then flagged (default 0.10)");
     add_checked(sub, "--name", o.name, "Profile name (default host-HOSTNAME)");
     auto* shared = sub->add_flag("--time-shared", o.time_shared,
-                  "Describe HPU and APU threads as unpinned software threads time-sharing the cores (writes cores, "
-                  "T_wake, spin_pause, sched_slice; hpu_contexts = cores, apus = --max-threads)");
+                  "Describe HPU and APU threads as unpinned software threads time-sharing the cores (cores, T_wake, "
+                  "T_csw, T_wake_busy, spin_pause, sched_slice; hpu_contexts = cores, apus = --max-threads): the "
+                  "default, since the one backend, host threads, has no accelerator");
+    auto* dedicated = sub->add_flag("--dedicated", o.dedicated,
+                  "Describe the roles as dedicated hardware instead: hpu_contexts = the HPU role's contexts, apus = the "
+                  "APU role's cores (m*p <= APU cores)")
+        ->excludes(shared);
     add_checked(sub, "--max-threads", o.max_threads,
                     "With --time-shared: the bound on m*p written as apus (default 4 x cores)");
     add_checked(sub, "--from", o.from,
-                "With --time-shared: measure nothing, re-describe this profile written by mmgp calibrate (its "
-                "measurements) as time-shared cores")
-        ->needs(shared)
+                "Measure nothing: re-describe this profile written by mmgp calibrate (its measurements) as "
+                "time-shared cores")
+        ->excludes(dedicated)
         ->excludes(quick)
         ->excludes(mpi)
         ->excludes(hpu)
@@ -123,7 +128,7 @@ void summarize(const nlohmann::json& profile, const calibrate_options& o) {
                              human_time(ms["spin_pause"]["median"].get<double>()),
                              sl.value("measurable", false) ? human_time(sl["median"].get<double>())
                                                            : std::string("unmeasurable"),
-                             o.time_shared ? fmt::format(", time-shared: {} cores, T_wake {}, T_csw (futex) {}",
+                             !o.dedicated ? fmt::format(", time-shared: {} cores, T_wake {}, T_csw (futex) {}",
                                                          value_of(profile["cores"]),
                                                          human_time(value_of(profile["T_wake"])),
                                                          human_time(value_of(profile["T_csw"])))
@@ -133,7 +138,7 @@ void summarize(const nlohmann::json& profile, const calibrate_options& o) {
 
 int run_calibrate(const calibrate_options& o) {
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
-    if (o.max_threads && !o.time_shared) throw usage_error("--max-threads: only with --time-shared");
+    if (o.max_threads && o.dedicated) throw usage_error("--max-threads: only with time-shared cores, not --dedicated");
     if (!o.output.empty()) check_output("-o", o.output, {o.from});  // fail before measuring, not after
     const int max_threads = o.max_threads ? static_cast<int>(*o.max_threads) : 0;
     // An interrupt from here on stops at once and says which file it left alone.
@@ -149,7 +154,7 @@ int run_calibrate(const calibrate_options& o) {
         s.apu_cpus = o.apu_cpus;
         s.cv_threshold = o.cv_threshold;
         s.name = o.name;
-        s.time_shared = o.time_shared;
+        s.time_shared = !o.dedicated;
         s.max_threads = max_threads;
         try {  // bad CPU lists are usage errors: check them before measuring anything
             calib::resolve_roles(calib::detect_topology(), o.hpu_cpus, o.apu_cpus);

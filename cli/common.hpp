@@ -105,7 +105,7 @@ void setup_validate(CLI::App& app, validate_options& o);
 int run_validate(const validate_options& o);
 
 struct calibrate_options {
-    bool quick = false, mpi = false, time_shared = false, quiet = false;
+    bool quick = false, mpi = false, time_shared = false, dedicated = false, quiet = false;
     std::string output, hpu_cpus, apu_cpus, name;
     std::string from;  ///< --from: re-describe this calibrated profile instead of measuring
     double cv_threshold = 0.10;
