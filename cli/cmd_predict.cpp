@@ -9,6 +9,7 @@
 
 #include "common.hpp"
 #include "options.hpp"
+#include "mmgp/uncertainty.hpp"
 
 namespace mmgp::cli {
 
@@ -21,6 +22,10 @@ void setup_predict(CLI::App& app, predict_options& o) {
     add_checked(sub, "--top", o.top, "Rows of the ranked table in the human output (default 15)");
     auto* j = sub->add_flag("--json", o.json, "Print one JSON document");
     auto* c = sub->add_flag("--csv", o.csv, "Print every configuration as CSV");
+    auto* u = sub->add_flag("--uncertainty", o.uncertainty,
+                            "Propagate the profiles' spreads (MAD, standard error) to an interval for each listed "
+                            "configuration and the set that cannot be told apart from the best");
+    u->excludes(c);
     j->excludes(c);
 }
 
@@ -211,6 +216,63 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
         out.print("  Configurations inside this margin cannot be told apart at the model's accuracy ([H] §4.4).\n");
 }
 
+// The configurations --uncertainty samples: the listed ones (fastest, near-optimal), best first, each once.
+std::vector<configuration> uncertainty_candidates(const search_result& r) {
+    std::vector<configuration> out{r.best.c};
+    auto add = [&](const configuration& c) {
+        if (std::none_of(out.begin(), out.end(), [&](const configuration& d) {
+                return d.m == c.m && d.p == c.p && d.nodes == c.nodes && d.pol == c.pol;
+            }))
+            out.push_back(c);
+    };
+    for (const auto& x : r.fastest) add(x.c);
+    for (const auto& x : r.near_optimal) add(x.c);
+    return out;
+}
+
+void uncertainty_text(out_stream& out, const uncertainty_report& u) {
+    out.print("\nUncertainty (--uncertainty): ");
+    if (u.samples == 0) {
+        out.print("no spread is given for a parameter the model varies{}; every interval is the point.\n",
+                  u.not_varied.empty() ? "" : " (not varied: " + fmt::format("{}", fmt::join(u.not_varied, ", ")) + ")");
+        return;
+    }
+    out.print("{} samples of the parameters with a spread, independent and log-normal around their values:\n",
+              u.samples);
+    for (const auto& p : u.parameters) out.print("  {}\n", p);
+    if (!u.not_varied.empty()) out.print("  not varied (no scalar of the model): {}\n", fmt::join(u.not_varied, ", "));
+    out.print("{:>5} {:>5} {:>6} {:>11} {:>23} {:>16}\n", "m", "p", "nodes", "time", "90 % interval", "P(<= best)");
+    for (const auto& x : u.configs)
+        out.print("{:>5} {:>5} {:>6} {:>11.5g} {:>11.5g} - {:<9.5g} {:>15.1f}%\n", x.c.m, x.c.p, x.c.nodes, x.time_s, x.lo,
+                  x.hi, 100 * x.p_not_slower);
+    out.print("Cannot be told apart from the best at these spreads (at least as fast in >= 5 % of the samples, {} "
+              "configuration{}): ",
+              u.indistinguishable.size(), u.indistinguishable.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < u.indistinguishable.size(); ++i) out.print("{}{}", i ? ", " : "", label(u.indistinguishable[i]));
+    out.print("\n");
+}
+
+std::string uncertainty_json(const uncertainty_report& u) {
+    auto strings = [](const std::vector<std::string>& xs) {
+        std::string s = "[";
+        for (std::size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + quote(xs[i]);
+        return s + "]";
+    };
+    std::string s = fmt::format("{{\"samples\": {}, \"parameters\": {}, \"not_varied\": {}, \"configurations\": [",
+                                u.samples, strings(u.parameters), strings(u.not_varied));
+    for (std::size_t i = 0; i < u.configs.size(); ++i) {
+        const auto& x = u.configs[i];
+        s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"lo_s\": {}, \"hi_s\": {}, "
+                         "\"p_not_slower\": {}}}",
+                         i ? ", " : "", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(x.lo), num(x.hi), num(x.p_not_slower));
+    }
+    s += "], \"indistinguishable\": [";
+    for (std::size_t i = 0; i < u.indistinguishable.size(); ++i)
+        s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}}}", i ? ", " : "", u.indistinguishable[i].m,
+                         u.indistinguishable[i].p, u.indistinguishable[i].nodes);
+    return s + "]}";
+}
+
 // One configuration as a JSON object; `extra` is appended inside it (", \"key\": value").
 std::string json_entry(const ranked& x, std::string_view extra = {}) {
     return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"breakdown\": {}{}}}", x.c.m, x.c.p,
@@ -219,7 +281,7 @@ std::string json_entry(const ranked& x, std::string_view extra = {}) {
 
 // --json: the configurations are written while the search evaluates them.
 void json_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt, search_result& r,
-                 const std::vector<std::string>& what_if) {
+                 const std::vector<std::string>& what_if, bool uncertainty) {
     std::int64_t written = 0;
     opt.visit = [&](const ranked& x, const ranked& best) {
         if (written == 0) {
@@ -242,7 +304,11 @@ void json_report(out_stream& out, const scenario& s, model_kind kind, search_opt
         out.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
     out.print("],\n\"notes\": [");
     for (std::size_t i = 0; i < r.notes.size(); ++i) out.print("{}{}", i ? ", " : "", quote(r.notes[i]));
-    out.print("]}}\n");
+    out.print("]");
+    if (uncertainty)
+        out.print(",\n\"uncertainty\": {}",
+                  uncertainty_json(propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c)));
+    out.print("}}\n");
 }
 
 // --csv: every configuration, written while the search evaluates it.
@@ -277,7 +343,7 @@ int run_predict(const predict_options& o) {
     if (o.json) {
         opt.near_optimal_max = json_near_optimal_max;
         search_result r;
-        json_report(out, s, kind, opt, r, what_if);
+        json_report(out, s, kind, opt, r, what_if, o.uncertainty);
     } else if (o.csv) {
         opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
         csv_report(out, s, kind, opt);
@@ -289,6 +355,7 @@ int run_predict(const predict_options& o) {
         search_result r = search(s, kind, opt);
         r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
         human_report(out, s, kind, r, view);
+        if (o.uncertainty) uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c));
     }
     return 0;
 }

@@ -75,7 +75,7 @@ struct predict_options {
     std::string profile;
     space_options_cli space;
     std::optional<double> tolerance;  ///< --tolerance (not given: the scenario's)
-    bool json = false, csv = false;
+    bool json = false, csv = false, uncertainty = false;
     int top = 15;
 };
 void setup_predict(CLI::App& app, predict_options& o);

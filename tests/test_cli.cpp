@@ -222,3 +222,24 @@ TEST_CASE("predict, launch and fit warn on stderr about a calibrated platform fr
     CHECK(quiet.status == 0);
     CHECK(quiet.err.empty());
 }
+
+TEST_CASE("mmgp predict --uncertainty: intervals from the profiles' spreads, in the text and in --json") {
+    auto r = run_mmgp("predict validation/offload/scenario-24x600.json --json --uncertainty");
+    REQUIRE(r.status == 0);
+    json j = json::parse(r.out);
+    const auto& u = j["uncertainty"];
+    CHECK(u["samples"] == 200);
+    CHECK(u["parameters"].size() >= 5);  // the calibrated platform's and the profiled program's spreads
+    REQUIRE(u["configurations"].size() >= 1);
+    CHECK(u["configurations"][0]["m"] == j["best"]["m"]);
+    CHECK(u["configurations"][0]["p_not_slower"] == 1.0);
+    for (const auto& c : u["configurations"]) CHECK(c["lo_s"].get<double>() <= c["hi_s"].get<double>());
+    CHECK(u["indistinguishable"].size() >= 1);
+    auto text = run_mmgp("predict validation/offload/scenario-24x600.json --uncertainty --top 3");
+    CHECK(text.out.find("Uncertainty (--uncertainty): 200 samples") != std::string::npos);
+    CHECK(text.out.find("Cannot be told apart from the best at these spreads") != std::string::npos);
+    // The bundled QS20 profiles state no spread: nothing to sample.
+    auto plain = run_mmgp("predict pbpi-qs20 --uncertainty");
+    CHECK(plain.out.find("no spread is given") != std::string::npos);
+    mmgp::test::expect_bad_input("predict pbpi-qs20 --uncertainty --csv", "--csv excludes --uncertainty");
+}

@@ -284,11 +284,27 @@ search_space read_search(const json& v, const reader& r, const std::string& path
 }  // namespace
 
 namespace {
+// The spreads written beside values: {"value": v, "spread"|"mad"|"std_error": s} at the top level of a profile.
+std::vector<parameter_spread> read_spreads(const json& obj) {
+    std::vector<parameter_spread> out;
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        const json& v = it.value();
+        if (!v.is_object() || !v.contains("value") || !v["value"].is_number()) continue;
+        for (const char* key : {"spread", "mad", "std_error"})
+            if (v.contains(key) && v[key].is_number() && v[key].get<double>() > 0 && std::isfinite(v[key].get<double>())) {
+                out.push_back({it.key(), v[key].get<double>(), std::string(key) != "std_error"});
+                break;
+            }
+    }
+    return out;
+}
+
 // The provenance of a calibrated platform. Its sections are free-form (provenance keys): a member of another
 // shape is left out, never an error.
 platform_provenance read_provenance(const json& obj) {
     platform_provenance p;
     p.calibrated = obj.contains("calibration") && obj["calibration"].is_object();
+    p.spreads = read_spreads(obj);
     if (obj.contains("machine") && obj["machine"].is_object()) {
         const json& m = obj["machine"];
         auto text = [&](const char* key) { return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : ""; };
@@ -403,6 +419,7 @@ application application_from_json(const json& obj, const reader& r, const std::s
             a.comm.push_back(p);
         }
     }
+    a.spreads = read_spreads(obj);
     return a;
 }
 

@@ -86,6 +86,14 @@ struct comm_model {
 };
 
 /// A host + accelerator node type and how many of them there are.
+/// The spread of a profile's parameter as written beside its value ({"value": v, "spread"|"mad"|"std_error": s}):
+/// a MAD of observations (mmgp calibrate's "spread", mmgp profile's "mad") or a standard error.
+struct parameter_spread {
+    std::string key;   ///< the top-level key, e.g. "T_csw"
+    double spread = 0; ///< in the parameter's unit
+    bool mad = true;   ///< a median absolute deviation (false: a standard error)
+};
+
 /// Where a calibrated platform comes from: its "machine" and "calibration" sections, as mmgp calibrate
 /// writes them (provenance only: the model never reads them).
 struct platform_provenance {
@@ -95,6 +103,7 @@ struct platform_provenance {
     std::string date;         ///< machine.date as written (ISO 8601, e.g. 2026-11-22T10:17:38+0000)
     int cores = 0;            ///< machine.cores (0: not stated)
     int min_repetitions = 0;  ///< fewest repetitions behind a calibrated parameter (0: none stated)
+    std::vector<parameter_spread> spreads;    ///< the spreads written beside values (--uncertainty)
     std::vector<std::string> flagged;  ///< "KEY: warning" of each parameter flagged noisy, in key order
 };
 
@@ -172,6 +181,7 @@ struct application {
     std::int64_t units = 1;  ///< U: independent task units (task decomposition)
     double dma_bytes = 0.0;  ///< bytes per off-load not overlapped with computation
     std::vector<comm_pattern> comm;  ///< communication per phase (cluster term)
+    std::vector<parameter_spread> spreads;  ///< the spreads written beside values (mmgp predict --uncertainty)
 };
 
 /// An inclusive integer range.

@@ -1,0 +1,108 @@
+// Propagating the profiles' spreads to the ranking (docs/MODEL.md "Uncertainty").
+#include "mmgp/uncertainty.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+
+namespace mmgp {
+
+namespace {
+
+struct varied {
+    double* target;
+    double value, sigma_rel;
+};
+
+// The model's scalars a spread may vary, by section and key.
+double* platform_scalar(platform& pl, const std::string& key) {
+    static constexpr std::pair<const char*, double platform::*> keys[] = {
+        {"O_offload", &platform::O_offload}, {"T_csw", &platform::T_csw},           {"T_wake", &platform::T_wake},
+        {"T_wake_busy", &platform::T_wake_busy}, {"spin_pause", &platform::spin_pause}, {"sched_slice", &platform::sched_slice}};
+    for (const auto& [name, member] : keys)
+        if (key == name) return &(pl.*member);
+    return nullptr;
+}
+
+double* application_scalar(application& app, const std::string& key) {
+    static constexpr std::pair<const char*, double application::*> keys[] = {
+        {"N", &application::N},         {"T_hpu", &application::T_hpu},     {"T_apu", &application::T_apu},
+        {"C_apu", &application::C_apu}, {"g", &application::g},             {"T_start", &application::T_start},
+        {"N_start", &application::N_start}, {"T_offload_idle", &application::T_offload_idle},
+        {"dma_bytes", &application::dma_bytes}};
+    for (const auto& [name, member] : keys)
+        if (key == name) return &(app.*member);
+    return nullptr;
+}
+
+double percentile(std::vector<double>& xs, double q) {  // nearest rank on a sorted copy
+    std::sort(xs.begin(), xs.end());
+    const auto i = static_cast<std::size_t>(std::lround(q * static_cast<double>(xs.size() - 1)));
+    return xs[std::min(i, xs.size() - 1)];
+}
+
+}  // namespace
+
+uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const std::vector<configuration>& candidates,
+                                     const configuration& best, int samples, double confidence, std::uint64_t seed) {
+    uncertainty_report out;
+    scenario work = s;
+    std::vector<varied> vs;
+    auto collect = [&](const std::vector<parameter_spread>& spreads, const char* section, auto&& scalar) {
+        for (const auto& sp : spreads) {
+            double* target = scalar(sp.key);
+            const std::string name = std::string(section) + "." + sp.key;
+            if (!target || !(*target > 0)) {
+                out.not_varied.push_back(name);
+                continue;
+            }
+            const double sd = sp.mad ? 1.4826 * sp.spread : sp.spread;
+            vs.push_back({target, *target, sd / *target});
+            char text[96];
+            std::snprintf(text, sizeof text, ": %.3g %% (%s %.3g)", 100 * sd / *target, sp.mad ? "MAD" : "standard error",
+                          sp.spread);
+            out.parameters.push_back(name + text);
+        }
+    };
+    collect(s.plat.provenance.spreads, "platform", [&](const std::string& k) { return platform_scalar(work.plat, k); });
+    collect(s.app.spreads, "application", [&](const std::string& k) { return application_scalar(work.app, k); });
+
+    const evaluator nominal(s, kind);
+    const double best_nominal = nominal(best).time_s;
+    std::vector<std::vector<double>> times(candidates.size());
+    std::vector<int> not_slower(candidates.size(), 0);
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> z(0.0, 1.0);
+    out.samples = vs.empty() ? 0 : samples;
+    for (int k = 0; k < out.samples; ++k) {
+        for (const auto& v : vs) *v.target = v.value * std::exp(v.sigma_rel * z(rng));
+        const evaluator ev(work, kind);
+        const double t_best = ev(best).time_s;
+        for (std::size_t i = 0; i < candidates.size(); ++i) {
+            const double t = ev(candidates[i]).time_s;
+            times[i].push_back(t);
+            not_slower[i] += t <= t_best;
+        }
+    }
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        interval_prediction x;
+        x.c = candidates[i];
+        x.time_s = nominal(candidates[i]).time_s;
+        if (out.samples > 0) {
+            x.lo = percentile(times[i], 0.05);
+            x.hi = percentile(times[i], 0.95);
+            x.p_not_slower = static_cast<double>(not_slower[i]) / out.samples;
+        } else {  // nothing to vary: the point, and ties with the best only
+            x.lo = x.hi = x.time_s;
+            x.p_not_slower = x.time_s <= best_nominal ? 1.0 : 0.0;
+        }
+        const bool is_best = x.c.m == best.m && x.c.p == best.p && x.c.nodes == best.nodes && x.c.pol == best.pol;
+        if (is_best || x.p_not_slower >= 1.0 - confidence) out.indistinguishable.push_back(x.c);
+        out.configs.push_back(x);
+    }
+    return out;
+}
+
+}  // namespace mmgp
