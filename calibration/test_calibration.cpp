@@ -662,3 +662,44 @@ TEST_CASE("mmgp calibrate --time-shared --from: the platform of a calibrated pro
     }
     fs::remove_all(dir);
 }
+
+namespace {
+bool can_emulate_nodes() { return getuid() == 0 && std::system("command -v mpirun >/dev/null 2>&1") == 0; }
+}  // namespace
+
+TEST_CASE("mmgp calibrate --quick --mpi: a platform whose tables and node count predict across nodes directly" *
+          doctest::skip(std::getenv("MMGP_BIN") == nullptr || !can_emulate_nodes()) *
+          doctest::description("needs MMGP_BIN (meson test), root (network namespaces) and OpenMPI's mpirun")) {
+    const std::string b = std::getenv("MMGP_BIN");
+    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-mpi-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string prof = (dir / "host.json").string();
+    REQUIRE(run(b + " calibrate --quick --mpi -q -o " + prof) == 0);
+    nlohmann::json p;
+    {
+        std::ifstream in(prof);
+        p = nlohmann::json::parse(in);
+    }
+    int table_nodes = 1;
+    for (const auto& t : p["network"]["tables"]) table_nodes = std::max(table_nodes, t["nodes"].get<int>());
+    CHECK(table_nodes == 2);  // 1 node x 2 processes and 2 emulated nodes x 1 process
+    CHECK(p["nodes"]["value"].get<int>() == table_nodes);
+    // A communicating program over nodes 1..2 without editing the platform, then 16 nodes by --set.
+    std::ofstream(dir / "s.json") << R"({"schema": "mmgp/1", "platform": "host.json", "application": {"name": "a",
+        "N": 1000, "T_hpu": 0.1, "T_apu": 4, "C_apu": 0.01, "g": 1e-6,
+        "communication": [{"primitive": "allreduce", "bytes": 64}]}})";
+    const std::string scen = (dir / "s.json").string();
+    CHECK(run(b + " predict " + scen + " --json > " + (dir / "two.json").string()) == 0);
+    {
+        std::ifstream in(dir / "two.json");
+        const auto j = nlohmann::json::parse(in);
+        CHECK(j["search"]["nodes"][1] == 2);
+        CHECK(j["best"]["breakdown"]["communication"].get<double>() > 0);
+    }
+    CHECK(run(b + " predict " + scen + " --set platform.nodes=16 --json > " + (dir / "many.json").string()) == 0);
+    {
+        std::ifstream in(dir / "many.json");
+        CHECK(nlohmann::json::parse(in)["search"]["nodes"][1] == 16);
+    }
+    fs::remove_all(dir);
+}
