@@ -273,3 +273,55 @@ TEST_CASE("freshness: a calibrated platform from another machine, old, thinly me
     const mmgp::platform odd = mmgp::parse_platform(doc.dump(), "c.json");
     CHECK(mmgp::platform_warnings(odd, home, jan10 + 999 * day).size() == 1);  // the flag only
 }
+
+TEST_CASE("network tables from OSU micro-benchmarks output, beside the platform file") {
+    mmgp::test::temp_dir d;
+    d.write("allreduce-2x1.txt", "# OSU MPI Allreduce Latency Test v7.1\n# Datatype: MPI_CHAR.\n"
+                                 "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+                                 "4                      36.08             29.29             44.85        1000\n"
+                                 "64                     40.64             30.26             52.27        1000\n\n"
+                                 "1024                   61.53             47.71             74.69        1000\n");
+    d.write("latency.txt", "# OSU MPI Latency Test v5.8\n# Size          Latency (us)\n0      1.50\n8      1.52\n");
+    d.write("bw.txt", "# OSU MPI Bandwidth Test v5.8\n# Size      Bandwidth (MB/s)\n1      2.91\n");
+    d.write("noheader.txt", "4 36.08\n");
+    d.write("unordered.txt", "# Size Avg Latency(us)\n64 40\n4 36\n");
+    auto platform_with = [&](const json& tables) {
+        json pl = {{"schema", "mmgp/1"}, {"kind", "platform"}, {"name", "osu"}, {"hpu_contexts", 2}, {"apus", 4},
+                   {"nodes", 2}, {"O_offload", 1e-7}, {"T_csw", 1e-6}, {"alpha", 1}, {"network", {{"tables", tables}}}};
+        return d.write("p.json", pl.dump());
+    };
+    const std::string path = platform_with(json::array(
+        {{{"primitive", "allreduce"}, {"nodes", 2}, {"ppn", 1}, {"osu", "allreduce-2x1.txt"}},
+         {{"primitive", "sendrecv"}, {"nodes", 2}, {"ppn", 1}, {"osu", "latency.txt"}}}));
+    const mmgp::platform pl = mmgp::load_platform(path);  // relative to the platform's directory
+    REQUIRE(pl.comm_tables.size() == 2);
+    const auto& ar = pl.comm_tables[0].points;
+    REQUIRE(ar.size() == 3);
+    CHECK(ar[0].bytes == 4);
+    CHECK(ar[1].bytes == 64);
+    CHECK(ar[1].seconds == mmgp::test::approx(40.64e-6).epsilon(1e-12));
+    CHECK(ar[2].seconds == mmgp::test::approx(61.53e-6).epsilon(1e-12));
+    CHECK(pl.comm_tables[1].points[0].bytes == 0);
+    CHECK(pl.comm_tables[1].points[1].seconds == mmgp::test::approx(1.52e-6).epsilon(1e-12));
+    auto refused = [&](const json& table, const std::string& fragment) {
+        CAPTURE(fragment);
+        const std::string p = platform_with(json::array({table}));
+        try {
+            (void)mmgp::load_platform(p);
+            FAIL("accepted");
+        } catch (const mmgp::input_error& e) {
+            CHECK(std::string(e.what()).find(fragment) != std::string::npos);
+        }
+    };
+    auto with = [](json extra) {
+        json t = {{"primitive", "allreduce"}, {"nodes", 2}, {"ppn", 1}};
+        t.update(extra);
+        return t;
+    };
+    refused(with({{"osu", "bw.txt"}}), "bw.txt: line 1: expected the output of an OSU latency test");
+    refused(with({{"osu", "noheader.txt"}}), "noheader.txt: line 1: expected an OSU header");
+    refused(with({{"osu", "unordered.txt"}}), "unordered.txt: line 3: expected sizes in increasing order");
+    refused(with({{"osu", "missing.txt"}}), "/network/tables/0/osu: expected a readable OSU output file, found \"");
+    refused(with({{"osu", "latency.txt"}, {"points", {{8, 1e-6}}}}), "/network/tables/0/osu: expected either");
+    refused(with({{"osu", 3}}), "/network/tables/0/osu: expected the path of an OSU output file");
+}

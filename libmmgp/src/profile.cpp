@@ -1,7 +1,10 @@
 #include "mmgp/profile.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <utility>
@@ -182,7 +185,48 @@ primitive read_primitive(const json& obj, const reader& r, const std::string& pa
     return static_cast<primitive>(i);
 }
 
-void read_network(const json& v, const reader& r, const std::string& path, platform& pl) {
+// The points of an OSU micro-benchmarks latency test's output (osu_allreduce, osu_latency, ...): '#' lines are
+// comments, the header names the latency column in microseconds, each data line is "SIZE LATENCY_US ...".
+std::vector<comm_point> read_osu(const std::string& osu_path, const std::string& shown) {
+    const std::string text = read_file(osu_path);
+    std::vector<comm_point> out;
+    bool latency = false;
+    std::size_t line_no = 0;
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(at, end - at);
+        at = end + 1;
+        ++line_no;
+        const auto first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos) continue;
+        const std::string where = "line " + std::to_string(line_no);
+        if (line[first] == '#') {
+            if (line.find("Latency") != std::string::npos && line.find("(us)") != std::string::npos) latency = true;
+            if (line.find("MB/s") != std::string::npos || line.find("Bandwidth") != std::string::npos)
+                throw input_error(shown, where, "the output of an OSU latency test (a \"Latency (us)\" column)",
+                                  "a bandwidth test");
+            continue;
+        }
+        if (!latency)
+            throw input_error(shown, where, "an OSU header naming the latency column in microseconds before the data",
+                              "\"" + line.substr(first, 40) + "\"");
+        char* rest = nullptr;
+        const double bytes = std::strtod(line.c_str() + first, &rest);
+        char* after = nullptr;
+        const double us = std::strtod(rest, &after);
+        if (after == rest || !std::isfinite(bytes) || !std::isfinite(us) || bytes < 0 || us < 0)
+            throw input_error(shown, where, "SIZE LATENCY_US (two non-negative numbers)", "\"" + line.substr(first, 40) + "\"");
+        if (!out.empty() && bytes <= out.back().bytes)
+            throw input_error(shown, where, "sizes in increasing order, above " + format_double(out.back().bytes),
+                              format_double(bytes));
+        out.push_back({bytes, us * 1e-6});
+    }
+    if (out.empty()) throw input_error(shown, "", "at least one SIZE LATENCY_US line", "none");
+    return out;
+}
+
+void read_network(const json& v, const reader& r, const std::string& path, platform& pl, const std::string& base_dir) {
     r.object(v, path);
     r.known_keys(v, path, {"tables", "models"});
     if (v.contains("tables")) {
@@ -192,15 +236,30 @@ void read_network(const json& v, const reader& r, const std::string& path, platf
         for (std::size_t i = 0; i < ts.size(); ++i) {
             std::string ip = child(tp, i);
             const json& t = r.object(ts[i], ip);
-            r.known_keys(t, ip, {"primitive", "nodes", "ppn", "points"});
+            r.known_keys(t, ip, {"primitive", "nodes", "ppn", "points", "osu"});
             comm_table ct;
             ct.prim = read_primitive(t, r, ip);
             ct.nodes = static_cast<int>(r.integer_at(t, ip, "nodes", 1, int_max));
             ct.ppn = static_cast<int>(r.integer_at(t, ip, "ppn", 1, int_max));
             std::string pp = child(ip, "points");
-            if (!t.contains("points")) r.fail(pp, "an array of [bytes, seconds] pairs", "nothing (the key is missing)");
-            const json& pts = t["points"];
-            if (!pts.is_array() || pts.empty()) r.fail(pp, "a non-empty array of [bytes, seconds] pairs", pts);
+            if (t.contains("osu")) {  // the output of an OSU latency test, in a file beside the profile
+                const std::string op = child(ip, "osu");
+                if (t.contains("points")) r.fail(op, "either \"points\" or \"osu\"", "both");
+                const json& f = t["osu"];
+                if (!f.is_string() || f.get<std::string>().empty()) r.fail(op, "the path of an OSU output file", f);
+                std::string file = f.get<std::string>();
+                if (file[0] != '/' && base_dir != ".") file = base_dir + "/" + file;
+                if (std::FILE* probe = std::fopen(file.c_str(), "rb"))
+                    std::fclose(probe);
+                else
+                    r.fail(op, "a readable OSU output file", "\"" + file + "\" (" + std::strerror(errno) + ")");
+                ct.points = read_osu(file, file);
+            }
+            if (!t.contains("points") && ct.points.empty())
+                r.fail(pp, "an array of [bytes, seconds] pairs (or \"osu\": a file)", "nothing (the key is missing)");
+            const json& pts = t.contains("points") ? t["points"] : json::array();
+            if (t.contains("points") && (!pts.is_array() || pts.empty()))
+                r.fail(pp, "a non-empty array of [bytes, seconds] pairs", pts);
             for (std::size_t k = 0; k < pts.size(); ++k) {
                 std::string kp = child(pp, k);
                 const json& pt = pts[k];
@@ -331,7 +390,7 @@ platform_provenance read_provenance(const json& obj) {
 }
 }  // namespace
 
-platform platform_from_json(const json& obj, const reader& r, const std::string& path) {
+platform platform_from_json(const json& obj, const reader& r, const std::string& path, const std::string& base_dir) {
     r.object(obj, path);
     r.known_keys(obj, path, detail::schema::platform);
     platform pl;
@@ -361,7 +420,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
         pl.has_dma = true;
         pl.dma = read_link(obj["dma"], r, child(path, "dma"));
     }
-    if (obj.contains("network")) read_network(obj["network"], r, child(path, "network"), pl);
+    if (obj.contains("network")) read_network(obj["network"], r, child(path, "network"), pl, base_dir);
     pl.provenance = read_provenance(obj);
     return pl;
 }
@@ -448,16 +507,20 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
         if (v.is_string()) {
             located_json lj = load_ref(v.get<std::string>(), kind, base_dir, file, path);
             reader rr{ps.empty() ? lj.file : file + " (patched " + lj.file + ")"};
-            return parse(patched(std::move(lj.doc), ps), rr, std::string(""));
+            return parse(patched(std::move(lj.doc), ps), rr, std::string(""), lj.base_dir);
         }
         if (!v.is_object()) r.fail(path, std::string("an object or the name of a bundled ") + kind + " profile", v);
-        if (!ps.empty()) return parse(patched(v, ps), reader{file + " (patched)"}, path);
-        return parse(v, r, path);
+        if (!ps.empty()) return parse(patched(v, ps), reader{file + " (patched)"}, path, base_dir);
+        return parse(v, r, path, base_dir);
     };
     s.plat = section("platform", "platforms", patches.platform,
-                     [](const json& o, const reader& rr, const std::string& p) { return platform_from_json(o, rr, p); });
+                     [](const json& o, const reader& rr, const std::string& p, const std::string& dir) {
+                         return platform_from_json(o, rr, p, dir);
+                     });
     s.app = section("application", "apps", patches.application,
-                    [](const json& o, const reader& rr, const std::string& p) { return application_from_json(o, rr, p); });
+                    [](const json& o, const reader& rr, const std::string& p, const std::string&) {
+                        return application_from_json(o, rr, p);
+                    });
     json search = doc.contains("search") ? doc["search"] : json();
     if (!patches.search.empty()) {
         if (search.is_null()) search = json::object();
@@ -589,15 +652,15 @@ scenario load_scenario(const std::string& path_or_name, const scenario_edits& ed
 
 platform load_platform(const std::string& path_or_name, const std::string& edit) {
     detail::located_json lj = detail::load_ref(path_or_name, "platforms", ".", path_or_name, "");
-    if (edit.empty()) return detail::platform_from_json(lj.doc, detail::reader{lj.file}, "");
+    if (edit.empty()) return detail::platform_from_json(lj.doc, detail::reader{lj.file}, "", lj.base_dir);
     std::vector<detail::json> owned;
     const detail::section_patches patches = detail::edits_patches(scenario_edits{edit, "", ""}, owned);
     lj.doc.merge_patch(*patches.platform.front());
-    return detail::platform_from_json(lj.doc, detail::reader{lj.file + " (patched)"}, "");
+    return detail::platform_from_json(lj.doc, detail::reader{lj.file + " (patched)"}, "", lj.base_dir);
 }
 
 platform parse_platform(std::string_view json_text, const std::string& file) {
-    return detail::platform_from_json(detail::parse_json(json_text, file), detail::reader{file}, "");
+    return detail::platform_from_json(detail::parse_json(json_text, file), detail::reader{file}, "", detail::dir_of(file));
 }
 
 application parse_application(std::string_view json_text, const std::string& file) {
@@ -606,7 +669,7 @@ application parse_application(std::string_view json_text, const std::string& fil
 
 platform load_platform(const std::string& path_or_name) {
     detail::located_json lj = detail::load_ref(path_or_name, "platforms", ".", path_or_name, "");
-    return detail::platform_from_json(lj.doc, detail::reader{lj.file}, "");
+    return detail::platform_from_json(lj.doc, detail::reader{lj.file}, "", lj.base_dir);
 }
 
 application load_application(const std::string& path_or_name) {

@@ -34,7 +34,8 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
 /// The patches of `edits` (scenario_edits: JSON objects as text, "--set" in errors), kept alive in `owned`.
 section_patches edits_patches(const scenario_edits& edits, std::vector<json>& owned);
 
-platform platform_from_json(const json& obj, const reader& r, const std::string& path);
+/// `base_dir` resolves the files a platform names (network tables given as OSU micro-benchmark output).
+platform platform_from_json(const json& obj, const reader& r, const std::string& path, const std::string& base_dir = ".");
 application application_from_json(const json& obj, const reader& r, const std::string& path);
 
 /// Directory part of a path ("." when none).
