@@ -116,33 +116,29 @@ std::string expected(const value_rule& r) {
 
 }  // namespace
 
+namespace {
+// True when `w` is one of the |-separated `words`.
+bool one_of(std::string_view words, std::string_view w) {
+    for (std::size_t a = 0; a <= words.size();) {
+        std::size_t b = words.find('|', a);
+        if (b == std::string_view::npos) b = words.size();
+        if (words.substr(a, b - a) == w) return true;
+        a = b + 1;
+    }
+    return false;
+}
+}  // namespace
+
 std::string check_value(const value_rule& r, const std::string& text) {
     const std::string bad = fmt::format("expected {}, found \"{}\"", expected(r), text);
     if (text.empty()) return fmt::format("expected {}, found an empty value", expected(r));
     switch (r.kind) {
         case K::text: return "";
-        case K::word: {
-            std::string_view w = r.words;
-            for (std::size_t a = 0; a <= w.size();) {
-                std::size_t b = w.find('|', a);
-                if (b == std::string_view::npos) b = w.size();
-                if (w.substr(a, b - a) == text) return "";
-                a = b + 1;
-            }
-            return bad;
-        }
+        case K::word: return one_of(r.words, text) ? "" : bad;
         case K::assignment: {
             const std::size_t eq = text.find('='), dot = text.find('.');
             if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot + 1 == eq) return bad;
-            const std::string section = text.substr(0, dot);
-            std::string_view w = r.words;
-            for (std::size_t a = 0; a <= w.size();) {
-                std::size_t b = w.find('|', a);
-                if (b == std::string_view::npos) b = w.size();
-                if (w.substr(a, b - a) == section) return "";
-                a = b + 1;
-            }
-            return bad;
+            return one_of(r.words, std::string_view(text).substr(0, dot)) ? "" : bad;
         }
         case K::range:
             try {
