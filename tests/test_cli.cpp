@@ -207,7 +207,7 @@ TEST_CASE("predict, launch and fit warn on stderr about a calibrated platform fr
     REQUIRE(r.status == 0);
     CHECK(mmgp::test::count_lines(r.err) == 1);
     CHECK(r.err.find("mmgp: warning: platform elsewhere was calibrated on another machine (host)") != std::string::npos);
-    (void)json::parse(r.out);  // stdout stays one JSON document
+    CHECK(json::parse(r.out).is_object());  // stdout stays one JSON document
     auto old = run_mmgp("launch " + scen + " --launcher local --max-age 0 -- true");
     CHECK(old.status == 0);
     CHECK(old.err.find("days ago (2026-11-20), more than 0 days") != std::string::npos);
