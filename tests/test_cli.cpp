@@ -242,4 +242,18 @@ TEST_CASE("mmgp predict --uncertainty: intervals from the profiles' spreads, in 
     auto plain = run_mmgp("predict pbpi-qs20 --uncertainty");
     CHECK(plain.out.find("no spread is given") != std::string::npos);
     mmgp::test::expect_bad_input("predict pbpi-qs20 --uncertainty --csv", "--csv excludes --uncertainty");
+    // A fitted profile carries its parameters' standard errors, and they are propagated as such.
+    mmgp::test::temp_dir d;
+    const std::string app = (d.path / "app.json").string();
+    REQUIRE(run_mmgp("fit tests/fuzz/corpus/runs/runs.csv --platform qs20 -o " + app).status == 0);
+    const json fitted = json::parse(mmgp::test::slurp(app));
+    CHECK(fitted["T_apu"]["std_error"].get<double>() > 0);
+    CHECK_FALSE(fitted["N"].contains("std_error"));  // held, not fitted
+    const std::string scen = d.write("s.json", R"({"schema": "mmgp/1", "platform": "qs20", "application": "app.json"})");
+    auto fu = json::parse(run_mmgp("predict " + scen + " --json --uncertainty").out)["uncertainty"];
+    bool t_apu = false;
+    for (const auto& p : fu["parameters"])
+        t_apu = t_apu || p.get<std::string>().rfind("application.T_apu: ", 0) == 0;
+    CHECK(t_apu);
+    CHECK(fu["parameters"].dump().find("standard error") != std::string::npos);
 }

@@ -483,6 +483,8 @@ std::string application_json(const fit_result& f, const std::string& data_file) 
         if (p.fitted && p.identified) {
             v["source"] = src;
             if (std::isfinite(p.ci95_lo)) v["ci95"] = {p.ci95_lo, p.ci95_hi};
+            // The standard error, which mmgp predict --uncertainty propagates (docs/MODEL.md "Uncertainty").
+            if (p.stderr_ > 0 && std::isfinite(p.stderr_)) v["std_error"] = p.stderr_;
         } else {
             v["source"] = src + ": " + p.note;
         }

@@ -145,8 +145,8 @@ double reader::number(const json& v0, const std::string& path0, double lo, bool 
     std::string path = path0;
     if (v->is_object()) {
         if (!v->contains("value")) fail(path, std::string("a number (") + what + ") or {\"value\": number}", *v);
-        known_keys(*v, path, {"value", "unit", "median", "spread", "mad", "cv", "repetitions", "harness", "min",
-                              "ci95", "flagged", "warning"});
+        known_keys(*v, path, {"value", "unit", "median", "spread", "mad", "std_error", "cv", "repetitions", "harness",
+                              "min", "ci95", "flagged", "warning"});
         path = child(path, "value");
         v = &(*v)["value"];
     }
