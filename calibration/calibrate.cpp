@@ -261,6 +261,15 @@ void describe_time_shared(nlohmann::json& p, int max_threads) {
                                    cores, apus);
 }
 
+int nodes_of_network(const nlohmann::json& network) {
+    int nodes = 1;
+    if (network.is_object() && network.contains("tables") && network["tables"].is_array())
+        for (const auto& t : network["tables"])
+            if (t.is_object() && t.contains("nodes") && t["nodes"].is_number_integer())
+                nodes = std::max(nodes, t["nodes"].get<int>());
+    return nodes;
+}
+
 nlohmann::json calibrate_platform(const calibrate_settings& s) {
     using clk = std::chrono::steady_clock;
     auto start = clk::now();
@@ -330,9 +339,7 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
                  {"source", fmt::format("{}: cores given the APU role, one context each (CPUs {})", topo.source,
                                         fmt::join(o.r.apu, ","))}};
     p["nodes"] = {{"value", 1}, {"source", "one machine measured"}};
-    int table_nodes = 1;  // --mpi: the tables reach across the emulated nodes, so the platform does too
-    if (network.is_object() && network.contains("tables"))
-        for (const auto& t : network["tables"]) table_nodes = std::max(table_nodes, t.value("nodes", 1));
+    const int table_nodes = nodes_of_network(network);  // --mpi: the tables reach across the emulated nodes
     if (table_nodes > 1)
         p["nodes"] = {{"value", table_nodes},
                       {"source", fmt::format("calibrate --mpi: the network tables were measured on {} nodes (network "

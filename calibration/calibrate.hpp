@@ -27,6 +27,10 @@ roles resolve_roles(const topology& t, const std::string& hpu, const std::string
 /// Runs every harness and returns the platform profile. Throws std::runtime_error when a harness fails.
 nlohmann::json calibrate_platform(const calibrate_settings& s);
 
+/// The platform's `nodes` for a measured network section: the most nodes any of its tables was measured on
+/// (calibrate --mpi: the emulated nodes), 1 without tables.
+int nodes_of_network(const nlohmann::json& network);
+
 /// The fitted alpha as a profile value ({"linear": {...}} or {"constant": ...}) with its measurements.
 nlohmann::json alpha_json(const alpha_result& a);
 /// The fitted link {"latency_s": ..., "bandwidth_Bps": ..., "measurements": ...}.

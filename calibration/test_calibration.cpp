@@ -16,6 +16,7 @@
 #include "mmgp/io.hpp"
 #include "mpi_driver.hpp"
 #include "mmgp/error.hpp"
+#include "mmgp/model.hpp"
 #include "mmgp/profile.hpp"
 
 using namespace mmgp::calib;
@@ -230,6 +231,23 @@ TEST_CASE("MPI benchmark reports become network tables the engine reads") {
         nlohmann::json({{"schema", "mmgp/1"}, {"platform", plat}, {"application", "pbpi"}}).dump(), "<test>");
     CHECK(s.plat.comm_tables.size() == 2);
     CHECK(tables_from_bench(nlohmann::json::object(), 1, 2).empty());
+    // calibrate --mpi writes nodes = the nodes the tables were measured on: a communicating program is then
+    // predicted across them without editing the platform, and beyond them with --set platform.nodes=N.
+    nlohmann::json intra = tables_from_bench(report, 1, 2);
+    nlohmann::json both = tables;
+    for (const auto& t : intra) both.push_back(t);
+    CHECK(nodes_of_network({{"tables", both}}) == 2);
+    CHECK(nodes_of_network({{"tables", intra}}) == 1);
+    CHECK(nodes_of_network(nlohmann::json()) == 1);
+    plat["network"]["tables"] = both;
+    plat["nodes"] = nodes_of_network(plat["network"]);
+    nlohmann::json app = {{"name", "a"}, {"N", 1000}, {"T_hpu", 0.1}, {"T_apu", 4}, {"C_apu", 0.01}, {"g", 1e-6},
+                          {"communication", {{{"primitive", "allreduce"}, {"bytes", 8}}}}};  // a measured size
+    mmgp::scenario across = mmgp::parse_scenario(
+        nlohmann::json({{"schema", "mmgp/1"}, {"platform", plat}, {"application", app}}).dump(), "<test>");
+    CHECK(across.space.nodes.hi == 2);
+    const mmgp::evaluator ev(across, mmgp::model_kind::mmgp);
+    CHECK(ev({1, 1, 2, mmgp::policy::edtlp}).parts.communication == doctest::Approx(1000 * 1.3e-05));
 }
 
 namespace {
@@ -663,50 +681,3 @@ TEST_CASE("mmgp calibrate --time-shared --from: the platform of a calibrated pro
     fs::remove_all(dir);
 }
 
-namespace {
-bool can_emulate_nodes() { return getuid() == 0 && std::system("command -v mpirun >/dev/null 2>&1") == 0; }
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// A sanitized mmgp-mpi-bench aborts inside MPI_Finalize on OpenMPI's own leaks (mpirun status 134).
-constexpr bool sanitized = true;
-#else
-constexpr bool sanitized = false;
-#endif
-}  // namespace
-
-TEST_CASE("mmgp calibrate --quick --mpi: a platform whose tables and node count predict across nodes directly" *
-          doctest::skip(sanitized || std::getenv("MMGP_BIN") == nullptr || !can_emulate_nodes()) *
-          doctest::description("needs MMGP_BIN (meson test), root (network namespaces), OpenMPI's mpirun and a build "
-                               "without sanitizers")) {
-    const std::string b = std::getenv("MMGP_BIN");
-    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-mpi-" + std::to_string(getpid()));
-    fs::create_directories(dir);
-    const std::string prof = (dir / "host.json").string();
-    REQUIRE(run(b + " calibrate --quick --mpi -q -o " + prof) == 0);
-    nlohmann::json p;
-    {
-        std::ifstream in(prof);
-        p = nlohmann::json::parse(in);
-    }
-    int table_nodes = 1;
-    for (const auto& t : p["network"]["tables"]) table_nodes = std::max(table_nodes, t["nodes"].get<int>());
-    CHECK(table_nodes == 2);  // 1 node x 2 processes and 2 emulated nodes x 1 process
-    CHECK(p["nodes"]["value"].get<int>() == table_nodes);
-    // A communicating program over nodes 1..2 without editing the platform, then 16 nodes by --set.
-    std::ofstream(dir / "s.json") << R"({"schema": "mmgp/1", "platform": "host.json", "application": {"name": "a",
-        "N": 1000, "T_hpu": 0.1, "T_apu": 4, "C_apu": 0.01, "g": 1e-6,
-        "communication": [{"primitive": "allreduce", "bytes": 64}]}})";
-    const std::string scen = (dir / "s.json").string();
-    CHECK(run(b + " predict " + scen + " --json > " + (dir / "two.json").string()) == 0);
-    {
-        std::ifstream in(dir / "two.json");
-        const auto j = nlohmann::json::parse(in);
-        CHECK(j["search"]["nodes"][1] == 2);
-        CHECK(j["best"]["breakdown"]["communication"].get<double>() > 0);
-    }
-    CHECK(run(b + " predict " + scen + " --set platform.nodes=16 --json > " + (dir / "many.json").string()) == 0);
-    {
-        std::ifstream in(dir / "many.json");
-        CHECK(nlohmann::json::parse(in)["search"]["nodes"][1] == 16);
-    }
-    fs::remove_all(dir);
-}
