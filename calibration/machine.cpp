@@ -175,7 +175,9 @@ std::vector<int> parse_cpu_list(const std::string& text, const topology& t) {
 
 nlohmann::json machine_info(const topology& t) {
     nlohmann::json j;
-    std::string model = "unknown";
+    // The CPU model as mmgp::this_machine() reads it, so that predict's freshness check compares like with like.
+    std::string model = mmgp::this_machine().cpu_model;
+    if (model.empty()) model = "unknown";
     double mhz = 0;
     {
         std::ifstream f("/proc/cpuinfo");
@@ -183,9 +185,10 @@ nlohmann::json machine_info(const topology& t) {
             auto colon = line.find(':');
             if (colon == std::string::npos) continue;
             std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
-            std::string val = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-            if ((key == "model name" || key == "cpu" || key == "Model") && model == "unknown") model = val;
-            if (key == "cpu MHz" && mhz == 0) mhz = std::atof(val.c_str());
+            if (key == "cpu MHz") {
+                mhz = std::atof(line.c_str() + colon + 1);
+                break;
+            }
         }
     }
     char host[256] = {0};
