@@ -135,6 +135,28 @@ int spawn_and_wait(const launch_plan& plan) {
 
 }  // namespace
 
+launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t units, const launch_options& o,
+                        const std::vector<std::string>& command) {
+    launch_request rq;
+    rq.kind = kind;
+    rq.mapping = c;
+    rq.units = units;
+    rq.program = o.program;
+    rq.oversubscribe = o.oversubscribe;
+    rq.allow_run_as_root = kind == launcher_kind::openmpi && geteuid() == 0;
+    std::vector<int> cpus = available_cpus();
+    if (o.cores_per_node)
+        rq.cores_per_node = *o.cores_per_node;
+    else if (c.nodes == 1 && kind != launcher_kind::srun)
+        rq.cores_per_node = static_cast<int>(cpus.size());
+    if (kind == launcher_kind::local && !o.no_bind) {
+        if (o.cores_per_node && static_cast<std::size_t>(*o.cores_per_node) < cpus.size())
+            cpus.resize(static_cast<std::size_t>(*o.cores_per_node));
+        rq.cpus = cpus;
+    }
+    return render_launch(rq, command);
+}
+
 int run_launch(const launch_options& o) {
     launcher_kind kind;
     if (!parse_launcher(o.launcher, kind))
@@ -158,24 +180,7 @@ int run_launch(const launch_options& o) {
         throw input_error(s.file, "/application/units", need + " (--units sets the count)", std::to_string(units));
     }
 
-    launch_request rq;
-    rq.kind = kind;
-    rq.mapping = best.c;
-    rq.units = units;
-    rq.program = o.program;
-    rq.oversubscribe = o.oversubscribe;
-    rq.allow_run_as_root = kind == launcher_kind::openmpi && geteuid() == 0;
-    std::vector<int> cpus = available_cpus();
-    if (o.cores_per_node)
-        rq.cores_per_node = *o.cores_per_node;
-    else if (best.c.nodes == 1 && kind != launcher_kind::srun)
-        rq.cores_per_node = static_cast<int>(cpus.size());
-    if (kind == launcher_kind::local && !o.no_bind) {
-        if (o.cores_per_node && static_cast<std::size_t>(*o.cores_per_node) < cpus.size())
-            cpus.resize(static_cast<std::size_t>(*o.cores_per_node));
-        rq.cpus = cpus;
-    }
-    launch_plan plan = render_launch(rq, o.command);
+    launch_plan plan = plan_launch(kind, best.c, units, o, o.command);
 
     if (o.exec) return spawn_and_wait(plan);
     const std::string name = s.name.empty() ? s.file : s.name;

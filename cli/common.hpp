@@ -9,6 +9,7 @@
 
 #include "mmgp/error.hpp"
 #include "mmgp/io.hpp"
+#include "mmgp/launch.hpp"
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
@@ -135,5 +136,23 @@ struct launch_options {
 };
 void setup_launch(CLI::App& app, launch_options& o);
 int run_launch(const launch_options& o);
+/// The launch of `command` with mapping c and `units` task units, as `o` asks (launcher program, binding to the
+/// CPUs available here, --cores-per-node, --oversubscribe, --no-bind): what launch and tune run.
+launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t units, const launch_options& o,
+                        const std::vector<std::string>& command);
+
+/// mmgp tune: the closed loop (cmd_tune.cpp, docs/TUNE.md).
+struct tune_options_cli {
+    std::string profile, app, replay, journal, resume, plot;
+    space_options_cli space;
+    launch_options launch;  ///< --launcher, --units, --cores-per-node, --launcher-program, --oversubscribe, --no-bind
+    double tolerance = 0.03, confidence = 0.95, bound_factor = 3.0;
+    long long max_runs = 50;
+    std::optional<double> max_seconds, timeout;
+    unsigned long long seed = 1;
+    bool no_prior = false, no_model = false, json = false, quiet = false;
+};
+void setup_tune(CLI::App& app, tune_options_cli& o);
+int run_tune(const tune_options_cli& o);
 
 }  // namespace mmgp::cli

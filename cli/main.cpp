@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
 #endif
     mmgp::cli::launch_options launch;
     mmgp::cli::setup_launch(app, launch);
+    mmgp::cli::tune_options_cli tune;
+    mmgp::cli::setup_tune(app, tune);
     // A first word that is neither an option nor a subcommand is named (CLI11 would only say one is required).
     if (argc > 1 && argv[1][0] != '-') {
         std::string names;
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("profile")) return mmgp::cli::run_profile(profile);
 #endif
         if (app.got_subcommand("launch")) return mmgp::cli::run_launch(launch);
+        if (app.got_subcommand("tune")) return mmgp::cli::run_tune(tune);
     } catch (const mmgp::error& e) {
         std::cerr << "mmgp: " << e.what() << '\n';
         return 2;

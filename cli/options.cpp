@@ -67,6 +67,24 @@ const std::vector<value_rule>& value_rules() {
         {"launch", "--units", K::count, 1, big},
         {"launch", "--cores-per-node", K::count, 1, 1e6},
         {"launch", "--launcher-program", K::text},
+        // tune
+        {"tune", "--policy", K::word, 0, 0, false, false, "edtlp|os|both"},
+        {"tune", "--app", K::text},
+        {"tune", "--launcher", K::word, 0, 0, false, false, "openmpi|mpich|srun|local"},
+        {"tune", "--units", K::count, 1, big},
+        {"tune", "--cores-per-node", K::count, 1, 1e6},
+        {"tune", "--launcher-program", K::text},
+        {"tune", "--replay", K::text},
+        {"tune", "--seed", K::count, 0, 1.8e19},
+        {"tune", "--journal", K::text},
+        {"tune", "--resume", K::text},
+        {"tune", "--tolerance", K::real, 0, 1, true},
+        {"tune", "--confidence", K::real, 0, 1, true, true},
+        {"tune", "--max-runs", K::count, 0, 1e6},
+        {"tune", "--max-seconds", K::real, 0, 1e9, true},
+        {"tune", "--timeout", K::real, 0, 1e9, true},
+        {"tune", "--bound-factor", K::real, 1, 1e6, true},
+        {"tune", "--plot", K::text},
     };
     return rules;
 }

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "detail/json_reader.hpp"
+#include "detail/fit_terms.hpp"
 #include "detail/nnls.hpp"
 
 namespace mmgp {
@@ -51,7 +52,7 @@ std::vector<measured_run> parse_csv(const std::string& text, const std::string& 
     int row = 0;
     std::vector<std::string> header;
     int header_row = 0;
-    int col_m = -1, col_p = -1, col_nodes = -1, col_units = -1, col_time = -1, col_policy = -1;
+    int col_m = -1, col_p = -1, col_nodes = -1, col_units = -1, col_time = -1, col_policy = -1, col_cens = -1, col_bound = -1;
     std::vector<measured_run> runs;
     auto fail = [&](const std::string& where, const std::string& expected, const std::string& found) {
         throw input_error(file, where, expected, found);
@@ -73,6 +74,8 @@ std::vector<measured_run> parse_csv(const std::string& text, const std::string& 
                             : h == "units"                                                        ? &col_units
                             : (h == "time_s" || h == "time" || h == "wall_s" || h == "seconds") ? &col_time
                             : h == "policy"                                                       ? &col_policy
+                            : h == "censored"                                                     ? &col_cens
+                            : h == "bound_s"                                                      ? &col_bound
                                                                                                   : nullptr;
                 if (slot) {
                     if (*slot >= 0) fail("row " + std::to_string(row) + " (header)", "each column once", "a second column \"" + h + "\"");
@@ -120,6 +123,19 @@ std::vector<measured_run> parse_csv(const std::string& text, const std::string& 
             if (!parse_policy(s, run.c.pol)) fail(where(col_policy), "edtlp or os", "\"" + s + "\"");
             run.has_policy = true;
         }
+        if (col_cens >= 0) {
+            const std::string& s = f[static_cast<std::size_t>(col_cens)];
+            if (s != "0" && s != "1") fail(where(col_cens), "0 or 1", "\"" + s + "\"");
+            run.censored = s == "1";
+        }
+        if (col_bound >= 0 && !f[static_cast<std::size_t>(col_bound)].empty()) {
+            const std::string& s = f[static_cast<std::size_t>(col_bound)];
+            double v = 0;
+            auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+            if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v) || v <= 0)
+                fail(where(col_bound), "a finite number > 0 (seconds) or nothing", "\"" + s + "\"");
+            run.bound_s = v;
+        }
         run.where = "row " + std::to_string(row);
         runs.push_back(run);
     }
@@ -163,33 +179,14 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
 constexpr int n_params = 6;  // T_hpu, T_apu, C_apu, g (through N*g), N, T_start
 constexpr const char* param_names[n_params] = {"T_hpu", "T_apu", "C_apu", "g", "N", "T_start"};
 
-// Model coefficients of one run: time = base + x . (T_hpu, T_apu, C_apu, N*g, N, T_start), the platform held
-// fixed; base (returned last) is what no parameter scales, e.g. the start-up's N_start switches and convoys.
+// Model coefficients of one run (detail::fit_coefficients on the application shape the options describe).
 std::array<double, n_params + 1> coefficients(const platform& pl, const measured_run& run, const fit_options& opt) {
-    scenario s;
-    s.name = "fit";
-    s.file = pl.name.empty() ? std::string("platform") : "platform " + pl.name;
-    s.plat = pl;
-    s.app.decomp = opt.decomp;
-    s.app.scale = opt.scale;
-    s.app.units = run.units;
-    narrow(s, run.c);
-    s.app.spin_limit = opt.spin_limit;
-    s.app.N_start = opt.N_start;
-    check_coverage(s);
-    auto eval = [&](double T_hpu, double T_apu, double C_apu, double N, double g, double T_start = 0) {
-        s.app.T_hpu = T_hpu;
-        s.app.T_apu = T_apu;
-        s.app.C_apu = C_apu;
-        s.app.N = N;
-        s.app.g = g;
-        s.app.T_start = T_start;
-        return evaluator(s, model_kind::mmgp)(run.c).time_s;
-    };
-    const double base = eval(0, 0, 0, 0, 0);
-    const double xN = eval(0, 0, 0, 1, 0) - base;
-    return {eval(1, 0, 0, 0, 0) - base, eval(0, 1, 0, 0, 0) - base, eval(0, 0, 1, 0, 0) - base,
-            eval(0, 0, 0, 1, 1) - base - xN, xN, eval(0, 0, 0, 0, 0, 1) - base, base};
+    application shape;
+    shape.decomp = opt.decomp;
+    shape.scale = opt.scale;
+    shape.spin_limit = opt.spin_limit;
+    shape.N_start = opt.N_start;
+    return detail::fit_coefficients(pl, shape, run.c, run.units);
 }
 
 std::string fmt_g(double v) {
@@ -213,6 +210,31 @@ std::string known_parts(const std::array<bool, n_params>& held, const std::array
 
 }  // namespace
 
+std::array<double, detail::fit_term_count + 1> detail::fit_coefficients(const platform& pl, const application& shape,
+                                                                      const configuration& c, std::int64_t units) {
+    scenario s;
+    s.name = "fit";
+    s.file = pl.name.empty() ? std::string("platform") : "platform " + pl.name;
+    s.plat = pl;
+    s.app = shape;
+    s.app.units = units;
+    narrow(s, c);
+    check_coverage(s);
+    auto eval = [&](double T_hpu, double T_apu, double C_apu, double N, double g, double T_start = 0) {
+        s.app.T_hpu = T_hpu;
+        s.app.T_apu = T_apu;
+        s.app.C_apu = C_apu;
+        s.app.N = N;
+        s.app.g = g;
+        s.app.T_start = T_start;
+        return evaluator(s, model_kind::mmgp)(c).time_s;
+    };
+    const double base = eval(0, 0, 0, 0, 0);
+    const double xN = eval(0, 0, 0, 1, 0) - base;
+    return {eval(1, 0, 0, 0, 0) - base, eval(0, 1, 0, 0, 0) - base, eval(0, 0, 1, 0, 0) - base,
+            eval(0, 0, 0, 1, 1) - base - xN, xN, eval(0, 0, 0, 0, 0, 1) - base, base};
+}
+
 std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json) {
     return as_json ? parse_json_runs(text, file) : parse_csv(text, file);
 }
@@ -227,7 +249,13 @@ std::vector<measured_run> read_runs(const std::string& path) {
 fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs_in, const fit_options& opt,
                            const std::string& file) {
     const auto& names = param_names;
-    std::vector<measured_run> runs = runs_in;
+    // A run stopped at its bound says the time is at least the bound: not a measurement to fit.
+    std::vector<measured_run> runs;
+    std::size_t n_censored = 0;
+    for (const auto& r : runs_in) {
+        if (r.censored) ++n_censored;
+        else runs.push_back(r);
+    }
     for (auto& r : runs)
         if (!r.has_policy) r.c.pol = opt.pol;
     // Which parameters are held, at which value (g is held through N*g).
@@ -409,6 +437,9 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
         fp.ci95_hi = out.dof > 0 ? fp.value + tq * fp.stderr_ : nan;
         if (out.dof == 0) fp.note = "exactly determined: no degrees of freedom left for a confidence interval";
     }
+    if (n_censored > 0)
+        out.warnings.push_back(std::to_string(n_censored) + " censored run" + (n_censored == 1 ? "" : "s") +
+                               " (stopped at the bound: the time is only a lower limit) not fitted");
     // Column 3 is N*g: report g itself.
     const double N = out.params[4].value;
     auto& g = out.params[3];

@@ -27,10 +27,12 @@ struct measured_run {
     double time_s = 0.0;     ///< measured wall time, seconds > 0
     std::string where;       ///< "row 4" or "/runs/3", for messages
     bool has_policy = false;
+    bool censored = false;   ///< stopped at its bound (CSV column censored = 1): the time is at least time_s
+    double bound_s = 0;      ///< the bound it ran under (CSV column bound_s; 0: not stated)
 };
 
-/// Reads runs from CSV (a header row naming the columns m, p, nodes, units, time_s; optional policy;
-/// '#' comments) or JSON ({"runs": [{"m":..,"p":..,"nodes":..,"units":..,"time_s":..}]} or a bare
+/// Reads runs from CSV (a header row naming the columns m, p, nodes, units, time_s; optional policy, censored
+/// (0 or 1) and bound_s; other columns ignored; '#' comments) or JSON ({"runs": [{"m":..,"p":..,"nodes":..,"units":..,"time_s":..}]} or a bare
 /// array). Throws input_error naming file, row and column (CSV) or JSON path.
 std::vector<measured_run> read_runs(const std::string& path);
 /// The same from text; `file` names it in errors; `json` selects the format.

@@ -1,0 +1,728 @@
+// mmgp tune PROFILE [--app APP] --launcher KIND -- COMMAND: run the program where the model and the runs so far
+// say it is worth it, until the choice is sure (docs/TUNE.md). The statistics live in libmmgp (mmgp/tune.hpp);
+// this file runs the program (or replays recorded runs), keeps the journal and prints.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <nlohmann/json.hpp>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.hpp"
+#include "options.hpp"
+#include "mmgp/fit.hpp"
+#include "mmgp/tune.hpp"
+
+namespace mmgp::cli {
+
+void setup_tune(CLI::App& app, tune_options_cli& o) {
+    auto* sub = app.add_subcommand(
+        "tune",
+        "Find the best mapping of a program by running it: the model is the prior, each run the evidence; stops "
+        "when another configuration beating the chosen by more than --tolerance is less likely than 1 - --confidence");
+    add_checked(sub, "profile", o.profile,
+                "Scenario (platform + application prior + search space) or platform profile, file or bundled name");
+    sub->add_option("command", o.launch.command,
+                    "After --: the program and its arguments, with mmgp launch's placeholders {m} {p} {nodes} {np} {U} "
+                    "{rank} {units}");
+    add_checked(sub, "--app", o.app, "Application profile: the prior of the program's parameters (PROFILE is then a platform)");
+    add_space_options(sub, o.space);
+    add_checked(sub, "--launcher", o.launch.launcher, "openmpi, mpich, srun or local (default local)");
+    add_checked(sub, "--units", o.launch.units, "Task units of each run ({U}); default: the application's units");
+    add_checked(sub, "--cores-per-node", o.launch.cores_per_node, "Cores per node for the binding fallback");
+    add_checked(sub, "--launcher-program", o.launch.program, "Launcher executable (default mpirun, mpiexec or srun)");
+    sub->add_flag("--oversubscribe", o.launch.oversubscribe, "Allow more processes than cores");
+    sub->add_flag("--no-bind", o.launch.no_bind, "Local launcher: do not bind processes to CPUs");
+    add_checked(sub, "--replay", o.replay,
+                "Draw each run's time from the recorded repetitions of RUNS.csv (columns m, p, time_s; optional "
+                "nodes, policy, units, censored, bound_s) instead of running anything");
+    add_checked(sub, "--seed", o.seed, "Replay: the seed of the draws (default 1)");
+    add_checked(sub, "--journal", o.journal,
+                "JSON Lines journal of every run, fsynced after each (default mmgp-tune.jsonl when running a program)");
+    add_checked(sub, "--resume", o.resume, "Continue the tune recorded in this journal, with its options");
+    add_checked(sub, "--tolerance", o.tolerance, "A configuration within this fraction of the best is as good (default 0.03)");
+    add_checked(sub, "--confidence", o.confidence, "Stop when the choice is this sure (default 0.95)");
+    add_checked(sub, "--max-runs", o.max_runs, "Budget: runs (default 50; 0: no limit)");
+    add_checked(sub, "--max-seconds", o.max_seconds, "Budget: machine seconds, wall time x nodes (default: no limit)");
+    add_checked(sub, "--timeout", o.timeout, "The longest one run may take, seconds (default: no limit but the bound)");
+    add_checked(sub, "--bound-factor", o.bound_factor,
+                "A run is stopped (censored) after this many times the chosen configuration's time (default 3)");
+    sub->add_flag("--no-prior", o.no_prior,
+                  "Do not use the application profile's times as a prior (its structure still shapes the model)");
+    sub->add_flag("--no-model", o.no_model, "Learn from the runs alone (no model; for comparison)");
+    add_checked(sub, "--plot", o.plot, "Write measured vs predicted per configuration as an SVG file");
+    sub->add_flag("--json", o.json, "Print the result as one JSON document");
+    sub->add_flag("--quiet", o.quiet, "No progress lines on stderr");
+}
+
+namespace {
+
+using nlohmann::json;
+
+std::string key_of(const configuration& c) { return fmt::format("{}/{}/{}/{}", c.m, c.p, c.nodes, to_string(c.pol)); }
+
+std::string config_text(const configuration& c) { return label(c) + " " + std::string(to_string(c.pol)); }
+
+std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+double load1() {
+    std::ifstream in("/proc/loadavg");
+    double v = -1;
+    in >> v;
+    return in ? v : -1;
+}
+
+bool is_platform_profile(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) {
+        json doc = json::parse(read_text_file(path), nullptr, false);
+        return doc.is_object() && doc.value("kind", std::string()) == "platform";
+    }
+    return !bundled_text("platforms/" + path).empty();
+}
+
+// --- The recorded repetitions of --replay -------------------------------------------------------------------
+
+struct recorded {
+    double time_s = 0;
+    bool censored = false;
+};
+
+struct replay_data {
+    std::string file;
+    std::vector<configuration> space;                   // in the file's order of first appearance
+    std::map<std::string, std::vector<recorded>> reps;  // by key_of
+    std::int64_t units = 0;                             // the file's units (0: no column)
+};
+
+replay_data read_replay(const std::string& path, std::optional<std::int64_t> units_wanted) {
+    replay_data d;
+    d.file = path;
+    std::vector<measured_run> rows = read_runs(path);
+    std::set<std::int64_t> units;
+    for (const auto& r : rows) units.insert(r.units);
+    if (units_wanted) {
+        std::erase_if(rows, [&](const measured_run& r) { return r.units != *units_wanted; });
+        if (rows.empty())
+            throw input_error(path, "column units", "rows with units = " + std::to_string(*units_wanted) + " (--units)",
+                              "none");
+        d.units = *units_wanted;
+    } else if (units.size() > 1) {
+        throw input_error(path, "column units", "one units value (rows of one program input; --units picks one)",
+                          std::to_string(units.size()) + " different values");
+    } else {
+        d.units = *units.begin();
+    }
+    for (const auto& r : rows) {
+        const std::string k = key_of(r.c);
+        auto& v = d.reps[k];
+        if (v.empty()) d.space.push_back(r.c);
+        // A censored row's time is the bound it was stopped at (bound_s when given).
+        v.push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored});
+    }
+    return d;
+}
+
+std::uint64_t splitmix(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+// --- The journal ---------------------------------------------------------------------------------------------
+
+// One JSON Lines file: a header with the tune's options, then one line per run, each written whole and fsynced
+// before the next run starts. Held under an exclusive lock while a tune uses it.
+class journal {
+public:
+    journal() = default;
+    journal(const journal&) = delete;
+    journal& operator=(const journal&) = delete;
+    ~journal() {
+        if (fd_ >= 0) close(fd_);
+    }
+    // Opens (creating when `create`), locks, and returns the lines that read as JSON; a torn last line (an
+    // interrupted write) is reported and cut off; a bad line before it is bad input.
+    std::vector<json> open(const std::string& path, bool create) {
+        path_ = path;
+        fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0644);
+        if (fd_ < 0) {
+            if (errno == EEXIST)
+                throw input_error(path, "(file)", "a new journal (--resume " + path + " continues that tune)",
+                                  "an existing file");
+            throw input_error(path, "(file)", "a journal that can be opened for appending", std::strerror(errno));
+        }
+        if (flock(fd_, LOCK_EX | LOCK_NB) != 0)
+            throw input_error(path, "(lock)", "a journal no other mmgp tune is using", "locked by another process");
+        std::string text = read_text_file(path);
+        std::vector<json> lines;
+        std::size_t pos = 0, good_end = 0;
+        int line_no = 0;
+        while (pos < text.size()) {
+            std::size_t nl = text.find('\n', pos);
+            const bool last = nl == std::string::npos || nl + 1 >= text.size();
+            std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+            ++line_no;
+            json j = json::parse(line, nullptr, false);
+            if (j.is_discarded() || !j.is_object() || nl == std::string::npos) {
+                if (!last)
+                    throw input_error(path, "line " + std::to_string(line_no), "one JSON object per line",
+                                      "\"" + line.substr(0, 40) + "\"");
+                std::cerr << "mmgp: warning: " << path << ": line " << line_no
+                          << " is torn (an interrupted write): skipped, the " << lines.size() << " lines before it kept\n";
+                if (ftruncate(fd_, static_cast<off_t>(good_end)) != 0)
+                    throw input_error(path, "(file)", "a journal that can be truncated", std::strerror(errno));
+                break;
+            }
+            lines.push_back(std::move(j));
+            pos = nl + 1;
+            good_end = pos;
+        }
+        return lines;
+    }
+    void append(const json& j) {
+        std::string line = j.dump() + "\n";
+        const char* p = line.data();
+        std::size_t left = line.size();
+        while (left > 0) {
+            ssize_t w = ::write(fd_, p, left);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                throw input_error(path_, "(file)", "a journal that can be written", std::strerror(errno));
+            }
+            p += w;
+            left -= static_cast<std::size_t>(w);
+        }
+        if (fsync(fd_) != 0) throw input_error(path_, "(file)", "a journal that can be synced", std::strerror(errno));
+    }
+    bool is_open() const { return fd_ >= 0; }
+    const std::string& path() const { return path_; }
+
+private:
+    int fd_ = -1;
+    std::string path_;
+};
+
+json options_json(const tune_options_cli& o) {
+    auto abs = [](const std::string& p) {
+        std::error_code ec;
+        return !p.empty() && std::filesystem::exists(p, ec) ? std::filesystem::absolute(p).string() : p;
+    };
+    json j;
+    j["profile"] = abs(o.profile);
+    j["app"] = abs(o.app);
+    j["replay"] = abs(o.replay);
+    j["seed"] = o.seed;
+    j["model"] = o.space.model;
+    j["policy"] = o.space.policy;
+    j["m"] = o.space.m;
+    j["p"] = o.space.p;
+    j["nodes"] = o.space.nodes;
+    j["set"] = o.space.sets;
+    j["launcher"] = o.launch.launcher;
+    j["units"] = o.launch.units ? json(*o.launch.units) : json(nullptr);
+    j["cores_per_node"] = o.launch.cores_per_node ? json(*o.launch.cores_per_node) : json(nullptr);
+    j["launcher_program"] = o.launch.program;
+    j["oversubscribe"] = o.launch.oversubscribe;
+    j["no_bind"] = o.launch.no_bind;
+    j["tolerance"] = o.tolerance;
+    j["confidence"] = o.confidence;
+    j["bound_factor"] = o.bound_factor;
+    j["max_runs"] = o.max_runs;
+    j["max_seconds"] = o.max_seconds ? json(*o.max_seconds) : json(nullptr);
+    j["timeout"] = o.timeout ? json(*o.timeout) : json(nullptr);
+    j["no_prior"] = o.no_prior;
+    j["no_model"] = o.no_model;
+    j["command"] = o.launch.command;
+    std::error_code ec;
+    j["cwd"] = std::filesystem::current_path(ec).string();
+    return j;
+}
+
+// The options a journal's header recorded (the output options stay the caller's).
+tune_options_cli options_from(const json& h, const tune_options_cli& caller, const std::string& path) {
+    tune_options_cli o = caller;
+    try {
+        const json& j = h.at("options");
+        o.profile = j.at("profile").get<std::string>();
+        o.app = j.at("app").get<std::string>();
+        o.replay = j.at("replay").get<std::string>();
+        o.seed = j.at("seed").get<unsigned long long>();
+        o.space.model = j.at("model").get<std::string>();
+        o.space.policy = j.at("policy").get<std::string>();
+        o.space.m = j.at("m").get<std::string>();
+        o.space.p = j.at("p").get<std::string>();
+        o.space.nodes = j.at("nodes").get<std::string>();
+        o.space.sets = j.at("set").get<std::vector<std::string>>();
+        o.launch.launcher = j.at("launcher").get<std::string>();
+        if (!j.at("units").is_null()) o.launch.units = j.at("units").get<std::int64_t>();
+        if (!j.at("cores_per_node").is_null()) o.launch.cores_per_node = j.at("cores_per_node").get<int>();
+        o.launch.program = j.at("launcher_program").get<std::string>();
+        o.launch.oversubscribe = j.at("oversubscribe").get<bool>();
+        o.launch.no_bind = j.at("no_bind").get<bool>();
+        o.tolerance = j.at("tolerance").get<double>();
+        o.confidence = j.at("confidence").get<double>();
+        o.bound_factor = j.at("bound_factor").get<double>();
+        o.max_runs = j.at("max_runs").get<long long>();
+        if (!j.at("max_seconds").is_null()) o.max_seconds = j.at("max_seconds").get<double>();
+        if (!j.at("timeout").is_null()) o.timeout = j.at("timeout").get<double>();
+        o.no_prior = j.at("no_prior").get<bool>();
+        o.no_model = j.at("no_model").get<bool>();
+        o.launch.command = j.at("command").get<std::vector<std::string>>();
+        const std::string cwd = j.at("cwd").get<std::string>();
+        if (!cwd.empty() && chdir(cwd.c_str()) != 0)
+            throw input_error(path, "line 1, /options/cwd", "the directory the tune ran in", "\"" + cwd + "\": " + std::strerror(errno));
+    } catch (const json::exception& e) {
+        throw input_error(path, "line 1 (header)", "the header of an mmgp tune journal (its options)", e.what());
+    }
+    o.journal = path;
+    return o;
+}
+
+// --- Running the program ----------------------------------------------------------------------------------------
+
+struct run_result {
+    double wall_s = 0;
+    int exit_status = 0;
+    bool censored = false;
+    int interrupted_by = 0;  // a signal that stopped mmgp itself
+};
+
+void on_child(int) {}  // internal linkage: SIGCHLD must not be ignored for sigtimedwait
+
+// Runs the plan's processes in one process group of their own; kills the group at `bound_s` (0: none) and on
+// SIGINT/SIGTERM/SIGHUP (which then stop mmgp: interrupted_by).
+run_result run_plan(const launch_plan& plan, double bound_s) {
+    std::vector<std::pair<std::vector<std::string>, std::vector<std::pair<std::string, std::string>>>> jobs;
+    if (plan.kind == launcher_kind::local)
+        for (const auto& lp : plan.processes) jobs.push_back({lp.argv, lp.env});
+    else
+        jobs.push_back({plan.argv, {}});
+    sigset_t wanted, old;
+    sigemptyset(&wanted);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&wanted, sig);
+    struct sigaction sa {};
+    sa.sa_handler = on_child;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, nullptr);
+    sigprocmask(SIG_BLOCK, &wanted, &old);
+    std::cout.flush();
+    std::cerr.flush();
+    run_result out;
+    std::vector<pid_t> pids;
+    pid_t group = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (auto& [words, env] : jobs) {
+        std::vector<char*> argv;
+        for (auto& w : words) argv.push_back(w.data());
+        argv.push_back(nullptr);
+        pid_t pid = fork();
+        if (pid < 0) {
+            if (group > 0) kill(-group, SIGKILL);
+            sigprocmask(SIG_SETMASK, &old, nullptr);
+            throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+        }
+        if (pid == 0) {
+            setpgid(0, group);
+            sigprocmask(SIG_SETMASK, &old, nullptr);
+            for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+            execvp(argv[0], argv.data());
+            std::string msg = "mmgp: " + words[0] + ": cannot execute: " + std::strerror(errno) + "\n";
+            ssize_t ignored = write(2, msg.data(), msg.size());
+            (void)ignored;
+            _exit(127);
+        }
+        setpgid(pid, group);  // also here: whichever runs first
+        if (group == 0) group = pid;
+        pids.push_back(pid);
+    }
+    std::vector<int> status(pids.size(), 0);
+    std::size_t live = pids.size();
+    bool killed = false;
+    while (live > 0) {
+        timespec ts{};
+        timespec* tsp = nullptr;
+        if (bound_s > 0 && !killed) {
+            const double left =
+                bound_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (left <= 0) {
+                kill(-group, SIGKILL);
+                killed = out.censored = true;
+                continue;
+            }
+            ts.tv_sec = static_cast<time_t>(left);
+            ts.tv_nsec = static_cast<long>((left - static_cast<double>(ts.tv_sec)) * 1e9);
+            tsp = &ts;
+        }
+        const int sig = sigtimedwait(&wanted, nullptr, tsp);
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            kill(-group, SIGKILL);
+            killed = true;
+            out.interrupted_by = sig;
+        }
+        for (std::size_t i = 0; i < pids.size(); ++i) {
+            if (pids[i] <= 0) continue;
+            int st = 0;
+            if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+                status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+                pids[i] = 0;
+                --live;
+            }
+        }
+    }
+    if (!killed) kill(-group, SIGKILL);  // what the processes left behind in their group
+    out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (out.censored) out.wall_s = bound_s;
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    for (int st : status)
+        if (st != 0 && out.exit_status == 0) out.exit_status = st;
+    return out;
+}
+
+// --- Output ------------------------------------------------------------------------------------------------------
+
+std::string pct(double v) { return fmt::format("{:.1f} %", 100 * v); }
+
+std::string plot_svg(const std::vector<configuration>& space, const tune_assessment& a, const std::string& title) {
+    // Log-log: predicted (x, with its 90 % interval) against measured (y), one point per measured configuration.
+    double lo = 1e300, hi = 0;
+    for (std::size_t i = 0; i < space.size(); ++i) {
+        const auto& b = a.configs[i];
+        if (b.measured_s <= 0) continue;
+        lo = std::min({lo, b.measured_s, b.lo_s});
+        hi = std::max({hi, b.measured_s, b.hi_s});
+    }
+    if (hi <= 0) lo = 1e-3, hi = 1;
+    lo /= 1.2, hi *= 1.2;
+    const double W = 520, H = 520, M = 60;
+    auto px = [&](double v) { return M + (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) * (W - 2 * M); };
+    auto py = [&](double v) { return H - M - (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) * (H - 2 * M); };
+    std::string s = fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" font-family=\"sans-serif\" font-size=\"11\">\n"
+        "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n<text x=\"{2}\" y=\"20\">{3}</text>\n"
+        "<line x1=\"{4}\" y1=\"{5}\" x2=\"{6}\" y2=\"{7}\" stroke=\"#999\" stroke-dasharray=\"4\"/>\n"
+        "<rect x=\"{2}\" y=\"{2}\" width=\"{8}\" height=\"{8}\" fill=\"none\" stroke=\"black\"/>\n"
+        "<text x=\"{9}\" y=\"{10}\" text-anchor=\"middle\">expected time (s), 90 % interval</text>\n"
+        "<text x=\"15\" y=\"{9}\" transform=\"rotate(-90 15 {9})\" text-anchor=\"middle\">measured median (s)</text>\n",
+        W, H, M, title, px(lo), py(lo), px(hi), py(hi), W - 2 * M, W / 2, H - 20);
+    for (double t = std::pow(10, std::floor(std::log10(lo))); t <= hi; t *= 10)
+        if (t >= lo)
+            s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n"
+                             "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n",
+                             px(t), H - M + 15, t, M - 4, py(t) + 4, t);
+    for (std::size_t i = 0; i < space.size(); ++i) {
+        const auto& b = a.configs[i];
+        if (b.measured_s <= 0) continue;
+        const bool chosen = a.has_chosen && i == a.chosen;
+        s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#4a7\"/>\n"
+                         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\"><title>{} ({} runs)</title></circle>\n",
+                         px(b.lo_s), py(b.measured_s), px(b.hi_s), py(b.measured_s), px(b.time_s), py(b.measured_s),
+                         chosen ? 5 : 3, chosen ? "#d22" : "#246", config_text(space[i]), b.runs);
+    }
+    return s + "</svg>\n";
+}
+
+}  // namespace
+
+int run_tune(const tune_options_cli& given) {
+    tune_options_cli o = given;
+    journal jr;
+    std::vector<json> journal_lines;
+    if (!given.resume.empty()) {
+        if (!given.profile.empty() || !given.journal.empty() || !given.launch.command.empty() || !given.replay.empty())
+            throw usage_error("--resume: expected the journal alone (the tune's options are in its header), found "
+                              "other options or a profile beside it");
+        journal_lines = jr.open(given.resume, false);
+        if (journal_lines.empty() || !journal_lines[0].contains("mmgp_tune"))
+            throw input_error(given.resume, "line 1", "the header of an mmgp tune journal", "no header");
+        o = options_from(journal_lines[0], given, given.resume);
+    } else if (o.profile.empty()) {
+        throw usage_error("profile: expected a scenario or platform profile (or --resume JOURNAL), found nothing");
+    }
+    if (o.space.model != "mmgp") throw usage_error("--model: expected mmgp (tune fits the engine's model), found \"" + o.space.model + "\"");
+    launcher_kind kind = launcher_kind::local;
+    if (!o.launch.launcher.empty() && !parse_launcher(o.launch.launcher, kind))
+        throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launch.launcher + "\"");
+    if (o.replay.empty() && o.launch.command.empty())
+        throw usage_error("command: expected the program to tune after -- (or --replay RUNS.csv), found nothing");
+    if (!o.plot.empty()) check_output("--plot", o.plot);
+
+    // The scenario: a platform (+ --app) or a whole scenario.
+    const scenario_edits edits = edits_of(o.space.sets);
+    scenario s;
+    const bool platform_only = !o.app.empty() || is_platform_profile(o.profile);
+    if (platform_only) {
+        s.plat = load_platform(o.profile, edits.platform);
+        s.file = o.profile;
+        s.name = s.plat.name;
+        if (!o.app.empty()) s.app = load_application(o.app);
+        else {
+            s.app.decomp = decomposition::data;  // no application profile: one run's time, off-loads unknown
+            s.app.N = 1;
+            o.no_prior = true;
+        }
+        s.space.m = {1, s.plat.apus};
+        s.space.p = {1, s.plat.apus};
+        s.space.nodes = {1, 1};
+    } else {
+        s = load_scenario(o.profile, edits);
+    }
+    warn_about_platform(s.plat, o.space.max_age_days);
+    if (o.launch.units) s.app.units = *o.launch.units;
+
+    // The space: the recorded configurations (replay) or the scenario's box; --m, --p, --nodes, --policy narrow it.
+    std::optional<replay_data> replay;
+    if (!o.replay.empty()) {
+        replay = read_replay(o.replay, o.launch.units);
+        if (replay->units > 0 && s.app.decomp == decomposition::task) s.app.units = replay->units;
+    }
+    const int_range rm = o.space.m.empty() ? s.space.m : parse_range("--m", o.space.m);
+    const int_range rp = o.space.p.empty() ? s.space.p : parse_range("--p", o.space.p);
+    const int_range rn = o.space.nodes.empty() ? s.space.nodes : parse_range("--nodes", o.space.nodes);
+    std::vector<policy> pols;
+    if (o.space.policy == "both") pols = {policy::edtlp, policy::os};
+    else if (!o.space.policy.empty()) pols = {parse_policy_option(o.space.policy)};
+    else pols = {s.space.pol};
+    std::vector<configuration> space;
+    if (replay) {
+        for (const auto& c : replay->space) {
+            const bool pol_ok = o.space.policy.empty() || std::find(pols.begin(), pols.end(), c.pol) != pols.end();
+            const bool in = (o.space.m.empty() || (c.m >= rm.lo && c.m <= rm.hi)) &&
+                            (o.space.p.empty() || (c.p >= rp.lo && c.p <= rp.hi)) &&
+                            (o.space.nodes.empty() || (c.nodes >= rn.lo && c.nodes <= rn.hi));
+            if (pol_ok && in) space.push_back(c);
+        }
+        if (space.empty())
+            throw usage_error("--m/--p/--nodes/--policy: expected a space holding configurations of " + o.replay + ", found none");
+    } else {
+        const space_bounds b = bounds([&] { scenario t = s; t.space.m = rm; t.space.p = rp; t.space.nodes = rn; return t; }());
+        const std::int64_t n = count_feasible([&] { scenario t = s; t.space.m = rm; t.space.p = rp; t.space.nodes = rn; return t; }());
+        if (n * static_cast<std::int64_t>(pols.size()) > 2000000)
+            throw usage_error(fmt::format("--m/--p/--nodes: expected a space of at most 2000000 configurations to tune "
+                                          "over, found {}", n * static_cast<std::int64_t>(pols.size())));
+        for (policy pol : pols)
+            for (std::int64_t nd = b.n_lo; nd <= b.n_hi; ++nd)
+                for (std::int64_t m = b.m_lo; m <= b.m_hi; ++m)
+                    for (std::int64_t p = b.p_lo; p <= std::min(b.p_hi, b.apus / m); ++p)
+                        space.push_back({static_cast<int>(m), static_cast<int>(p), static_cast<int>(nd), pol});
+        if (space.empty()) throw usage_error("--m/--p/--nodes: expected a space with a feasible configuration, found none");
+    }
+
+    tune_options to;
+    to.tolerance = o.tolerance;
+    to.confidence = o.confidence;
+    to.bound_factor = o.bound_factor;
+    to.max_runs = static_cast<int>(o.max_runs);
+    to.max_seconds = o.max_seconds.value_or(0);
+    to.max_run_s = o.timeout.value_or(0);
+    to.prior = !o.no_prior;
+    to.use_model = !o.no_model;
+    tuner t(s, space, to);
+    std::map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < space.size(); ++i) index[key_of(space[i])] = i;
+
+    // The journal: created for a live tune (and for a replay that names one), continued on --resume.
+    if (o.resume.empty() && (o.replay.empty() || !o.journal.empty())) {
+        if (o.journal.empty()) o.journal = "mmgp-tune.jsonl";
+        journal_lines = jr.open(o.journal, true);
+        jr.append({{"mmgp_tune", 1}, {"created", utc_now()}, {"options", options_json(o)}});
+    }
+    for (std::size_t ln = 1; ln < journal_lines.size(); ++ln) {
+        const json& j = journal_lines[ln];
+        const std::string where = "line " + std::to_string(ln + 1);
+        try {
+            configuration c{j.at("m").get<int>(), j.at("p").get<int>(), j.at("nodes").get<int>(), policy::edtlp};
+            if (!parse_policy(j.at("policy").get<std::string>(), c.pol)) throw std::runtime_error("policy");
+            auto it = index.find(key_of(c));
+            if (it == index.end())
+                throw input_error(jr.path(), where, "a configuration of the tune's space", config_text(c));
+            const std::string outcome = j.at("outcome").get<std::string>();
+            const run_outcome ro = outcome == "ok" ? run_outcome::ok : outcome == "censored" ? run_outcome::censored : run_outcome::failed;
+            t.add({it->second, j.at("wall_s").get<double>(), ro});
+        } catch (const json::exception& e) {
+            throw input_error(jr.path(), where, "a run {m, p, nodes, policy, wall_s, outcome}", e.what());
+        }
+    }
+
+    // The loop.
+    tune_assessment a = t.assess();
+    json trace = json::array();  // after each run: machine seconds spent and the configuration chosen then
+    auto note_step = [&] {
+        trace.push_back({{"runs", a.runs}, {"machine_s", a.machine_s}, {"p_beaten", a.p_beaten},
+                         {"chosen", a.has_chosen ? json(key_of(space[a.chosen])) : json(nullptr)}});
+    };
+    while (a.stop == tune_stop::none && a.has_next) {
+        const configuration c = space[a.next];
+        const int k = a.runs + 1;
+        json rec;
+        rec["run"] = k;
+        rec["m"] = c.m;
+        rec["p"] = c.p;
+        rec["nodes"] = c.nodes;
+        rec["policy"] = std::string(to_string(c.pol));
+        rec["start"] = utc_now();
+        rec["bound_s"] = a.next_bound_s;
+        rec["why"] = a.why_next;
+        run_outcome ro;
+        double wall;
+        if (replay) {
+            const auto& reps = replay->reps.at(key_of(c));
+            const recorded& r = reps[splitmix(o.seed * 0x100000001B3ULL + static_cast<std::uint64_t>(k)) % reps.size()];
+            rec["command"] = "replay " + o.replay;
+            if (a.next_bound_s > 0 && r.time_s > a.next_bound_s) ro = run_outcome::censored, wall = a.next_bound_s;
+            else if (r.censored) ro = run_outcome::censored, wall = r.time_s;
+            else ro = run_outcome::ok, wall = r.time_s;
+            rec["exit"] = 0;
+        } else {
+            const std::int64_t units = s.app.units;
+            launch_plan plan = plan_launch(kind, c, units, o.launch, o.launch.command);
+            rec["command"] = shell_command(plan);
+            rec["load1"] = load1();
+            run_result rr = run_plan(plan, a.next_bound_s);
+            if (rr.interrupted_by) {
+                std::cerr << fmt::format("mmgp: interrupted ({}): the journal {} keeps the {} runs before this one; "
+                                         "mmgp tune --resume {} continues\n",
+                                         sigabbrev_np(rr.interrupted_by) ? fmt::format("SIG{}", sigabbrev_np(rr.interrupted_by)) : "signal",
+                                         jr.path(), a.runs, jr.path());
+                signal(rr.interrupted_by, SIG_DFL);
+                raise(rr.interrupted_by);
+                return 128 + rr.interrupted_by;
+            }
+            wall = rr.wall_s;
+            rec["exit"] = rr.exit_status;
+            ro = rr.censored ? run_outcome::censored : rr.exit_status != 0 ? run_outcome::failed : run_outcome::ok;
+        }
+        rec["wall_s"] = wall;
+        rec["outcome"] = std::string(to_string(ro));
+        rec["censored"] = ro == run_outcome::censored;
+        if (jr.is_open()) jr.append(rec);
+        t.add({a.next, wall, ro});
+        a = t.assess();
+        note_step();
+        if (!o.quiet) {
+            std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %) {:.2f}", config_text(space[a.chosen]),
+                                                          human_time(a.configs[a.chosen].time_s), 100 * o.tolerance, a.p_beaten)
+                                            : "nothing chosen yet";
+            std::cerr << fmt::format("[run {}] {}: {} {}{} · {}\n", k, config_text(c), human_time(wall), to_string(ro),
+                                     ro == run_outcome::failed ? fmt::format(" (exit status {})", rec["exit"].get<int>()) : "",
+                                     best)
+                      << std::flush;
+        }
+    }
+
+    // The result.
+    const std::string stop_text =
+        a.stop == tune_stop::confident
+            ? fmt::format("confident: P(another configuration beats the chosen by more than {:g} %) = {:.3f} < {:.3f}",
+                          100 * o.tolerance, a.p_beaten, 1 - o.confidence)
+            : std::string(to_string(a.stop)) + fmt::format(" (P(beaten by more than {:g} %) = {:.3f})", 100 * o.tolerance, a.p_beaten);
+    std::string launch_line;
+    if (a.has_chosen && !o.launch.command.empty())
+        launch_line = shell_command(plan_launch(kind, space[a.chosen], s.app.units, o.launch, o.launch.command));
+    std::vector<std::size_t> order(space.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        const auto &bx = a.configs[x], &by = a.configs[y];
+        if (bx.excluded != by.excluded) return !bx.excluded;
+        return bx.time_s < by.time_s;
+    });
+    if (!o.plot.empty())
+        write_file_atomically(o.plot, plot_svg(space, a, "mmgp tune: " + (s.name.empty() ? s.file : s.name)));
+
+    if (o.json) {
+        json j;
+        j["profile"] = s.file;
+        j["replay"] = o.replay.empty() ? json(nullptr) : json(o.replay);
+        j["journal"] = jr.is_open() ? json(jr.path()) : json(nullptr);
+        j["stop"] = std::string(to_string(a.stop));
+        j["p_beaten"] = a.p_beaten;
+        j["runs"] = a.runs;
+        j["machine_s"] = a.machine_s;
+        j["exhaustive_s_estimate"] = a.exhaustive_s;
+        j["noise"] = a.noise;
+        j["model_error"] = a.model_error;
+        j["model_used"] = a.model_used;
+        if (a.has_chosen) {
+            const auto& c = space[a.chosen];
+            j["chosen"] = {{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
+                           {"time_s", a.configs[a.chosen].time_s}, {"measured_s", a.configs[a.chosen].measured_s}};
+            if (!launch_line.empty()) j["command"] = launch_line;
+        } else {
+            j["chosen"] = nullptr;
+        }
+        j["trace"] = trace;
+        j["params"] = json::array();
+        for (const auto& p : a.params) j["params"].push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}});
+        j["configurations"] = json::array();
+        for (std::size_t i : order) {
+            const auto& b = a.configs[i];
+            const auto& c = space[i];
+            j["configurations"].push_back({{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
+                                           {"runs", b.runs}, {"censored", b.censored}, {"failed", b.failed},
+                                           {"measured_s", b.measured_s > 0 ? json(b.measured_s) : json(nullptr)},
+                                           {"model_s", b.model_s > 0 ? json(b.model_s) : json(nullptr)},
+                                           {"time_s", b.time_s}, {"lo_s", b.lo_s}, {"hi_s", b.hi_s}, {"p_beats", b.p_beats}});
+        }
+        std::cout << j.dump() << '\n' << std::flush;
+        return 0;
+    }
+    std::string out = fmt::format("# mmgp tune: {}, {} configurations{}\n", s.name.empty() ? s.file : s.name, space.size(),
+                                  replay ? fmt::format(", replay of {} (seed {})", o.replay, o.seed) : "");
+    out += fmt::format("stopped: {}\n", stop_text);
+    out += fmt::format("spent: {} runs, {} of machine time; running every configuration once: about {} ({:.0f} %)\n", a.runs,
+                       human_time(a.machine_s), human_time(a.exhaustive_s), a.exhaustive_s > 0 ? 100 * a.machine_s / a.exhaustive_s : 0.0);
+    if (a.has_chosen) {
+        const auto& b = a.configs[a.chosen];
+        out += fmt::format("chosen: {}: measured {} (median of {} runs), expected {} [{}, {}]\n", config_text(space[a.chosen]),
+                           human_time(b.measured_s), b.runs, human_time(b.time_s), human_time(b.lo_s), human_time(b.hi_s));
+    } else {
+        out += "chosen: none (no configuration finished a run)\n";
+    }
+    if (!launch_line.empty()) out += "launch: " + launch_line + "\n";
+    out += fmt::format("\n{:<30} {:>4} {:>11} {:>11} {:>11} {:>25} {:>9}\n", "configuration", "runs", "measured", "model",
+                       "expected", "90 % interval", "P(beats)");
+    std::size_t shown = 0;
+    for (std::size_t i : order) {
+        const auto& b = a.configs[i];
+        if (shown >= 15 && b.runs == 0) continue;
+        ++shown;
+        std::string runs = std::to_string(b.runs);
+        if (b.censored) runs += fmt::format(" ({} stopped)", b.censored);
+        if (b.failed) runs += fmt::format(" ({} failed)", b.failed);
+        out += fmt::format("{:<30} {:>4} {:>11} {:>11} {:>11} {:>25} {:>9}{}\n", config_text(space[i]), runs,
+                           b.measured_s > 0 ? human_time(b.measured_s) : "-", b.model_s > 0 ? human_time(b.model_s) : "-",
+                           human_time(b.time_s), "[" + human_time(b.lo_s) + ", " + human_time(b.hi_s) + "]",
+                           b.excluded ? "-" : fmt::format("{:.3f}", b.p_beats), a.has_chosen && i == a.chosen ? "  <- chosen" : "");
+    }
+    if (shown < space.size()) out += fmt::format("({} configurations not run and not among the 15 fastest expected: not shown)\n", space.size() - shown);
+    out += fmt::format("\nrun-to-run noise {}, model error {}{}\n", pct(a.noise), pct(a.model_error),
+                       a.model_used ? "" : " (the model is not used: runs alone)");
+    for (const auto& p : a.params)
+        out += fmt::format("fitted {}: {:.4g} s{}\n", p.name, p.value, to.prior ? fmt::format(" (prior {:.4g} s)", p.prior) : "");
+    std::cout << out << std::flush;
+    return 0;
+}
+
+}  // namespace mmgp::cli

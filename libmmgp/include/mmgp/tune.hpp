@@ -1,0 +1,128 @@
+// mmgp/tune.hpp — the best mapping of a program in few runs: the model as a prior, measured runs as evidence.
+//
+//   mmgp::tuner t(scenario, space, {});                 // space: the configurations to choose from
+//   for (;;) {
+//       mmgp::tune_assessment a = t.assess();
+//       if (a.stop != mmgp::tune_stop::none) break;     // confident, budget spent, or nothing left to run
+//       double seconds = run_the_program(space[a.next], a.next_bound_s);
+//       t.add({a.next, seconds, mmgp::run_outcome::ok});
+//   }
+//
+// Each assessment (docs/TUNE.md) fits the application's parameters to the runs so far (least squares on
+// relative errors, pulled towards the prior profile's values), takes the model's prediction as the mean of
+// each configuration's log time, and treats what the model misses as a smooth discrepancy over
+// (log m, log p, log nodes, policy): a Gaussian process fitted to the residuals, with the run-to-run noise
+// estimated from repetitions. It then chooses the measured configuration with the lowest expected time,
+// the probability that another beats it by more than the tolerance, and the next run by expected
+// improvement per machine second. Pure: no I/O, no clock; running the program is the caller's business.
+#pragma once
+
+#include "mmgp/export.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mmgp/model.hpp"
+
+MMGP_API_BEGIN
+namespace mmgp {
+
+struct tune_options {
+    double tolerance = 0.03;   ///< a configuration within this fraction of the best is as good
+    double confidence = 0.95;  ///< stop when P(some configuration beats the chosen by > tolerance) < 1 - confidence
+    /// Use the application profile's T_hpu, T_apu, C_apu, g as the prior of the fit; false: the fit starts from
+    /// the runs alone (the model's shape still comes from the platform and the application's structure).
+    bool prior = true;
+    /// Use the model at all; false: the runs alone, through the discrepancy process with a constant mean.
+    bool use_model = true;
+    double model_error = 0.15;   ///< prior sd of log(measured / predicted) over configurations (the model's error)
+    double noise = 0.05;         ///< prior sd of log(run time) between repetitions of one configuration
+    double length_scale = 1.0;   ///< how far the discrepancy is correlated, in doublings of m, p and nodes
+    double bound_factor = 3.0;   ///< a run is stopped after this many times the chosen configuration's time
+    double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value
+    int max_runs = 50;           ///< budget: runs (0: no limit)
+    double max_seconds = 0;      ///< budget: machine seconds, wall time x nodes (0: no limit)
+    double max_run_s = 0;        ///< the longest any one run may take, seconds (0: no limit but the bound)
+};
+
+/// How a run ended.
+enum class run_outcome {
+    ok,        ///< finished, exit status 0: its wall time is a measurement
+    censored,  ///< stopped at its bound: the time is at least the bound
+    failed,    ///< non-zero exit status: recorded, never used as a time
+};
+std::string_view to_string(run_outcome o) noexcept;
+
+/// One run of the program.
+struct tune_run {
+    std::size_t config = 0;  ///< index into the tuner's space
+    double time_s = 0;       ///< wall time (censored: the bound it was stopped at)
+    run_outcome outcome = run_outcome::ok;
+};
+
+/// What the tuner believes about one configuration.
+struct config_belief {
+    double model_s = 0;     ///< the model's time with the fitted parameters (0 when the model is not used yet)
+    double time_s = 0;      ///< the expected time: the model corrected by the discrepancy and the runs (median)
+    double lo_s = 0, hi_s = 0;  ///< 90 % interval of that time
+    double p_beats = 0;     ///< probability it beats the chosen configuration by more than the tolerance
+    int runs = 0, censored = 0, failed = 0;
+    double measured_s = 0;  ///< median of its finished runs (0 when none)
+    bool excluded = false;  ///< censored or failed at least once: never chosen, never run again
+    bool pathological = false;  ///< confidently slower than the bound of a run: not run while others remain
+};
+
+/// Why the loop stops (or none).
+enum class tune_stop { none, confident, budget_runs, budget_seconds, exhausted };
+std::string_view to_string(tune_stop s) noexcept;
+
+/// One fitted application parameter.
+struct tune_param {
+    std::string name;
+    double prior = 0, value = 0;
+};
+
+struct tune_assessment {
+    std::vector<config_belief> configs;  ///< one per configuration of the space, in its order
+    bool has_chosen = false;
+    std::size_t chosen = 0;    ///< the measured configuration with the lowest expected time
+    double p_beaten = 1;       ///< P(some configuration beats the chosen by more than the tolerance)
+    tune_stop stop = tune_stop::none;
+    bool has_next = false;
+    std::size_t next = 0;      ///< the configuration to run next (when stop == none)
+    std::string why_next;      ///< one phrase: why that one
+    double next_bound_s = 0;   ///< stop that run after this long (0: no bound)
+    int runs = 0;
+    double machine_s = 0;      ///< machine seconds spent so far (wall x nodes)
+    double exhaustive_s = 0;   ///< estimated machine seconds of running every configuration once
+    double noise = 0, model_error = 0;  ///< the current estimates (log sd)
+    bool model_used = false;   ///< the model's prediction is the mean (false: runs alone so far)
+    std::vector<tune_param> params;  ///< the fitted application parameters (empty without the model)
+};
+
+/// The closed loop's state: a scenario (platform, application shape and prior), the configurations to
+/// choose from, and the runs so far.
+class tuner {
+public:
+    /// Throws input_error when the space is empty or a configuration cannot be evaluated on the scenario.
+    tuner(const scenario& s, std::vector<configuration> space, const tune_options& opt);
+    /// Records a run. Throws std::out_of_range for a configuration index outside the space.
+    void add(const tune_run& r);
+    /// The beliefs, the choice, whether to stop and what to run next.
+    tune_assessment assess() const;
+    const std::vector<configuration>& space() const noexcept { return space_; }
+    const std::vector<tune_run>& runs() const noexcept { return runs_; }
+    const tune_options& options() const noexcept { return opt_; }
+
+private:
+    scenario s_;
+    std::vector<configuration> space_;
+    tune_options opt_;
+    std::vector<tune_run> runs_;
+    mutable std::vector<std::vector<double>> coef_;  // fit coefficients per configuration, computed when first run
+};
+
+}  // namespace mmgp
+MMGP_API_END
