@@ -12,7 +12,8 @@ PKGS=(g++ pkg-config meson ninja-build
       nlohmann-json3-dev libeigen3-dev libcli11-dev libfmt-dev doctest-dev libbenchmark-dev libhwloc-dev
       openmpi-bin libopenmpi-dev
       libpll-dev zlib1g-dev raxml examl gdb
-      gnuplot-nox python3)
+      gnuplot-nox python3
+      python3-optuna)  # python3-optuna: validation/tune/ (the benchmark against Optuna's TPE)
 
 missing=()
 for p in "${PKGS[@]}"; do

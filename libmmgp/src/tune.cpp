@@ -121,22 +121,46 @@ tune_assessment tuner::assess() const {
             ++e.failed;
     }
 
-    // Run-to-run noise: the repetitions pooled, with the prior as 4 pseudo-degrees of freedom.
+    // Run-to-run noise. Each configuration's own scale (1.4826 x the MAD of its log times from three runs on,
+    // robust to a run slowed by something else on the machine), shrunk towards the pooled scale, itself shrunk
+    // towards the prior with 4 pseudo-degrees of freedom: machines are noisier for some mappings than others.
+    std::vector<double> own2(n_cfg, 0.0);
     double ss = 4 * opt_.noise * opt_.noise, dof = 4;
-    for (auto& e : ev) {
+    for (std::size_t c = 0; c < n_cfg; ++c) {
+        auto& e = ev[c];
         const std::size_t n = e.logs.size();
         if (n == 0) continue;
         double mean = 0;
         for (double v : e.logs) mean += v;
         mean /= static_cast<double>(n);
-        for (double v : e.logs) ss += (v - mean) * (v - mean);
-        dof += static_cast<double>(n) - 1;
-        // Three runs or more: the median, robust to a run slowed by something else on the machine.
         e.center = n >= 3 ? median_of(e.logs) : mean;
-        e.weight = n >= 3 ? static_cast<double>(n) / 1.5 : static_cast<double>(n);
+        e.weight = n >= 3 ? static_cast<double>(n) / 1.57 : static_cast<double>(n);
+        if (n >= 3) {
+            std::vector<double> dev;
+            for (double v : e.logs) dev.push_back(std::abs(v - e.center));
+            const double sd = 1.4826 * median_of(dev);
+            own2[c] = sd * sd;
+            ss += static_cast<double>(n - 1) * own2[c];
+            dof += static_cast<double>(n - 1);
+        } else if (n == 2) {
+            own2[c] = (e.logs[0] - mean) * (e.logs[0] - mean) + (e.logs[1] - mean) * (e.logs[1] - mean);
+            ss += own2[c];
+            dof += 1;
+        }
     }
     const double noise2 = ss / dof;
     a.noise = std::sqrt(noise2);
+    // Fewer than three runs cannot show a heavy tail: such a configuration is taken to be as noisy as the
+    // noisiest one measured three times or more, so that one unlucky run does not rule it out.
+    double noisiest2 = noise2;
+    std::vector<double> cfg_noise2(n_cfg, noise2);
+    for (std::size_t c = 0; c < n_cfg; ++c) {
+        const double k = ev[c].logs.size() >= 2 ? static_cast<double>(ev[c].logs.size() - 1) : 0.0;
+        cfg_noise2[c] = (3 * noise2 + k * own2[c]) / (3 + k);
+        if (ev[c].logs.size() >= 3) noisiest2 = std::max(noisiest2, cfg_noise2[c]);
+    }
+    for (std::size_t c = 0; c < n_cfg; ++c)
+        if (ev[c].logs.size() < 3) cfg_noise2[c] = std::max(cfg_noise2[c], noisiest2);
 
     // The observed points of the discrepancy: configurations with finished runs, and those only ever stopped
     // at their bound (their time at least the bound: taken as the bound, a conservative value).
@@ -144,7 +168,7 @@ tune_assessment tuner::assess() const {
     for (std::size_t i = 0; i < n_cfg; ++i)
         if (!ev[i].logs.empty() || (ev[i].censored > 0 && ev[i].censored_at > 0)) obs.push_back(i);
     auto obs_value = [&](std::size_t i) { return ev[i].logs.empty() ? std::log(ev[i].censored_at) : ev[i].center; };
-    auto obs_var = [&](std::size_t i) { return ev[i].logs.empty() ? noise2 : noise2 / ev[i].weight; };
+    auto obs_var = [&](std::size_t i) { return ev[i].logs.empty() ? noise2 : cfg_noise2[i] / ev[i].weight; };
     std::size_t n_ok = 0;
     for (std::size_t i : obs) n_ok += !ev[i].logs.empty();
 
@@ -369,7 +393,7 @@ tune_assessment tuner::assess() const {
 
     // Stop?
     const auto& chosen_b = a.has_chosen ? a.configs[a.chosen] : config_belief{};
-    if (a.has_chosen && chosen_b.runs >= 2 && a.p_beaten < 1 - opt_.confidence)
+    if (a.has_chosen && chosen_b.runs >= 3 && a.p_beaten < 1 - opt_.confidence)
         a.stop = tune_stop::confident;
     else if (opt_.max_runs > 0 && a.runs >= opt_.max_runs)
         a.stop = tune_stop::budget_runs;

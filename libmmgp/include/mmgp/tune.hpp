@@ -37,8 +37,8 @@ struct tune_options {
     bool prior = true;
     /// Use the model at all; false: the runs alone, through the discrepancy process with a constant mean.
     bool use_model = true;
-    double model_error = 0.15;   ///< prior sd of log(measured / predicted) over configurations (the model's error)
-    double noise = 0.05;         ///< prior sd of log(run time) between repetitions of one configuration
+    double model_error = 0.20;   ///< prior sd of log(measured / predicted) over configurations (the model's error)
+    double noise = 0.10;         ///< prior sd of log(run time) between repetitions of one configuration
     double length_scale = 1.0;   ///< how far the discrepancy is correlated, in doublings of m, p and nodes
     double bound_factor = 3.0;   ///< a run is stopped after this many times the chosen configuration's time
     double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""The tuner benchmark: mmgp tune against the other ways of finding a mapping, on recorded real sweeps.
+
+    python3 validation/tune/bench.py [--mmgp build/cli/mmgp] [--seeds 100] [--jobs 2]
+
+Every group is one program input swept over its configurations with repetitions (validation/offload/runs.csv:
+the libpll off-load runtime, 4 groups; validation/raxml/runs.csv: RAxML, 8 groups). Each method replays runs
+drawn from the recorded repetitions of the configuration it asks for (a censored repetition costs its bound and
+says only "at least the bound"), with one seed per replay:
+
+  mmgp-tune           mmgp tune SCENARIO --replay GROUP.csv (the scenario's application profile is the prior)
+  mmgp-tune-no-prior  the same with --no-prior (the application's measured times not used)
+  exhaustive          every configuration once, the fastest run chosen
+  random              configurations in random order, one run each, until mmgp tune's median machine time
+  optuna              Optuna's TPE sampler over the configurations, until mmgp tune's median machine time
+
+Ground truth: the median of every recorded repetition of a configuration (censored ones at their bound).
+Writes groups/*.csv (the plain replay format), results.json, report.txt and curve.svg (P(regret <= 3 %)
+against machine time spent, as a fraction of exhaustive trial's) beside this file.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+
+try:
+    import optuna  # Debian's python3-optuna (scripts/setup.sh installs it)
+except ImportError:
+    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)  # the system interpreter has the package
+    raise SystemExit("bench: Optuna is missing: apt-get install python3-optuna (scripts/setup.sh)")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TOL = 0.03
+
+
+def groups():
+    """(name, scenario, rows) per recorded group."""
+    out = []
+    for program, folder in (("libpll", "offload"), ("raxml", "raxml")):
+        path = os.path.join(ROOT, "validation", folder, "runs.csv")
+        by = {}
+        for r in csv.DictReader(open(path)):
+            by.setdefault((r["input"], int(r["units"])), []).append(r)
+        for (inp, units), rows in sorted(by.items()):
+            scen = os.path.join(ROOT, "validation", folder, f"scenario-{inp}.json")
+            out.append((f"{program}-{inp}-U{units}", scen, units, rows))
+    return out
+
+
+def write_group(name, units, rows, folder):
+    path = os.path.join(folder, name + ".csv")
+    with open(path, "w") as f:
+        f.write("m,p,nodes,policy,units,time_s,censored,bound_s\n")
+        for r in rows:
+            f.write(f"{r['m']},{r['p']},1,{r['policy']},{units},{r['wall_s']},{r['censored']},{r['bound_s']}\n")
+    return path
+
+
+def key(m, p, nodes, pol):
+    return f"{m}/{p}/{nodes}/{pol}"
+
+
+def reps_of(rows):
+    reps = {}
+    for r in rows:
+        reps.setdefault(key(r["m"], r["p"], 1, r["policy"]), []).append(
+            (float(r["bound_s"]) if r["censored"] == "1" else float(r["wall_s"]), r["censored"] == "1"))
+    return reps
+
+
+def truth_of(reps):
+    return {k: statistics.median(t for t, _ in v) for k, v in reps.items()}
+
+
+def regret(truth, chosen):
+    if chosen is None or chosen not in truth:
+        return math.inf
+    return truth[chosen] / min(truth.values()) - 1
+
+
+def run_tune(mmgp, scen, csv_path, seed, extra):
+    cmd = [mmgp, "tune", scen, "--replay", csv_path, "--seed", str(seed), "--json", "--quiet"] + extra
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed: {p.stderr.strip()}")
+    j = json.loads(p.stdout)
+    c = j["chosen"]
+    chosen = key(c["m"], c["p"], c["nodes"], c["policy"]) if c else None
+    trace = [(s["machine_s"], s["chosen"]) for s in j["trace"]]
+    return {"chosen": chosen, "machine_s": j["machine_s"], "runs": j["runs"], "trace": trace, "stop": j["stop"]}
+
+
+def draw(rng, reps, k):
+    return reps[k][rng.randrange(len(reps[k]))]
+
+
+def exhaustive(reps, seed):
+    rng = random.Random(f"exhaustive/{seed}")
+    spent, best, trace = 0.0, None, []
+    for k in reps:
+        t, cens = draw(rng, reps, k)
+        spent += t
+        if not cens and (best is None or t < best[0]):
+            best = (t, k)
+        trace.append((spent, best[1] if best else None))
+    return {"chosen": best[1] if best else None, "machine_s": spent, "runs": len(reps), "trace": trace}
+
+
+def random_search(reps, seed, budget):
+    rng = random.Random(f"random/{seed}")
+    keys = list(reps)
+    order = rng.sample(keys, len(keys))
+    spent, best, trace, runs = 0.0, None, [], 0
+    while spent < budget:
+        k = order[runs % len(order)] if runs < len(order) else rng.choice(keys)
+        t, cens = draw(rng, reps, k)
+        spent += t
+        runs += 1
+        if not cens and (best is None or t < best[0]):
+            best = (t, k)
+        trace.append((spent, best[1] if best else None))
+    return {"chosen": best[1] if best else None, "machine_s": spent, "runs": runs, "trace": trace}
+
+
+def optuna_search(reps, seed, budget):
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    rng = random.Random(f"optuna/{seed}")
+    keys = sorted(reps)
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed), direction="minimize")
+    spent, trace, runs = 0.0, [], 0
+    best = None
+    while spent < budget:
+        trial = study.ask()
+        k = trial.suggest_categorical("configuration", keys)
+        t, cens = draw(rng, reps, k)
+        spent += t
+        runs += 1
+        study.tell(trial, t)
+        if not cens and (best is None or t < best[0]):
+            best = (t, k)
+        trace.append((spent, best[1] if best else None))
+    return {"chosen": best[1] if best else None, "machine_s": spent, "runs": runs, "trace": trace}
+
+
+def p90(v):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(math.ceil(0.9 * len(v))) - 1)]
+
+
+def summary(results, truth, exh_cost):
+    rg = [regret(truth, r["chosen"]) for r in results]
+    return {
+        "p_within_3pct": sum(x <= TOL + 1e-12 for x in rg) / len(rg),
+        "median_regret": statistics.median(rg),
+        "p90_regret": p90(rg),
+        "median_time_fraction": statistics.median(r["machine_s"] for r in results) / exh_cost,
+        "median_runs": statistics.median(r["runs"] for r in results),
+    }
+
+
+def curve(results, truth, exh_cost, fractions):
+    out = []
+    for f in fractions:
+        ok = 0
+        for r in results:
+            chosen = None
+            for spent, c in r["trace"]:
+                if spent <= f * exh_cost:
+                    chosen = c
+            ok += regret(truth, chosen) <= TOL + 1e-12
+        out.append(ok / len(results))
+    return out
+
+
+METHODS = ["mmgp-tune", "mmgp-tune-no-prior", "exhaustive", "random", "optuna"]
+COLORS = {"mmgp-tune": "#c22", "mmgp-tune-no-prior": "#e90", "exhaustive": "#555", "random": "#39c", "optuna": "#2a2"}
+
+
+def svg(report, fractions):
+    names = list(report)
+    cols, w, h, pad = 4, 230, 170, 34
+    rows = (len(names) + cols - 1) // cols
+    W, H = cols * w + 20, rows * h + 60
+    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="10">',
+         f'<rect width="{W}" height="{H}" fill="white"/>',
+         '<text x="10" y="16" font-size="12">P(regret &lt;= 3 %) against machine time spent (fraction of exhaustive '
+         'trial\'s, log scale)</text>']
+    lx = 10
+    for m in METHODS:
+        s.append(f'<rect x="{lx}" y="24" width="10" height="3" fill="{COLORS[m]}"/><text x="{lx + 14}" y="30">{m}</text>')
+        lx += 130
+    lo, hi = math.log(fractions[0]), math.log(fractions[-1])
+    for i, name in enumerate(names):
+        x0, y0 = (i % cols) * w + 10, (i // cols) * h + 44
+        px = lambda f: x0 + pad + (math.log(f) - lo) / (hi - lo) * (w - pad - 8)
+        py = lambda p: y0 + h - pad - p * (h - pad - 14)
+        s.append(f'<text x="{x0 + pad}" y="{y0 + 10}">{name}</text>')
+        s.append(f'<rect x="{px(fractions[0]):.1f}" y="{py(1):.1f}" width="{px(fractions[-1]) - px(fractions[0]):.1f}" '
+                 f'height="{py(0) - py(1):.1f}" fill="none" stroke="#888"/>')
+        s.append(f'<line x1="{px(fractions[0]):.1f}" y1="{py(0.9):.1f}" x2="{px(fractions[-1]):.1f}" y2="{py(0.9):.1f}" '
+                 'stroke="#bbb" stroke-dasharray="3"/>')
+        for f in (0.01, 0.1, 1.0):
+            if fractions[0] <= f <= fractions[-1]:
+                s.append(f'<text x="{px(f):.1f}" y="{py(0) + 12:.1f}" text-anchor="middle">{f:g}</text>')
+        for p in (0, 0.5, 1):
+            s.append(f'<text x="{px(fractions[0]) - 3:.1f}" y="{py(p) + 3:.1f}" text-anchor="end">{p:g}</text>')
+        for m in METHODS:
+            c = report[name]["curves"].get(m)
+            if not c:
+                continue
+            pts = " ".join(f"{px(f):.1f},{py(p):.1f}" for f, p in zip(fractions, c))
+            s.append(f'<polyline points="{pts}" fill="none" stroke="{COLORS[m]}" stroke-width="1.5"/>')
+    s.append("</svg>")
+    return "\n".join(s) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mmgp", default=os.path.join(ROOT, "build", "cli", "mmgp"))
+    ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--groups", default="", help="comma-separated group names (default: all)")
+    args = ap.parse_args()
+    gdir = os.path.join(HERE, "groups")
+    os.makedirs(gdir, exist_ok=True)
+    fractions = [10 ** (-2.5 + 0.05 * i) for i in range(51)]  # 0.003 .. 1
+    report = {}
+    todo = groups()
+    if args.groups:
+        todo = [g for g in todo if g[0] in args.groups.split(",")]
+    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
+    for name, scen, units, rows in todo:
+        path = write_group(name, units, rows, gdir)
+        reps = reps_of(rows)
+        truth = truth_of(reps)
+        exh_cost = sum(statistics.mean(t for t, _ in v) for v in reps.values())
+        res = {}
+        for method, extra in (("mmgp-tune", []), ("mmgp-tune-no-prior", ["--no-prior"])):
+            res[method] = list(pool.map(lambda sd: run_tune(args.mmgp, scen, path, sd, extra), range(1, args.seeds + 1)))
+        budget = statistics.median(r["machine_s"] for r in res["mmgp-tune"])
+        res["exhaustive"] = [exhaustive(reps, sd) for sd in range(1, args.seeds + 1)]
+        res["random"] = [random_search(reps, sd, budget) for sd in range(1, args.seeds + 1)]
+        res["optuna"] = list(pool.map(lambda sd: optuna_search(reps, sd, budget), range(1, args.seeds + 1)))
+        report[name] = {
+            "configurations": len(reps),
+            "best": min(truth, key=truth.get),
+            "best_s": min(truth.values()),
+            "exhaustive_s": exh_cost,
+            "budget_s": budget,
+            "methods": {m: summary(res[m], truth, exh_cost) for m in METHODS},
+            "curves": {m: curve(res[m], truth, exh_cost, fractions) for m in METHODS},
+            "stops": {s: sum(r["stop"] == s for r in res["mmgp-tune"]) for s in {r["stop"] for r in res["mmgp-tune"]}},
+        }
+        print(name, json.dumps({m: round(v["p_within_3pct"], 2) for m, v in report[name]["methods"].items()}),
+              file=sys.stderr, flush=True)
+
+    lines = [f"# mmgp tune against other tuners: {args.seeds} seeded replays per group and method "
+             f"(python3 validation/tune/bench.py --seeds {args.seeds})",
+             "# P<=3%: fraction of replays whose choice is within 3 % of the best (pooled medians); regret median and 90th "
+             "percentile; time: median machine time / exhaustive trial's expected machine time; runs: median",
+             "# random and optuna get mmgp tune's median machine time in the group", ""]
+    hdr = f"{'group':<22} {'n':>3} {'method':<19} {'P<=3%':>6} {'med regret':>10} {'p90 regret':>10} {'time':>7} {'runs':>5}"
+    lines.append(hdr)
+    for name, g in report.items():
+        for m in METHODS:
+            v = g["methods"][m]
+            fmt = lambda x: "inf" if math.isinf(x) else f"{100 * x:.1f} %"
+            lines.append(f"{name:<22} {g['configurations']:>3} {m:<19} {v['p_within_3pct']:>6.2f} {fmt(v['median_regret']):>10} "
+                         f"{fmt(v['p90_regret']):>10} {100 * v['median_time_fraction']:>6.1f}% {v['median_runs']:>5g}")
+        lines.append("")
+    allp = {m: statistics.mean(g["methods"][m]["p_within_3pct"] for g in report.values()) for m in METHODS}
+    lines.append("all groups, mean P<=3%: " + ", ".join(f"{m} {allp[m]:.3f}" for m in METHODS))
+    open(os.path.join(HERE, "report.txt"), "w").write("\n".join(lines) + "\n")
+    json.dump({"seeds": args.seeds, "fractions": fractions, "groups": report}, open(os.path.join(HERE, "results.json"), "w"),
+              indent=1, sort_keys=True)
+    open(os.path.join(HERE, "curve.svg"), "w").write(svg(report, fractions))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
