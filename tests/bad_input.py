@@ -39,6 +39,9 @@ FILES = {
     "result.json": '{"previous": "kept"}\n',
     "reps.csv": "m,p,time_s\n1,1,9.5\n1,1,9.6\n1,1,9.4\n2,2,3.2\n2,2,3.3\n",
     "ns.csv": "m,p,time_s\n1,1,9.5e-9\n1,2,5.6e-9\n2,1,5.1e-9\n2,2,3.2e-9\n1,4,3.9e-9\n",
+    "units.csv": "m,p,units,time_s\n1,1,5,9.5\n1,1,16,20.1\n",
+    "cens.csv": "m,p,time_s,censored\n1,1,9.5,yes\n",
+    "journal.jsonl": '{"mmgp_tune": 1, "options": {}}\n',
 }
 
 # (class, command line, exit status, fragment of the one line on stderr). Paths are relative to the test's
@@ -90,6 +93,13 @@ REFUSED = [
      2, "the times are out of scale with the platform's costs (seconds expected)"),
     ("fit: a directory as the runs", "fit .", 2, ".: (document): expected a readable file, found a directory"),
     ("validate: a file of another kind", "validate kind.json", 2, 'kind.json: /kind: expected "validation", found the string "platform"'),
+    ("tune: replay rows of several program inputs", "tune p.json --replay units.csv",
+     2, "units.csv: column units: expected one units value (rows of one program input; --units picks one), found 2 different values"),
+    ("tune: replay with a bad censored flag", "tune p.json --replay cens.csv", 2, 'cens.csv: row 2, column censored: expected 0 or 1, found "yes"'),
+    ("tune: no program and no replay", "tune p.json", 2, "command: expected the program to tune after -- (or --replay RUNS.csv)"),
+    ("tune: a journal without options", "tune --resume journal.jsonl",
+     2, "journal.jsonl: line 1 (header): expected the header of an mmgp tune journal (its options)"),
+    ("tune: an out-of-range confidence", "tune p.json --confidence 1 -- true", 2, '--confidence: expected a number in (0, 1), found "1"'),
 ]
 
 

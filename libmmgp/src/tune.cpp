@@ -366,12 +366,9 @@ tune_assessment tuner::assess() const {
     }
 
     // The bound of the next run, and the configurations confidently slower than it.
-    double best_mu = a.has_chosen ? mu[a.chosen] : std::numeric_limits<double>::infinity();
-    if (!a.has_chosen)
-        for (std::size_t c = 0; c < n_cfg; ++c)
-            if (!a.configs[c].excluded) best_mu = std::min(best_mu, mu[c] + z90 * std::sqrt(var[c]));
+    // No bound before a run has finished: the model's scale is not yet checked against this machine.
     double bound = 0;
-    if (a.has_chosen || a.model_used) bound = opt_.bound_factor * std::exp(best_mu);
+    if (a.has_chosen) bound = opt_.bound_factor * std::exp(mu[a.chosen]);
     if (opt_.max_run_s > 0) bound = bound > 0 ? std::min(bound, opt_.max_run_s) : opt_.max_run_s;
     a.next_bound_s = bound;
     bool any_runnable = false;

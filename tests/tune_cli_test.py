@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""mmgp tune end to end: replay of the plain CSV format, and a live program under the journal's promises —
+killed at random points and resumed with nothing lost, a second tune on a journal refused, a torn last line
+skipped, a failing program recorded and never used as a time, a run past its bound killed and recorded as
+censored.
+
+    python3 tests/tune_cli_test.py MMGP_BINARY
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+MMGP = os.path.abspath(sys.argv[1])
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(args, **kw):
+    return subprocess.run([MMGP] + args, capture_output=True, text=True, **kw)
+
+
+def journal_runs(path):
+    lines = [l for l in open(path).read().split("\n") if l.strip()]
+    return [json.loads(l) for l in lines[1:]]
+
+
+# A program whose time depends on the mapping: the best is m=2 p=2 (sleep seconds = f(m, p)).
+PROGRAM = ["sh", "-c", "sleep $(awk 'BEGIN{printf \"%.3f\", 0.02 + 0.03*({m}-2)*({m}-2) + 0.02*({p}-2)*({p}-2)}')"]
+SPACE = ["--m", "1:4", "--p", "1:3"]
+
+
+def live(journal, max_runs=14):
+    return [MMGP, "tune", "qs20", *SPACE, "--launcher", "local", "--no-bind", "--journal", journal,
+            "--max-runs", str(max_runs), "--", *PROGRAM]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # 1. Replay accepts the plain format (m, p, time_s; nothing else), and is reproducible with --seed.
+    csv = os.path.join(tmp, "runs.csv")
+    with open(csv, "w") as f:
+        f.write("m,p,time_s\n")
+        rng = random.Random(1)
+        for m in (1, 2, 4):
+            for p in (1, 2):
+                for _ in range(3):
+                    f.write(f"{m},{p},{(1.0 / m + 0.3 * m + 0.1 * p) * (1 + 0.02 * rng.random()):.4f}\n")
+    r1 = run(["tune", "qs20", "--replay", csv, "--seed", "3", "--json", "--quiet"])
+    r2 = run(["tune", "qs20", "--replay", csv, "--seed", "3", "--json", "--quiet"])
+    check(r1.returncode == 0, f"replay of the plain CSV: exit 0 ({r1.stderr.strip()[:200]})")
+    if r1.returncode == 0:
+        j = json.loads(r1.stdout)
+        # true times 1/m + 0.3m + 0.1p: m=2 p=1 (1.2) is the best
+        check(j["chosen"] is not None and (j["chosen"]["m"], j["chosen"]["p"]) == (2, 1),
+              f"replay chooses the best configuration m=2 p=1 (chose {j['chosen']})")
+        check(len(j["configurations"]) == 6, "replay: the space is the file's configurations (6)")
+        check(r1.stdout == r2.stdout, "replay with the same --seed gives the same result")
+
+    # 2. A live tune, killed at random points, resumed until it finishes: no run lost, none repeated.
+    jpath = os.path.join(tmp, "journal.jsonl")
+    rng = random.Random(7)
+    kills, seen = 0, 0
+    p = subprocess.Popen(live(jpath), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for attempt in range(12):
+        try:
+            out, err = p.communicate(timeout=rng.uniform(0.05, 0.6))
+            break
+        except subprocess.TimeoutExpired:
+            p.send_signal(random.Random(attempt).choice([signal.SIGKILL, signal.SIGINT, signal.SIGTERM]))
+            p.communicate()
+            kills += 1
+            runs = journal_runs(jpath)
+            check(len(runs) >= seen, f"kill {kills}: the journal keeps its {seen} earlier runs ({len(runs)} now)")
+            check([r["run"] for r in runs] == list(range(1, len(runs) + 1)), f"kill {kills}: runs numbered 1..n, none repeated")
+            seen = len(runs)
+            p = subprocess.Popen([MMGP, "tune", "--resume", jpath], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    else:
+        out, err = p.communicate()
+    check(p.returncode == 0, f"the resumed tune finishes (exit {p.returncode}: {err.strip()[-200:]})")
+    check(kills >= 1, f"the loop was killed at least once ({kills})")
+    runs = journal_runs(jpath)
+    check(len(runs) >= seen and len(runs) <= 14, f"runs kept across {kills} kills: {len(runs)} (budget 14)")
+    check(all(r["outcome"] in ("ok", "censored") for r in runs), "every run recorded with its outcome")
+    check("m=2 p=2" in out, "the live tune chooses m=2 p=2 (" + next((l for l in out.split("\n") if l.startswith("chosen")), "?") + ")")
+    check("launch: " in out, "the result gives the launch line")
+
+    # 3. A second tune on a journal in use is refused (the lock).
+    j2 = os.path.join(tmp, "locked.jsonl")
+    first = subprocess.Popen(live(j2, 40), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    second = run(["tune", "--resume", j2])
+    check(second.returncode == 2 and "locked by another" in second.stderr, f"a second tune on the journal: exit 2, 'locked' ({second.returncode}: {second.stderr.strip()})")
+    first.send_signal(signal.SIGINT)
+    out, err = first.communicate()
+    check(first.returncode == 128 + signal.SIGINT or first.returncode == -signal.SIGINT, f"SIGINT stops the tune by the signal ({first.returncode})")
+    check("--resume" in err, "the interrupt says how to continue")
+
+    # 4. A torn last line (an interrupted write) is reported and skipped; the earlier runs are kept.
+    before = journal_runs(j2)
+    with open(j2, "a") as f:
+        f.write('{"run": 99, "m": 2, "p"')
+    r = run(["tune", "--resume", j2])
+    check(r.returncode == 0 and "torn" in r.stderr, f"torn last line: reported and skipped (exit {r.returncode})")
+    after = journal_runs(j2)
+    check(after[:len(before)] == before, "torn last line: every earlier run kept")
+
+    # 5. A bad line before the end is bad input: one line, exit 2.
+    bad = os.path.join(tmp, "bad.jsonl")
+    lines = open(j2).read().split("\n")
+    lines[1] = "not json"
+    open(bad, "w").write("\n".join(lines))
+    r = run(["tune", "--resume", bad])
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "line 2" in r.stderr, f"a bad middle line: one line naming it, exit 2 ({r.stderr.strip()})")
+
+    # 6. A failing program is recorded and never used as a time.
+    j3 = os.path.join(tmp, "fail.jsonl")
+    r = subprocess.run([MMGP, "tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j3, "--no-bind", "--",
+                        "sh", "-c", "test {m} -eq 1 && exit 3; sleep 0.05"], capture_output=True, text=True)
+    runs = journal_runs(j3)
+    failed = [x for x in runs if x["outcome"] == "failed"]
+    check(len(failed) >= 1 and all(x["exit"] == 3 and x["m"] == 1 for x in failed), "a failing run: recorded as failed with its exit status")
+    check(r.returncode == 0 and "chosen: m=2 p=1" in r.stdout, "a failing configuration is never chosen")
+
+    # 7. A run past its bound is killed (its process group) and recorded as censored.
+    j4 = os.path.join(tmp, "slow.jsonl")
+    t0 = time.time()
+    r = subprocess.run([MMGP, "tune", "qs20", "--m", "1", "--p", "1", "--journal", j4, "--timeout", "0.3", "--max-runs", "1",
+                        "--no-bind", "--", "sh", "-c", "sleep 5; sleep 5"], capture_output=True, text=True)
+    runs = journal_runs(j4)
+    check(time.time() - t0 < 4 and len(runs) == 1 and runs[0]["outcome"] == "censored" and runs[0]["wall_s"] == 0.3,
+          f"a run past its bound: killed at 0.3 s, censored ({runs})")
+
+    # 8. An existing journal is not overwritten without --resume.
+    r = run(["tune", "qs20", "--journal", j4, "--", "true"])
+    check(r.returncode == 2 and "--resume" in r.stderr, f"an existing journal: refused, exit 2 ({r.stderr.strip()})")
+
+if failures:
+    print(f"{len(failures)} check(s) failed", file=sys.stderr)
+    sys.exit(1)
