@@ -13,7 +13,8 @@ PKGS=(g++ pkg-config meson ninja-build
       openmpi-bin libopenmpi-dev
       libpll-dev zlib1g-dev raxml examl gdb
       gnuplot-nox python3
-      python3-optuna)  # python3-optuna: validation/tune/ (the benchmark against Optuna's TPE)
+      python3-optuna   # validation/tune/ (the benchmark against Optuna's TPE)
+      gromacs)         # validation/sweep_gromacs.py (a molecular dynamics code swept as ranks x threads)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -7,13 +7,15 @@ sweep of the same space.
 1. mmgp calibrate --quick -o live/platform.json (this machine, time-shared description);
 2. mmgp tune live/scenario.json (that platform + RAxML's fitted application profile as the prior, m in 1..4,
    p in 1..4, 4 bootstraps per run) --launcher local -- raxmlHPC-PTHREADS-SSE3 ..., journal live/journal.jsonl;
-3. the same command at every configuration of the space, --reps times each (live/sweep.csv);
+3. the same command at every configuration of the space, --reps times each, bounded like the recorded sweeps
+   (live/sweep.csv);
 4. live/report.txt: the tune's choice, its regret against the sweep's medians, and the machine time of each.
 """
 import argparse
 import csv
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -57,16 +59,35 @@ def main():
     # The exhaustive sweep: every configuration of the space, --reps times, in rounds.
     rows = []
     space = [(c["m"], c["p"]) for c in j["configurations"]]  # the tune's feasible space (m*p <= the platform's apus)
+    # Every sweep run is bounded like the recorded sweeps: 5x the fastest run so far (at least 5 s); a run past
+    # it is killed (its process group) and recorded as censored at the bound, and not run again.
+    fastest, censored_once = None, set()
     for rep in range(a.reps):
         for m, p in space:
+            if (m, p) in censored_once:
+                continue  # censored once: not repeated (it would only cost the bound again)
             r = subprocess.run([mmgp, "launch", scen_path, "--m", str(m), "--p", str(p), "--units", str(UNITS),
                                 "--launcher", "local", "--json", "--"] + PROGRAM, capture_output=True, text=True, check=True)
             command = json.loads(r.stdout)["command"]
+            bound = max(5.0, 5 * fastest) if fastest else 300.0
             s = time.monotonic()
-            rc = subprocess.run(["sh", "-c", command], capture_output=True).returncode
-            rows.append({"m": m, "p": p, "rep": rep, "time_s": f"{time.monotonic() - s:.4f}", "exit": rc})
+            pr = subprocess.Popen(["sh", "-c", command], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+            try:
+                rc = pr.wait(timeout=bound)
+                wall, cens = time.monotonic() - s, 0
+            except subprocess.TimeoutExpired:
+                os.killpg(pr.pid, signal.SIGKILL)
+                pr.wait()
+                rc, wall, cens = None, bound, 1
+                censored_once.add((m, p))
+            if not cens and rc == 0:
+                fastest = min(fastest or wall, wall)
+            rows.append({"m": m, "p": p, "nodes": 1, "rep": rep, "time_s": f"{wall:.4f}", "exit": rc,
+                         "censored": cens, "bound_s": f"{bound:.2f}"})
+            print(f"sweep rep {rep} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''}", file=sys.stderr, flush=True)
     with open(os.path.join(LIVE, "sweep.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["m", "p", "rep", "time_s", "exit"])
+        w = csv.DictWriter(f, fieldnames=["m", "p", "nodes", "rep", "time_s", "exit", "censored", "bound_s"])
         w.writeheader()
         w.writerows(rows)
     med = {(m, p): statistics.median(float(r["time_s"]) for r in rows if (r["m"], r["p"]) == (m, p)) for m, p in space}
