@@ -26,7 +26,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 LIVE = os.path.join(HERE, "live")
 ALN = os.path.join(ROOT, "validation", "raxml", "inputs", "16x1200.phy")
 UNITS = 4
-# One rank's share of the bootstraps ({units}) with p threads ({p}), in a directory of its own.
+# One rank's share of the bootstraps ({units}) with p threads ({p}), in a directory of its own. The processes are
+# not bound to cores (--no-bind): the calibrated platform describes threads time-sharing the cores, and RAxML's
+# spinning threads pinned to fewer cores than they are (taskset -c 0 raxmlHPC-PTHREADS -T 1) livelock.
 PROGRAM = ["sh", "-c", "d=$(mktemp -d) && raxmlHPC-PTHREADS-SSE3 -T {p} -m GTRCAT -s " + ALN +
            " -n r{rank} -w $d -p 12345 -x 54321 -N {units} >/dev/null; s=$?; rm -rf $d; exit $s"]
 
@@ -48,7 +50,7 @@ def main():
             "application": "../../raxml/app-fitted-16x1200.json", "search": {"m": [1, 4], "p": [1, 4]}}
     scen_path = os.path.join(LIVE, "scenario.json")
     json.dump(scen, open(scen_path, "w"), indent=1)
-    tune = subprocess.run([mmgp, "tune", scen_path, "--units", str(UNITS), "--launcher", "local",
+    tune = subprocess.run([mmgp, "tune", scen_path, "--units", str(UNITS), "--launcher", "local", "--no-bind",
                            "--journal", os.path.join(LIVE, "journal.jsonl"), "--plot", os.path.join(LIVE, "tune.svg"),
                            "--json", "--"] + PROGRAM, capture_output=True, text=True)
     if tune.returncode != 0:
@@ -67,7 +69,7 @@ def main():
             if (m, p) in censored_once:
                 continue  # censored once: not repeated (it would only cost the bound again)
             r = subprocess.run([mmgp, "launch", scen_path, "--m", str(m), "--p", str(p), "--units", str(UNITS),
-                                "--launcher", "local", "--json", "--"] + PROGRAM, capture_output=True, text=True, check=True)
+                                "--launcher", "local", "--no-bind", "--json", "--"] + PROGRAM, capture_output=True, text=True, check=True)
             command = json.loads(r.stdout)["command"]
             bound = max(5.0, 5 * fastest) if fastest else 300.0
             s = time.monotonic()
