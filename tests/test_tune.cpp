@@ -171,3 +171,22 @@ TEST_CASE("tune: an empty space or an infeasible configuration is refused") {
     CHECK_THROWS_AS(mmgp::tuner(s, {}, {}), mmgp::input_error);
     CHECK_THROWS_AS(mmgp::tuner(s, {{8, 4, 1, mmgp::policy::edtlp}}, {}), mmgp::input_error);
 }
+
+TEST_CASE("tune: a bimodal configuration is less certain than its median absolute deviation says") {
+    // Two configurations measured 7 times each with the same median and the same MAD (0 on the log scale for
+    // the first: five equal runs): the first also has two runs in a slow mode 60 % above, the second is tight.
+    // The interval of the first has to cover the uncertainty of its median, which order statistics show.
+    const mmgp::scenario s = test_scenario();
+    const std::vector<mmgp::configuration> space{{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp}};
+    mmgp::tune_options o;
+    o.use_model = false;
+    mmgp::tuner t(s, space, o);
+    for (double v : {1.0, 1.0, 1.0, 1.0, 1.0, 1.6, 1.6}) t.add({0, v, mmgp::run_outcome::ok});
+    for (double v : {1.0, 1.0, 1.0, 1.0, 1.0, 1.01, 0.99}) t.add({1, v, mmgp::run_outcome::ok});
+    const mmgp::tune_assessment a = t.assess();
+    const double width_bimodal = std::log(a.configs[0].hi_s / a.configs[0].lo_s);
+    const double width_tight = std::log(a.configs[1].hi_s / a.configs[1].lo_s);
+    // The order-statistic interval of 7 runs is [min, max]: log(1.6) wide, i.e. sd log(1.6) / 3.29 of the median.
+    CHECK(width_bimodal > 2.0 * width_tight);
+    CHECK(width_bimodal > 0.8 * std::log(1.6));
+}

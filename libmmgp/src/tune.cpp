@@ -67,7 +67,28 @@ struct evidence {
     double censored_at = 0;    // the longest bound it was stopped at
     double center = 0;         // the log time the runs point to
     double weight = 0;         // number of finished runs behind `center` (median: fewer)
+    double median_var = 0;     // distribution-free variance of `center` from five runs on (0: fewer)
 };
+
+// The variance of a median of log times without assuming their shape: the 90 % interval of the median from
+// order statistics (binomial ranks, defined from 5 runs on) read as +-1.645 standard deviations. A bimodal
+// sample (most runs at one value, some in a slow mode) has a small MAD but a wide interval.
+double median_variance(std::vector<double> v) {
+    const std::size_t n = v.size();
+    if (n < 5) return 0;
+    std::sort(v.begin(), v.end());
+    double log_term = -static_cast<double>(n) * std::log(2.0), cum = 0.0;
+    std::size_t k = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        cum += std::exp(log_term);
+        if (cum > 0.05) break;
+        k = j + 1;
+        log_term += std::log(static_cast<double>(n - j)) - std::log(static_cast<double>(j + 1));
+    }
+    if (k == 0) return 0;
+    const double half = (v[n - k] - v[k - 1]) / (2 * z90);
+    return half * half;
+}
 
 }  // namespace
 
@@ -134,6 +155,7 @@ tune_assessment tuner::assess() const {
         for (double v : e.logs) mean += v;
         mean /= static_cast<double>(n);
         e.center = n >= 3 ? median_of(e.logs) : mean;
+        e.median_var = median_variance(e.logs);
         e.weight = n >= 3 ? static_cast<double>(n) / 1.57 : static_cast<double>(n);
         if (n >= 3) {
             std::vector<double> dev;
@@ -168,7 +190,9 @@ tune_assessment tuner::assess() const {
     for (std::size_t i = 0; i < n_cfg; ++i)
         if (!ev[i].logs.empty() || (ev[i].censored > 0 && ev[i].censored_at > 0)) obs.push_back(i);
     auto obs_value = [&](std::size_t i) { return ev[i].logs.empty() ? std::log(ev[i].censored_at) : ev[i].center; };
-    auto obs_var = [&](std::size_t i) { return ev[i].logs.empty() ? noise2 : cfg_noise2[i] / ev[i].weight; };
+    auto obs_var = [&](std::size_t i) {
+        return ev[i].logs.empty() ? noise2 : std::max(cfg_noise2[i] / ev[i].weight, ev[i].median_var);
+    };
     std::size_t n_ok = 0;
     for (std::size_t i : obs) n_ok += !ev[i].logs.empty();
 
@@ -424,7 +448,9 @@ tune_assessment tuner::assess() const {
         }
     }
     bool repeat_chosen = false;
-    if (a.has_chosen && !exploring && (!a.has_next || var[a.chosen] > var[a.next])) {
+    // One more run of a configuration with n runs takes about var / (n + 1) off its variance.
+    auto gain = [&](std::size_t c) { return var[c] / (a.configs[c].runs + 1); };
+    if (a.has_chosen && !exploring && (!a.has_next || gain(a.chosen) > gain(a.next))) {
         repeat_chosen = true;
         a.next = a.chosen;
         a.has_next = true;
@@ -439,7 +465,7 @@ tune_assessment tuner::assess() const {
     else if (!a.has_chosen)
         a.why_next = "the lowest expected time";
     else if (repeat_chosen)
-        a.why_next = "repeat the chosen: its interval is the wider";
+        a.why_next = "repeat the chosen: one more run of it tells more";
     else if (nb.pathological)
         a.why_next = "nothing else left to run";
     else if (nb.runs > 0)
