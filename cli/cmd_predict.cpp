@@ -10,12 +10,13 @@
 #include "common.hpp"
 #include "options.hpp"
 #include "mmgp/uncertainty.hpp"
+#include "mmgp/wavefront.hpp"
 
 namespace mmgp::cli {
 
 void setup_predict(CLI::App& app, predict_options& o) {
     auto* sub = app.add_subcommand("predict", "Predict every feasible (m, p, nodes) of a scenario and pick the best");
-    add_checked(sub, "profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name (pbpi-qs20, raxml-qs20, pbpi-roadrunner)")
+    add_checked(sub, "profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name (pbpi-qs20, raxml-qs20, pbpi-roadrunner, sweep3d-roadrunner)")
         ->required();
     add_space_options(sub, o.space);
     add_checked(sub, "--tolerance", o.tolerance, "Near-optimal margin as a fraction of the best time (default 0.05)");
@@ -328,6 +329,116 @@ void csv_report(out_stream& out, const scenario& s, model_kind kind, search_opti
     search(s, kind, opt);
 }
 
+
+// --- A wavefront application: the accelerator-driven and the host-driven mapping over the node counts ---------
+
+struct wave_pair {
+    int nodes = 1;
+    configuration acc_c, host_c;
+    wavefront_prediction acc, host;
+};
+
+wave_pair wave_at(const scenario& s, int nodes) {
+    wave_pair w;
+    w.nodes = nodes;
+    w.acc_c = {s.plat.apus, 1, nodes, policy::edtlp};
+    w.acc = wavefront_time(s.plat, s.app.wave, wave_mapping::accelerator_driven, w.acc_c);
+    if (s.app.wave.has_host_driven)
+        for (int m = 1; m <= std::min(s.plat.hpu_contexts, s.plat.apus); ++m) {
+            const configuration c{m, s.plat.apus / m, nodes, policy::edtlp};
+            const wavefront_prediction t = wavefront_time(s.plat, s.app.wave, wave_mapping::host_driven, c);
+            if (t.valid && (!w.host.valid || t.time_s < w.host.time_s)) w.host = t, w.host_c = c;
+        }
+    return w;
+}
+
+std::string level_name(const scenario& s, int lv) {
+    return lv < 0 ? std::string("none") : s.plat.hier.levels[static_cast<std::size_t>(lv)].name;
+}
+
+void wavefront_report(out_stream& out, const scenario& s, bool as_json) {
+    if (s.plat.hier.empty())
+        throw input_error(s.file, "/platform/hierarchy", "a communication hierarchy for the wavefront's mappings", "none");
+    const int lo = static_cast<int>(std::max<std::int64_t>(1, s.space.nodes.lo));
+    const int hi = static_cast<int>(std::min<std::int64_t>(s.plat.nodes, s.space.nodes.hi));
+    std::vector<int> counts;
+    for (std::int64_t n = lo; n < hi; n *= 2) counts.push_back(static_cast<int>(n));
+    counts.push_back(hi);
+    std::vector<wave_pair> rows;
+    for (int n : counts) rows.push_back(wave_at(s, n));
+    const auto& w = s.app.wave;
+    if (as_json) {
+        out.print("{{\"scenario\": {}, \"kind\": \"wavefront\", \"rows\": [", quote(s.name));
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const auto& r = rows[i];
+            auto one = [&](const wavefront_prediction& t, const configuration& c) {
+                if (!t.valid) return std::string("null");
+                return fmt::format("{{\"m\": {}, \"p\": {}, \"time_s\": {}, \"compute\": {}, \"fill\": {}, \"transfer\": {}, "
+                                   "\"communication\": {}, \"grid\": [{}, {}], \"level_i\": {}, \"level_j\": {}, \"step_s\": {}}}",
+                                   c.m, c.p, num(t.time_s), num(t.compute), num(t.fill), num(t.transfer), num(t.communication),
+                                   t.px, t.py, quote(level_name(s, t.level_i)), quote(level_name(s, t.level_j)), num(t.step_s));
+            };
+            out.print("{}\n  {{\"nodes\": {}, \"accelerator_driven\": {}, \"host_driven\": {}}}", i ? "," : "", r.nodes,
+                      one(r.acc, r.acc_c), one(r.host, r.host_c));
+        }
+        out.print("]}}\n");
+        return;
+    }
+    out.print("# {}: a wavefront ({} x {} x {} cells {}, {:g} angles, {:g}-plane blocks, {:g} octants) mapped two ways, "
+              "nodes {}..{} (docs/MODEL.md §6)\n\n",
+              s.name, w.cells[0], w.cells[1], w.cells[2], w.per_rank ? "per accelerator" : "in all", w.angles, w.k_block,
+              w.octants, lo, hi);
+    out.print("{:>6} {:>7} {:>11} {:>20} {:>28} {:>24}\n", "nodes", "ranks", "grid", "accelerator-driven",
+              "host-driven (best m x p)", "faster");
+    int acc_wins = 0, host_wins = 0;
+    std::optional<int> crossover;
+    bool prev_acc = false;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& r = rows[i];
+        std::string host = r.host.valid ? fmt::format("{} (m={} p={})", human_time(r.host.time_s), r.host_c.m, r.host_c.p) : "-";
+        std::string faster = "-";
+        if (r.acc.valid && r.host.valid) {
+            const bool a = r.acc.time_s <= r.host.time_s;
+            faster = a ? fmt::format("accelerator-driven {:.2f}x", r.host.time_s / r.acc.time_s)
+                       : fmt::format("host-driven {:.2f}x", r.acc.time_s / r.host.time_s);
+            (a ? acc_wins : host_wins) += 1;
+            if (i > 0 && a != prev_acc && !crossover) crossover = r.nodes;
+            prev_acc = a;
+        }
+        out.print("{:>6} {:>7} {:>11} {:>20} {:>28} {:>24}\n", r.nodes, static_cast<long long>(r.acc_c.m) * r.nodes,
+                  fmt::format("{}x{}", r.acc.px, r.acc.py), r.acc.valid ? human_time(r.acc.time_s) : std::string(r.acc.why), host,
+                  faster);
+    }
+    out.print("\n");
+    if (acc_wins + host_wins > 0) {
+        if (host_wins == 0) out.print("Winner: accelerator-driven at every node count shown.\n");
+        else if (acc_wins == 0) out.print("Winner: host-driven at every node count shown.\n");
+        else out.print("Winner changes: crossover near {} nodes.\n", crossover.value_or(0));
+    }
+    // Why, term by term, at the smallest and the largest node count.
+    for (const auto* r : {&rows.front(), &rows.back()}) {
+        if (!r->acc.valid) continue;
+        out.print("\nAt {} node{}: accelerator-driven {} = compute {} + pipeline fill {} + communication {}\n", r->nodes,
+                  r->nodes > 1 ? "s" : "", human_time(r->acc.time_s), human_time(r->acc.compute), human_time(r->acc.fill),
+                  human_time(r->acc.communication));
+        out.print("  one step {}: faces {} ({}) and {} ({}){}\n", human_time(r->acc.step_s), human_time(r->acc.message_i_s),
+                  level_name(s, r->acc.level_i), human_time(r->acc.message_j_s), level_name(s, r->acc.level_j),
+                  r->acc.forward_s > 0 ? fmt::format(", forwarding hosts busy {} per step", human_time(r->acc.forward_s)) : "");
+        if (!r->host.valid) continue;
+        out.print("  host-driven m={} p={} {} = compute {} + fill {} + transfers {} + communication {}\n", r->host_c.m,
+                  r->host_c.p, human_time(r->host.time_s), human_time(r->host.compute), human_time(r->host.fill),
+                  human_time(r->host.transfer), human_time(r->host.communication));
+        struct term { const char* name; double d; };
+        term terms[] = {{"compute", r->host.compute - r->acc.compute}, {"fill", r->host.fill - r->acc.fill},
+                        {"transfers", r->host.transfer - r->acc.transfer},
+                        {"communication", r->host.communication - r->acc.communication}};
+        std::sort(std::begin(terms), std::end(terms), [](const term& a, const term& b) { return std::fabs(a.d) > std::fabs(b.d); });
+        std::string why;
+        for (const auto& t : terms)
+            if (std::fabs(t.d) > 1e-3 * r->acc.time_s) why += fmt::format("{} {} {}{}", why.empty() ? "" : ",", t.name, t.d > 0 ? "+" : "-", human_time(std::fabs(t.d)));
+        out.print("  host-driven against accelerator-driven:{}\n", why.empty() ? " the same time" : why);
+    }
+}
 }  // namespace
 
 int run_predict(const predict_options& o) {
@@ -340,6 +451,12 @@ int run_predict(const predict_options& o) {
     out_stream out;
     std::vector<std::string> what_if;  // said with the model's notes: the output is not the file's prediction
     for (const auto& set : o.space.sets) what_if.push_back("what-if: --set " + set);
+    if (s.app.has_wavefront) {  // a wavefront program: its two mappings over the node counts
+        if (o.csv || o.uncertainty)
+            throw usage_error("--csv/--uncertainty: expected a scenario with an off-load profile, found a wavefront application");
+        wavefront_report(out, s, o.json);
+        return 0;
+    }
     if (o.json) {
         opt.near_optimal_max = json_near_optimal_max;
         search_result r;

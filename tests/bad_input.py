@@ -42,6 +42,10 @@ FILES = {
     "units.csv": "m,p,units,time_s\n1,1,5,9.5\n1,1,16,20.1\n",
     "cens.csv": "m,p,time_s,censored\n1,1,9.5,yes\n",
     "journal.jsonl": '{"mmgp_tune": 1, "options": {}}\n',
+    "wave.json": SCENARIO.replace('"alpha": 1}', '"alpha": 1, "hierarchy": {"levels": [{"name": "chip", "ranks": 3, '
+                                  '"path": [{"name": "bus", "latency_s": 1e-6}]}]}}'),
+    "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
+                 '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
 }
 
 # (class, command line, exit status, fragment of the one line on stderr). Paths are relative to the test's
@@ -100,6 +104,10 @@ REFUSED = [
     ("tune: a journal without options", "tune --resume journal.jsonl",
      2, "journal.jsonl: line 1 (header): expected the header of an mmgp tune journal (its options)"),
     ("tune: an out-of-range confidence", "tune p.json --confidence 1 -- true", 2, '--confidence: expected a number in (0, 1), found "1"'),
+    ("hierarchy: a node level that is not the node's accelerators", "predict wave.json",
+     2, "wave.json: /platform/hierarchy/levels/0/ranks: expected the node's accelerators (apus = 4) as the ranks of the outermost level with ranks, found 3"),
+    ("validate: a message at a level the hierarchy lacks", "validate msg.json",
+     2, 'msg.json: /cases/0/message/level: expected a level of the platform\'s hierarchy (chip, blade, node, network), found the string "socket"'),
 ]
 
 

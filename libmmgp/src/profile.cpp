@@ -390,6 +390,96 @@ platform_provenance read_provenance(const json& obj) {
 }
 }  // namespace
 
+namespace {
+// platform.hierarchy: {"levels": [{"name", "ranks", "forwarders", "path": [{"name", "latency_s", "bandwidth_Bps", "host"}]}]}
+hierarchy read_hierarchy(const json& v, const reader& r, const std::string& path, int apus) {
+    r.object(v, path);
+    r.known_keys(v, path, {"levels"});
+    const std::string lp = child(path, "levels");
+    if (!v.contains("levels") || !v["levels"].is_array() || v["levels"].empty())
+        r.fail(lp, "a non-empty array of levels, innermost first", v.contains("levels") ? describe(v["levels"]) : "nothing (the key is missing)");
+    hierarchy h;
+    const json& levels = v["levels"];
+    int last_ranks = 0;
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+        const std::string ip = child(lp, i);
+        const json& l = r.object(levels[i], ip);
+        r.known_keys(l, ip, {"name", "ranks", "forwarders", "path"});
+        hierarchy_level lv;
+        lv.name = r.string_at(l, ip, "name");
+        if (l.contains("ranks")) {
+            if (last_ranks < 0)
+                r.fail(child(ip, "ranks"), "no level inside the network level (the one without \"ranks\" comes last)",
+                       describe(l["ranks"]));
+            lv.ranks = static_cast<int>(r.integer_at(l, ip, "ranks", 1, int_max));
+            if (lv.ranks <= last_ranks || (last_ranks > 0 && lv.ranks % last_ranks != 0))
+                r.fail(child(ip, "ranks"), "a multiple of the level inside it (" + std::to_string(last_ranks) + " ranks), larger",
+                       describe(l["ranks"]));
+            last_ranks = lv.ranks;
+        } else {
+            if (i == 0) r.fail(child(ip, "ranks"), "the ranks of the innermost level", "nothing (the key is missing)");
+            if (last_ranks != apus)
+                r.fail(child(child(lp, i - 1), "ranks"), "the node's accelerators (apus = " + std::to_string(apus) +
+                       ") as the ranks of the last level before the network", std::to_string(last_ranks));
+            last_ranks = -1;
+        }
+        lv.forwarders = static_cast<int>(r.integer_or(l, ip, "forwarders", 0, 1, int_max));
+        const std::string pp = child(ip, "path");
+        if (!l.contains("path") || !l["path"].is_array() || l["path"].empty())
+            r.fail(pp, "a non-empty array of path parts {\"name\", \"latency_s\", \"bandwidth_Bps\"}",
+                   l.contains("path") ? describe(l["path"]) : "nothing (the key is missing)");
+        for (std::size_t k = 0; k < l["path"].size(); ++k) {
+            const std::string kp = child(pp, k);
+            const json& part = r.object(l["path"][k], kp);
+            r.known_keys(part, kp, {"name", "latency_s", "bandwidth_Bps", "host"});
+            path_part pt;
+            pt.name = r.string_at(part, kp, "name");
+            pt.latency_s = r.number_at(part, kp, "latency_s", 0.0, false, "seconds");
+            if (part.contains("bandwidth_Bps")) pt.s_per_byte = 1.0 / r.number_at(part, kp, "bandwidth_Bps", 0.0, true, "bytes per second");
+            if (part.contains("host")) {
+                if (!part["host"].is_boolean()) r.fail(child(kp, "host"), "true or false", part["host"]);
+                pt.host = part["host"].get<bool>();
+            }
+            lv.path.push_back(std::move(pt));
+        }
+        h.levels.push_back(std::move(lv));
+    }
+    if (last_ranks > 0 && last_ranks != apus)
+        r.fail(child(child(lp, levels.size() - 1), "ranks"),
+               "the node's accelerators (apus = " + std::to_string(apus) + ") as the ranks of the outermost level with ranks",
+               std::to_string(last_ranks));
+    return h;
+}
+
+// application.wavefront (docs/PROFILES.md).
+wavefront read_wavefront(const json& v, const reader& r, const std::string& path) {
+    r.object(v, path);
+    r.known_keys(v, path, {"cells_per_rank", "cells", "angles", "k_block", "octants", "fills", "iterations", "t_cell_s",
+                           "bytes_per_value", "dma_s_per_cell", "control_s_per_cell"});
+    wavefront w;
+    const bool pr = v.contains("cells_per_rank"), tot = v.contains("cells");
+    if (pr == tot) r.fail(path, "exactly one of \"cells_per_rank\" and \"cells\"", pr ? "both" : "neither");
+    w.per_rank = pr;
+    const std::string cp = child(path, pr ? "cells_per_rank" : "cells");
+    const json& c = v[pr ? "cells_per_rank" : "cells"];
+    if (!c.is_array() || c.size() != 3) r.fail(cp, "[I, J, K] cells", c);
+    for (std::size_t i = 0; i < 3; ++i) w.cells[i] = r.number(c[i], child(cp, i), 0.0, true, "cells");
+    w.angles = r.number_or(v, path, "angles", 1.0, 0.0, true, "angles per octant");
+    w.k_block = r.number_or(v, path, "k_block", 1.0, 0.0, true, "K planes per block");
+    if (w.k_block > w.cells[2]) r.fail(child(path, "k_block"), "at most the K cells (" + format_double(w.cells[2]) + ")", v["k_block"]);
+    w.octants = r.number_or(v, path, "octants", 8.0, 0.0, true, "sweeps per iteration");
+    w.fills = r.number_or(v, path, "fills", w.octants, 0.0, false, "pipeline fills per iteration");
+    if (w.fills > w.octants) r.fail(child(path, "fills"), "at most the octants (" + format_double(w.octants) + ")", v["fills"]);
+    w.iterations = r.number_or(v, path, "iterations", 1.0, 0.0, true, "iterations");
+    w.t_cell_s = r.number_at(v, path, "t_cell_s", 0.0, true, "seconds per cell and angle");
+    w.bytes_per_value = r.number_or(v, path, "bytes_per_value", 8.0, 0.0, true, "bytes");
+    w.has_host_driven = v.contains("dma_s_per_cell") || v.contains("control_s_per_cell");
+    w.dma_s_per_cell = r.number_or(v, path, "dma_s_per_cell", 0.0, 0.0, false, "seconds per cell and angle");
+    w.control_s_per_cell = r.number_or(v, path, "control_s_per_cell", 0.0, 0.0, false, "seconds per cell and angle");
+    return w;
+}
+}  // namespace
+
 platform platform_from_json(const json& obj, const reader& r, const std::string& path, const std::string& base_dir) {
     r.object(obj, path);
     r.known_keys(obj, path, detail::schema::platform);
@@ -421,6 +511,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
         pl.dma = read_link(obj["dma"], r, child(path, "dma"));
     }
     if (obj.contains("network")) read_network(obj["network"], r, child(path, "network"), pl, base_dir);
+    if (obj.contains("hierarchy")) pl.hier = read_hierarchy(obj["hierarchy"], r, child(path, "hierarchy"), pl.apus);
     pl.provenance = read_provenance(obj);
     return pl;
 }
@@ -432,16 +523,22 @@ application application_from_json(const json& obj, const reader& r, const std::s
     a.name = r.string_or(obj, path, "name", "");
     a.decomp = static_cast<decomposition>(r.choice(obj, path, "decomposition", {"data", "task"}, 0, false));
     a.scale = static_cast<scaling>(r.choice(obj, path, "scaling", {"strong", "weak"}, 0, false));
-    a.N = r.number_at(obj, path, "N", 0.0, false, "off-loading phases");
-    a.T_hpu = r.number_at(obj, path, "T_hpu", 0.0, false, "seconds");
-    a.T_apu = r.number_at(obj, path, "T_apu", 0.0, false, "seconds");
-    a.C_apu = r.number_at(obj, path, "C_apu", 0.0, false, "seconds");
-    if (!(a.T_hpu + a.T_apu + a.C_apu > 0))  // no work: every mapping takes 0 s and none is best
+    // With a wavefront description the off-load profile is optional: the wavefront alone describes the work.
+    a.has_wavefront = obj.contains("wavefront");
+    if (a.has_wavefront) a.wave = read_wavefront(obj["wavefront"], r, child(path, "wavefront"));
+    auto profile_number = [&](std::string_view key, const char* what) {
+        return a.has_wavefront ? r.number_or(obj, path, key, 0.0, 0.0, false, what) : r.number_at(obj, path, key, 0.0, false, what);
+    };
+    a.N = profile_number("N", "off-loading phases");
+    a.T_hpu = profile_number("T_hpu", "seconds");
+    a.T_apu = profile_number("T_apu", "seconds");
+    a.C_apu = profile_number("C_apu", "seconds");
+    if (!a.has_wavefront && !(a.T_hpu + a.T_apu + a.C_apu > 0))  // no work: every mapping takes 0 s and none is best
         r.fail(child(path, "T_apu"), "a program with work: T_hpu + T_apu + C_apu > 0",
                "0 for T_hpu, T_apu and C_apu");
     if (!std::isfinite(a.T_hpu + a.T_apu + a.C_apu))
         r.fail(child(path, "T_apu"), "T_hpu + T_apu + C_apu finite (seconds)", "a sum that overflows");
-    a.g = r.number_at(obj, path, "g", 0.0, false, "seconds per phase per APU");
+    a.g = profile_number("g", "seconds per phase per APU");
     a.g_charge = static_cast<gap_charge>(r.choice(obj, path, "g_charge", {"per_apu", "per_extra_apu"}, 0, false));
     if (obj.contains("spin_limit")) {
         const json& v = obj["spin_limit"];

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "detail/profile_json.hpp"
+#include "mmgp/wavefront.hpp"
 
 namespace mmgp {
 
@@ -68,8 +69,11 @@ validation_report run_validation(const std::string& path, model_kind kind, const
         if (!scen) r.fail(child(cp, "scenario"), "a scenario (path, bundled name or object), here or at /scenario",
                           "nothing (the key is missing)");
         validation_case vc;
-        vc.c.m = static_cast<int>(r.integer_at(c, cp, "m", 1, 1000000000));
-        vc.c.p = static_cast<int>(r.integer_at(c, cp, "p", 1, 1000000000));
+        // A message case predicts one message at a level of the platform's hierarchy (m and p do not apply).
+        const bool message = c.contains("message");
+        if (message && c.contains("mapping")) r.fail(child(cp, "message"), "a message case or a mapping case", "both");
+        vc.c.m = static_cast<int>(message ? r.integer_or(c, cp, "m", 1, 1, 1000000000) : r.integer_at(c, cp, "m", 1, 1000000000));
+        vc.c.p = static_cast<int>(message ? r.integer_or(c, cp, "p", 1, 1, 1000000000) : r.integer_at(c, cp, "p", 1, 1000000000));
         vc.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
         vc.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
         vc.measured_s = r.number_at(c, cp, "measured_s", 0.0, true, "seconds");
@@ -111,11 +115,38 @@ validation_report run_validation(const std::string& path, model_kind kind, const
             r.fail(cp, "a feasible configuration (m*p <= apus = " + std::to_string(s.plat.apus) +
                            ", nodes <= " + std::to_string(s.plat.nodes) + ")",
                    vc.label);
-        // Evaluate exactly this configuration: the tables must cover it (checked again for this space).
-        narrow(s, vc.c);
-        check_coverage(s);
-        evaluator ev(s, kind);
-        prediction pr = ev(vc.c);
+        prediction pr;
+        if (message) {
+            const std::string mp = child(cp, "message");
+            const json& msg = r.object(c["message"], mp);
+            r.known_keys(msg, mp, {"level", "bytes"});
+            const std::string level = r.string_at(msg, mp, "level");
+            const double bytes = r.number_or(msg, mp, "bytes", 0.0, 0.0, false, "bytes");
+            const hierarchy_level* lv = nullptr;
+            std::string names;
+            for (const auto& l : s.plat.hier.levels) {
+                names += (names.empty() ? "" : ", ") + l.name;
+                if (l.name == level) lv = &l;
+            }
+            if (!lv) r.fail(child(mp, "level"), "a level of the platform's hierarchy (" + (names.empty() ? "none" : names) + ")", msg["level"]);
+            pr.time_s = message_time(*lv, bytes);
+            pr.parts.communication = pr.time_s;
+        } else if (c.contains("mapping")) {
+            const wave_mapping wm = static_cast<wave_mapping>(r.choice(c, cp, "mapping", {"accelerator-driven", "host-driven"}, 0, true));
+            if (!s.app.has_wavefront) r.fail(child(cp, "mapping"), "an application with a \"wavefront\" section", "none");
+            const wavefront_prediction w = wavefront_time(s.plat, s.app.wave, wm, vc.c);
+            if (!w.valid) r.fail(cp, std::string(w.why), vc.label);
+            pr.time_s = w.time_s;
+            pr.parts.accelerator = w.compute + w.fill;
+            pr.parts.offload = w.transfer;
+            pr.parts.communication = w.communication;
+        } else {
+            // Evaluate exactly this configuration: the tables must cover it (checked again for this space).
+            narrow(s, vc.c);
+            check_coverage(s);
+            evaluator ev(s, kind);
+            pr = ev(vc.c);
+        }
         if (!std::isfinite(pr.time_s))
             r.fail(cp, "parameters whose predicted time is finite", "an overflowing prediction for " + vc.label);
         vc.predicted_s = pr.time_s;

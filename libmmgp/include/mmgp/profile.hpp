@@ -107,6 +107,32 @@ struct platform_provenance {
     std::vector<std::string> flagged;  ///< "KEY: warning" of each parameter flagged noisy, in key order
 };
 
+/// One stretch of a message's path through the machine (docs/MODEL.md §6): a start-up and a rate. Parts marked
+/// `host` run on a host core that forwards the message (e.g. DaCS and MPI on the Opteron of a triblade).
+struct path_part {
+    std::string name;
+    double latency_s = 0.0;    ///< start-up of this stretch, >= 0
+    double s_per_byte = 0.0;   ///< 1 / bandwidth (0: no rate limit given)
+    bool host = false;         ///< done by a forwarding host core
+};
+
+/// One level of the communication hierarchy: messages between ranks whose innermost common level is this
+/// one cross every part of `path`, one after the other (no overlap between parts).
+struct hierarchy_level {
+    std::string name;
+    int ranks = 0;             ///< accelerator ranks within one unit of this level (0: the level beyond a node)
+    int forwarders = 0;        ///< host cores per node that forward the messages crossing this level (0: none)
+    std::vector<path_part> path;
+};
+
+/// Where the accelerators sit and what a message between two of them costs (the platform's `hierarchy`),
+/// innermost level first; the last level with `ranks` is one node (its ranks = apus); a level without
+/// `ranks`, if any, is the network between nodes.
+struct hierarchy {
+    std::vector<hierarchy_level> levels;
+    bool empty() const noexcept { return levels.empty(); }
+};
+
 struct platform {
     std::string name;
     platform_provenance provenance;  ///< calibrated profiles only: machine, date, repetitions, flags
@@ -141,6 +167,26 @@ struct platform {
     link_cost dma;          ///< host<->accelerator transfer cost (the DMA term of [C] Eq. 5)
     std::vector<comm_table> comm_tables;          ///< measured communication tables
     std::vector<std::pair<primitive, comm_model>> comm_models;  ///< given or fitted models
+    hierarchy hier;         ///< the accelerators' communication hierarchy (empty when not given)
+};
+
+/// A wavefront sweep (Sweep3D-like, docs/MODEL.md §6): a 3-D grid of cells split over a 2-D grid of ranks in I
+/// and J, swept in K blocks for every octant; each step a rank waits for its two upstream faces, computes a
+/// block and sends its two downstream faces.
+struct wavefront {
+    double cells[3] = {0, 0, 0};  ///< I, J, K cells: per rank (weak scaling) or of the whole problem
+    bool per_rank = true;         ///< cells per rank (true) or of the whole problem, split over the grid
+    double angles = 1;            ///< angles per octant, all carried by every step
+    double k_block = 1;           ///< K planes per block (per step)
+    double octants = 8;           ///< sweeps per iteration
+    double fills = 8;             ///< pipeline fills and drains per iteration (octants that do not overlap)
+    double iterations = 1;
+    double t_cell_s = 0;          ///< s, one cell and one angle on one accelerator
+    double bytes_per_value = 8;   ///< one flux value in a face message
+    /// Host-driven (accelerator-model) port: per cell and angle, the accelerator's transfers between main
+    /// memory and its local memory and the host's control (seconds; neither splits over the accelerators).
+    double dma_s_per_cell = 0, control_s_per_cell = 0;
+    bool has_host_driven = false;
 };
 
 /// One communication pattern of an application phase: `count` operations of `bytes` each.
@@ -182,6 +228,8 @@ struct application {
     double dma_bytes = 0.0;  ///< bytes per off-load not overlapped with computation
     std::vector<comm_pattern> comm;  ///< communication per phase (cluster term)
     std::vector<parameter_spread> spreads;  ///< the spreads written beside values (mmgp predict --uncertainty)
+    bool has_wavefront = false;  ///< `wavefront` given: the program can also be mapped accelerator-driven
+    wavefront wave;
 };
 
 /// An inclusive integer range.

@@ -18,13 +18,13 @@ inline constexpr key platform[] = {
     {"hpu_contexts", true}, {"apus", true},    {"nodes", false},       {"max_processes_per_node", false},
     {"O_offload", true},    {"T_csw", true},   {"alpha", true},        {"dma", false},
     {"network", false},     {"cores", false},  {"T_wake", false},      {"T_wake_busy", false},
-    {"spin_pause", false},  {"sched_slice", false}};
+    {"spin_pause", false},  {"sched_slice", false}, {"hierarchy", false}};
 
 inline constexpr key application[] = {
     {"decomposition", false}, {"scaling", false},  {"N", true},           {"T_hpu", true},      {"T_apu", true},
     {"C_apu", true},          {"g", true},         {"O_col", false},      {"units", false},     {"dma_bytes", false},
     {"communication", false}, {"g_charge", false}, {"spin_limit", false}, {"T_start", false},   {"N_start", false},
-    {"T_offload_idle", false}};
+    {"T_offload_idle", false}, {"wavefront", false}};
 
 inline constexpr key search[] = {{"m", false}, {"p", false}, {"nodes", false}, {"policy", false}, {"tolerance", false}};
 
@@ -35,7 +35,7 @@ inline constexpr key validation[] = {{"scenario", false}, {"cases", true}, {"gro
 inline constexpr key validation_case[] = {{"label", false},    {"group", false},      {"scenario", false}, {"application", false},
                                           {"platform", false}, {"m", true},           {"p", true},         {"nodes", false},
                                           {"policy", false},   {"measured_s", true},  {"censored", false}, {"role", false},
-                                          {"runs", false}};
+                                          {"runs", false},     {"mapping", false},    {"message", false}};
 
 inline constexpr key runs_document[] = {{"runs", true}};
 
