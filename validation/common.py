@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,6 +45,33 @@ class ExternalCpu:
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
         ext = (self._busy() - self.busy0) - (ru.ru_utime + ru.ru_stime - self.child0)
         return max(0.0, ext) / wall if wall > 0 else 0.0
+
+
+def wait_bounded(procs, bound, t0):
+    """Waits for every process of `procs` (each started with start_new_session=True) and returns (wall_s, expired):
+    the wall time from t0 (time.monotonic()) to the last exit, reaped by blocking waits, and whether the bound
+    (seconds from t0) was reached, in which case a timer thread killed the process groups still running.
+    (Popen.wait with a timeout polls with sleeps of up to 50 ms, which would round every run up to the next poll.)"""
+    expired = threading.Event()
+
+    def stop():
+        expired.set()
+        for pr in procs:
+            if pr.returncode is None:  # not reaped yet (a reaped leader's pid may belong to someone else)
+                try:
+                    os.killpg(pr.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    timer = threading.Timer(max(bound - (time.monotonic() - t0), 0.001), stop)
+    timer.start()
+    try:
+        for pr in procs:
+            pr.wait()
+        wall = time.monotonic() - t0
+    finally:
+        timer.cancel()
+    return wall, expired.is_set()
 
 
 def offload_calibration(data_dir):

@@ -20,11 +20,9 @@ Writes OUT/platform.json (mmgp calibrate, first), OUT/machine.json and OUT/runs.
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -80,23 +78,8 @@ def run_config(tpr, m, p, bound):
         t0 = time.monotonic()
         pr = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                               env=dict(os.environ, OMP_NUM_THREADS=str(p)))
-        expired = threading.Event()
-
-        def stop():
-            expired.set()
-            if pr.returncode is None:
-                try:
-                    os.killpg(pr.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        timer = threading.Timer(bound, stop)
-        timer.start()
-        try:
-            pr.wait()
-            wall = time.monotonic() - t0
-        finally:
-            timer.cancel()
-        if expired.is_set():
+        wall, expired = common.wait_bounded([pr], bound, t0)
+        if expired:
             return bound, True
         if pr.returncode != 0:
             raise RuntimeError(f"gmx mdrun exited with {pr.returncode} at m={m} p={p}")

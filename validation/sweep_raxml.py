@@ -21,11 +21,9 @@ import csv
 import gzip
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -60,26 +58,8 @@ def run_config(aln, m, p, B, bound, workdir):
         cmd = [BINARY, "-T", str(p), "-m", "GTRCAT", "-s", aln, "-n", f"r{i}", "-w", workdir,
                "-p", str(12345 + i), "-x", str(54321 + i), "-N", str(b)]
         procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
-    expired = threading.Event()
-
-    def stop():
-        expired.set()
-        for pr in procs:
-            if pr.returncode is None:  # not reaped yet (a reaped leader's pid may belong to someone else)
-                try:
-                    os.killpg(pr.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-
-    timer = threading.Timer(max(bound - (time.monotonic() - t0), 0.001), stop)
-    timer.start()
-    try:
-        for pr in procs:
-            pr.wait()
-        wall = time.monotonic() - t0
-    finally:
-        timer.cancel()
-    if expired.is_set():
+    wall, expired = common.wait_bounded(procs, bound, t0)
+    if expired:
         return bound, True
     bad = [pr.returncode for pr in procs if pr.returncode != 0]
     if bad:

@@ -13,6 +13,7 @@
 #include "detail/fit_terms.hpp"
 #include "detail/nnls.hpp"
 #include "mmgp/error.hpp"
+#include "mmgp/validate.hpp"
 
 namespace mmgp {
 
@@ -71,22 +72,12 @@ struct evidence {
 };
 
 // The variance of a median of log times without assuming their shape: the 90 % interval of the median from
-// order statistics (binomial ranks, defined from 5 runs on) read as +-1.645 standard deviations. A bimodal
-// sample (most runs at one value, some in a slow mode) has a small MAD but a wide interval.
-double median_variance(std::vector<double> v) {
-    const std::size_t n = v.size();
-    if (n < 5) return 0;
-    std::sort(v.begin(), v.end());
-    double log_term = -static_cast<double>(n) * std::log(2.0), cum = 0.0;
-    std::size_t k = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-        cum += std::exp(log_term);
-        if (cum > 0.05) break;
-        k = j + 1;
-        log_term += std::log(static_cast<double>(n - j)) - std::log(static_cast<double>(j + 1));
-    }
-    if (k == 0) return 0;
-    const double half = (v[n - k] - v[k - 1]) / (2 * z90);
+// order statistics (median_ci90, defined from 5 runs on) read as +-1.645 standard deviations. A bimodal sample
+// (most runs at one value, some in a slow mode) has a small MAD but a wide interval.
+double median_variance(const std::vector<double>& v) {
+    const auto [lo, hi] = median_ci90(v);
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return 0;
+    const double half = (hi - lo) / (2 * z90);
     return half * half;
 }
 
