@@ -14,6 +14,7 @@
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
+#include "mmgp/wavefront.hpp"
 
 namespace mmgp::fuzz {
 
@@ -22,6 +23,13 @@ inline bool profile_one(const std::string& text) {
     try {
         mmgp::scenario s = mmgp::parse_scenario(text, "fuzz.json", "/nonexistent");
         (void)mmgp::count_feasible(s);
+        if (s.app.has_wavefront)
+            for (auto wm : {mmgp::wave_mapping::accelerator_driven, mmgp::wave_mapping::host_driven})
+                for (int nodes : {1, s.plat.nodes}) {
+                    const auto t = mmgp::wavefront_time(s.plat, s.app.wave, wm, {wm == mmgp::wave_mapping::accelerator_driven ? s.plat.apus : 1,
+                                                                                 wm == mmgp::wave_mapping::accelerator_driven ? 1 : s.plat.apus, nodes, mmgp::policy::edtlp});
+                    if (t.valid && std::isnan(t.time_s)) std::abort();
+                }
         for (auto kind : {mmgp::model_kind::mmgp, mmgp::model_kind::eq11}) {
             try {
                 mmgp::evaluator ev(s, kind);
