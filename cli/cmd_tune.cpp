@@ -360,26 +360,45 @@ run_result run_plan(const launch_plan& plan, double bound_s) {
     }
     std::vector<int> status(pids.size(), 0);
     std::size_t live = pids.size();
-    bool killed = false;
+    // Stopping a run (its bound, or mmgp interrupted): SIGTERM to the group first, so that a launcher can end
+    // its job cleanly (srun cancels its job step; SIGKILL would leave the step to the Slurm daemons' clean-up,
+    // delaying the next run's step), then SIGKILL after a grace period.
+    constexpr double grace_s = 2.0;
+    bool killed = false, hard_killed = false;
+    double hard_kill_at = 0;
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    auto stop_group = [&] {
+        kill(-group, SIGTERM);
+        killed = true;
+        hard_kill_at = elapsed() + grace_s;
+    };
     while (live > 0) {
         timespec ts{};
         timespec* tsp = nullptr;
+        double left = -1;
         if (bound_s > 0 && !killed) {
-            const double left =
-                bound_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            left = bound_s - elapsed();
             if (left <= 0) {
-                kill(-group, SIGKILL);
-                killed = out.censored = true;
+                out.censored = true;
+                stop_group();
                 continue;
             }
+        } else if (killed && !hard_killed) {
+            left = hard_kill_at - elapsed();
+            if (left <= 0) {
+                kill(-group, SIGKILL);
+                hard_killed = true;
+                continue;
+            }
+        }
+        if (left > 0) {
             ts.tv_sec = static_cast<time_t>(left);
             ts.tv_nsec = static_cast<long>((left - static_cast<double>(ts.tv_sec)) * 1e9);
             tsp = &ts;
         }
         const int sig = sigtimedwait(&wanted, nullptr, tsp);
         if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-            kill(-group, SIGKILL);
-            killed = true;
+            if (!killed) stop_group();
             out.interrupted_by = sig;
         }
         for (std::size_t i = 0; i < pids.size(); ++i) {
@@ -392,7 +411,7 @@ run_result run_plan(const launch_plan& plan, double bound_s) {
             }
         }
     }
-    if (!killed) kill(-group, SIGKILL);  // what the processes left behind in their group
+    kill(-group, SIGKILL);  // what the processes left behind in their group
     out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (out.censored) out.wall_s = bound_s;
     sigprocmask(SIG_SETMASK, &old, nullptr);

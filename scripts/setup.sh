@@ -14,7 +14,8 @@ PKGS=(g++ pkg-config meson ninja-build
       libpll-dev zlib1g-dev raxml examl gdb
       gnuplot-nox python3
       python3-optuna   # validation/tune/ (the benchmark against Optuna's TPE)
-      gromacs)         # validation/sweep_gromacs.py (a molecular dynamics code swept as ranks x threads)
+      gromacs          # validation/sweep_gromacs.py (a molecular dynamics code swept as ranks x threads)
+      slurm-wlm munge) # tests/slurm_test.py (a real Slurm started by the test: munged, slurmctld, slurmd)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,189 @@
+"""A real Slurm on this machine for the tests: munged, slurmctld and slurmd from Debian's packages (slurm-wlm 22.05,
+munge), with a generated key and configuration in a directory of their own, one node with this machine's CPUs.
+
+    with SlurmCluster() as slurm:        # starts the daemons, waits until the node is idle
+        subprocess.run(["srun", "-n", "2", "hostname"], env=slurm.env)
+    # every daemon stopped, the directory removed
+
+Everything lives under BASE (one fixed directory, so that a run killed at any point is cleaned up by the next:
+its daemons are found by their pid files and their command lines, killed, and the directory removed before
+anything starts). The daemons run as root in the foreground as children of the test (process groups of their
+own) and talk over TCP ports on localhost picked free at start. Needs root and the packages; `missing()` says
+what is absent so that a test can skip.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+BASE = "/tmp/mmgp-slurm-test"
+DAEMONS = ("munged", "slurmctld", "slurmd")
+BINARIES = {"munged": "/usr/sbin/munged", "slurmctld": "/usr/sbin/slurmctld", "slurmd": "/usr/sbin/slurmd",
+            "srun": "/usr/bin/srun", "sinfo": "/usr/bin/sinfo"}
+
+
+def missing():
+    """What keeps a real Slurm from running here: '' when nothing."""
+    if os.geteuid() != 0:
+        return "the daemons run as root (the test is not)"
+    absent = [n for n, p in BINARIES.items() if not os.access(p, os.X_OK)]
+    if absent:
+        return "not installed: " + ", ".join(absent) + " (apt-get install slurm-wlm munge; scripts/setup.sh)"
+    return ""
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ours(pid):
+    """True when pid is one of our daemons (its command line names BASE)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return BASE.encode() in f.read()
+    except OSError:
+        return False
+
+
+def leftovers():
+    """Processes of a fixture still running (pids), found by their command lines."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != os.getpid() and _ours(int(d)):
+            out.append(int(d))
+    return out
+
+
+def clean():
+    """Kills whatever a previous fixture left running and removes its directory."""
+    for _ in range(50):
+        pids = leftovers()
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+    shutil.rmtree(BASE, ignore_errors=True)
+
+
+class SlurmCluster:
+    def __init__(self, timeout=30.0):
+        self.timeout = timeout
+        self.procs = {}
+        self.env = None
+        self.started_s = None
+
+    def _write(self, name, text, mode=0o644):
+        path = os.path.join(BASE, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+        return path
+
+    def start(self):
+        t0 = time.monotonic()
+        clean()
+        os.makedirs(os.path.join(BASE, "state"))
+        os.makedirs(os.path.join(BASE, "spool"))
+        os.chmod(BASE, 0o755)
+        key = os.path.join(BASE, "munge.key")
+        with open(key, "wb") as f:
+            f.write(os.urandom(1024))
+        os.chmod(key, 0o400)
+        sock = os.path.join(BASE, "munge.socket")
+        host = socket.gethostname()
+        node = subprocess.run([BINARIES["slurmd"], "-C"], capture_output=True, text=True, check=True).stdout.split("\n")[0]
+        conf = self._write("slurm.conf", "\n".join([
+            "ClusterName=mmgptest",
+            f"SlurmctldHost={host}",
+            "SlurmUser=root", "SlurmdUser=root",
+            f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
+            "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={sock}",
+            f"StateSaveLocation={BASE}/state", f"SlurmdSpoolDir={BASE}/spool",
+            f"SlurmctldPidFile={BASE}/slurmctld.pid", f"SlurmdPidFile={BASE}/slurmd.pid",
+            f"SlurmctldLogFile={BASE}/slurmctld.log", f"SlurmdLogFile={BASE}/slurmd.log",
+            "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/affinity",
+            "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
+            "SchedulerType=sched/backfill", "ReturnToService=2", "MpiDefault=none",
+            "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
+            "SlurmctldTimeout=30", "SlurmdTimeout=30", "InactiveLimit=0", "KillWait=2",
+            node + " State=UNKNOWN",
+            "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
+            ""]))
+        self.env = dict(os.environ, SLURM_CONF=conf)
+        for k in [k for k in self.env if k.startswith(("SLURM_", "SBATCH_", "SALLOC_", "SRUN_")) and k != "SLURM_CONF"]:
+            del self.env[k]  # the fixture's own allocation, not the caller's
+        log = open(os.path.join(BASE, "daemons.log"), "ab")
+        self.procs["munged"] = subprocess.Popen(
+            [BINARIES["munged"], "-F", "--force", f"--socket={sock}", f"--key-file={key}",
+             f"--pid-file={BASE}/munged.pid", f"--log-file={BASE}/munged.log", f"--seed-file={BASE}/munged.seed"],
+            stdout=log, stderr=log, start_new_session=True)
+        self._wait(lambda: os.path.exists(sock), "munged's socket")
+        self.procs["slurmctld"] = subprocess.Popen([BINARIES["slurmctld"], "-D", "-i", "-f", conf], env=self.env,
+                                                   stdout=log, stderr=log, start_new_session=True)
+        self.procs["slurmd"] = subprocess.Popen([BINARIES["slurmd"], "-D", "-f", conf], env=self.env,
+                                                stdout=log, stderr=log, start_new_session=True)
+        self._wait(self.idle, "the node to be idle")
+        self.started_s = time.monotonic() - t0
+        return self
+
+    def idle(self):
+        r = subprocess.run([BINARIES["sinfo"], "-h", "-o", "%T"], env=self.env, capture_output=True, text=True)
+        return r.returncode == 0 and r.stdout.strip() == "idle"
+
+    def _wait(self, ready, what):
+        end = time.monotonic() + self.timeout
+        while time.monotonic() < end:
+            for name, p in self.procs.items():
+                if p.poll() is not None:
+                    raise RuntimeError(f"{name} exited ({p.returncode}) while waiting for {what}: {self.logs()}")
+            if ready():
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"no {what} after {self.timeout:.0f} s: {self.logs()}")
+
+    def logs(self):
+        out = []
+        for name in ("daemons.log", "slurmctld.log", "slurmd.log", "munged.log"):
+            try:
+                with open(os.path.join(BASE, name), errors="replace") as f:
+                    out.append(f"--- {name}\n" + "".join(f.readlines()[-15:]))
+            except OSError:
+                pass
+        return "\n".join(out)
+
+    def stop(self):
+        for name in reversed(DAEMONS):
+            p = self.procs.get(name)
+            if p is None:
+                continue
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+        self.procs = {}
+        clean()
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
