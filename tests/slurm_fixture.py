@@ -102,7 +102,7 @@ class SlurmCluster:
         node = subprocess.run([BINARIES["slurmd"], "-C"], capture_output=True, text=True, check=True).stdout.split("\n")[0]
         conf = self._write("slurm.conf", "\n".join([
             "ClusterName=mmgptest",
-            f"SlurmctldHost={host}",
+            f"SlurmctldHost={host}(127.0.0.1)",  # loopback: the host name need not resolve
             "SlurmUser=root", "SlurmdUser=root",
             f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
             "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={sock}",
@@ -114,7 +114,7 @@ class SlurmCluster:
             "SchedulerType=sched/backfill", "ReturnToService=2", "MpiDefault=none",
             "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
             "SlurmctldTimeout=30", "SlurmdTimeout=30", "InactiveLimit=0", "KillWait=2",
-            node + " State=UNKNOWN",
+            node.replace(f"NodeName={host} ", f"NodeName={host} NodeAddr=127.0.0.1 ", 1) + " State=UNKNOWN",
             "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
             ""]))
         self.env = dict(os.environ, SLURM_CONF=conf)
