@@ -31,6 +31,9 @@ def missing():
     absent = [n for n, p in BINARIES.items() if not os.access(p, os.X_OK)]
     if absent:
         return "not installed: " + ", ".join(absent) + " (apt-get install slurm-wlm munge; scripts/setup.sh)"
+    if not os.path.ismount("/sys/fs/cgroup"):
+        # slurmd 22.05 initialises its cgroup plugin whatever the configuration (CgroupPlugin=disabled came later).
+        return "slurmd needs a cgroup file system on /sys/fs/cgroup (none mounted here, e.g. a chroot or a container)"
     return ""
 
 
