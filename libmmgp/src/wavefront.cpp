@@ -44,8 +44,15 @@ struct crossing {
 crossing cross(const hierarchy& h, std::int64_t R, std::int64_t m, std::int64_t px, std::int64_t d, std::int64_t slot_width) {
     crossing out;
     // The level of (r, r + d) depends on r mod m, and for I pairs (d = 1) on r mod px: one period is lcm(m, px).
-    const std::int64_t period = d == 1 ? std::lcm(m, px) : m;
-    const std::int64_t last = std::min(R - d, period);  // pairs r < R - d
+    // At most max_pairs pairs are looked at: beyond that the first ones stand for the layout's average (a period
+    // that long only comes with grids of millions of ranks per row).
+    constexpr std::int64_t max_pairs = 1 << 22;
+    std::int64_t period = m;
+    if (d == 1) {
+        const std::int64_t step = m / std::gcd(m, px);
+        period = px > max_pairs / step ? max_pairs : step * px;
+    }
+    const std::int64_t last = std::min({R - d, period, max_pairs});  // pairs r < R - d
     if (last <= 0) return out;
     for (std::int64_t r = 0; r < last; ++r) {
         if (d == 1 && r % px == px - 1) continue;  // the end of a grid row has no I neighbour
