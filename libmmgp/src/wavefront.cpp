@@ -83,8 +83,10 @@ wavefront_prediction wavefront_time(const platform& pl, const wavefront& w, wave
     if (!acc && !w.has_host_driven)
         return out.why = "host-driven: the wavefront's dma_s_per_cell / control_s_per_cell", out;
     const std::int64_t R = static_cast<std::int64_t>(c.m) * c.nodes;
+    // The largest divisor of R up to its square root (at most 2^20 candidates: a rank count with no divisor that
+    // close to its root, only possible far beyond any machine, gets the 1 x R grid).
     std::int64_t py = static_cast<std::int64_t>(std::sqrt(static_cast<double>(R)));
-    while (py > 1 && R % py != 0) --py;
+    for (int tries = 0; py > 1 && R % py != 0; ++tries) py = tries < (1 << 20) ? py - 1 : 1;
     py = std::max<std::int64_t>(py, 1);
     const std::int64_t px = R / py;
     out.px = static_cast<int>(px);
