@@ -104,6 +104,10 @@ TEST_CASE("wavefront: the readers refuse a hierarchy or a wavefront they cannot 
     CHECK(refused(R"("cells_per_rank": [4, 4, 40])", R"("cells_per_rank": [4, 4, 40], "cells": [1, 1, 1])").find("/application/wavefront: expected exactly one of \"cells_per_rank\" and \"cells\", found both") != std::string::npos);
     CHECK(refused(R"("fills": 2)", R"("fills": 9)").find("/application/wavefront/fills: expected at most the octants (8)") != std::string::npos);
     CHECK(refused(R"("latency_s": 1e-6, "bandwidth_Bps": 1e9)", R"("latency_s": -1e-6, "bandwidth_Bps": 1e9)").find("/platform/hierarchy/levels/0/path/0/latency_s") != std::string::npos);
+    // More levels than the model counts crossings for: refused, not silently cut.
+    std::string deep;
+    for (int i = 1; i <= 16; ++i) deep += R"({"name": "l)" + std::to_string(i) + R"(", "ranks": 1, "path": [{"name": "x", "latency_s": 0}]}, )";
+    CHECK(refused(R"({"name": "chip", "ranks": 4)", deep + R"({"name": "chip", "ranks": 4)").find("/platform/hierarchy/levels: expected an array of 1 to 16 levels") != std::string::npos);
 }
 
 TEST_CASE("[RR] Sweep3D: the inter-blade message from its parts within 5 %, 97,920 SPEs within 5 %") {

@@ -396,11 +396,13 @@ hierarchy read_hierarchy(const json& v, const reader& r, const std::string& path
     r.object(v, path);
     r.known_keys(v, path, {"levels"});
     const std::string lp = child(path, "levels");
-    if (!v.contains("levels") || !v["levels"].is_array() || v["levels"].empty())
-        r.fail(lp, "a non-empty array of levels, innermost first", v.contains("levels") ? describe(v["levels"]) : "nothing (the key is missing)");
+    if (!v.contains("levels") || !v["levels"].is_array() || v["levels"].empty() || v["levels"].size() > hierarchy::max_levels)
+        r.fail(lp, "an array of 1 to " + std::to_string(hierarchy::max_levels) + " levels, innermost first",
+               v.contains("levels") ? describe(v["levels"]) : "nothing (the key is missing)");
     hierarchy h;
     const json& levels = v["levels"];
     int last_ranks = 0;
+    std::size_t node_level = 0;  // the outermost level with ranks: one node
     for (std::size_t i = 0; i < levels.size(); ++i) {
         const std::string ip = child(lp, i);
         const json& l = r.object(levels[i], ip);
@@ -416,11 +418,9 @@ hierarchy read_hierarchy(const json& v, const reader& r, const std::string& path
                 r.fail(child(ip, "ranks"), "a multiple of the level inside it (" + std::to_string(last_ranks) + " ranks), larger",
                        describe(l["ranks"]));
             last_ranks = lv.ranks;
+            node_level = i;
         } else {
             if (i == 0) r.fail(child(ip, "ranks"), "the ranks of the innermost level", "nothing (the key is missing)");
-            if (last_ranks != apus)
-                r.fail(child(child(lp, i - 1), "ranks"), "the node's accelerators (apus = " + std::to_string(apus) +
-                       ") as the ranks of the last level before the network", std::to_string(last_ranks));
             last_ranks = -1;
         }
         lv.forwarders = static_cast<int>(r.integer_or(l, ip, "forwarders", 0, 1, int_max));
@@ -444,10 +444,10 @@ hierarchy read_hierarchy(const json& v, const reader& r, const std::string& path
         }
         h.levels.push_back(std::move(lv));
     }
-    if (last_ranks > 0 && last_ranks != apus)
-        r.fail(child(child(lp, levels.size() - 1), "ranks"),
+    if (h.levels[node_level].ranks != apus)
+        r.fail(child(child(lp, node_level), "ranks"),
                "the node's accelerators (apus = " + std::to_string(apus) + ") as the ranks of the outermost level with ranks",
-               std::to_string(last_ranks));
+               std::to_string(h.levels[node_level].ranks));
     return h;
 }
 

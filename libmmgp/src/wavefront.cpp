@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 
 namespace mmgp {
 
@@ -34,9 +35,19 @@ int level_of(const hierarchy& h, std::int64_t node_a, std::int64_t slot_a, std::
     return -1;
 }
 
+// n = larger x smaller with the two as close as possible (the largest divisor up to the square root; at most
+// 2^20 candidates are tried: a count with no divisor that close to its root, only possible far beyond any
+// machine, is split 1 x n).
+std::pair<std::int64_t, std::int64_t> square_split(std::int64_t n) noexcept {
+    std::int64_t small = static_cast<std::int64_t>(std::sqrt(static_cast<double>(n)));
+    for (int tries = 0; small > 1 && n % small != 0; ++tries) small = tries < (1 << 20) ? small - 1 : 1;
+    small = std::max<std::int64_t>(small, 1);
+    return {n / small, small};
+}
+
 struct crossing {
     int outermost = -2;        // -2: no pair; -1: a pair the hierarchy cannot place
-    double per_level[16] = {};  // pairs per node and step at each level (levels beyond 16 are not counted)
+    double per_level[hierarchy::max_levels] = {};  // pairs per node and step at each level
 };
 
 // The pairs (r, r + d) of one direction over one period of the layout, their outermost level and how many
@@ -62,7 +73,7 @@ crossing cross(const hierarchy& h, std::int64_t R, std::int64_t m, std::int64_t 
             return out;
         }
         out.outermost = std::max(out.outermost, lv);
-        if (lv < 16) out.per_level[lv] += 1;
+        out.per_level[lv] += 1;
     }
     const double nodes_in_period = static_cast<double>(last) / static_cast<double>(m);
     for (double& v : out.per_level) v /= std::max(nodes_in_period, 1.0);
@@ -83,22 +94,14 @@ wavefront_prediction wavefront_time(const platform& pl, const wavefront& w, wave
     if (!acc && !w.has_host_driven)
         return out.why = "host-driven: the wavefront's dma_s_per_cell / control_s_per_cell", out;
     const std::int64_t R = static_cast<std::int64_t>(c.m) * c.nodes;
-    // The largest divisor of R up to its square root (at most 2^20 candidates: a rank count with no divisor that
-    // close to its root, only possible far beyond any machine, gets the 1 x R grid).
-    std::int64_t py = static_cast<std::int64_t>(std::sqrt(static_cast<double>(R)));
-    for (int tries = 0; py > 1 && R % py != 0; ++tries) py = tries < (1 << 20) ? py - 1 : 1;
-    py = std::max<std::int64_t>(py, 1);
-    const std::int64_t px = R / py;
+    const auto [px, py] = square_split(R);
     out.px = static_cast<int>(px);
     out.py = static_cast<int>(py);
 
     // One rank's block and its faces.
     // cells_per_rank is per accelerator (weak scaling keeps the work per accelerator): a host-driven process
     // with p accelerators holds p such blocks, pi x pj of them in I and J (the most nearly square split).
-    std::int64_t pj = static_cast<std::int64_t>(std::sqrt(static_cast<double>(acc ? 1 : c.p)));
-    while (pj > 1 && (acc ? 1 : c.p) % pj != 0) --pj;
-    pj = std::max<std::int64_t>(pj, 1);
-    const std::int64_t pi = (acc ? 1 : c.p) / pj;
+    const auto [pi, pj] = square_split(acc ? 1 : c.p);
     const double ci = w.per_rank ? w.cells[0] * static_cast<double>(pi) : w.cells[0] / static_cast<double>(px);
     const double cj = w.per_rank ? w.cells[1] * static_cast<double>(pj) : w.cells[1] / static_cast<double>(py);
     const double ck = w.cells[2];
@@ -122,14 +125,14 @@ wavefront_prediction wavefront_time(const platform& pl, const wavefront& w, wave
 
     // The host cores that forward messages over a level handle every message of their node that crosses it, one
     // at a time (both mappings: a host-driven process's faces take the same host path).
-    for (std::size_t lv = 0; lv < h.levels.size() && lv < 16; ++lv) {
-            const auto& L = h.levels[lv];
-            if (L.forwarders <= 0) continue;
-            // Per node and step: each message crossing the level has two ends, each costing a forwarder half
-            // its host parts (both ends on this node for a level inside the node, one end on average beyond).
-            const double host_i = message_time(L, bytes_i, true), host_j = message_time(L, bytes_j, true);
-            out.forward_s += (ci_x.per_level[lv] * host_i + cj_x.per_level[lv] * host_j) / L.forwarders;
-        }
+    for (std::size_t lv = 0; lv < h.levels.size(); ++lv) {
+        const auto& L = h.levels[lv];
+        if (L.forwarders <= 0) continue;
+        // Per node and step: each message crossing the level has two ends, each costing a forwarder half its
+        // host parts (both ends on this node for a level inside the node, one end on average beyond).
+        const double host_i = message_time(L, bytes_i, true), host_j = message_time(L, bytes_j, true);
+        out.forward_s += (ci_x.per_level[lv] * host_i + cj_x.per_level[lv] * host_j) / L.forwarders;
+    }
     const double comm = std::max(out.message_i_s + out.message_j_s, out.forward_s);
     out.step_s = t_comp + t_transfer + comm;
 

@@ -129,6 +129,7 @@ struct hierarchy_level {
 /// innermost level first; the last level with `ranks` is one node (its ranks = apus); a level without
 /// `ranks`, if any, is the network between nodes.
 struct hierarchy {
+    static constexpr std::size_t max_levels = 16;  ///< the readers refuse deeper hierarchies
     std::vector<hierarchy_level> levels;
     bool empty() const noexcept { return levels.empty(); }
 };
