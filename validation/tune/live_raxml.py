@@ -15,7 +15,6 @@ import argparse
 import csv
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -23,6 +22,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+import common  # noqa: E402  (validation/common.py: the sweeps' bounded wait)
 LIVE = os.path.join(HERE, "live")
 ALN = os.path.join(ROOT, "validation", "raxml", "inputs", "16x1200.phy")
 UNITS = 4
@@ -72,16 +73,13 @@ def main():
                                 "--launcher", "local", "--no-bind", "--json", "--"] + PROGRAM, capture_output=True, text=True, check=True)
             command = json.loads(r.stdout)["command"]
             bound = max(5.0, 5 * fastest) if fastest else 300.0
-            s = time.monotonic()
+            t0 = time.monotonic()
             pr = subprocess.Popen(["sh", "-c", command], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)
-            try:
-                rc = pr.wait(timeout=bound)
-                wall, cens = time.monotonic() - s, 0
-            except subprocess.TimeoutExpired:
-                os.killpg(pr.pid, signal.SIGKILL)
-                pr.wait()
-                rc, wall, cens = None, bound, 1
+            wall, expired = common.wait_bounded([pr], bound, t0)
+            rc, cens = (None, 1) if expired else (pr.returncode, 0)
+            if expired:
+                wall = bound
                 censored_once.add((m, p))
             if not cens and rc == 0:
                 fastest = min(fastest or wall, wall)
