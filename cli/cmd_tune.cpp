@@ -24,6 +24,7 @@
 
 #include "common.hpp"
 #include "options.hpp"
+#include "tune_runs.hpp"
 #include "mmgp/fit.hpp"
 #include "mmgp/tune.hpp"
 
@@ -51,6 +52,10 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
                 "Draw each run's time from the recorded repetitions of RUNS.csv (columns m, p, time_s; optional "
                 "nodes, policy, units, censored, bound_s) instead of running anything");
     add_checked(sub, "--seed", o.seed, "Replay: the seed of the draws (default 1)");
+    add_checked(sub, "--parallel", o.parallel,
+                "Runs in flight at once (default 1): with --launcher srun, Slurm job steps inside the allocation mmgp "
+                "runs in (srun --exclusive), or each run its own sbatch job outside one; with --replay, the recorded "
+                "times laid out K at a time");
     add_checked(sub, "--journal", o.journal,
                 "JSON Lines journal of every run, fsynced after each (default mmgp-tune.jsonl when running a program)");
     add_checked(sub, "--resume", o.resume, "Continue the tune recorded in this journal, with its options");
@@ -91,6 +96,11 @@ double load1() {
     double v = -1;
     in >> v;
     return in ? v : -1;
+}
+
+std::string read_text_file_or_empty(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 bool is_platform_profile(const std::string& path) {
@@ -242,6 +252,7 @@ json options_json(const tune_options_cli& o) {
     j["nodes"] = o.space.nodes;
     j["set"] = o.space.sets;
     j["launcher"] = o.launch.launcher;
+    j["parallel"] = o.parallel;
     j["units"] = o.launch.units ? json(*o.launch.units) : json(nullptr);
     j["cores_per_node"] = o.launch.cores_per_node ? json(*o.launch.cores_per_node) : json(nullptr);
     j["launcher_program"] = o.launch.program;
@@ -277,6 +288,7 @@ tune_options_cli options_from(const json& h, const tune_options_cli& caller, con
         o.space.nodes = j.at("nodes").get<std::string>();
         o.space.sets = j.at("set").get<std::vector<std::string>>();
         o.launch.launcher = j.at("launcher").get<std::string>();
+        o.parallel = j.value("parallel", 1LL);
         if (!j.at("units").is_null()) o.launch.units = j.at("units").get<std::int64_t>();
         if (!j.at("cores_per_node").is_null()) o.launch.cores_per_node = j.at("cores_per_node").get<int>();
         o.launch.program = j.at("launcher_program").get<std::string>();
@@ -299,125 +311,6 @@ tune_options_cli options_from(const json& h, const tune_options_cli& caller, con
     }
     o.journal = path;
     return o;
-}
-
-// --- Running the program ----------------------------------------------------------------------------------------
-
-struct run_result {
-    double wall_s = 0;
-    int exit_status = 0;
-    bool censored = false;
-    int interrupted_by = 0;  // a signal that stopped mmgp itself
-};
-
-void on_child(int) {}  // internal linkage: SIGCHLD must not be ignored for sigtimedwait
-
-// Runs the plan's processes in one process group of their own; kills the group at `bound_s` (0: none) and on
-// SIGINT/SIGTERM/SIGHUP (which then stop mmgp: interrupted_by).
-run_result run_plan(const launch_plan& plan, double bound_s) {
-    std::vector<std::pair<std::vector<std::string>, std::vector<std::pair<std::string, std::string>>>> jobs;
-    if (plan.kind == launcher_kind::local)
-        for (const auto& lp : plan.processes) jobs.push_back({lp.argv, lp.env});
-    else
-        jobs.push_back({plan.argv, {}});
-    sigset_t wanted, old;
-    sigemptyset(&wanted);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&wanted, sig);
-    struct sigaction sa {};
-    sa.sa_handler = on_child;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGCHLD, &sa, nullptr);
-    sigprocmask(SIG_BLOCK, &wanted, &old);
-    std::cout.flush();
-    std::cerr.flush();
-    run_result out;
-    std::vector<pid_t> pids;
-    pid_t group = 0;
-    const auto start = std::chrono::steady_clock::now();
-    for (auto& [words, env] : jobs) {
-        std::vector<char*> argv;
-        for (auto& w : words) argv.push_back(w.data());
-        argv.push_back(nullptr);
-        pid_t pid = fork();
-        if (pid < 0) {
-            if (group > 0) kill(-group, SIGKILL);
-            sigprocmask(SIG_SETMASK, &old, nullptr);
-            throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-        }
-        if (pid == 0) {
-            setpgid(0, group);
-            sigprocmask(SIG_SETMASK, &old, nullptr);
-            for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-            execvp(argv[0], argv.data());
-            std::string msg = "mmgp: " + words[0] + ": cannot execute: " + std::strerror(errno) + "\n";
-            ssize_t ignored = write(2, msg.data(), msg.size());
-            (void)ignored;
-            _exit(127);
-        }
-        setpgid(pid, group);  // also here: whichever runs first
-        if (group == 0) group = pid;
-        pids.push_back(pid);
-    }
-    std::vector<int> status(pids.size(), 0);
-    std::size_t live = pids.size();
-    // Stopping a run (its bound, or mmgp interrupted): SIGTERM to the group first, so that a launcher can end
-    // its job cleanly (srun cancels its job step; SIGKILL would leave the step to the Slurm daemons' clean-up,
-    // delaying the next run's step), then SIGKILL after a grace period.
-    constexpr double grace_s = 2.0;
-    bool killed = false, hard_killed = false;
-    double hard_kill_at = 0;
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    auto stop_group = [&] {
-        kill(-group, SIGTERM);
-        killed = true;
-        hard_kill_at = elapsed() + grace_s;
-    };
-    while (live > 0) {
-        timespec ts{};
-        timespec* tsp = nullptr;
-        double left = -1;
-        if (bound_s > 0 && !killed) {
-            left = bound_s - elapsed();
-            if (left <= 0) {
-                out.censored = true;
-                stop_group();
-                continue;
-            }
-        } else if (killed && !hard_killed) {
-            left = hard_kill_at - elapsed();
-            if (left <= 0) {
-                kill(-group, SIGKILL);
-                hard_killed = true;
-                continue;
-            }
-        }
-        if (left > 0) {
-            ts.tv_sec = static_cast<time_t>(left);
-            ts.tv_nsec = static_cast<long>((left - static_cast<double>(ts.tv_sec)) * 1e9);
-            tsp = &ts;
-        }
-        const int sig = sigtimedwait(&wanted, nullptr, tsp);
-        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-            if (!killed) stop_group();
-            out.interrupted_by = sig;
-        }
-        for (std::size_t i = 0; i < pids.size(); ++i) {
-            if (pids[i] <= 0) continue;
-            int st = 0;
-            if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
-                status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
-                pids[i] = 0;
-                --live;
-            }
-        }
-    }
-    kill(-group, SIGKILL);  // what the processes left behind in their group
-    out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (out.censored) out.wall_s = bound_s;
-    sigprocmask(SIG_SETMASK, &old, nullptr);
-    for (int st : status)
-        if (st != 0 && out.exit_status == 0) out.exit_status = st;
-    return out;
 }
 
 // --- Output ------------------------------------------------------------------------------------------------------
@@ -562,11 +455,46 @@ int run_tune(const tune_options_cli& given) {
     std::map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < space.size(); ++i) index[key_of(space[i])] = i;
 
+    // Runs in flight (--parallel K > 1): Slurm job steps inside the allocation mmgp runs in, or each run its own
+    // batch job (sbatch) outside one; the local and MPI launchers run one at a time.
+    const int K = static_cast<int>(o.parallel);
+    std::optional<slurm_allocation> alloc;
+    std::string batch_dir;
+    if (K > 1 && !replay) {
+        if (kind != launcher_kind::srun)
+            throw usage_error("--parallel: expected --launcher srun (runs in flight as Slurm job steps or jobs) or "
+                              "--replay, found --launcher " + std::string(to_string(kind)));
+        alloc = slurm_allocation::from_environment();
+    }
+    // Outside an allocation, what the partitions offer (sinfo: CPUs of the largest node, nodes in all): a run
+    // no node could hold is recorded as failed without a job (Slurm would keep it pending for ever).
+    long long part_cpus = 0, part_nodes = 0;
+    if (K > 1 && !replay && !alloc)
+        if (FILE* p = popen("sinfo -h -o '%c %D' 2>/dev/null", "r")) {
+            char line[256];
+            while (std::fgets(line, sizeof line, p)) {
+                long long c = 0, n = 0;  // "2 1", "4+ 3" (nodes of 4 CPUs or more)
+                const char* sp = std::strchr(line, ' ');
+                if (std::sscanf(line, "%lld", &c) == 1 && sp && std::sscanf(sp, "%lld", &n) == 1)
+                    part_cpus = std::max(part_cpus, c), part_nodes += n;
+            }
+            pclose(p);
+        }
+    // CPUs of one node: a run that needs them all takes its node whole.
+    const long long node_cpus = o.launch.cores_per_node ? *o.launch.cores_per_node : part_cpus > 0 ? part_cpus : s.plat.apus;
+
     // The journal: created for a live tune (and for a replay that names one), continued on --resume.
     if (o.resume.empty() && (o.replay.empty() || !o.journal.empty())) {
         if (o.journal.empty()) o.journal = "mmgp-tune.jsonl";
         journal_lines = jr.open(o.journal, true);
         jr.append({{"mmgp_tune", 1}, {"created", utc_now()}, {"options", options_json(o)}});
+    }
+    if (K > 1 && !replay && !alloc) {
+        batch_dir = jr.path() + ".jobs";
+        std::error_code ec;
+        std::filesystem::create_directories(batch_dir, ec);
+        if (ec) throw input_error(batch_dir, "(directory)", "a directory for the runs' batch job scripts", ec.message());
+        batch_dir = std::filesystem::absolute(batch_dir).string();
     }
     for (std::size_t ln = 1; ln < journal_lines.size(); ++ln) {
         const json& j = journal_lines[ln];
@@ -578,78 +506,284 @@ int run_tune(const tune_options_cli& given) {
             if (it == index.end())
                 throw input_error(jr.path(), where, "a configuration of the tune's space", config_text(c));
             const std::string outcome = j.at("outcome").get<std::string>();
-            const run_outcome ro = outcome == "ok" ? run_outcome::ok : outcome == "censored" ? run_outcome::censored : run_outcome::failed;
+            const run_outcome ro = outcome == "ok"          ? run_outcome::ok
+                                   : outcome == "censored"  ? run_outcome::censored
+                                   : outcome == "cancelled" ? run_outcome::cancelled
+                                                            : run_outcome::failed;
             t.add({it->second, j.at("wall_s").get<double>(), ro});
         } catch (const json::exception& e) {
             throw input_error(jr.path(), where, "a run {m, p, nodes, policy, wall_s, outcome}", e.what());
         }
     }
 
-    // The loop.
+    // The loop: up to --parallel runs in flight, each journaled as it ends (in any order); the next run is chosen
+    // knowing which are in flight (tuner::assess). Times to decision: from the tune's start (replay: the recorded
+    // run times laid out --parallel at a time).
+    struct flight {
+        std::size_t cfg = 0;
+        int k = 0;                 // run number, in the order started
+        json rec;
+        double start = 0;          // seconds since the tune began
+        int id = 0;                // live: run_flights' id
+        double end = 0, wall = 0;  // replay: known when it starts
+        run_outcome ro = run_outcome::ok;
+        std::vector<int> where;    // allocation nodes it holds
+        long long cpus = 0;
+        std::string job_base;      // sbatch: the files of its job (.sh, .id, .out, .result)
+    };
+    std::vector<flight> fl;
+    std::optional<run_flights> runner;
+    if (!replay) runner.emplace();
+    const auto t0 = std::chrono::steady_clock::now();
+    double sim = 0;
+    auto now = [&] { return replay ? sim : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    auto flying = [&] {
+        std::vector<std::size_t> v;
+        for (const auto& f : fl) v.push_back(f.cfg);
+        return v;
+    };
     tune_assessment a = t.assess();
-    json trace = json::array();  // after each run: machine seconds spent and the configuration chosen then
+    json trace = json::array();  // after each run: machine seconds spent, time since the start, the choice then
     auto note_step = [&] {
-        trace.push_back({{"runs", a.runs}, {"machine_s", a.machine_s}, {"p_beaten", a.p_beaten},
+        trace.push_back({{"runs", a.runs}, {"machine_s", a.machine_s}, {"elapsed_s", now()}, {"p_beaten", a.p_beaten},
                          {"chosen", a.has_chosen ? json(key_of(space[a.chosen])) : json(nullptr)}});
     };
-    while (a.stop == tune_stop::none && a.has_next) {
-        const configuration c = space[a.next];
-        const int k = a.runs + 1;
-        json rec;
-        rec["run"] = k;
+    int next_k = a.runs + 1;
+    auto start_run = [&](std::size_t cfg, double bound, const std::string& why, std::vector<int> where, bool refused) {
+        const configuration c = space[cfg];
+        flight f;
+        f.cfg = cfg;
+        f.k = next_k++;
+        f.start = now();
+        f.where = std::move(where);
+        f.cpus = static_cast<long long>(c.m) * c.p;
+        json& rec = f.rec;
+        rec["run"] = f.k;
         rec["m"] = c.m;
         rec["p"] = c.p;
         rec["nodes"] = c.nodes;
         rec["policy"] = std::string(to_string(c.pol));
         rec["start"] = utc_now();
-        rec["bound_s"] = a.next_bound_s;
-        rec["why"] = a.why_next;
-        run_outcome ro;
-        double wall;
-        if (replay) {
+        rec["bound_s"] = bound;
+        rec["why"] = why;
+        if (K > 1) rec["in_flight"] = fl.size();
+        if (refused) {
+            rec["command"] = fmt::format("(none: no node of the partitions holds it, {} nodes of at most {} CPUs)",
+                                         part_nodes, part_cpus);
+        } else if (replay) {
             const auto& reps = replay->reps.at(key_of(c));
-            const recorded& r = reps[splitmix(o.seed * 0x100000001B3ULL + static_cast<std::uint64_t>(k)) % reps.size()];
+            const recorded& r = reps[splitmix(o.seed * 0x100000001B3ULL + static_cast<std::uint64_t>(f.k)) % reps.size()];
             rec["command"] = "replay " + o.replay;
-            if (a.next_bound_s > 0 && r.time_s > a.next_bound_s) ro = run_outcome::censored, wall = a.next_bound_s;
-            else if (r.censored) ro = run_outcome::censored, wall = r.time_s;
-            else ro = run_outcome::ok, wall = r.time_s;
-            rec["exit"] = 0;
+            if (bound > 0 && r.time_s > bound) f.ro = run_outcome::censored, f.wall = bound;
+            else if (r.censored) f.ro = run_outcome::censored, f.wall = r.time_s;
+            else f.ro = run_outcome::ok, f.wall = r.time_s;
+            f.end = f.start + f.wall;
         } else {
-            const std::int64_t units = s.app.units;
-            launch_plan plan = plan_launch(kind, c, units, o.launch, o.launch.command);
-            rec["command"] = shell_command(plan);
-            rec["load1"] = load1();
-            run_result rr = run_plan(plan, a.next_bound_s);
-            if (rr.interrupted_by) {
-                std::cerr << fmt::format("mmgp: interrupted ({}): the journal {} keeps the {} runs before this one; "
-                                         "mmgp tune --resume {} continues\n",
-                                         sigabbrev_np(rr.interrupted_by) ? fmt::format("SIG{}", sigabbrev_np(rr.interrupted_by)) : "signal",
-                                         jr.path(), a.runs, jr.path());
-                signal(rr.interrupted_by, SIG_DFL);
-                raise(rr.interrupted_by);
-                return 128 + rr.interrupted_by;
+            launch_plan plan = plan_launch(kind, c, s.app.units, o.launch, o.launch.command);
+            std::vector<run_process> procs;
+            double local_bound = bound;
+            if (alloc && !f.where.empty()) {
+                // A job step on nodes of its own choosing, with CPUs no other step has (srun --exclusive).
+                plan.argv.insert(plan.argv.begin() + 1, {"--exclusive", "-w", alloc->node_list(f.where)});
+                alloc->hold(f.where, f.cpus, +1);
             }
-            wall = rr.wall_s;
-            rec["exit"] = rr.exit_status;
-            ro = rr.censored ? run_outcome::censored : rr.exit_status != 0 ? run_outcome::failed : run_outcome::ok;
+            rec["command"] = shell_command(plan);
+            if (!batch_dir.empty()) {
+                // Its own batch job: the time is taken inside the job (queueing is not the program's), the bound
+                // applied there by timeout(1).
+                f.job_base = fmt::format("{}/run-{}", batch_dir, f.k);
+                std::string sh = "#!/bin/sh\n# mmgp tune: run " + std::to_string(f.k) + "\ns=$(date +%s.%N)\n";
+                if (bound > 0) sh += fmt::format("timeout -s TERM -k 2 {:.3f} ", bound);
+                sh += shell_command(plan);
+                sh += "rc=$?\ne=$(date +%s.%N)\necho \"$s $e $rc\" > " + shell_quote(f.job_base + ".result.tmp") +
+                      " && mv " + shell_quote(f.job_base + ".result.tmp") + " " + shell_quote(f.job_base + ".result") +
+                      "\nexit $rc\n";
+                write_file_atomically(f.job_base + ".sh", sh);
+                std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", "-J", "mmgp-tune", "-N",
+                                                 std::to_string(c.nodes), "--ntasks-per-node=" + std::to_string(c.m),
+                                                 "--cpus-per-task=" + std::to_string(c.p), "-o", f.job_base + ".out"};
+                if (f.cpus >= node_cpus) argv.push_back("--exclusive");  // the whole node: shared with no other run
+                argv.push_back(f.job_base + ".sh");
+                launch_plan job;
+                job.kind = launcher_kind::srun;
+                job.argv = argv;
+                std::string line = shell_command(job);
+                line.pop_back();  // its newline: the step's line follows as a comment
+                rec["command"] = line + "  # " + rec["command"].get<std::string>();
+                procs.push_back({argv, {}});
+                local_bound = 0;
+            } else if (plan.kind == launcher_kind::local) {
+                for (const auto& lp : plan.processes) procs.push_back({lp.argv, lp.env});
+            } else {
+                procs.push_back({plan.argv, {}});
+            }
+            rec["load1"] = load1();
+            f.id = runner->start(procs, local_bound, f.job_base.empty() ? std::string() : f.job_base + ".id",
+                                 f.job_base.empty() ? std::string() : f.job_base + ".result");
         }
+        fl.push_back(std::move(f));
+    };
+    // Ends run fl[i]: journaled, given to the tuner, its nodes freed.
+    auto end_run = [&](std::size_t i, run_outcome ro, double wall, int exit_status) {
+        flight f = std::move(fl[i]);
+        fl.erase(fl.begin() + static_cast<std::ptrdiff_t>(i));
+        if (alloc && !f.where.empty()) alloc->hold(f.where, f.cpus, -1);
+        json& rec = f.rec;
+        rec["exit"] = exit_status;
         rec["wall_s"] = wall;
         rec["outcome"] = std::string(to_string(ro));
         rec["censored"] = ro == run_outcome::censored;
+        if (K > 1) rec["end_s"] = now();
         if (jr.is_open()) jr.append(rec);
-        t.add({a.next, wall, ro});
-        a = t.assess();
+        t.add({f.cfg, wall, ro});
+        if (!f.job_base.empty())
+            for (const char* ext : {".sh", ".id", ".out", ".result"}) std::filesystem::remove(f.job_base + ext);
+        return f;
+    };
+    auto batch_job_id = [](const flight& f) {
+        std::string id = read_text_file_or_empty(f.job_base + ".id");
+        id = id.substr(0, id.find_first_of(";\n"));
+        return id.find_first_not_of("0123456789") == std::string::npos ? id : std::string();
+    };
+    auto progress = [&](const flight& f, run_outcome ro, double wall) {
+        if (o.quiet) return;
+        std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %) {:.2f}", config_text(space[a.chosen]),
+                                                      human_time(a.configs[a.chosen].time_s), 100 * o.tolerance, a.p_beaten)
+                                        : "nothing chosen yet";
+        std::cerr << fmt::format("[run {}] {}: {} {}{}{} · {}\n", f.k, config_text(space[f.cfg]), human_time(wall), to_string(ro),
+                                 ro == run_outcome::failed ? fmt::format(" (exit status {})", f.rec["exit"].get<int>()) : "",
+                                 fl.empty() ? "" : fmt::format(" ({} in flight)", fl.size()), best)
+                  << std::flush;
+    };
+    for (;;) {
+        while (static_cast<int>(fl.size()) < K) {
+            a = t.assess(flying());
+            if (a.stop != tune_stop::none || !a.has_next) break;
+            std::vector<int> where;
+            if (alloc) {
+                const configuration& c = space[a.next];
+                where = alloc->place(c.nodes, static_cast<long long>(c.m) * c.p);
+                if (where.empty() && !fl.empty()) break;  // no room now: wait for a run to end
+            }
+            const configuration& c = space[a.next];
+            if (!batch_dir.empty() && part_cpus > 0 &&
+                (c.nodes > part_nodes || (!o.launch.oversubscribe && static_cast<long long>(c.m) * c.p > part_cpus))) {
+                start_run(a.next, a.next_bound_s, a.why_next, {}, true);
+                const flight f = end_run(fl.size() - 1, run_outcome::failed, 0, 1);
+                a = t.assess(flying());
+                progress(f, run_outcome::failed, 0);
+                continue;
+            }
+            start_run(a.next, a.next_bound_s, a.why_next, where, false);
+        }
+        if (a.stop != tune_stop::none || fl.empty()) break;
+        std::size_t i = 0;
+        run_outcome ro = run_outcome::ok;
+        double wall = 0;
+        int exit_status = 0;
+        if (replay) {
+            for (std::size_t j = 1; j < fl.size(); ++j)
+                if (fl[j].end < fl[i].end) i = j;
+            sim = fl[i].end;
+            ro = fl[i].ro;
+            wall = fl[i].wall;
+        } else {
+            auto done = runner->wait_any();
+            if (!done) {
+                const int sig = runner->interrupted_by();
+                for (const auto& f : fl)
+                    if (!f.job_base.empty())
+                        if (std::string id = batch_job_id(f); !id.empty()) (void)std::system(("scancel " + id).c_str());
+                std::cerr << fmt::format("mmgp: interrupted ({}): the journal {} keeps the {} runs that ended; {} run(s) in "
+                                         "flight were stopped; mmgp tune --resume {} continues\n",
+                                         sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "signal", jr.path(),
+                                         t.runs().size(), fl.size(), jr.path());
+                runner.reset();
+                for (const auto& f : fl)
+                    if (!f.job_base.empty())
+                        for (const char* ext : {".sh", ".id", ".out", ".result"}) std::filesystem::remove(f.job_base + ext);
+                if (!batch_dir.empty()) std::filesystem::remove(batch_dir);
+                signal(sig, SIG_DFL);
+                raise(sig);
+                return 128 + sig;
+            }
+            while (fl[i].id != done->first) ++i;
+            const run_result& rr = done->second;
+            wall = rr.wall_s;
+            exit_status = rr.exit_status;
+            ro = rr.censored ? run_outcome::censored : rr.exit_status != 0 ? run_outcome::failed : run_outcome::ok;
+            if (!fl[i].job_base.empty()) {
+                // The job's own account: start, end and the exit status of its srun.
+                double js = 0, je = 0;
+                int rc = -1;
+                const std::string res = read_text_file_or_empty(fl[i].job_base + ".result");
+                if (std::sscanf(res.c_str(), "%lf %lf %d", &js, &je, &rc) == 3 && je >= js) {
+                    const double b = fl[i].rec["bound_s"].get<double>();
+                    exit_status = rc;
+                    ro = b > 0 && rc == 124 ? run_outcome::censored : rc != 0 ? run_outcome::failed : run_outcome::ok;
+                    wall = ro == run_outcome::censored ? b : je - js;
+                } else {
+                    // The job never ran its step: cancelled (scancel, a limit) or failed (refused, node failure).
+                    const std::string id = batch_job_id(fl[i]);
+                    std::string state;
+                    if (!id.empty())
+                        if (FILE* p = popen(("scontrol show job -o " + id + " 2>/dev/null").c_str(), "r")) {
+                            char buf[4096];
+                            while (std::fgets(buf, sizeof buf, p)) state += buf;
+                            pclose(p);
+                        }
+                    ro = state.find("JobState=CANCELLED") != std::string::npos ? run_outcome::cancelled : run_outcome::failed;
+                    if (exit_status == 0) exit_status = 1;
+                }
+            }
+        }
+        const flight f = end_run(i, ro, wall, exit_status);
+        a = t.assess(flying());
         note_step();
-        if (!o.quiet) {
-            std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %) {:.2f}", config_text(space[a.chosen]),
-                                                          human_time(a.configs[a.chosen].time_s), 100 * o.tolerance, a.p_beaten)
-                                            : "nothing chosen yet";
-            std::cerr << fmt::format("[run {}] {}: {} {}{} · {}\n", k, config_text(c), human_time(wall), to_string(ro),
-                                     ro == run_outcome::failed ? fmt::format(" (exit status {})", rec["exit"].get<int>()) : "",
-                                     best)
-                      << std::flush;
+        progress(f, ro, wall);
+        if (a.stop != tune_stop::none) break;
+        // Runs started before a result set their scale get the bound the results set now (never a looser one).
+        if (a.next_bound_s > 0)
+            for (auto& g : fl) {
+                const double b = g.rec["bound_s"].get<double>();
+                if (b > 0 && b <= a.next_bound_s) continue;
+                g.rec["bound_s"] = a.next_bound_s;
+                if (replay) {
+                    if (g.end > g.start + a.next_bound_s) {
+                        g.end = std::max(sim, g.start + a.next_bound_s);
+                        g.ro = run_outcome::censored;
+                        g.wall = g.end - g.start;
+                    }
+                } else if (g.job_base.empty()) {
+                    runner->set_bound(g.id, a.next_bound_s);
+                }
+            }
+    }
+    // The decision is made: runs still in flight are cancelled (their machine time spent, nothing learnt from them).
+    const double decided_s = now();
+    if (!fl.empty()) {
+        if (replay) {
+            while (!fl.empty()) end_run(0, run_outcome::cancelled, sim - fl[0].start, 0);
+        } else {
+            std::map<int, double> spent;
+            for (const auto& f : fl) {
+                spent[f.id] = runner->elapsed(f.id);
+                if (!f.job_base.empty())
+                    if (std::string id = batch_job_id(f); !id.empty()) (void)std::system(("scancel " + id + " 2>/dev/null").c_str());
+                runner->stop(f.id);
+            }
+            while (!fl.empty()) {
+                auto done = runner->wait_any();
+                if (!done) break;
+                std::size_t i = 0;
+                while (i < fl.size() && fl[i].id != done->first) ++i;
+                if (i < fl.size()) end_run(i, run_outcome::cancelled, spent[done->first], done->second.exit_status);
+            }
         }
     }
+    runner.reset();
+    if (!batch_dir.empty()) std::filesystem::remove(batch_dir);  // empty by now (left in place when not)
+    a = t.assess();
 
     // The result.
     const std::string stop_text =
@@ -678,7 +812,9 @@ int run_tune(const tune_options_cli& given) {
         j["stop"] = std::string(to_string(a.stop));
         j["p_beaten"] = a.p_beaten;
         j["runs"] = a.runs;
+        j["parallel"] = K;
         j["machine_s"] = a.machine_s;
+        j["elapsed_s"] = decided_s;
         j["exhaustive_s_estimate"] = a.exhaustive_s;
         j["noise"] = a.noise;
         j["model_error"] = a.model_error;
@@ -712,6 +848,9 @@ int run_tune(const tune_options_cli& given) {
     out += fmt::format("stopped: {}\n", stop_text);
     out += fmt::format("spent: {} runs, {} of machine time; running every configuration once: about {} ({:.0f} %)\n", a.runs,
                        human_time(a.machine_s), human_time(a.exhaustive_s), a.exhaustive_s > 0 ? 100 * a.machine_s / a.exhaustive_s : 0.0);
+    if (K > 1)
+        out += fmt::format("in flight: up to {} runs at once; decided after {}{}\n", K, human_time(decided_s),
+                           replay ? " (the recorded times laid out that way)" : "");
     if (a.has_chosen) {
         const auto& b = a.configs[a.chosen];
         out += fmt::format("chosen: {}: measured {} (median of {} runs), expected {} [{}, {}]\n", config_text(space[a.chosen]),

@@ -148,6 +148,7 @@ struct tune_options_cli {
     launch_options launch;  ///< --launcher, --units, --cores-per-node, --launcher-program, --oversubscribe, --no-bind
     double tolerance = 0.03, confidence = 0.95, bound_factor = 3.0;
     long long max_runs = 50;
+    long long parallel = 1;  ///< --parallel: runs in flight at once
     std::optional<double> max_seconds, timeout;
     unsigned long long seed = 1;
     bool no_prior = false, no_model = false, json = false, quiet = false;

@@ -76,6 +76,7 @@ const std::vector<value_rule>& value_rules() {
         {"tune", "--launcher-program", K::text},
         {"tune", "--replay", K::text},
         {"tune", "--seed", K::count, 0, 1.8e19},
+        {"tune", "--parallel", K::count, 1, 1024},
         {"tune", "--journal", K::text},
         {"tune", "--resume", K::text},
         {"tune", "--tolerance", K::real, 0, 1, true},

@@ -22,6 +22,7 @@ std::string_view to_string(run_outcome o) noexcept {
         case run_outcome::ok: return "ok";
         case run_outcome::censored: return "censored";
         case run_outcome::failed: return "failed";
+        case run_outcome::cancelled: return "cancelled";
     }
     return "?";
 }
@@ -114,17 +115,24 @@ void tuner::add(const tune_run& r) {
     runs_.push_back(r);
 }
 
-tune_assessment tuner::assess() const {
+tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     const std::size_t n_cfg = space_.size();
     tune_assessment a;
     a.configs.resize(n_cfg);
     a.runs = static_cast<int>(runs_.size());
+    a.in_flight = static_cast<int>(in_flight.size());
+    std::vector<int> flying(n_cfg, 0);
+    for (std::size_t c : in_flight) {
+        if (c >= n_cfg) throw std::out_of_range("tuner::assess: configuration in flight out of the space");
+        ++flying[c];
+    }
 
     // The runs, per configuration.
     std::vector<evidence> ev(n_cfg);
     for (const auto& r : runs_) {
         auto& e = ev[r.config];
         a.machine_s += r.time_s * space_[r.config].nodes;
+        if (r.outcome == run_outcome::cancelled) continue;  // machine time spent, nothing learnt
         if (r.outcome == run_outcome::ok && r.time_s > 0)
             e.logs.push_back(std::log(r.time_s));
         else if (r.outcome == run_outcome::censored)
@@ -326,6 +334,29 @@ tune_assessment tuner::assess() const {
         v -= wc.squaredNorm();
     };
 
+    // The variances once the runs in flight have returned what is expected of them (their observations at the
+    // posterior mean, each with one run's noise): the mean does not move, the uncertainty near them shrinks.
+    // Only the next choice uses them.
+    std::vector<std::size_t> obs2 = obs;
+    for (std::size_t c : in_flight) obs2.push_back(c);
+    const auto n_obs2 = static_cast<Eigen::Index>(obs2.size());
+    Eigen::MatrixXd L2;
+    if (!in_flight.empty()) {
+        Eigen::MatrixXd K2(n_obs2, n_obs2);
+        for (Eigen::Index i = 0; i < n_obs2; ++i) {
+            const std::size_t oi = obs2[static_cast<std::size_t>(i)];
+            for (Eigen::Index j = 0; j < n_obs2; ++j) K2(i, j) = kern(oi, obs2[static_cast<std::size_t>(j)]);
+            K2(i, i) += i < n_obs ? obs_var(oi) : cfg_noise2[oi];
+        }
+        L2 = Eigen::LLT<Eigen::MatrixXd>(K2).matrixL();
+    }
+    Eigen::VectorXd kc2(n_obs2), wc2(n_obs2);
+    auto variance2 = [&](std::size_t c) {
+        for (Eigen::Index i = 0; i < n_obs2; ++i) kc2(i) = kern(obs2[static_cast<std::size_t>(i)], c);
+        wc2 = L2.triangularView<Eigen::Lower>().solve(kc2);
+        return tauc2 + tau2 - wc2.squaredNorm();
+    };
+
     // The chosen configuration: measured, never censored or failed, lowest expected time.
     std::vector<double> mu(n_cfg), var(n_cfg), cov(n_cfg, 0.0);
     for (std::size_t c : obs) {
@@ -345,13 +376,37 @@ tune_assessment tuner::assess() const {
         posterior(a.chosen, m, v);
         wch = wc;
     }
-    // Every configuration's posterior, and its covariance with the chosen one.
+    // The reference of the next choice: the chosen configuration, or, before anything is chosen, the one in
+    // flight expected to be the fastest (what runs beside it is chosen against it).
+    bool has_ref = a.has_chosen;
+    std::size_t ref = a.chosen;
+    if (!has_ref)
+        for (std::size_t c : in_flight) {
+            double m, v, mr = 0, vr;
+            posterior(c, m, v);
+            if (has_ref) posterior(ref, mr, vr);
+            if (!has_ref || m < mr) has_ref = true, ref = c;
+        }
+    // Every configuration's posterior, its covariance with the chosen one, and with the runs in flight returned,
+    // its variance and covariance with the reference (var2, cov2).
+    std::vector<double> var2, cov2;
+    Eigen::VectorXd wch2;
+    if (!in_flight.empty()) {
+        var2.resize(n_cfg);
+        cov2.resize(n_cfg, 0.0);
+        variance2(ref);
+        wch2 = wc2;
+    }
     for (std::size_t c = 0; c < n_cfg; ++c) {
         double m, v;
         posterior(c, m, v);
         mu[c] = m;
         var[c] = std::max(v, 1e-12);
         if (a.has_chosen) cov[c] = kern(c, a.chosen) - (n_obs > 0 ? wc.dot(wch) : 0.0);
+        if (!in_flight.empty()) {
+            var2[c] = std::max(variance2(c), 1e-12);
+            cov2[c] = kern(c, ref) - wc2.dot(wch2);
+        }
         auto& b = a.configs[c];
         const auto& e = ev[c];
         b.runs = static_cast<int>(e.logs.size()) + e.censored + e.failed;
@@ -367,13 +422,15 @@ tune_assessment tuner::assess() const {
 
     // How likely another configuration beats it by more than the tolerance (independent pairwise events).
     const double margin = std::log1p(opt_.tolerance);
+    auto p_beats = [&](std::size_t c, std::size_t ch, const std::vector<double>& v, const std::vector<double>& cv) {
+        const double vd = std::max(v[c] + v[ch] - 2 * cv[c], 1e-12);
+        return normal_cdf((mu[ch] - mu[c] - margin) / std::sqrt(vd));
+    };
     if (a.has_chosen) {
-        const std::size_t ch = a.chosen;
         double p_none = 1;
         for (std::size_t c = 0; c < n_cfg; ++c) {
-            if (c == ch || a.configs[c].excluded) continue;
-            const double vd = std::max(var[c] + var[ch] - 2 * cov[c], 1e-12);
-            const double p = normal_cdf((mu[ch] - mu[c] - margin) / std::sqrt(vd));
+            if (c == a.chosen || a.configs[c].excluded) continue;
+            const double p = p_beats(c, a.chosen, var, cov);
             a.configs[c].p_beats = p;
             p_none *= 1 - p;
         }
@@ -415,11 +472,22 @@ tune_assessment tuner::assess() const {
     for (const auto& b : a.configs) any_left = any_left || !b.excluded;
     if (a.stop == tune_stop::none && !any_left) a.stop = tune_stop::exhausted;
     if (a.stop != tune_stop::none) return a;
+    // The run budget taken by the runs in flight: nothing more to start; their results decide.
+    if (opt_.max_runs > 0 && a.runs + a.in_flight >= opt_.max_runs) return a;
+    // The runs in flight expected to settle it (confident once they return what is expected of them): start
+    // nothing more, a run started now would most likely be cancelled unfinished.
+    if (a.has_chosen && !in_flight.empty() && chosen_b.runs + flying[a.chosen] >= 3) {
+        double p_none = 1;
+        for (std::size_t c = 0; c < n_cfg; ++c)
+            if (c != a.chosen && !a.configs[c].excluded) p_none *= 1 - p_beats(c, a.chosen, var2, cov2);
+        if (1 - p_none < 1 - opt_.confidence) return a;
+    }
 
     // The next run. While nothing predicts (no model, too few runs to fit one): the least known configuration.
     // Before anything is chosen: the lowest expected time. Then the configuration most likely to beat the
     // chosen one by more than the tolerance per machine second of its run; when the chosen one's own interval
     // is the wider of the two, the chosen one again (both sides of the comparison that keeps the loop going).
+    const std::vector<double>& v_next = in_flight.empty() ? var : var2;
     auto cost = [&](std::size_t c) {
         double t = std::exp(mu[c] + 0.5 * var[c]);
         if (bound > 0) t = std::min(t, bound);
@@ -430,8 +498,11 @@ tune_assessment tuner::assess() const {
     for (std::size_t c = 0; c < n_cfg; ++c) {
         const auto& b = a.configs[c];
         if (b.excluded || (b.pathological && any_runnable)) continue;
-        if (a.has_chosen && c == a.chosen && !exploring) continue;
-        const double score = exploring ? var[c] : !a.has_chosen ? -mu[c] : b.p_beats / cost(c);
+        if (has_ref && c == ref && !exploring) continue;
+        const double score = exploring            ? v_next[c]
+                             : !has_ref           ? -mu[c]
+                             : in_flight.empty()  ? b.p_beats / cost(c)
+                                                  : p_beats(c, ref, var2, cov2) / cost(c);
         if (score > best_score) {
             best_score = score;
             a.next = c;
@@ -440,10 +511,10 @@ tune_assessment tuner::assess() const {
     }
     bool repeat_chosen = false;
     // One more run of a configuration with n runs takes about var / (n + 1) off its variance.
-    auto gain = [&](std::size_t c) { return var[c] / (a.configs[c].runs + 1); };
-    if (a.has_chosen && !exploring && (!a.has_next || gain(a.chosen) > gain(a.next))) {
+    auto gain = [&](std::size_t c) { return v_next[c] / (a.configs[c].runs + flying[c] + 1); };
+    if (has_ref && !exploring && (!a.has_next || gain(ref) > gain(a.next))) {
         repeat_chosen = true;
-        a.next = a.chosen;
+        a.next = ref;
         a.has_next = true;
     }
     if (!a.has_next) {
@@ -453,12 +524,15 @@ tune_assessment tuner::assess() const {
     const auto& nb = a.configs[a.next];
     if (exploring)
         a.why_next = "explore: the least known configuration (too few runs for the model yet)";
-    else if (!a.has_chosen)
+    else if (!has_ref)
         a.why_next = "the lowest expected time";
     else if (repeat_chosen)
-        a.why_next = "repeat the chosen: one more run of it tells more";
+        a.why_next = a.has_chosen ? "repeat the chosen: one more run of it tells more"
+                                  : "another run of the one in flight expected fastest";
     else if (nb.pathological)
         a.why_next = "nothing else left to run";
+    else if (!a.has_chosen)
+        a.why_next = "may beat the one in flight expected fastest";
     else if (nb.runs > 0)
         a.why_next = fmt_p("repeat: may still beat the chosen", nb.p_beats);
     else

@@ -14,6 +14,9 @@ says only "at least the bound"), with one seed per replay:
   random              configurations in random order, one run each, until mmgp tune's median machine time
   optuna              Optuna's TPE sampler over the configurations, until mmgp tune's median machine time
 
+mmgp tune is also replayed with --parallel 2 and 4 (runs in flight at once, the recorded times laid out K at a
+time): its P(regret <= 3 %), machine time and time to decision against the sequential loop's (medians per group).
+
 Ground truth: the median of every recorded repetition of a configuration (censored ones at their bound).
 Writes groups/*.csv (the plain replay format), results.json, report.txt and curve.svg (P(regret <= 3 %)
 against machine time spent, as a fraction of exhaustive trial's) beside this file.
@@ -95,7 +98,8 @@ def run_tune(mmgp, scen, csv_path, seed, extra):
     c = j["chosen"]
     chosen = key(c["m"], c["p"], c["nodes"], c["policy"]) if c else None
     trace = [(s["machine_s"], s["chosen"]) for s in j["trace"]]
-    return {"chosen": chosen, "machine_s": j["machine_s"], "runs": j["runs"], "trace": trace, "stop": j["stop"]}
+    return {"chosen": chosen, "machine_s": j["machine_s"], "runs": j["runs"], "trace": trace, "stop": j["stop"],
+            "elapsed_s": j["elapsed_s"]}
 
 
 def draw(rng, reps, k):
@@ -203,6 +207,7 @@ def curve(results, truth, exh_cost, fractions):
     return out
 
 
+PARALLEL = [1, 2, 4]
 METHODS = ["mmgp-tune", "mmgp-tune-no-prior", "exhaustive", "random", "optuna"]
 COLORS = {"mmgp-tune": "#c22", "mmgp-tune-no-prior": "#e90", "exhaustive": "#555", "random": "#39c", "optuna": "#2a2"}
 
@@ -268,6 +273,9 @@ def main():
         res = {}
         for method, extra in (("mmgp-tune", []), ("mmgp-tune-no-prior", ["--no-prior"])):
             res[method] = list(pool.map(lambda sd: run_tune(args.mmgp, scen, path, sd, extra), range(1, args.seeds + 1)))
+        par = {k: list(pool.map(lambda sd: run_tune(args.mmgp, scen, path, sd, ["--parallel", str(k)]), range(1, args.seeds + 1)))
+               for k in PARALLEL[1:]}
+        par[1] = res["mmgp-tune"]
         budget = statistics.median(r["machine_s"] for r in res["mmgp-tune"])
         res["exhaustive"] = [exhaustive(reps, sd) for sd in range(1, args.seeds + 1)]
         # Random search and Optuna run up to exhaustive trial's machine time (their whole curve); the table
@@ -285,6 +293,13 @@ def main():
             "methods": {m: summary(res[m], truth, exh_cost) for m in METHODS},
             "curves": {m: curve(full.get(m, res[m]), truth, exh_cost, fractions) for m in METHODS},
             "resolution": resolution(reps),
+            # Runs in flight: P, and the medians of machine time and time to decision relative to K = 1.
+            "parallel": {str(k): {"p_within_3pct": summary(par[k], truth, exh_cost)["p_within_3pct"],
+                                  "machine_ratio": statistics.median(r["machine_s"] for r in par[k]) /
+                                                   statistics.median(r["machine_s"] for r in par[1]),
+                                  "decision_ratio": statistics.median(r["elapsed_s"] for r in par[k]) /
+                                                    statistics.median(r["elapsed_s"] for r in par[1]),
+                                  "median_runs": statistics.median(r["runs"] for r in par[k])} for k in PARALLEL},
             "stops": {s: sum(r["stop"] == s for r in res["mmgp-tune"]) for s in {r["stop"] for r in res["mmgp-tune"]}},
             # How far its "confident" can be trusted: of the replays that stopped confident, the share within 3 %.
             "confident_right": [sum(regret(truth, r["chosen"]) <= TOL + 1e-12 for r in res["mmgp-tune"] if r["stop"] == "confident"),
@@ -310,6 +325,14 @@ def main():
             lines.append(f"{name:<22} {g['configurations']:>3} {m:<19} {v['p_within_3pct']:>6.2f} {fmt(v['median_regret']):>10} "
                          f"{fmt(v['p90_regret']):>10} {100 * v['median_time_fraction']:>6.1f}% {v['median_runs']:>5g}")
         lines.append("")
+    lines.append("runs in flight (mmgp tune --parallel K on the replays): P<=3%, and median machine time and median time to")
+    lines.append("decision as fractions of the sequential loop's (K = 1); runs: median, cancelled ones included")
+    lines.append(f"{'group':<22} " + " ".join(f"{'K=' + str(k) + ' P':>7} {'machine':>7} {'decide':>6} {'runs':>5}" for k in PARALLEL))
+    for name, g in report.items():
+        lines.append(f"{name:<22} " + " ".join(
+            f"{g['parallel'][str(k)]['p_within_3pct']:>7.2f} {100 * g['parallel'][str(k)]['machine_ratio']:>6.0f}% "
+            f"{100 * g['parallel'][str(k)]['decision_ratio']:>5.0f}% {g['parallel'][str(k)]['median_runs']:>5g}" for k in PARALLEL))
+    lines.append("")
     allp = {m: statistics.mean(g["methods"][m]["p_within_3pct"] for g in report.values()) for m in METHODS}
     lines.append("all groups, mean P<=3%: " + ", ".join(f"{m} {allp[m]:.3f}" for m in METHODS))
     right = sum(g["confident_right"][0] for g in report.values())

@@ -8,6 +8,11 @@
 //       t.add({a.next, seconds, mmgp::run_outcome::ok});
 //   }
 //
+// With runs in flight (several at once, e.g. Slurm job steps), assess(in_flight) names the configurations
+// running now: they are not evidence yet, but the next choice treats each as if it had returned what is
+// expected of it (the posterior mean: its uncertainty shrinks, its expectation does not move), so that K runs
+// in flight spread over the configurations worth running instead of repeating one.
+//
 // Each assessment (docs/TUNE.md) fits the application's parameters to the runs so far (least squares on
 // relative errors, pulled towards the prior profile's values), takes the model's prediction as the mean of
 // each configuration's log time, and treats what the model misses as a smooth discrepancy over
@@ -52,6 +57,7 @@ enum class run_outcome {
     ok,        ///< finished, exit status 0: its wall time is a measurement
     censored,  ///< stopped at its bound: the time is at least the bound
     failed,    ///< non-zero exit status: recorded, never used as a time
+    cancelled, ///< stopped because the tune ended (or a job was cancelled) first: machine time spent, no evidence
 };
 std::string_view to_string(run_outcome o) noexcept;
 
@@ -94,7 +100,8 @@ struct tune_assessment {
     std::size_t next = 0;      ///< the configuration to run next (when stop == none)
     std::string why_next;      ///< one phrase: why that one
     double next_bound_s = 0;   ///< stop that run after this long (0: no bound)
-    int runs = 0;
+    int runs = 0;              ///< runs recorded (cancelled ones included)
+    int in_flight = 0;         ///< runs in flight given to assess
     double machine_s = 0;      ///< machine seconds spent so far (wall x nodes)
     double exhaustive_s = 0;   ///< estimated machine seconds of running every configuration once
     double noise = 0, model_error = 0;  ///< the current estimates (log sd)
@@ -110,8 +117,10 @@ public:
     tuner(const scenario& s, std::vector<configuration> space, const tune_options& opt);
     /// Records a run. Throws std::out_of_range for a configuration index outside the space.
     void add(const tune_run& r);
-    /// The beliefs, the choice, whether to stop and what to run next.
-    tune_assessment assess() const;
+    /// The beliefs, the choice, whether to stop and what to run next. `in_flight`: configurations running now
+    /// (repeats allowed), taken into account for the next choice only (the beliefs and the stop come from the
+    /// finished runs). has_next is false while the run budget is taken by the runs in flight.
+    tune_assessment assess(const std::vector<std::size_t>& in_flight = {}) const;
     const std::vector<configuration>& space() const noexcept { return space_; }
     const std::vector<tune_run>& runs() const noexcept { return runs_; }
     const tune_options& options() const noexcept { return opt_; }

@@ -1,0 +1,293 @@
+#include "tune_runs.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <iostream>
+
+#include "common.hpp"
+
+namespace mmgp::cli {
+
+namespace {
+
+constexpr double grace_s = 2.0;  // SIGTERM -> SIGKILL
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+void on_child(int) {}  // SIGCHLD must not be ignored for sigtimedwait
+
+}  // namespace
+
+struct run_flights::flight {
+    int id = 0;
+    pid_t group = 0;
+    std::vector<pid_t> pids;
+    std::vector<int> status;
+    std::size_t live = 0;
+    double start = 0, bound = 0, hard_kill_at = 0, bound_set_at = 0;  // bound_set_at: its age when the bound was set
+    bool killed = false, hard_killed = false;
+    std::string done_file;
+    run_result result;
+};
+
+run_flights::run_flights() {
+    sigemptyset(&wanted_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&wanted_, sig);
+    struct sigaction sa {};
+    sa.sa_handler = on_child;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, nullptr);
+    sigprocmask(SIG_BLOCK, &wanted_, &old_);
+}
+
+run_flights::~run_flights() {
+    for (flight* f : runs_) {
+        kill(-f->group, SIGKILL);
+        for (pid_t p : f->pids)
+            if (p > 0) waitpid(p, nullptr, 0);
+        delete f;
+    }
+    sigprocmask(SIG_SETMASK, &old_, nullptr);
+}
+
+run_flights::flight* run_flights::find(int id) const {
+    for (flight* f : runs_)
+        if (f->id == id) return f;
+    throw std::logic_error("run_flights: no run " + std::to_string(id));
+}
+
+int run_flights::start(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file,
+                       const std::string& done_file) {
+    std::cout.flush();
+    std::cerr.flush();
+    auto* f = new flight;
+    f->id = next_id_++;
+    f->bound = bound_s;
+    f->done_file = done_file;
+    f->start = now_s();
+    for (const auto& pr : procs) {
+        std::vector<std::string> words = pr.argv;
+        std::vector<char*> argv;
+        for (auto& w : words) argv.push_back(w.data());
+        argv.push_back(nullptr);
+        pid_t pid = fork();
+        if (pid < 0) {
+            const int e = errno;
+            if (f->group > 0) kill(-f->group, SIGKILL);
+            for (pid_t p : f->pids) waitpid(p, nullptr, 0);
+            delete f;
+            throw std::runtime_error(std::string("fork: ") + std::strerror(e));
+        }
+        if (pid == 0) {
+            setpgid(0, f->group);
+            sigprocmask(SIG_SETMASK, &old_, nullptr);
+            for (const auto& [k, v] : pr.env) setenv(k.c_str(), v.c_str(), 1);
+            if (!stdout_file.empty()) {
+                const int fd = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                if (fd >= 0) dup2(fd, 1), close(fd);
+            }
+            execvp(argv[0], argv.data());
+            std::string msg = "mmgp: " + words[0] + ": cannot execute: " + std::strerror(errno) + "\n";
+            ssize_t ignored = write(2, msg.data(), msg.size());
+            (void)ignored;
+            _exit(127);
+        }
+        setpgid(pid, f->group);  // also here: whichever runs first
+        if (f->group == 0) f->group = pid;
+        f->pids.push_back(pid);
+    }
+    f->status.assign(f->pids.size(), 0);
+    f->live = f->pids.size();
+    runs_.push_back(f);
+    return f->id;
+}
+
+void run_flights::set_bound(int id, double bound_s) {
+    flight* f = find(id);
+    f->bound = bound_s;
+    f->bound_set_at = now_s() - f->start;
+}
+
+double run_flights::elapsed(int id) const { return now_s() - find(id)->start; }
+
+void run_flights::stop(int id) {
+    flight* f = find(id);
+    if (f->killed) return;
+    kill(-f->group, SIGTERM);
+    f->killed = true;
+    f->hard_kill_at = now_s() + grace_s;
+    if (!f->result.censored) f->result.stopped = true;
+}
+
+std::optional<std::pair<int, run_result>> run_flights::wait_any() {
+    for (;;) {
+        // A run whose processes have all ended.
+        for (auto it = runs_.begin(); it != runs_.end(); ++it) {
+            flight* f = *it;
+            if (f->live > 0) continue;
+            kill(-f->group, SIGKILL);  // what its processes left behind in their group
+            run_result r = f->result;
+            r.wall_s = r.censored ? std::max(f->bound, f->bound_set_at) : now_s() - f->start;
+            for (int st : f->status)
+                if (st != 0 && r.exit_status == 0) r.exit_status = st;
+            const int id = f->id;
+            runs_.erase(it);
+            delete f;
+            if (interrupted_by_) break;  // interrupted: reap every run, report none
+            return std::make_pair(id, r);
+        }
+        if (runs_.empty()) return std::nullopt;
+        // A run that says it has ended (its done file): what is left of its processes is killed and reaped.
+        for (flight* f : runs_)
+            if (f->live > 0 && !f->done_file.empty() && access(f->done_file.c_str(), F_OK) == 0) {
+                kill(-f->group, SIGKILL);
+                for (pid_t& p : f->pids)
+                    if (p > 0) waitpid(p, nullptr, 0), p = 0;
+                f->live = 0;
+            }
+        if (std::any_of(runs_.begin(), runs_.end(), [](const flight* f) { return f->live == 0; })) continue;
+        // The nearest deadline: a run's bound, the end of a stopped run's grace, the next look for done files.
+        const double t = now_s();
+        double next = -1;
+        for (flight* f : runs_)
+            if (!f->done_file.empty() && !f->killed) next = next < 0 ? t + 0.1 : std::min(next, t + 0.1);
+        for (flight* f : runs_) {
+            double d = -1;
+            if (!f->killed && f->bound > 0) {
+                d = f->start + f->bound;
+                if (d <= t) {
+                    f->result.censored = true;
+                    stop(f->id);
+                    d = f->hard_kill_at;
+                }
+            } else if (f->killed && !f->hard_killed) {
+                d = f->hard_kill_at;
+                if (d <= t) {
+                    kill(-f->group, SIGKILL);
+                    f->hard_killed = true;
+                    d = -1;
+                }
+            }
+            if (d > 0 && (next < 0 || d < next)) next = d;
+        }
+        timespec ts{};
+        timespec* tsp = nullptr;
+        if (next > 0) {
+            const double left = std::max(0.0, next - t);
+            ts.tv_sec = static_cast<time_t>(left);
+            ts.tv_nsec = static_cast<long>((left - static_cast<double>(ts.tv_sec)) * 1e9);
+            tsp = &ts;
+        }
+        const int sig = sigtimedwait(&wanted_, nullptr, tsp);
+        if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && !interrupted_by_) {
+            interrupted_by_ = sig;
+            for (flight* f : runs_) stop(f->id);
+        }
+        for (flight* f : runs_)
+            for (std::size_t i = 0; i < f->pids.size(); ++i) {
+                if (f->pids[i] <= 0) continue;
+                int st = 0;
+                if (waitpid(f->pids[i], &st, WNOHANG) == f->pids[i]) {
+                    f->status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+                    f->pids[i] = 0;
+                    --f->live;
+                }
+            }
+    }
+}
+
+// --- The Slurm allocation ----------------------------------------------------------------------------------------
+
+std::vector<int> slurm_allocation::parse_cpus_per_node(const std::string& text) {
+    std::vector<int> out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t comma = text.find(',', pos);
+        const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        char* end = nullptr;
+        const long n = std::strtol(part.c_str(), &end, 10);
+        if (end == part.c_str() || n < 1 || n > 1 << 20) return {};
+        long times = 1;
+        if (*end == '(') {
+            if (end[1] != 'x') return {};
+            char* e2 = nullptr;
+            times = std::strtol(end + 2, &e2, 10);
+            if (e2 == end + 2 || *e2 != ')' || e2[1] != '\0' || times < 1 || times > 1 << 20) return {};
+        } else if (*end != '\0') {
+            return {};
+        }
+        for (long i = 0; i < times; ++i) out.push_back(static_cast<int>(n));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+std::optional<slurm_allocation> slurm_allocation::from_environment() {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    if (!job || !*job) return std::nullopt;
+    slurm_allocation a;
+    a.job_id = job;
+    const char* list = std::getenv("SLURM_JOB_NODELIST");
+    const char* cpn = std::getenv("SLURM_JOB_CPUS_PER_NODE");
+    if (!list || !cpn)
+        throw usage_error("--parallel: expected SLURM_JOB_NODELIST and SLURM_JOB_CPUS_PER_NODE inside the Slurm job " +
+                          a.job_id + ", found them unset");
+    a.cpus_ = parse_cpus_per_node(cpn);
+    // The node names: scontrol expands the host list ("node[1-3]").
+    if (FILE* p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r")) {
+        char line[512];
+        while (std::fgets(line, sizeof line, p)) {
+            std::string s = line;
+            while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+            if (!s.empty()) a.names_.push_back(s);
+        }
+        pclose(p);
+    }
+    if (a.names_.empty() || a.cpus_.size() != a.names_.size())
+        throw usage_error(fmt::format("--parallel: expected the nodes of Slurm job {} (scontrol show hostnames {}) and "
+                                      "their CPUs (SLURM_JOB_CPUS_PER_NODE) to match, found {} node names and \"{}\"",
+                                      a.job_id, list, a.names_.size(), cpn));
+    a.used_.assign(a.cpus_.size(), 0);
+    return a;
+}
+
+std::vector<int> slurm_allocation::place(int nodes, long long cpus_per_node) const {
+    std::vector<int> out;
+    for (std::size_t i = 0; i < names_.size() && static_cast<int>(out.size()) < nodes; ++i) {
+        const long long need = std::min<long long>(cpus_per_node, cpus_[i]);  // as many or more: the whole node
+        if (cpus_[i] - used_[i] >= need) out.push_back(static_cast<int>(i));
+    }
+    if (static_cast<int>(out.size()) < nodes) out.clear();
+    return out;
+}
+
+bool slurm_allocation::never_fits(int nodes, long long cpus_per_node) const {
+    (void)cpus_per_node;
+    return nodes > static_cast<int>(names_.size());
+}
+
+void slurm_allocation::hold(const std::vector<int>& where, long long cpus_per_node, int sign) {
+    for (int i : where) {
+        const auto k = static_cast<std::size_t>(i);
+        used_[k] += sign * static_cast<int>(std::min<long long>(cpus_per_node, cpus_[k]));
+    }
+}
+
+std::string slurm_allocation::node_list(const std::vector<int>& where) const {
+    std::string s;
+    for (int i : where) s += (s.empty() ? "" : ",") + names_[static_cast<std::size_t>(i)];
+    return s;
+}
+
+}  // namespace mmgp::cli
