@@ -3,6 +3,7 @@
 // runs and of the budget.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -189,4 +190,112 @@ TEST_CASE("tune: a bimodal configuration is less certain than its median absolut
     // The order-statistic interval of 7 runs is [min, max]: log(1.6) wide, i.e. sd log(1.6) / 3.29 of the median.
     CHECK(width_bimodal > 2.0 * width_tight);
     CHECK(width_bimodal > 0.8 * std::log(1.6));
+}
+
+namespace {
+
+struct parallel_result {
+    loop_result loop;
+    double elapsed_s = 0;  // time to decision: the runs laid out k at a time
+};
+
+// The loop with up to k runs in flight on a simulated clock (each run takes its time); the runs still in flight
+// at the decision are cancelled at that moment.
+parallel_result run_loop_parallel(mmgp::tuner& t, const std::function<double(std::size_t)>& truth, double noise,
+                                  unsigned seed, int k) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> z(0.0, 1.0);
+    struct flight {
+        std::size_t config;
+        double start, end, time;
+        bool censored;
+    };
+    std::vector<flight> fl;
+    double clock = 0;
+    auto flying = [&] {
+        std::vector<std::size_t> v;
+        for (const auto& f : fl) v.push_back(f.config);
+        return v;
+    };
+    for (int guard = 0; guard < 1000; ++guard) {
+        mmgp::tune_assessment a = t.assess(flying());
+        while (static_cast<int>(fl.size()) < k && a.stop == mmgp::tune_stop::none && a.has_next) {
+            double time = truth(a.next) * std::exp(noise * z(rng));
+            const bool cens = a.next_bound_s > 0 && time > a.next_bound_s;
+            if (cens) time = a.next_bound_s;
+            fl.push_back({a.next, clock, clock + time, time, cens});
+            a = t.assess(flying());
+        }
+        if (a.stop != mmgp::tune_stop::none || fl.empty()) {
+            for (const auto& f : fl) t.add({f.config, clock - f.start, mmgp::run_outcome::cancelled});
+            const mmgp::tune_assessment e = t.assess();
+            return {{e.chosen, e.has_chosen, a.stop, e.runs, e.machine_s}, clock};
+        }
+        auto first = std::min_element(fl.begin(), fl.end(), [](const flight& x, const flight& y) { return x.end < y.end; });
+        clock = first->end;
+        t.add({first->config, first->time, first->censored ? mmgp::run_outcome::censored : mmgp::run_outcome::ok});
+        fl.erase(first);
+    }
+    FAIL("the loop did not stop");
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("tune: runs in flight are not evidence, spread the next choices and hold the run budget") {
+    const mmgp::scenario s = test_scenario();
+    const auto space = space_of(s);
+    mmgp::tuner t(s, space, {});
+    const mmgp::tune_assessment a0 = t.assess();
+    REQUIRE(a0.has_next);
+    // Four runs started one after the other, each knowing the ones before are in flight: not four of one.
+    std::vector<std::size_t> in_flight;
+    for (int i = 0; i < 4; ++i) {
+        const mmgp::tune_assessment a = t.assess(in_flight);
+        REQUIRE(a.has_next);
+        CHECK(a.stop == mmgp::tune_stop::none);
+        for (std::size_t c = 0; c < space.size(); ++c) CHECK(a.configs[c].time_s == a0.configs[c].time_s);
+        in_flight.push_back(a.next);
+    }
+    CHECK(in_flight[0] == a0.next);
+    std::sort(in_flight.begin(), in_flight.end());
+    CHECK(std::unique(in_flight.begin(), in_flight.end()) - in_flight.begin() >= 2);
+    CHECK_THROWS_AS(t.assess({space.size()}), std::out_of_range);
+
+    // The run budget held by the runs in flight: nothing more starts, nothing stops yet.
+    mmgp::tune_options o;
+    o.max_runs = 2;
+    mmgp::tuner b(s, space, o);
+    const mmgp::tune_assessment full = b.assess({a0.next, a0.next});
+    CHECK_FALSE(full.has_next);
+    CHECK(full.stop == mmgp::tune_stop::none);
+
+    // A cancelled run: its machine time spent, nothing learnt, the configuration still open.
+    mmgp::tuner c(s, space, {});
+    c.add({a0.next, 0.5, mmgp::run_outcome::cancelled});
+    const mmgp::tune_assessment ac = c.assess();
+    CHECK(ac.machine_s == doctest::Approx(0.5));
+    CHECK(ac.configs[a0.next].runs == 0);
+    CHECK_FALSE(ac.configs[a0.next].excluded);
+    CHECK(ac.next == a0.next);
+}
+
+TEST_CASE("tune: four runs in flight reach the same choice sooner") {
+    const mmgp::scenario s = test_scenario();
+    const auto space = space_of(s);
+    mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    std::vector<double> truth;
+    for (const auto& c : space) truth.push_back(0.5 / c.m + 0.01 * c.m + 0.02 + 0.1 * ev(c).time_s);
+    const double best = *std::min_element(truth.begin(), truth.end());
+    for (unsigned seed : {1u, 2u, 3u}) {
+        mmgp::tuner t1(s, space, {}), t4(s, space, {});
+        const parallel_result r1 = run_loop_parallel(t1, [&](std::size_t i) { return truth[i]; }, 0.03, seed, 1);
+        const parallel_result r4 = run_loop_parallel(t4, [&](std::size_t i) { return truth[i]; }, 0.03, seed, 4);
+        REQUIRE(r4.loop.has_chosen);
+        CHECK(truth[r1.loop.chosen] <= best * 1.03);
+        CHECK(truth[r4.loop.chosen] <= best * 1.03);
+        CHECK(r1.elapsed_s == doctest::Approx(r1.loop.machine_s));  // one at a time: the clock is the machine time
+        CHECK(r4.elapsed_s < 0.6 * r1.elapsed_s);
+        CHECK(r4.loop.machine_s < 1.5 * r1.loop.machine_s);
+    }
 }

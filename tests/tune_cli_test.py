@@ -144,6 +144,31 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["tune", "qs20", "--journal", j4, "--", "true"])
     check(r.returncode == 2 and "--resume" in r.stderr, f"an existing journal: refused, exit 2 ({r.stderr.strip()})")
 
+    # 9. Runs in flight in replay (--parallel 2): every run journaled once as it ends, cancelled ones included;
+    # the time to decision (runs laid out two at a time) below the machine time; the same choice as one at a time.
+    j5 = os.path.join(tmp, "par.jsonl")
+    r = run(["tune", "qs20", "--replay", csv, "--seed", "3", "--parallel", "2", "--journal", j5, "--json", "--quiet"])
+    check(r.returncode == 0, f"replay --parallel 2: exit 0 ({r.stderr.strip()[:200]})")
+    if r.returncode == 0:
+        j, seq = json.loads(r.stdout), json.loads(r1.stdout)
+        runs = journal_runs(j5)
+        check(sorted(x["run"] for x in runs) == list(range(1, len(runs) + 1)) and len(runs) == j["runs"],
+              f"replay --parallel 2: runs 1..{j['runs']} journaled once each ({[x['run'] for x in runs]})")
+        check(all(x["outcome"] in ("ok", "censored", "cancelled") and "end_s" in x for x in runs),
+              "replay --parallel 2: each run with its outcome and the moment it ended")
+        check([x["end_s"] for x in runs] == sorted(x["end_s"] for x in runs),
+              "replay --parallel 2: journaled in the order they ended")
+        check(j["parallel"] == 2 and j["elapsed_s"] < j["machine_s"],
+              f"replay --parallel 2: decided after {j['elapsed_s']:.2f} s, below the {j['machine_s']:.2f} machine s")
+        pick = lambda x: (x["chosen"]["m"], x["chosen"]["p"]) if x["chosen"] else None
+        check(pick(j) == pick(seq), f"replay --parallel 2: the same choice as one at a time ({pick(j)}, {pick(seq)})")
+
+    # 10. --parallel needs a launcher that can hold runs apart (Slurm): refused before anything is written.
+    j6 = os.path.join(tmp, "par-local.jsonl")
+    r = run(["tune", "qs20", "--parallel", "2", "--launcher", "local", "--journal", j6, "--", "true"])
+    check(r.returncode == 2 and "--parallel" in r.stderr and not os.path.exists(j6),
+          f"--parallel 2 with the local launcher: refused, exit 2, no journal ({r.stderr.strip()})")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)
