@@ -566,7 +566,7 @@ int run_tune(const tune_options_cli& given) {
         rec["start"] = utc_now();
         rec["bound_s"] = bound;
         rec["why"] = why;
-        if (K > 1) rec["in_flight"] = fl.size();
+        if (K > 1) rec["in_flight"] = fl.size(), rec["start_s"] = f.start;
         if (refused) {
             rec["command"] = fmt::format("(none: no node of the partitions holds it, {} nodes of at most {} CPUs)",
                                          part_nodes, part_cpus);
@@ -724,15 +724,23 @@ int run_tune(const tune_options_cli& given) {
                     wall = ro == run_outcome::censored ? b : je - js;
                 } else {
                     // The job never ran its step: cancelled (scancel, a limit) or failed (refused, node failure).
+                    // Its state once Slurm has finished with it (COMPLETING first, for a few seconds at most).
                     const std::string id = batch_job_id(fl[i]);
                     std::string state;
-                    if (!id.empty())
+                    for (int tries = 0; !id.empty() && tries < 100; ++tries) {
+                        state.clear();
                         if (FILE* p = popen(("scontrol show job -o " + id + " 2>/dev/null").c_str(), "r")) {
                             char buf[4096];
                             while (std::fgets(buf, sizeof buf, p)) state += buf;
                             pclose(p);
                         }
-                    ro = state.find("JobState=CANCELLED") != std::string::npos ? run_outcome::cancelled : run_outcome::failed;
+                        const std::size_t at = state.find("JobState=");
+                        state = at == std::string::npos ? std::string() : state.substr(at + 9, state.find(' ', at) - at - 9);
+                        if (state != "COMPLETING") break;
+                        usleep(100000);
+                    }
+                    fl[i].rec["job_state"] = state;
+                    ro = state == "CANCELLED" ? run_outcome::cancelled : run_outcome::failed;
                     if (exit_status == 0) exit_status = 1;
                 }
             }

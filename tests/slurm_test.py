@@ -4,7 +4,9 @@ this machine): the task count, the CPUs per task, the binding, the environment a
 program, which prints what it received; its exit status comes back. Then the fixture itself: it starts within its
 30 s wait, leaves no process and no file behind, and a fixture killed mid-test (SIGKILL) is cleaned up by the next.
 Also `mmgp tune --launcher srun` inside an allocation (salloc): every run a job step, a step that does not fit
-recorded as failed.
+recorded as failed; with --parallel 2, runs in flight at once as job steps on CPUs of their own, a configuration
+that needs the whole node never beside another; and outside an allocation, each run its own batch job (sbatch), a
+configuration no node holds recorded as failed without a job, a job cancelled from outside recorded as cancelled.
 
     python3 tests/slurm_test.py MMGP_BINARY        (exit 77: skipped, with the reason, where it cannot run)
 """
@@ -44,6 +46,110 @@ REPORT = ("echo rank=$SLURM_PROCID ntasks=$SLURM_NTASKS cpt=$SLURM_CPUS_PER_TASK
 def launch(slurm, m, p, program):
     return subprocess.run([MMGP, "launch", "pbpi-qs20", "--launcher", "srun", "--m", str(m), "--p", str(p), "--nodes", "1",
                            "--exec", "--", "sh", "-c", program], env=slurm.env, capture_output=True, text=True, timeout=120)
+
+
+def journal_runs(path):
+    return [json.loads(line) for line in open(path).read().split("\n")[1:] if line.strip()]
+
+
+def overlap(x, y):
+    return x["start_s"] < y["end_s"] and y["start_s"] < x["end_s"]
+
+
+SLEEP = 'sleep $(awk "BEGIN{print 0.05*{m}+0.1/{p}}")'
+
+
+def parallel_cases(slurm):
+    tmp = os.path.dirname(sf.BASE)
+    # 1. Two one-CPU runs at once in a two-CPU allocation: job steps on CPUs of their own.
+    journal = os.path.join(tmp, f"mmgp-slurm-par1-{os.getpid()}.jsonl")
+    cpus_file = journal + ".cpus"
+    try:
+        prog = f"echo $SLURM_STEP_ID $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) >> {cpus_file}; sleep 0.3"
+        r = subprocess.run(["salloc", "-N", "1", "-n", "2", MMGP, "tune", "qs20", "--m", "1", "--p", "1", "--launcher", "srun",
+                            "--parallel", "2", "--max-runs", "6", "--journal", journal, "--json", "--quiet", "--", "sh", "-c", prog],
+                           env=slurm.env, capture_output=True, text=True, timeout=240)
+        check(r.returncode == 0, f"tune --parallel 2 inside salloc: exit 0 ({r.stderr.strip()[-300:]})")
+        if r.returncode == 0:
+            j, runs = json.loads(r.stdout), journal_runs(journal)
+            pairs = [(x, y) for i, x in enumerate(runs) for y in runs[i + 1:] if overlap(x, y)]
+            check(len(pairs) >= 1, f"tune --parallel 2: runs in flight at once ({len(pairs)} overlapping pairs of {len(runs)} runs)")
+            check(all(x["command"].startswith("srun --exclusive -w ") for x in runs),
+                  "tune --parallel 2: every run a job step with CPUs of its own (srun --exclusive -w NODE)")
+            check(j["elapsed_s"] < j["machine_s"], f"tune --parallel 2: decided after {j['elapsed_s']:.2f} s, "
+                                                   f"below its {j['machine_s']:.2f} machine s")
+            seen = [line.split() for line in open(cpus_file).read().split("\n") if line.strip()]
+            by_step = {}
+            for step, cpus in seen:
+                by_step[step] = cpus_of(cpus)
+            steps = {x["run"]: x for x in runs}
+            check(all(len(c) == 1 for c in by_step.values()), f"tune --parallel 2: each step bound to one CPU ({by_step})")
+            # Steps are numbered in the order srun created them; runs in flight at once got different CPUs.
+            check(len(set().union(*by_step.values())) == 2 if by_step else False,
+                  f"tune --parallel 2: the two CPUs of the allocation both used ({by_step})")
+            check(len(steps) == len(runs), "tune --parallel 2: every run journaled once")
+    finally:
+        for f in (journal, cpus_file):
+            if os.path.exists(f):
+                os.remove(f)
+
+    # 2. The whole-node configurations never beside another run; the best chosen; the step that does not fit failed.
+    journal = os.path.join(tmp, f"mmgp-slurm-par2-{os.getpid()}.jsonl")
+    try:
+        r = subprocess.run(["salloc", "-N", "1", "-n", "2", MMGP, "tune", "qs20", "--m", "1:2", "--p", "1:2", "--launcher", "srun",
+                            "--parallel", "2", "--max-runs", "16", "--journal", journal, "--json", "--quiet", "--",
+                            "sh", "-c", SLEEP], env=slurm.env, capture_output=True, text=True, timeout=240)
+        check(r.returncode == 0, f"tune --parallel 2, m and p in 1..2: exit 0 ({r.stderr.strip()[-300:]})")
+        if r.returncode == 0:
+            j, runs = json.loads(r.stdout), journal_runs(journal)
+            chosen = (j["chosen"]["m"], j["chosen"]["p"]) if j["chosen"] else None
+            check(chosen == (1, 2), f"tune --parallel 2: chooses m=1 p=2 ({chosen}, stop: {j['stop']})")
+            whole = [x for x in runs if x["m"] * x["p"] >= 2 and x["outcome"] != "failed"]
+            bad = [(x["run"], y["run"]) for x in whole for y in runs if y is not x and overlap(x, y)]
+            check(whole and not bad, f"tune --parallel 2: {len(whole)} runs needing both CPUs, none beside another ({bad})")
+            big = [x for x in runs if (x["m"], x["p"]) == (2, 2)]
+            check(all(x["outcome"] == "failed" for x in big), f"tune --parallel 2: m=2 p=2 recorded as failed ({[x['outcome'] for x in big]})")
+    finally:
+        if os.path.exists(journal):
+            os.remove(journal)
+
+    # 3. Outside an allocation: each run its own batch job. m=2 p=2 fits no node: failed, no job. The first run of
+    # m=2 p=1 cancels its own job (as an operator's scancel would): recorded as cancelled, and run again later.
+    journal = os.path.join(tmp, f"mmgp-slurm-par3-{os.getpid()}.jsonl")
+    marker = journal + ".cancelled-once"
+    try:
+        prog = (f"if [ {{m}} = 2 ] && [ {{p}} = 1 ] && mkdir {marker} 2>/dev/null; then scancel $SLURM_JOB_ID; sleep 30; fi; "
+                + SLEEP)
+        r = subprocess.run([MMGP, "tune", "qs20", "--m", "1:2", "--p", "1:2", "--launcher", "srun", "--parallel", "2",
+                            "--max-runs", "16", "--journal", journal, "--json", "--quiet", "--", "sh", "-c", prog],
+                           env=slurm.env, capture_output=True, text=True, timeout=240)
+        check(r.returncode == 0, f"tune --parallel 2 with sbatch: exit 0 ({r.stderr.strip()[-300:]})")
+        if r.returncode == 0:
+            j, runs = json.loads(r.stdout), journal_runs(journal)
+            chosen = (j["chosen"]["m"], j["chosen"]["p"]) if j["chosen"] else None
+            check(chosen == (1, 2), f"tune with sbatch: chooses m=1 p=2 ({chosen}, stop: {j['stop']})")
+            ran = [x for x in runs if (x["m"], x["p"]) != (2, 2)]
+            check(all(x["command"].startswith("sbatch --wait ") for x in ran), "tune with sbatch: every run a batch job")
+            big = [x for x in runs if (x["m"], x["p"]) == (2, 2)]
+            check(big and all(x["outcome"] == "failed" and x["command"].startswith("(none") for x in big),
+                  f"tune with sbatch: m=2 p=2 failed without a job ({[(x['outcome'], x['command'][:40]) for x in big]})")
+            m2 = [x["outcome"] for x in runs if (x["m"], x["p"]) == (2, 1)]
+            check(m2[:1] == ["cancelled"] and "ok" in m2[1:],
+                  f"tune with sbatch: the job cancelled from outside recorded as cancelled, the configuration run again "
+                  f"({[(x['outcome'], x.get('job_state')) for x in runs if (x['m'], x['p']) == (2, 1)]})")
+            check(not os.path.exists(journal + ".jobs"), "tune with sbatch: no job file left")
+        for _ in range(150):  # a job cancelled at the decision stays COMPLETING while Slurm cleans up
+            q = subprocess.run(["squeue", "-h"], env=slurm.env, capture_output=True, text=True)
+            if q.returncode != 0 or not q.stdout.strip():
+                break
+            time.sleep(0.1)
+        check(q.returncode == 0 and not q.stdout.strip(), f"tune with sbatch: no job left in the queue ({q.stdout.strip()})")
+    finally:
+        for f in (journal, marker):
+            if os.path.isdir(f):
+                os.rmdir(f)
+            elif os.path.exists(f):
+                os.remove(f)
 
 
 def main():
@@ -96,6 +202,7 @@ def main():
         finally:
             if os.path.exists(journal):
                 os.remove(journal)
+        parallel_cases(slurm)
     check(not sf.leftovers(), f"no fixture process left after stop ({sf.leftovers()})")
     check(not os.path.exists(sf.BASE), f"no fixture file left after stop ({sf.BASE})")
 
