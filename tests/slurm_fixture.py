@@ -11,6 +11,7 @@ anything starts). The daemons run as root in the foreground as children of the t
 own) and talk over TCP ports on localhost picked free at start. Needs root and the packages; `missing()` says
 what is absent so that a test can skip.
 """
+import json
 import os
 import shutil
 import signal
@@ -74,6 +75,17 @@ def clean():
                 pass
         time.sleep(0.1)
     shutil.rmtree(BASE, ignore_errors=True)
+
+
+def journal_runs(path):
+    """The runs of an mmgp tune journal (its lines after the header)."""
+    with open(path) as f:
+        return [json.loads(line) for line in f.read().split("\n")[1:] if line.strip()]
+
+
+def overlap(x, y):
+    """True when two journaled runs of a tune --parallel were in flight at the same time."""
+    return x["start_s"] < y["end_s"] and y["start_s"] < x["end_s"]
 
 
 class SlurmCluster:

@@ -48,14 +48,6 @@ def launch(slurm, m, p, program):
                            "--exec", "--", "sh", "-c", program], env=slurm.env, capture_output=True, text=True, timeout=120)
 
 
-def journal_runs(path):
-    return [json.loads(line) for line in open(path).read().split("\n")[1:] if line.strip()]
-
-
-def overlap(x, y):
-    return x["start_s"] < y["end_s"] and y["start_s"] < x["end_s"]
-
-
 SLEEP = 'sleep $(awk "BEGIN{print 0.05*{m}+0.1/{p}}")'
 
 
@@ -71,8 +63,8 @@ def parallel_cases(slurm):
                            env=slurm.env, capture_output=True, text=True, timeout=240)
         check(r.returncode == 0, f"tune --parallel 2 inside salloc: exit 0 ({r.stderr.strip()[-300:]})")
         if r.returncode == 0:
-            j, runs = json.loads(r.stdout), journal_runs(journal)
-            pairs = [(x, y) for i, x in enumerate(runs) for y in runs[i + 1:] if overlap(x, y)]
+            j, runs = json.loads(r.stdout), sf.journal_runs(journal)
+            pairs = [(x, y) for i, x in enumerate(runs) for y in runs[i + 1:] if sf.overlap(x, y)]
             check(len(pairs) >= 1, f"tune --parallel 2: runs in flight at once ({len(pairs)} overlapping pairs of {len(runs)} runs)")
             check(all(x["command"].startswith("srun --exclusive -w ") for x in runs),
                   "tune --parallel 2: every run a job step with CPUs of its own (srun --exclusive -w NODE)")
@@ -101,11 +93,11 @@ def parallel_cases(slurm):
                             "sh", "-c", SLEEP], env=slurm.env, capture_output=True, text=True, timeout=240)
         check(r.returncode == 0, f"tune --parallel 2, m and p in 1..2: exit 0 ({r.stderr.strip()[-300:]})")
         if r.returncode == 0:
-            j, runs = json.loads(r.stdout), journal_runs(journal)
+            j, runs = json.loads(r.stdout), sf.journal_runs(journal)
             chosen = (j["chosen"]["m"], j["chosen"]["p"]) if j["chosen"] else None
             check(chosen == (1, 2), f"tune --parallel 2: chooses m=1 p=2 ({chosen}, stop: {j['stop']})")
             whole = [x for x in runs if x["m"] * x["p"] >= 2 and x["outcome"] != "failed"]
-            bad = [(x["run"], y["run"]) for x in whole for y in runs if y is not x and overlap(x, y)]
+            bad = [(x["run"], y["run"]) for x in whole for y in runs if y is not x and sf.overlap(x, y)]
             check(whole and not bad, f"tune --parallel 2: {len(whole)} runs needing both CPUs, none beside another ({bad})")
             big = [x for x in runs if (x["m"], x["p"]) == (2, 2)]
             check(all(x["outcome"] == "failed" for x in big), f"tune --parallel 2: m=2 p=2 recorded as failed ({[x['outcome'] for x in big]})")
@@ -125,7 +117,7 @@ def parallel_cases(slurm):
                            env=slurm.env, capture_output=True, text=True, timeout=240)
         check(r.returncode == 0, f"tune --parallel 2 with sbatch: exit 0 ({r.stderr.strip()[-300:]})")
         if r.returncode == 0:
-            j, runs = json.loads(r.stdout), journal_runs(journal)
+            j, runs = json.loads(r.stdout), sf.journal_runs(journal)
             chosen = (j["chosen"]["m"], j["chosen"]["p"]) if j["chosen"] else None
             check(chosen == (1, 2), f"tune with sbatch: chooses m=1 p=2 ({chosen}, stop: {j['stop']})")
             ran = [x for x in runs if (x["m"], x["p"]) != (2, 2)]
