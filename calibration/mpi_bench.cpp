@@ -1,8 +1,10 @@
-// mmgp-mpi-bench: MPI allreduce and send/recv latency for message sizes on a log scale (the mpptest-style
-// micro-benchmark of [C] §4). Started by mpirun; rank 0 prints one JSON object:
-//   {"nodes": N, "ppn": P, "processes": np, "tables": {"allreduce": [[bytes, s, mad, cv], ...], "sendrecv": [...]}}
+// mmgp-mpi-bench: MPI allreduce, reduce, bcast and send/recv latency for message sizes on a log scale (the
+// mpptest-style micro-benchmark of [C] §4). Started by mpirun; rank 0 prints one JSON object:
+//   {"nodes": N, "ppn": P, "processes": np, "tables": {"allreduce": [[bytes, s, mad, cv], ...], "reduce": [...],
+//    "bcast": [...], "sendrecv": [...]}}
 // send/recv is the one-way time of a ping-pong between rank 0 and the last rank (on another node when nodes > 1);
-// allreduce is the largest per-rank mean time of MPI_Allreduce(MPI_SUM) on bytes/8 doubles.
+// allreduce, reduce (to rank 0) and bcast (from rank 0) are the largest per-rank mean time of the call
+// (MPI_SUM on bytes/8 doubles).
 // Usage: mpirun ... mmgp-mpi-bench NODES PPN [quick]
 #include <mpi.h>
 
@@ -53,13 +55,16 @@ int main(int argc, char** argv) {
     std::string json = "{\"nodes\": " + std::to_string(nodes) + ", \"ppn\": " + std::to_string(ppn) +
                        ", \"processes\": " + std::to_string(np) + ", \"repetitions\": " + std::to_string(reps) +
                        ", \"tables\": {";
-    for (int prim = 0; prim < 2; ++prim) {
-        if (prim == 1 && np < 2) break;
-        json += prim ? ", \"sendrecv\": [" : "\"allreduce\": [";
+    const char* names[] = {"allreduce", "reduce", "bcast", "sendrecv"};
+    for (int prim = 0; prim < 4; ++prim) {
+        if (prim == 3 && np < 2) break;
+        json += std::string(prim ? ", \"" : "\"") + names[prim] + "\": [";
         for (std::size_t si = 0; si < sizes.size(); ++si) {
             std::size_t bytes = sizes[si];
             int count = static_cast<int>(bytes / 8);
             auto allreduce = [&] { MPI_Allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); };
+            auto reduce = [&] { MPI_Reduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); };
+            auto bcast = [&] { MPI_Bcast(in.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD); };
             auto pingpong = [&] {
                 int n = static_cast<int>(bytes);
                 if (rank == 0) {
@@ -70,7 +75,14 @@ int main(int argc, char** argv) {
                     MPI_Send(buf.data(), n, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
                 }
             };
-            auto run = [&](int iters) { return prim ? timed(iters, pingpong) / 2 : timed(iters, allreduce); };
+            auto run = [&](int iters) {
+                switch (prim) {
+                    case 0: return timed(iters, allreduce);
+                    case 1: return timed(iters, reduce);
+                    case 2: return timed(iters, bcast);
+                    default: return timed(iters, pingpong) / 2;
+                }
+            };
             double trial = run(3);  // warm-up, also sizes the repetitions
             int iters = static_cast<int>(std::clamp(target / std::max(trial, 1e-7), 3.0, 20000.0));
             MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -139,7 +139,7 @@ struct distribution {
 
 nlohmann::json tables_from_bench(const nlohmann::json& r, int nodes, int ppn) {
     nlohmann::json tables = nlohmann::json::array();
-    for (const char* prim : {"allreduce", "sendrecv"}) {
+    for (const char* prim : {"allreduce", "reduce", "bcast", "sendrecv"}) {
         if (!r.contains("tables") || !r["tables"].contains(prim)) continue;
         nlohmann::json pts = nlohmann::json::array(), st = nlohmann::json::array();
         for (const auto& p : r["tables"][prim]) {
@@ -203,8 +203,9 @@ nlohmann::json measure_network(const mpi_settings& s) {
     if (ns_ok)
         notes.push_back("multi-node tables come from network namespaces on one machine joined by veth pairs and a "
                         "bridge (tc netem, for added latency, is used only when the kernel provides it)");
-    notes.push_back("sendrecv: one-way time of a ping-pong between rank 0 and the last rank; allreduce: largest "
-                    "per-rank mean of MPI_Allreduce(MPI_SUM) on bytes/8 doubles; medians over repetitions");
+    notes.push_back("sendrecv: one-way time of a ping-pong between rank 0 and the last rank; allreduce, reduce (to "
+                    "rank 0), bcast (from rank 0): largest per-rank mean of the call (MPI_SUM on bytes/8 doubles); "
+                    "medians over repetitions");
     return {{"tables", tables},
             {"measurements", {{"harness", "mmgp-mpi-bench"}, {"mpi", "OpenMPI (mpirun)"}, {"runs", runs}}},
             {"notes", notes}};

@@ -216,12 +216,17 @@ TEST_CASE("alpha and dma pieces build a profile the engine reads") {
 TEST_CASE("MPI benchmark reports become network tables the engine reads") {
     nlohmann::json report = nlohmann::json::parse(R"({"nodes": 2, "ppn": 1, "processes": 2, "repetitions": 5,
         "tables": {"allreduce": [[8, 1.3e-05, 1e-07, 0.01], [512, 1.4e-05, 1e-07, 0.01], [32768, 9e-04, 1e-06, 0.02]],
+                   "reduce":    [[8, 9.0e-06, 1e-07, 0.01], [512, 1.0e-05, 1e-07, 0.01]],
+                   "bcast":     [[8, 8.0e-06, 1e-07, 0.01], [512, 9.5e-06, 1e-07, 0.01]],
                    "sendrecv":  [[8, 5.7e-06, 1e-07, 0.01], [512, 3.2e-05, 1e-07, 0.01], [32768, 5.5e-04, 1e-06, 0.02]]}})");
     nlohmann::json tables = tables_from_bench(report, 2, 1);
-    REQUIRE(tables.size() == 2);
+    REQUIRE(tables.size() == 4);
     CHECK(tables[0]["primitive"] == "allreduce");
-    CHECK(tables[1]["points"][2][0].get<double>() == 32768);
-    CHECK(tables[1]["points"][2][1].get<double>() == doctest::Approx(5.5e-4));
+    CHECK(tables[1]["primitive"] == "reduce");
+    CHECK(tables[2]["primitive"] == "bcast");
+    CHECK(tables[2]["points"][1][1].get<double>() == doctest::Approx(9.5e-6));
+    CHECK(tables[3]["points"][2][0].get<double>() == 32768);
+    CHECK(tables[3]["points"][2][1].get<double>() == doctest::Approx(5.5e-4));
     CHECK(tables[0]["statistics"]["repetitions"] == 5);
     nlohmann::json plat = {{"schema", "mmgp/1"}, {"kind", "platform"},
                            {"hpu_contexts", {{"value", 1}}}, {"apus", {{"value", 1}}}, {"nodes", 2},
@@ -229,7 +234,7 @@ TEST_CASE("MPI benchmark reports become network tables the engine reads") {
                            {"network", {{"tables", tables}, {"measurements", {{"harness", "test"}}}}}};
     mmgp::scenario s = mmgp::parse_scenario(
         nlohmann::json({{"schema", "mmgp/1"}, {"platform", plat}, {"application", "pbpi"}}).dump(), "<test>");
-    CHECK(s.plat.comm_tables.size() == 2);
+    CHECK(s.plat.comm_tables.size() == 4);
     CHECK(tables_from_bench(nlohmann::json::object(), 1, 2).empty());
     // calibrate --mpi writes nodes = the nodes the tables were measured on: a communicating program is then
     // predicted across them without editing the platform, and beyond them with --set platform.nodes=N.
