@@ -15,7 +15,8 @@ PKGS=(g++ pkg-config meson ninja-build
       gnuplot-nox python3
       python3-optuna   # validation/tune/ (the benchmark against Optuna's TPE)
       gromacs          # validation/sweep_gromacs.py (a molecular dynamics code swept as ranks x threads)
-      slurm-wlm munge) # tests/slurm_test.py (a real Slurm started by the test: munged, slurmctld, slurmd)
+      slurm-wlm munge  # tests/slurm_test.py (a real Slurm started by the test: munged, slurmctld, slurmd)
+      iproute2)        # calibrate --mpi, validation/sweep_mpi.py: nodes emulated by network namespaces (ip, tc)
 
 missing=()
 for p in "${PKGS[@]}"; do
