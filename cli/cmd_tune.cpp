@@ -469,17 +469,25 @@ int run_tune(const tune_options_cli& given) {
     // Outside an allocation, what the partitions offer (sinfo: CPUs of the largest node, nodes in all): a run
     // no node could hold is recorded as failed without a job (Slurm would keep it pending for ever).
     long long part_cpus = 0, part_nodes = 0;
-    if (K > 1 && !replay && !alloc)
-        if (FILE* p = popen("sinfo -h -o '%c %D' 2>/dev/null", "r")) {
+    if (K > 1 && !replay && !alloc) {
+        std::string said;  // what sinfo said that is not a node line (its error)
+        if (FILE* p = popen("sinfo -h -o '%c %D' 2>&1", "r")) {
             char line[256];
             while (std::fgets(line, sizeof line, p)) {
                 long long c = 0, n = 0;  // "2 1", "4+ 3" (nodes of 4 CPUs or more)
                 const char* sp = std::strchr(line, ' ');
                 if (std::sscanf(line, "%lld", &c) == 1 && sp && std::sscanf(sp, "%lld", &n) == 1)
                     part_cpus = std::max(part_cpus, c), part_nodes += n;
+                else if (said.empty())
+                    said = line;
             }
             pclose(p);
         }
+        while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+        if (part_cpus == 0)
+            throw usage_error("--parallel: expected a Slurm allocation (salloc/sbatch) or a Slurm cluster to submit batch "
+                              "jobs to (sinfo), found neither" + (said.empty() ? std::string() : " (sinfo: " + said + ")"));
+    }
     // CPUs of one node: a run that needs them all takes its node whole.
     const long long node_cpus = o.launch.cores_per_node ? *o.launch.cores_per_node : part_cpus > 0 ? part_cpus : s.plat.apus;
 

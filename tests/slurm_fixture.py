@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 BASE = "/tmp/mmgp-slurm-test"
@@ -75,6 +76,33 @@ def clean():
                 pass
         time.sleep(0.1)
     shutil.rmtree(BASE, ignore_errors=True)
+
+
+def skip_reason(needs_two_cpus):
+    """Why a Slurm test cannot run here ('' when it can): missing() and, for `needs_two_cpus` (what needs them),
+    fewer than 2 CPUs."""
+    why = missing()
+    if not why and (os.cpu_count() or 1) < 2:
+        why = f"{needs_two_cpus} need 2 CPUs"
+    return why
+
+
+class Checks:
+    """check(cond, what) prints ok/FAIL per check; status() is the test's exit status."""
+
+    def __init__(self):
+        self.failures = []
+
+    def __call__(self, cond, what):
+        print(("ok   " if cond else "FAIL ") + what, flush=True)
+        if not cond:
+            self.failures.append(what)
+
+    def status(self):
+        if self.failures:
+            print(f"{len(self.failures)} check(s) failed", file=sys.stderr)
+            return 1
+        return 0
 
 
 def journal_runs(path):

@@ -21,13 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import slurm_fixture as sf  # noqa: E402
 
 MMGP = os.path.abspath(sys.argv[1])
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+check = sf.Checks()
 
 
 def cpus_of(text):
@@ -145,12 +139,9 @@ def parallel_cases(slurm):
 
 
 def main():
-    why = sf.missing()
+    why = sf.skip_reason("the launch cases")
     if why:
         print(f"skipped: {why}")
-        return 77
-    if (os.cpu_count() or 1) < 2:
-        print("skipped: the launch cases need 2 CPUs")
         return 77
     with sf.SlurmCluster() as slurm:
         print(f"fixture: munged, slurmctld and slurmd up, node idle after {slurm.started_s:.2f} s")
@@ -213,10 +204,7 @@ def main():
         r = subprocess.run(["srun", "-n", "1", "true"], env=slurm.env, capture_output=True, text=True, timeout=60)
         check(r.returncode == 0, f"and runs a job ({r.stderr.strip()[-200:]})")
     check(not sf.leftovers() and not os.path.exists(sf.BASE), "nothing left after it either")
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
-    return 0
+    return check.status()
 
 
 if __name__ == "__main__":

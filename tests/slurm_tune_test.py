@@ -20,22 +20,13 @@ MMGP = os.path.abspath(sys.argv[1])
 RUNNER = os.path.abspath(sys.argv[2])
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALIGNMENT = "/usr/share/doc/examl/testData/49.gz"  # Debian's examl (scripts/setup.sh installs it)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+check = sf.Checks()
 
 
 def main():
-    why = sf.missing()
+    why = sf.skip_reason("two runs in flight")
     if why:
         print(f"skipped: {why}")
-        return 77
-    if (os.cpu_count() or 1) < 2:
-        print("skipped: two runs in flight need 2 CPUs")
         return 77
     data = ["--alignment", ALIGNMENT] if os.path.exists(ALIGNMENT) else ["--simulate", "49:1200"]
     # Each task: its share of the {U} bootstraps (SLURM_PROCID of {np} tasks), p APU threads.
@@ -75,10 +66,7 @@ def main():
     finally:
         if os.path.exists(journal):
             os.remove(journal)
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
-    return 0
+    return check.status()
 
 
 if __name__ == "__main__":

@@ -169,6 +169,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and "--parallel" in r.stderr and not os.path.exists(j6),
           f"--parallel 2 with the local launcher: refused, exit 2, no journal ({r.stderr.strip()})")
 
+    # 11. --parallel with srun but no allocation and no Slurm to submit to: refused before anything is written.
+    j7 = os.path.join(tmp, "par-noslurm.jsonl")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["SLURM_CONF"] = os.path.join(tmp, "no-such-slurm.conf")
+    r = run(["tune", "qs20", "--parallel", "2", "--launcher", "srun", "--journal", j7, "--", "true"], env=env)
+    check(r.returncode == 2 and "expected a Slurm allocation" in r.stderr and not os.path.exists(j7)
+          and not os.path.exists(j7 + ".jobs"),
+          f"--parallel 2 --launcher srun without Slurm: refused, exit 2, nothing written ({r.stderr.strip()[:160]})")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)
