@@ -104,6 +104,10 @@ REFUSED = [
     ("tune: a journal without options", "tune --resume journal.jsonl",
      2, "journal.jsonl: line 1 (header): expected the header of an mmgp tune journal (its options)"),
     ("tune: an out-of-range confidence", "tune p.json --confidence 1 -- true", 2, '--confidence: expected a number in (0, 1), found "1"'),
+    ("tune: runs in flight with a launcher that cannot hold them apart", "tune p.json --parallel 2 --launcher local -- true",
+     2, "--parallel: expected --launcher srun (runs in flight as Slurm job steps or jobs) or --replay, found --launcher local"),
+    ("tune: runs in flight through Slurm, without an allocation or a cluster", "tune p.json --parallel 2 --launcher srun -- true",
+     2, "--parallel: expected a Slurm allocation (salloc/sbatch) or a Slurm cluster to submit batch jobs to (sinfo), found neither"),
     ("hierarchy: a node level that is not the node's accelerators", "predict wave.json",
      2, "wave.json: /platform/hierarchy/levels/0/ranks: expected the node's accelerators (apus = 4) as the ranks of the outermost level with ranks, found 3"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
@@ -122,8 +126,11 @@ def digest(d):
 
 
 def run(mmgp, cmdline, d):
+    # No Slurm reachable, whatever the caller's environment: the "no allocation or cluster" class depends on it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SALLOC_"))}
+    env["SLURM_CONF"] = os.path.join(d, "no-slurm.conf")
     return subprocess.run(f"{mmgp} {cmdline}", shell=True, cwd=d, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env=env)
 
 
 def render():
