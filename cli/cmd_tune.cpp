@@ -98,6 +98,14 @@ double load1() {
     return in ? v : -1;
 }
 
+// The files of a run's batch job (its script, id, output, start stamp and result).
+void remove_job_files(const std::string& base) {
+    if (base.empty()) return;
+    std::error_code ec;
+    for (const char* ext : {".sh", ".id", ".out", ".started", ".result", ".result.tmp"})
+        std::filesystem::remove(base + ext, ec);
+}
+
 std::string read_text_file_or_empty(const std::string& path) {
     std::ifstream in(path);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -289,6 +297,8 @@ tune_options_cli options_from(const json& h, const tune_options_cli& caller, con
         o.space.sets = j.at("set").get<std::vector<std::string>>();
         o.launch.launcher = j.at("launcher").get<std::string>();
         o.parallel = j.value("parallel", 1LL);
+        if (o.parallel < 1 || o.parallel > 1024)
+            throw input_error(path, "line 1, /options/parallel", "runs in flight in [1, 1024]", std::to_string(o.parallel));
         if (!j.at("units").is_null()) o.launch.units = j.at("units").get<std::int64_t>();
         if (!j.at("cores_per_node").is_null()) o.launch.cores_per_node = j.at("cores_per_node").get<int>();
         o.launch.program = j.at("launcher_program").get<std::string>();
@@ -471,17 +481,20 @@ int run_tune(const tune_options_cli& given) {
     long long part_cpus = 0, part_nodes = 0;
     if (K > 1 && !replay && !alloc) {
         std::string said;  // what sinfo said that is not a node line (its error)
-        if (FILE* p = popen("sinfo -h -o '%c %D' 2>&1", "r")) {
-            char line[256];
+        if (FILE* p = popen("sinfo -h -N -e -o '%N %c' 2>&1", "r")) {
+            std::set<std::string> names;  // a node is listed once per partition it is in
+            char line[512], name[256];
             while (std::fgets(line, sizeof line, p)) {
-                long long c = 0, n = 0;  // "2 1", "4+ 3" (nodes of 4 CPUs or more)
-                const char* sp = std::strchr(line, ' ');
-                if (std::sscanf(line, "%lld", &c) == 1 && sp && std::sscanf(sp, "%lld", &n) == 1)
-                    part_cpus = std::max(part_cpus, c), part_nodes += n;
-                else if (said.empty())
+                long long c = 0;
+                if (std::sscanf(line, "%255s %lld", name, &c) == 2 && c > 0) {
+                    part_cpus = std::max(part_cpus, c);
+                    names.insert(name);
+                } else if (said.empty()) {
                     said = line;
+                }
             }
             pclose(p);
+            part_nodes = static_cast<long long>(names.size());
         }
         while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
         if (part_cpus == 0)
@@ -556,7 +569,9 @@ int run_tune(const tune_options_cli& given) {
         trace.push_back({{"runs", a.runs}, {"machine_s", a.machine_s}, {"elapsed_s", now()}, {"p_beaten", a.p_beaten},
                          {"chosen", a.has_chosen ? json(key_of(space[a.chosen])) : json(nullptr)}});
     };
-    int next_k = a.runs + 1;
+    int next_k = 1;  // after the largest run number recorded (runs in flight at an interrupt were not)
+    for (std::size_t ln = 1; ln < journal_lines.size(); ++ln)
+        next_k = std::max(next_k, journal_lines[ln].value("run", 0) + 1);
     auto start_run = [&](std::size_t cfg, double bound, const std::string& why, std::vector<int> where, bool refused) {
         const configuration c = space[cfg];
         flight f;
@@ -599,15 +614,19 @@ int run_tune(const tune_options_cli& given) {
             if (!batch_dir.empty()) {
                 // Its own batch job: the time is taken inside the job (queueing is not the program's), the bound
                 // applied there by timeout(1).
-                f.job_base = fmt::format("{}/run-{}", batch_dir, f.k);
-                std::string sh = "#!/bin/sh\n# mmgp tune: run " + std::to_string(f.k) + "\ns=$(date +%s.%N)\n";
+                f.job_base = fmt::format("{}/run-{}.{}", batch_dir, f.k, getpid());
+                remove_job_files(f.job_base);
+                std::string sh = "#!/bin/sh\n# mmgp tune: run " + std::to_string(f.k) + "\ns=$(date +%s.%N)\necho $s > " +
+                                 shell_quote(f.job_base + ".started") + "\n";
                 if (bound > 0) sh += fmt::format("timeout -s TERM -k 2 {:.3f} ", bound);
                 sh += shell_command(plan);
                 sh += "rc=$?\ne=$(date +%s.%N)\necho \"$s $e $rc\" > " + shell_quote(f.job_base + ".result.tmp") +
                       " && mv " + shell_quote(f.job_base + ".result.tmp") + " " + shell_quote(f.job_base + ".result") +
                       "\nexit $rc\n";
                 write_file_atomically(f.job_base + ".sh", sh);
-                std::vector<std::string> argv = {"sbatch", "--wait", "--parsable", "-J", "mmgp-tune", "-N",
+                // stdbuf: sbatch prints the job id and then waits; unbuffered, the id reaches its file at once
+                // (mmgp cancels the job by it).
+                std::vector<std::string> argv = {"stdbuf", "-o0", "sbatch", "--wait", "--parsable", "-J", "mmgp-tune", "-N",
                                                  std::to_string(c.nodes), "--ntasks-per-node=" + std::to_string(c.m),
                                                  "--cpus-per-task=" + std::to_string(c.p), "-o", f.job_base + ".out"};
                 if (f.cpus >= node_cpus) argv.push_back("--exclusive");  // the whole node: shared with no other run
@@ -645,13 +664,33 @@ int run_tune(const tune_options_cli& given) {
         if (jr.is_open()) jr.append(rec);
         t.add({f.cfg, wall, ro});
         if (!f.job_base.empty())
-            for (const char* ext : {".sh", ".id", ".out", ".result"}) std::filesystem::remove(f.job_base + ext);
+            remove_job_files(f.job_base);
         return f;
     };
     auto batch_job_id = [](const flight& f) {
         std::string id = read_text_file_or_empty(f.job_base + ".id");
         id = id.substr(0, id.find_first_of(";\n"));
         return id.find_first_not_of("0123456789") == std::string::npos ? id : std::string();
+    };
+    auto scancel = [&](const flight& f) {
+        if (f.job_base.empty()) return;
+        if (std::string id = batch_job_id(f); !id.empty()) (void)std::system(("scancel " + id + " >/dev/null 2>&1").c_str());
+    };
+    // mmgp interrupted: every run has been stopped; batch jobs cancelled, their files removed; 128 + signal.
+    auto interrupted = [&] {
+        const int sig = runner->interrupted_by();
+        for (const auto& f : fl) scancel(f);
+        std::cerr << fmt::format("mmgp: interrupted ({}): the journal {} keeps the {} runs that ended; {} run(s) in "
+                                 "flight were stopped; mmgp tune --resume {} continues\n",
+                                 sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "signal", jr.path(),
+                                 t.runs().size(), fl.size(), jr.path());
+        runner.reset();
+        for (const auto& f : fl) remove_job_files(f.job_base);
+        std::error_code ec;
+        if (!batch_dir.empty()) std::filesystem::remove(batch_dir, ec);  // left in place when not empty
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return 128 + sig;
     };
     auto progress = [&](const flight& f, run_outcome ro, double wall) {
         if (o.quiet) return;
@@ -697,24 +736,7 @@ int run_tune(const tune_options_cli& given) {
             wall = fl[i].wall;
         } else {
             auto done = runner->wait_any();
-            if (!done) {
-                const int sig = runner->interrupted_by();
-                for (const auto& f : fl)
-                    if (!f.job_base.empty())
-                        if (std::string id = batch_job_id(f); !id.empty()) (void)std::system(("scancel " + id).c_str());
-                std::cerr << fmt::format("mmgp: interrupted ({}): the journal {} keeps the {} runs that ended; {} run(s) in "
-                                         "flight were stopped; mmgp tune --resume {} continues\n",
-                                         sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "signal", jr.path(),
-                                         t.runs().size(), fl.size(), jr.path());
-                runner.reset();
-                for (const auto& f : fl)
-                    if (!f.job_base.empty())
-                        for (const char* ext : {".sh", ".id", ".out", ".result"}) std::filesystem::remove(f.job_base + ext);
-                if (!batch_dir.empty()) std::filesystem::remove(batch_dir);
-                signal(sig, SIG_DFL);
-                raise(sig);
-                return 128 + sig;
-            }
+            if (!done) return interrupted();
             while (fl[i].id != done->first) ++i;
             const run_result& rr = done->second;
             wall = rr.wall_s;
@@ -728,8 +750,11 @@ int run_tune(const tune_options_cli& given) {
                 if (std::sscanf(res.c_str(), "%lf %lf %d", &js, &je, &rc) == 3 && je >= js) {
                     const double b = fl[i].rec["bound_s"].get<double>();
                     exit_status = rc;
-                    ro = b > 0 && rc == 124 ? run_outcome::censored : rc != 0 ? run_outcome::failed : run_outcome::ok;
-                    wall = ro == run_outcome::censored ? b : je - js;
+                    // timeout(1): 124 when the step ended on SIGTERM, 137 when it needed the SIGKILL; a program
+                    // that exits 124 by itself before the bound is a failure.
+                    const bool at_bound = b > 0 && (rc == 124 || rc == 137) && je - js >= b - 0.05;
+                    ro = at_bound ? run_outcome::censored : rc != 0 ? run_outcome::failed : run_outcome::ok;
+                    wall = at_bound ? b : je - js;
                 } else {
                     // The job never ran its step: cancelled (scancel, a limit) or failed (refused, node failure).
                     // Its state once Slurm has finished with it (COMPLETING first, for a few seconds at most).
@@ -763,6 +788,7 @@ int run_tune(const tune_options_cli& given) {
             for (auto& g : fl) {
                 const double b = g.rec["bound_s"].get<double>();
                 if (b > 0 && b <= a.next_bound_s) continue;
+                if (!g.job_base.empty()) continue;  // a batch job's bound is in its script
                 g.rec["bound_s"] = a.next_bound_s;
                 if (replay) {
                     if (g.end > g.start + a.next_bound_s) {
@@ -781,16 +807,24 @@ int run_tune(const tune_options_cli& given) {
         if (replay) {
             while (!fl.empty()) end_run(0, run_outcome::cancelled, sim - fl[0].start, 0);
         } else {
+            // Machine time spent: since the start (a batch job: since its script started, 0 while it queued).
             std::map<int, double> spent;
             for (const auto& f : fl) {
                 spent[f.id] = runner->elapsed(f.id);
-                if (!f.job_base.empty())
-                    if (std::string id = batch_job_id(f); !id.empty()) (void)std::system(("scancel " + id + " 2>/dev/null").c_str());
+                if (!f.job_base.empty()) {
+                    double started = 0;
+                    const std::string st = read_text_file_or_empty(f.job_base + ".started");
+                    spent[f.id] = std::sscanf(st.c_str(), "%lf", &started) == 1
+                                      ? std::max(0.0, std::chrono::duration<double>(
+                                                          std::chrono::system_clock::now().time_since_epoch()).count() - started)
+                                      : 0.0;
+                }
+                scancel(f);
                 runner->stop(f.id);
             }
             while (!fl.empty()) {
                 auto done = runner->wait_any();
-                if (!done) break;
+                if (!done) return interrupted();
                 std::size_t i = 0;
                 while (i < fl.size() && fl[i].id != done->first) ++i;
                 if (i < fl.size()) end_run(i, run_outcome::cancelled, spent[done->first], done->second.exit_status);
@@ -798,7 +832,10 @@ int run_tune(const tune_options_cli& given) {
         }
     }
     runner.reset();
-    if (!batch_dir.empty()) std::filesystem::remove(batch_dir);  // empty by now (left in place when not)
+    if (!batch_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::remove(batch_dir, ec);  // empty by now (left in place when not)
+    }
     a = t.assess();
 
     // The result.

@@ -348,8 +348,12 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
             for (Eigen::Index j = 0; j < n_obs2; ++j) K2(i, j) = kern(oi, obs2[static_cast<std::size_t>(j)]);
             K2(i, i) += i < n_obs ? obs_var(oi) : cfg_noise2[oi];
         }
-        L2 = Eigen::LLT<Eigen::MatrixXd>(K2).matrixL();
+        Eigen::LLT<Eigen::MatrixXd> llt2(K2);
+        if (llt2.info() == Eigen::Success) L2 = llt2.matrixL();
     }
+    // Without a factor (none needed, or K2 not positive definite in floating point): the variances without the
+    // runs in flight.
+    const bool fantasies = !in_flight.empty() && L2.rows() == n_obs2;
     Eigen::VectorXd kc2(n_obs2), wc2(n_obs2);
     auto variance2 = [&](std::size_t c) {
         for (Eigen::Index i = 0; i < n_obs2; ++i) kc2(i) = kern(obs2[static_cast<std::size_t>(i)], c);
@@ -382,6 +386,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     std::size_t ref = a.chosen;
     if (!has_ref)
         for (std::size_t c : in_flight) {
+            if (ev[c].censored > 0 || ev[c].failed > 0) continue;  // never chosen, never repeated
             double m, v, mr = 0, vr;
             posterior(c, m, v);
             if (has_ref) posterior(ref, mr, vr);
@@ -391,7 +396,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     // its variance and covariance with the reference (var2, cov2).
     std::vector<double> var2, cov2;
     Eigen::VectorXd wch2;
-    if (!in_flight.empty()) {
+    if (fantasies) {
         var2.resize(n_cfg);
         cov2.resize(n_cfg, 0.0);
         variance2(ref);
@@ -403,7 +408,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
         mu[c] = m;
         var[c] = std::max(v, 1e-12);
         if (a.has_chosen) cov[c] = kern(c, a.chosen) - (n_obs > 0 ? wc.dot(wch) : 0.0);
-        if (!in_flight.empty()) {
+        if (fantasies) {
             var2[c] = std::max(variance2(c), 1e-12);
             cov2[c] = kern(c, ref) - wc2.dot(wch2);
         }
@@ -476,7 +481,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     if (opt_.max_runs > 0 && a.runs + a.in_flight >= opt_.max_runs) return a;
     // The runs in flight expected to settle it (confident once they return what is expected of them): start
     // nothing more, a run started now would most likely be cancelled unfinished.
-    if (a.has_chosen && !in_flight.empty() && chosen_b.runs + flying[a.chosen] >= 3) {
+    if (a.has_chosen && fantasies && chosen_b.runs + flying[a.chosen] >= 3) {
         double p_none = 1;
         for (std::size_t c = 0; c < n_cfg; ++c)
             if (c != a.chosen && !a.configs[c].excluded) p_none *= 1 - p_beats(c, a.chosen, var2, cov2);
@@ -487,7 +492,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     // Before anything is chosen: the lowest expected time. Then the configuration most likely to beat the
     // chosen one by more than the tolerance per machine second of its run; when the chosen one's own interval
     // is the wider of the two, the chosen one again (both sides of the comparison that keeps the loop going).
-    const std::vector<double>& v_next = in_flight.empty() ? var : var2;
+    const std::vector<double>& v_next = fantasies ? var2 : var;
     auto cost = [&](std::size_t c) {
         double t = std::exp(mu[c] + 0.5 * var[c]);
         if (bound > 0) t = std::min(t, bound);
@@ -501,7 +506,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
         if (has_ref && c == ref && !exploring) continue;
         const double score = exploring            ? v_next[c]
                              : !has_ref           ? -mu[c]
-                             : in_flight.empty()  ? b.p_beats / cost(c)
+                             : !fantasies         ? (a.has_chosen ? b.p_beats : p_beats(c, ref, var, cov)) / cost(c)
                                                   : p_beats(c, ref, var2, cov2) / cost(c);
         if (score > best_score) {
             best_score = score;
