@@ -115,7 +115,8 @@ def parallel_cases(slurm):
             chosen = (j["chosen"]["m"], j["chosen"]["p"]) if j["chosen"] else None
             check(chosen == (1, 2), f"tune with sbatch: chooses m=1 p=2 ({chosen}, stop: {j['stop']})")
             ran = [x for x in runs if (x["m"], x["p"]) != (2, 2)]
-            check(all(x["command"].startswith("sbatch --wait ") for x in ran), "tune with sbatch: every run a batch job")
+            check(all(x["command"].startswith("stdbuf -o0 sbatch --wait ") for x in ran),
+                  f"tune with sbatch: every run a batch job ({sorted(set(x['outcome'] for x in runs))})")
             big = [x for x in runs if (x["m"], x["p"]) == (2, 2)]
             check(big and all(x["outcome"] == "failed" and x["command"].startswith("(none") for x in big),
                   f"tune with sbatch: m=2 p=2 failed without a job ({[(x['outcome'], x['command'][:40]) for x in big]})")
