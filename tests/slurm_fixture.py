@@ -1,9 +1,19 @@
 """A real Slurm on this machine for the tests: munged, slurmctld and slurmd from Debian's packages (slurm-wlm 22.05,
-munge), with a generated key and configuration in a directory of their own, one node with this machine's CPUs.
+munge), with a generated key and configuration in a directory of their own: one node with this machine's CPUs,
+or (nodes=N) N emulated nodes of one CPU each.
 
     with SlurmCluster() as slurm:        # starts the daemons, waits until the node is idle
         subprocess.run(["srun", "-n", "2", "hostname"], env=slurm.env)
     # every daemon stopped, the directory removed
+
+    with SlurmCluster(nodes=2) as slurm: # nodes mmgpsl0, mmgpsl1: one slurmd each in a network namespace of its own
+        ...                              # (veth pairs to a bridge), with its own host name (UTS namespace), on CPU i
+
+Emulated nodes: each slurmd runs in network namespace mmgpsl<i> (address 10.79.77.<i+1>, the controller on the
+bridge at .254) and a UTS namespace where its host name is its node name; it is pinned to CPU i and its tasks
+inherit that CPU (TaskPlugin=task/none: slurmd would otherwise bind to the abstract CPU 0 of a one-CPU node).
+The namespaces are entered with nsenter, not `ip netns exec`, which would remount /sys and hide the cgroup file
+system slurmd needs.
 
 Everything lives under BASE (one fixed directory, so that a run killed at any point is cleaned up by the next:
 its daemons are found by their pid files and their command lines, killed, and the directory removed before
@@ -26,8 +36,13 @@ BINARIES = {"munged": "/usr/sbin/munged", "slurmctld": "/usr/sbin/slurmctld", "s
             "srun": "/usr/bin/srun", "sinfo": "/usr/bin/sinfo"}
 
 
-def missing():
-    """What keeps a real Slurm from running here: '' when nothing."""
+NETNS = "mmgpsl"            # namespaces mmgpsl0, mmgpsl1, ...; bridge mmgpslbr
+SUBNET = "10.79.77"
+MAX_NODES = 8
+
+
+def missing(nodes=1):
+    """What keeps a real Slurm (of `nodes` emulated nodes when > 1) from running here: '' when nothing."""
     if os.geteuid() != 0:
         return "the daemons run as root (the test is not)"
     absent = [n for n, p in BINARIES.items() if not os.access(p, os.X_OK)]
@@ -36,7 +51,26 @@ def missing():
     if not os.path.ismount("/sys/fs/cgroup"):
         # slurmd 22.05 initialises its cgroup plugin whatever the configuration (CgroupPlugin=disabled came later).
         return "slurmd needs a cgroup file system on /sys/fs/cgroup (none mounted here, e.g. a chroot or a container)"
+    if nodes > 1:
+        if (os.cpu_count() or 1) < nodes:
+            return f"{nodes} emulated nodes need {nodes} CPUs"
+        absent = [t for t in ("ip", "nsenter", "unshare", "taskset") if not shutil.which(t)]
+        if absent:
+            return "emulated nodes need " + ", ".join(absent) + " (iproute2, util-linux)"
+        if subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+            return "emulated nodes need network namespaces (ip netns failed)"
     return ""
+
+
+def leftover_namespaces():
+    """The emulated nodes' network namespaces and bridge still present (names)."""
+    out = []
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True) if shutil.which("ip") else None
+    if r is not None and r.returncode == 0:
+        out += [line.split()[0] for line in r.stdout.split("\n") if line.startswith(NETNS)]
+    if os.path.exists(f"/sys/class/net/{NETNS}br"):
+        out.append(f"{NETNS}br")
+    return out
 
 
 def _free_port():
@@ -75,6 +109,9 @@ def clean():
             except ProcessLookupError:
                 pass
         time.sleep(0.1)
+    for name in leftover_namespaces():
+        kind = ["link", "del"] if name.endswith("br") else ["netns", "del"]
+        subprocess.run(["ip"] + kind + [name], capture_output=True)
     shutil.rmtree(BASE, ignore_errors=True)
 
 
@@ -117,8 +154,11 @@ def overlap(x, y):
 
 
 class SlurmCluster:
-    def __init__(self, timeout=30.0):
+    def __init__(self, timeout=30.0, nodes=1):
+        if not 1 <= nodes <= MAX_NODES:
+            raise ValueError(f"nodes: 1..{MAX_NODES}")
         self.timeout = timeout
+        self.nodes = nodes
         self.procs = {}
         self.env = None
         self.started_s = None
@@ -142,24 +182,31 @@ class SlurmCluster:
         os.chmod(key, 0o400)
         sock = os.path.join(BASE, "munge.socket")
         host = socket.gethostname()
-        node = subprocess.run([BINARIES["slurmd"], "-C"], capture_output=True, text=True, check=True).stdout.split("\n")[0]
+        if self.nodes == 1:
+            node = subprocess.run([BINARIES["slurmd"], "-C"], capture_output=True, text=True, check=True).stdout.split("\n")[0]
+            nodes = [node.replace(f"NodeName={host} ", f"NodeName={host} NodeAddr=127.0.0.1 ", 1) + " State=UNKNOWN"]
+            ctld_addr, task_plugin = "127.0.0.1", "task/affinity"
+        else:
+            self._namespaces()
+            nodes = [f"NodeName={NETNS}{i} NodeAddr={SUBNET}.{i + 1} CPUs=1 State=UNKNOWN" for i in range(self.nodes)]
+            ctld_addr, task_plugin = f"{SUBNET}.254", "task/none"
         conf = self._write("slurm.conf", "\n".join([
             "ClusterName=mmgptest",
-            f"SlurmctldHost={host}(127.0.0.1)",  # loopback: the host name need not resolve
+            f"SlurmctldHost={host}({ctld_addr})",  # an address: the host name need not resolve
             "SlurmUser=root", "SlurmdUser=root",
             f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
             "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={sock}",
-            f"StateSaveLocation={BASE}/state", f"SlurmdSpoolDir={BASE}/spool",
-            f"SlurmctldPidFile={BASE}/slurmctld.pid", f"SlurmdPidFile={BASE}/slurmd.pid",
-            f"SlurmctldLogFile={BASE}/slurmctld.log", f"SlurmdLogFile={BASE}/slurmd.log",
-            "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/affinity",
+            f"StateSaveLocation={BASE}/state", f"SlurmdSpoolDir={BASE}/spool" + ("/%n" if self.nodes > 1 else ""),
+            f"SlurmctldPidFile={BASE}/slurmctld.pid", f"SlurmdPidFile={BASE}/slurmd-%n.pid",
+            f"SlurmctldLogFile={BASE}/slurmctld.log", f"SlurmdLogFile={BASE}/slurmd-%n.log",
+            "ProctrackType=proctrack/linuxproc", f"TaskPlugin={task_plugin}",
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
             "SchedulerType=sched/backfill", "ReturnToService=2", "MpiDefault=none",
             # Batch jobs scheduled at once (the default delays them up to 3 s, backfill every 30 s): test speed.
             "SchedulerParameters=batch_sched_delay=0,bf_interval=1",
             "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
             "SlurmctldTimeout=30", "SlurmdTimeout=30", "InactiveLimit=0", "KillWait=2",
-            node.replace(f"NodeName={host} ", f"NodeName={host} NodeAddr=127.0.0.1 ", 1) + " State=UNKNOWN",
+            *nodes,
             "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO",
             ""]))
         self.env = dict(os.environ, SLURM_CONF=conf)
@@ -173,15 +220,34 @@ class SlurmCluster:
         self._wait(lambda: os.path.exists(sock), "munged's socket")
         self.procs["slurmctld"] = subprocess.Popen([BINARIES["slurmctld"], "-D", "-i", "-f", conf], env=self.env,
                                                    stdout=log, stderr=log, start_new_session=True)
-        self.procs["slurmd"] = subprocess.Popen([BINARIES["slurmd"], "-D", "-f", conf], env=self.env,
-                                                stdout=log, stderr=log, start_new_session=True)
+        if self.nodes == 1:
+            self.procs["slurmd"] = subprocess.Popen([BINARIES["slurmd"], "-D", "-f", conf], env=self.env,
+                                                    stdout=log, stderr=log, start_new_session=True)
+        for i in range(self.nodes if self.nodes > 1 else 0):
+            name = f"{NETNS}{i}"
+            self.procs[f"slurmd-{name}"] = subprocess.Popen(
+                ["nsenter", f"--net=/var/run/netns/{name}", "unshare", "--uts", "sh", "-c",
+                 f"hostname {name} && exec taskset -c {i} {BINARIES['slurmd']} -D -f {conf} -N {name}"],
+                env=self.env, stdout=log, stderr=log, start_new_session=True)
         self._wait(self.idle, "the node to be idle")
         self.started_s = time.monotonic() - t0
         return self
 
     def idle(self):
-        r = subprocess.run([BINARIES["sinfo"], "-h", "-o", "%T"], env=self.env, capture_output=True, text=True)
-        return r.returncode == 0 and r.stdout.strip() == "idle"
+        r = subprocess.run([BINARIES["sinfo"], "-h", "-o", "%T %D"], env=self.env, capture_output=True, text=True)
+        return r.returncode == 0 and r.stdout.strip() == f"idle {self.nodes}"
+
+    def _namespaces(self):
+        """The emulated nodes' network: namespaces joined by veth pairs to a bridge in this namespace."""
+        def ip(cmd):
+            subprocess.run(["sh", "-c", cmd], check=True, capture_output=True)
+        ip(f"ip link add {NETNS}br type bridge && ip addr add {SUBNET}.254/24 dev {NETNS}br && ip link set {NETNS}br up")
+        for i in range(self.nodes):
+            ns = f"{NETNS}{i}"
+            ip(f"ip netns add {ns} && ip link add {NETNS}v{i} type veth peer name eth0 netns {ns} && "
+               f"ip link set {NETNS}v{i} master {NETNS}br up && ip -n {ns} addr add {SUBNET}.{i + 1}/24 dev eth0 && "
+               f"ip -n {ns} link set eth0 up && ip -n {ns} link set lo up")
+            os.makedirs(os.path.join(BASE, "spool", ns), exist_ok=True)
 
     def _wait(self, ready, what):
         end = time.monotonic() + self.timeout
@@ -196,7 +262,9 @@ class SlurmCluster:
 
     def logs(self):
         out = []
-        for name in ("daemons.log", "slurmctld.log", "slurmd.log", "munged.log"):
+        names = ["daemons.log", "slurmctld.log", "munged.log"] + sorted(f for f in os.listdir(BASE) if f.startswith("slurmd-")) \
+            if os.path.isdir(BASE) else []
+        for name in names:
             try:
                 with open(os.path.join(BASE, name), errors="replace") as f:
                     out.append(f"--- {name}\n" + "".join(f.readlines()[-15:]))
@@ -205,10 +273,8 @@ class SlurmCluster:
         return "\n".join(out)
 
     def stop(self):
-        for name in reversed(DAEMONS):
+        for name in sorted(self.procs, key=lambda n: -DAEMONS.index(n.split("-")[0])):
             p = self.procs.get(name)
-            if p is None:
-                continue
             if p.poll() is None:
                 try:
                     os.killpg(p.pid, signal.SIGTERM)

@@ -7,6 +7,8 @@ Also `mmgp tune --launcher srun` inside an allocation (salloc): every run a job 
 recorded as failed; with --parallel 2, runs in flight at once as job steps on CPUs of their own, a configuration
 that needs the whole node never beside another; and outside an allocation, each run its own batch job (sbatch), a
 configuration no node holds recorded as failed without a job, a job cancelled from outside recorded as cancelled.
+Then two emulated nodes (network and UTS namespaces, one CPU each): launch across both, and tune --parallel 2
+inside a two-node allocation, runs in flight on different nodes, a two-node configuration beside no other run.
 
     python3 tests/slurm_test.py MMGP_BINARY        (exit 77: skipped, with the reason, where it cannot run)
 """
@@ -139,6 +141,60 @@ def parallel_cases(slurm):
                 os.remove(f)
 
 
+def two_node_cases():
+    why = sf.missing(nodes=2)
+    if why:
+        print(f"skipped (two emulated nodes): {why}")
+        return
+    with sf.SlurmCluster(nodes=2) as slurm:
+        check(slurm.started_s <= 30, f"two emulated nodes: up and idle after {slurm.started_s:.2f} s")
+        r = subprocess.run([MMGP, "launch", "pbpi-qs20", "--set", "platform.nodes=2", "--launcher", "srun", "--m", "1",
+                            "--p", "1", "--nodes", "2", "--exec", "--", "sh", "-c",
+                            "echo node=$(hostname) id=$SLURM_NODEID np={np}"],
+                           env=slurm.env, capture_output=True, text=True, timeout=120)
+        lines = sorted(line for line in r.stdout.split("\n") if line.startswith("node="))
+        check(r.returncode == 0 and lines == [f"node={sf.NETNS}0 id=0 np=2", f"node={sf.NETNS}1 id=1 np=2"],
+              f"launch --nodes 2: one task on each node ({lines}; {r.stderr.strip()[-200:]})")
+
+        journal = os.path.join(os.path.dirname(sf.BASE), f"mmgp-slurm-2n-{os.getpid()}.jsonl")
+
+        def tune(nodes, program):
+            if os.path.exists(journal):
+                os.remove(journal)
+            r = subprocess.run(["salloc", "-N", "2", MMGP, "tune", "pbpi-qs20", "--set", "platform.nodes=2", "--m", "1",
+                                "--p", "1", "--nodes", nodes, "--launcher", "srun", "--parallel", "2", "--max-runs", "12",
+                                "--journal", journal, "--json", "--quiet", "--", "sh", "-c", program],
+                               env=slurm.env, capture_output=True, text=True, timeout=240)
+            check(r.returncode == 0, f"tune --parallel 2 on two nodes, nodes {nodes}: exit 0 ({r.stderr.strip()[-300:]})")
+            if r.returncode != 0:
+                return None, []
+            runs = sf.journal_runs(journal)
+            for x in runs:
+                x["where"] = x["command"].split(" -w ")[1].split(" ")[0]
+            return json.loads(r.stdout), runs
+
+        try:
+            # One one-node configuration: its runs two at once, each on a node of its own.
+            j, runs = tune("1", "sleep 0.3")
+            pairs = [(x["where"], y["where"]) for i, x in enumerate(runs) for y in runs[i + 1:] if sf.overlap(x, y)]
+            check(pairs and all(a != b for a, b in pairs), f"tune on two nodes: runs in flight at once on different nodes ({pairs})")
+            # One and two nodes, sleeping 0.05 + 0.15 nodes: one node is the best (against the prior's strong
+            # scaling); the two-node runs take both nodes and run beside no other run.
+            j, runs = tune("1:2", 'sleep $(awk "BEGIN{print 0.05+0.15*{nodes}}")')
+            if j:
+                chosen = j["chosen"]["nodes"] if j["chosen"] else None
+                check(chosen == 1, f"tune on two nodes: chooses nodes=1 ({chosen}, stop: {j['stop']})")
+                two = [x for x in runs if x["nodes"] == 2]
+                check(two and all(x["where"] == f"{sf.NETNS}0,{sf.NETNS}1" for x in two) and
+                      not [1 for x in two for y in runs if y is not x and sf.overlap(x, y)],
+                      f"tune on two nodes: the {len(two)} two-node runs on both nodes, beside no other run")
+        finally:
+            if os.path.exists(journal):
+                os.remove(journal)
+    check(not sf.leftovers() and not sf.leftover_namespaces() and not os.path.exists(sf.BASE),
+          f"two emulated nodes: no process, namespace or file left ({sf.leftovers()}, {sf.leftover_namespaces()})")
+
+
 def main():
     why = sf.skip_reason("the launch cases")
     if why:
@@ -189,6 +245,8 @@ def main():
         parallel_cases(slurm)
     check(not sf.leftovers(), f"no fixture process left after stop ({sf.leftovers()})")
     check(not os.path.exists(sf.BASE), f"no fixture file left after stop ({sf.BASE})")
+
+    two_node_cases()
 
     # A fixture killed mid-test (SIGKILL: no clean-up of its own) leaves daemons behind; the next one removes them.
     child = subprocess.Popen([sys.executable, "-c",
