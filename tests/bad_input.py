@@ -125,10 +125,14 @@ def digest(d):
     return out
 
 
+EMPTY_SLURM_CONF = os.path.join(tempfile.gettempdir(), f"mmgp-bad-input-{os.getpid()}-slurm.conf")
+
+
 def run(mmgp, cmdline, d):
     # No Slurm reachable, whatever the caller's environment: the "no allocation or cluster" class depends on it.
+    # An empty configuration (outside d) fails at once; a missing one makes sinfo retry for 60 s.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SALLOC_"))}
-    env["SLURM_CONF"] = os.path.join(d, "no-slurm.conf")
+    env["SLURM_CONF"] = EMPTY_SLURM_CONF
     return subprocess.run(f"{mmgp} {cmdline}", shell=True, cwd=d, capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL, env=env)
 
@@ -234,4 +238,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    open(EMPTY_SLURM_CONF, "w").close()
+    try:
+        sys.exit(main())
+    finally:
+        os.remove(EMPTY_SLURM_CONF)

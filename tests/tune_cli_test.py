@@ -172,7 +172,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # 11. --parallel with srun but no allocation and no Slurm to submit to: refused before anything is written.
     j7 = os.path.join(tmp, "par-noslurm.jsonl")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    env["SLURM_CONF"] = os.path.join(tmp, "no-such-slurm.conf")
+    env["SLURM_CONF"] = os.path.join(tmp, "empty-slurm.conf")  # empty: sinfo fails at once (missing: retries 60 s)
+    open(env["SLURM_CONF"], "w").close()
     r = run(["tune", "qs20", "--parallel", "2", "--launcher", "srun", "--journal", j7, "--", "true"], env=env)
     check(r.returncode == 2 and "expected a Slurm allocation" in r.stderr and not os.path.exists(j7)
           and not os.path.exists(j7 + ".jobs"),
