@@ -24,6 +24,14 @@ int sh(const std::string& cmd, std::string* out = nullptr) { return mmgp::run_co
 
 bool have(const std::string& prog) { return sh("command -v " + prog + " >/dev/null 2>&1") == 0; }
 
+/// Whether a network namespace can be made here (a chroot or a container may have ip(8) but not the mounts it needs).
+bool netns_works() {
+    const std::string probe = fmt::format("mmgp{}probe", static_cast<int>(getpid()) % 10000000);
+    if (sh("ip netns add " + probe + " >/dev/null 2>&1") != 0) return false;
+    sh("ip netns del " + probe + " >/dev/null 2>&1");
+    return true;
+}
+
 std::string find_bench(const mpi_settings& s) {
     if (!s.bench.empty()) return s.bench;
     if (const char* e = std::getenv("MMGP_MPI_BENCH")) return e;
@@ -162,7 +170,7 @@ nlohmann::json measure_network(const mpi_settings& s) {
     std::string bench = find_bench(s);
     if (bench.empty()) throw std::runtime_error("mmgp-mpi-bench not found (build with OpenMPI installed, or set MMGP_MPI_BENCH)");
     if (!have("mpirun")) throw std::runtime_error("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
-    bool ns_ok = s.namespaces && geteuid() == 0 && have("ip") && have("taskset");
+    bool ns_ok = s.namespaces && geteuid() == 0 && have("ip") && have("taskset") && netns_works();
     std::vector<distribution> dists;
     if (s.cores >= 2) dists.push_back({1, 2});
     if (s.cores >= 4) dists.push_back({1, 4});
@@ -174,7 +182,8 @@ nlohmann::json measure_network(const mpi_settings& s) {
     nlohmann::json tables = nlohmann::json::array(), runs = nlohmann::json::array();
     nlohmann::json notes = nlohmann::json::array();
     if (!ns_ok)
-        notes.push_back("no multi-node tables: emulating nodes needs root, ip(8) and taskset(1)");
+        notes.push_back("no multi-node tables: emulating nodes needs root, ip(8), taskset(1) and network namespaces "
+                        "that can be made here (ip netns add)");
     try {
         for (const auto& d : dists) {
             if (s.progress) s.progress(fmt::format("mpi: nodes={} ppn={} ({} processes)", d.nodes, d.ppn, d.nodes * d.ppn));

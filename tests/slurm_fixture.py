@@ -57,8 +57,10 @@ def missing(nodes=1):
         absent = [t for t in ("ip", "nsenter", "unshare", "taskset") if not shutil.which(t)]
         if absent:
             return "emulated nodes need " + ", ".join(absent) + " (iproute2, util-linux)"
-        if subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
-            return "emulated nodes need network namespaces (ip netns failed)"
+        probe = f"{NETNS}probe{os.getpid()}"
+        if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
+            return "emulated nodes need network namespaces (ip netns add fails here, e.g. in a chroot)"
+        subprocess.run(["ip", "netns", "del", probe], capture_output=True)
     return ""
 
 
