@@ -27,9 +27,10 @@ bool have(const std::string& prog) { return sh("command -v " + prog + " >/dev/nu
 /// Whether a network namespace can be made here (a chroot or a container may have ip(8) but not the mounts it needs).
 bool netns_works() {
     const std::string probe = fmt::format("mmgp{}probe", static_cast<int>(getpid()) % 10000000);
-    if (sh("ip netns add " + probe + " >/dev/null 2>&1") != 0) return false;
+    // `ip -n` enters the namespace (a mount namespace of its own: what fails in a chroot), as the set-up does.
+    const int rc = sh("ip netns add " + probe + " >/dev/null 2>&1 && ip -n " + probe + " link set lo up >/dev/null 2>&1");
     sh("ip netns del " + probe + " >/dev/null 2>&1");
-    return true;
+    return rc == 0;
 }
 
 std::string find_bench(const mpi_settings& s) {

@@ -58,9 +58,10 @@ def missing(nodes=1):
         if absent:
             return "emulated nodes need " + ", ".join(absent) + " (iproute2, util-linux)"
         probe = f"{NETNS}probe{os.getpid()}"
-        if subprocess.run(["ip", "netns", "add", probe], capture_output=True).returncode != 0:
-            return "emulated nodes need network namespaces (ip netns add fails here, e.g. in a chroot)"
+        made = subprocess.run(["sh", "-c", f"ip netns add {probe} && ip -n {probe} link set lo up"], capture_output=True)
         subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+        if made.returncode != 0:
+            return "emulated nodes need network namespaces (ip netns fails here, e.g. in a chroot)"
     return ""
 
 
