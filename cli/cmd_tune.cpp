@@ -481,22 +481,19 @@ int run_tune(const tune_options_cli& given) {
     long long part_cpus = 0, part_nodes = 0;
     if (K > 1 && !replay && !alloc) {
         std::string said;  // what sinfo said that is not a node line (its error)
-        if (FILE* p = popen("sinfo -h -N -e -o '%N %c' 2>&1", "r")) {
-            std::set<std::string> names;  // a node is listed once per partition it is in
-            char line[512], name[256];
-            while (std::fgets(line, sizeof line, p)) {
-                long long c = 0;
-                if (std::sscanf(line, "%255s %lld", name, &c) == 2 && c > 0) {
-                    part_cpus = std::max(part_cpus, c);
-                    names.insert(name);
-                } else if (said.empty()) {
-                    said = line;
-                }
+        std::set<std::string> names;  // a node is listed once per partition it is in
+        char name[256];
+        for (const std::string& line : command_lines("sinfo -h -N -e -o '%N %c' 2>&1")) {
+            long long c = 0;
+            if (std::sscanf(line.c_str(), "%255s %lld", name, &c) == 2 && c > 0) {
+                part_cpus = std::max(part_cpus, c);
+                names.insert(name);
+            } else if (said.empty()) {
+                said = line;
             }
-            pclose(p);
-            part_nodes = static_cast<long long>(names.size());
         }
-        while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+        part_nodes = static_cast<long long>(names.size());
+        while (!said.empty() && said.back() == ' ') said.pop_back();
         if (part_cpus == 0)
             throw usage_error("--parallel: expected a Slurm allocation (salloc/sbatch) or a Slurm cluster to submit batch "
                               "jobs to (sinfo), found neither" + (said.empty() ? std::string() : " (sinfo: " + said + ")"));
@@ -762,11 +759,8 @@ int run_tune(const tune_options_cli& given) {
                     std::string state;
                     for (int tries = 0; !id.empty() && tries < 100; ++tries) {
                         state.clear();
-                        if (FILE* p = popen(("scontrol show job -o " + id + " 2>/dev/null").c_str(), "r")) {
-                            char buf[4096];
-                            while (std::fgets(buf, sizeof buf, p)) state += buf;
-                            pclose(p);
-                        }
+                        for (const std::string& line : command_lines("scontrol show job -o " + id + " 2>/dev/null"))
+                            state += line + " ";
                         const std::size_t at = state.find("JobState=");
                         state = at == std::string::npos ? std::string() : state.substr(at + 9, state.find(' ', at) - at - 9);
                         if (state != "COMPLETING") break;

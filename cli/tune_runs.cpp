@@ -206,6 +206,26 @@ std::optional<std::pair<int, run_result>> run_flights::wait_any() {
     }
 }
 
+std::vector<std::string> command_lines(const std::string& command) {
+    std::vector<std::string> lines;
+    FILE* p = popen(command.c_str(), "r");
+    if (!p) return lines;
+    std::string text;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
+    pclose(p);
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) nl = text.size();
+        std::string line = text.substr(pos, nl - pos);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        lines.push_back(std::move(line));
+        pos = nl + 1;
+    }
+    return lines;
+}
+
 // --- The Slurm allocation ----------------------------------------------------------------------------------------
 
 std::vector<int> slurm_allocation::parse_cpus_per_node(const std::string& text) {
@@ -245,15 +265,8 @@ std::optional<slurm_allocation> slurm_allocation::from_environment() {
                           a.job_id + ", found them unset");
     a.cpus_ = parse_cpus_per_node(cpn);
     // The node names: scontrol expands the host list ("node[1-3]").
-    if (FILE* p = popen("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null", "r")) {
-        char line[512];
-        while (std::fgets(line, sizeof line, p)) {
-            std::string s = line;
-            while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-            if (!s.empty()) a.names_.push_back(s);
-        }
-        pclose(p);
-    }
+    for (std::string& name : command_lines("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null"))
+        if (!name.empty()) a.names_.push_back(std::move(name));
     if (a.names_.empty() || a.cpus_.size() != a.names_.size())
         throw usage_error(fmt::format("--parallel: expected the nodes of Slurm job {} (scontrol show hostnames {}) and "
                                       "their CPUs (SLURM_JOB_CPUS_PER_NODE) to match, found {} node names and \"{}\"",
@@ -270,11 +283,6 @@ std::vector<int> slurm_allocation::place(int nodes, long long cpus_per_node) con
     }
     if (static_cast<int>(out.size()) < nodes) out.clear();
     return out;
-}
-
-bool slurm_allocation::never_fits(int nodes, long long cpus_per_node) const {
-    (void)cpus_per_node;
-    return nodes > static_cast<int>(names_.size());
 }
 
 void slurm_allocation::hold(const std::vector<int>& where, long long cpus_per_node, int sign) {

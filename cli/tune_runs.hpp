@@ -63,6 +63,10 @@ private:
     flight* find(int id) const;
 };
 
+/// The lines a shell command prints on its standard output (sinfo, scontrol), newlines removed; none when it
+/// cannot be started.
+std::vector<std::string> command_lines(const std::string& command);
+
 /// The nodes of the Slurm allocation mmgp runs in (SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_JOB_CPUS_PER_NODE)
 /// and the CPUs its runs hold on each: a run takes `nodes` nodes with m*p free CPUs each, or, when m*p is as
 /// many as a node has (or more), whole nodes; so a configuration that needs the whole node never shares it.
@@ -73,8 +77,6 @@ public:
     static std::optional<slurm_allocation> from_environment();
     /// Nodes for a run (their indices), or empty when it does not fit now.
     std::vector<int> place(int nodes, long long cpus_per_node) const;
-    /// True when the run could never fit the allocation (even empty).
-    bool never_fits(int nodes, long long cpus_per_node) const;
     void hold(const std::vector<int>& where, long long cpus_per_node, int sign);
     std::string node_list(const std::vector<int>& where) const;
     std::size_t nodes() const { return names_.size(); }
