@@ -21,6 +21,8 @@ void setup_predict(CLI::App& app, predict_options& o) {
     add_space_options(sub, o.space);
     add_checked(sub, "--tolerance", o.tolerance, "Near-optimal margin as a fraction of the best time (default 0.05)");
     add_checked(sub, "--top", o.top, "Rows of the ranked table in the human output (default 15)");
+    add_objective_options(sub, o.goal, true);
+    add_checked(sub, "--plot", o.plot, "Write the time-cost Pareto front, the chosen point marked, as an SVG file");
     auto* j = sub->add_flag("--json", o.json, "Print one JSON document");
     auto* c = sub->add_flag("--csv", o.csv, "Print every configuration as CSV");
     auto* u = sub->add_flag("--uncertainty", o.uncertainty,
@@ -93,6 +95,7 @@ struct human_view {
     int m_min, m_max, p_min, p_max;  // the grid at the best node count
     bool grid_fits;
     std::vector<double> grid;        // (m - m_min) * width + (p - p_min); NaN: not feasible
+    std::vector<char> grid_near;     // the same cells: in the near-optimal set
     std::vector<int> shown_nodes;    // node counts of the per-node table
     std::map<int, ranked> best_at;   // the fastest at each shown node count
     std::optional<ranked> runner, most_m, most_p;
@@ -102,10 +105,11 @@ struct human_view {
           p_min(static_cast<int>(b.p_lo)), p_max(static_cast<int>(b.p_top(b.m_lo))),
           grid_fits(p_max - p_min < 16 && m_max - m_min < 40) {
         if (grid_fits)
-            grid.assign(static_cast<std::size_t>((m_max - m_min + 1) * (p_max - p_min + 1)), std::nan(""));
+            grid.assign(static_cast<std::size_t>((m_max - m_min + 1) * (p_max - p_min + 1)), std::nan("")),
+                grid_near.assign(grid.size(), 0);
     }
 
-    void see(const ranked& x, const ranked& best) {
+    void see(const ranked& x, const ranked& best, bool near) {
         if (shown_nodes.empty()) {  // first call: the best is known
             for (std::int64_t n = 1; n <= b.n_hi; n *= 2) shown_nodes.push_back(static_cast<int>(n));
             shown_nodes.insert(shown_nodes.end(), {static_cast<int>(b.n_lo), static_cast<int>(b.n_hi), best.c.nodes});
@@ -118,13 +122,39 @@ struct human_view {
         }
         if ((x.c.m != best.c.m || x.c.p != best.c.p) && (!runner || x.pred.time_s < runner->pred.time_s)) runner = x;
         if (x.c.nodes != best.c.nodes) return;
-        if (grid_fits) grid[static_cast<std::size_t>((x.c.m - m_min) * (p_max - p_min + 1) + x.c.p - p_min)] = x.pred.time_s;
+        if (grid_fits) {
+            const auto cell = static_cast<std::size_t>((x.c.m - m_min) * (p_max - p_min + 1) + x.c.p - p_min);
+            grid[cell] = x.pred.time_s, grid_near[cell] = near;
+        }
         if (x.c.m == m_max && x.c.p == p_min) most_m = x;  // most host parallelism, fewest APUs
         if (x.c.m == m_min && x.c.p == b.p_top(m_min)) most_p = x;  // most APUs, fewest processes
     }
 };
 
-void human_report(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v) {
+// What the human report needs of the objective: the search's options, the other objectives' choices.
+struct goal_view {
+    search_options opt;
+    bool cluster = false;  // the search spans more than one node count
+    std::vector<objective_choice> others;
+};
+
+void goal_lines(out_stream& out, const search_result& r, const goal_view& g) {
+    if (!g.cluster && g.opt.minimise == objective::time && g.opt.budget_node_hours <= 0) return;
+    out.print("Chosen by {}.{}\n", objective_phrase(g.opt), g.others.empty() ? "" : " The other objectives would choose:");
+    for (const auto& o : g.others)
+        out.print("  {:<11} {:<22} ({})\n", to_string(o.goal), label(o.best.c), value_phrase(o.best, o.goal, g.cluster));
+    if (g.opt.minimise != objective::time && !(r.quickest.c.m == r.best.c.m && r.quickest.c.p == r.best.c.p &&
+                                               r.quickest.c.nodes == r.best.c.nodes)) {
+        const double cb = objective_value(g.opt.minimise, r.best.c, r.best.pred.time_s);
+        const double cq = objective_value(g.opt.minimise, r.quickest.c, r.quickest.pred.time_s);
+        out.print("  against the fastest, {} ({}): {:+.1f} % time for {:.3g}x fewer {}\n", label(r.quickest.c),
+                  value_phrase(r.quickest, g.opt.minimise, g.cluster), 100.0 * (r.best.pred.time_s / r.quickest.pred.time_s - 1.0),
+                  cq / cb, to_string(g.opt.minimise));
+    }
+}
+
+void human_report(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
+                  const goal_view& g) {
     const auto& pl = s.plat;
     const auto& app = s.app;
     const auto& sp = s.space;
@@ -140,7 +170,6 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
     for (const auto& n : r.notes) out.print("note: {}\n", n);
     out.print("\n");
     const double best_t = r.best.pred.time_s;
-    const double limit = best_t * (1.0 + sp.tolerance);
     // Grid of m x p at the best node count, when it fits on a screen.
     if (v.grid_fits) {
         out.print("Predicted time (s) at nodes={}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
@@ -155,7 +184,8 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
                 if (std::isnan(t))
                     out.print("{:>9}", ".");
                 else
-                    out.print("{:>8.4g}{}", t, t <= limit ? "*" : " ");
+                    out.print("{:>8.4g}{}", t,
+                              v.grid_near[static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min)] ? "*" : " ");
             }
             out.print("\n");
         }
@@ -170,23 +200,34 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
         out.print("\n");
     }
     // Ranked table.
-    out.print("Fastest {} of {} (seconds):\n", r.fastest.size(), r.feasible);
-    out.print("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "rank", "m", "p",
-              "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin", "start-up");
+    const objective goal = g.opt.minimise;
+    if (goal == objective::time)
+        out.print("Fastest {} of {} (seconds):\n", r.fastest.size(), r.feasible);
+    else
+        out.print("Cheapest {} in {} of the {} within {:g} % of the fastest time (seconds; vs best in {}):\n",
+                  r.fastest.size(), to_string(goal), r.feasible, 100 * g.opt.within, to_string(goal));
+    out.print("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}{}\n", "rank", "m", "p",
+              "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin", "start-up",
+              g.cluster ? fmt::format(" {:>11}", goal == objective::core_hours ? "core-hours" : "node-hours") : "");
+    const double best_key = objective_value(goal, r.best.c, best_t);
     bool any_extrap = false;
     for (std::size_t i = 0; i < r.fastest.size(); ++i) {
         const ranked& x = r.fastest[i];
         const breakdown& b = x.pred.parts;
         any_extrap = any_extrap || b.extrapolated;
         out.print(
-            "{:>5} {:>5} {:>5} {:>6} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}\n",
-            i + 1, x.c.m, x.c.p, x.c.nodes, x.pred.time_s, 100.0 * (x.pred.time_s / best_t - 1.0), b.host, b.accelerator,
-            b.offload, b.context_switch, b.communication, b.spin, b.startup, b.extrapolated ? " ~" : "");
+            "{:>5} {:>5} {:>5} {:>6} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}{}\n",
+            i + 1, x.c.m, x.c.p, x.c.nodes, x.pred.time_s, 100.0 * (objective_value(goal, x.c, x.pred.time_s) / best_key - 1.0),
+            b.host, b.accelerator, b.offload, b.context_switch, b.communication, b.spin, b.startup,
+            g.cluster ? fmt::format(" {:>11.4g}", objective_value(goal == objective::core_hours ? goal : objective::node_hours,
+                                                                 x.c, x.pred.time_s))
+                      : "",
+            b.extrapolated ? " ~" : "");
     }
     if (any_extrap) out.print("  ~ communication cost extrapolated by the fitted latency-bandwidth model (outside the measured tables)\n");
     // Best and why.
     const breakdown& bb = r.best.pred.parts;
-    out.print("\nBest: {}, {}\n", label(r.best.c), human_time(best_t));
+    out.print("\nBest: {}, {}\n", label(r.best.c), value_phrase(r.best, goal, g.cluster));
     out.print("  = host {} + accelerator {} + offload {} + context switch {} + communication {}", human_time(bb.host),
               human_time(bb.accelerator), human_time(bb.offload), human_time(bb.context_switch),
               human_time(bb.communication));
@@ -206,13 +247,9 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
         done.push_back(x->c);
         out.print("{}", contrast(r.best, *x, why));
     }
-    out.print("\nNear-optimal set (within {:g} % of the best, {} configuration{}): ", 100 * sp.tolerance,
-              r.near_optimal_count, r.near_optimal_count == 1 ? "" : "s");
-    for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
-        out.print("{}{} ({})", i ? ", " : "", label(r.near_optimal[i].c), human_time(r.near_optimal[i].pred.time_s));
-    if (r.near_optimal_count > static_cast<std::int64_t>(r.near_optimal.size()))
-        out.print(", ... ({} more)", r.near_optimal_count - static_cast<std::int64_t>(r.near_optimal.size()));
-    out.print("\n");
+    goal_lines(out, r, g);
+    if (g.cluster) out.print("\n{}", front_table(r.front, r.best, r.base, goal));
+    out.print("\n{}", near_optimal_summary(r, sp.tolerance, goal));
     if (r.near_optimal_count > 1)
         out.print("  Configurations inside this margin cannot be told apart at the model's accuracy ([H] §4.4).\n");
 }
@@ -228,10 +265,11 @@ std::vector<configuration> uncertainty_candidates(const search_result& r) {
     };
     for (const auto& x : r.fastest) add(x.c);
     for (const auto& x : r.near_optimal) add(x.c);
+    for (std::size_t i : thin_front(r.front, {}, 20)) add(r.front[i].c);
     return out;
 }
 
-void uncertainty_text(out_stream& out, const uncertainty_report& u) {
+void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster) {
     out.print("\nUncertainty (--uncertainty): ");
     if (u.samples == 0) {
         out.print("no spread is given for a parameter the model varies{}; every interval is the point.\n",
@@ -242,10 +280,14 @@ void uncertainty_text(out_stream& out, const uncertainty_report& u) {
               u.samples);
     for (const auto& p : u.parameters) out.print("  {}\n", p);
     if (!u.not_varied.empty()) out.print("  not varied (no scalar of the model): {}\n", fmt::join(u.not_varied, ", "));
-    out.print("{:>5} {:>5} {:>6} {:>11} {:>23} {:>16}\n", "m", "p", "nodes", "time", "90 % interval", "P(<= best)");
+    out.print("{:>5} {:>5} {:>6} {:>11} {:>23} {:>16}{}\n", "m", "p", "nodes", "time", "90 % interval", "P(<= best)",
+              cluster ? fmt::format(" {:>23} {:>12}", "node-hours 90 %", "P(on front)") : "");
     for (const auto& x : u.configs)
-        out.print("{:>5} {:>5} {:>6} {:>11.5g} {:>11.5g} - {:<9.5g} {:>15.1f}%\n", x.c.m, x.c.p, x.c.nodes, x.time_s, x.lo,
-                  x.hi, 100 * x.p_not_slower);
+        out.print("{:>5} {:>5} {:>6} {:>11.5g} {:>11.5g} - {:<9.5g} {:>15.1f}%{}\n", x.c.m, x.c.p, x.c.nodes, x.time_s, x.lo,
+                  x.hi, 100 * x.p_not_slower,
+                  cluster ? fmt::format(" {:>11.4g} - {:<9.4g} {:>11.1f}%", node_hours(x.c, x.lo), node_hours(x.c, x.hi),
+                                        100 * x.p_on_front)
+                          : "");
     out.print("Cannot be told apart from the best at these spreads (at least as fast in >= 5 % of the samples, {} "
               "configuration{}): ",
               u.indistinguishable.size(), u.indistinguishable.size() == 1 ? "" : "s");
@@ -264,8 +306,9 @@ std::string uncertainty_json(const uncertainty_report& u) {
     for (std::size_t i = 0; i < u.configs.size(); ++i) {
         const auto& x = u.configs[i];
         s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"lo_s\": {}, \"hi_s\": {}, "
-                         "\"p_not_slower\": {}}}",
-                         i ? ", " : "", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(x.lo), num(x.hi), num(x.p_not_slower));
+                         "\"p_not_slower\": {}, \"p_on_front\": {}}}",
+                         i ? ", " : "", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(x.lo), num(x.hi), num(x.p_not_slower),
+                         num(x.p_on_front));
     }
     s += "], \"indistinguishable\": [";
     for (std::size_t i = 0; i < u.indistinguishable.size(); ++i)
@@ -276,34 +319,50 @@ std::string uncertainty_json(const uncertainty_report& u) {
 
 // One configuration as a JSON object; `extra` is appended inside it (", \"key\": value").
 std::string json_entry(const ranked& x, std::string_view extra = {}) {
-    return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"breakdown\": {}{}}}", x.c.m, x.c.p,
-                       x.c.nodes, num(x.pred.time_s), breakdown_json(x.pred.parts), extra);
+    return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"node_hours\": {}, \"core_hours\": {}, "
+                       "\"breakdown\": {}{}}}",
+                       x.c.m, x.c.p, x.c.nodes, num(x.pred.time_s), num(node_hours(x.c, x.pred.time_s)),
+                       num(core_hours(x.c, x.pred.time_s)), breakdown_json(x.pred.parts), extra);
 }
 
 // --json: the configurations are written while the search evaluates them.
 void json_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt, search_result& r,
-                 const std::vector<std::string>& what_if, bool uncertainty) {
+                 const std::vector<std::string>& what_if, bool uncertainty, const goal_view& g) {
     std::int64_t written = 0;
-    opt.visit = [&](const ranked& x, const ranked& best) {
+    opt.visit = [&](const ranked& x, const ranked&, bool near) {
         if (written == 0) {
-            out.print("{{\"profile\": {}, \"file\": {}, \"model\": \"{}\", \"policy\": \"{}\", \"tolerance\": {}, ",
+            out.print("{{\"schema\": \"mmgp/1\", \"kind\": \"prediction\", \"profile\": {}, \"file\": {}, \"model\": \"{}\", "
+                      "\"policy\": \"{}\", \"tolerance\": {}, ",
                       quote(s.name.empty() ? s.file : s.name), quote(s.file), to_string(kind), to_string(s.space.pol),
                       num(s.space.tolerance));
+            out.print("\"objective\": \"{}\", \"within\": {}, \"budget_node_hours\": {}, ", to_string(opt.minimise),
+                      opt.minimise == objective::time ? "null" : num(opt.within),
+                      opt.budget_node_hours > 0 ? num(opt.budget_node_hours) : "null");
             out.print("\"search\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}}, \"feasible\": {},\n",
                       s.space.m.lo, s.space.m.hi, s.space.p.lo, s.space.p.hi, s.space.nodes.lo, s.space.nodes.hi,
                       count_feasible(s));
             out.print("\"configurations\": [\n");
         }
-        const bool near = x.pred.time_s <= best.pred.time_s * (1.0 + s.space.tolerance);
         out.print("{}  {}", written ? ",\n" : "", json_entry(x, near ? ", \"near_optimal\": true" : ", \"near_optimal\": false"));
         ++written;
     };
     r = search(s, kind, opt);
     r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
-    out.print("\n],\n\"best\": {},\n\"near_optimal_count\": {},\n\"near_optimal\": [\n", json_entry(r.best), r.near_optimal_count);
+    const auto& sp = r.near_optimal_span;
+    out.print("\n],\n\"best\": {},\n\"fastest\": {},\n\"near_optimal_count\": {},\n", json_entry(r.best), json_entry(r.quickest),
+              r.near_optimal_count);
+    out.print("\"near_optimal_span\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}},\n\"near_optimal\": [\n",
+              sp.m_lo, sp.m_hi, sp.p_lo, sp.p_hi, sp.nodes_lo, sp.nodes_hi);
     for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
         out.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
-    out.print("],\n\"notes\": [");
+    out.print("],\n");
+    if (g.cluster) {
+        out.print("\"front\": {},\n\"chosen_by\": {{\"{}\": {}", front_json(r.front, r.best, r.base), to_string(opt.minimise),
+                  json_entry(r.best));
+        for (const auto& o : g.others) out.print(", \"{}\": {}", to_string(o.goal), json_entry(o.best));
+        out.print("}},\n");
+    }
+    out.print("\"notes\": [");
     for (std::size_t i = 0; i < r.notes.size(); ++i) out.print("{}{}", i ? ", " : "", quote(r.notes[i]));
     out.print("]");
     if (uncertainty)
@@ -315,16 +374,16 @@ void json_report(out_stream& out, const scenario& s, model_kind kind, search_opt
 // --csv: every configuration, written while the search evaluates it.
 void csv_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt) {
     bool header = false;
-    opt.visit = [&](const ranked& x, const ranked& best) {
+    opt.visit = [&](const ranked& x, const ranked&, bool near) {
         if (!header)
             out.print("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,"
-                      "startup_s,extrapolated,near_optimal\n");
+                      "startup_s,extrapolated,near_optimal,node_hours,core_hours\n");
         header = true;
         const breakdown& b = x.pred.parts;
-        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
+        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
                   num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
-                  num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0,
-                  x.pred.time_s <= best.pred.time_s * (1.0 + s.space.tolerance) ? 1 : 0);
+                  num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0, near ? 1 : 0,
+                  num(node_hours(x.c, x.pred.time_s)), num(core_hours(x.c, x.pred.time_s)));
     };
     search(s, kind, opt);
 }
@@ -368,7 +427,7 @@ void wavefront_report(out_stream& out, const scenario& s, bool as_json) {
     for (int n : counts) rows.push_back(wave_at(s, n));
     const auto& w = s.app.wave;
     if (as_json) {
-        out.print("{{\"scenario\": {}, \"kind\": \"wavefront\", \"rows\": [", quote(s.name));
+        out.print("{{\"schema\": \"mmgp/1\", \"kind\": \"wavefront\", \"scenario\": {}, \"rows\": [", quote(s.name));
         for (std::size_t i = 0; i < rows.size(); ++i) {
             const auto& r = rows[i];
             auto one = [&](const wavefront_prediction& t, const configuration& c) {
@@ -448,31 +507,51 @@ int run_predict(const predict_options& o) {
     // The search streams: no output keeps every configuration in memory (search.hpp).
     search_options opt;
     opt.keep_all = false;
+    apply_objective_options(o.goal, s, opt);
+    if (!o.plot.empty()) check_output("--plot", o.plot, {s.file});
     out_stream out;
     std::vector<std::string> what_if;  // said with the model's notes: the output is not the file's prediction
     for (const auto& set : o.space.sets) what_if.push_back("what-if: --set " + set);
     if (s.app.has_wavefront) {  // a wavefront program: its two mappings over the node counts
-        if (o.csv || o.uncertainty)
-            throw usage_error("--csv/--uncertainty: expected a scenario with an off-load profile, found a wavefront application");
+        if (o.csv || o.uncertainty || !o.plot.empty() || opt.minimise != objective::time || o.goal.budget)
+            throw usage_error("--csv/--uncertainty/--plot/--objective/--budget: expected a scenario with an off-load "
+                              "profile, found a wavefront application");
         wavefront_report(out, s, o.json);
         return 0;
     }
-    if (o.json) {
-        opt.near_optimal_max = json_near_optimal_max;
-        search_result r;
-        json_report(out, s, kind, opt, r, what_if, o.uncertainty);
-    } else if (o.csv) {
-        opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
-        csv_report(out, s, kind, opt);
-    } else {
-        opt.near_optimal_max = 12;
-        opt.fastest_max = static_cast<std::size_t>(o.top);
-        human_view view(s);
-        opt.visit = [&](const ranked& x, const ranked& best) { view.see(x, best); };
-        search_result r = search(s, kind, opt);
-        r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
-        human_report(out, s, kind, r, view);
-        if (o.uncertainty) uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c));
+    goal_view g;
+    g.cluster = s.space.nodes.hi > s.space.nodes.lo;
+    opt.front = g.cluster || !o.plot.empty();
+    try {
+        if (g.cluster && !o.csv) g.others = other_choices(s, kind, opt);
+        if (o.json) {
+            opt.near_optimal_max = json_near_optimal_max;
+            search_result r;
+            json_report(out, s, kind, opt, r, what_if, o.uncertainty, g);
+            if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
+        } else if (o.csv) {
+            opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
+            csv_report(out, s, kind, opt);
+            if (!o.plot.empty()) {
+                opt.visit = nullptr;
+                const search_result r = search(s, kind, opt);
+                write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
+            }
+        } else {
+            opt.near_optimal_max = 12;
+            opt.fastest_max = static_cast<std::size_t>(o.top);
+            human_view view(s);
+            opt.visit = [&](const ranked& x, const ranked& best, bool near) { view.see(x, best, near); };
+            search_result r = search(s, kind, opt);
+            r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
+            g.opt = opt;
+            human_report(out, s, kind, r, view, g);
+            if (o.uncertainty) uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c), g.cluster);
+            if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
+        }
+    } catch (const budget_error& e) {
+        throw usage_error(fmt::format("--budget: expected at least {:.6g} node-hours (the cheapest configuration), found {:g}",
+                                      e.cheapest(), e.budget()));
     }
     return 0;
 }

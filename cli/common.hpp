@@ -13,6 +13,7 @@
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
+#include "cost.hpp"
 
 namespace mmgp::cli {
 
@@ -73,8 +74,9 @@ enum class profile_kind { platform, application };
 void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command);
 
 struct predict_options {
-    std::string profile;
+    std::string profile, plot;
     space_options_cli space;
+    objective_options_cli goal;  ///< --objective, --within, --max-nodes, --budget
     std::optional<double> tolerance;  ///< --tolerance (not given: the scenario's)
     bool json = false, csv = false, uncertainty = false;
     int top = 15;
@@ -129,6 +131,7 @@ int run_profile(const profile_options& o);
 struct launch_options {
     std::string profile, launcher, program;
     space_options_cli space;
+    objective_options_cli goal;  ///< --objective, --within, --max-nodes, --budget
     std::optional<std::int64_t> units;  ///< --units (not given: the application's)
     std::optional<int> cores_per_node;
     bool oversubscribe = false, no_bind = false, exec = false, json = false;

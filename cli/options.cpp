@@ -30,9 +30,14 @@ const std::vector<value_rule>& value_rules() {
         {"*", "--max-age", K::real, 0, 36500},
         {"*", "--set", K::assignment, 0, 0, false, false, "platform|application|search"},
         {"fit", "--set", K::assignment, 0, 0, false, false, "platform"},
+        {"*", "--objective", K::word, 0, 0, false, false, "time|node-hours|core-hours"},
+        {"*", "--within", K::real, 0, 1, true},
+        {"*", "--max-nodes", K::count, 1, big},
+        {"*", "--budget", K::real, 0, 1e15, true},
         // predict
         {"predict", "--tolerance", K::real, 0, 100},
         {"predict", "--top", K::count, 1, 1e6},
+        {"predict", "--plot", K::text},
         // validate: the CI gates (a negative or NaN bound would make the gate pass silently)
         {"validate", "file", K::text},
         {"validate", "--max-mean-err", K::real, 0, 1e9},

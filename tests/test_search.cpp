@@ -61,7 +61,7 @@ TEST_CASE("the streaming search: the visitor sees every configuration once with 
     opt.fastest_max = 25;
     std::size_t seen = 0;
     bool in_order = true, best_known = true;
-    opt.visit = [&](const mmgp::ranked& x, const mmgp::ranked& best) {
+    opt.visit = [&](const mmgp::ranked& x, const mmgp::ranked& best, bool) {
         const auto& e = all.all.at(seen++);
         in_order = in_order && e.c.m == x.c.m && e.c.p == x.c.p && e.c.nodes == x.c.nodes && e.pred.time_s == x.pred.time_s;
         best_known = best_known && best.pred.time_s == all.best.pred.time_s;

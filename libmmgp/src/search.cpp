@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "detail/json_reader.hpp"
 
@@ -60,7 +62,8 @@ public:
         std::size_t index = 0;
         for (std::int64_t n = b_.n_lo; n <= b_.n_hi; ++n)
             for (std::size_t k = 0; k < p_tops_.size(); ++k, ++index)
-                if (marked(index)) f(n, b_.m_lo + static_cast<std::int64_t>(k), p_tops_[k]);
+                if (marked(index, n, b_.m_lo + static_cast<std::int64_t>(k)))
+                    f(n, b_.m_lo + static_cast<std::int64_t>(k), p_tops_[k]);
     }
     bool usable() const noexcept { return !p_tops_.empty() || per_node_rows_ == 0; }
 
@@ -96,14 +99,13 @@ std::string label_of(const configuration& c) {
 class fastest_k {
 public:
     explicit fastest_k(std::size_t k) : k_(k) {}
-    /// Offers a configuration of time t; make() builds it only when it is kept.
+    /// Offers a configuration whose key (time or cost) is t; make() builds it only when it is kept.
     template <class Make>
     void offer(double t, std::int64_t seq, Make&& make) {
         if (k_ == 0) return;
-        if (heap_.size() == k_ && !(t < heap_.front().first.pred.time_s ||
-                                    (t == heap_.front().first.pred.time_s && seq < heap_.front().second)))
+        if (heap_.size() == k_ && !(t < heap_.front().key || (t == heap_.front().key && seq < heap_.front().seq)))
             return;
-        heap_.push_back({make(), seq});
+        heap_.push_back({make(), t, seq});
         std::push_heap(heap_.begin(), heap_.end(), before);
         if (heap_.size() > k_) {
             std::pop_heap(heap_.begin(), heap_.end(), before);
@@ -114,18 +116,189 @@ public:
         std::sort_heap(heap_.begin(), heap_.end(), before);
         std::vector<ranked> out;
         out.reserve(heap_.size());
-        for (auto& e : heap_) out.push_back(e.first);
+        for (auto& e : heap_) out.push_back(e.x);
         return out;
     }
 
 private:
-    using entry = std::pair<ranked, std::int64_t>;
-    static bool before(const entry& a, const entry& b) {
-        return a.first.pred.time_s < b.first.pred.time_s || (a.first.pred.time_s == b.first.pred.time_s && a.second < b.second);
-    }
+    struct entry {
+        ranked x;
+        double key;
+        std::int64_t seq;
+    };
+    static bool before(const entry& a, const entry& b) { return a.key < b.key || (a.key == b.key && a.seq < b.seq); }
     std::size_t k_;
     std::vector<entry> heap_;  // max-heap by `before`: the slowest kept on top
 };
+
+}  // namespace
+
+void config_span::add(const configuration& c, bool first) noexcept {
+    if (first) {
+        m_lo = m_hi = c.m, p_lo = p_hi = c.p, nodes_lo = nodes_hi = c.nodes;
+        return;
+    }
+    m_lo = std::min(m_lo, c.m), m_hi = std::max(m_hi, c.m);
+    p_lo = std::min(p_lo, c.p), p_hi = std::max(p_hi, c.p);
+    nodes_lo = std::min(nodes_lo, c.nodes), nodes_hi = std::max(nodes_hi, c.nodes);
+}
+
+namespace {
+std::string budget_text(double budget, double cheapest) {
+    char text[160];
+    std::snprintf(text, sizeof text, "a budget of at least %.6g node-hours (the cheapest configuration), found %.6g",
+                  cheapest, budget);
+    return text;
+}
+}  // namespace
+
+budget_error::budget_error(double budget, double cheapest)
+    : error(budget_text(budget, cheapest)), budget_(budget), cheapest_(cheapest) {}
+
+namespace {
+
+// What pass 1 leaves for the choice and for pass 2.
+struct first_pass {
+    configuration fastest_c;  // the first fastest in search order
+    double fastest_t = 0.0;
+    configuration base_c;     // the first fastest at the fewest nodes
+    double base_t = std::numeric_limits<double>::infinity();
+    std::optional<pareto_front> node_front, cost_front;  // node-hours; core-hours (that objective only)
+    std::vector<float> row_floor;  // a lower bound of each row's fastest time (when rows are skipped)
+    std::vector<double> top;       // max-heap of the fastest_max smallest times
+};
+
+// The choice and the rules of pass 2.
+struct choice {
+    configuration best_c, quick_c;
+    double window = std::numeric_limits<double>::infinity();  // time limit of a cost objective's window
+    double budget = 0;                                        // node-hours (0: none)
+    objective goal = objective::time;
+    double key(const configuration& c, double t) const noexcept { return objective_value(goal, c, t); }
+    bool allowed(const configuration& c, double t) const noexcept {
+        return t <= window && (budget <= 0 || node_hours(c, t) <= budget);
+    }
+};
+
+void keep_top(std::vector<double>& top, std::size_t k, double t) {
+    top.push_back(t);
+    std::push_heap(top.begin(), top.end());
+    if (top.size() > k) {
+        std::pop_heap(top.begin(), top.end());
+        top.pop_back();
+    }
+}
+
+// Pass 1: every row once. The fastest (every time must be finite), the fastest at the fewest nodes, the
+// fronts, and (when pass 2 may skip rows) each row's floor and the fastest_max fastest times.
+first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& space, const search_options& opt,
+                    bool skip_rows, search_result& out) {
+    first_pass f;
+    const policy pol = s.space.pol;
+    const int p_lo = space.p_lo();
+    const bool cost_goal = opt.minimise != objective::time;
+    if (opt.front || cost_goal || opt.budget_node_hours > 0) f.node_front.emplace(objective::node_hours);
+    if (opt.minimise == objective::core_hours) f.cost_front.emplace(objective::core_hours);
+    if (skip_rows) f.row_floor.resize(static_cast<std::size_t>(space.rows()));
+    std::size_t row_index = 0;
+    bool have = false;
+    std::vector<double> times;  // one row's times, p = p_lo, p_lo + 1, ...
+    const std::int64_t n_lo = bounds(s).n_lo;
+    space.each([&](std::int64_t n, std::int64_t m, int p_top) {
+        const row r = row_at(ev, n, m, pol);
+        const configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol};
+        const int count = p_top - p_lo + 1;
+        times.resize(static_cast<std::size_t>(count));
+        for (int i = 0; i < count; ++i) times[static_cast<std::size_t>(i)] = r.time(p_lo + i);
+        double row_min = std::numeric_limits<double>::infinity(), sum = 0.0;
+        for (double t : times) row_min = std::min(row_min, t), sum += t;
+        if (!std::isfinite(sum))  // a non-finite time, or finite ones too large to add up: look for the first
+            for (int i = 0; i < count; ++i)
+                if (!std::isfinite(times[static_cast<std::size_t>(i)]))
+                    throw input_error(s.file, "", "parameters whose predicted times are finite",
+                                      "an overflowing prediction at " + label_of({c.m, p_lo + i, c.nodes, pol}));
+        auto first_at = [&](double t) {
+            configuration k = c;
+            k.p = p_lo + static_cast<int>(std::find(times.begin(), times.end(), t) - times.begin());
+            return k;
+        };
+        if (!have || row_min < f.fastest_t) {  // the first fastest in search order
+            f.fastest_t = row_min, f.fastest_c = first_at(row_min), have = true;
+            // Rows come in order of nodes: a row slower than the fastest so far has at least its node-hours.
+            if (f.node_front) f.node_front->offer_fastest(f.fastest_c, row_min);
+        }
+        if (n == n_lo && row_min < f.base_t) f.base_t = row_min, f.base_c = first_at(row_min);
+        if (f.cost_front) {
+            configuration k = c;
+            for (int i = 0; i < count; ++i) {
+                k.p = p_lo + i;
+                const double t = times[static_cast<std::size_t>(i)];
+                if (!f.cost_front->dominated(t, core_hours(k, t))) f.cost_front->offer(k, t);
+            }
+        }
+        if (skip_rows && opt.fastest_max > 0 && (f.top.size() < opt.fastest_max || row_min < f.top.front()))
+            for (double t : times)
+                if (f.top.size() < opt.fastest_max || t < f.top.front()) keep_top(f.top, opt.fastest_max, t);
+        if (skip_rows) f.row_floor[row_index++] = float_floor(row_min);
+        if (opt.keep_all) {
+            configuration k = c;
+            for (int p = p_lo; p <= p_top; ++p) k.p = p, out.all.push_back(ranked{k, r.at(p)});
+        }
+    });
+    return f;
+}
+
+// The cheapest (core-hours) within the window and the budget, by evaluating the rows that can hold it: the
+// one choice the fronts do not give.
+configuration cheapest_in_window(const scenario& s, const evaluator& ev, const row_space& space, const first_pass& f,
+                                 const choice& ch) {
+    configuration best{};
+    double best_cost = std::numeric_limits<double>::infinity(), best_t = 0;
+    std::size_t index = 0;
+    space.each([&](std::int64_t n, std::int64_t m, int p_top) {
+        const std::size_t i = index++;
+        if (!f.row_floor.empty() && static_cast<double>(f.row_floor[i]) > ch.window) return;
+        const row r = row_at(ev, n, m, s.space.pol);
+        configuration c{static_cast<int>(m), 0, static_cast<int>(n), s.space.pol};
+        for (int p = space.p_lo(); p <= p_top; ++p) {
+            c.p = p;
+            const double t = r.time(p);
+            if (!ch.allowed(c, t)) continue;
+            const double cost = core_hours(c, t);
+            if (cost < best_cost || (cost == best_cost && t < best_t)) best = c, best_cost = cost, best_t = t;
+        }
+    });
+    return best;
+}
+
+// The choice: the fastest within the budget; under a cost objective, the cheapest in its window.
+choice choose(const scenario& s, const evaluator& ev, const row_space& space, const search_options& opt,
+              const first_pass& f) {
+    choice ch;
+    ch.goal = opt.minimise;
+    ch.budget = opt.budget_node_hours;
+    ch.quick_c = f.fastest_c;
+    double quick_t = f.fastest_t;
+    std::vector<front_point> nodes_front;
+    if (f.node_front) nodes_front = f.node_front->points();
+    if (ch.budget > 0) {
+        auto in = std::find_if(nodes_front.begin(), nodes_front.end(), [&](const front_point& x) { return x.cost <= ch.budget; });
+        if (in == nodes_front.end()) throw budget_error(ch.budget, nodes_front.back().cost);
+        ch.quick_c = in->c, quick_t = in->time_s;
+    }
+    ch.best_c = ch.quick_c;
+    if (ch.goal == objective::time) return ch;
+    ch.window = quick_t * (1.0 + opt.within);
+    if (ch.goal == objective::core_hours && ch.budget > 0) {
+        ch.best_c = cheapest_in_window(s, ev, space, f, ch);
+        return ch;
+    }
+    // The cheapest in the window is on the front (what beats it in time and cost is in the window too).
+    const std::vector<front_point> front = ch.goal == objective::core_hours ? f.cost_front->points() : nodes_front;
+    for (const auto& x : front)
+        if (x.time_s <= ch.window) ch.best_c = x.c;
+    return ch;
+}
 
 }  // namespace
 
@@ -146,89 +319,69 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     out.feasible = count;
     out.notes = ev.notes();
     if (opt.keep_all) out.all.reserve(static_cast<std::size_t>(count));
-    // Pass 1: the best (the first fastest in search order); every time must be finite. Without a visitor, it
-    // also keeps a lower bound of each row's fastest time (a float, 4 bytes a row, for spaces of at most
-    // max_marked_rows rows) and the fastest_max fastest times, so that pass 2 evaluates only the rows that
-    // can hold a near-optimal configuration or one of the fastest.
+    // Pass 1 keeps a lower bound of each row's fastest time (a float, 4 bytes a row, for spaces of at most
+    // max_marked_rows rows), so that pass 2 evaluates only the rows that can hold what it keeps.
     const row_space space(bounds(s));
     const policy pol = s.space.pol;
     const int p_lo = space.p_lo();
-    const bool skip_rows = !opt.keep_all && !opt.visit && space.usable() && space.rows() <= max_marked_rows;
-    std::vector<float> row_floor(skip_rows ? static_cast<std::size_t>(space.rows()) : 0);
-    std::size_t row_index = 0;
-    std::vector<double> top;  // max-heap of the fastest_max smallest times so far
-    std::vector<double> times;  // one row's times, p = p_lo, p_lo + 1, ...
-    bool have_best = false;
-    configuration best_c;
-    double best_t = 0.0;
-    space.each([&](std::int64_t n, std::int64_t m, int p_top) {
-        const row r = row_at(ev, n, m, pol);
-        const configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol};
-        const int count = p_top - p_lo + 1;
-        times.resize(static_cast<std::size_t>(count));
-        for (int i = 0; i < count; ++i) times[static_cast<std::size_t>(i)] = r.time(p_lo + i);
-        double row_min = std::numeric_limits<double>::infinity(), sum = 0.0;
-        for (double t : times) row_min = std::min(row_min, t), sum += t;
-        if (!std::isfinite(sum))  // a non-finite time, or finite ones too large to add up: look for the first
-            for (int i = 0; i < count; ++i)
-                if (!std::isfinite(times[static_cast<std::size_t>(i)]))
-                    throw input_error(s.file, "", "parameters whose predicted times are finite",
-                                      "an overflowing prediction at " + label_of({c.m, p_lo + i, c.nodes, pol}));
-        if (!have_best || row_min < best_t) {  // the first fastest in search order
-            const auto first = std::find(times.begin(), times.end(), row_min) - times.begin();
-            best_t = row_min, best_c = c, best_c.p = p_lo + static_cast<int>(first), have_best = true;
-        }
-        if (skip_rows && opt.fastest_max > 0 && (top.size() < opt.fastest_max || row_min < top.front()))
-            for (double t : times)
-                if (top.size() < opt.fastest_max || t < top.front()) {
-                    top.push_back(t);
-                    std::push_heap(top.begin(), top.end());
-                    if (top.size() > opt.fastest_max) {
-                        std::pop_heap(top.begin(), top.end());
-                        top.pop_back();
-                    }
-                }
-        if (skip_rows) row_floor[row_index++] = float_floor(row_min);
-        if (opt.keep_all) {
-            configuration k = c;
-            for (int p = p_lo; p <= p_top; ++p) k.p = p, out.all.push_back(ranked{k, r.at(p)});
-        }
-    });
-    out.best = ranked{best_c, ev(best_c)};
-    // Pass 2 (over the kept list, or a second evaluation of the rows pass 1 marked): the near-optimal set,
-    // the fastest and the visitor.
-    const double limit = best_t * (1.0 + s.space.tolerance);
+    const bool skip_rows = !opt.keep_all && space.usable() && space.rows() <= max_marked_rows;
+    const first_pass f = pass_one(s, ev, space, opt, skip_rows, out);
+    const choice ch = choose(s, ev, space, opt, f);
+    out.best = ranked{ch.best_c, ev(ch.best_c)};
+    out.quickest = ranked{ch.quick_c, ev(ch.quick_c)};
+    out.base = ranked{f.base_c, ev(f.base_c)};
+    if (opt.front) {
+        if (f.cost_front) out.front = f.cost_front->points();
+        else out.front = f.node_front->points();
+    }
+    // Pass 2 (over the kept list, or a second evaluation of the rows that can matter): the near-optimal set,
+    // the first by the objective and the visitor.
+    const bool by_time = opt.minimise == objective::time;
+    const double best_key = ch.key(out.best.c, out.best.pred.time_s);
+    const double limit = best_key * (1.0 + s.space.tolerance);
     const std::size_t keep = opt.near_optimal_max == 0 ? static_cast<std::size_t>(count) : opt.near_optimal_max;
     fastest_k near(keep), fastest(opt.fastest_max);
     std::int64_t seq = 0;
-    auto second = [&](double t, auto&& make) {
-        if (t <= limit) {
+    auto second = [&](const configuration& c, double t, auto&& make) {
+        const bool allowed = ch.allowed(c, t);
+        const double key = ch.key(c, t);
+        const bool is_near = allowed && key <= limit;
+        if (is_near) {
+            out.near_optimal_span.add(c, out.near_optimal_count == 0);
             ++out.near_optimal_count;
-            near.offer(t, seq, make);
+            near.offer(key, seq, make);
         }
-        fastest.offer(t, seq, make);
+        if (allowed) fastest.offer(key, seq, make);
         ++seq;
-        if (opt.visit) opt.visit(make(), out.best);
+        if (opt.visit) opt.visit(make(), out.best, is_near);
     };
     if (opt.keep_all) {
-        for (const auto& x : out.all) second(x.pred.time_s, [&] { return x; });
+        for (const auto& x : out.all) second(x.c, x.pred.time_s, [&] { return x; });
     } else {
-        // A row whose fastest time exceeds both the near-optimal limit and the fastest_max-th time holds
-        // nothing pass 2 keeps.
-        const double kth = opt.fastest_max == 0 ? -std::numeric_limits<double>::infinity()
-                           : top.size() < opt.fastest_max ? std::numeric_limits<double>::infinity()
-                                                          : top.front();
-        const double needed = std::max(limit, kth);
         auto evaluate_row = [&](std::int64_t n, std::int64_t m, int p_top) {
             const row r = row_at(ev, n, m, pol);
             configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol};
             for (int p = p_lo; p <= p_top; ++p) {
                 c.p = p;
-                second(r.time(p), [&] { return ranked{c, r.at(p)}; });
+                second(c, r.time(p), [&] { return ranked{c, r.at(p)}; });
             }
         };
-        if (skip_rows) {
-            auto marked = [&](std::size_t index) { return static_cast<double>(row_floor[index]) <= needed; };
+        if (skip_rows && !opt.visit) {
+            // A row whose fastest time exceeds what pass 2 keeps holds nothing it keeps: by time, the
+            // near-optimal limit and the fastest_max-th time (with no budget to leave some of those out);
+            // by cost, the window, and the near-optimal cost unless the first fastest_max are ranked.
+            const bool any_rank = opt.fastest_max > 0;
+            const double inf = std::numeric_limits<double>::infinity();
+            const double kth = !any_rank ? -inf : f.top.size() < opt.fastest_max ? inf : f.top.front();
+            const double time_needed = !by_time ? ch.window : any_rank && ch.budget > 0 ? inf : std::max(limit, kth);
+            const bool cost_rows = !by_time && !any_rank;
+            auto marked = [&](std::size_t index, std::int64_t n, std::int64_t m) {
+                const double floor_t = static_cast<double>(f.row_floor[index]);
+                if (floor_t > time_needed) return false;
+                if (!cost_rows) return true;
+                const configuration least{static_cast<int>(m), p_lo, static_cast<int>(n), pol};
+                return objective_value(opt.minimise, least, floor_t) <= limit;
+            };
             space.each_marked(marked, evaluate_row);
         } else {
             space.each(evaluate_row);

@@ -15,7 +15,7 @@ namespace {
 std::vector<mmgp::configuration> space_of(const mmgp::scenario& s, std::size_t limit) {
     std::vector<mmgp::configuration> out;
     mmgp::search_options o(false);
-    o.visit = [&](const mmgp::ranked& each, const mmgp::ranked&) {
+    o.visit = [&](const mmgp::ranked& each, const mmgp::ranked&, bool) {
         if (limit == 0 || out.size() < limit) out.push_back(each.c);
     };
     (void)mmgp::search(s, mmgp::model_kind::mmgp, o);

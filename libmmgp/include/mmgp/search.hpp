@@ -12,7 +12,9 @@
 #include <functional>
 #include <vector>
 
+#include "mmgp/error.hpp"
 #include "mmgp/model.hpp"
+#include "mmgp/objective.hpp"
 
 MMGP_API_BEGIN
 namespace mmgp {
@@ -42,27 +44,66 @@ struct search_options {
     /// Keep this many fastest configurations in `fastest` (ties in search order); 0: none.
     std::size_t fastest_max = 0;
     /// Called for every feasible configuration, in (nodes, m, p) order, once the best is known
-    /// (its second argument): lets a caller stream or summarise the space in constant memory.
-    std::function<void(const ranked& each, const ranked& best)> visit;
+    /// (its second argument), with whether it is in the near-optimal set: lets a caller stream or
+    /// summarise the space in constant memory.
+    std::function<void(const ranked& each, const ranked& best, bool near_optimal)> visit;
+    /// What the choice minimises. A cost objective (node-hours, core-hours) chooses the cheapest
+    /// configuration whose time is within `within` of the fastest; the near-optimal set is then the
+    /// configurations of that window whose cost is within the tolerance of the chosen one's, and `fastest`
+    /// ranks that window by cost.
+    objective minimise = objective::time;
+    /// A cost objective's window: time <= fastest * (1 + within). In (0, 1].
+    double within = 0.05;
+    /// The production run's node-hours at most (0: no budget): configurations above it are never chosen,
+    /// near-optimal or ranked. Throws budget_error when every configuration costs more.
+    double budget_node_hours = 0;
+    /// Keep the Pareto front of time against node-hours (core-hours when that is the objective) in `front`.
+    bool front = false;
 
     /// search(s, kind, {false}): the best and the near-optimal set only.
     search_options(bool keep_every = true) : keep_all(keep_every) {}  // NOLINT(google-explicit-constructor)
 };
 
+/// The ranges of a set of configurations (the near-optimal set's summary).
+struct config_span {
+    int m_lo = 0, m_hi = 0, p_lo = 0, p_hi = 0, nodes_lo = 0, nodes_hi = 0;
+    void add(const configuration& c, bool first) noexcept;
+};
+
+/// search() with a budget below every configuration: `cheapest` is the least node-hours any one costs.
+class budget_error : public error {
+public:
+    budget_error(double budget, double cheapest);
+    double budget() const noexcept { return budget_; }
+    double cheapest() const noexcept { return cheapest_; }
+
+private:
+    double budget_, cheapest_;
+};
+
 /// The outcome of a search.
 struct search_result {
     std::vector<ranked> all;           ///< every feasible configuration, in (nodes, m, p) order (keep_all)
-    ranked best;                       ///< the fastest (ties: fewer nodes, then fewer m, then fewer p)
-    std::vector<ranked> near_optimal;  ///< time <= best * (1 + tolerance), fastest first (ties in search order)
+    /// The choice: the fastest (ties: fewer nodes, then fewer m, then fewer p); under a cost objective the
+    /// cheapest within the window (ties: the faster, then search order).
+    ranked best;
+    ranked quickest;                   ///< the fastest within the budget (the window's reference; `best` for time)
+    ranked base;                       ///< the fastest at the fewest nodes searched (parallel efficiency's reference)
+    /// The near-optimal set, best first by the objective (ties in search order): time <= best * (1 +
+    /// tolerance); under a cost objective, in the window with cost <= best's * (1 + tolerance).
+    std::vector<ranked> near_optimal;
     std::int64_t near_optimal_count = 0;  ///< size of the whole near-optimal set
-    std::vector<ranked> fastest;       ///< the fastest_max fastest, fastest first (rank 1 is `best`)
+    config_span near_optimal_span;        ///< its ranges of m, p and nodes
+    std::vector<ranked> fastest;       ///< the fastest_max first by the objective (rank 1 is `best`)
+    std::vector<front_point> front;    ///< the time-cost Pareto front, fastest first (search_options::front)
     std::int64_t feasible = 0;         ///< how many configurations were evaluated
     std::vector<std::string> notes;    ///< where the model took a value from another section (evaluator::notes())
 };
 
 /// Searches the scenario's space (s.space) with the given model. Throws input_error when the
 /// space holds no feasible configuration, holds more than max_search_configurations (a tenth
-/// of it with keep_all), or a predicted time is not finite (naming the configuration).
+/// of it with keep_all), or a predicted time is not finite (naming the configuration); budget_error when
+/// opt.budget_node_hours is below every configuration.
 search_result search(const scenario& s, model_kind kind, const search_options& opt = {});
 
 /// Number of configurations search() would evaluate (without evaluating them).

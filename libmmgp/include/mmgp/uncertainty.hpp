@@ -21,6 +21,9 @@ struct interval_prediction {
     double time_s = 0;        ///< with the profiles' values
     double lo = 0, hi = 0;    ///< the 5th and 95th percentiles over the samples
     double p_not_slower = 0;  ///< fraction of samples in which c is at least as fast as `best`
+    /// Fraction of samples in which no other candidate is both at least as fast and at least as cheap in
+    /// node-hours (and better in one): c is on the candidates' time-node-hours front.
+    double p_on_front = 0;
 };
 
 struct uncertainty_report {
