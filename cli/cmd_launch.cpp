@@ -29,6 +29,7 @@ void setup_launch(CLI::App& app, launch_options& o) {
         ->required();
     add_checked(sub, "--launcher", o.launcher, "openmpi (mpirun), mpich (mpiexec), srun (Slurm) or local")->required();
     add_space_options(sub, o.space);
+    add_objective_options(sub, o.goal, true);
     add_checked(sub, "--units", o.units, "Task units to share among the processes ({units}); default: the application's units");
     add_checked(sub, "--cores-per-node", o.cores_per_node,
                     "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1, "
@@ -165,7 +166,15 @@ int run_launch(const launch_options& o) {
     scenario s = load_with_options(o.profile, o.space);
     // Task units are part of the model: the mapping is chosen for the units to be launched.
     if (o.units && s.app.decomp == decomposition::task) s.app.units = *o.units;
-    search_result r = search(s, mk, {false});
+    search_options opt(false);
+    apply_objective_options(o.goal, s, opt);
+    search_result r;
+    try {
+        r = search(s, mk, opt);
+    } catch (const budget_error& e) {
+        throw usage_error(fmt::format("--budget: expected at least {:.6g} node-hours (the cheapest configuration), found {:g}",
+                                      e.cheapest(), e.budget()));
+    }
     const ranked& best = r.best;
     // No rank is started without a unit of work: refused when the units are the program's work
     // (task decomposition, --units, or a command that names {units} or {U}).
@@ -186,6 +195,9 @@ int run_launch(const launch_options& o) {
     const std::string name = s.name.empty() ? s.file : s.name;
     if (o.json) {
         nlohmann::json j;
+        j["schema"] = "mmgp/1";
+        j["kind"] = "launch";
+        j["objective"] = std::string(to_string(opt.minimise));
         j["profile"] = name;
         j["file"] = s.file;
         j["model"] = std::string(to_string(mk));
@@ -193,7 +205,9 @@ int run_launch(const launch_options& o) {
                         {"p", best.c.p},
                         {"nodes", best.c.nodes},
                         {"policy", std::string(to_string(best.c.pol))},
-                        {"time_s", best.pred.time_s}};
+                        {"time_s", best.pred.time_s},
+                        {"node_hours", node_hours(best.c, best.pred.time_s)},
+                        {"core_hours", core_hours(best.c, best.pred.time_s)}};
         j["launcher"] = std::string(to_string(kind));
         j["units"] = plan.units;
         j["command"] = shell_command(plan);
@@ -212,9 +226,13 @@ int run_launch(const launch_options& o) {
         std::cout << j.dump() << '\n' << std::flush;
         return 0;
     }
-    std::string out = fmt::format("# {}: {} {}, predicted {} (model {})\n", name,
+    const bool cluster = s.space.nodes.hi > s.space.nodes.lo;
+    std::string out = fmt::format("# {}: {} {}, predicted {} (model {}{})\n", name,
                                   !o.space.narrowed() ? "best" : "chosen", label(best.c),
-                                  human_time(best.pred.time_s), to_string(mk));
+                                  value_phrase(best, opt.minimise, cluster), to_string(mk),
+                                  opt.minimise == objective::time && opt.budget_node_hours <= 0
+                                      ? std::string()
+                                      : ", objective " + objective_phrase(opt));
     for (const auto& n : plan.notes) out += "# note: " + n + "\n";
     out += shell_command(plan);
     std::cout << out << std::flush;

@@ -59,7 +59,9 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--journal", o.journal,
                 "JSON Lines journal of every run, fsynced after each (default mmgp-tune.jsonl when running a program)");
     add_checked(sub, "--resume", o.resume, "Continue the tune recorded in this journal, with its options");
-    add_checked(sub, "--tolerance", o.tolerance, "A configuration within this fraction of the best is as good (default 0.03)");
+    add_checked(sub, "--tolerance", o.tolerance,
+                "A configuration within this fraction of the best (in the objective) is as good (default 0.03)");
+    add_objective_options(sub, o.goal, false);
     add_checked(sub, "--confidence", o.confidence, "Stop when the choice is this sure (default 0.95)");
     add_checked(sub, "--max-runs", o.max_runs, "Budget: runs (default 50; 0: no limit)");
     add_checked(sub, "--max-seconds", o.max_seconds, "Budget: machine seconds, wall time x nodes (default: no limit)");
@@ -267,6 +269,9 @@ json options_json(const tune_options_cli& o) {
     j["oversubscribe"] = o.launch.oversubscribe;
     j["no_bind"] = o.launch.no_bind;
     j["tolerance"] = o.tolerance;
+    j["objective"] = o.goal.objective.empty() ? std::string("time") : o.goal.objective;
+    j["within"] = o.goal.within ? json(*o.goal.within) : json(nullptr);
+    j["max_nodes"] = o.goal.max_nodes ? json(*o.goal.max_nodes) : json(nullptr);
     j["confidence"] = o.confidence;
     j["bound_factor"] = o.bound_factor;
     j["max_runs"] = o.max_runs;
@@ -305,6 +310,24 @@ tune_options_cli options_from(const json& h, const tune_options_cli& caller, con
         o.launch.oversubscribe = j.at("oversubscribe").get<bool>();
         o.launch.no_bind = j.at("no_bind").get<bool>();
         o.tolerance = j.at("tolerance").get<double>();
+        o.goal.objective = j.value("objective", std::string("time"));  // journals written before objectives: time
+        objective goal;
+        if (!parse_objective(o.goal.objective, goal))
+            throw input_error(path, "line 1, /options/objective", "time, node-hours or core-hours", "\"" + o.goal.objective + "\"");
+        o.goal.within.reset();
+        if (j.contains("within") && !j.at("within").is_null()) {
+            const double w = j.at("within").get<double>();
+            if (!(w > 0 && w <= 1) || goal == objective::time)
+                throw input_error(path, "line 1, /options/within", "a fraction in (0, 1] beside a cost objective",
+                                  fmt::format("{:g}", w));
+            o.goal.within = w;
+        }
+        o.goal.max_nodes.reset();
+        if (j.contains("max_nodes") && !j.at("max_nodes").is_null()) {
+            const long long n = j.at("max_nodes").get<long long>();
+            if (n < 1) throw input_error(path, "line 1, /options/max_nodes", "a node count >= 1", std::to_string(n));
+            o.goal.max_nodes = n;
+        }
         o.confidence = j.at("confidence").get<double>();
         o.bound_factor = j.at("bound_factor").get<double>();
         o.max_runs = j.at("max_runs").get<long long>();
@@ -422,7 +445,14 @@ int run_tune(const tune_options_cli& given) {
     }
     const int_range rm = o.space.m.empty() ? s.space.m : parse_range("--m", o.space.m);
     const int_range rp = o.space.p.empty() ? s.space.p : parse_range("--p", o.space.p);
-    const int_range rn = o.space.nodes.empty() ? s.space.nodes : parse_range("--nodes", o.space.nodes);
+    int_range rn = o.space.nodes.empty() ? s.space.nodes : parse_range("--nodes", o.space.nodes);
+    {  // --objective, --within, --max-nodes: checked as for predict, the nodes narrowed
+        scenario t = s;
+        t.space.nodes = rn;
+        search_options goal_opt(false);
+        apply_objective_options(o.goal, t, goal_opt);
+        if (o.goal.max_nodes) rn = t.space.nodes;
+    }
     std::vector<policy> pols;
     if (o.space.policy == "both") pols = {policy::edtlp, policy::os};
     else if (!o.space.policy.empty()) pols = {parse_policy_option(o.space.policy)};
@@ -433,7 +463,7 @@ int run_tune(const tune_options_cli& given) {
             const bool pol_ok = o.space.policy.empty() || std::find(pols.begin(), pols.end(), c.pol) != pols.end();
             const bool in = (o.space.m.empty() || (c.m >= rm.lo && c.m <= rm.hi)) &&
                             (o.space.p.empty() || (c.p >= rp.lo && c.p <= rp.hi)) &&
-                            (o.space.nodes.empty() || (c.nodes >= rn.lo && c.nodes <= rn.hi));
+                            ((o.space.nodes.empty() && !o.goal.max_nodes) || (c.nodes >= rn.lo && c.nodes <= rn.hi));
             if (pol_ok && in) space.push_back(c);
         }
         if (space.empty())
@@ -454,6 +484,8 @@ int run_tune(const tune_options_cli& given) {
 
     tune_options to;
     to.tolerance = o.tolerance;
+    to.minimise = objective_of(o.goal);
+    to.within = o.goal.within.value_or(0.05);
     to.confidence = o.confidence;
     to.bound_factor = o.bound_factor;
     to.max_runs = static_cast<int>(o.max_runs);
@@ -835,8 +867,9 @@ int run_tune(const tune_options_cli& given) {
     // The result.
     const std::string stop_text =
         a.stop == tune_stop::confident
-            ? fmt::format("confident: P(another configuration beats the chosen by more than {:g} %) = {:.3f} < {:.3f}",
-                          100 * o.tolerance, a.p_beaten, 1 - o.confidence)
+            ? fmt::format("confident: P(another configuration beats the chosen by more than {:g} %{}) = {:.3f} < {:.3f}",
+                          100 * o.tolerance, to.minimise == objective::time ? "" : fmt::format(" in {}", to_string(to.minimise)),
+                          a.p_beaten, 1 - o.confidence)
             : std::string(to_string(a.stop)) + fmt::format(" (P(beaten by more than {:g} %) = {:.3f})", 100 * o.tolerance, a.p_beaten);
     std::string launch_line;
     if (a.has_chosen && !o.launch.command.empty())
@@ -853,6 +886,10 @@ int run_tune(const tune_options_cli& given) {
 
     if (o.json) {
         json j;
+        j["schema"] = "mmgp/1";
+        j["kind"] = "tune";
+        j["objective"] = std::string(to_string(to.minimise));
+        j["within"] = to.minimise == objective::time ? json(nullptr) : json(to.within);
         j["profile"] = s.file;
         j["replay"] = o.replay.empty() ? json(nullptr) : json(o.replay);
         j["journal"] = jr.is_open() ? json(jr.path()) : json(nullptr);
@@ -869,7 +906,9 @@ int run_tune(const tune_options_cli& given) {
         if (a.has_chosen) {
             const auto& c = space[a.chosen];
             j["chosen"] = {{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
-                           {"time_s", a.configs[a.chosen].time_s}, {"measured_s", a.configs[a.chosen].measured_s}};
+                           {"time_s", a.configs[a.chosen].time_s}, {"measured_s", a.configs[a.chosen].measured_s},
+                           {"node_hours", node_hours(c, a.configs[a.chosen].time_s)},
+                           {"core_hours", core_hours(c, a.configs[a.chosen].time_s)}};
             if (!launch_line.empty()) j["command"] = launch_line;
         } else {
             j["chosen"] = nullptr;
@@ -900,8 +939,13 @@ int run_tune(const tune_options_cli& given) {
                            replay ? " (the recorded times laid out that way)" : "");
     if (a.has_chosen) {
         const auto& b = a.configs[a.chosen];
-        out += fmt::format("chosen: {}: measured {} (median of {} runs), expected {} [{}, {}]\n", config_text(space[a.chosen]),
-                           human_time(b.measured_s), b.runs, human_time(b.time_s), human_time(b.lo_s), human_time(b.hi_s));
+        out += fmt::format("chosen: {}: measured {} (median of {} runs), expected {} [{}, {}]{}\n", config_text(space[a.chosen]),
+                           human_time(b.measured_s), b.runs, human_time(b.time_s), human_time(b.lo_s), human_time(b.hi_s),
+                           to.minimise == objective::time
+                               ? std::string()
+                               : fmt::format(", {:.4g} {} expected (objective {}, within {:g} % of the fastest expected time)",
+                                             objective_value(to.minimise, space[a.chosen], b.time_s), to_string(to.minimise),
+                                             to_string(to.minimise), 100 * to.within));
     } else {
         out += "chosen: none (no configuration finished a run)\n";
     }

@@ -148,6 +148,7 @@ launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t
 struct tune_options_cli {
     std::string profile, app, replay, journal, resume, plot;
     space_options_cli space;
+    objective_options_cli goal;  ///< --objective, --within, --max-nodes
     launch_options launch;  ///< --launcher, --units, --cores-per-node, --launcher-program, --oversubscribe, --no-bind
     double tolerance = 0.03, confidence = 0.95, bound_factor = 3.0;
     long long max_runs = 50;

@@ -89,7 +89,7 @@ TEST_CASE("mmgp predict --model eq11 --json agrees with an independent Eq. 11 to
 TEST_CASE("mmgp predict --csv and range overrides") {
     auto r = run_mmgp("predict pbpi-qs20 --csv --m 1:2 --p 1:4");
     REQUIRE(r.status == 0);
-    CHECK(r.out.rfind("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,startup_s,extrapolated,near_optimal\n", 0) == 0);
+    CHECK(r.out.rfind("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,startup_s,extrapolated,near_optimal,node_hours,core_hours\n", 0) == 0);
     CHECK(mmgp::test::count_lines(r.out) == 1 + 8);
     auto os = run_mmgp("predict pbpi-qs20 --json --policy os --m 8 --p 2");
     REQUIRE(os.status == 0);

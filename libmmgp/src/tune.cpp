@@ -361,14 +361,34 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
         return tauc2 + tau2 - wc2.squaredNorm();
     };
 
-    // The chosen configuration: measured, never censored or failed, lowest expected time.
+    // Under a cost objective: each configuration's log cost weight (log nodes, log m p nodes), and the window,
+    // the configurations expected within `within` of the fastest expected time (log).
+    const bool by_cost = opt_.minimise != objective::time;
+    std::vector<double> lw(n_cfg, 0.0);
+    double window = std::numeric_limits<double>::infinity();
+    if (by_cost) {
+        double fastest = std::numeric_limits<double>::infinity();
+        for (std::size_t c = 0; c < n_cfg; ++c) {
+            lw[c] = std::log(objective_value(opt_.minimise, space_[c], 1.0));
+            if (ev[c].censored > 0 || ev[c].failed > 0) continue;
+            double m, v;
+            posterior(c, m, v);
+            fastest = std::min(fastest, m);
+        }
+        window = fastest + std::log1p(opt_.within);
+    }
+    // The chosen configuration: measured, never censored or failed, lowest expected time (a cost objective:
+    // lowest expected cost in the window; the fastest when none measured is in it).
     std::vector<double> mu(n_cfg), var(n_cfg), cov(n_cfg, 0.0);
+    auto rank_key = [&](std::size_t c, double m) {
+        return !by_cost ? std::pair{0, m} : m <= window ? std::pair{0, m + lw[c]} : std::pair{1, m};
+    };
     for (std::size_t c : obs) {
         const auto& e = ev[c];
         if (e.logs.empty() || e.censored > 0 || e.failed > 0) continue;
         double m, v;
         posterior(c, m, v);
-        if (!a.has_chosen || m < mu[a.chosen]) {
+        if (!a.has_chosen || rank_key(c, m) < rank_key(a.chosen, mu[a.chosen])) {
             a.has_chosen = true;
             a.chosen = c;
             mu[c] = m;
@@ -427,9 +447,15 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
 
     // How likely another configuration beats it by more than the tolerance (independent pairwise events).
     const double margin = std::log1p(opt_.tolerance);
+    // Under a cost objective, c beats the chosen when it is cheaper by more than the tolerance and in the
+    // window, or when it is faster than the chosen by more than `within` (the chosen is then out of the window).
     auto p_beats = [&](std::size_t c, std::size_t ch, const std::vector<double>& v, const std::vector<double>& cv) {
-        const double vd = std::max(v[c] + v[ch] - 2 * cv[c], 1e-12);
-        return normal_cdf((mu[ch] - mu[c] - margin) / std::sqrt(vd));
+        const double sd = std::sqrt(std::max(v[c] + v[ch] - 2 * cv[c], 1e-12));
+        if (!by_cost) return normal_cdf((mu[ch] - mu[c] - margin) / sd);
+        const double cheaper = normal_cdf((mu[ch] + lw[ch] - mu[c] - lw[c] - margin) / sd);
+        const double in_window = normal_cdf((window - mu[c]) / std::sqrt(std::max(v[c], 1e-12)));
+        const double faster = normal_cdf((mu[ch] - mu[c] - std::log1p(opt_.within)) / sd);
+        return 1 - (1 - cheaper * in_window) * (1 - faster);
     };
     if (a.has_chosen) {
         double p_none = 1;

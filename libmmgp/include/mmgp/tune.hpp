@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "mmgp/model.hpp"
+#include "mmgp/objective.hpp"
 
 MMGP_API_BEGIN
 namespace mmgp {
@@ -50,6 +51,11 @@ struct tune_options {
     int max_runs = 50;           ///< budget: runs (0: no limit)
     double max_seconds = 0;      ///< budget: machine seconds, wall time x nodes (0: no limit)
     double max_run_s = 0;        ///< the longest any one run may take, seconds (0: no limit but the bound)
+    /// What the choice minimises. Under a cost objective (node-hours, core-hours) the tuner chooses the
+    /// cheapest configuration whose expected time is within `within` of the fastest expected time; the
+    /// tolerance and P(beaten) are then in that cost, among the configurations of the window.
+    objective minimise = objective::time;
+    double within = 0.05;
 };
 
 /// How a run ended.
