@@ -513,9 +513,12 @@ int run_predict(const predict_options& o) {
     std::vector<std::string> what_if;  // said with the model's notes: the output is not the file's prediction
     for (const auto& set : o.space.sets) what_if.push_back("what-if: --set " + set);
     if (s.app.has_wavefront) {  // a wavefront program: its two mappings over the node counts
-        if (o.csv || o.uncertainty || !o.plot.empty() || opt.minimise != objective::time || o.goal.budget)
-            throw usage_error("--csv/--uncertainty/--plot/--objective/--budget: expected a scenario with an off-load "
-                              "profile, found a wavefront application");
+        const char* given = o.csv ? "--csv" : o.uncertainty ? "--uncertainty" : !o.plot.empty() ? "--plot"
+                            : !o.goal.objective.empty() ? "--objective" : o.goal.budget ? "--budget"
+                            : o.goal.within ? "--within" : nullptr;
+        if (given)
+            throw usage_error(std::string(given) + ": expected a scenario with an off-load profile, found a wavefront "
+                              "application (its two mappings are compared by time)");
         wavefront_report(out, s, o.json);
         return 0;
     }

@@ -723,8 +723,10 @@ int run_tune(const tune_options_cli& given) {
     };
     auto progress = [&](const flight& f, run_outcome ro, double wall) {
         if (o.quiet) return;
-        std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %) {:.2f}", config_text(space[a.chosen]),
-                                                      human_time(a.configs[a.chosen].time_s), 100 * o.tolerance, a.p_beaten)
+        std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %{}) {:.2f}", config_text(space[a.chosen]),
+                                                      human_time(a.configs[a.chosen].time_s), 100 * o.tolerance,
+                                                      to.minimise == objective::time ? "" : " in " + std::string(to_string(to.minimise)),
+                                                      a.p_beaten)
                                         : "nothing chosen yet";
         std::cerr << fmt::format("[run {}] {}: {} {}{}{} · {}\n", f.k, config_text(space[f.cfg]), human_time(wall), to_string(ro),
                                  ro == run_outcome::failed ? fmt::format(" (exit status {})", f.rec["exit"].get<int>()) : "",

@@ -40,7 +40,7 @@ int run_validate(const validate_options& o) {
     validation_report rep = run_validation(o.file, kind, edits_of(o.sets));
     std::string out;
     if (o.json) {
-        out += fmt::format("{{\"file\": {}, \"name\": {}, \"model\": \"{}\",\n\"cases\": [\n", quote(rep.file),
+        out += fmt::format("{{\"schema\": \"mmgp/1\", \"kind\": \"validation-report\", \"file\": {}, \"name\": {}, \"model\": \"{}\",\n\"cases\": [\n", quote(rep.file),
                            quote(rep.name), to_string(kind));
         for (std::size_t i = 0; i < rep.cases.size(); ++i) {
             const auto& c = rep.cases[i];

@@ -2,6 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -256,4 +259,169 @@ TEST_CASE("mmgp predict --uncertainty: intervals from the profiles' spreads, in 
         t_apu = t_apu || p.get<std::string>().rfind("application.T_apu: ", 0) == 0;
     CHECK(t_apu);
     CHECK(fu["parameters"].dump().find("standard error") != std::string::npos);
+}
+
+namespace {
+
+// The CSV of `predict --csv` as rows of numbers by column name.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
+    std::vector<std::map<std::string, std::string>> out;
+    std::istringstream in(text);
+    std::string line, cell;
+    std::getline(in, line);
+    std::vector<std::string> names;
+    std::istringstream h(line);
+    while (std::getline(h, cell, ',')) names.push_back(cell);
+    while (std::getline(in, line)) {
+        std::istringstream r(line);
+        std::map<std::string, std::string> row;
+        for (const auto& n : names) std::getline(r, row[n], ',');
+        out.push_back(row);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("mmgp predict --objective node-hours: the cheapest within 5 % of the fastest, the front and the summary") {
+    // The answer computed from the CSV of every configuration, not from the report.
+    const std::string space = "predict pbpi-roadrunner --nodes 1:300 --m 1:8";
+    auto csv = run_mmgp(space + " --csv");
+    REQUIRE(csv.status == 0);
+    const auto rows = csv_rows(csv.out);
+    double fastest = INFINITY;
+    for (const auto& r : rows) fastest = std::min(fastest, std::stod(r.at("time_s")));
+    const std::map<std::string, std::string>* cheapest = nullptr;
+    for (const auto& r : rows) {
+        const double t = std::stod(r.at("time_s"));
+        CHECK(std::stod(r.at("node_hours")) == mmgp::test::approx(t * std::stoi(r.at("nodes")) / 3600).epsilon(1e-12));
+        if (t > fastest * 1.05) continue;
+        if (!cheapest || std::stod(r.at("node_hours")) < std::stod(cheapest->at("node_hours"))) cheapest = &r;
+    }
+    REQUIRE(cheapest);
+    auto r = run_mmgp(space + " --objective node-hours");
+    REQUIRE(r.status == 0);
+    const std::string best = "Best: m=" + cheapest->at("m") + " p=" + cheapest->at("p") + " nodes=" + cheapest->at("nodes") + ",";
+    CHECK(r.out.find(best) != std::string::npos);
+    CHECK(r.out.find("Chosen by node-hours (the cheapest within 5 % of the fastest time). The other objectives would choose:") !=
+          std::string::npos);
+    // The front: at most 20 rows, both ends and the knee, the chosen point marked.
+    const auto at = r.out.find("Time against node-hours (");
+    REQUIRE(at != std::string::npos);
+    std::istringstream table(r.out.substr(at));
+    std::string line;
+    std::getline(table, line);
+    std::getline(table, line);  // column names
+    int front_rows = 0;
+    bool fastest_end = false, cheapest_end = false, knee = false, chosen = false;
+    while (std::getline(table, line) && !line.empty()) {
+        ++front_rows;
+        fastest_end = fastest_end || line.find(" fastest") != std::string::npos;
+        cheapest_end = cheapest_end || line.find(" cheapest") != std::string::npos;
+        knee = knee || line.find(" knee") != std::string::npos;
+        chosen = chosen || line.find("<- chosen") != std::string::npos;
+    }
+    CHECK(front_rows <= 20);
+    CHECK(fastest_end);
+    CHECK(cheapest_end);
+    CHECK(knee);
+    CHECK(chosen);
+    // The near-optimal set: a summary of at most three lines.
+    const auto near = r.out.find("Near-optimal set");
+    REQUIRE(near != std::string::npos);
+    CHECK(mmgp::test::count_lines(r.out.substr(near)) <= 3);
+    // By time over many node counts: summarised ranges instead of thousands of names.
+    auto t = run_mmgp("predict pbpi-roadrunner");
+    REQUIRE(t.status == 0);
+    const auto tn = t.out.find("Near-optimal set");
+    REQUIRE(tn != std::string::npos);
+    CHECK(mmgp::test::count_lines(t.out.substr(tn)) <= 3);
+    CHECK(t.out.find("nodes 97..3060, m 1..8, p 1") != std::string::npos);
+}
+
+TEST_CASE("every JSON document mmgp prints carries schema and kind") {
+    for (const char* args : {"predict pbpi-qs20 --json", "predict sweep3d-roadrunner --json",
+                             "predict pbpi-roadrunner --nodes 1:64 --objective core-hours --json",
+                             "validate edtlp-table1 --json", "launch pbpi-qs20 --launcher openmpi --json -- ./a.out",
+                             "tune validation/raxml/scenario-16x1200.json --replay validation/tune/groups/raxml-16x1200-U4.csv "
+                             "--json --quiet"}) {
+        CAPTURE(args);
+        auto r = run_mmgp(args);
+        REQUIRE(r.status == 0);
+        const json j = json::parse(r.out);
+        CHECK(j.at("schema") == "mmgp/1");
+        CHECK(j.at("kind").is_string());
+    }
+    auto r = run_mmgp("predict pbpi-roadrunner --nodes 1:64 --objective core-hours --json");
+    const json j = json::parse(r.out);
+    CHECK(j["objective"] == "core-hours");
+    CHECK(j["within"] == 0.05);
+    REQUIRE(j["front"].size() >= 2);
+    int chosen = 0;
+    for (const auto& p : j["front"]) chosen += p["chosen"].get<bool>();
+    CHECK(chosen == 1);
+    CHECK(j["chosen_by"].contains("time"));
+    CHECK(j["chosen_by"].contains("node-hours"));
+    CHECK(j["chosen_by"]["core-hours"]["m"] == j["best"]["m"]);
+    for (const auto& c : j["configurations"])
+        CHECK(c["core_hours"].get<double>() ==
+              mmgp::test::approx(c["time_s"].get<double>() * c["m"].get<int>() * c["p"].get<int>() * c["nodes"].get<int>() / 3600)
+                  .epsilon(1e-12));
+}
+
+TEST_CASE("predict --plot draws the front on axes with tick values; --uncertainty gives P(on front)") {
+    mmgp::test::temp_dir d;
+    const std::string svg = (d.path / "front.svg").string();
+    auto r = run_mmgp("predict pbpi-roadrunner --nodes 1:64 --objective node-hours --uncertainty --set "
+                      "application.T_apu='{\"value\": 370, \"mad\": 10}' --plot " + svg);
+    REQUIRE(r.status == 0);
+    std::ifstream in(svg);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text.rfind("<svg", 0) == 0);
+    CHECK(text.find("node-hours per run (node-hours, log scale)") != std::string::npos);
+    CHECK(text.find("time per run (s, log scale)") != std::string::npos);
+    CHECK(text.find("chosen: m=") != std::string::npos);
+    int ticks = 0;
+    for (std::size_t at = text.find("text-anchor=\"middle\">"); at != std::string::npos; at = text.find("text-anchor=\"middle\">", at + 1))
+        ticks += std::isdigit(static_cast<unsigned char>(text[at + 21])) ? 1 : 0;
+    CHECK(ticks >= 2);
+    CHECK(r.out.find("P(on front)") != std::string::npos);
+}
+
+TEST_CASE("launch and tune take the objective") {
+    auto l = run_mmgp("launch pbpi-roadrunner --nodes 1:300 --launcher srun --objective node-hours -- ./pbpi");
+    REQUIRE(l.status == 0);
+    auto p = run_mmgp("predict pbpi-roadrunner --nodes 1:300 --objective node-hours --json");
+    const json j = json::parse(p.out);
+    const std::string mapping = "m=" + std::to_string(j["best"]["m"].get<int>()) + " p=" +
+                                std::to_string(j["best"]["p"].get<int>()) + " nodes=" +
+                                std::to_string(j["best"]["nodes"].get<int>());
+    CHECK(l.out.find(mapping + ", predicted") != std::string::npos);
+    CHECK(l.out.find("objective node-hours") != std::string::npos);
+    // tune --objective on recorded runs over 1..4 nodes: time 10/(m nodes)^0.9 + 0.5 s, three repetitions; the
+    // fastest is m=2 on 4 nodes (2.04 s); within 25 % of its time the cheapest in node-hours is m=2 on 3 nodes (2.49 s).
+    mmgp::test::temp_dir d;
+    std::string rows = "m,p,nodes,time_s\n";
+    for (int rep = 0; rep < 3; ++rep)
+        for (int m = 1; m <= 2; ++m)
+            for (int n = 1; n <= 4; ++n)
+                rows += std::to_string(m) + ",1," + std::to_string(n) + "," +
+                        std::to_string((10 / std::pow(m * n, 0.9) + 0.5) * (1 + 0.01 * (rep - 1))) + "\n";
+    const std::string csv = d.write("runs.csv", rows);
+    const std::string journal = (d.path / "j.jsonl").string();
+    auto t = run_mmgp("tune pbpi-roadrunner --replay " + csv + " --objective node-hours --within 0.25 --json --quiet --journal " + journal);
+    REQUIRE(t.status == 0);
+    const json tj = json::parse(t.out);
+    CHECK(tj["objective"] == "node-hours");
+    CHECK(tj["chosen"]["m"] == 2);
+    CHECK(tj["chosen"]["nodes"] == 3);
+    std::ifstream in(journal);
+    std::string header;
+    std::getline(in, header);
+    const json h = json::parse(header);
+    CHECK(h["options"]["objective"] == "node-hours");
+    CHECK(h["options"]["within"] == 0.25);
+    auto w = run_mmgp("tune pbpi-roadrunner --replay " + csv + " --within 0.2");
+    CHECK(w.status == 2);
+    CHECK(w.err.find("--within: expected --objective node-hours or core-hours beside it") != std::string::npos);
 }
