@@ -24,6 +24,7 @@
 
 #include "common.hpp"
 #include "options.hpp"
+#include "svg.hpp"
 #include "tune_runs.hpp"
 #include "mmgp/fit.hpp"
 #include "mmgp/tune.hpp"
@@ -351,7 +352,7 @@ tune_options_cli options_from(const json& h, const tune_options_cli& caller, con
 std::string pct(double v) { return fmt::format("{:.1f} %", 100 * v); }
 
 std::string plot_svg(const std::vector<configuration>& space, const tune_assessment& a, const std::string& title) {
-    // Log-log: predicted (x, with its 90 % interval) against measured (y), one point per measured configuration.
+    // Log-log: expected (x, with its 90 % interval) against measured (y), one point per measured configuration.
     double lo = 1e300, hi = 0;
     for (std::size_t i = 0; i < space.size(); ++i) {
         const auto& b = a.configs[i];
@@ -361,32 +362,21 @@ std::string plot_svg(const std::vector<configuration>& space, const tune_assessm
     }
     if (hi <= 0) lo = 1e-3, hi = 1;
     lo /= 1.2, hi *= 1.2;
-    const double W = 520, H = 520, M = 60;
-    auto px = [&](double v) { return M + (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) * (W - 2 * M); };
-    auto py = [&](double v) { return H - M - (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) * (H - 2 * M); };
-    std::string s = fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" font-family=\"sans-serif\" font-size=\"11\">\n"
-        "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n<text x=\"{2}\" y=\"20\">{3}</text>\n"
-        "<line x1=\"{4}\" y1=\"{5}\" x2=\"{6}\" y2=\"{7}\" stroke=\"#999\" stroke-dasharray=\"4\"/>\n"
-        "<rect x=\"{2}\" y=\"{2}\" width=\"{8}\" height=\"{8}\" fill=\"none\" stroke=\"black\"/>\n"
-        "<text x=\"{9}\" y=\"{10}\" text-anchor=\"middle\">expected time (s), 90 % interval</text>\n"
-        "<text x=\"15\" y=\"{9}\" transform=\"rotate(-90 15 {9})\" text-anchor=\"middle\">measured median (s)</text>\n",
-        W, H, M, title, px(lo), py(lo), px(hi), py(hi), W - 2 * M, W / 2, H - 20);
-    for (double t = std::pow(10, std::floor(std::log10(lo))); t <= hi; t *= 10)
-        if (t >= lo)
-            s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{:g}</text>\n"
-                             "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}</text>\n",
-                             px(t), H - M + 15, t, M - 4, py(t) + 4, t);
+    const svg_plot plot({lo, hi, true, "expected time (s, log scale), 90 % interval"},
+                        {lo, hi, true, "measured median (s, log scale)"}, title, 560, 560);
+    std::string s = plot.begin();
+    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\" stroke-dasharray=\"4\"/>\n",
+                     plot.px(lo), plot.py(lo), plot.px(hi), plot.py(hi));
     for (std::size_t i = 0; i < space.size(); ++i) {
         const auto& b = a.configs[i];
         if (b.measured_s <= 0) continue;
         const bool chosen = a.has_chosen && i == a.chosen;
         s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#4a7\"/>\n"
                          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\"><title>{} ({} runs)</title></circle>\n",
-                         px(b.lo_s), py(b.measured_s), px(b.hi_s), py(b.measured_s), px(b.time_s), py(b.measured_s),
-                         chosen ? 5 : 3, chosen ? "#d22" : "#246", config_text(space[i]), b.runs);
+                         plot.px(b.lo_s), plot.py(b.measured_s), plot.px(b.hi_s), plot.py(b.measured_s), plot.px(b.time_s),
+                         plot.py(b.measured_s), chosen ? 5 : 3, chosen ? "#d22" : "#246", xml_text(config_text(space[i])), b.runs);
     }
-    return s + "</svg>\n";
+    return s + svg_plot::finish();
 }
 
 }  // namespace

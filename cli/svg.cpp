@@ -40,7 +40,10 @@ std::vector<double> axis_ticks(const svg_axis& a) {
                     if (d * s >= a.lo * 0.9999999 && d * s <= a.hi * 1.0000001) out.push_back(d * s);
             if (out.size() >= 3) break;
         }
-    } else {
+        if (out.size() >= 3) return out;
+        out.clear();  // less than a decade: round linear steps, placed on the log axis
+    }
+    {
         const double span = a.hi - a.lo;
         const double raw = span / 5, mag = std::pow(10, std::floor(std::log10(raw)));
         const double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;

@@ -421,6 +421,21 @@ TEST_CASE("launch and tune take the objective") {
     const json h = json::parse(header);
     CHECK(h["options"]["objective"] == "node-hours");
     CHECK(h["options"]["within"] == 0.25);
+    // tune --plot: the same axes, tick values on both.
+    const std::string plot = (d.path / "tune.svg").string();
+    auto tp = run_mmgp("tune validation/raxml/scenario-16x1200.json --replay validation/tune/groups/raxml-16x1200-U4.csv "
+                       "--quiet --plot " + plot);
+    REQUIRE(tp.status == 0);
+    std::ifstream svg_in(plot);
+    const std::string svg((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
+    int x_ticks = 0, y_ticks = 0;
+    for (std::size_t at = svg.find("text-anchor=\"middle\">"); at != std::string::npos; at = svg.find("text-anchor=\"middle\">", at + 1))
+        x_ticks += std::isdigit(static_cast<unsigned char>(svg[at + 21])) ? 1 : 0;
+    for (std::size_t at = svg.find("text-anchor=\"end\">"); at != std::string::npos; at = svg.find("text-anchor=\"end\">", at + 1))
+        y_ticks += std::isdigit(static_cast<unsigned char>(svg[at + 18])) ? 1 : 0;
+    CHECK(x_ticks >= 3);
+    CHECK(y_ticks >= 3);
+    CHECK(svg.find("measured median (s, log scale)") != std::string::npos);
     auto w = run_mmgp("tune pbpi-roadrunner --replay " + csv + " --within 0.2");
     CHECK(w.status == 2);
     CHECK(w.err.find("--within: expected --objective node-hours or core-hours beside it") != std::string::npos);
