@@ -281,6 +281,15 @@ std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text
     return out;
 }
 
+// The text labels of an SVG with this text-anchor that are numbers (tick values).
+int tick_labels(const std::string& svg, const std::string& anchor) {
+    const std::string tag = "text-anchor=\"" + anchor + "\">";
+    int n = 0;
+    for (std::size_t at = svg.find(tag); at != std::string::npos; at = svg.find(tag, at + 1))
+        n += std::isdigit(static_cast<unsigned char>(svg[at + tag.size()])) ? 1 : 0;
+    return n;
+}
+
 }  // namespace
 
 TEST_CASE("mmgp predict --objective node-hours: the cheapest within 5 % of the fastest, the front and the summary") {
@@ -381,10 +390,8 @@ TEST_CASE("predict --plot draws the front on axes with tick values; --uncertaint
     CHECK(text.find("node-hours per run (node-hours, log scale)") != std::string::npos);
     CHECK(text.find("time per run (s, log scale)") != std::string::npos);
     CHECK(text.find("chosen: m=") != std::string::npos);
-    int ticks = 0;
-    for (std::size_t at = text.find("text-anchor=\"middle\">"); at != std::string::npos; at = text.find("text-anchor=\"middle\">", at + 1))
-        ticks += std::isdigit(static_cast<unsigned char>(text[at + 21])) ? 1 : 0;
-    CHECK(ticks >= 2);
+    CHECK(tick_labels(text, "middle") >= 2);
+    CHECK(tick_labels(text, "end") >= 2);
     CHECK(r.out.find("P(on front)") != std::string::npos);
 }
 
@@ -428,13 +435,8 @@ TEST_CASE("launch and tune take the objective") {
     REQUIRE(tp.status == 0);
     std::ifstream svg_in(plot);
     const std::string svg((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
-    int x_ticks = 0, y_ticks = 0;
-    for (std::size_t at = svg.find("text-anchor=\"middle\">"); at != std::string::npos; at = svg.find("text-anchor=\"middle\">", at + 1))
-        x_ticks += std::isdigit(static_cast<unsigned char>(svg[at + 21])) ? 1 : 0;
-    for (std::size_t at = svg.find("text-anchor=\"end\">"); at != std::string::npos; at = svg.find("text-anchor=\"end\">", at + 1))
-        y_ticks += std::isdigit(static_cast<unsigned char>(svg[at + 18])) ? 1 : 0;
-    CHECK(x_ticks >= 3);
-    CHECK(y_ticks >= 3);
+    CHECK(tick_labels(svg, "middle") >= 3);  // the x axis
+    CHECK(tick_labels(svg, "end") >= 3);     // the y axis
     CHECK(svg.find("measured median (s, log scale)") != std::string::npos);
     auto w = run_mmgp("tune pbpi-roadrunner --replay " + csv + " --within 0.2");
     CHECK(w.status == 2);

@@ -31,14 +31,6 @@ bool parse_objective(std::string_view text, objective& out) noexcept {
     return false;
 }
 
-double objective_value(objective o, const configuration& c, double time_s) noexcept {
-    switch (o) {
-        case objective::node_hours: return node_hours(c, time_s);
-        case objective::core_hours: return core_hours(c, time_s);
-        default: return time_s;
-    }
-}
-
 namespace {
 // The first point (slowest first: time falling) at least as fast as t.
 std::size_t first_not_slower(const std::vector<front_point>& pts, double t) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "detail/json_reader.hpp"
 
@@ -200,8 +201,14 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
     if (opt.front || cost_goal || opt.budget_node_hours > 0) f.node_front.emplace(objective::node_hours);
     if (opt.minimise == objective::core_hours) f.cost_front.emplace(objective::core_hours);
     if (skip_rows) f.row_floor.resize(static_cast<std::size_t>(space.rows()));
-    std::size_t row_index = 0;
+    // Locals, not f's members, in the loop: stores into `times` could otherwise alias them.
+    float* row_floor = f.row_floor.data();
+    pareto_front* node_front = f.node_front ? &*f.node_front : nullptr;
+    pareto_front* cost_front = f.cost_front ? &*f.cost_front : nullptr;
     bool have = false;
+    double fastest_t = 0.0;
+    configuration fastest_c;
+    std::vector<std::pair<configuration, double>> base_rows;  // the rows at the fewest nodes: (its m, fastest time)
     std::vector<double> times;  // one row's times, p = p_lo, p_lo + 1, ...
     const std::int64_t n_lo = bounds(s).n_lo;
     space.each([&](std::int64_t n, std::int64_t m, int p_top) {
@@ -217,34 +224,39 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
                 if (!std::isfinite(times[static_cast<std::size_t>(i)]))
                     throw input_error(s.file, "", "parameters whose predicted times are finite",
                                       "an overflowing prediction at " + label_of({c.m, p_lo + i, c.nodes, pol}));
-        auto first_at = [&](double t) {
-            configuration k = c;
-            k.p = p_lo + static_cast<int>(std::find(times.begin(), times.end(), t) - times.begin());
-            return k;
-        };
-        if (!have || row_min < f.fastest_t) {  // the first fastest in search order
-            f.fastest_t = row_min, f.fastest_c = first_at(row_min), have = true;
+        if (!have || row_min < fastest_t) {  // the first fastest in search order
+            const auto first = std::find(times.begin(), times.end(), row_min) - times.begin();
+            fastest_t = row_min, fastest_c = c, fastest_c.p = p_lo + static_cast<int>(first), have = true;
             // Rows come in order of nodes: a row slower than the fastest so far has at least its node-hours.
-            if (f.node_front) f.node_front->offer_fastest(f.fastest_c, row_min);
+            if (node_front) node_front->offer_fastest(fastest_c, row_min);
         }
-        if (n == n_lo && row_min < f.base_t) f.base_t = row_min, f.base_c = first_at(row_min);
-        if (f.cost_front) {
+        if (n == n_lo) base_rows.push_back({c, row_min});
+        if (cost_front) {
             configuration k = c;
             for (int i = 0; i < count; ++i) {
                 k.p = p_lo + i;
                 const double t = times[static_cast<std::size_t>(i)];
-                if (!f.cost_front->dominated(t, core_hours(k, t))) f.cost_front->offer(k, t);
+                if (!cost_front->dominated(t, core_hours(k, t))) cost_front->offer(k, t);
             }
         }
         if (skip_rows && opt.fastest_max > 0 && (f.top.size() < opt.fastest_max || row_min < f.top.front()))
             for (double t : times)
                 if (f.top.size() < opt.fastest_max || t < f.top.front()) keep_top(f.top, opt.fastest_max, t);
-        if (skip_rows) f.row_floor[row_index++] = float_floor(row_min);
+        if (skip_rows) *row_floor++ = float_floor(row_min);
         if (opt.keep_all) {
             configuration k = c;
             for (int p = p_lo; p <= p_top; ++p) k.p = p, out.all.push_back(ranked{k, r.at(p)});
         }
     });
+    f.fastest_t = fastest_t, f.fastest_c = fastest_c;
+    for (const auto& [c, t] : base_rows)  // the fastest row at the fewest nodes, then its fastest p
+        if (t < f.base_t) f.base_t = t, f.base_c = c;
+    const row r = row_at(ev, f.base_c.nodes, f.base_c.m, pol);
+    for (int p = p_lo; p <= space.p_top(f.base_c.m); ++p)
+        if (r.time(p) == f.base_t) {
+            f.base_c.p = p;
+            break;
+        }
     return f;
 }
 
@@ -342,9 +354,11 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     const std::size_t keep = opt.near_optimal_max == 0 ? static_cast<std::size_t>(count) : opt.near_optimal_max;
     fastest_k near(keep), fastest(opt.fastest_max);
     std::int64_t seq = 0;
-    auto second = [&](const configuration& c, double t, auto&& make) {
-        const bool allowed = ch.allowed(c, t);
-        const double key = ch.key(c, t);
+    // `plain` (by time, no budget) is a compile-time argument: the common case keeps today's few comparisons.
+    const bool plain = by_time && ch.budget <= 0;
+    auto second = [&](auto is_plain, const configuration& c, double t, auto&& make) {
+        const bool allowed = is_plain || ch.allowed(c, t);
+        const double key = is_plain || by_time ? t : ch.key(c, t);
         const bool is_near = allowed && key <= limit;
         if (is_near) {
             out.near_optimal_span.add(c, out.near_optimal_count == 0);
@@ -356,15 +370,19 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
         if (opt.visit) opt.visit(make(), out.best, is_near);
     };
     if (opt.keep_all) {
-        for (const auto& x : out.all) second(x.c, x.pred.time_s, [&] { return x; });
+        for (const auto& x : out.all) second(false, x.c, x.pred.time_s, [&] { return x; });
     } else {
         auto evaluate_row = [&](std::int64_t n, std::int64_t m, int p_top) {
             const row r = row_at(ev, n, m, pol);
             configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol};
-            for (int p = p_lo; p <= p_top; ++p) {
-                c.p = p;
-                second(c, r.time(p), [&] { return ranked{c, r.at(p)}; });
-            }
+            auto each_p = [&](auto is_plain) {
+                for (int p = p_lo; p <= p_top; ++p) {
+                    c.p = p;
+                    second(is_plain, c, r.time(p), [&] { return ranked{c, r.at(p)}; });
+                }
+            };
+            if (plain) each_p(std::true_type{});
+            else each_p(std::false_type{});
         };
         if (skip_rows && !opt.visit) {
             // A row whose fastest time exceeds what pass 2 keeps holds nothing it keeps: by time, the

@@ -43,7 +43,9 @@ inline double core_hours(const configuration& c, double time_s) noexcept {
     return time_s * (static_cast<double>(c.m) * c.p * c.nodes) / 3600.0;
 }
 /// The objective's value of one run: its time (seconds), node-hours or core-hours.
-double objective_value(objective o, const configuration& c, double time_s) noexcept;
+inline double objective_value(objective o, const configuration& c, double time_s) noexcept {
+    return o == objective::node_hours ? node_hours(c, time_s) : o == objective::core_hours ? core_hours(c, time_s) : time_s;
+}
 
 /// A point of a time-cost front.
 struct front_point {
