@@ -357,8 +357,8 @@ void json_report(out_stream& out, const scenario& s, model_kind kind, search_opt
         out.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
     out.print("],\n");
     if (g.cluster) {
-        out.print("\"front\": {},\n\"chosen_by\": {{\"{}\": {}", front_json(r.front, r.best, r.base), to_string(opt.minimise),
-                  json_entry(r.best));
+        out.print("\"front_points\": {},\n\"front\": {},\n\"chosen_by\": {{\"{}\": {}", r.front.size(),
+                  front_json(r.front, r.best, r.base), to_string(opt.minimise), json_entry(r.best));
         for (const auto& o : g.others) out.print(", \"{}\": {}", to_string(o.goal), json_entry(o.best));
         out.print("}},\n");
     }

@@ -133,13 +133,15 @@ std::string front_table(const std::vector<front_point>& front, const ranked& cho
 }
 
 std::string front_json(const std::vector<front_point>& front, const ranked& chosen, const ranked& base) {
-    const std::size_t knee = knee_of(front);
+    const std::size_t knee = knee_of(front), ci = chosen_index(front, chosen);
+    std::vector<std::size_t> keep{knee};
+    if (ci < front.size()) keep.push_back(ci);
     std::string s = "[";
-    for (std::size_t i = 0; i < front.size(); ++i) {
+    for (std::size_t i : thin_front(front, keep, json_front_max)) {
         const auto& x = front[i];
         s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"node_hours\": {}, \"core_hours\": {}, "
                          "\"efficiency\": {}, \"knee\": {}, \"chosen\": {}}}",
-                         i ? ",\n  " : "\n  ", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(node_hours(x.c, x.time_s)),
+                         s.size() > 1 ? ",\n  " : "\n  ", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(node_hours(x.c, x.time_s)),
                          num(core_hours(x.c, x.time_s)), num(efficiency(x, base)),
                          i == knee && front.size() >= 3 ? "true" : "false", same(x.c, chosen.c) ? "true" : "false");
     }

@@ -46,7 +46,9 @@ std::string value_phrase(const ranked& x, objective goal, bool cluster);
 /// in log cost; parallel efficiency against `base` (the fastest at the fewest nodes).
 std::string front_table(const std::vector<front_point>& front, const ranked& chosen, const ranked& base,
                         objective cost);
-/// The front as a JSON array (every point), with "on_front"-independent fields and the knee flagged.
+/// --json lists at most this many points of the front (thinned as the table is, evenly in log cost).
+inline constexpr std::size_t json_front_max = 1000;
+/// The front as a JSON array (at most json_front_max points, fastest first), the knee and the chosen flagged.
 std::string front_json(const std::vector<front_point>& front, const ranked& chosen, const ranked& base);
 /// The front as an SVG document: cost (log) against time (log), the chosen point and the knee marked.
 std::string front_svg(const std::vector<front_point>& front, const ranked& chosen, objective cost,

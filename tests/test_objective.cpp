@@ -238,3 +238,36 @@ TEST_CASE("tune by node-hours: the cheapest within the window of a noiseless spa
     CHECK(space[a.chosen].nodes == 5);
     CHECK(space[a.chosen].m == 2);
 }
+
+TEST_CASE("a front past its bound is thinned, its ends kept, and the search's choice stays exact") {
+    mmgp::pareto_front small(objective::node_hours, 8);
+    for (int n = 1; n <= 100; ++n) small.offer_fastest({1, 1, n, mmgp::policy::edtlp}, 100.0 / n + 1.0);
+    CHECK(small.thinned());
+    CHECK(small.size() <= 8);
+    const auto pts = small.points();
+    CHECK(pts.front().c.nodes == 100);  // the fastest
+    CHECK(pts.back().c.nodes == 1);     // the cheapest
+    // A space whose node-hours front has more points than the bound: every node count is faster and dearer.
+    const std::string doc =
+        "{\"schema\": \"mmgp/1\", \"platform\": {\"hpu_contexts\": 2, \"apus\": 2, \"nodes\": 40000, \"O_offload\": 1e-6, "
+        "\"T_csw\": 1e-6, \"alpha\": 1.2}, \"application\": {\"N\": 100, \"T_hpu\": 0.5, \"T_apu\": 5e4, \"C_apu\": 0.1, "
+        "\"g\": 1e-5}, \"search\": {\"m\": [1, 2], \"p\": [1, 2], \"nodes\": [1, 40000]}}";
+    const mmgp::scenario s = mmgp::parse_scenario(doc, "wide.json");
+    const auto all = mmgp::search(s, mmgp::model_kind::mmgp);
+    for (double budget : {0.0, 10.0})  // 10 node-hours: at most about 18,000 nodes
+        for (objective goal : {objective::time, objective::node_hours, objective::core_hours}) {
+            CAPTURE(budget);
+            CAPTURE(mmgp::to_string(goal));
+            mmgp::search_options o(false);
+            o.minimise = goal;
+            o.within = 0.5;
+            o.budget_node_hours = budget;
+            o.front = true;
+            const auto r = mmgp::search(s, mmgp::model_kind::mmgp, o);
+            CHECK(r.front.size() <= mmgp::max_front_points);
+            const expected e = by_hand(all, goal, 0.5, s.space.tolerance, budget);
+            CHECK(same(r.best.c, e.best));
+            CHECK(same(r.quickest.c, e.fastest));
+            CHECK(r.near_optimal_count == e.near);
+        }
+}

@@ -55,13 +55,24 @@ bool pareto_front::offer(const configuration& c, double time_s) {
     while (j > 0 && pts_[j - 1].cost >= cost) --j;
     pts_.erase(pts_.begin() + static_cast<std::ptrdiff_t>(j), pts_.begin() + static_cast<std::ptrdiff_t>(end));
     pts_.insert(pts_.begin() + static_cast<std::ptrdiff_t>(j), front_point{c, time_s, cost});
+    bound();
     return true;
+}
+
+void pareto_front::bound() {
+    if (max_ < 3 || pts_.size() <= max_) return;
+    std::size_t kept = 1;  // the first, every other interior point, the last
+    for (std::size_t i = 2; i + 1 < pts_.size(); i += 2) pts_[kept++] = pts_[i];
+    pts_[kept++] = pts_.back();
+    pts_.resize(kept);
+    thinned_ = true;
 }
 
 void pareto_front::offer_fastest(const configuration& c, double time_s) {
     const double cost = objective_value(cost_, c, time_s);
     while (!pts_.empty() && pts_.back().cost >= cost) pts_.pop_back();
     pts_.push_back(front_point{c, time_s, cost});
+    bound();
 }
 
 std::vector<front_point> pareto_front::points() const { return {pts_.rbegin(), pts_.rend()}; }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 
 #include "detail/json_reader.hpp"
@@ -198,8 +199,8 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
     const policy pol = s.space.pol;
     const int p_lo = space.p_lo();
     const bool cost_goal = opt.minimise != objective::time;
-    if (opt.front || cost_goal || opt.budget_node_hours > 0) f.node_front.emplace(objective::node_hours);
-    if (opt.minimise == objective::core_hours) f.cost_front.emplace(objective::core_hours);
+    if (opt.front || cost_goal || opt.budget_node_hours > 0) f.node_front.emplace(objective::node_hours, max_front_points);
+    if (opt.minimise == objective::core_hours) f.cost_front.emplace(objective::core_hours, max_front_points);
     if (skip_rows) f.row_floor.resize(static_cast<std::size_t>(space.rows()));
     // Locals, not f's members, in the loop: stores into `times` could otherwise alias them.
     float* row_floor = f.row_floor.data();
@@ -260,12 +261,13 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
     return f;
 }
 
-// The cheapest (core-hours) within the window and the budget, by evaluating the rows that can hold it: the
-// one choice the fronts do not give.
-configuration cheapest_in_window(const scenario& s, const evaluator& ev, const row_space& space, const first_pass& f,
-                                 const choice& ch) {
+// The first by `goal` (time: the first fastest in search order; a cost: the cheapest, then the faster) within
+// the window and the budget, by evaluating the rows that can hold it: the choices the fronts do not give
+// (core-hours under a budget; a front thinned to bound its memory).
+std::pair<configuration, double> first_in_window(const scenario& s, const evaluator& ev, const row_space& space,
+                                                 const first_pass& f, const choice& ch, objective goal) {
     configuration best{};
-    double best_cost = std::numeric_limits<double>::infinity(), best_t = 0;
+    double best_key = std::numeric_limits<double>::infinity(), best_t = 0;
     std::size_t index = 0;
     space.each([&](std::int64_t n, std::int64_t m, int p_top) {
         const std::size_t i = index++;
@@ -276,11 +278,11 @@ configuration cheapest_in_window(const scenario& s, const evaluator& ev, const r
             c.p = p;
             const double t = r.time(p);
             if (!ch.allowed(c, t)) continue;
-            const double cost = core_hours(c, t);
-            if (cost < best_cost || (cost == best_cost && t < best_t)) best = c, best_cost = cost, best_t = t;
+            const double key = objective_value(goal, c, t);
+            if (key < best_key || (key == best_key && t < best_t)) best = c, best_key = key, best_t = t;
         }
     });
-    return best;
+    return {best, best_t};
 }
 
 // The choice: the fastest within the budget; under a cost objective, the cheapest in its window.
@@ -293,16 +295,22 @@ choice choose(const scenario& s, const evaluator& ev, const row_space& space, co
     double quick_t = f.fastest_t;
     std::vector<front_point> nodes_front;
     if (f.node_front) nodes_front = f.node_front->points();
+    const bool thinned = (f.node_front && f.node_front->thinned()) || (f.cost_front && f.cost_front->thinned());
     if (ch.budget > 0) {
-        auto in = std::find_if(nodes_front.begin(), nodes_front.end(), [&](const front_point& x) { return x.cost <= ch.budget; });
-        if (in == nodes_front.end()) throw budget_error(ch.budget, nodes_front.back().cost);
-        ch.quick_c = in->c, quick_t = in->time_s;
+        // The cheapest configuration is the front's last point, never dropped.
+        if (nodes_front.back().cost > ch.budget) throw budget_error(ch.budget, nodes_front.back().cost);
+        if (thinned) {
+            std::tie(ch.quick_c, quick_t) = first_in_window(s, ev, space, f, ch, objective::time);
+        } else {
+            auto in = std::find_if(nodes_front.begin(), nodes_front.end(), [&](const front_point& x) { return x.cost <= ch.budget; });
+            ch.quick_c = in->c, quick_t = in->time_s;
+        }
     }
     ch.best_c = ch.quick_c;
     if (ch.goal == objective::time) return ch;
     ch.window = quick_t * (1.0 + opt.within);
-    if (ch.goal == objective::core_hours && ch.budget > 0) {
-        ch.best_c = cheapest_in_window(s, ev, space, f, ch);
+    if (thinned || (ch.goal == objective::core_hours && ch.budget > 0)) {
+        ch.best_c = first_in_window(s, ev, space, f, ch, ch.goal).first;
         return ch;
     }
     // The cheapest in the window is on the front (what beats it in time and cost is in the window too).
@@ -336,7 +344,7 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     const row_space space(bounds(s));
     const policy pol = s.space.pol;
     const int p_lo = space.p_lo();
-    const bool skip_rows = !opt.keep_all && space.usable() && space.rows() <= max_marked_rows;
+    const bool skip_rows = !opt.keep_all && !opt.visit && space.usable() && space.rows() <= max_marked_rows;
     const first_pass f = pass_one(s, ev, space, opt, skip_rows, out);
     const choice ch = choose(s, ev, space, opt, f);
     out.best = ranked{ch.best_c, ev(ch.best_c)};
@@ -384,7 +392,7 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
             if (plain) each_p(std::true_type{});
             else each_p(std::false_type{});
         };
-        if (skip_rows && !opt.visit) {
+        if (skip_rows) {
             // A row whose fastest time exceeds what pass 2 keeps holds nothing it keeps: by time, the
             // near-optimal limit and the fastest_max-th time (with no budget to leave some of those out);
             // by cost, the window, and the near-optimal cost unless the first fastest_max are ranked.

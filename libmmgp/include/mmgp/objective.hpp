@@ -57,11 +57,14 @@ struct front_point {
 /// The Pareto front of time against a cost (node-hours or core-hours), built from a stream of
 /// configurations: points() keeps those that no other offered configuration beats in both time and cost
 /// (of two equal in both, the one offered first). Memory O(size of the front).
+///
+/// Memory stays bounded: past `max_points` points, every other interior point is dropped (thinned() is then
+/// true, and the front is a subset of the true one; what it holds was on the front when offered).
 class pareto_front {
 public:
     /// `cost`: objective::node_hours or objective::core_hours (objective::time is taken as node_hours).
-    explicit pareto_front(objective cost = objective::node_hours) noexcept
-        : cost_(cost == objective::time ? objective::node_hours : cost) {}
+    explicit pareto_front(objective cost = objective::node_hours, std::size_t max_points = 0) noexcept
+        : cost_(cost == objective::time ? objective::node_hours : cost), max_(max_points) {}
     objective cost_objective() const noexcept { return cost_; }
     /// Offers a configuration with its time; true when it is on the front so far.
     bool offer(const configuration& c, double time_s);
@@ -73,9 +76,14 @@ public:
     std::vector<front_point> points() const;
     bool empty() const noexcept { return pts_.empty(); }
     std::size_t size() const noexcept { return pts_.size(); }
+    /// True once points were dropped to keep within max_points.
+    bool thinned() const noexcept { return thinned_; }
 
 private:
+    void bound();
     objective cost_;
+    std::size_t max_ = 0;  // 0: no bound
+    bool thinned_ = false;
     std::vector<front_point> pts_;  // slowest first (cost rising): the fastest is appended at the back
 };
 

@@ -30,6 +30,9 @@ struct ranked {
 /// pass (4 bytes a row), so that the second evaluates only the rows that can matter; larger ones are
 /// evaluated twice.
 inline constexpr std::int64_t max_marked_rows = std::int64_t{1} << 24;
+/// The time-cost fronts keep at most this many points (then every other one is dropped, and the choice they
+/// would give is found by evaluating the window's rows instead): memory bounded whatever the space.
+inline constexpr std::size_t max_front_points = std::size_t{1} << 15;
 /// The largest space search() accepts; keep_all is limited to a tenth of it (its memory).
 inline constexpr std::int64_t max_search_configurations = 200000000;
 
