@@ -1,5 +1,6 @@
 // mmgp predict PROFILE: predicted time of every feasible mapping, the best one, the near-optimal set, and why.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
@@ -371,21 +372,31 @@ void json_report(out_stream& out, const scenario& s, model_kind kind, search_opt
     out.print("}}\n");
 }
 
-// --csv: every configuration, written while the search evaluates it.
-void csv_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt) {
+// --csv: every configuration, written while the search evaluates it; `on_front` from a first search of the
+// front (empty when that front was thinned: membership is then not known exactly).
+search_result csv_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt) {
+    search_options first = opt;
+    first.front = true;
+    const search_result fr = search(s, kind, first);
+    std::vector<std::array<int, 3>> on_front;
+    for (const auto& x : fr.front) on_front.push_back({x.c.nodes, x.c.m, x.c.p});
+    std::sort(on_front.begin(), on_front.end());
     bool header = false;
     opt.visit = [&](const ranked& x, const ranked&, bool near) {
         if (!header)
             out.print("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,"
-                      "startup_s,extrapolated,near_optimal,node_hours,core_hours\n");
+                      "startup_s,extrapolated,near_optimal,node_hours,core_hours,on_front\n");
         header = true;
         const breakdown& b = x.pred.parts;
-        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
+        const bool front = std::binary_search(on_front.begin(), on_front.end(), std::array<int, 3>{x.c.nodes, x.c.m, x.c.p});
+        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
                   num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
                   num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0, near ? 1 : 0,
-                  num(node_hours(x.c, x.pred.time_s)), num(core_hours(x.c, x.pred.time_s)));
+                  num(node_hours(x.c, x.pred.time_s)), num(core_hours(x.c, x.pred.time_s)),
+                  fr.front_thinned ? "" : front ? "1" : "0");
     };
     search(s, kind, opt);
+    return fr;
 }
 
 
@@ -534,12 +545,8 @@ int run_predict(const predict_options& o) {
             if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
         } else if (o.csv) {
             opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
-            csv_report(out, s, kind, opt);
-            if (!o.plot.empty()) {
-                opt.visit = nullptr;
-                const search_result r = search(s, kind, opt);
-                write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
-            }
+            const search_result r = csv_report(out, s, kind, opt);
+            if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
         } else {
             opt.near_optimal_max = 12;
             opt.fastest_max = static_cast<std::size_t>(o.top);

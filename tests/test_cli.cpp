@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -92,7 +93,7 @@ TEST_CASE("mmgp predict --model eq11 --json agrees with an independent Eq. 11 to
 TEST_CASE("mmgp predict --csv and range overrides") {
     auto r = run_mmgp("predict pbpi-qs20 --csv --m 1:2 --p 1:4");
     REQUIRE(r.status == 0);
-    CHECK(r.out.rfind("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,startup_s,extrapolated,near_optimal,node_hours,core_hours\n", 0) == 0);
+    CHECK(r.out.rfind("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,startup_s,extrapolated,near_optimal,node_hours,core_hours,on_front\n", 0) == 0);
     CHECK(mmgp::test::count_lines(r.out) == 1 + 8);
     auto os = run_mmgp("predict pbpi-qs20 --json --policy os --m 8 --p 2");
     REQUIRE(os.status == 0);
@@ -308,6 +309,22 @@ TEST_CASE("mmgp predict --objective node-hours: the cheapest within 5 % of the f
         if (!cheapest || std::stod(r.at("node_hours")) < std::stod(cheapest->at("node_hours"))) cheapest = &r;
     }
     REQUIRE(cheapest);
+    // on_front: no other configuration at least as fast and as cheap in node-hours (of exact ties, the first in
+    // the CSV's order): a sweep in order of time, then cost, then row, keeping the least cost so far.
+    std::vector<std::tuple<double, double, std::size_t>> order;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        order.emplace_back(std::stod(rows[i].at("time_s")), std::stod(rows[i].at("node_hours")), i);
+    std::sort(order.begin(), order.end());
+    double least = INFINITY;
+    int on_front = 0, mismatches = 0;
+    for (const auto& [t, c, i] : order) {
+        const bool on = c < least;
+        least = std::min(least, c);
+        on_front += on;
+        mismatches += rows[i].at("on_front") != (on ? "1" : "0");
+    }
+    CHECK(on_front >= 2);
+    CHECK(mismatches == 0);
     auto r = run_mmgp(space + " --objective node-hours");
     REQUIRE(r.status == 0);
     const std::string best = "Best: m=" + cheapest->at("m") + " p=" + cheapest->at("p") + " nodes=" + cheapest->at("nodes") + ",";

@@ -351,8 +351,9 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     out.quickest = ranked{ch.quick_c, ev(ch.quick_c)};
     out.base = ranked{f.base_c, ev(f.base_c)};
     if (opt.front) {
-        if (f.cost_front) out.front = f.cost_front->points();
-        else out.front = f.node_front->points();
+        const pareto_front& shown = f.cost_front ? *f.cost_front : *f.node_front;
+        out.front = shown.points();
+        out.front_thinned = shown.thinned();
     }
     // Pass 2 (over the kept list, or a second evaluation of the rows that can matter): the near-optimal set,
     // the first by the objective and the visitor.

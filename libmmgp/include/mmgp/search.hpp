@@ -99,6 +99,7 @@ struct search_result {
     config_span near_optimal_span;        ///< its ranges of m, p and nodes
     std::vector<ranked> fastest;       ///< the fastest_max first by the objective (rank 1 is `best`)
     std::vector<front_point> front;    ///< the time-cost Pareto front, fastest first (search_options::front)
+    bool front_thinned = false;        ///< the front held more than max_front_points: `front` is a subset of it
     std::int64_t feasible = 0;         ///< how many configurations were evaluated
     std::vector<std::string> notes;    ///< where the model took a value from another section (evaluator::notes())
 };
