@@ -154,6 +154,36 @@ void goal_lines(out_stream& out, const search_result& r, const goal_view& g) {
     }
 }
 
+// The ranked table: the fastest (under a cost objective, the cheapest of the window) with their breakdown.
+void ranked_table(out_stream& out, const search_result& r, const goal_view& g) {
+    const double best_t = r.best.pred.time_s;
+    const objective goal = g.opt.minimise;
+    if (goal == objective::time)
+        out.print("Fastest {} of {} (seconds):\n", r.fastest.size(), r.feasible);
+    else
+        out.print("Cheapest {} in {} of the {} within {:g} % of the fastest time (seconds; vs best in {}):\n",
+                  r.fastest.size(), to_string(goal), r.feasible, 100 * g.opt.within, to_string(goal));
+    out.print("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}{}\n", "rank", "m", "p",
+              "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin", "start-up",
+              g.cluster ? fmt::format(" {:>11}", goal == objective::core_hours ? "core-hours" : "node-hours") : "");
+    const double best_key = objective_value(goal, r.best.c, best_t);
+    bool any_extrap = false;
+    for (std::size_t i = 0; i < r.fastest.size(); ++i) {
+        const ranked& x = r.fastest[i];
+        const breakdown& b = x.pred.parts;
+        any_extrap = any_extrap || b.extrapolated;
+        out.print(
+            "{:>5} {:>5} {:>5} {:>6} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}{}\n",
+            i + 1, x.c.m, x.c.p, x.c.nodes, x.pred.time_s, 100.0 * (objective_value(goal, x.c, x.pred.time_s) / best_key - 1.0),
+            b.host, b.accelerator, b.offload, b.context_switch, b.communication, b.spin, b.startup,
+            g.cluster ? fmt::format(" {:>11.4g}", objective_value(goal == objective::core_hours ? goal : objective::node_hours,
+                                                                 x.c, x.pred.time_s))
+                      : "",
+            b.extrapolated ? " ~" : "");
+    }
+    if (any_extrap) out.print("  ~ communication cost extrapolated by the fitted latency-bandwidth model (outside the measured tables)\n");
+}
+
 void human_report(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
                   const goal_view& g) {
     const auto& pl = s.plat;
@@ -170,7 +200,6 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
               sp.m.hi, sp.p.lo, sp.p.hi, sp.nodes.lo, sp.nodes.hi, r.feasible, pl.apus);
     for (const auto& n : r.notes) out.print("note: {}\n", n);
     out.print("\n");
-    const double best_t = r.best.pred.time_s;
     // Grid of m x p at the best node count, when it fits on a screen.
     if (v.grid_fits) {
         out.print("Predicted time (s) at nodes={}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
@@ -200,35 +229,10 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
                       x.pred.parts.extrapolated ? "  (communication extrapolated)" : "");
         out.print("\n");
     }
-    // Ranked table.
-    const objective goal = g.opt.minimise;
-    if (goal == objective::time)
-        out.print("Fastest {} of {} (seconds):\n", r.fastest.size(), r.feasible);
-    else
-        out.print("Cheapest {} in {} of the {} within {:g} % of the fastest time (seconds; vs best in {}):\n",
-                  r.fastest.size(), to_string(goal), r.feasible, 100 * g.opt.within, to_string(goal));
-    out.print("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}{}\n", "rank", "m", "p",
-              "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin", "start-up",
-              g.cluster ? fmt::format(" {:>11}", goal == objective::core_hours ? "core-hours" : "node-hours") : "");
-    const double best_key = objective_value(goal, r.best.c, best_t);
-    bool any_extrap = false;
-    for (std::size_t i = 0; i < r.fastest.size(); ++i) {
-        const ranked& x = r.fastest[i];
-        const breakdown& b = x.pred.parts;
-        any_extrap = any_extrap || b.extrapolated;
-        out.print(
-            "{:>5} {:>5} {:>5} {:>6} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}{}\n",
-            i + 1, x.c.m, x.c.p, x.c.nodes, x.pred.time_s, 100.0 * (objective_value(goal, x.c, x.pred.time_s) / best_key - 1.0),
-            b.host, b.accelerator, b.offload, b.context_switch, b.communication, b.spin, b.startup,
-            g.cluster ? fmt::format(" {:>11.4g}", objective_value(goal == objective::core_hours ? goal : objective::node_hours,
-                                                                 x.c, x.pred.time_s))
-                      : "",
-            b.extrapolated ? " ~" : "");
-    }
-    if (any_extrap) out.print("  ~ communication cost extrapolated by the fitted latency-bandwidth model (outside the measured tables)\n");
+    ranked_table(out, r, g);
     // Best and why.
     const breakdown& bb = r.best.pred.parts;
-    out.print("\nBest: {}, {}\n", label(r.best.c), value_phrase(r.best, goal, g.cluster));
+    out.print("\nBest: {}, {}\n", label(r.best.c), value_phrase(r.best, g.opt.minimise, g.cluster));
     out.print("  = host {} + accelerator {} + offload {} + context switch {} + communication {}", human_time(bb.host),
               human_time(bb.accelerator), human_time(bb.offload), human_time(bb.context_switch),
               human_time(bb.communication));
@@ -249,8 +253,8 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
         out.print("{}", contrast(r.best, *x, why));
     }
     goal_lines(out, r, g);
-    if (g.cluster) out.print("\n{}", front_table(r.front, r.best, r.base, goal));
-    out.print("\n{}", near_optimal_summary(r, sp.tolerance, goal));
+    if (g.cluster) out.print("\n{}", front_table(r.front, r.best, r.base, g.opt.minimise));
+    out.print("\n{}", near_optimal_summary(r, sp.tolerance, g.opt.minimise));
     if (r.near_optimal_count > 1)
         out.print("  Configurations inside this margin cannot be told apart at the model's accuracy ([H] §4.4).\n");
 }

@@ -320,6 +320,36 @@ choice choose(const scenario& s, const evaluator& ev, const row_space& space, co
     return ch;
 }
 
+// The rows pass 2 evaluates (when pass 1 kept their floors). A row whose fastest time exceeds what pass 2 keeps
+// holds nothing it keeps: by time, the near-optimal limit and the fastest_max-th time (with no budget to leave
+// some of those out); by cost, the window, and the near-optimal cost unless the first fastest_max are ranked.
+class row_filter {
+public:
+    row_filter(const search_options& opt, const first_pass& f, const choice& ch, double limit, int p_lo, policy pol)
+        : f_(f), goal_(opt.minimise), limit_(limit), p_lo_(p_lo), pol_(pol) {
+        const bool any_rank = opt.fastest_max > 0, by_time = opt.minimise == objective::time;
+        const double inf = std::numeric_limits<double>::infinity();
+        const double kth = !any_rank ? -inf : f.top.size() < opt.fastest_max ? inf : f.top.front();
+        time_needed_ = !by_time ? ch.window : any_rank && ch.budget > 0 ? inf : std::max(limit, kth);
+        cost_rows_ = !by_time && !any_rank;
+    }
+    bool operator()(std::size_t index, std::int64_t n, std::int64_t m) const {
+        const double floor_t = static_cast<double>(f_.row_floor[index]);
+        if (floor_t > time_needed_) return false;
+        if (!cost_rows_) return true;
+        const configuration least{static_cast<int>(m), p_lo_, static_cast<int>(n), pol_};
+        return objective_value(goal_, least, floor_t) <= limit_;
+    }
+
+private:
+    const first_pass& f_;
+    objective goal_;
+    double limit_, time_needed_ = 0;
+    bool cost_rows_ = false;
+    int p_lo_;
+    policy pol_;
+};
+
 }  // namespace
 
 search_result search(const scenario& s, model_kind kind, const search_options& opt) {
@@ -352,8 +382,7 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     out.base = ranked{f.base_c, ev(f.base_c)};
     if (opt.front) {
         const pareto_front& shown = f.cost_front ? *f.cost_front : *f.node_front;
-        out.front = shown.points();
-        out.front_thinned = shown.thinned();
+        out.front = shown.points(), out.front_thinned = shown.thinned();
     }
     // Pass 2 (over the kept list, or a second evaluation of the rows that can matter): the near-optimal set,
     // the first by the objective and the visitor.
@@ -394,22 +423,7 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
             else each_p(std::false_type{});
         };
         if (skip_rows) {
-            // A row whose fastest time exceeds what pass 2 keeps holds nothing it keeps: by time, the
-            // near-optimal limit and the fastest_max-th time (with no budget to leave some of those out);
-            // by cost, the window, and the near-optimal cost unless the first fastest_max are ranked.
-            const bool any_rank = opt.fastest_max > 0;
-            const double inf = std::numeric_limits<double>::infinity();
-            const double kth = !any_rank ? -inf : f.top.size() < opt.fastest_max ? inf : f.top.front();
-            const double time_needed = !by_time ? ch.window : any_rank && ch.budget > 0 ? inf : std::max(limit, kth);
-            const bool cost_rows = !by_time && !any_rank;
-            auto marked = [&](std::size_t index, std::int64_t n, std::int64_t m) {
-                const double floor_t = static_cast<double>(f.row_floor[index]);
-                if (floor_t > time_needed) return false;
-                if (!cost_rows) return true;
-                const configuration least{static_cast<int>(m), p_lo, static_cast<int>(n), pol};
-                return objective_value(opt.minimise, least, floor_t) <= limit;
-            };
-            space.each_marked(marked, evaluate_row);
+            space.each_marked(row_filter(opt, f, ch, limit, p_lo, pol), evaluate_row);
         } else {
             space.each(evaluate_row);
         }
