@@ -401,8 +401,7 @@ TEST_CASE("predict --plot draws the front on axes with tick values; --uncertaint
     auto r = run_mmgp("predict pbpi-roadrunner --nodes 1:64 --objective node-hours --uncertainty --set "
                       "application.T_apu='{\"value\": 370, \"mad\": 10}' --plot " + svg);
     REQUIRE(r.status == 0);
-    std::ifstream in(svg);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = mmgp::test::slurp(svg);
     CHECK(text.rfind("<svg", 0) == 0);
     CHECK(text.find("node-hours per run (node-hours, log scale)") != std::string::npos);
     CHECK(text.find("time per run (s, log scale)") != std::string::npos);
@@ -450,8 +449,7 @@ TEST_CASE("launch and tune take the objective") {
     auto tp = run_mmgp("tune validation/raxml/scenario-16x1200.json --replay validation/tune/groups/raxml-16x1200-U4.csv "
                        "--quiet --plot " + plot);
     REQUIRE(tp.status == 0);
-    std::ifstream svg_in(plot);
-    const std::string svg((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
+    const std::string svg = mmgp::test::slurp(plot);
     CHECK(tick_labels(svg, "middle") >= 3);  // the x axis
     CHECK(tick_labels(svg, "end") >= 3);     // the y axis
     CHECK(svg.find("measured median (s, log scale)") != std::string::npos);
