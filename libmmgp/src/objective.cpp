@@ -99,34 +99,37 @@ std::size_t knee_of(const std::vector<front_point>& f) noexcept {
 
 std::vector<std::size_t> thin_front(const std::vector<front_point>& f, const std::vector<std::size_t>& keep,
                                     std::size_t max_rows) {
-    std::vector<std::size_t> out;
-    if (f.empty()) return out;
     if (f.size() <= max_rows) {
-        for (std::size_t i = 0; i < f.size(); ++i) out.push_back(i);
-        return out;
+        std::vector<std::size_t> all(f.size());
+        for (std::size_t i = 0; i < f.size(); ++i) all[i] = i;
+        return all;
     }
-    out = {0, f.size() - 1, knee_of(f)};
+    std::vector<std::size_t> fixed = {0, f.size() - 1, knee_of(f)};
     for (std::size_t k : keep)
-        if (k < f.size()) out.push_back(k);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    // The rest: evenly spaced targets in log cost, each taking the nearest point not yet shown.
-    const std::size_t fixed = out.size();
-    const std::size_t extra = max_rows > fixed ? max_rows - fixed : 0;
+        if (k < f.size()) fixed.push_back(k);
+    std::sort(fixed.begin(), fixed.end());
+    fixed.erase(std::unique(fixed.begin(), fixed.end()), fixed.end());
+    // The rest: the point nearest each of `targets` evenly spaced values of log cost (cost falls along the
+    // front); a target whose nearest point is already shown adds nothing, so that neighbours are not shown
+    // twice. More targets until the rows are full.
     const double hi = log_cost(f.front()), lo = log_cost(f.back());
-    for (std::size_t k = 1; k <= extra; ++k) {
-        const double target = hi + (lo - hi) * static_cast<double>(k) / static_cast<double>(extra + 1);
-        std::size_t pick = f.size();
-        double gap = 0;
-        for (std::size_t i = 0; i < f.size(); ++i) {
-            if (std::binary_search(out.begin(), out.end(), i)) continue;
-            const double d = std::fabs(log_cost(f[i]) - target);
-            if (pick == f.size() || d < gap) pick = i, gap = d;
+    auto nearest = [&](double target) {
+        const auto it = std::lower_bound(f.begin(), f.end(), target,
+                                         [](const front_point& p, double x) { return log_cost(p) > x; });
+        std::size_t i = static_cast<std::size_t>(it - f.begin());
+        if (i == f.size()) return f.size() - 1;
+        if (i > 0 && std::fabs(log_cost(f[i - 1]) - target) <= std::fabs(log_cost(f[i]) - target)) --i;
+        return i;
+    };
+    for (std::size_t targets = max_rows - std::min(max_rows, fixed.size());; targets += targets / 2 + 1) {
+        std::vector<std::size_t> rows = fixed;
+        for (std::size_t k = 1; k <= targets && rows.size() < max_rows; ++k) {
+            const std::size_t i = nearest(hi + (lo - hi) * static_cast<double>(k) / static_cast<double>(targets + 1));
+            const auto at = std::lower_bound(rows.begin(), rows.end(), i);
+            if (at == rows.end() || *at != i) rows.insert(at, i);
         }
-        if (pick == f.size()) break;
-        out.insert(std::upper_bound(out.begin(), out.end(), pick), pick);
+        if (rows.size() >= max_rows || targets >= f.size()) return rows;
     }
-    return out;
 }
 
 }  // namespace mmgp
