@@ -206,6 +206,7 @@ public:
             const bool last = nl == std::string::npos || nl + 1 >= text.size();
             std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
             ++line_no;
+            check_unique_keys(line, path, "line " + std::to_string(line_no) + ", ");
             json j = json::parse(line, nullptr, false);
             if (j.is_discarded() || !j.is_object() || nl == std::string::npos) {
                 if (!last)

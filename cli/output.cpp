@@ -87,6 +87,7 @@ scenario_edits edits_of(const std::vector<std::string>& sets) {
             if (!inner.is_object()) inner = nlohmann::json::object();
             at = &inner;
         }
+        check_unique_keys(value_text, "--set " + set.substr(0, eq), "");  // {"a": 1, "a": 2} would keep 2 silently
         nlohmann::json value = nlohmann::json::parse(value_text, nullptr, false);
         (*at)[std::string(key)] = value.is_discarded() ? nlohmann::json(value_text) : value;
     }

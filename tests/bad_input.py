@@ -44,6 +44,10 @@ FILES = {
     "journal.jsonl": '{"mmgp_tune": 1, "options": {}}\n',
     "wave.json": SCENARIO.replace('"alpha": 1}', '"alpha": 1, "hierarchy": {"levels": [{"name": "chip", "ranks": 3, '
                                   '"path": [{"name": "bus", "latency_s": 1e-6}]}]}}'),
+    "dup.json": SCENARIO.replace('"T_apu": 8,', '"T_apu": -5, "T_apu": 8,'),
+    "dupschema.json": SCENARIO.replace('{"schema": "mmgp/1",', '{"schema": "mmgp/2", "schema": "mmgp/1",'),
+    "dupruns.json": '{"runs": [{"m": 1, "p": 1, "time_s": 9.5}, {"m": 1, "p": 2, "time_s": 5.6, "time_s": 56}]}\n',
+    "dupjournal.jsonl": '{"mmgp_tune": 1, "options": {"m": "1", "m": "1:4"}}\n',
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
                  '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
 }
@@ -127,6 +131,16 @@ REFUSED = [
      2, "--objective: expected a scenario with an off-load profile, found a wavefront application"),
     ("output: predict --plot over its scenario", "predict s.json --plot s.json",
      2, "--plot s.json: expected a file other than the input s.json, found the same file"),
+    ("duplicate key: a parameter given twice (the last would win silently)", "predict dup.json",
+     2, "dup.json: /application/T_apu: expected one value per key (the last would silently win), found two: the number -5 and the number 8"),
+    ("duplicate key: the schema given twice", "predict dupschema.json",
+     2, 'dupschema.json: /schema: expected one value per key (the last would silently win), found two: the string "mmgp/2" and the string "mmgp/1"'),
+    ("duplicate key: in a run of a runs file", "fit dupruns.json",
+     2, "dupruns.json: /runs/1/time_s: expected one value per key (the last would silently win), found two: the number 5.6 and the number 56"),
+    ("duplicate key: in a --set value", "predict s.json --set 'platform.alpha={\"constant\": 1.1, \"constant\": 1.2}'",
+     2, "--set platform.alpha: /constant: expected one value per key (the last would silently win), found two: the number 1.1 and the number 1.2"),
+    ("duplicate key: in a tune journal's header", "tune --resume dupjournal.jsonl",
+     2, 'dupjournal.jsonl: line 1, /options/m: expected one value per key (the last would silently win), found two: the string "1" and the string "1:4"'),
     ("hierarchy: a node level that is not the node's accelerators", "predict wave.json",
      2, "wave.json: /platform/hierarchy/levels/0/ranks: expected the node's accelerators (apus = 4) as the ranks of the outermost level with ranks, found 3"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",

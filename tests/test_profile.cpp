@@ -9,6 +9,7 @@
 
 #include "detail/schema.hpp"
 #include "mmgp/error.hpp"
+#include "mmgp/io.hpp"
 #include "mmgp/profile.hpp"
 #include "support.hpp"
 
@@ -324,4 +325,34 @@ TEST_CASE("network tables from OSU micro-benchmarks output, beside the platform 
     refused(with({{"osu", "missing.txt"}}), "/network/tables/0/osu: expected a readable OSU output file, found \"");
     refused(with({{"osu", "latency.txt"}, {"points", {{8, 1e-6}}}}), "/network/tables/0/osu: expected either");
     refused(with({{"osu", 3}}), "/network/tables/0/osu: expected the path of an OSU output file");
+}
+
+TEST_CASE("a key given twice in one object is refused with its path and both values, wherever it is") {
+    auto refused = [](const std::string& text, const std::string& location, const std::string& found) {
+        try {
+            (void)mmgp::parse_scenario(text, "dup.json");
+            FAIL("accepted: " << text);
+        } catch (const mmgp::input_error& e) {
+            CHECK(e.file() == "dup.json");
+            CHECK(e.location() == location);
+            CHECK(e.found() == found);
+        }
+    };
+    const std::string app = R"("application": {"N": 10, "T_hpu": 1, "T_apu": 8, "C_apu": 0.5, "g": 1e-4})";
+    const std::string search = R"("search": {"m": [1, 2], "p": [1, 2]})";
+    refused(R"({"schema": "mmgp/1", "schema": "mmgp/1", "platform": "qs20", )" + app + ", " + search + "}", "/schema",
+            "two: the string \"mmgp/1\" and the string \"mmgp/1\"");
+    refused(R"({"schema": "mmgp/1", "platform": "qs20", "application": {"N": 10, "T_hpu": 1, "T_apu": -5, "T_apu": 370,
+               "C_apu": 0.5, "g": 1e-4}, )" + search + "}",
+            "/application/T_apu", "two: the number -5 and the number 370");
+    // Inside an array, and with an object as the second value.
+    refused(R"({"schema": "mmgp/1", "platform": {"name": "t", "hpu_contexts": 2, "apus": 4, "O_offload": 1e-7, "T_csw": 1e-6,
+               "alpha": 1, "network": {"tables": [{"primitive": "allreduce"}, {"nodes": 1, "nodes": {"a": 1}}]}}, )" +
+                app + ", " + search + "}",
+            "/platform/network/tables/1/nodes", "two: the number 1 and an object");
+    // The same key in two objects, and a document that is one value, are no duplicates.
+    CHECK_NOTHROW(mmgp::check_unique_keys(R"({"a": {"k": 1}, "b": {"k": 1}, "c": [{"k": 1}, {"k": 2}]})", "ok.json"));
+    CHECK_NOTHROW(mmgp::check_unique_keys("5", "scalar.json"));
+    CHECK_NOTHROW(mmgp::check_unique_keys("not json {", "bad.json"));
+    CHECK_THROWS_AS(mmgp::check_unique_keys(R"([{"k": 1, "k": 1}])", "arr.json", "line 3, "), mmgp::input_error);
 }

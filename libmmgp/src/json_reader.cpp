@@ -1,4 +1,9 @@
 #include "detail/json_reader.hpp"
+#include "mmgp/io.hpp"
+
+#include <functional>
+#include <map>
+#include <vector>
 
 #include <cerrno>
 #include <charconv>
@@ -62,9 +67,76 @@ std::string child(const std::string& path, std::string_view key) {
 
 std::string child(const std::string& path, std::size_t index) { return path + "/" + std::to_string(index); }
 
+namespace {
+
+// Follows the parse of one document and refuses a key given twice in one object: the JSON library would keep
+// the last value without a word, and a user who wrote "T_apu": -5 and later "T_apu": 370 needs to hear of it.
+class unique_keys {
+public:
+    unique_keys(const std::string& file, const std::string& prefix) : file_(file), prefix_(prefix) {}
+    bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+        switch (event) {
+            case json::parse_event_t::object_start:
+            case json::parse_event_t::array_start:
+                frames_.push_back({event == json::parse_event_t::array_start, 0, {}, {}, {}, false, child_path()});
+                break;
+            case json::parse_event_t::key: {
+                frame& f = frames_.back();
+                f.key = parsed.get<std::string>();
+                const auto it = f.seen.find(f.key);
+                f.duplicate = it != f.seen.end();
+                if (f.duplicate) f.first = it->second;
+                break;
+            }
+            case json::parse_event_t::value:
+                if (!frames_.empty()) finish_child(parsed);  // a document that is one scalar has no key
+                break;
+            case json::parse_event_t::object_end:
+            case json::parse_event_t::array_end:
+                frames_.pop_back();
+                if (!frames_.empty()) finish_child(parsed);
+                break;
+        }
+        return true;
+    }
+
+private:
+    struct frame {
+        bool array;
+        std::size_t index;
+        std::string key;
+        std::map<std::string, std::string> seen;  // key -> how its value is named
+        std::string first;                        // the first value of a key given twice
+        bool duplicate;
+        std::string path;
+    };
+    std::string child_path() const {
+        if (frames_.empty()) return "";
+        const frame& f = frames_.back();
+        return f.array ? child(f.path, f.index) : child(f.path, f.key);
+    }
+    void finish_child(const json& value) {
+        frame& f = frames_.back();
+        if (f.array) {
+            ++f.index;
+            return;
+        }
+        if (f.duplicate)
+            throw input_error(file_, prefix_ + child(f.path, f.key), "one value per key (the last would silently win)",
+                              "two: " + f.first + " and " + describe(value));
+        f.seen.emplace(f.key, describe(value));
+    }
+    const std::string& file_;
+    const std::string& prefix_;
+    std::vector<frame> frames_;
+};
+
+}  // namespace
+
 json parse_json(std::string_view text, const std::string& file) {
     try {
-        return json::parse(text.begin(), text.end());
+        unique_keys keys(file, "");
+        return json::parse(text.begin(), text.end(), std::ref(keys));
     } catch (const json::exception& e) {
         // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..." or
         // "[json.exception.out_of_range.406] number overflow parsing '1e999'".
@@ -74,6 +146,15 @@ json parse_json(std::string_view text, const std::string& file) {
         for (char& c : msg)
             if (c == '\n' || c == '\r') c = ' ';
         throw input_error(file, "", "a JSON document", msg);
+    }
+}
+
+void refuse_duplicate_keys(std::string_view text, const std::string& file, const std::string& location_prefix) {
+    try {
+        unique_keys keys(file, location_prefix);
+        const json doc = json::parse(text.begin(), text.end(), std::ref(keys));
+        static_cast<void>(doc);
+    } catch (const json::exception&) {  // not JSON: the caller's own parse says so
     }
 }
 
@@ -250,3 +331,11 @@ std::size_t reader::choice(const json& obj, const std::string& path, std::string
 }
 
 }  // namespace mmgp::detail
+
+namespace mmgp {
+
+void check_unique_keys(std::string_view text, const std::string& file, const std::string& location_prefix) {
+    detail::refuse_duplicate_keys(text, file, location_prefix);
+}
+
+}  // namespace mmgp

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -24,6 +25,12 @@ namespace mmgp {
 /// a destination that is the same file (device and inode, through any symbolic link) as one of
 /// `inputs` (inputs that do not exist are ignored).
 void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs = {});
+
+/// Refuses a JSON text in which an object has a key twice (the JSON library would keep the last value
+/// silently): input_error(file, location_prefix + "/path/key", "one value per key ...", "two: X and Y").
+/// Text that is not JSON passes (its own parse reports it). Every profile, runs and validation reader applies
+/// it already; this is for the callers' own documents (a journal's lines, a --set value).
+void check_unique_keys(std::string_view text, const std::string& file, const std::string& location_prefix = "");
 
 /// The whole text of the file at `path` (a leading UTF-8 byte-order mark removed). Throws
 /// mmgp::input_error naming `path` when it is a directory or cannot be read.

@@ -22,8 +22,11 @@ std::string describe(const json& j);
 std::string child(const std::string& path, std::string_view key);
 std::string child(const std::string& path, std::size_t index);
 
-/// Parses JSON text; a syntax error becomes input_error(file, "", "a JSON document", "...at line L, column C").
+/// Parses JSON text; a syntax error becomes input_error(file, "", "a JSON document", "...at line L, column C"),
+/// a key given twice in one object input_error(file, "/path/key", "one value per key ...", "two: X and Y").
 json parse_json(std::string_view text, const std::string& file);
+/// The same check alone (mmgp::check_unique_keys): a key given twice in one object of `text` is refused.
+void refuse_duplicate_keys(std::string_view text, const std::string& file, const std::string& location_prefix);
 /// Reads a whole file; input_error(file, "", "a readable file", strerror) when it cannot.
 std::string read_file(const std::string& path);
 
