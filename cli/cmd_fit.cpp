@@ -71,7 +71,11 @@ int run_fit(const fit_options_cli& o) {
     opt.decomp = o.decomposition == "data" ? decomposition::data : decomposition::task;
     opt.scale = o.scaling == "weak" ? scaling::weak : scaling::strong;
     if (!o.policy.empty()) opt.pol = parse_policy_option(o.policy);
-    opt.N = o.N;
+    // An option that cannot take effect is refused: --N is held, --fit-N fits it; --fix T_start holds what
+    // --fit-T-start would fit; a parameter held twice.
+    if (o.N && o.fit_N)
+        throw usage_error(fmt::format("--N: expected either --N (N held) or --fit-N (N fitted), found both (--N {:g})", *o.N));
+    opt.N = o.N.value_or(1.0);
     opt.N_start = o.N_start;
     opt.fit_N = o.fit_N;
     opt.fit_T_start = o.fit_T_start;
@@ -102,6 +106,12 @@ int run_fit(const fit_options_cli& o) {
             throw usage_error("--fix: expected NAME=VALUE with a number, found \"" + f + "\"");
         }
         if (!(v >= 0) || !std::isfinite(v)) throw usage_error("--fix: expected a finite value >= 0, found \"" + f + "\"");
+        for (const auto& [held, value] : opt.fixed)
+            if (held == name)
+                throw usage_error(fmt::format("--fix: expected each parameter held once, found {} held at {:g} and at {:g}",
+                                              name, value, v));
+        if (name == "T_start" && o.fit_T_start)
+            throw usage_error("--fix: expected either --fix T_start=VALUE (held) or --fit-T-start (fitted), found both");
         opt.fixed.emplace_back(name, v);
     }
     std::vector<measured_run> runs = read_runs(o.file);

@@ -37,7 +37,9 @@ void setup_launch(CLI::App& app, launch_options& o) {
     add_checked(sub, "--launcher-program", o.program, "Launcher executable (default mpirun, mpiexec or srun)");
     sub->add_flag("--oversubscribe", o.oversubscribe,
                   "Allow more processes than cores (mpirun --oversubscribe, srun --overcommit)");
-    sub->add_flag("--no-bind", o.no_bind, "Local launcher: do not bind processes to CPUs");
+    sub->add_flag("--no-bind", o.no_bind,
+                  "Do not bind processes to CPUs (local: no taskset; mpirun --bind-to none, mpiexec -bind-to none, "
+                  "srun --cpu-bind=none)");
     auto* e = sub->add_flag("--exec", o.exec,
                             "Run the command: forwards SIGINT/SIGTERM to the children, exits with their status");
     auto* j = sub->add_flag("--json", o.json, "Print the mapping and the command as one JSON document");
@@ -144,6 +146,7 @@ launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t
     rq.units = units;
     rq.program = o.program;
     rq.oversubscribe = o.oversubscribe;
+    rq.bind = !o.no_bind;
     rq.allow_run_as_root = kind == launcher_kind::openmpi && geteuid() == 0;
     std::vector<int> cpus = available_cpus();
     if (o.cores_per_node)
@@ -158,10 +161,23 @@ launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t
     return render_launch(rq, command);
 }
 
+void check_launcher_options(launcher_kind kind, const launch_options& o) {
+    // An option the launcher cannot honour is refused rather than ignored.
+    if (kind == launcher_kind::local && !o.program.empty())
+        throw usage_error("--launcher-program: expected --launcher openmpi, mpich or srun beside it (the local launcher "
+                          "starts the processes itself), found --launcher local");
+    if (o.oversubscribe && (kind == launcher_kind::local || kind == launcher_kind::mpich))
+        throw usage_error(std::string("--oversubscribe: expected --launcher openmpi or srun beside it (") +
+                          (kind == launcher_kind::local ? "the local launcher never refuses to start more processes than cores"
+                                                        : "mpiexec runs more processes than cores time-shared without it") +
+                          "), found --launcher " + std::string(to_string(kind)));
+}
+
 int run_launch(const launch_options& o) {
     launcher_kind kind;
     if (!parse_launcher(o.launcher, kind))
         throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launcher + "\"");
+    check_launcher_options(kind, o);
     model_kind mk = parse_model_option(o.space.model);
     scenario s = load_with_options(o.profile, o.space);
     // Task units are part of the model: the mapping is chosen for the units to be launched.

@@ -48,7 +48,7 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--cores-per-node", o.launch.cores_per_node, "Cores per node for the binding fallback");
     add_checked(sub, "--launcher-program", o.launch.program, "Launcher executable (default mpirun, mpiexec or srun)");
     sub->add_flag("--oversubscribe", o.launch.oversubscribe, "Allow more processes than cores");
-    sub->add_flag("--no-bind", o.launch.no_bind, "Local launcher: do not bind processes to CPUs");
+    sub->add_flag("--no-bind", o.launch.no_bind, "Do not bind processes to CPUs (as for mmgp launch)");
     add_checked(sub, "--replay", o.replay,
                 "Draw each run's time from the recorded repetitions of RUNS.csv (columns m, p, time_s; optional "
                 "nodes, policy, units, censored, bound_s) instead of running anything");
@@ -401,6 +401,7 @@ int run_tune(const tune_options_cli& given) {
     launcher_kind kind = launcher_kind::local;
     if (!o.launch.launcher.empty() && !parse_launcher(o.launch.launcher, kind))
         throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launch.launcher + "\"");
+    check_launcher_options(kind, o.launch);
     if (o.replay.empty() && o.launch.command.empty())
         throw usage_error("command: expected the program to tune after -- (or --replay RUNS.csv), found nothing");
     if (!o.plot.empty()) check_output("--plot", o.plot);
@@ -471,6 +472,25 @@ int run_tune(const tune_options_cli& given) {
                     for (std::int64_t p = b.p_lo; p <= std::min(b.p_hi, b.apus / m); ++p)
                         space.push_back({static_cast<int>(m), static_cast<int>(p), static_cast<int>(nd), pol});
         if (space.empty()) throw usage_error("--m/--p/--nodes: expected a space with a feasible configuration, found none");
+        // No rank without a unit of work, as for mmgp launch: when the units are the program's work (task
+        // decomposition, --units, or a command naming {units} or {U}), mappings with more ranks are left out.
+        const bool names_units = std::any_of(o.launch.command.begin(), o.launch.command.end(), [](const std::string& w) {
+            return w.find("{units}") != std::string::npos || w.find("{U}") != std::string::npos;
+        });
+        if (s.app.decomp == decomposition::task || o.launch.units || names_units) {
+            const std::int64_t units = s.app.units;
+            const auto ranks = [](const configuration& c) { return static_cast<std::int64_t>(c.m) * c.nodes; };
+            const auto fewest = *std::min_element(space.begin(), space.end(),
+                                                  [&](const auto& x, const auto& y) { return ranks(x) < ranks(y); });
+            const std::size_t before = space.size();
+            std::erase_if(space, [&](const configuration& c) { return ranks(c) > units; });
+            if (space.empty())
+                throw usage_error(fmt::format("--units: expected at least {} units, one for each rank of {}, found {}",
+                                              ranks(fewest), label(fewest), units));
+            if (space.size() < before && !o.quiet)
+                std::cerr << fmt::format("mmgp: note: {} configurations with more ranks than the {} units left out\n",
+                                         before - space.size(), units);
+        }
     }
 
     tune_options to;

@@ -86,7 +86,7 @@ int run_predict(const predict_options& o);
 
 struct fit_options_cli {
     std::string file, platform, output, decomposition = "task", scaling = "strong", policy, name = "fitted";
-    double N = 1.0;
+    std::optional<double> N;  ///< --N (not given: 1, or fitted with --fit-N)
     double N_start = 0.0;
     bool fit_N = false, fit_T_start = false, json = false;
     std::string spin_limit;  ///< --spin-limit (empty: not given)
@@ -143,6 +143,9 @@ int run_launch(const launch_options& o);
 /// CPUs available here, --cores-per-node, --oversubscribe, --no-bind): what launch and tune run.
 launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t units, const launch_options& o,
                         const std::vector<std::string>& command);
+/// Refuses (usage_error) a launcher option that `kind` cannot honour: --launcher-program with the local launcher,
+/// --oversubscribe with the local launcher or mpich.
+void check_launcher_options(launcher_kind kind, const launch_options& o);
 
 /// mmgp tune: the closed loop (cmd_tune.cpp, docs/TUNE.md).
 struct tune_options_cli {

@@ -313,3 +313,30 @@ TEST_CASE("mmgp launch: bad input is one line on stderr, status 2, nothing on st
     mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local --json --exec -- x", "excludes");
     mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local", "command");
 }
+
+TEST_CASE("--no-bind takes effect with every launcher, and unbound processes get no thread placement") {
+    auto has = [](const strings& argv, const std::string& w) { return std::find(argv.begin(), argv.end(), w) != argv.end(); };
+    auto starts = [](const strings& argv, const std::string& prefix) {
+        return std::any_of(argv.begin(), argv.end(), [&](const std::string& w) { return w.find(prefix) != std::string::npos; });
+    };
+    for (launcher_kind k : {launcher_kind::openmpi, launcher_kind::mpich, launcher_kind::srun}) {
+        auto rq = request(k, 2, 2, 1, 8);
+        auto bound = mmgp::render_launch(rq, {"./app"});
+        CHECK(starts(bound.argv, "OMP_PROC_BIND"));
+        rq.bind = false;
+        auto plan = mmgp::render_launch(rq, {"./app"});
+        CHECK((k == launcher_kind::srun ? has(plan.argv, "--cpu-bind=none") : has(plan.argv, "none")));
+        CHECK_FALSE(has(plan.argv, "core"));
+        CHECK_FALSE(starts(plan.argv, "OMP_PROC_BIND"));
+        CHECK_FALSE(starts(plan.argv, "OMP_PLACES"));
+        CHECK(starts(plan.argv, "OMP_NUM_THREADS"));
+        CHECK(plan.notes.empty());  // not bound on request: nothing to explain
+    }
+    // The local launcher without CPUs to bind to (--no-bind): no taskset, no thread placement.
+    auto local = mmgp::render_launch(request(launcher_kind::local, 2, 2, 1, 0), {"./app"});
+    REQUIRE(local.processes.size() == 2);
+    for (const auto& lp : local.processes) {
+        CHECK(lp.argv.front() == "./app");
+        CHECK(std::none_of(lp.env.begin(), lp.env.end(), [](const auto& kv) { return kv.first == "OMP_PROC_BIND"; }));
+    }
+}

@@ -125,6 +125,11 @@ launch_plan render_launch(const launch_request& rq, const std::vector<std::strin
         {"OMP_NUM_THREADS", ps},  {"OMP_PLACES", "cores"}, {"OMP_PROC_BIND", "close"}, {"MMGP_M", ms},
         {"MMGP_P", ps},           {"MMGP_NODES", std::to_string(nodes)}, {"MMGP_NP", nps},
         {"MMGP_UNITS_TOTAL", std::to_string(rq.units)}};
+    // Threads are placed on cores only inside a bound process: unbound, OMP_PROC_BIND=close would put every
+    // process's threads on the node's first p cores.
+    auto unbind = [&env] {
+        std::erase_if(env, [](const auto& kv) { return kv.first == "OMP_PLACES" || kv.first == "OMP_PROC_BIND"; });
+    };
 
     if (rq.kind == launcher_kind::local) {
         const std::int64_t ncpu = static_cast<std::int64_t>(rq.cpus.size());
@@ -132,6 +137,7 @@ launch_plan render_launch(const launch_request& rq, const std::vector<std::strin
         if (ncpu > 0 && !bind)
             plan.notes.push_back("not binding: m*p = " + std::to_string(m * p) + " exceeds the " +
                                  std::to_string(ncpu) + " CPUs available; the OS places the processes");
+        if (!bind) unbind();
         v.per_rank = true;
         for (std::int64_t r = 0; r < m; ++r) {
             launch_process lp;
@@ -153,8 +159,9 @@ launch_plan render_launch(const launch_request& rq, const std::vector<std::strin
     }
 
     const std::int64_t cores = rq.cores_per_node;
-    const bool bind = cores == 0 || m * p <= cores;
-    if (!bind)
+    const bool bind = rq.bind && (cores == 0 || m * p <= cores);
+    if (!bind) unbind();
+    if (!bind && rq.bind)
         plan.notes.push_back("m*p = " + std::to_string(m * p) + " exceeds the " + std::to_string(cores) +
                              " cores per node: binding " + std::to_string(p) +
                              " cores per process cannot be satisfied, so processes are not bound (the OS places "

@@ -45,6 +45,7 @@ struct launch_request {
     bool oversubscribe = false;      ///< allow more processes than cores (mpirun --oversubscribe, srun --overcommit)
     bool allow_run_as_root = false;  ///< OpenMPI only: add --allow-run-as-root
     std::string program;             ///< launcher program; empty = "mpirun", "mpiexec", "srun" (local: none)
+    bool bind = true;                ///< bind processes to cores (false: --bind-to none, -bind-to none, --cpu-bind=none)
 };
 
 /// One process the local launcher starts.
