@@ -404,7 +404,13 @@ int run_tune(const tune_options_cli& given) {
     check_launcher_options(kind, o.launch);
     if (o.replay.empty() && o.launch.command.empty())
         throw usage_error("command: expected the program to tune after -- (or --replay RUNS.csv), found nothing");
-    if (!o.plot.empty()) check_output("--plot", o.plot);
+    if (!o.plot.empty()) {  // never over an input or the journal (a resumed tune would then refuse its journal)
+        std::vector<std::string> inputs;
+        for (const std::string& in : {o.profile, o.app, o.replay, o.journal, given.resume})
+            if (!in.empty()) inputs.push_back(in);
+        if (o.journal.empty() && o.replay.empty() && given.resume.empty()) inputs.push_back("mmgp-tune.jsonl");
+        check_output("--plot", o.plot, inputs);
+    }
 
     // The scenario: a platform (+ --app) or a whole scenario.
     const scenario_edits edits = edits_of(o.space.sets);

@@ -38,6 +38,12 @@ std::string runs_json(const std::vector<double>& runs) {
 int run_validate(const validate_options& o) {
     model_kind kind = parse_model_option(o.model);
     validation_report rep = run_validation(o.file, kind, edits_of(o.sets));
+    // A gate over no measured case would pass with nothing checked.
+    if ((o.max_mean || o.max_max) && rep.uncensored == 0)
+        throw usage_error(fmt::format("{}: expected a validation file with at least one uncensored case to check, "
+                                      "found {} case{}, every one censored",
+                                      o.max_mean ? "--max-mean-err" : "--max-err", rep.cases.size(),
+                                      rep.cases.size() == 1 ? "" : "s"));
     std::string out;
     if (o.json) {
         out += fmt::format("{{\"schema\": \"mmgp/1\", \"kind\": \"validation-report\", \"file\": {}, \"name\": {}, \"model\": \"{}\",\n\"cases\": [\n", quote(rep.file),

@@ -48,6 +48,8 @@ FILES = {
     "dupschema.json": SCENARIO.replace('{"schema": "mmgp/1",', '{"schema": "mmgp/2", "schema": "mmgp/1",'),
     "dupruns.json": '{"runs": [{"m": 1, "p": 1, "time_s": 9.5}, {"m": 1, "p": 2, "time_s": 5.6, "time_s": 56}]}\n',
     "dupjournal.jsonl": '{"mmgp_tune": 1, "options": {"m": "1", "m": "1:4"}}\n',
+    "allcens.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "c", "scenario": "s.json", "cases": ['
+                     '{"m": 1, "p": 1, "measured_s": 100, "censored": true, "source": "t"}]}\n'),
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
                  '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
 }
@@ -154,6 +156,12 @@ REFUSED = [
      2, "--fix: expected either --fix T_start=VALUE (held) or --fit-T-start (fitted), found both"),
     ("no effect: tune with fewer units than any mapping's ranks", "tune p.json --m 2 --units 1 --launcher local -- true",
      2, "--units: expected at least 2 units, one for each rank of m=2 p=1 nodes=1, found 1"),
+    ("gate: a bound over no uncensored case (it would pass with nothing checked)", "validate allcens.json --max-err 0",
+     2, "--max-err: expected a validation file with at least one uncensored case to check, found 1 case, every one censored"),
+    ("output: tune --plot over its replay file", "tune p.json --replay runs.csv --plot runs.csv",
+     2, "--plot runs.csv: expected a file other than the input runs.csv, found the same file"),
+    ("output: tune --plot over its profile", "tune p.json --replay runs.csv --plot p.json",
+     2, "--plot p.json: expected a file other than the input p.json, found the same file"),
     ("hierarchy: a node level that is not the node's accelerators", "predict wave.json",
      2, "wave.json: /platform/hierarchy/levels/0/ranks: expected the node's accelerators (apus = 4) as the ranks of the outermost level with ranks, found 3"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
