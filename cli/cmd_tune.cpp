@@ -380,6 +380,54 @@ std::string plot_svg(const std::vector<configuration>& space, const tune_assessm
     return s + svg_plot::finish();
 }
 
+// The command's program (local launcher) or the launcher program, resolved as execvp would: a word with a '/'
+// names a file, another is looked up in PATH. Empty when it is an executable file; else what was found.
+std::string not_executable(const std::string& word) {
+    auto usable = [](const std::string& path) {
+        std::error_code ec;
+        return std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
+    };
+    if (word.find('/') != std::string::npos) {
+        std::error_code ec;
+        if (!std::filesystem::exists(word, ec)) return "no such file";
+        if (std::filesystem::is_directory(word, ec)) return "a directory";
+        return usable(word) ? std::string() : std::string("a file without the permission to execute it");
+    }
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/bin:/bin";
+    for (std::size_t a = 0; a <= dirs.size();) {
+        std::size_t b = dirs.find(':', a);
+        if (b == std::string::npos) b = dirs.size();
+        const std::string dir = b > a ? dirs.substr(a, b - a) : ".";
+        if (usable(dir + "/" + word)) return "";
+        a = b + 1;
+    }
+    return "not found in PATH";
+}
+
+// Before any run and before the journal: the launch of one configuration per node count renders (placeholders,
+// nodes the launcher can start, an empty program), and the program to start is an executable.
+void check_runnable(launcher_kind kind, const std::vector<configuration>& space, std::int64_t units,
+                    const launch_options& lo) {
+    std::vector<int> node_counts;
+    for (const auto& c : space)
+        if (std::find(node_counts.begin(), node_counts.end(), c.nodes) == node_counts.end()) node_counts.push_back(c.nodes);
+    launch_plan plan;
+    for (int n : node_counts) {
+        const auto c = std::find_if(space.begin(), space.end(), [&](const configuration& x) { return x.nodes == n; });
+        plan = plan_launch(kind, *c, units, lo, lo.command);
+    }
+    std::string program = plan.argv.empty() ? std::string() : plan.argv.front();
+    if (kind == launcher_kind::local) {  // the program itself, after a binding `taskset -c CPUS`
+        const auto& argv = plan.processes.at(0).argv;
+        program = argv.at(argv.front() == "taskset" && argv.size() > 3 ? 3 : 0);
+    }
+    if (const std::string why = not_executable(program); !why.empty())
+        throw usage_error(fmt::format("{}: expected {} that can be executed, found \"{}\": {}",
+                                      kind == launcher_kind::local ? "COMMAND" : "--launcher-program",
+                                      kind == launcher_kind::local ? "a program" : "a launcher", program, why));
+}
+
 }  // namespace
 
 int run_tune(const tune_options_cli& given) {
@@ -549,6 +597,10 @@ int run_tune(const tune_options_cli& given) {
     }
     // CPUs of one node: a run that needs them all takes its node whole.
     const long long node_cpus = o.launch.cores_per_node ? *o.launch.cores_per_node : part_cpus > 0 ? part_cpus : s.plat.apus;
+
+    // What can be checked before the first run is, before a journal exists: every node count's launch renders,
+    // and the program (local launcher) or the launcher resolves to an executable.
+    if (!replay) check_runnable(kind, space, s.app.units, o.launch);
 
     // The journal: created for a live tune (and for a replay that names one), continued on --resume.
     if (o.resume.empty() && (o.replay.empty() || !o.journal.empty())) {
@@ -750,6 +802,12 @@ int run_tune(const tune_options_cli& given) {
                                  fl.empty() ? "" : fmt::format(" ({} in flight)", fl.size()), best)
                   << std::flush;
     };
+    std::vector<int> failures;  // exit statuses of the failed runs, while none has run
+    bool any_ran = false, cannot_run = false;
+    for (std::size_t ln = 1; ln < journal_lines.size(); ++ln) {
+        const std::string oc = journal_lines[ln].value("outcome", std::string());
+        any_ran = any_ran || oc == "ok" || oc == "censored";
+    }
     for (;;) {
         while (static_cast<int>(fl.size()) < K) {
             a = t.assess(flying());
@@ -827,6 +885,13 @@ int run_tune(const tune_options_cli& given) {
         a = t.assess(flying());
         note_step();
         progress(f, ro, wall);
+        // A program that cannot run: the first three runs failed alike and none succeeded.
+        if (ro == run_outcome::failed) failures.push_back(exit_status);
+        else if (ro == run_outcome::ok || ro == run_outcome::censored) any_ran = true;
+        if (!any_ran && failures.size() >= 3 && std::all_of(failures.begin(), failures.end(), [&](int e) { return e == failures[0]; })) {
+            cannot_run = true;
+            break;
+        }
         if (a.stop != tune_stop::none) break;
         // Runs started before a result set their scale get the bound the results set now (never a looser one).
         if (a.next_bound_s > 0)
@@ -882,6 +947,11 @@ int run_tune(const tune_options_cli& given) {
         std::filesystem::remove(batch_dir, ec);  // empty by now (left in place when not)
     }
     a = t.assess();
+    if (cannot_run)
+        throw usage_error(fmt::format("COMMAND: expected a program that runs, found its first {} runs failed with exit "
+                                      "status {} and none succeeded ({} keeps them; its runs' commands say how it was "
+                                      "started)",
+                                      failures.size(), failures[0], jr.is_open() ? jr.path() : std::string("the replay")));
 
     // The result.
     const std::string stop_text =

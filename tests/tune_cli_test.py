@@ -131,6 +131,19 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(failed) >= 1 and all(x["exit"] == 3 and x["m"] == 1 for x in failed), "a failing run: recorded as failed with its exit status")
     check(r.returncode == 0 and "chosen: m=2 p=1" in r.stdout, "a failing configuration is never chosen")
 
+    # 6b. A program that cannot run at all: its first three runs fail alike and none succeeds: exit 2, one line,
+    # the journal kept with those runs; a program that does not exist is refused before any run, no journal.
+    j4 = os.path.join(tmp, "never.jsonl")
+    r = run(["tune", "qs20", "--m", "1:4", "--p", "1", "--journal", j4, "--no-bind", "--quiet", "--", "sh", "-c", "exit 7"])
+    runs = journal_runs(j4)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "exit status 7 and none succeeded" in r.stderr and
+          len(runs) == 3 and all(x["outcome"] == "failed" and x["exit"] == 7 for x in runs),
+          f"a program that never runs: exit 2 after three failed runs, journal kept ({r.returncode}: {r.stderr.strip()})")
+    j5 = os.path.join(tmp, "missing.jsonl")
+    r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j5, "--no-bind", "--", "./no-such-program-here"])
+    check(r.returncode == 2 and not os.path.exists(j5) and "no such file" in r.stderr,
+          f"a program that does not exist: refused before any run, no journal ({r.stderr.strip()})")
+
     # 7. A run past its bound is killed (its process group) and recorded as censored.
     j4 = os.path.join(tmp, "slow.jsonl")
     t0 = time.time()
