@@ -424,7 +424,9 @@ void check_runnable(launcher_kind kind, const std::vector<configuration>& space,
     }
     if (const std::string why = not_executable(program); !why.empty())
         throw usage_error(fmt::format("{}: expected {} that can be executed, found \"{}\": {}",
-                                      kind == launcher_kind::local ? "COMMAND" : "--launcher-program",
+                                      kind == launcher_kind::local ? std::string("COMMAND")
+                                      : lo.program.empty()         ? "--launcher " + std::string(to_string(kind))
+                                                                   : std::string("--launcher-program"),
                                       kind == launcher_kind::local ? "a program" : "a launcher", program, why));
 }
 
