@@ -287,11 +287,74 @@ json options_json(const tune_options_cli& o) {
     return j;
 }
 
-// The options a journal's header recorded (the output options stay the caller's).
+// One run line of a journal, checked as a run the tune recorded itself would be: integer m, p, nodes >= 1 of the
+// tune's space, a known policy and outcome, a finite wall time in [0, 1e9] s. Returns its run number and the run.
+std::pair<long long, tune_run> journal_run(const json& j, const std::string& path, const std::string& where,
+                                           const std::map<std::string, std::size_t>& index) {
+    auto fail = [&](const std::string& key, const std::string& expected) {
+        throw input_error(path, where + ", /" + key, expected,
+                          j.contains(key) ? "the value " + j.at(key).dump().substr(0, 40) : std::string("nothing"));
+    };
+    auto count = [&](const char* key) {
+        if (!j.contains(key) || !j.at(key).is_number_integer() || j.at(key).get<long long>() < 1 ||
+            j.at(key).get<long long>() > 1000000000)
+            fail(key, "an integer >= 1");
+        return j.at(key).get<long long>();
+    };
+    configuration c{static_cast<int>(count("m")), static_cast<int>(count("p")), static_cast<int>(count("nodes")),
+                    policy::edtlp};
+    if (!j.contains("policy") || !j.at("policy").is_string() || !parse_policy(j.at("policy").get<std::string>(), c.pol))
+        fail("policy", "edtlp or os");
+    const auto it = index.find(key_of(c));
+    if (it == index.end()) throw input_error(path, where, "a configuration of the tune's space", config_text(c));
+    static constexpr std::pair<const char*, run_outcome> outcomes[] = {
+        {"ok", run_outcome::ok}, {"censored", run_outcome::censored}, {"failed", run_outcome::failed},
+        {"cancelled", run_outcome::cancelled}};
+    const json* oc = j.contains("outcome") && j.at("outcome").is_string() ? &j.at("outcome") : nullptr;
+    const auto known = oc ? std::find_if(std::begin(outcomes), std::end(outcomes),
+                                         [&](const auto& x) { return oc->get<std::string>() == x.first; })
+                          : std::end(outcomes);
+    if (known == std::end(outcomes)) fail("outcome", "ok, censored, failed or cancelled");
+    if (!j.contains("wall_s") || !j.at("wall_s").is_number() || !(j.at("wall_s").get<double>() >= 0) ||
+        !(j.at("wall_s").get<double>() <= 1e9))
+        fail("wall_s", "a wall time in [0, 1000000000] seconds");
+    const long long run_no = j.contains("run") && j.at("run").is_number_integer() ? j.at("run").get<long long>() : 0;
+    return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second}};
+}
+
+// The JSON library's message without its "[json.exception.type_error.302] " prefix.
+std::string json_error_text(const json::exception& e) {
+    std::string msg = e.what();
+    const auto at = msg.find("] ");
+    return at == std::string::npos ? msg : msg.substr(at + 2);
+}
+
+// A journal's option value, checked by the same rule as on the command line: its text as the option would be
+// typed ("" for null, which stands for "not given").
+void check_journal_option(const json& j, const char* key, const char* option, const std::string& path) {
+    if (!j.contains(key) || j.at(key).is_null()) return;
+    const json& v = j.at(key);
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (v.is_string() && text.empty()) return;  // an option that was not given
+    const std::string why = check_value(rule_for("tune", option), text);
+    if (!why.empty()) throw mmgp::error(path + ": line 1, /options/" + key + ": " + why + " (" + option + ")");
+}
+
+// The options a journal's header recorded (the output options stay the caller's), each checked as on the
+// command line.
 tune_options_cli options_from(const json& h, const tune_options_cli& caller, const std::string& path) {
     tune_options_cli o = caller;
     try {
         const json& j = h.at("options");
+        static constexpr std::pair<const char*, const char*> rules[] = {
+            {"seed", "--seed"},           {"model", "--model"},       {"policy", "--policy"},
+            {"m", "--m"},                 {"p", "--p"},               {"nodes", "--nodes"},
+            {"launcher", "--launcher"},   {"parallel", "--parallel"}, {"units", "--units"},
+            {"cores_per_node", "--cores-per-node"}, {"tolerance", "--tolerance"}, {"confidence", "--confidence"},
+            {"bound_factor", "--bound-factor"}, {"max_runs", "--max-runs"}, {"max_seconds", "--max-seconds"},
+            {"timeout", "--timeout"},     {"objective", "--objective"}, {"within", "--within"},
+            {"max_nodes", "--max-nodes"}};
+        for (const auto& [key, option] : rules) check_journal_option(j, key, option, path);
         o.profile = j.at("profile").get<std::string>();
         o.app = j.at("app").get<std::string>();
         o.replay = j.at("replay").get<std::string>();
@@ -304,8 +367,6 @@ tune_options_cli options_from(const json& h, const tune_options_cli& caller, con
         o.space.sets = j.at("set").get<std::vector<std::string>>();
         o.launch.launcher = j.at("launcher").get<std::string>();
         o.parallel = j.value("parallel", 1LL);
-        if (o.parallel < 1 || o.parallel > 1024)
-            throw input_error(path, "line 1, /options/parallel", "runs in flight in [1, 1024]", std::to_string(o.parallel));
         if (!j.at("units").is_null()) o.launch.units = j.at("units").get<std::int64_t>();
         if (!j.at("cores_per_node").is_null()) o.launch.cores_per_node = j.at("cores_per_node").get<int>();
         o.launch.program = j.at("launcher_program").get<std::string>();
@@ -342,7 +403,7 @@ tune_options_cli options_from(const json& h, const tune_options_cli& caller, con
         if (!cwd.empty() && chdir(cwd.c_str()) != 0)
             throw input_error(path, "line 1, /options/cwd", "the directory the tune ran in", "\"" + cwd + "\": " + std::strerror(errno));
     } catch (const json::exception& e) {
-        throw input_error(path, "line 1 (header)", "the header of an mmgp tune journal (its options)", e.what());
+        throw input_error(path, "line 1 (header)", "the header of an mmgp tune journal (its options)", json_error_text(e));
     }
     o.journal = path;
     return o;
@@ -437,6 +498,11 @@ int run_tune(const tune_options_cli& given) {
     journal jr;
     std::vector<json> journal_lines;
     if (!given.resume.empty()) {
+        // The tune goes on with its journal's options: one given beside --resume would be ignored, so it is refused.
+        for (const std::string& opt : given.given)
+            if (opt != "--resume" && opt != "--json" && opt != "--quiet" && opt != "--plot")
+                throw usage_error("--resume: expected no option but --json, --quiet and --plot beside it (the tune goes on "
+                                  "with its journal's options), found " + opt);
         if (!given.profile.empty() || !given.journal.empty() || !given.launch.command.empty() || !given.replay.empty())
             throw usage_error("--resume: expected the journal alone (the tune's options are in its header), found "
                               "other options or a profile beside it");
@@ -617,24 +683,14 @@ int run_tune(const tune_options_cli& given) {
         if (ec) throw input_error(batch_dir, "(directory)", "a directory for the runs' batch job scripts", ec.message());
         batch_dir = std::filesystem::absolute(batch_dir).string();
     }
+    std::set<long long> run_numbers;
     for (std::size_t ln = 1; ln < journal_lines.size(); ++ln) {
-        const json& j = journal_lines[ln];
-        const std::string where = "line " + std::to_string(ln + 1);
-        try {
-            configuration c{j.at("m").get<int>(), j.at("p").get<int>(), j.at("nodes").get<int>(), policy::edtlp};
-            if (!parse_policy(j.at("policy").get<std::string>(), c.pol)) throw std::runtime_error("policy");
-            auto it = index.find(key_of(c));
-            if (it == index.end())
-                throw input_error(jr.path(), where, "a configuration of the tune's space", config_text(c));
-            const std::string outcome = j.at("outcome").get<std::string>();
-            const run_outcome ro = outcome == "ok"          ? run_outcome::ok
-                                   : outcome == "censored"  ? run_outcome::censored
-                                   : outcome == "cancelled" ? run_outcome::cancelled
-                                                            : run_outcome::failed;
-            t.add({it->second, j.at("wall_s").get<double>(), ro});
-        } catch (const json::exception& e) {
-            throw input_error(jr.path(), where, "a run {m, p, nodes, policy, wall_s, outcome}", e.what());
-        }
+        const auto [run_no, r] = journal_run(journal_lines[ln], jr.path(), "line " + std::to_string(ln + 1), index);
+        if (!run_numbers.insert(run_no).second)
+            throw input_error(jr.path(), "line " + std::to_string(ln + 1) + ", /run",
+                              "each run recorded once (a run counted twice would weigh twice)",
+                              fmt::format("run {} again", run_no));
+        t.add(r);
     }
 
     // The loop: up to --parallel runs in flight, each journaled as it ends (in any order); the next run is chosen

@@ -159,6 +159,7 @@ struct tune_options_cli {
     std::optional<double> max_seconds, timeout;
     unsigned long long seed = 1;
     bool no_prior = false, no_model = false, json = false, quiet = false;
+    std::vector<std::string> given;  ///< the options given on the command line (their longest names), set by main
 };
 void setup_tune(CLI::App& app, tune_options_cli& o);
 int run_tune(const tune_options_cli& o);

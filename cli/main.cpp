@@ -61,7 +61,11 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("profile")) return mmgp::cli::run_profile(profile);
 #endif
         if (app.got_subcommand("launch")) return mmgp::cli::run_launch(launch);
-        if (app.got_subcommand("tune")) return mmgp::cli::run_tune(tune);
+        if (app.got_subcommand("tune")) {
+            for (const CLI::Option* opt : app.get_subcommand("tune")->get_options())
+                if (opt->count() > 0) tune.given.push_back(opt->get_name());
+            return mmgp::cli::run_tune(tune);
+        }
     } catch (const mmgp::error& e) {
         std::cerr << "mmgp: " << e.what() << '\n';
         return 2;

@@ -139,6 +139,27 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and "exit status 7 and none succeeded" in r.stderr and
           len(runs) == 3 and all(x["outcome"] == "failed" and x["exit"] == 7 for x in runs),
           f"a program that never runs: exit 2 after three failed runs, journal kept ({r.returncode}: {r.stderr.strip()})")
+    # 6c. --resume: the journal's values get the command line's checks; an option beside --resume is refused.
+    lines = open(j3).read().splitlines()
+    header, first = json.loads(lines[0]), json.loads(lines[1])
+    def variant(name, head, runs):
+        path = os.path.join(tmp, name)
+        open(path, "w").write("\n".join(json.dumps(x) for x in [head] + runs) + "\n")
+        return path
+    bad_tol = dict(header, options=dict(header["options"], tolerance=5))
+    for path, what, frag in [
+            (variant("tol.jsonl", bad_tol, [first]), "a tolerance of 5", "/options/tolerance: expected a number in (0, 1]"),
+            (variant("m.jsonl", header, [dict(first, m=1.5)]), "m = 1.5", "/m: expected an integer >= 1"),
+            (variant("pol.jsonl", header, [dict(first, policy="fifo")]), "an unknown policy", "/policy: expected edtlp or os"),
+            (variant("dup.jsonl", header, [first, first]), "a run line twice", "expected each run recorded once"),
+            (variant("wall.jsonl", header, [dict(first, wall_s=1e308)]), "a wall time of 1e308 s", "/wall_s: expected a wall time")]:
+        before = open(path).read()
+        r = run(["tune", "--resume", path])
+        check(r.returncode == 2 and r.stderr.count("\n") == 1 and frag in r.stderr and open(path).read() == before,
+              f"--resume with {what}: refused, one line, journal unchanged ({r.stderr.strip()})")
+    r = run(["tune", "--resume", j3, "--max-runs", "9"])
+    check(r.returncode == 2 and "found --max-runs" in r.stderr, f"--resume with another option: refused ({r.stderr.strip()})")
+
     j5 = os.path.join(tmp, "missing.jsonl")
     r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j5, "--no-bind", "--", "./no-such-program-here"])
     check(r.returncode == 2 and not os.path.exists(j5) and "no such file" in r.stderr,
