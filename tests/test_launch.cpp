@@ -340,3 +340,25 @@ TEST_CASE("--no-bind takes effect with every launcher, and unbound processes get
         CHECK(std::none_of(lp.env.begin(), lp.env.end(), [](const auto& kv) { return kv.first == "OMP_PROC_BIND"; }));
     }
 }
+
+TEST_CASE("local: the printed line runs what --exec runs, whatever the program's first word") {
+    // A first word with '=' would read as an assignment, a reserved word or builtin as the shell's own.
+    mmgp::test::temp_dir d;
+    const std::string marker = (d.path / "ran").string();
+    for (const std::string name : {"X=1", "exec"}) {
+        const std::string prog = (d.path / name).string();
+        d.write(name, "#!/bin/sh\necho \"$0 $1\" >> " + marker + "\n");
+        std::filesystem::permissions(prog, std::filesystem::perms::owner_all);
+        auto rq = request(launcher_kind::local, 1, 1, 1, 0);
+        const auto plan = mmgp::render_launch(rq, {name, "arg"});
+        const std::string line = mmgp::shell_command(plan);
+        CAPTURE(line);
+        CHECK(line.find(name == "exec" ? "env exec arg" : "'X=1' arg") != std::string::npos);
+        const std::string cmd = "cd " + d.path.string() + " && PATH=" + d.path.string() + ":$PATH sh -c " +
+                                mmgp::shell_quote(line) + " >/dev/null 2>&1";
+        CHECK(std::system(cmd.c_str()) == 0);
+    }
+    const std::string ran = mmgp::test::slurp(marker);
+    CHECK(ran.find("X=1 arg") != std::string::npos);
+    CHECK(ran.find("exec arg") != std::string::npos);
+}

@@ -1,6 +1,7 @@
 // Rendering a mapping as a launch command (mmgp/launch.hpp). Pure: no I/O, no environment.
 #include "mmgp/launch.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace mmgp {
@@ -207,6 +208,19 @@ launch_plan render_launch(const launch_request& rq, const std::vector<std::strin
     return plan;
 }
 
+namespace {
+// Words a POSIX shell reads as something other than the program of that name in command position: reserved
+// words and the builtins a shell runs itself.
+bool shell_word_not_a_program(std::string_view w) {
+    static constexpr std::string_view words[] = {
+        "!", "{", "}", "case", "do", "done", "elif", "else", "esac", "fi", "for", "if", "in", "then", "until", "while",
+        "function", "select", "time", "[[", "]]", ".", ":", "break", "continue", "eval", "exec", "exit", "export",
+        "readonly", "return", "set", "shift", "times", "trap", "unset", "alias", "bg", "cd", "command", "fc", "fg",
+        "getopts", "hash", "jobs", "read", "type", "ulimit", "umask", "unalias", "wait", "source", "local"};
+    return std::find(std::begin(words), std::end(words), w) != std::end(words);
+}
+}  // namespace
+
 std::string shell_command(const launch_plan& plan) {
     std::string out;
     auto words = [&](const std::vector<std::string>& argv) {
@@ -221,7 +235,16 @@ std::string shell_command(const launch_plan& plan) {
     }
     for (const auto& lp : plan.processes) {
         for (const auto& [k, val] : lp.env) out += k + "=" + shell_quote(val) + " ";
-        words(lp.argv);
+        // The first word after the assignments is the command, as execvp would take it (what --exec runs): a word
+        // with '=' would read as one more assignment (quoted, it cannot), a reserved word or a builtin would not
+        // be the program of that name (env runs it).
+        if (!lp.argv.empty()) {
+            std::string first = shell_quote(lp.argv[0]);
+            if (lp.argv[0].find('=') != std::string::npos && first.front() != '\'') first = "'" + first + "'";
+            if (shell_word_not_a_program(lp.argv[0])) out += "env ";
+            out += first;
+            for (std::size_t i = 1; i < lp.argv.size(); ++i) out += ' ' + shell_quote(lp.argv[i]);
+        }
         out += " &\n";
     }
     return out + "wait\n";
