@@ -211,7 +211,7 @@ public:
             if (j.is_discarded() || !j.is_object() || nl == std::string::npos) {
                 if (!last)
                     throw input_error(path, "line " + std::to_string(line_no), "one JSON object per line",
-                                      "\"" + line.substr(0, 40) + "\"");
+                                      "\"" + utf8_prefix(line, 40) + "\"");
                 std::cerr << "mmgp: warning: " << path << ": line " << line_no
                           << " is torn (an interrupted write): skipped, the " << lines.size() << " lines before it kept\n";
                 if (ftruncate(fd_, static_cast<off_t>(good_end)) != 0)
@@ -293,7 +293,7 @@ std::pair<long long, tune_run> journal_run(const json& j, const std::string& pat
                                            const std::map<std::string, std::size_t>& index) {
     auto fail = [&](const std::string& key, const std::string& expected) {
         throw input_error(path, where + ", /" + key, expected,
-                          j.contains(key) ? "the value " + j.at(key).dump().substr(0, 40) : std::string("nothing"));
+                          j.contains(key) ? "the value " + utf8_prefix(j.at(key).dump(), 40) : std::string("nothing"));
     };
     auto count = [&](const char* key) {
         if (!j.contains(key) || !j.at(key).is_number_integer() || j.at(key).get<long long>() < 1 ||

@@ -1,5 +1,6 @@
 // mmgp: predict the run time of every mapping of a program onto host cores and accelerators.
 // Each subcommand lives in cmd_<name>.cpp; errors are printed here, in one place.
+#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -26,6 +27,19 @@ int main(int argc, char** argv) {
     mmgp::cli::setup_launch(app, launch);
     mmgp::cli::tune_options_cli tune;
     mmgp::cli::setup_tune(app, tune);
+    // Every argument is text: a byte that is not UTF-8 (in a --set value, a --name, a file name, a tuned program's
+    // words) is refused here, once, rather than failing later inside a JSON document.
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg(argv[i]);
+        const std::size_t at = mmgp::invalid_utf8_at(arg);
+        if (at < arg.size()) {
+            char byte[8];
+            std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(arg[at]));
+            std::cerr << "mmgp: argument " << i << " (\"" << mmgp::utf8_prefix(arg.substr(0, at), 40)
+                      << "...\"): expected UTF-8 text, found the byte " << byte << " at offset " << at << '\n';
+            return 2;
+        }
+    }
     // A first word that is neither an option nor a subcommand is named (CLI11 would only say one is required).
     if (argc > 1 && argv[1][0] != '-') {
         std::string names;

@@ -356,3 +356,30 @@ TEST_CASE("a key given twice in one object is refused with its path and both val
     CHECK_NOTHROW(mmgp::check_unique_keys("not json {", "bad.json"));
     CHECK_THROWS_AS(mmgp::check_unique_keys(R"([{"k": 1, "k": 1}])", "arr.json", "line 3, "), mmgp::input_error);
 }
+
+TEST_CASE("UTF-8: invalid bytes found where they are, quoted values never cut inside a character") {
+    CHECK(mmgp::invalid_utf8_at("plain") == 5);
+    CHECK(mmgp::invalid_utf8_at("h\xC3\xA9llo") == 6);                 // é
+    CHECK(mmgp::invalid_utf8_at("ab\xFF") == 2);
+    CHECK(mmgp::invalid_utf8_at("a\xC3") == 1);                          // truncated sequence
+    CHECK(mmgp::invalid_utf8_at("\xC0\xAF") == 0);                       // overlong
+    CHECK(mmgp::invalid_utf8_at("\xED\xA0\x80") == 0);                   // surrogate
+    CHECK(mmgp::invalid_utf8_at("\xF0\x9F\x98\x80!") == 5);              // a 4-byte character
+    const std::string e40 = [] {
+        std::string s;
+        for (int i = 0; i < 40; ++i) s += "\xC3\xA9";
+        return s;
+    }();
+    const std::string cut = mmgp::utf8_prefix(e40, 57);
+    CHECK(cut.size() == 56);
+    CHECK(mmgp::invalid_utf8_at(cut) == cut.size());
+    // A value quoted in an error message stays valid text.
+    try {
+        (void)mmgp::parse_application("{\"schema\": \"mmgp/1\", \"kind\": \"application\", \"N\": 1, \"T_hpu\": \"" + e40 +
+                                          "\", \"T_apu\": 1, \"C_apu\": 0, \"g\": 0}",
+                                      "a.json");
+        FAIL("accepted");
+    } catch (const mmgp::input_error& e) {
+        CHECK(mmgp::invalid_utf8_at(e.what()) == std::string(e.what()).size());
+    }
+}

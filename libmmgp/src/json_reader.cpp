@@ -42,7 +42,7 @@ std::string describe(const json& j) {
         case json::value_t::number_float: return "the number " + format_double(j.get<double>());
         case json::value_t::string: {
             std::string s = j.get<std::string>();
-            if (s.size() > 60) s = s.substr(0, 57) + "...";
+            if (s.size() > 60) s = utf8_prefix(s, 57) + "...";
             return "the string " + json(s).dump();
         }
         case json::value_t::array: return "an array of " + std::to_string(j.size());
@@ -336,6 +336,36 @@ namespace mmgp {
 
 void check_unique_keys(std::string_view text, const std::string& file, const std::string& location_prefix) {
     detail::refuse_duplicate_keys(text, file, location_prefix);
+}
+
+std::string utf8_prefix(std::string_view text, std::size_t max_bytes) {
+    if (text.size() <= max_bytes) return std::string(text);
+    std::size_t n = max_bytes;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;  // back to a character's first byte
+    return std::string(text.substr(0, n));
+}
+
+std::size_t invalid_utf8_at(std::string_view text) noexcept {
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 && c >= 0xC2 ? 2 : (c & 0xF0) == 0xE0 ? 3
+                                : (c & 0xF8) == 0xF0 && c <= 0xF4                ? 4
+                                                                                 : 0;
+        if (len == 0 || i + len > text.size()) return i;
+        for (std::size_t k = 1; k < len; ++k)
+            if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
+        if (len == 3) {  // no overlong forms, no surrogates
+            const auto c1 = static_cast<unsigned char>(text[i + 1]);
+            if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return i;
+        }
+        if (len == 4) {
+            const auto c1 = static_cast<unsigned char>(text[i + 1]);
+            if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) return i;
+        }
+        i += len;
+    }
+    return text.size();
 }
 
 }  // namespace mmgp

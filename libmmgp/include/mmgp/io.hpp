@@ -26,6 +26,12 @@ namespace mmgp {
 /// `inputs` (inputs that do not exist are ignored).
 void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs = {});
 
+/// The first at most `max_bytes` bytes of `text`, never cut inside a UTF-8 character (for messages that quote
+/// a value).
+std::string utf8_prefix(std::string_view text, std::size_t max_bytes);
+/// The offset of the first byte of `text` that is not part of valid UTF-8, or text.size() when it is all valid.
+std::size_t invalid_utf8_at(std::string_view text) noexcept;
+
 /// Refuses a JSON text in which an object has a key twice (the JSON library would keep the last value
 /// silently): input_error(file, location_prefix + "/path/key", "one value per key ...", "two: X and Y").
 /// Text that is not JSON passes (its own parse reports it). Every profile, runs and validation reader applies
