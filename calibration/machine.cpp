@@ -159,6 +159,9 @@ std::vector<int> parse_cpu_list(const std::string& text, const topology& t) {
         return std::stoi(s);
     };
     if (text.empty()) bad("expected a CPU list like 0-3,8, found an empty string");
+    // getline drops a trailing empty item: "0," and ",0" and "0,,1" name an empty CPU (a typo, not a list).
+    if (text.front() == ',' || text.back() == ',' || text.find(",,") != std::string::npos)
+        bad("expected a CPU list like 0-3,8, found \"" + text + "\" (an empty item)");
     while (std::getline(ss, item, ',')) {
         auto dash = item.find('-');
         int lo = to_int(item.substr(0, dash));

@@ -127,6 +127,9 @@ TEST_CASE("default roles: 2 cores, a 64-core SMT-2 node, one core") {
 TEST_CASE("CPU lists and role overrides") {
     topology t = make_topology(8, 1);
     CHECK(parse_cpu_list("0-2,5", t) == std::vector<int>{0, 1, 2, 5});
+    CHECK_THROWS_AS(parse_cpu_list("0,", t), std::invalid_argument);  // an empty item is a typo
+    CHECK_THROWS_AS(parse_cpu_list(",1", t), std::invalid_argument);
+    CHECK_THROWS_AS(parse_cpu_list("0,,1", t), std::invalid_argument);
     CHECK(parse_cpu_list("3,3", t) == std::vector<int>{3});
     CHECK_THROWS_AS(parse_cpu_list("", t), std::invalid_argument);
     CHECK_THROWS_AS(parse_cpu_list("a", t), std::invalid_argument);

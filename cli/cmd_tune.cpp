@@ -209,7 +209,9 @@ public:
             check_unique_keys(line, path, "line " + std::to_string(line_no) + ", ");
             json j = json::parse(line, nullptr, false);
             if (j.is_discarded() || !j.is_object() || nl == std::string::npos) {
-                if (!last)
+                // Torn: the last line cut by a crash (every line is written whole with its newline, then fsynced).
+                // A complete line that is not a run is bad input wherever it stands.
+                if (!last || nl != std::string::npos)
                     throw input_error(path, "line " + std::to_string(line_no), "one JSON object per line",
                                       "\"" + utf8_prefix(line, 40) + "\"");
                 std::cerr << "mmgp: warning: " << path << ": line " << line_no

@@ -40,14 +40,23 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
+    std::string names;  // the subcommands, for messages
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+    // An option before any subcommand (other than --help and --version) is named.
+    if (argc > 1 && argv[1][0] == '-') {
+        const std::string_view first(argv[1]);
+        if (first != "-h" && first != "--help" && first != "--version") {
+            std::cerr << "mmgp: unknown option \"" << first << "\": expected a subcommand first (" << names
+                      << "; see mmgp --help)\n";
+            return 2;
+        }
+    }
     // A first word that is neither an option nor a subcommand is named (CLI11 would only say one is required).
     if (argc > 1 && argv[1][0] != '-') {
-        std::string names;
         bool known = false;
-        for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
             known = known || sub->get_name() == argv[1];
-            names += (names.empty() ? "" : ", ") + sub->get_name();
-        }
         if (!known) {
             std::cerr << "mmgp: unknown subcommand \"" << argv[1] << "\": expected one of " << names
                       << " (see mmgp --help)\n";

@@ -50,6 +50,7 @@ FILES = {
     "dupjournal.jsonl": '{"mmgp_tune": 1, "options": {"m": "1", "m": "1:4"}}\n',
     "allcens.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "c", "scenario": "s.json", "cases": ['
                      '{"m": 1, "p": 1, "measured_s": 100, "censored": true, "source": "t"}]}\n'),
+    "garbage.jsonl": '{"mmgp_tune": 1, "options": {}}\nnot a run\n',
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
                  '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
 }
@@ -174,6 +175,11 @@ REFUSED = [
      2, "mmgp: argument 4 (\"platform.name=x...\"): expected UTF-8 text, found the byte 0xFF at offset 15"),
     ("text: a byte that is not UTF-8 in a file name", "fit \"runs$(printf '\\376').csv\"",
      2, "mmgp: argument 2 (\"runs...\"): expected UTF-8 text, found the byte 0xFE at offset 4"),
+    ("option: an unknown option before the subcommand", "-x", 2, 'mmgp: unknown option "-x": expected a subcommand first'),
+    ("calibrate: a CPU list with an empty item", "calibrate --quick --hpu-cpus 0, -o h.json",
+     2, '--hpu-cpus: expected a CPU list like 0-3,8, found "0," (an empty item)'),
+    ("tune: a complete last journal line that is not a run (not a torn write)", "tune --resume garbage.jsonl",
+     2, "garbage.jsonl: line 2: expected one JSON object per line"),
     ("hierarchy: a node level that is not the node's accelerators", "predict wave.json",
      2, "wave.json: /platform/hierarchy/levels/0/ranks: expected the node's accelerators (apus = 4) as the ranks of the outermost level with ranks, found 3"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
