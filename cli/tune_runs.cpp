@@ -95,6 +95,8 @@ int run_flights::start(const std::vector<run_process>& procs, double bound_s, co
             if (!stdout_file.empty()) {
                 const int fd = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
                 if (fd >= 0) dup2(fd, 1), close(fd);
+            } else {
+                dup2(2, 1);  // the program's output beside mmgp's progress, never inside its report or --json
             }
             execvp(argv[0], argv.data());
             std::string msg = "mmgp: " + words[0] + ": cannot execute: " + std::strerror(errno) + "\n";

@@ -160,6 +160,17 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["tune", "--resume", j3, "--max-runs", "9"])
     check(r.returncode == 2 and "found --max-runs" in r.stderr, f"--resume with another option: refused ({r.stderr.strip()})")
 
+    # 6d. The program's own output stays out of mmgp's stdout: --json is one document.
+    j6 = os.path.join(tmp, "chatty.jsonl")
+    r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j6, "--no-bind", "--quiet", "--json", "--max-runs", "3",
+             "--", "echo", "program output"])
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError:
+        doc = None
+    check(r.returncode == 0 and doc is not None and doc.get("kind") == "tune" and "program output" in r.stderr,
+          "a program that prints: its output on stderr, --json one document")
+
     j5 = os.path.join(tmp, "missing.jsonl")
     r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j5, "--no-bind", "--", "./no-such-program-here"])
     check(r.returncode == 2 and not os.path.exists(j5) and "no such file" in r.stderr,
