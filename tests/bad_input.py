@@ -180,6 +180,8 @@ REFUSED = [
      2, '--hpu-cpus: expected a CPU list like 0-3,8, found "0," (an empty item)'),
     ("tune: a complete last journal line that is not a run (not a torn write)", "tune --resume garbage.jsonl",
      2, "garbage.jsonl: line 2: expected one JSON object per line"),
+    ("answer: a parameter that makes a predicted time negative", "predict s.json --set 'application.O_col={\"linear\": {\"intercept\": -5, \"slope\": 0}}'",
+     2, "expected parameters whose predicted times are >= 0, found a negative prediction"),
     ("hierarchy: a node level that is not the node's accelerators", "predict wave.json",
      2, "wave.json: /platform/hierarchy/levels/0/ranks: expected the node's accelerators (apus = 4) as the ranks of the outermost level with ranks, found 3"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",

@@ -237,3 +237,25 @@ TEST_CASE("--uncertainty: the profiles' spreads become intervals and the set tha
     CHECK(none.configs[1].lo == none.configs[1].time_s);
     CHECK(none.indistinguishable.size() == 1);
 }
+
+TEST_CASE("no negative time: host contexts at the top of their range, a negative O_col intercept") {
+    // Every m of pbpi-qs20 (m <= 16) has a context of its own from H = 16 on: H = 2^31 - 1 predicts the same.
+    mmgp::scenario s16 = mmgp::load_scenario("pbpi-qs20"), sbig = s16;
+    s16.plat.hpu_contexts = 16;
+    sbig.plat.hpu_contexts = 2147483647;
+    const auto a = mmgp::search(s16, mmgp::model_kind::mmgp), b = mmgp::search(sbig, mmgp::model_kind::mmgp);
+    REQUIRE(a.all.size() == b.all.size());
+    for (std::size_t i = 0; i < a.all.size(); ++i) {
+        CHECK(b.all[i].pred.time_s == a.all[i].pred.time_s);
+        CHECK(b.all[i].pred.parts.host >= 0);
+    }
+    // A parameter that makes a time negative is refused, naming the configuration.
+    mmgp::scenario neg = mmgp::load_scenario("pbpi-qs20", mmgp::scenario_edits{"", R"({"O_col": {"linear": {"intercept": -5, "slope": 0}}})", ""});
+    try {
+        (void)mmgp::search(neg, mmgp::model_kind::mmgp, {false});
+        FAIL("a negative prediction was accepted");
+    } catch (const mmgp::input_error& e) {
+        CHECK(e.expected() == "parameters whose predicted times are >= 0");
+        CHECK(e.found().find("a negative prediction") == 0);
+    }
+}

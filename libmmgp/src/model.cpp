@@ -76,7 +76,7 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
         int ki = static_cast<int>(k);
         if (pl.alpha.kind != m_function::form::table || pl.alpha.covers(ki) || ki == 1) alpha_[k] = detail::alpha_of(pl, ki);
         ocol_[k] = detail::ocol_of(app, ki);
-        rounds_[k] = (ki + pl.hpu_contexts - 1) / pl.hpu_contexts;
+        rounds_[k] = static_cast<int>((std::int64_t{ki} + pl.hpu_contexts - 1) / pl.hpu_contexts);  // no int overflow
     }
     if (app.dma_bytes > 0 && !pl.has_dma)
         throw model_error(s.file, model_subject::transfer_cost, 0, "a transfer cost {\"latency_s\", \"bandwidth_Bps\"} (the application declares dma_bytes)",
@@ -196,7 +196,8 @@ inline double fixed_part(const host_share& share) noexcept {
     unit = detail::process_terms(pl, app, c, alpha_at(m), ocol_at(m), comm_phase, dma_lat_, dma_spb_);
     if (shared_) return false;
     const int H = pl.hpu_contexts;
-    const int rounds = static_cast<std::size_t>(m) < rounds_.size() ? rounds_[static_cast<std::size_t>(m)] : (m + H - 1) / H;
+    const int rounds = static_cast<std::size_t>(m) < rounds_.size() ? rounds_[static_cast<std::size_t>(m)]
+                                                                    : static_cast<int>((std::int64_t{m} + H - 1) / H);
     share = detail::host_sharing(unit, app, c, H, rounds, detail::share_of(app, c).units, [this](int k) { return alpha_at(k); });
     return true;
 }

@@ -225,6 +225,12 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
                 if (!std::isfinite(times[static_cast<std::size_t>(i)]))
                     throw input_error(s.file, "", "parameters whose predicted times are finite",
                                       "an overflowing prediction at " + label_of({c.m, p_lo + i, c.nodes, pol}));
+        if (row_min < 0)  // parameters out of the model's domain (a negative intercept, a count that overflows)
+            for (int i = 0; i < count; ++i)
+                if (times[static_cast<std::size_t>(i)] < 0)
+                    throw input_error(s.file, "", "parameters whose predicted times are >= 0",
+                                      "a negative prediction (" + std::to_string(times[static_cast<std::size_t>(i)]) +
+                                          " s) at " + label_of({c.m, p_lo + i, c.nodes, pol}));
         if (!have || row_min < fastest_t) {  // the first fastest in search order
             const auto first = std::find(times.begin(), times.end(), row_min) - times.begin();
             fastest_t = row_min, fastest_c = c, fastest_c.p = p_lo + static_cast<int>(first), have = true;
