@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include <cerrno>
@@ -73,7 +74,7 @@ namespace {
 // the last value without a word, and a user who wrote "T_apu": -5 and later "T_apu": 370 needs to hear of it.
 class unique_keys {
 public:
-    unique_keys(const std::string& file, const std::string& prefix) : file_(file), prefix_(prefix) {}
+    unique_keys(std::string file, std::string prefix) : file_(std::move(file)), prefix_(std::move(prefix)) {}
     bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
         switch (event) {
             case json::parse_event_t::object_start:
@@ -126,8 +127,7 @@ private:
                               "two: " + f.first + " and " + describe(value));
         f.seen.emplace(f.key, describe(value));
     }
-    const std::string& file_;
-    const std::string& prefix_;
+    std::string file_, prefix_;  // copies: a caller may pass temporaries
     std::vector<frame> frames_;
 };
 
