@@ -1,7 +1,6 @@
 #include "detail/json_reader.hpp"
 #include "mmgp/io.hpp"
 
-#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -70,62 +69,69 @@ std::string child(const std::string& path, std::size_t index) { return path + "/
 
 namespace {
 
-// Follows the parse of one document and refuses a key given twice in one object: the JSON library would keep
-// the last value without a word, and a user who wrote "T_apu": -5 and later "T_apu": 370 needs to hear of it.
-class unique_keys {
+// Reads one document as a stream of events (the JSON library's SAX interface, linear in its size) and refuses a
+// key given twice in one object: the library's own parse would keep the last value without a word, and a user
+// who wrote "T_apu": -5 and later "T_apu": 370 needs to hear of it. A syntax error ends it quietly: the parse
+// that follows reports it. (The library's parse callback would do the same in one pass, but it is quadratic in
+// the size of an array: a 14 MB runs file took minutes.)
+class unique_keys : public nlohmann::json_sax<json> {
 public:
     unique_keys(std::string file, std::string prefix) : file_(std::move(file)), prefix_(std::move(prefix)) {}
-    bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
-        switch (event) {
-            case json::parse_event_t::object_start:
-            case json::parse_event_t::array_start:
-                frames_.push_back({event == json::parse_event_t::array_start, 0, {}, {}, {}, false, child_path()});
-                break;
-            case json::parse_event_t::key: {
-                frame& f = frames_.back();
-                f.key = parsed.get<std::string>();
-                const auto it = f.seen.find(f.key);
-                f.duplicate = it != f.seen.end();
-                if (f.duplicate) f.first = it->second;
-                break;
-            }
-            case json::parse_event_t::value:
-                if (!frames_.empty()) finish_child(parsed);  // a document that is one scalar has no key
-                break;
-            case json::parse_event_t::object_end:
-            case json::parse_event_t::array_end:
-                frames_.pop_back();
-                if (!frames_.empty()) finish_child(parsed);
-                break;
-        }
+    bool null() override { return value(json(nullptr)); }
+    bool boolean(bool v) override { return value(json(v)); }
+    bool number_integer(number_integer_t v) override { return value(json(v)); }
+    bool number_unsigned(number_unsigned_t v) override { return value(json(v)); }
+    bool number_float(number_float_t v, const string_t&) override { return value(json(v)); }
+    bool string(string_t& v) override { return value(json(v)); }
+    bool binary(binary_t&) override { return value(json::binary({})); }
+    bool start_object(std::size_t) override { return open(false); }
+    bool start_array(std::size_t) override { return open(true); }
+    bool key(string_t& k) override {
+        frame& f = frames_.back();
+        f.key = k;
+        const auto it = f.seen.find(f.key);
+        f.duplicate = it != f.seen.end();
+        if (f.duplicate) f.first = it->second;
         return true;
     }
+    bool end_object() override { return close("an object"); }
+    bool end_array() override { return close("an array of " + std::to_string(frames_.back().index)); }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
 private:
     struct frame {
         bool array;
-        std::size_t index;
+        std::size_t index;  // elements so far (arrays)
         std::string key;
         std::map<std::string, std::string> seen;  // key -> how its value is named
         std::string first;                        // the first value of a key given twice
         bool duplicate;
         std::string path;
     };
-    std::string child_path() const {
-        if (frames_.empty()) return "";
-        const frame& f = frames_.back();
-        return f.array ? child(f.path, f.index) : child(f.path, f.key);
+    bool open(bool array) {
+        std::string path;
+        if (!frames_.empty()) path = frames_.back().array ? child(frames_.back().path, frames_.back().index)
+                                                          : child(frames_.back().path, frames_.back().key);
+        frames_.push_back({array, 0, {}, {}, {}, false, std::move(path)});
+        return true;
     }
-    void finish_child(const json& value) {
+    bool close(const std::string& named) {
+        frames_.pop_back();
+        return finish_child(named);
+    }
+    bool value(const json& v) { return finish_child(describe(v)); }
+    bool finish_child(const std::string& named) {
+        if (frames_.empty()) return true;  // the document itself
         frame& f = frames_.back();
         if (f.array) {
             ++f.index;
-            return;
+            return true;
         }
         if (f.duplicate)
             throw input_error(file_, prefix_ + child(f.path, f.key), "one value per key (the last would silently win)",
-                              "two: " + f.first + " and " + describe(value));
-        f.seen.emplace(f.key, describe(value));
+                              "two: " + f.first + " and " + named);
+        f.seen.emplace(f.key, named);
+        return true;
     }
     std::string file_, prefix_;  // copies: a caller may pass temporaries
     std::vector<frame> frames_;
@@ -135,8 +141,8 @@ private:
 
 json parse_json(std::string_view text, const std::string& file) {
     try {
-        unique_keys keys(file, "");
-        return json::parse(text.begin(), text.end(), std::ref(keys));
+        refuse_duplicate_keys(text, file, "");
+        return json::parse(text.begin(), text.end());
     } catch (const json::exception& e) {
         // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..." or
         // "[json.exception.out_of_range.406] number overflow parsing '1e999'".
@@ -150,10 +156,9 @@ json parse_json(std::string_view text, const std::string& file) {
 }
 
 void refuse_duplicate_keys(std::string_view text, const std::string& file, const std::string& location_prefix) {
+    unique_keys keys(file, location_prefix);
     try {
-        unique_keys keys(file, location_prefix);
-        const json doc = json::parse(text.begin(), text.end(), std::ref(keys));
-        static_cast<void>(doc);
+        json::sax_parse(text.begin(), text.end(), &keys);
     } catch (const json::exception&) {  // not JSON: the caller's own parse says so
     }
 }
