@@ -161,6 +161,13 @@ launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t
     return render_launch(rq, command);
 }
 
+bool units_are_work(const scenario& s, const launch_options& o) {
+    return s.app.decomp == decomposition::task || o.units ||
+           std::any_of(o.command.begin(), o.command.end(), [](const std::string& w) {
+               return w.find("{units}") != std::string::npos || w.find("{U}") != std::string::npos;
+           });
+}
+
 void check_launcher_options(launcher_kind kind, const launch_options& o) {
     // An option the launcher cannot honour is refused rather than ignored.
     if (kind == launcher_kind::local && !o.program.empty())
@@ -188,18 +195,14 @@ int run_launch(const launch_options& o) {
     try {
         r = search(s, mk, opt);
     } catch (const budget_error& e) {
-        throw usage_error(fmt::format("--budget: expected at least {:.6g} node-hours (the cheapest configuration), found {:g}",
-                                      e.cheapest(), e.budget()));
+        refuse_budget(e);
     }
     const ranked& best = r.best;
     // No rank is started without a unit of work: refused when the units are the program's work
     // (task decomposition, --units, or a command that names {units} or {U}).
     const std::int64_t units = o.units ? *o.units : s.app.units;
     const std::int64_t ranks = static_cast<std::int64_t>(best.c.m) * best.c.nodes;
-    const bool names_units = std::any_of(o.command.begin(), o.command.end(), [](const std::string& w) {
-        return w.find("{units}") != std::string::npos || w.find("{U}") != std::string::npos;
-    });
-    if (units < ranks && (s.app.decomp == decomposition::task || o.units || names_units)) {
+    if (units < ranks && units_are_work(s, o)) {
         const std::string need = fmt::format("at least {} units, one for each rank of {}", ranks, label(best.c));
         if (o.units) throw usage_error(fmt::format("--units: expected {}, found \"{}\"", need, units));
         throw input_error(s.file, "/application/units", need + " (--units sets the count)", std::to_string(units));

@@ -144,8 +144,7 @@ void goal_lines(out_stream& out, const search_result& r, const goal_view& g) {
     out.print("Chosen by {}.{}\n", objective_phrase(g.opt), g.others.empty() ? "" : " The other objectives would choose:");
     for (const auto& o : g.others)
         out.print("  {:<11} {:<22} ({})\n", to_string(o.goal), label(o.best.c), value_phrase(o.best, o.goal, g.cluster));
-    if (g.opt.minimise != objective::time && !(r.quickest.c.m == r.best.c.m && r.quickest.c.p == r.best.c.p &&
-                                               r.quickest.c.nodes == r.best.c.nodes)) {
+    if (g.opt.minimise != objective::time && !same_mapping(r.quickest.c, r.best.c)) {
         const double cb = objective_value(g.opt.minimise, r.best.c, r.best.pred.time_s);
         const double cq = objective_value(g.opt.minimise, r.quickest.c, r.quickest.pred.time_s);
         out.print("  against the fastest, {} ({}): {:+.1f} % time for {:.3g}x fewer {}\n", label(r.quickest.c),
@@ -245,10 +244,9 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
     if (v.most_m) alts.push_back({&*v.most_m, "(most host parallelism)"});
     if (v.most_p) alts.push_back({&*v.most_p, "(most accelerator parallelism)"});
     std::vector<configuration> done;
-    auto same = [](const configuration& a, const configuration& b) { return a.m == b.m && a.p == b.p && a.nodes == b.nodes; };
     for (auto [x, why] : alts) {
-        if (same(x->c, r.best.c)) continue;
-        if (std::any_of(done.begin(), done.end(), [&](const configuration& d) { return same(d, x->c); })) continue;
+        if (same_mapping(x->c, r.best.c)) continue;
+        if (std::any_of(done.begin(), done.end(), [&](const configuration& d) { return same_mapping(d, x->c); })) continue;
         done.push_back(x->c);
         out.print("{}", contrast(r.best, *x, why));
     }
@@ -540,33 +538,30 @@ int run_predict(const predict_options& o) {
     goal_view g;
     g.cluster = s.space.nodes.hi > s.space.nodes.lo;
     opt.front = g.cluster || !o.plot.empty();
+    search_result r;
     try {
         if (g.cluster && !o.csv) g.others = other_choices(s, kind, opt);
         if (o.json) {
             opt.near_optimal_max = json_near_optimal_max;
-            search_result r;
             json_report(out, s, kind, opt, r, what_if, o.uncertainty, g);
-            if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
         } else if (o.csv) {
             opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
-            const search_result r = csv_report(out, s, kind, opt);
-            if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
+            r = csv_report(out, s, kind, opt);
         } else {
             opt.near_optimal_max = 12;
             opt.fastest_max = static_cast<std::size_t>(o.top);
             human_view view(s);
             opt.visit = [&](const ranked& x, const ranked& best, bool near) { view.see(x, best, near); };
-            search_result r = search(s, kind, opt);
+            r = search(s, kind, opt);
             r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
             g.opt = opt;
             human_report(out, s, kind, r, view, g);
             if (o.uncertainty) uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c), g.cluster);
-            if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
         }
     } catch (const budget_error& e) {
-        throw usage_error(fmt::format("--budget: expected at least {:.6g} node-hours (the cheapest configuration), found {:g}",
-                                      e.cheapest(), e.budget()));
+        refuse_budget(e);
     }
+    if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
     return 0;
 }
 

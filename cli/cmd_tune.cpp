@@ -375,24 +375,12 @@ tune_options_cli options_from(const json& h, const tune_options_cli& caller, con
         o.launch.oversubscribe = j.at("oversubscribe").get<bool>();
         o.launch.no_bind = j.at("no_bind").get<bool>();
         o.tolerance = j.at("tolerance").get<double>();
+        // Checked by the rules above; --within without a cost objective as on the command line, below.
         o.goal.objective = j.value("objective", std::string("time"));  // journals written before objectives: time
-        objective goal;
-        if (!parse_objective(o.goal.objective, goal))
-            throw input_error(path, "line 1, /options/objective", "time, node-hours or core-hours", "\"" + o.goal.objective + "\"");
         o.goal.within.reset();
-        if (j.contains("within") && !j.at("within").is_null()) {
-            const double w = j.at("within").get<double>();
-            if (!(w > 0 && w <= 1) || goal == objective::time)
-                throw input_error(path, "line 1, /options/within", "a fraction in (0, 1] beside a cost objective",
-                                  fmt::format("{:g}", w));
-            o.goal.within = w;
-        }
+        if (j.contains("within") && !j.at("within").is_null()) o.goal.within = j.at("within").get<double>();
         o.goal.max_nodes.reset();
-        if (j.contains("max_nodes") && !j.at("max_nodes").is_null()) {
-            const long long n = j.at("max_nodes").get<long long>();
-            if (n < 1) throw input_error(path, "line 1, /options/max_nodes", "a node count >= 1", std::to_string(n));
-            o.goal.max_nodes = n;
-        }
+        if (j.contains("max_nodes") && !j.at("max_nodes").is_null()) o.goal.max_nodes = j.at("max_nodes").get<long long>();
         o.confidence = j.at("confidence").get<double>();
         o.bound_factor = j.at("bound_factor").get<double>();
         o.max_runs = j.at("max_runs").get<long long>();
@@ -596,12 +584,8 @@ int run_tune(const tune_options_cli& given) {
                     for (std::int64_t p = b.p_lo; p <= std::min(b.p_hi, b.apus / m); ++p)
                         space.push_back({static_cast<int>(m), static_cast<int>(p), static_cast<int>(nd), pol});
         if (space.empty()) throw usage_error("--m/--p/--nodes: expected a space with a feasible configuration, found none");
-        // No rank without a unit of work, as for mmgp launch: when the units are the program's work (task
-        // decomposition, --units, or a command naming {units} or {U}), mappings with more ranks are left out.
-        const bool names_units = std::any_of(o.launch.command.begin(), o.launch.command.end(), [](const std::string& w) {
-            return w.find("{units}") != std::string::npos || w.find("{U}") != std::string::npos;
-        });
-        if (s.app.decomp == decomposition::task || o.launch.units || names_units) {
+        // No rank without a unit of work, as for mmgp launch: mappings with more ranks than units are left out.
+        if (units_are_work(s, o.launch)) {
             const std::int64_t units = s.app.units;
             const auto ranks = [](const configuration& c) { return static_cast<std::int64_t>(c.m) * c.nodes; };
             const auto fewest = *std::min_element(space.begin(), space.end(),
@@ -850,12 +834,13 @@ int run_tune(const tune_options_cli& given) {
         raise(sig);
         return 128 + sig;
     };
+    // " in node-hours" after a tolerance under a cost objective; nothing by time.
+    const std::string in_objective = to.minimise == objective::time ? "" : " in " + std::string(to_string(to.minimise));
     auto progress = [&](const flight& f, run_outcome ro, double wall) {
         if (o.quiet) return;
         std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %{}) {:.2f}", config_text(space[a.chosen]),
                                                       human_time(a.configs[a.chosen].time_s), 100 * o.tolerance,
-                                                      to.minimise == objective::time ? "" : " in " + std::string(to_string(to.minimise)),
-                                                      a.p_beaten)
+                                                      in_objective, a.p_beaten)
                                         : "nothing chosen yet";
         std::cerr << fmt::format("[run {}] {}: {} {}{}{} · {}\n", f.k, config_text(space[f.cfg]), human_time(wall), to_string(ro),
                                  ro == run_outcome::failed ? fmt::format(" (exit status {})", f.rec["exit"].get<int>()) : "",
@@ -1017,8 +1002,7 @@ int run_tune(const tune_options_cli& given) {
     const std::string stop_text =
         a.stop == tune_stop::confident
             ? fmt::format("confident: P(another configuration beats the chosen by more than {:g} %{}) = {:.3f} < {:.3f}",
-                          100 * o.tolerance, to.minimise == objective::time ? "" : fmt::format(" in {}", to_string(to.minimise)),
-                          a.p_beaten, 1 - o.confidence)
+                          100 * o.tolerance, in_objective, a.p_beaten, 1 - o.confidence)
             : std::string(to_string(a.stop)) + fmt::format(" (P(beaten by more than {:g} %) = {:.3f})", 100 * o.tolerance, a.p_beaten);
     std::string launch_line;
     if (a.has_chosen && !o.launch.command.empty())

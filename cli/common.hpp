@@ -143,6 +143,9 @@ int run_launch(const launch_options& o);
 /// CPUs available here, --cores-per-node, --oversubscribe, --no-bind): what launch and tune run.
 launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t units, const launch_options& o,
                         const std::vector<std::string>& command);
+/// True when the task units are the program's work, so that no rank may go without one: task decomposition,
+/// --units given, or a command that names {units} or {U}.
+bool units_are_work(const scenario& s, const launch_options& o);
 /// Refuses (usage_error) a launcher option that `kind` cannot honour: --launcher-program with the local launcher,
 /// --oversubscribe with the local launcher or mpich.
 void check_launcher_options(launcher_kind kind, const launch_options& o);

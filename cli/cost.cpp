@@ -84,9 +84,16 @@ std::string value_phrase(const ranked& x, objective goal, bool cluster) {
     return out;
 }
 
-namespace {
-bool same(const configuration& a, const configuration& b) { return a.m == b.m && a.p == b.p && a.nodes == b.nodes; }
+void refuse_budget(const budget_error& e) {
+    throw usage_error(fmt::format("--budget: expected at least {:.6g} node-hours (the cheapest configuration), found {:g}",
+                                  e.cheapest(), e.budget()));
+}
 
+bool same_mapping(const configuration& a, const configuration& b) noexcept {
+    return a.m == b.m && a.p == b.p && a.nodes == b.nodes;
+}
+
+namespace {
 double efficiency(const front_point& x, const ranked& base) {
     return node_hours(base.c, base.pred.time_s) / node_hours(x.c, x.time_s);
 }
@@ -94,7 +101,7 @@ double efficiency(const front_point& x, const ranked& base) {
 // The index of the chosen point on the front (front.size() when it is not on it).
 std::size_t chosen_index(const std::vector<front_point>& front, const ranked& chosen) {
     for (std::size_t i = 0; i < front.size(); ++i)
-        if (same(front[i].c, chosen.c)) return i;
+        if (same_mapping(front[i].c, chosen.c)) return i;
     return front.size();
 }
 }  // namespace
@@ -143,7 +150,7 @@ std::string front_json(const std::vector<front_point>& front, const ranked& chos
                          "\"efficiency\": {}, \"knee\": {}, \"chosen\": {}}}",
                          s.size() > 1 ? ",\n  " : "\n  ", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(node_hours(x.c, x.time_s)),
                          num(core_hours(x.c, x.time_s)), num(efficiency(x, base)),
-                         i == knee && front.size() >= 3 ? "true" : "false", same(x.c, chosen.c) ? "true" : "false");
+                         i == knee && front.size() >= 3 ? "true" : "false", same_mapping(x.c, chosen.c) ? "true" : "false");
     }
     return s + "]";
 }

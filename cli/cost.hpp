@@ -28,6 +28,12 @@ objective objective_of(const objective_options_cli& o);
 /// budget. Throws usage_error.
 void apply_objective_options(const objective_options_cli& o, scenario& s, search_options& opt);
 
+/// usage_error for a search's budget_error: "--budget: expected at least ... node-hours (the cheapest
+/// configuration), found ..." (predict and launch).
+[[noreturn]] void refuse_budget(const budget_error& e);
+/// Two configurations with the same m, p and nodes.
+bool same_mapping(const configuration& a, const configuration& b) noexcept;
+
 /// What each objective chooses on the same scenario (the `also` lines): objective and its best.
 struct objective_choice {
     objective goal;

@@ -223,10 +223,14 @@ bool shell_word_not_a_program(std::string_view w) {
 
 std::string shell_command(const launch_plan& plan) {
     std::string out;
+    // The first word is the command: one with '=' quoted, so that a shell after the assignments of a local line
+    // cannot read it as one more (MPI lines start with the launcher, which has none).
     auto words = [&](const std::vector<std::string>& argv) {
         for (std::size_t i = 0; i < argv.size(); ++i) {
             if (i) out += ' ';
-            out += shell_quote(argv[i]);
+            std::string w = shell_quote(argv[i]);
+            if (i == 0 && argv[0].find('=') != std::string::npos && w.front() != '\'') w = "'" + w + "'";
+            out += w;
         }
     };
     if (plan.kind != launcher_kind::local) {
@@ -235,16 +239,10 @@ std::string shell_command(const launch_plan& plan) {
     }
     for (const auto& lp : plan.processes) {
         for (const auto& [k, val] : lp.env) out += k + "=" + shell_quote(val) + " ";
-        // The first word after the assignments is the command, as execvp would take it (what --exec runs): a word
-        // with '=' would read as one more assignment (quoted, it cannot), a reserved word or a builtin would not
-        // be the program of that name (env runs it).
-        if (!lp.argv.empty()) {
-            std::string first = shell_quote(lp.argv[0]);
-            if (lp.argv[0].find('=') != std::string::npos && first.front() != '\'') first = "'" + first + "'";
-            if (shell_word_not_a_program(lp.argv[0])) out += "env ";
-            out += first;
-            for (std::size_t i = 1; i < lp.argv.size(); ++i) out += ' ' + shell_quote(lp.argv[i]);
-        }
+        // The command after the assignments, as execvp would take it (what --exec runs): a reserved word or a
+        // builtin would not be the program of that name (env runs it).
+        if (!lp.argv.empty() && shell_word_not_a_program(lp.argv[0])) out += "env ";
+        words(lp.argv);
         out += " &\n";
     }
     return out + "wait\n";
