@@ -45,7 +45,6 @@ TEST_CASE("objective names, units and values") {
     CHECK(o == objective::core_hours);
     CHECK_FALSE(mmgp::parse_objective("node_hours", o));
     CHECK(mmgp::to_string(objective::time) == "time");
-    CHECK(mmgp::unit_of(objective::core_hours) == "core-h");
     const configuration c{8, 2, 64, mmgp::policy::edtlp};
     CHECK(mmgp::objective_value(objective::time, c, 36.0) == 36.0);
     CHECK(mmgp::objective_value(objective::node_hours, c, 36.0) == doctest::Approx(0.64));

@@ -14,14 +14,6 @@ std::string_view to_string(objective o) noexcept {
     }
 }
 
-std::string_view unit_of(objective o) noexcept {
-    switch (o) {
-        case objective::node_hours: return "node-h";
-        case objective::core_hours: return "core-h";
-        default: return "s";
-    }
-}
-
 bool parse_objective(std::string_view text, objective& out) noexcept {
     for (objective o : {objective::time, objective::node_hours, objective::core_hours})
         if (text == to_string(o)) {

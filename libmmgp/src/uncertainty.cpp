@@ -37,15 +37,14 @@ double* application_scalar(application& app, const std::string& key) {
     return nullptr;
 }
 
-// on[i] += 1 for each candidate that no other beats in both time and node-hours in this sample.
-void count_on_front(const std::vector<configuration>& cs, const std::vector<std::vector<double>>& times, std::vector<int>& on) {
-    const std::size_t k = times.empty() ? 0 : times[0].size() - 1;  // this sample
+// on[i] += 1 for each candidate that no other beats in both time and node-hours at times t (one per candidate).
+void count_on_front(const std::vector<configuration>& cs, const std::vector<double>& t, std::vector<int>& on) {
     for (std::size_t i = 0; i < cs.size(); ++i) {
-        const double ti = times[i][k], ci = ti * cs[i].nodes;
+        const double ci = t[i] * cs[i].nodes;
         bool beaten = false;
         for (std::size_t j = 0; j < cs.size() && !beaten; ++j) {
-            const double tj = times[j][k], cj = tj * cs[j].nodes;
-            beaten = j != i && tj <= ti && cj <= ci && (tj < ti || cj < ci);
+            const double cj = t[j] * cs[j].nodes;
+            beaten = j != i && t[j] <= t[i] && cj <= ci && (t[j] < t[i] || cj < ci);
         }
         on[i] += !beaten;
     }
@@ -87,6 +86,8 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
     const double best_nominal = nominal(best).time_s;
     std::vector<std::vector<double>> times(candidates.size());
     std::vector<int> not_slower(candidates.size(), 0), on_front(candidates.size(), 0);
+    std::vector<double> nominal_t(candidates.size()), sample_t(candidates.size());
+    for (std::size_t i = 0; i < candidates.size(); ++i) nominal_t[i] = nominal(candidates[i]).time_s;
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> z(0.0, 1.0);
     out.samples = vs.empty() ? 0 : samples;
@@ -97,14 +98,16 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
         for (std::size_t i = 0; i < candidates.size(); ++i) {
             const double t = ev(candidates[i]).time_s;
             times[i].push_back(t);
+            sample_t[i] = t;
             not_slower[i] += t <= t_best;
         }
-        if (!candidates.empty()) count_on_front(candidates, times, on_front);
+        count_on_front(candidates, sample_t, on_front);
     }
+    if (out.samples == 0) count_on_front(candidates, nominal_t, on_front);  // on the nominal front or not
     for (std::size_t i = 0; i < candidates.size(); ++i) {
         interval_prediction x;
         x.c = candidates[i];
-        x.time_s = nominal(candidates[i]).time_s;
+        x.time_s = nominal_t[i];
         if (out.samples > 0) {
             x.lo = percentile(times[i], 0.05);
             x.hi = percentile(times[i], 0.95);
@@ -113,15 +116,7 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
         } else {  // nothing to vary: the point, and ties with the best only
             x.lo = x.hi = x.time_s;
             x.p_not_slower = x.time_s <= best_nominal ? 1.0 : 0.0;
-        }
-        if (out.samples == 0) {  // on the nominal front or not
-            bool beaten = false;
-            const double ci = x.time_s * x.c.nodes;
-            for (const auto& other : candidates) {
-                const double tj = nominal(other).time_s, cj = tj * other.nodes;
-                beaten = beaten || (tj <= x.time_s && cj <= ci && (tj < x.time_s || cj < ci));
-            }
-            x.p_on_front = beaten ? 0.0 : 1.0;
+            x.p_on_front = on_front[i];
         }
         const bool is_best = x.c.m == best.m && x.c.p == best.p && x.c.nodes == best.nodes && x.c.pol == best.pol;
         if (is_best || x.p_not_slower >= 1.0 - confidence) out.indistinguishable.push_back(x.c);

@@ -31,8 +31,6 @@ enum class objective {
 };
 /// "time", "node-hours", "core-hours".
 std::string_view to_string(objective o) noexcept;
-/// The unit of an objective's value: "s", "node-h", "core-h".
-std::string_view unit_of(objective o) noexcept;
 /// Parses "time", "node-hours" or "core-hours"; false for anything else.
 bool parse_objective(std::string_view text, objective& out) noexcept;
 
