@@ -297,11 +297,11 @@ choice choose(const scenario& s, const evaluator& ev, const row_space& space, co
     choice ch;
     ch.goal = opt.minimise;
     ch.budget = opt.budget_node_hours;
-    ch.quick_c = f.fastest_c;
+    ch.best_c = ch.quick_c = f.fastest_c;
     double quick_t = f.fastest_t;
-    std::vector<front_point> nodes_front;
-    if (f.node_front) nodes_front = f.node_front->points();
     const bool thinned = (f.node_front && f.node_front->thinned()) || (f.cost_front && f.cost_front->thinned());
+    if (ch.budget <= 0 && ch.goal == objective::time) return ch;  // the fastest; the front is only shown
+    const std::vector<front_point> nodes_front = f.node_front->points();  // kept under a budget or a cost
     if (ch.budget > 0) {
         // The cheapest configuration is the front's last point, never dropped.
         if (nodes_front.back().cost > ch.budget) throw budget_error(ch.budget, nodes_front.back().cost);
