@@ -31,8 +31,12 @@ def write(path, doc):
 
 
 def mmgp_validate(mmgp, cases_path, d):
-    js = subprocess.run([mmgp, "validate", cases_path, "--json"], capture_output=True, text=True, check=True).stdout
-    txt = subprocess.run([mmgp, "validate", cases_path], capture_output=True, text=True, check=True).stdout
+    # The path relative to the checkout, so that the report names the same file in every clone.
+    rel = os.path.relpath(cases_path, common.ROOT)
+    mmgp = os.path.abspath(mmgp)
+    js = subprocess.run([mmgp, "validate", rel, "--json"], capture_output=True, text=True, check=True,
+                        cwd=common.ROOT).stdout
+    txt = subprocess.run([mmgp, "validate", rel], capture_output=True, text=True, check=True, cwd=common.ROOT).stdout
     with open(os.path.join(d, "report.txt"), "w") as f:
         f.write(txt)
     with open(os.path.join(d, "report.json"), "w") as f:

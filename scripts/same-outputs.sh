@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Regenerates what a restructuring must leave byte-identical and says whether anything changed:
+#   every bundled scenario's prediction (text, JSON, CSV, uncertainty; both models; every objective),
+#   the validation reports (validation/report.py), the tuner benchmark (validation/tune/bench.py),
+#   the bad-input catalogue (docs/BAD_INPUT.md) and the unit-test case count.
+# Usage: scripts/same-outputs.sh [BUILD] [--write REF | --check REF]
+#   --write REF  records the predictions in REF (run it on the parent commit);
+#   --check REF  compares with REF; the committed reports are compared with git.
+# Exit 0 when nothing changed, 1 otherwise.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}; mode=${2:-}; ref=${3:-}
+mmgp=$build/cli/mmgp
+ninja -C "$build" --quiet || exit 1
+out=$(mktemp)
+{
+  for s in pbpi-qs20 raxml-qs20 pbpi-roadrunner sweep3d-roadrunner; do
+    for args in "" "--json" "--csv" "--uncertainty" "--model eq11 --nodes 1" "--objective node-hours --json" \
+                "--objective core-hours" "--max-nodes 64 --budget 5000 --json"; do
+      echo "predict $s $args: $({ $mmgp predict $s $args 2>&1; echo "exit $?"; } | sha256sum | cut -c1-16)"
+    done
+    for l in openmpi srun local; do
+      echo "launch $s $l: $({ $mmgp launch $s --launcher $l -- prog {m} {p} {np} 2>&1; echo "exit $?"; } | sha256sum | cut -c1-16)"
+    done
+  done
+  echo "unit cases: $("$build/tests/mmgp-tests" --count 2>&1 | grep -o '[0-9]* test cases' | head -1)"
+} > "$out"
+status=0
+if [ "$mode" = --write ]; then cp "$out" "$ref"
+elif [ "$mode" = --check ]; then
+  if cmp -s "$out" "$ref"; then echo "predictions: identical"; else echo "predictions: CHANGED"; diff "$ref" "$out" | head -20; status=1; fi
+fi
+rm -f "$out"
+python3 validation/report.py --build "$build" >/dev/null || status=1
+python3 validation/tune/bench.py --mmgp "$mmgp" >/dev/null 2>&1 || status=1
+python3 tests/bad_input.py "$mmgp" docs/BAD_INPUT.md --write-docs >/dev/null || status=1
+changed=$(git status --porcelain -- validation docs)
+if [ -n "$changed" ]; then echo "reports: CHANGED"; echo "$changed"; status=1; else echo "reports: identical"; fi
+exit $status
