@@ -113,9 +113,12 @@ struct calibrate_options {
     std::string from;  ///< --from: re-describe this calibrated profile instead of measuring
     double cv_threshold = 0.10;
     std::optional<long long> max_threads;  ///< --max-threads
+    std::string simulate, node, sim_nodes;  ///< --simulate CLUSTER.xml --node NODE.json --nodes LO:HI
+    std::optional<long long> ppn;           ///< --ppn: processes per node simulated, 1..N
 };
 void setup_calibrate(CLI::App& app, calibrate_options& o);
 int run_calibrate(const calibrate_options& o);
+int run_calibrate_simulate(const calibrate_options& o);  ///< --simulate (cmd_calibrate_simulate.cpp)
 
 /// mmgp profile (calibration/kernels, built when libpll-dev is installed).
 struct profile_options {

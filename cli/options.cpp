@@ -57,6 +57,9 @@ const std::vector<value_rule>& value_rules() {
         {"calibrate", "--cv-threshold", K::real, 0, 10, true, true},
         {"calibrate", "--max-threads", K::count, 1, 1e6},
         {"calibrate", "--from", K::text},
+        {"calibrate", "--simulate", K::text},
+        {"calibrate", "--node", K::text},
+        {"calibrate", "--ppn", K::count, 1, 1024},
         // profile
         {"profile", "--alignment", K::text},
         {"profile", "--simulate", K::text},
