@@ -2,7 +2,7 @@
 """The simulated network tables held against a plain program: `mmgp calibrate --simulate` on the 64-node fat tree
 (fattree-ib.xml, 8 processes per node), its wall time and memory, and its allreduce tables at 2 KiB and 512 KiB on
 16 and 64 nodes against a direct smpirun of allreduce_plain.c (one MPI_Allreduce, nothing of mmgp's) on the same
-file and ranks. Writes fattree-ib-platform.json and check_tables.txt beside this file.
+file and ranks; and the allreduce tables of the bundled ps3 node on gige.xml by processes per node. Writes fattree-ib-platform.json and check_tables.txt beside this file.
 
     python3 validation/simulate/check_tables.py [--build build]
 """
@@ -27,6 +27,23 @@ def plain_allreduce(exe, xml, nodes, ppn, size, d):
                           "--cfg=smpi/simulate-computation:no", "--log=root.thres:critical", exe, str(size)],
                          capture_output=True, text=True, check=True).stdout
     return float(out.strip().splitlines()[-1])
+
+
+def packing(mmgp):
+    """Allreduce on gige.xml with the bundled ps3 node: 1..6 processes per node at 2, 4 and 8 nodes."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "ps3-gige.json")
+        subprocess.run([mmgp, "calibrate", "--simulate", os.path.join(HERE, "gige.xml"), "--node", "ps3", "--nodes",
+                        "1:8", "-q", "-o", out], check=True)
+        tables = {(t["primitive"], t["nodes"], t["ppn"]): dict((int(b), s) for b, s in t["points"])
+                  for t in json.load(open(out))["network"]["tables"]}
+    rows = ["allreduce on gige.xml (ps3 node), microseconds, by processes per node",
+            f"{'nodes':>5} {'bytes':>7} " + " ".join(f"{p:>8}" for p in range(1, 7))]
+    for nodes in (2, 4, 8):
+        for size in (8, 2048, 131072):
+            rows.append(f"{nodes:>5} {size:>7} " + " ".join(f"{tables[('allreduce', nodes, p)][size] * 1e6:>8.0f}"
+                                                           for p in range(1, 7)))
+    return rows
 
 
 def main():
@@ -65,6 +82,7 @@ def main():
                     worst = max(worst, abs(diff))
                     lines.append(f"{nodes:>5} {ppn:>4} {size:>7} {t:>12.4e} {p:>12.4e} {diff:>+6.1f}%")
     lines.append(f"largest difference: {worst:.1f} %")
+    lines += ["", *packing(mmgp)]
     open(os.path.join(HERE, "check_tables.txt"), "w").write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
