@@ -24,7 +24,7 @@ def plain_allreduce(exe, xml, nodes, ppn, size, d):
         for n in range(nodes):
             f.write(f"node-{n}\n" * ppn)
     out = subprocess.run(["smpirun", "-np", str(nodes * ppn), "-platform", xml, "-hostfile", hosts,
-                          "--cfg=smpi/simulate-computation:no", "--log=root.thres:critical", exe, str(size)],
+                          "--cfg=smpi/simulate-computation:no", "--log=root.thres:critical", exe, str(size), "10"],
                          capture_output=True, text=True, check=True).stdout
     return float(out.strip().splitlines()[-1])
 
@@ -54,16 +54,17 @@ def main():
     xml = os.path.join(HERE, "fattree-ib.xml")
     out = os.path.join(HERE, "fattree-ib-platform.json")
     load = open("/proc/loadavg").read().split()[0]
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %M", mmgp, "calibrate", "--simulate", os.path.relpath(xml, ROOT),
+    r = subprocess.run(["/usr/bin/time", "-f", "%e %M %U %S", mmgp, "calibrate", "--simulate", os.path.relpath(xml, ROOT),
                         "--node", "qs20", "--nodes", "1:64", "--ppn", "8", "--name", "qs20-on-fattree-ib", "-q",
                         "-o", os.path.relpath(out, ROOT)], cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(r.stderr)
-    wall, rss_kb = r.stderr.strip().splitlines()[-1].split()
+    wall, rss_kb, user, system = r.stderr.strip().splitlines()[-1].split()
     prof = json.load(open(out))
     tables = {(t["primitive"], t["nodes"], t["ppn"]): dict((int(b), s) for b, s in t["points"])
               for t in prof["network"]["tables"]}
-    lines = [f"mmgp calibrate --simulate fattree-ib.xml --nodes 1:64 --ppn 8: {float(wall):.0f} s wall, "
+    lines = [f"mmgp calibrate --simulate fattree-ib.xml --nodes 1:64 --ppn 8: {float(wall):.0f} s wall "
+             f"({float(user) + float(system):.0f} s of CPU in the processes it waited for), "
              f"{int(rss_kb) / 1048576:.2f} GiB peak memory of one process (the largest smpirun), "
              f"{len(prof['network']['tables'])} tables; load average {load} when started",
              "", "allreduce: table (mmgp-mpi-bench under SMPI) against a plain program on the same file and ranks",
