@@ -13,6 +13,26 @@
 #include "mmgp/advisor.hpp"
 #include "mmgp/error.hpp"
 
+// The fields added since 0.1.0 sit in what was padding: the size and every older field's offset are those
+// of 0.1.0, so a program built against the 0.1.0 header still passes and receives structs of the right size.
+namespace {
+struct options_0_1_0 {
+    int model;
+    double smoothing, min_gain;
+    int refresh_every;
+};
+struct advice_0_1_0 {
+    int m, p, action;
+    double gain, time_s, time_p1_s;
+    uint64_t version;
+};
+}  // namespace
+static_assert(sizeof(mmgp_advisor_options) == sizeof(options_0_1_0));
+static_assert(offsetof(mmgp_advisor_options, refresh_every) == offsetof(options_0_1_0, refresh_every));
+static_assert(sizeof(mmgp_advice) == sizeof(advice_0_1_0));
+static_assert(offsetof(mmgp_advice, gain) == offsetof(advice_0_1_0, gain));
+static_assert(offsetof(mmgp_advice, version) == offsetof(advice_0_1_0, version));
+
 struct mmgp_advisor {
     mmgp::advisor cpp;
     template <class... A>
@@ -35,6 +55,7 @@ int to_options(const mmgp_advisor_options* in, mmgp::advisor_options& out) noexc
     out.smoothing = in->smoothing;
     out.min_gain = in->min_gain;
     out.refresh_every = in->refresh_every;
+    out.explore_every = in->explore_every;
     return MMGP_OK;
 }
 
@@ -85,6 +106,7 @@ void to_c(const mmgp::advice& in, mmgp_advice* out) noexcept {
     out->m = in.m;
     out->p = in.p;
     out->action = static_cast<int>(in.action);
+    out->probe = in.probe ? 1 : 0;
     out->gain = in.gain;
     out->time_s = in.time_s;
     out->time_p1_s = in.time_p1_s;
@@ -110,7 +132,7 @@ const char* mmgp_advisor_status_string(int status) {
 
 mmgp_advisor_options mmgp_advisor_options_default(void) {
     mmgp::advisor_options d;
-    return {MMGP_MODEL_MMGP, d.smoothing, d.min_gain, d.refresh_every};
+    return {MMGP_MODEL_MMGP, d.smoothing, d.min_gain, d.refresh_every, d.explore_every};
 }
 
 int mmgp_advisor_create(const char* scenario, const mmgp_advisor_options* options, mmgp_advisor** out, char* err,
