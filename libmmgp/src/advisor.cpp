@@ -147,6 +147,68 @@ void best_p_rows(const std::vector<double>& t, int pmax, double min_gain, table_
     }
 }
 
+// The published answers: entry start[m] + q - 1 is the best p for m tasks with p at most q (q = 1 .. A/m).
+// Written under a sequence lock (odd while a refresh writes), so that readers take no lock and allocate nothing.
+class answer_table {
+public:
+    void lay_out(int max_tasks, int apus) {
+        start_.assign(static_cast<std::size_t>(max_tasks) + 2, 0);
+        for (int m = 1; m <= max_tasks; ++m)
+            start_[static_cast<std::size_t>(m) + 1] = start_[static_cast<std::size_t>(m)] + apus / m;
+        entries_ = std::vector<table_entry>(static_cast<std::size_t>(start_[static_cast<std::size_t>(max_tasks) + 1]));
+    }
+
+    std::size_t size() const noexcept { return entries_.size(); }
+
+    std::size_t index(int m, int max_p) const noexcept {
+        return static_cast<std::size_t>(start_[static_cast<std::size_t>(m)] + max_p - 1);
+    }
+
+    bool differs(const std::vector<table_row>& rows) const noexcept {
+        bool changed = false;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            changed = changed || entries_[i].p.load(std::memory_order_relaxed) != rows[i].p;
+        return changed;
+    }
+
+    // Computed first, written here inside the sequence lock (a short critical section).
+    void publish(const std::vector<table_row>& rows) noexcept {
+        const std::uint64_t s0 = seq_.load(std::memory_order_relaxed);
+        seq_.store(s0 + 1, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            entries_[i].p.store(rows[i].p, std::memory_order_relaxed);
+            entries_[i].gain.store(rows[i].gain, std::memory_order_relaxed);
+            entries_[i].time_s.store(rows[i].time_s, std::memory_order_relaxed);
+            entries_[i].time_p1_s.store(rows[i].time_p1_s, std::memory_order_relaxed);
+        }
+        publications_.fetch_add(1, std::memory_order_relaxed);
+        seq_.store(s0 + 2, std::memory_order_release);
+    }
+
+    // Fills a's p, gain, times and version from the entry (m, max_p), retrying while a refresh writes.
+    void read(int m, int max_p, advice& a) const noexcept {
+        const table_entry& entry = entries_[index(m, max_p)];
+        for (;;) {
+            const std::uint64_t s1 = seq_.load(std::memory_order_acquire);
+            if (s1 & 1U) continue;
+            a.p = entry.p.load(std::memory_order_relaxed);
+            a.gain = entry.gain.load(std::memory_order_relaxed);
+            a.time_s = entry.time_s.load(std::memory_order_relaxed);
+            a.time_p1_s = entry.time_p1_s.load(std::memory_order_relaxed);
+            a.version = publications_.load(std::memory_order_relaxed);
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (seq_.load(std::memory_order_relaxed) == s1) break;
+        }
+    }
+
+private:
+    std::vector<int> start_;
+    std::vector<table_entry> entries_;
+    std::atomic<std::uint64_t> seq_{0};
+    std::atomic<std::uint64_t> publications_{0};
+};
+
 }  // namespace
 
 struct advisor::impl {
@@ -174,13 +236,8 @@ struct advisor::impl {
     mutable std::atomic<std::uint64_t> last_probe_at{0};
     mutable std::atomic<std::uint64_t> probe_interval{0};
 
-    // Published table: table_start[m] .. table_start[m] + A/m - 1 holds the best p for max_p = 1 .. A/m,
-    // written under a sequence lock (odd while a refresh writes it).
-    std::vector<int> table_start;
-    std::vector<table_entry> table;
-    std::atomic<std::uint64_t> table_seq{0};
-    std::atomic<std::uint64_t> publications{0};
-    std::mutex refresh_mutex;
+    answer_table table;
+    std::mutex refresh_mutex;  // one refresh at a time
 
     impl(const platform& pl, const application& app, const std::string& file, policy pol, const advisor_options& o)
         : options(o) {
@@ -195,13 +252,14 @@ struct advisor::impl {
         max_tasks = largest_task_count(one_node);
         restrict_to_one_node(one_node, max_tasks, apus, pol);
         check_coverage(one_node);
-        evaluator probe(one_node, options.model);  // throws input_error when the model cannot evaluate it
-        (void)probe;
+        evaluator model_check(one_node, options.model);  // throws input_error when the model cannot evaluate it
+        (void)model_check;
         offload_overhead_s = pl.O_offload;
         gap_s = app.g;
         gap_charged = app.g_charge;
         start_estimates(app);
-        lay_out_table();
+        table.lay_out(max_tasks, apus);
+        durations = std::vector<duration_bucket>(static_cast<std::size_t>(apus) + 1);
         probe_interval.store(static_cast<std::uint64_t>(o.explore_every));
         publish();
     }
@@ -212,18 +270,6 @@ struct advisor::impl {
         host_gap_s.store(app.T_hpu / profile_offloads_per_task);
         apu_s.store(a + c);
         parallel_fraction.store(a + c > 0 ? a / (a + c) : 1.0);
-    }
-
-    void lay_out_table() {
-        table_start.assign(static_cast<std::size_t>(max_tasks) + 2, 0);
-        for (int m = 1; m <= max_tasks; ++m)
-            table_start[static_cast<std::size_t>(m) + 1] = table_start[static_cast<std::size_t>(m)] + apus / m;
-        table = std::vector<table_entry>(static_cast<std::size_t>(table_start[static_cast<std::size_t>(max_tasks) + 1]));
-        durations = std::vector<duration_bucket>(static_cast<std::size_t>(apus) + 1);
-    }
-
-    std::size_t table_index(int m, int max_p) const noexcept {
-        return static_cast<std::size_t>(table_start[static_cast<std::size_t>(m)] + max_p - 1);
     }
 
     double offloads_per_task() const noexcept {
@@ -272,9 +318,9 @@ struct advisor::impl {
         fit();
         std::vector<table_row> rows = best_p_table(estimated_scenario());
         // A changed answer (the estimates moved) makes exploration frequent again.
-        if (answers_differ(rows))
+        if (table.differs(rows))
             probe_interval.store(static_cast<std::uint64_t>(options.explore_every), std::memory_order_relaxed);
-        write_table(rows);
+        table.publish(rows);
     }
 
     // Buckets weigh their count (at most 1 / smoothing) times exp(-smoothing * off-loads since they were last
@@ -343,52 +389,18 @@ struct advisor::impl {
             s.app.units = m;
             evaluator ev(s, options.model);
             for (int p = 1; p <= pmax; ++p) t[static_cast<std::size_t>(p)] = ev({m, p, 1, s.space.pol}).time_s;
-            best_p_rows(t, pmax, options.min_gain, rows.data() + table_index(m, 1));
+            best_p_rows(t, pmax, options.min_gain, rows.data() + table.index(m, 1));
         }
         return rows;
-    }
-
-    bool answers_differ(const std::vector<table_row>& rows) const noexcept {
-        bool changed = false;
-        for (std::size_t i = 0; i < rows.size(); ++i)
-            changed = changed || table[i].p.load(std::memory_order_relaxed) != rows[i].p;
-        return changed;
-    }
-
-    // Computed first, written here inside the sequence lock (a short critical section).
-    void write_table(const std::vector<table_row>& rows) noexcept {
-        const std::uint64_t s0 = table_seq.load(std::memory_order_relaxed);
-        table_seq.store(s0 + 1, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_release);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            table[i].p.store(rows[i].p, std::memory_order_relaxed);
-            table[i].gain.store(rows[i].gain, std::memory_order_relaxed);
-            table[i].time_s.store(rows[i].time_s, std::memory_order_relaxed);
-            table[i].time_p1_s.store(rows[i].time_p1_s, std::memory_order_relaxed);
-        }
-        publications.fetch_add(1, std::memory_order_relaxed);
-        table_seq.store(s0 + 2, std::memory_order_release);
     }
 
     // --- queries ------------------------------------------------------------------------------
 
     advice lookup(int m, int max_p) const noexcept {
         m = std::clamp(m, 1, max_tasks);
-        const int q = max_p < 1 ? 1 : std::min(max_p, apus / m);
-        const table_entry& entry = table[table_index(m, q)];
         advice a;
         a.m = m;
-        for (;;) {
-            const std::uint64_t s1 = table_seq.load(std::memory_order_acquire);
-            if (s1 & 1U) continue;
-            a.p = entry.p.load(std::memory_order_relaxed);
-            a.gain = entry.gain.load(std::memory_order_relaxed);
-            a.time_s = entry.time_s.load(std::memory_order_relaxed);
-            a.time_p1_s = entry.time_p1_s.load(std::memory_order_relaxed);
-            a.version = publications.load(std::memory_order_relaxed);
-            std::atomic_thread_fence(std::memory_order_acquire);
-            if (table_seq.load(std::memory_order_relaxed) == s1) break;
-        }
+        table.read(m, max_p < 1 ? 1 : std::min(max_p, apus / m), a);
         a.action = a.p > 1 ? llp_action::activate : llp_action::throttle;
         return a;
     }
