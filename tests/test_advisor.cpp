@@ -273,7 +273,7 @@ TEST_CASE("advisor: bad options are input errors") {
 
 TEST_CASE("advisor C API: handles, status codes, versions, and the same answers as C++") {
     CHECK(mmgp_advisor_version() == MMGP_ADVISOR_VERSION);
-    CHECK(MMGP_ADVISOR_VERSION == 100);
+    CHECK(MMGP_ADVISOR_VERSION == 200);
     CHECK(std::string(mmgp_advisor_status_string(MMGP_OK)) == "ok");
     CHECK(std::string(mmgp_advisor_status_string(MMGP_E_INVALID_ARGUMENT)) == "invalid argument");
     CHECK(std::string(mmgp_advisor_status_string(12345)) == "unknown status");
@@ -326,6 +326,65 @@ TEST_CASE("advisor C API: handles, status codes, versions, and the same answers 
     mmgp_advisor_estimates est;
     CHECK(mmgp_advisor_get_estimates(adv, &est) == MMGP_OK);
     CHECK(est.offloads == 1);
+    mmgp_advisor_destroy(adv);
+}
+
+TEST_CASE("advisor C API: every option reaches the C++ advisor, and explorations are marked as in C++") {
+    const mmgp_advisor_options d = mmgp_advisor_options_default();
+    const mmgp::advisor_options cpp_defaults;
+    CHECK(d.model == MMGP_MODEL_MMGP);
+    CHECK(d.smoothing == cpp_defaults.smoothing);
+    CHECK(d.min_gain == cpp_defaults.min_gain);
+    CHECK(d.refresh_every == cpp_defaults.refresh_every);
+    CHECK(d.explore_every == cpp_defaults.explore_every);
+    char err[256];
+    mmgp_advisor* bad = nullptr;
+    mmgp_advisor_options o = d;
+    o.explore_every = -1;
+    CHECK(mmgp_advisor_create("raxml-qs20", &o, &bad, err, sizeof err) == MMGP_E_INPUT);
+    CHECK(std::string(err).find("explore_every") != std::string::npos);
+
+    // Every option away from its default. raxml-qs20's best saving (about 0.39, m = 1) is below min_gain 0.5,
+    // so the table answers p = 1 and exploration tries p = 2 now and then.
+    o = d;
+    mmgp::advisor_options co;
+    o.model = MMGP_MODEL_EQ11;
+    co.model = mmgp::model_kind::eq11;
+    o.smoothing = co.smoothing = 0.3;
+    o.min_gain = co.min_gain = 0.5;
+    o.refresh_every = co.refresh_every = 3;
+    o.explore_every = co.explore_every = 4;
+    mmgp_advisor* adv = nullptr;
+    REQUIRE(mmgp_advisor_create("raxml-qs20", &o, &adv, err, sizeof err) == MMGP_OK);
+    mmgp::advisor cpp(std::string("raxml-qs20"), co);
+    int probes = 0;
+    for (int i = 0; i < 60; ++i) {
+        mmgp_advice a;
+        REQUIRE(mmgp_advisor_recommend(adv, &a) == MMGP_OK);
+        const mmgp::advice b = cpp.recommend();
+        CHECK(a.p == b.p);
+        CHECK(a.probe == (b.probe ? 1 : 0));
+        CHECK(a.gain == b.gain);
+        CHECK(a.time_s == b.time_s);
+        CHECK(a.time_p1_s == b.time_p1_s);
+        CHECK(a.version == b.version);
+        probes += a.probe;
+        const double seconds = (7.375 / a.p + 9.8125) * (1.0 + 0.1 * (i % 3));
+        CHECK(mmgp_advisor_offload_end(adv, a.p, seconds) == MMGP_OK);
+        cpp.offload_end(b.p, seconds);
+    }
+    CHECK(probes >= 1);
+    CHECK(cpp.recommend().version > 10);  // refreshed every 3 off-loads
+    // The models agree for one task (m = 1 above) and differ for more.
+    for (int m = 2; m <= 16; ++m) {
+        mmgp_advice a;
+        REQUIRE(mmgp_advisor_recommend_for(adv, m, 0, &a) == MMGP_OK);
+        CHECK(a.time_s == cpp.recommend(m).time_s);
+    }
+    mmgp_advisor_estimates e;
+    REQUIRE(mmgp_advisor_get_estimates(adv, &e) == MMGP_OK);
+    CHECK(e.apu_s == cpp.estimates().apu_s);
+    CHECK(e.parallel_fraction == cpp.estimates().parallel_fraction);
     mmgp_advisor_destroy(adv);
 }
 

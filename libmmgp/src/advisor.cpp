@@ -1,31 +1,21 @@
-// The runtime advisor (mmgp/advisor.hpp) and its C API (mmgp/advisor.h).
+// The runtime advisor's estimator (mmgp/advisor.hpp): observations come in from the runtime's threads,
+// a refresh fits the application's per-off-load times to them and evaluates the model (mmgp::evaluator)
+// into a table of the best p for every (m, largest allowed p), which recommend() reads without a lock.
+// Calls go down only (to the model and the profile loader); the C API over it is advisor_c.cpp.
 //
-// Estimation (per off-load, seconds). The duration of an off-load on p accelerators is
-// y = O_offload + p*g + c + a/p (g charged (p-1) times when the profile says so): a splits across
-// the p accelerators, c does not. Each observation updates an exponentially weighted moving average
-// (EWMA) of y for its p (one small bucket per p). A refresh fits (c, a) by weighted least squares
-// over the buckets, a bucket weighing its sample count times exp(-smoothing * off-loads since it was
-// last updated), so recent behaviour dominates while older buckets still tell the serial part from
-// the parallel one; with a single bucket the split keeps the previous estimate. When the durations
-// grow with p (a < 0: nothing splits, and every extra accelerator costs — signalling and waking
-// threads on a time-shared machine, say), the fit is y = c + e*(p-1) instead, e >= 0 an extra gap per
-// additional accelerator that the evaluation adds to g. Exploration (explore_every) makes sure a
-// second p is observed now and then. The host gap h is an EWMA. A refresh turns (h, a, c, N) back
-// into an application (T_hpu = N h, T_apu = N a, C_apu = N c), evaluates the model for every
-// (m, p) with m*p <= A — a round of m units, one per active task, so that threads sharing cores
-// (platform.cores) are all counted — and republishes the table of the best p for every
-// (m, largest allowed p) under a sequence lock.
+// Per off-load on p accelerators the advisor sees O_offload + p*g + c + a/p (g charged p - 1 times when
+// the profile says so): a splits across the p accelerators, c does not; when the durations grow with p
+// the fit is c + e*(p - 1) instead, e an extra gap per additional accelerator.
 #include "mmgp/advisor.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
+#include <cstdint>
 #include <mutex>
-#include <new>
+#include <string>
 #include <vector>
 
-#include "mmgp/advisor.h"
 #include "mmgp/error.hpp"
 #include "mmgp/search.hpp"
 
@@ -33,9 +23,23 @@ namespace mmgp {
 
 namespace {
 
-struct entry {
+// One published answer: the best p for (m, largest allowed p) and its predicted times.
+struct table_entry {
     std::atomic<int> p{1};
-    std::atomic<double> gain{0.0}, time{0.0}, time1{0.0};
+    std::atomic<double> gain{0.0}, time_s{0.0}, time_p1_s{0.0};
+};
+
+// The same, computed before it is published.
+struct table_row {
+    int p;
+    double gain, time_s, time_p1_s;
+};
+
+// The off-loads observed at one p: an EWMA of their duration (overheads removed), how many, and the
+// completed-off-load count when the latest of them completed.
+struct duration_bucket {
+    std::atomic<double> mean_s{0.0};
+    std::atomic<std::uint64_t> count{0}, last_at{0};
 };
 
 void ewma(std::atomic<double>& x, double y, double w) noexcept {
@@ -44,230 +48,384 @@ void ewma(std::atomic<double>& x, double y, double w) noexcept {
     }
 }
 
+void check_options(const advisor_options& o) {
+    if (!(o.smoothing > 0.0 && o.smoothing <= 1.0))
+        throw input_error("advisor options", "/smoothing", "a weight in (0, 1]", std::to_string(o.smoothing));
+    if (!(o.min_gain >= 0.0 && o.min_gain < 1.0))
+        throw input_error("advisor options", "/min_gain", "a fraction in [0, 1)", std::to_string(o.min_gain));
+    if (o.refresh_every < 0)
+        throw input_error("advisor options", "/refresh_every", "a count >= 0", std::to_string(o.refresh_every));
+    if (o.explore_every < 0)
+        throw input_error("advisor options", "/explore_every", "a count >= 0", std::to_string(o.explore_every));
+}
+
+// The largest m in the table: min(A, max_processes_per_node), and no further than a tabulated alpha(m) goes.
+int largest_task_count(const scenario& s) {
+    const int m_top = static_cast<int>(bounds(s).m_hi);
+    int m = 1;
+    while (m < m_top && (s.plat.alpha.kind != m_function::form::table || s.plat.alpha.covers(m + 1))) ++m;
+    return m;
+}
+
+// What a refresh evaluates: one node, one unit per task (a refresh sets units = m, one round of the m active
+// tasks); communication does not depend on p and is left out.
+void restrict_to_one_node(scenario& s, int max_tasks, int apus, policy pol) {
+    s.app.decomp = decomposition::task;
+    s.app.scale = scaling::strong;
+    s.app.units = 1;
+    s.app.comm.clear();
+    s.plat.nodes = 1;
+    s.space.m = {1, max_tasks};
+    s.space.p = {1, apus};
+    s.space.nodes = {1, 1};
+    s.space.pol = pol;
+}
+
+// Weighted sums over the duration buckets for the least-squares fits; x = 1/p, z = p - 1, y = the duration.
+struct fit_sums {
+    double w = 0, x = 0, xx = 0, y = 0, xy = 0, z = 0, zz = 0, zy = 0;
+    int buckets = 0;
+    int latest_p = 0;  // the p observed most recently
+    std::uint64_t latest_at = 0;
+
+    void add(double weight, int p, double duration, std::uint64_t last_at) noexcept {
+        const double xp = 1.0 / p, zp = p - 1.0;
+        w += weight, x += weight * xp, xx += weight * xp * xp, y += weight * duration, xy += weight * xp * duration;
+        z += weight * zp, zz += weight * zp * zp, zy += weight * zp * duration;
+        ++buckets;
+        if (latest_p == 0 || last_at >= latest_at) latest_p = p, latest_at = last_at;
+    }
+};
+
+// Accelerator time of one off-load on p accelerators: parallel_s / p + serial_s + extra_gap_s * (p - 1).
+struct apu_time_split {
+    double parallel_s, serial_s, extra_gap_s;
+};
+
+// Least squares of y = c + a/p over two or more p, with a, c >= 0. When a < 0 (nothing splits and every
+// extra accelerator costs: threads signalled and woken on a time-shared machine, say), y = c + e*(p - 1)
+// with e, c >= 0 instead. False when the p observed do not determine a and c.
+bool fit_over_p(const fit_sums& s, apu_time_split& out) noexcept {
+    const double det = s.w * s.xx - s.x * s.x;
+    if (!(s.buckets >= 2 && det > 1e-12 * s.w * s.xx)) return false;
+    double a = (s.w * s.xy - s.x * s.y) / det;
+    double c = (s.y - a * s.x) / s.w;
+    double e = 0.0;
+    if (a < 0) {
+        a = 0;
+        const double det_z = s.w * s.zz - s.z * s.z;
+        e = det_z > 0 ? (s.w * s.zy - s.z * s.y) / det_z : 0.0;
+        c = (s.y - e * s.z) / s.w;
+        if (e < 0) e = 0, c = s.y / s.w;
+        if (c < 0) c = 0, e = s.zz > 0 ? s.zy / s.zz : 0.0;
+    } else if (c < 0) {
+        c = 0, a = s.xy / s.xx;
+    }
+    out = {a, c, e};
+    return true;
+}
+
+// One p observed: its duration fixes the time on one accelerator; the split (parallel fraction) and the
+// extra gap stay as they were.
+apu_time_split fit_one_p(double duration, int p, double parallel_fraction, double extra_gap_s) noexcept {
+    const double t1 = duration / (parallel_fraction / p + (1.0 - parallel_fraction));
+    const double a = t1 * parallel_fraction;
+    return {a, t1 - a, extra_gap_s};
+}
+
+// The best p <= max_p for each max_p = 1 .. pmax given the predicted times t[1 .. pmax] of one task;
+// p = 1 when the saving against p = 1 is below min_gain.
+void best_p_rows(const std::vector<double>& t, int pmax, double min_gain, table_row* rows) noexcept {
+    const double t1m = t[1];
+    int best = 1;
+    for (int q = 1; q <= pmax; ++q) {
+        if (t[static_cast<std::size_t>(q)] < t[static_cast<std::size_t>(best)]) best = q;
+        double gain = t1m > 0 ? (t1m - t[static_cast<std::size_t>(best)]) / t1m : 0.0;
+        int p = best;
+        if (!(gain >= min_gain) || !std::isfinite(gain)) p = 1, gain = 0.0;
+        rows[q - 1] = {p, gain, t[static_cast<std::size_t>(p)], t1m};
+    }
+}
+
+// The published answers: entry start[m] + q - 1 is the best p for m tasks with p at most q (q = 1 .. A/m).
+// Written under a sequence lock (odd while a refresh writes), so that readers take no lock and allocate nothing.
+class answer_table {
+public:
+    void lay_out(int max_tasks, int apus) {
+        start_.assign(static_cast<std::size_t>(max_tasks) + 2, 0);
+        for (int m = 1; m <= max_tasks; ++m)
+            start_[static_cast<std::size_t>(m) + 1] = start_[static_cast<std::size_t>(m)] + apus / m;
+        entries_ = std::vector<table_entry>(static_cast<std::size_t>(start_[static_cast<std::size_t>(max_tasks) + 1]));
+    }
+
+    std::size_t size() const noexcept { return entries_.size(); }
+
+    std::size_t index(int m, int max_p) const noexcept {
+        return static_cast<std::size_t>(start_[static_cast<std::size_t>(m)] + max_p - 1);
+    }
+
+    bool differs(const std::vector<table_row>& rows) const noexcept {
+        bool changed = false;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            changed = changed || entries_[i].p.load(std::memory_order_relaxed) != rows[i].p;
+        return changed;
+    }
+
+    // Computed first, written here inside the sequence lock (a short critical section).
+    void publish(const std::vector<table_row>& rows) noexcept {
+        const std::uint64_t s0 = seq_.load(std::memory_order_relaxed);
+        seq_.store(s0 + 1, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            entries_[i].p.store(rows[i].p, std::memory_order_relaxed);
+            entries_[i].gain.store(rows[i].gain, std::memory_order_relaxed);
+            entries_[i].time_s.store(rows[i].time_s, std::memory_order_relaxed);
+            entries_[i].time_p1_s.store(rows[i].time_p1_s, std::memory_order_relaxed);
+        }
+        publications_.fetch_add(1, std::memory_order_relaxed);
+        seq_.store(s0 + 2, std::memory_order_release);
+    }
+
+    // Fills a's p, gain, times and version from the entry (m, max_p), retrying while a refresh writes.
+    void read(int m, int max_p, advice& a) const noexcept {
+        const table_entry& entry = entries_[index(m, max_p)];
+        for (;;) {
+            const std::uint64_t s1 = seq_.load(std::memory_order_acquire);
+            if (s1 & 1U) continue;
+            a.p = entry.p.load(std::memory_order_relaxed);
+            a.gain = entry.gain.load(std::memory_order_relaxed);
+            a.time_s = entry.time_s.load(std::memory_order_relaxed);
+            a.time_p1_s = entry.time_p1_s.load(std::memory_order_relaxed);
+            a.version = publications_.load(std::memory_order_relaxed);
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (seq_.load(std::memory_order_relaxed) == s1) break;
+        }
+    }
+
+private:
+    std::vector<int> start_;
+    std::vector<table_entry> entries_;
+    std::atomic<std::uint64_t> seq_{0};
+    std::atomic<std::uint64_t> publications_{0};
+};
+
 }  // namespace
 
 struct advisor::impl {
-    advisor_options opt;
-    scenario base;           // platform + application as given (space rewritten)
-    int A = 1, H = 1, M = 1;  // accelerators, host contexts, largest m in the table
-    double O = 0.0, g = 0.0;  // per-off-load overheads from the platform and the profile
-    double N0 = 1.0;          // the profile's N (1 when it gives 0)
+    advisor_options options;
+    scenario one_node;              // platform + application as given, restricted by restrict_to_one_node()
+    int apus = 1;                   // A: accelerators of the node
+    int hpu_contexts = 1;           // H
+    int max_tasks = 1;              // largest m in the table
+    double offload_overhead_s = 0;  // the platform's O_offload, in every observed duration
+    double gap_s = 0;               // the profile's g per accelerator, in every observed duration
+    gap_charge gap_charged = gap_charge::per_apu;
+    double profile_offloads_per_task = 1.0;  // the profile's N (1 when it gives 0)
 
     // Observations.
-    std::atomic<int> active{0}, busy{0}, waiting{0};
-    std::atomic<double> h{0.0}, T1{0.0}, f{1.0};  // T1 and f: as of the last refresh
-    std::atomic<double> e{0.0};                     // extra gap per additional accelerator, as of the last refresh
-    gap_charge charge = gap_charge::per_apu;
-    mutable std::atomic<std::uint64_t> probe_at{0}; // completed off-loads when the last exploration was handed out
-    mutable std::atomic<std::uint64_t> probe_gap{0};// current exploration interval: explore_every, doubled after
-                                                    // each exploration while the table keeps its answers
-    std::atomic<std::uint64_t> offloads{0}, tasks{0};
-    struct bucket {
-        std::atomic<double> mean{0.0};
-        std::atomic<std::uint64_t> n{0}, last{0};
-    };
-    std::vector<bucket> buckets;  // index p = 1..A
+    std::atomic<int> active_tasks{0}, busy_apus{0}, waiting_tasks{0};
+    std::atomic<std::uint64_t> completed_offloads{0}, completed_tasks{0};
+    std::vector<duration_bucket> durations;  // index p = 1 .. A
+    // Estimates per off-load: host_gap_s live (an EWMA); the others as of the last refresh.
+    std::atomic<double> host_gap_s{0.0};
+    std::atomic<double> apu_s{0.0};              // accelerator time on one accelerator (a + c)
+    std::atomic<double> parallel_fraction{1.0};  // a / (a + c)
+    std::atomic<double> extra_gap_s{0.0};        // e
+    // Exploration: completed off-loads when the last one was handed out, and the current interval
+    // (explore_every, doubled after each exploration while the table keeps its answers).
+    mutable std::atomic<std::uint64_t> last_probe_at{0};
+    mutable std::atomic<std::uint64_t> probe_interval{0};
 
-    // Published table: offset[m] .. offset[m] + A/m - 1 holds the best p for max_p = 1 .. A/m.
-    std::vector<int> offset;
-    std::vector<entry> table;
-    std::atomic<std::uint64_t> seq{0};
-    std::atomic<std::uint64_t> version{0};
-    std::mutex refresh_mu;
+    answer_table table;
+    std::mutex refresh_mutex;  // one refresh at a time
 
     impl(const platform& pl, const application& app, const std::string& file, policy pol, const advisor_options& o)
-        : opt(o) {
-        if (!(o.smoothing > 0.0 && o.smoothing <= 1.0))
-            throw input_error("advisor options", "/smoothing", "a weight in (0, 1]", std::to_string(o.smoothing));
-        if (!(o.min_gain >= 0.0 && o.min_gain < 1.0))
-            throw input_error("advisor options", "/min_gain", "a fraction in [0, 1)", std::to_string(o.min_gain));
-        if (o.refresh_every < 0)
-            throw input_error("advisor options", "/refresh_every", "a count >= 0", std::to_string(o.refresh_every));
-        if (o.explore_every < 0)
-            throw input_error("advisor options", "/explore_every", "a count >= 0", std::to_string(o.explore_every));
-        base.name = "advisor";
-        base.file = file;
-        base.plat = pl;
-        base.app = app;
-        A = pl.apus;
-        H = pl.hpu_contexts;
-        base.space.m = {1, A};
-        const int m_top = static_cast<int>(bounds(base).m_hi);  // min(A, max_processes_per_node)
-        M = 1;
-        while (M < m_top && (pl.alpha.kind != m_function::form::table || pl.alpha.covers(M + 1))) ++M;
-        // One task = one unit on one node (a refresh evaluates m units for m active tasks: one round);
-        // communication does not depend on p and is left out.
-        base.app.decomp = decomposition::task;
-        base.app.scale = scaling::strong;
-        base.app.units = 1;
-        base.app.comm.clear();
-        base.plat.nodes = 1;
-        base.space.m = {1, M};
-        base.space.p = {1, A};
-        base.space.nodes = {1, 1};
-        base.space.pol = pol;
-        check_coverage(base);
-        evaluator probe(base, opt.model);  // throws input_error when the model cannot evaluate it
-        (void)probe;
-        O = pl.O_offload;
-        g = app.g;
-        charge = app.g_charge;
-        N0 = app.N > 0 ? app.N : 1.0;
-        const double a = app.T_apu / N0, c = app.C_apu / N0;
-        h.store(app.T_hpu / N0);
-        T1.store(a + c);
-        f.store(a + c > 0 ? a / (a + c) : 1.0);
-        offset.assign(static_cast<std::size_t>(M) + 2, 0);
-        for (int m = 1; m <= M; ++m) offset[static_cast<std::size_t>(m) + 1] = offset[static_cast<std::size_t>(m)] + A / m;
-        table = std::vector<entry>(static_cast<std::size_t>(offset[static_cast<std::size_t>(M) + 1]));
-        buckets = std::vector<bucket>(static_cast<std::size_t>(A) + 1);
-        probe_gap.store(static_cast<std::uint64_t>(o.explore_every));
+        : options(o) {
+        check_options(o);
+        one_node.name = "advisor";
+        one_node.file = file;
+        one_node.plat = pl;
+        one_node.app = app;
+        apus = pl.apus;
+        hpu_contexts = pl.hpu_contexts;
+        one_node.space.m = {1, apus};
+        max_tasks = largest_task_count(one_node);
+        restrict_to_one_node(one_node, max_tasks, apus, pol);
+        check_coverage(one_node);
+        evaluator model_check(one_node, options.model);  // throws input_error when the model cannot evaluate it
+        (void)model_check;
+        offload_overhead_s = pl.O_offload;
+        gap_s = app.g;
+        gap_charged = app.g_charge;
+        start_estimates(app);
+        table.lay_out(max_tasks, apus);
+        durations = std::vector<duration_bucket>(static_cast<std::size_t>(apus) + 1);
+        probe_interval.store(static_cast<std::uint64_t>(o.explore_every));
         publish();
     }
 
+    void start_estimates(const application& app) {
+        profile_offloads_per_task = app.N > 0 ? app.N : 1.0;
+        const double a = app.T_apu / profile_offloads_per_task, c = app.C_apu / profile_offloads_per_task;
+        host_gap_s.store(app.T_hpu / profile_offloads_per_task);
+        apu_s.store(a + c);
+        parallel_fraction.store(a + c > 0 ? a / (a + c) : 1.0);
+    }
+
     double offloads_per_task() const noexcept {
-        std::uint64_t t = tasks.load(std::memory_order_relaxed);
-        if (t == 0) return N0;
-        return std::max(1.0, static_cast<double>(offloads.load(std::memory_order_relaxed)) / static_cast<double>(t));
+        std::uint64_t t = completed_tasks.load(std::memory_order_relaxed);
+        if (t == 0) return profile_offloads_per_task;
+        return std::max(1.0, static_cast<double>(completed_offloads.load(std::memory_order_relaxed)) /
+                                 static_cast<double>(t));
     }
 
-    // Re-estimates and republishes (serialised by refresh_mu).
+    // --- observations -------------------------------------------------------------------------
+
+    // An off-load on p <= A lasting `seconds`, the n-th to complete: its duration without the overheads
+    // goes into the bucket of p.
+    void observe_duration(int p, double seconds, std::uint64_t n) noexcept {
+        const double gap_apus = gap_charged == gap_charge::per_extra_apu ? p - 1.0 : p;
+        const double y = std::max(0.0, seconds - offload_overhead_s - gap_apus * gap_s);
+        duration_bucket& b = durations[static_cast<std::size_t>(p)];
+        if (b.count.fetch_add(1, std::memory_order_relaxed) == 0)
+            b.mean_s.store(y, std::memory_order_relaxed);
+        else
+            ewma(b.mean_s, y, options.smoothing);
+        b.last_at.store(n, std::memory_order_relaxed);
+    }
+
+    // Every refresh_every completions; skipped when another thread is refreshing.
+    void refresh_after(std::uint64_t n) noexcept {
+        if (options.refresh_every <= 0 || n % static_cast<std::uint64_t>(options.refresh_every) != 0) return;
+        std::unique_lock<std::mutex> lock(refresh_mutex, std::try_to_lock);
+        if (!lock.owns_lock()) return;
+        try {
+            publish_locked();
+        } catch (...) {
+            // Allocation failure: keep the previous table.
+        }
+    }
+
+    // --- refresh: fit, evaluate, publish ------------------------------------------------------
+
+    // Re-estimates and republishes (serialised by refresh_mutex).
     void publish() {
-        std::lock_guard<std::mutex> lock(refresh_mu);
+        std::lock_guard<std::mutex> lock(refresh_mutex);
         publish_locked();
-    }
-
-    // Weighted least squares of y = c + a * (1/p) over the buckets; updates T1 = a + c and f = a / T1.
-    void fit() noexcept {
-        const std::uint64_t now = offloads.load(std::memory_order_relaxed);
-        const double w_cap = 1.0 / opt.smoothing;
-        double S = 0, Sx = 0, Sxx = 0, Sy = 0, Sxy = 0, Syy = 0, Sz = 0, Szz = 0, Szy = 0;  // x = 1/p, z = p - 1
-        int used = 0, latest = 0;
-        std::uint64_t latest_at = 0;
-        for (int p = 1; p <= A; ++p) {
-            const bucket& b = buckets[static_cast<std::size_t>(p)];
-            const std::uint64_t n = b.n.load(std::memory_order_relaxed);
-            if (n == 0) continue;
-            const std::uint64_t last = b.last.load(std::memory_order_relaxed);
-            const double age = now > last ? static_cast<double>(now - last) : 0.0;
-            const double w = std::max(std::min(static_cast<double>(n), w_cap) * std::exp(-opt.smoothing * age), 1e-9);
-            const double x = 1.0 / p, y = b.mean.load(std::memory_order_relaxed);
-            const double z = p - 1.0;
-            S += w, Sx += w * x, Sxx += w * x * x, Sy += w * y, Sxy += w * x * y, Syy += w * y * y;
-            Sz += w * z, Szz += w * z * z, Szy += w * z * y;
-            ++used;
-            if (latest == 0 || last >= latest_at) latest = p, latest_at = last;
-        }
-        if (used == 0) return;
-        double a, c, ex = e.load(std::memory_order_relaxed);
-        const double det = S * Sxx - Sx * Sx;
-        if (used >= 2 && det > 1e-12 * S * Sxx) {
-            a = (S * Sxy - Sx * Sy) / det;
-            c = (Sy - a * Sx) / S;
-            ex = 0.0;
-            if (a < 0) {
-                // Longer with more accelerators: nothing splits; fit y = c + e*(p-1), e >= 0.
-                a = 0;
-                const double dz = S * Szz - Sz * Sz;
-                ex = dz > 0 ? (S * Szy - Sz * Sy) / dz : 0.0;
-                c = (Sy - ex * Sz) / S;
-                if (ex < 0) ex = 0, c = Sy / S;
-                if (c < 0) c = 0, ex = Szz > 0 ? Szy / Szz : 0.0;
-            } else if (c < 0) {
-                c = 0, a = Sxy / Sxx;
-            }
-        } else {
-            // One p observed: its duration fixes T1; the split keeps the previous estimate.
-            const double fr = f.load(std::memory_order_relaxed);
-            const double y = buckets[static_cast<std::size_t>(latest)].mean.load(std::memory_order_relaxed);
-            const double t1 = y / (fr / latest + (1.0 - fr));
-            a = t1 * fr;
-            c = t1 - a;
-        }
-        if (!std::isfinite(a) || !std::isfinite(c) || !std::isfinite(ex)) return;
-        e.store(ex, std::memory_order_relaxed);
-        T1.store(a + c, std::memory_order_relaxed);
-        f.store(a + c > 0 ? a / (a + c) : f.load(std::memory_order_relaxed), std::memory_order_relaxed);
     }
 
     void publish_locked() {
         fit();
-        scenario s = base;
-        const double N = offloads_per_task(), t1 = T1.load(), fr = f.load();
+        std::vector<table_row> rows = best_p_table(estimated_scenario());
+        // A changed answer (the estimates moved) makes exploration frequent again.
+        if (table.differs(rows))
+            probe_interval.store(static_cast<std::uint64_t>(options.explore_every), std::memory_order_relaxed);
+        table.publish(rows);
+    }
+
+    // Buckets weigh their count (at most 1 / smoothing) times exp(-smoothing * off-loads since they were last
+    // updated): recent behaviour dominates while older buckets still tell the serial part from the parallel one.
+    fit_sums weighted_sums() const noexcept {
+        const std::uint64_t now = completed_offloads.load(std::memory_order_relaxed);
+        const double w_cap = 1.0 / options.smoothing;
+        fit_sums s;
+        for (int p = 1; p <= apus; ++p) {
+            const duration_bucket& b = durations[static_cast<std::size_t>(p)];
+            const std::uint64_t n = b.count.load(std::memory_order_relaxed);
+            if (n == 0) continue;
+            const std::uint64_t last = b.last_at.load(std::memory_order_relaxed);
+            const double age = now > last ? static_cast<double>(now - last) : 0.0;
+            const double w =
+                std::max(std::min(static_cast<double>(n), w_cap) * std::exp(-options.smoothing * age), 1e-9);
+            s.add(w, p, b.mean_s.load(std::memory_order_relaxed), last);
+        }
+        return s;
+    }
+
+    // Updates apu_s, parallel_fraction and extra_gap_s from the buckets (unchanged without observations).
+    void fit() noexcept {
+        const fit_sums s = weighted_sums();
+        if (s.buckets == 0) return;
+        apu_time_split split;
+        if (!fit_over_p(s, split)) {
+            const double y = durations[static_cast<std::size_t>(s.latest_p)].mean_s.load(std::memory_order_relaxed);
+            split = fit_one_p(y, s.latest_p, parallel_fraction.load(std::memory_order_relaxed),
+                              extra_gap_s.load(std::memory_order_relaxed));
+        }
+        const double a = split.parallel_s, c = split.serial_s;
+        if (!std::isfinite(a) || !std::isfinite(c) || !std::isfinite(split.extra_gap_s)) return;
+        extra_gap_s.store(split.extra_gap_s, std::memory_order_relaxed);
+        apu_s.store(a + c, std::memory_order_relaxed);
+        parallel_fraction.store(a + c > 0 ? a / (a + c) : parallel_fraction.load(std::memory_order_relaxed),
+                                std::memory_order_relaxed);
+    }
+
+    // The application back from the estimates: T_hpu = N h, T_apu = N a, C_apu = N c.
+    scenario estimated_scenario() const {
+        scenario s = one_node;
+        const double N = offloads_per_task(), t1 = apu_s.load(), fr = parallel_fraction.load();
         s.app.N = N;
-        s.app.T_hpu = N * h.load();
+        s.app.T_hpu = N * host_gap_s.load();
         s.app.T_apu = N * t1 * fr;
         s.app.C_apu = N * t1 * (1.0 - fr);
-        const double ex = e.load();
+        const double ex = extra_gap_s.load();
         if (ex > 0) {
             // The extra gap costs only accelerators beyond the first: charge g per extra accelerator and move
             // the first accelerator's g (if the profile charged it) into the part that does not split.
-            if (s.app.g_charge == gap_charge::per_apu) s.app.C_apu += N * g;
-            s.app.g = g + ex;
+            if (s.app.g_charge == gap_charge::per_apu) s.app.C_apu += N * gap_s;
+            s.app.g = gap_s + ex;
             s.app.g_charge = gap_charge::per_extra_apu;
         }
-        std::vector<double> t(static_cast<std::size_t>(A) + 1);
-        // Compute first, then write the table inside the sequence lock (a short critical section).
-        struct row {
-            int p;
-            double gain, time, time1;
-        };
-        std::vector<row> rows(table.size());
-        for (int m = 1; m <= M; ++m) {
-            const int pmax = A / m;
-            // One round: each of the m active tasks runs one unit at the same time, so that a node whose
-            // host and accelerator threads share cores (platform.cores) is seen with all m*p threads.
-            s.app.units = m;
-            evaluator ev(s, opt.model);
-            for (int p = 1; p <= pmax; ++p) t[static_cast<std::size_t>(p)] = ev({m, p, 1, s.space.pol}).time_s;
-            const double t1m = t[1];
-            int best = 1;
-            for (int q = 1; q <= pmax; ++q) {
-                if (t[static_cast<std::size_t>(q)] < t[static_cast<std::size_t>(best)]) best = q;
-                double gain = t1m > 0 ? (t1m - t[static_cast<std::size_t>(best)]) / t1m : 0.0;
-                int p = best;
-                if (!(gain >= opt.min_gain) || !std::isfinite(gain)) p = 1, gain = 0.0;
-                rows[static_cast<std::size_t>(offset[static_cast<std::size_t>(m)] + q - 1)] = {
-                    p, gain, t[static_cast<std::size_t>(p)], t1m};
-            }
-        }
-        // A changed answer (the estimates moved) makes exploration frequent again.
-        bool changed = false;
-        for (std::size_t i = 0; i < rows.size(); ++i) changed = changed || table[i].p.load(std::memory_order_relaxed) != rows[i].p;
-        if (changed) probe_gap.store(static_cast<std::uint64_t>(opt.explore_every), std::memory_order_relaxed);
-        const std::uint64_t s0 = seq.load(std::memory_order_relaxed);
-        seq.store(s0 + 1, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_release);
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            table[i].p.store(rows[i].p, std::memory_order_relaxed);
-            table[i].gain.store(rows[i].gain, std::memory_order_relaxed);
-            table[i].time.store(rows[i].time, std::memory_order_relaxed);
-            table[i].time1.store(rows[i].time1, std::memory_order_relaxed);
-        }
-        version.fetch_add(1, std::memory_order_relaxed);
-        seq.store(s0 + 2, std::memory_order_release);
+        return s;
     }
 
+    // The model at every (m, p) with m*p <= A; for m tasks it evaluates one round of m units, so that a node
+    // whose host and accelerator threads share cores (platform.cores) is seen with all m*p threads.
+    std::vector<table_row> best_p_table(scenario s) const {
+        std::vector<table_row> rows(table.size());
+        std::vector<double> t(static_cast<std::size_t>(apus) + 1);
+        for (int m = 1; m <= max_tasks; ++m) {
+            const int pmax = apus / m;
+            s.app.units = m;
+            evaluator ev(s, options.model);
+            for (int p = 1; p <= pmax; ++p) t[static_cast<std::size_t>(p)] = ev({m, p, 1, s.space.pol}).time_s;
+            best_p_rows(t, pmax, options.min_gain, rows.data() + table.index(m, 1));
+        }
+        return rows;
+    }
+
+    // --- queries ------------------------------------------------------------------------------
+
     advice lookup(int m, int max_p) const noexcept {
-        m = std::clamp(m, 1, M);
-        const int pmax = A / m;
-        const int q = max_p < 1 ? 1 : std::min(max_p, pmax);
-        const entry& e = table[static_cast<std::size_t>(offset[static_cast<std::size_t>(m)] + q - 1)];
+        m = std::clamp(m, 1, max_tasks);
         advice a;
         a.m = m;
-        for (;;) {
-            const std::uint64_t s1 = seq.load(std::memory_order_acquire);
-            if (s1 & 1U) continue;
-            a.p = e.p.load(std::memory_order_relaxed);
-            a.gain = e.gain.load(std::memory_order_relaxed);
-            a.time_s = e.time.load(std::memory_order_relaxed);
-            a.time_p1_s = e.time1.load(std::memory_order_relaxed);
-            a.version = version.load(std::memory_order_relaxed);
-            std::atomic_thread_fence(std::memory_order_acquire);
-            if (seq.load(std::memory_order_relaxed) == s1) break;
-        }
+        table.read(m, max_p < 1 ? 1 : std::min(max_p, apus / m), a);
         a.action = a.p > 1 ? llp_action::activate : llp_action::throttle;
         return a;
+    }
+
+    // With explore_every > 0: turns `a` into the alternative p (1 against the table's p > 1, 2 against its
+    // p = 1 when 2 is allowed) once no off-load at it has completed for probe_interval completions.
+    void explore(advice& a, int share) const noexcept {
+        const int alt = a.p > 1 ? 1 : (share >= 2 && apus / a.m >= 2 ? 2 : 0);
+        if (alt == 0) return;
+        const std::uint64_t now = completed_offloads.load(std::memory_order_relaxed);
+        std::uint64_t last = last_probe_at.load(std::memory_order_relaxed);
+        const std::uint64_t seen = durations[static_cast<std::size_t>(alt)].last_at.load(std::memory_order_relaxed);
+        const std::uint64_t interval = probe_interval.load(std::memory_order_relaxed);
+        // One thread claims the exploration (compare-exchange); the others get the table's answer. The
+        // interval doubles (up to 64 x explore_every) until a refresh changes the table.
+        if (now < std::max(last, seen) + interval ||
+            !last_probe_at.compare_exchange_strong(last, now, std::memory_order_relaxed))
+            return;
+        probe_interval.store(std::min(interval * 2, 64 * static_cast<std::uint64_t>(options.explore_every)),
+                             std::memory_order_relaxed);
+        a.p = alt;
+        a.probe = true;
+        a.action = alt > 1 ? llp_action::activate : llp_action::throttle;
+        a.gain = 0.0;
+        a.time_s = alt == 1 ? a.time_p1_s : 0.0;
     }
 };
 
@@ -281,94 +439,55 @@ advisor::advisor(const platform& pl, const application& app, const advisor_optio
     : d_(std::make_unique<impl>(pl, app, pl.name + "+" + app.name, policy::edtlp, opt)) {}
 advisor::~advisor() = default;
 
-void advisor::task_begin() noexcept { d_->active.fetch_add(1, std::memory_order_relaxed); }
+void advisor::task_begin() noexcept { d_->active_tasks.fetch_add(1, std::memory_order_relaxed); }
 
 void advisor::task_end() noexcept {
-    int m = d_->active.load(std::memory_order_relaxed);
-    while (m > 0 && !d_->active.compare_exchange_weak(m, m - 1, std::memory_order_relaxed)) {
+    int m = d_->active_tasks.load(std::memory_order_relaxed);
+    while (m > 0 && !d_->active_tasks.compare_exchange_weak(m, m - 1, std::memory_order_relaxed)) {
     }
-    d_->tasks.fetch_add(1, std::memory_order_relaxed);
+    d_->completed_tasks.fetch_add(1, std::memory_order_relaxed);
 }
 
 void advisor::set_active_tasks(int m) noexcept {
-    if (m >= 0) d_->active.store(m, std::memory_order_relaxed);
+    if (m >= 0) d_->active_tasks.store(m, std::memory_order_relaxed);
 }
 
 void advisor::offload_start(int p) noexcept {
-    if (p >= 1) d_->busy.fetch_add(p, std::memory_order_relaxed);
+    if (p >= 1) d_->busy_apus.fetch_add(p, std::memory_order_relaxed);
 }
 
 void advisor::offload_end(int p, double seconds) noexcept {
     if (p < 1) return;
-    d_->busy.fetch_sub(p, std::memory_order_relaxed);
+    d_->busy_apus.fetch_sub(p, std::memory_order_relaxed);
     if (!(seconds >= 0.0) || !std::isfinite(seconds)) return;
-    impl& d = *d_;
-    const std::uint64_t n = d.offloads.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (p <= d.A) {
-        const double gap_apus = d.charge == gap_charge::per_extra_apu ? p - 1.0 : p;
-        const double y = std::max(0.0, seconds - d.O - gap_apus * d.g);
-        impl::bucket& b = d.buckets[static_cast<std::size_t>(p)];
-        if (b.n.fetch_add(1, std::memory_order_relaxed) == 0)
-            b.mean.store(y, std::memory_order_relaxed);
-        else
-            ewma(b.mean, y, d.opt.smoothing);
-        b.last.store(n, std::memory_order_relaxed);
-    }
-    if (d.opt.refresh_every > 0 && n % static_cast<std::uint64_t>(d.opt.refresh_every) == 0) {
-        std::unique_lock<std::mutex> lock(d.refresh_mu, std::try_to_lock);
-        if (!lock.owns_lock()) return;  // another thread is refreshing
-        try {
-            d.publish_locked();
-        } catch (...) {
-            // Allocation failure: keep the previous table.
-        }
-    }
+    const std::uint64_t n = d_->completed_offloads.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (p <= d_->apus) d_->observe_duration(p, seconds, n);
+    d_->refresh_after(n);
 }
 
 void advisor::host_gap(double seconds) noexcept {
-    if (seconds >= 0.0 && std::isfinite(seconds)) ewma(d_->h, seconds, d_->opt.smoothing);
+    if (seconds >= 0.0 && std::isfinite(seconds)) ewma(d_->host_gap_s, seconds, d_->options.smoothing);
 }
 
 void advisor::set_idle_apus(int n) noexcept {
-    if (n >= 0) d_->busy.store(d_->A - std::min(n, d_->A), std::memory_order_relaxed);
+    if (n >= 0) d_->busy_apus.store(d_->apus - std::min(n, d_->apus), std::memory_order_relaxed);
 }
 
 void advisor::set_waiting_tasks(int n) noexcept {
-    if (n >= 0) d_->waiting.store(n, std::memory_order_relaxed);
+    if (n >= 0) d_->waiting_tasks.store(n, std::memory_order_relaxed);
 }
 
 advice advisor::recommend() const noexcept {
     const impl& d = *d_;
-    const int m = d.active.load(std::memory_order_relaxed);
-    const int idle = std::clamp(d.A - d.busy.load(std::memory_order_relaxed), 0, d.A);
-    const int share = std::max(idle / (d.waiting.load(std::memory_order_relaxed) + 1), 1);
+    const int m = d.active_tasks.load(std::memory_order_relaxed);
+    const int idle = std::clamp(d.apus - d.busy_apus.load(std::memory_order_relaxed), 0, d.apus);
+    const int share = std::max(idle / (d.waiting_tasks.load(std::memory_order_relaxed) + 1), 1);
     advice a = d.lookup(m, share);
-    if (d.opt.explore_every > 0) {
-        // The alternative: p = 1 against the table's p > 1, or p = 2 against its p = 1 (when 2 is allowed).
-        const int alt = a.p > 1 ? 1 : (share >= 2 && d.A / a.m >= 2 ? 2 : 0);
-        if (alt > 0) {
-            const std::uint64_t now = d.offloads.load(std::memory_order_relaxed);
-            std::uint64_t last = d.probe_at.load(std::memory_order_relaxed);
-            const std::uint64_t seen = d.buckets[static_cast<std::size_t>(alt)].last.load(std::memory_order_relaxed);
-            const std::uint64_t gap = d.probe_gap.load(std::memory_order_relaxed);
-            // One thread claims the exploration (compare-exchange); the others get the table's answer. The
-            // interval doubles (up to 64 x explore_every) until a refresh changes the table.
-            if (now >= std::max(last, seen) + gap &&
-                d.probe_at.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
-                d.probe_gap.store(std::min(gap * 2, 64 * static_cast<std::uint64_t>(d.opt.explore_every)),
-                                  std::memory_order_relaxed);
-                a.p = alt;
-                a.probe = true;
-                a.action = alt > 1 ? llp_action::activate : llp_action::throttle;
-                a.gain = 0.0;
-                a.time_s = alt == 1 ? a.time_p1_s : 0.0;
-            }
-        }
-    }
+    if (d.options.explore_every > 0) d.explore(a, share);
     return a;
 }
 
-advice advisor::recommend(int m) const noexcept { return d_->lookup(m, d_->A); }
+advice advisor::recommend(int m) const noexcept { return d_->lookup(m, d_->apus); }
 advice advisor::recommend(int m, int max_p) const noexcept { return d_->lookup(m, max_p); }
 
 void advisor::refresh() { d_->publish(); }
@@ -376,216 +495,18 @@ void advisor::refresh() { d_->publish(); }
 advisor_estimates advisor::estimates() const noexcept {
     const impl& d = *d_;
     advisor_estimates e;
-    e.host_gap_s = d.h.load();
-    e.apu_s = d.T1.load();
-    e.parallel_fraction = d.f.load();
-    e.extra_gap_s = d.e.load();
+    e.host_gap_s = d.host_gap_s.load();
+    e.apu_s = d.apu_s.load();
+    e.parallel_fraction = d.parallel_fraction.load();
+    e.extra_gap_s = d.extra_gap_s.load();
     e.offloads_per_task = d.offloads_per_task();
-    e.offloads = d.offloads.load();
-    e.tasks = d.tasks.load();
+    e.offloads = d.completed_offloads.load();
+    e.tasks = d.completed_tasks.load();
     return e;
 }
 
-int advisor::apus() const noexcept { return d_->A; }
-int advisor::hpu_contexts() const noexcept { return d_->H; }
-int advisor::max_tasks() const noexcept { return d_->M; }
+int advisor::apus() const noexcept { return d_->apus; }
+int advisor::hpu_contexts() const noexcept { return d_->hpu_contexts; }
+int advisor::max_tasks() const noexcept { return d_->max_tasks; }
 
 }  // namespace mmgp
-
-// --- C API --------------------------------------------------------------------------------------
-
-struct mmgp_advisor {
-    mmgp::advisor cpp;
-    template <class... A>
-    explicit mmgp_advisor(A&&... a) : cpp(std::forward<A>(a)...) {}
-};
-
-namespace {
-
-void set_err(char* err, size_t size, const char* msg) noexcept {
-    if (!err || size == 0) return;
-    std::size_t n = std::min(std::strlen(msg), size - 1);
-    std::memcpy(err, msg, n);
-    err[n] = '\0';
-}
-
-int to_options(const mmgp_advisor_options* in, mmgp::advisor_options& out) noexcept {
-    if (!in) return MMGP_OK;
-    if (in->model != MMGP_MODEL_EQ11 && in->model != MMGP_MODEL_MMGP) return MMGP_E_INVALID_ARGUMENT;
-    out.model = in->model == MMGP_MODEL_EQ11 ? mmgp::model_kind::eq11 : mmgp::model_kind::mmgp;
-    out.smoothing = in->smoothing;
-    out.min_gain = in->min_gain;
-    out.refresh_every = in->refresh_every;
-    return MMGP_OK;
-}
-
-template <class Make>
-int create(const mmgp_advisor_options* options, mmgp_advisor** out, char* err, size_t err_size, Make make) noexcept {
-    set_err(err, err_size, "");
-    if (!out) {
-        set_err(err, err_size, "out: expected a pointer to a handle, found NULL");
-        return MMGP_E_INVALID_ARGUMENT;
-    }
-    *out = nullptr;
-    mmgp::advisor_options opt;
-    if (to_options(options, opt) != MMGP_OK) {
-        set_err(err, err_size, "options.model: expected MMGP_MODEL_EQ11 or MMGP_MODEL_MMGP");
-        return MMGP_E_INVALID_ARGUMENT;
-    }
-    try {
-        *out = make(opt);
-        return MMGP_OK;
-    } catch (const mmgp::error& e) {
-        set_err(err, err_size, e.what());
-        return MMGP_E_INPUT;
-    } catch (const std::bad_alloc&) {
-        set_err(err, err_size, "out of memory");
-        return MMGP_E_NO_MEMORY;
-    } catch (const std::exception& e) {
-        set_err(err, err_size, e.what());
-        return MMGP_E_INTERNAL;
-    } catch (...) {
-        set_err(err, err_size, "unknown error");
-        return MMGP_E_INTERNAL;
-    }
-}
-
-void to_c(const mmgp::advice& in, mmgp_advice* out) noexcept {
-    out->m = in.m;
-    out->p = in.p;
-    out->action = static_cast<int>(in.action);
-    out->gain = in.gain;
-    out->time_s = in.time_s;
-    out->time_p1_s = in.time_p1_s;
-    out->version = in.version;
-}
-
-}  // namespace
-
-extern "C" {
-
-unsigned mmgp_advisor_version(void) { return MMGP_ADVISOR_VERSION; }
-
-const char* mmgp_advisor_status_string(int status) {
-    switch (status) {
-        case MMGP_OK: return "ok";
-        case MMGP_E_INVALID_ARGUMENT: return "invalid argument";
-        case MMGP_E_INPUT: return "bad input: the profile cannot be read or evaluated";
-        case MMGP_E_NO_MEMORY: return "out of memory";
-        case MMGP_E_INTERNAL: return "internal error";
-        default: return "unknown status";
-    }
-}
-
-mmgp_advisor_options mmgp_advisor_options_default(void) {
-    mmgp::advisor_options d;
-    return {MMGP_MODEL_MMGP, d.smoothing, d.min_gain, d.refresh_every};
-}
-
-int mmgp_advisor_create(const char* scenario, const mmgp_advisor_options* options, mmgp_advisor** out, char* err,
-                        size_t err_size) {
-    if (!scenario) {
-        if (out) *out = nullptr;
-        set_err(err, err_size, "scenario: expected a path or bundled name, found NULL");
-        return MMGP_E_INVALID_ARGUMENT;
-    }
-    return create(options, out, err, err_size,
-                  [&](const mmgp::advisor_options& o) { return new mmgp_advisor(std::string(scenario), o); });
-}
-
-int mmgp_advisor_create_from(const char* platform, const char* application, const mmgp_advisor_options* options,
-                             mmgp_advisor** out, char* err, size_t err_size) {
-    if (!platform || !application) {
-        if (out) *out = nullptr;
-        set_err(err, err_size, "platform, application: expected paths or bundled names, found NULL");
-        return MMGP_E_INVALID_ARGUMENT;
-    }
-    return create(options, out, err, err_size, [&](const mmgp::advisor_options& o) {
-        return new mmgp_advisor(mmgp::load_platform(platform), mmgp::load_application(application), o);
-    });
-}
-
-void mmgp_advisor_destroy(mmgp_advisor* advisor) { delete advisor; }
-
-#define MMGP_CHECK_HANDLE(a) \
-    if (!(a)) return MMGP_E_INVALID_ARGUMENT
-
-int mmgp_advisor_task_begin(mmgp_advisor* a) {
-    MMGP_CHECK_HANDLE(a);
-    a->cpp.task_begin();
-    return MMGP_OK;
-}
-int mmgp_advisor_task_end(mmgp_advisor* a) {
-    MMGP_CHECK_HANDLE(a);
-    a->cpp.task_end();
-    return MMGP_OK;
-}
-int mmgp_advisor_set_active_tasks(mmgp_advisor* a, int m) {
-    MMGP_CHECK_HANDLE(a);
-    if (m < 0) return MMGP_E_INVALID_ARGUMENT;
-    a->cpp.set_active_tasks(m);
-    return MMGP_OK;
-}
-int mmgp_advisor_offload_start(mmgp_advisor* a, int p) {
-    MMGP_CHECK_HANDLE(a);
-    if (p < 1) return MMGP_E_INVALID_ARGUMENT;
-    a->cpp.offload_start(p);
-    return MMGP_OK;
-}
-int mmgp_advisor_offload_end(mmgp_advisor* a, int p, double seconds) {
-    MMGP_CHECK_HANDLE(a);
-    if (p < 1 || !(seconds >= 0.0) || !std::isfinite(seconds)) return MMGP_E_INVALID_ARGUMENT;
-    a->cpp.offload_end(p, seconds);
-    return MMGP_OK;
-}
-int mmgp_advisor_host_gap(mmgp_advisor* a, double seconds) {
-    MMGP_CHECK_HANDLE(a);
-    if (!(seconds >= 0.0) || !std::isfinite(seconds)) return MMGP_E_INVALID_ARGUMENT;
-    a->cpp.host_gap(seconds);
-    return MMGP_OK;
-}
-int mmgp_advisor_set_idle_apus(mmgp_advisor* a, int n) {
-    MMGP_CHECK_HANDLE(a);
-    if (n < 0) return MMGP_E_INVALID_ARGUMENT;
-    a->cpp.set_idle_apus(n);
-    return MMGP_OK;
-}
-int mmgp_advisor_set_waiting_tasks(mmgp_advisor* a, int n) {
-    MMGP_CHECK_HANDLE(a);
-    if (n < 0) return MMGP_E_INVALID_ARGUMENT;
-    a->cpp.set_waiting_tasks(n);
-    return MMGP_OK;
-}
-
-int mmgp_advisor_recommend(const mmgp_advisor* a, mmgp_advice* out) {
-    if (!a || !out) return MMGP_E_INVALID_ARGUMENT;
-    to_c(a->cpp.recommend(), out);
-    return MMGP_OK;
-}
-
-int mmgp_advisor_recommend_for(const mmgp_advisor* a, int m, int max_p, mmgp_advice* out) {
-    if (!a || !out || m < 1) return MMGP_E_INVALID_ARGUMENT;
-    to_c(max_p <= 0 ? a->cpp.recommend(m) : a->cpp.recommend(m, max_p), out);
-    return MMGP_OK;
-}
-
-int mmgp_advisor_refresh(mmgp_advisor* a) {
-    MMGP_CHECK_HANDLE(a);
-    try {
-        a->cpp.refresh();
-        return MMGP_OK;
-    } catch (const std::bad_alloc&) {
-        return MMGP_E_NO_MEMORY;
-    } catch (...) {
-        return MMGP_E_INTERNAL;
-    }
-}
-
-int mmgp_advisor_get_estimates(const mmgp_advisor* a, mmgp_advisor_estimates* out) {
-    if (!a || !out) return MMGP_E_INVALID_ARGUMENT;
-    mmgp::advisor_estimates e = a->cpp.estimates();
-    *out = {e.host_gap_s, e.apu_s, e.parallel_fraction, e.offloads_per_task, e.offloads, e.tasks};
-    return MMGP_OK;
-}
-
-}  // extern "C"

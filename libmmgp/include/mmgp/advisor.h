@@ -27,9 +27,11 @@
 #endif
 
 #define MMGP_ADVISOR_VERSION_MAJOR 0
-#define MMGP_ADVISOR_VERSION_MINOR 1
+#define MMGP_ADVISOR_VERSION_MINOR 2
 #define MMGP_ADVISOR_VERSION_PATCH 0
-/** Compile-time version: major * 10000 + minor * 100 + patch. Compare with mmgp_advisor_version(). */
+/** Compile-time version of this C API: major * 10000 + minor * 100 + patch. Compare with mmgp_advisor_version().
+ *  0.2.0 (200) added mmgp_advisor_options.explore_every and mmgp_advice.probe; a library older than the
+ *  header ignores the first and leaves the second alone: check mmgp_advisor_version() >= 200 before relying on them. */
 #define MMGP_ADVISOR_VERSION \
     (MMGP_ADVISOR_VERSION_MAJOR * 10000 + MMGP_ADVISOR_VERSION_MINOR * 100 + MMGP_ADVISOR_VERSION_PATCH)
 
@@ -61,12 +63,21 @@ typedef enum mmgp_model {
 /** Opaque advisor handle. */
 typedef struct mmgp_advisor mmgp_advisor;
 
-/** Options; initialise with mmgp_advisor_options_default(). */
+/** Options, the same as mmgp::advisor_options. Start from mmgp_advisor_options_default(), which sets every
+ *  field (also those added in later versions), then change what you need; an initializer list would leave
+ *  a field added later unset. explore_every (since 0.2.0) takes what was the struct's tail padding in 0.1.0:
+ *  the size and the older fields' offsets are those of 0.1.0, but rebuild a program compiled against the
+ *  0.1.0 header: the bytes it leaves there are now read as explore_every. */
 typedef struct mmgp_advisor_options {
     int model;          /**< an mmgp_model value (default MMGP_MODEL_MMGP) */
     double smoothing;   /**< weight of one observation in the moving averages, (0, 1] (default 0.05) */
     double min_gain;    /**< activate loop-level parallelism only above this predicted saving, [0, 1) (default 0.02) */
     int refresh_every;  /**< re-estimate after this many completed off-loads; 0 = only mmgp_advisor_refresh() (default 64) */
+    int explore_every;  /**< since 0.2.0. 0 = off (default); n > 0: mmgp_advisor_recommend() answers with the
+                             alternative p (1 against the table's p > 1, 2 against its p = 1) once no off-load at
+                             that p has completed for n completed off-loads, so that a wrong prior gets corrected
+                             from observations of one p; the interval doubles after each exploration (up to 64 n)
+                             and returns to n when a refresh changes the table. Such an answer has probe = 1. */
 } mmgp_advisor_options;
 
 /** One recommendation. */
@@ -74,6 +85,8 @@ typedef struct mmgp_advice {
     int m;              /**< active host tasks it was computed for */
     int p;              /**< accelerators for the next off-load, >= 1 */
     int action;         /**< an mmgp_llp_action value */
+    int probe;          /**< since 0.2.0 (in what was padding): 1 for an exploration (explore_every), not the
+                             model's optimum (gain 0; time_s 0 unless p = 1); else 0 */
     double gain;        /**< predicted fraction of time saved against p = 1 */
     double time_s;      /**< predicted time of one task at (m, p), seconds */
     double time_p1_s;   /**< predicted time of one task at (m, 1), seconds */
@@ -90,11 +103,11 @@ typedef struct mmgp_advisor_estimates {
     uint64_t tasks;           /**< completed tasks observed */
 } mmgp_advisor_estimates;
 
-/** Run-time version of the library (major * 10000 + minor * 100 + patch). */
+/** Run-time version of the library's C API (major * 10000 + minor * 100 + patch). */
 MMGP_API unsigned mmgp_advisor_version(void);
 /** A static, human-readable text for a status ("invalid argument", ...); never NULL. */
 MMGP_API const char* mmgp_advisor_status_string(int status);
-/** The default options. */
+/** The default options (those of mmgp::advisor_options), every field set; explore_every 0. */
 MMGP_API mmgp_advisor_options mmgp_advisor_options_default(void);
 
 /** Creates an advisor from a scenario file path or a bundled scenario name. options may be NULL
