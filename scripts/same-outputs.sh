@@ -23,7 +23,7 @@ out=$(mktemp)
       echo "launch $s $l: $({ $mmgp launch $s --launcher $l -- prog {m} {p} {np} 2>&1; echo "exit $?"; } | sha256sum | cut -c1-16)"
     done
   done
-  echo "unit cases: $("$build/tests/mmgp-tests" --count 2>&1 | grep -o '[0-9]* test cases' | head -1)"
+  echo "unit cases: $("$build/tests/mmgp-tests" --count 2>&1 | grep -o 'filters: [0-9]*' | head -1)"
 } > "$out"
 status=0
 if [ "$mode" = --write ]; then cp "$out" "$ref"
