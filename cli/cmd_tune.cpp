@@ -71,6 +71,7 @@ namespace {
 
 using nlohmann::json;
 
+// PROFILE names a platform profile (a file of kind platform, or a bundled platform), not a whole scenario.
 bool is_platform_profile(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) {
@@ -343,12 +344,13 @@ int run_tune(const tune_options_cli& given) {
     backend->attach_journal(jr.path());
     const journal_history history = add_recorded_runs(journal_lines, jr.path(), t);
 
-    const int K = static_cast<int>(o.parallel);
+    const int parallel = static_cast<int>(o.parallel);
     backend->begin();
-    const loop_result done = run_tune_loop(t, *backend, jr, history, {K, o.quiet, o.tolerance, to.minimise});
+    const loop_result done = run_tune_loop(t, *backend, jr, history, {parallel, o.quiet, o.tolerance, to.minimise});
     if (done.interrupted_status) return *done.interrupted_status;
-    const tune_assessment a = t.assess();
-    return print_report({o, s, kind, space, to, a, jr.is_open() ? jr.path() : std::string(), K, done.decided_s, done.trace});
+    const tune_assessment assessment = t.assess();
+    return print_report({o, s, kind, space, to, assessment, jr.is_open() ? jr.path() : std::string(), parallel,
+                         done.decided_s, done.trace});
 }
 
 }  // namespace mmgp::cli

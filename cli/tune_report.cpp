@@ -80,15 +80,13 @@ std::string launch_line(const tune_summary& r) {
     return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch, r.o.launch.command));
 }
 
-json chosen_json(const tune_summary& r, const std::string& launch) {
+json chosen_json(const tune_summary& r) {
     if (!r.a.has_chosen) return nullptr;
     const auto& c = r.space[r.a.chosen];
     const auto& b = r.a.configs[r.a.chosen];
-    json j = {{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
-              {"time_s", b.time_s}, {"measured_s", b.measured_s}, {"node_hours", node_hours(c, b.time_s)},
-              {"core_hours", core_hours(c, b.time_s)}};
-    if (!launch.empty()) j["command"] = launch;
-    return j;
+    return {{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
+            {"time_s", b.time_s}, {"measured_s", b.measured_s}, {"node_hours", node_hours(c, b.time_s)},
+            {"core_hours", core_hours(c, b.time_s)}};
 }
 
 json configurations_json(const tune_summary& r) {
@@ -125,7 +123,8 @@ std::string json_report(const tune_summary& r, const std::string& launch) {
     j["noise"] = a.noise;
     j["model_error"] = a.model_error;
     j["model_used"] = a.model_used;
-    j["chosen"] = chosen_json(r, launch);
+    j["chosen"] = chosen_json(r);
+    if (!launch.empty()) j["command"] = launch;
     j["trace"] = r.trace;
     j["params"] = json::array();
     for (const auto& p : a.params) j["params"].push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}});

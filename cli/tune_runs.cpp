@@ -16,8 +16,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "common.hpp"
-
 namespace mmgp::cli {
 
 namespace {

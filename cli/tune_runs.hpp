@@ -95,13 +95,11 @@ protected:
     virtual void cancel_outside(int id) { (void)id; }
     /// A run ended by itself: the backend's own account of it may correct `end`.
     virtual void read_end(run_end& end) { (void)end; }
-    /// The runs started and not yet reported by wait_any(), in the order started.
-    const std::vector<int>& in_flight() const { return in_flight_; }
 
 private:
     std::optional<run_flights> runner_;
     std::chrono::steady_clock::time_point begin_;
-    std::vector<int> in_flight_;
+    std::vector<int> in_flight_;  // started and not yet reported by wait_any(), in the order started
     std::map<int, double> spent_at_stop_;  // after stop_all(): each run's machine time when it was stopped
     bool stopped_ = false;
 };
