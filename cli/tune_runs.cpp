@@ -1,3 +1,5 @@
+// The runs of mmgp tune that are processes: run_flights (one event loop over process groups, signals held) and the
+// base of the local and Slurm backends over it. Calls the system only.
 #include "tune_runs.hpp"
 
 #include <algorithm>
@@ -11,10 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fmt/format.h>
+#include <fstream>
 #include <iostream>
-
-#include "common.hpp"
 
 namespace mmgp::cli {
 
@@ -228,76 +228,72 @@ std::vector<std::string> command_lines(const std::string& command) {
     return lines;
 }
 
-// --- The Slurm allocation ----------------------------------------------------------------------------------------
+// --- The base of the process backends ----------------------------------------------------------------------
 
-std::vector<int> slurm_allocation::parse_cpus_per_node(const std::string& text) {
-    std::vector<int> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t comma = text.find(',', pos);
-        const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        char* end = nullptr;
-        const long n = std::strtol(part.c_str(), &end, 10);
-        if (end == part.c_str() || n < 1 || n > 1 << 20) return {};
-        long times = 1;
-        if (*end == '(') {
-            if (end[1] != 'x') return {};
-            char* e2 = nullptr;
-            times = std::strtol(end + 2, &e2, 10);
-            if (e2 == end + 2 || *e2 != ')' || e2[1] != '\0' || times < 1 || times > 1 << 20) return {};
-        } else if (*end != '\0') {
-            return {};
-        }
-        for (long i = 0; i < times; ++i) out.push_back(static_cast<int>(n));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
+void process_backend::begin() {
+    runner_.emplace();
+    begin_ = std::chrono::steady_clock::now();
+}
+
+double process_backend::now() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+}
+
+int process_backend::launch(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file,
+                            const std::string& done_file) {
+    const int id = runner_->start(procs, bound_s, stdout_file, done_file);
+    in_flight_.push_back(id);
+    return id;
+}
+
+std::optional<run_end> process_backend::wait_any() {
+    const auto done = runner_->wait_any();
+    if (!done) return std::nullopt;
+    const auto& [id, result] = *done;
+    std::erase(in_flight_, id);
+    run_end end{id,
+                result.censored            ? run_outcome::censored
+                : result.exit_status != 0 ? run_outcome::failed
+                                           : run_outcome::ok,
+                result.wall_s, result.exit_status};
+    if (stopped_) {
+        end.outcome = run_outcome::cancelled;
+        end.wall_s = spent_at_stop_[id];
+    } else {
+        read_end(end);
     }
-    return out;
+    return end;
 }
 
-std::optional<slurm_allocation> slurm_allocation::from_environment() {
-    const char* job = std::getenv("SLURM_JOB_ID");
-    if (!job || !*job) return std::nullopt;
-    slurm_allocation a;
-    a.job_id = job;
-    const char* list = std::getenv("SLURM_JOB_NODELIST");
-    const char* cpn = std::getenv("SLURM_JOB_CPUS_PER_NODE");
-    if (!list || !cpn)
-        throw usage_error("--parallel: expected SLURM_JOB_NODELIST and SLURM_JOB_CPUS_PER_NODE inside the Slurm job " +
-                          a.job_id + ", found them unset");
-    a.cpus_ = parse_cpus_per_node(cpn);
-    // The node names: scontrol expands the host list ("node[1-3]").
-    for (std::string& name : command_lines("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null"))
-        if (!name.empty()) a.names_.push_back(std::move(name));
-    if (a.names_.empty() || a.cpus_.size() != a.names_.size())
-        throw usage_error(fmt::format("--parallel: expected the nodes of Slurm job {} (scontrol show hostnames {}) and "
-                                      "their CPUs (SLURM_JOB_CPUS_PER_NODE) to match, found {} node names and \"{}\"",
-                                      a.job_id, list, a.names_.size(), cpn));
-    a.used_.assign(a.cpus_.size(), 0);
-    return a;
+bool process_backend::tighten_bound(int id, double bound_s) {
+    runner_->set_bound(id, bound_s);
+    return true;
 }
 
-std::vector<int> slurm_allocation::place(int nodes, long long cpus_per_node) const {
-    std::vector<int> out;
-    for (std::size_t i = 0; i < names_.size() && static_cast<int>(out.size()) < nodes; ++i) {
-        const long long need = std::min<long long>(cpus_per_node, cpus_[i]);  // as many or more: the whole node
-        if (cpus_[i] - used_[i] >= need) out.push_back(static_cast<int>(i));
+double process_backend::spent_s(int id) const { return runner_->elapsed(id); }
+
+void process_backend::stop_all() {
+    for (int id : in_flight_) {
+        spent_at_stop_[id] = spent_s(id);
+        cancel_outside(id);
+        runner_->stop(id);
     }
-    if (static_cast<int>(out.size()) < nodes) out.clear();
-    return out;
+    stopped_ = true;
 }
 
-void slurm_allocation::hold(const std::vector<int>& where, long long cpus_per_node, int sign) {
-    for (int i : where) {
-        const auto k = static_cast<std::size_t>(i);
-        used_[k] += sign * static_cast<int>(std::min<long long>(cpus_per_node, cpus_[k]));
-    }
+int process_backend::interrupted() {
+    const int sig = runner_->interrupted_by();
+    for (int id : in_flight_) cancel_outside(id);
+    return sig;
 }
 
-std::string slurm_allocation::node_list(const std::vector<int>& where) const {
-    std::string s;
-    for (int i : where) s += (s.empty() ? "" : ",") + names_[static_cast<std::size_t>(i)];
-    return s;
+void process_backend::close() { runner_.reset(); }
+
+double load1() {
+    std::ifstream in("/proc/loadavg");
+    double v = -1;
+    in >> v;
+    return in ? v : -1;
 }
 
 }  // namespace mmgp::cli

@@ -1,13 +1,18 @@
-// The runs of mmgp tune while they are in flight: process groups started, bounded, stopped and reaped together
-// (one event loop for one run or K at once), and where runs may go inside a Slurm allocation.
+// The runs of mmgp tune that are processes, while they are in flight: process groups started, bounded, stopped
+// and reaped together (one event loop for one run or K at once), and the base of the backends built on them.
+// Called by the local and Slurm backends; calls the system (fork, signals, waitpid) only.
 #pragma once
 
+#include <chrono>
 #include <csignal>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 #include <sys/types.h>
+
+#include "tune_backend.hpp"
 
 namespace mmgp::cli {
 
@@ -67,28 +72,40 @@ private:
 /// cannot be started.
 std::vector<std::string> command_lines(const std::string& command);
 
-/// The nodes of the Slurm allocation mmgp runs in (SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_JOB_CPUS_PER_NODE)
-/// and the CPUs its runs hold on each: a run takes `nodes` nodes with m*p free CPUs each, or, when m*p is as
-/// many as a node has (or more), whole nodes; so a configuration that needs the whole node never shares it.
-class slurm_allocation {
+/// The base of the backends whose runs are processes (tune_local.cpp, tune_slurm_steps.cpp,
+/// tune_slurm_batch.cpp): the clock, waiting, bounds, stopping and interrupts, over one run_flights. A backend
+/// adds how a run starts (launch()) and, for a batch job, how its end is read and what outside mmgp it cancels.
+class process_backend : public tune_backend {
 public:
-    /// The allocation of this process's environment; nullopt outside one. Throws usage_error when the
-    /// variables cannot be read.
-    static std::optional<slurm_allocation> from_environment();
-    /// Nodes for a run (their indices), or empty when it does not fit now.
-    std::vector<int> place(int nodes, long long cpus_per_node) const;
-    void hold(const std::vector<int>& where, long long cpus_per_node, int sign);
-    std::string node_list(const std::vector<int>& where) const;
-    std::size_t nodes() const { return names_.size(); }
-    int cpus(std::size_t node) const { return cpus_[node]; }
-    std::string job_id;
+    void begin() override;
+    double now() const override;
+    std::optional<run_end> wait_any() override;
+    bool tighten_bound(int id, double bound_s) override;
+    void stop_all() override;
+    int interrupted() override;
+    void close() override;
 
-    /// "2(x3),1" -> {2, 2, 2, 1}; empty on a malformed text.
-    static std::vector<int> parse_cpus_per_node(const std::string& text);
+protected:
+    /// Starts a run's processes (run_flights::start); returns its id.
+    int launch(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file = {},
+               const std::string& done_file = {});
+    /// The machine time run `id` has spent so far.
+    virtual double spent_s(int id) const;
+    /// Cancels what of run `id` lives outside mmgp's processes (a batch job).
+    virtual void cancel_outside(int id) { (void)id; }
+    /// A run ended by itself: the backend's own account of it may correct `end`.
+    virtual void read_end(run_end& end) { (void)end; }
 
 private:
-    std::vector<std::string> names_;
-    std::vector<int> cpus_, used_;
+    std::optional<run_flights> runner_;
+    std::chrono::steady_clock::time_point begin_;
+    std::vector<int> in_flight_;  // started and not yet reported by wait_any(), in the order started
+    std::map<int, double> spent_at_stop_;  // after stop_all(): each run's machine time when it was stopped
+    bool stopped_ = false;
 };
+
+/// The load average of the last minute (/proc/loadavg), -1 when it cannot be read: each live run's journal line
+/// keeps it (a busy machine explains a slow run).
+double load1();
 
 }  // namespace mmgp::cli

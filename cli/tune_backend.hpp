@@ -1,0 +1,109 @@
+// Where the runs of mmgp tune go, behind one interface the loop (tune_loop.cpp) drives: recorded runs replayed
+// (tune_replay.cpp), local or MPI processes (tune_local.cpp), Slurm job steps inside an allocation
+// (tune_slurm_steps.cpp) or Slurm batch jobs (tune_slurm_batch.cpp). cmd_tune.cpp chooses one; a backend calls
+// nothing of the loop: it starts, bounds, stops and reports runs, and writes their command into their journal line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "mmgp/tune.hpp"
+
+namespace mmgp::cli {
+
+/// A run the loop asks for.
+struct run_request {
+    configuration config;
+    int number = 0;             ///< its number in the journal (the draw of a replayed run depends on it)
+    double bound_s = 0;         ///< stop it after this long, censored (0: no bound)
+    std::size_t in_flight = 0;  ///< runs in flight beside it
+};
+
+/// What became of a request.
+enum class start_verdict {
+    started,  ///< in flight: wait_any() reports its end
+    no_room,  ///< not now, nothing started: a run in flight holds what it needs
+    refused,  ///< never: nothing could hold it; the loop records it as failed at once
+};
+
+struct run_start {
+    start_verdict verdict = start_verdict::started;
+    int id = 0;  ///< started: the run's id for the calls below
+};
+
+/// How a run ended.
+struct run_end {
+    int id = 0;
+    run_outcome outcome = run_outcome::ok;
+    double wall_s = 0;    ///< its time (censored: the bound; cancelled: the machine time it had spent)
+    int exit_status = 0;
+    nlohmann::json journal_fields = nlohmann::json::object();  ///< more of its journal line (a batch job's state)
+};
+
+class tune_backend {
+public:
+    virtual ~tune_backend() = default;
+    /// The journal is open (its path): a backend may keep its files beside it.
+    virtual void attach_journal(const std::string& journal_path) { (void)journal_path; }
+    /// The tune's clock starts (running processes: SIGINT, SIGTERM and SIGHUP are held from now on).
+    virtual void begin() = 0;
+    /// Seconds since begin() (replay: the recorded times laid out --parallel at a time).
+    virtual double now() const = 0;
+    /// Starts a run; writes its "command" (and what else the backend knows of it) into its journal line.
+    virtual run_start start(const run_request& request, nlohmann::json& journal_line) = 0;
+    /// The next run to end; nullopt when mmgp was interrupted (every run has then been stopped).
+    virtual std::optional<run_end> wait_any() = 0;
+    /// The end of run `id` is journaled: what it held (nodes, files) is given back.
+    virtual void release(int id) { (void)id; }
+    /// A tighter bound for a run in flight; false when its bound cannot change (its journal line keeps the old).
+    virtual bool tighten_bound(int id, double bound_s) = 0;
+    /// The decision is made: every run in flight is stopped; wait_any() reports each as cancelled, its time the
+    /// machine time it had spent.
+    virtual void stop_all() = 0;
+    /// After wait_any() said interrupted: the signal (what runs outside mmgp, batch jobs, is cancelled).
+    virtual int interrupted() { return 0; }
+    /// No run is left in flight (or mmgp was interrupted): processes reaped, signals as they were, files removed.
+    virtual void close() {}
+};
+
+/// How a live run is started: the launcher, the task units of each run ({U}) and the launch options with the
+/// command.
+struct launch_setup {
+    launcher_kind kind = launcher_kind::local;
+    std::int64_t units = 0;
+    launch_options launch;
+};
+
+/// The recorded repetitions of --replay RUNS.csv.
+struct recorded_run {
+    double time_s = 0;
+    bool censored = false;
+};
+struct recorded_runs {
+    std::string file;
+    std::vector<configuration> space;                       ///< in the file's order of first appearance
+    std::map<std::string, std::vector<recorded_run>> reps;  ///< by key_of
+    std::int64_t units = 0;                                 ///< the file's units (0: no column)
+};
+/// The rows of `path` with `units_wanted` (--units), or all when they are of one units value.
+recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted);
+
+/// Each run's time drawn (by `seed` and its number) from the recorded repetitions of its configuration.
+std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed);
+/// Each run the launcher's command (or the local processes), one at a time.
+std::unique_ptr<tune_backend> local_backend(launch_setup setup);
+/// Each run a job step with CPUs of its own inside the Slurm allocation mmgp runs in; nullptr outside one.
+/// Throws usage_error when the allocation's variables cannot be read.
+std::unique_ptr<tune_backend> slurm_steps_backend(launch_setup setup);
+/// Each run its own Slurm batch job (sbatch --wait). Throws usage_error when no Slurm cluster answers (sinfo).
+std::unique_ptr<tune_backend> slurm_batch_backend(launch_setup setup);
+
+}  // namespace mmgp::cli

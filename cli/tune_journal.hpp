@@ -1,0 +1,54 @@
+// The journal of mmgp tune: one JSON Lines file, a header with the tune's options, then one line per run, each
+// written whole and fsynced before the next run starts; --resume reads it back (tune_journal.cpp). Called by
+// cmd_tune.cpp (open, header, recorded runs) and the loop (tune_loop.cpp: a line per run).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common.hpp"
+#include "mmgp/tune.hpp"
+
+namespace mmgp::cli {
+
+/// The file, held under an exclusive lock while a tune uses it.
+class journal {
+public:
+    journal() = default;
+    journal(const journal&) = delete;
+    journal& operator=(const journal&) = delete;
+    ~journal();
+    /// Opens (creating when `create`), locks, and returns the lines that read as JSON; a torn last line (an
+    /// interrupted write) is reported and cut off; a bad line before it is bad input.
+    std::vector<nlohmann::json> open(const std::string& path, bool create);
+    /// One line, written whole and fsynced.
+    void append(const nlohmann::json& line);
+    bool is_open() const { return fd_ >= 0; }
+    const std::string& path() const { return path_; }
+
+private:
+    int fd_ = -1;
+    std::string path_;
+};
+
+/// The header of a new journal: the tune's options, and the directory it runs in.
+nlohmann::json journal_header(const tune_options_cli& o);
+
+/// The options a journal's header recorded, each checked as on the command line, the tune's directory entered;
+/// the output options (--json, --quiet, --plot) stay the caller's.
+tune_options_cli options_from_header(const nlohmann::json& header, const tune_options_cli& caller,
+                                     const std::string& path);
+
+/// What the runs a journal recorded leave for the runs to come.
+struct journal_history {
+    int next_run_number = 1;  ///< after the largest recorded (runs in flight at an interrupt were not)
+    bool any_ran = false;     ///< a run finished (ok or censored): the program can run
+};
+
+/// Gives the tuner the runs of `lines` (a journal's, after its header), each checked as a run the tune recorded
+/// itself would be, each once.
+journal_history add_recorded_runs(const std::vector<nlohmann::json>& lines, const std::string& path, tuner& t);
+
+}  // namespace mmgp::cli

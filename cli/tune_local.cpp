@@ -1,0 +1,36 @@
+// The local backend of mmgp tune: each run is the launcher's command (mpirun, mpiexec, srun) or, with the local
+// launcher, the processes mmgp starts itself; one run at a time. Called by the loop (tune_loop.cpp) through
+// tune_backend; runs processes through process_backend (tune_runs.hpp).
+#include "tune_backend.hpp"
+#include "tune_runs.hpp"
+
+namespace mmgp::cli {
+
+namespace {
+
+class local_runs final : public process_backend {
+public:
+    explicit local_runs(launch_setup setup) : setup_(std::move(setup)) {}
+
+    run_start start(const run_request& request, nlohmann::json& journal_line) override {
+        const launch_plan plan =
+            plan_launch(setup_.kind, request.config, setup_.units, setup_.launch, setup_.launch.command);
+        journal_line["command"] = shell_command(plan);
+        std::vector<run_process> procs;
+        if (plan.kind == launcher_kind::local)
+            for (const auto& lp : plan.processes) procs.push_back({lp.argv, lp.env});
+        else
+            procs.push_back({plan.argv, {}});
+        journal_line["load1"] = load1();
+        return {start_verdict::started, launch(procs, request.bound_s)};
+    }
+
+private:
+    launch_setup setup_;
+};
+
+}  // namespace
+
+std::unique_ptr<tune_backend> local_backend(launch_setup setup) { return std::make_unique<local_runs>(std::move(setup)); }
+
+}  // namespace mmgp::cli

@@ -1,0 +1,199 @@
+// The loop of mmgp tune: fills --parallel places with the runs the tuner asks for, journals each run as it ends,
+// tightens the bounds of the runs in flight as results set the scale, and once the choice is made cancels what
+// still runs. Called by cmd_tune.cpp; calls one tune_backend, the journal, the tuner and the progress line.
+#include "tune_loop.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "tune_common.hpp"
+#include "tune_report.hpp"
+
+namespace mmgp::cli {
+
+using nlohmann::json;
+
+namespace {
+
+class tune_loop {
+public:
+    tune_loop(tuner& t, tune_backend& backend, journal& jr, const journal_history& history, const loop_settings& settings)
+        : t_(t), backend_(backend), jr_(jr), settings_(settings), a_(t.assess()),
+          next_number_(history.next_run_number), any_ran_(history.any_ran) {}
+
+    loop_result run() {
+        for (;;) {
+            start_runs();
+            if (a_.stop != tune_stop::none || flights_.empty()) break;
+            const std::optional<run_end> end = backend_.wait_any();
+            if (!end) return {interrupted()};
+            if (learn(end_run(index_of(end->id), *end), *end)) break;
+            tighten_bounds();
+        }
+        loop_result result;
+        result.decided_s = backend_.now();
+        if (!cancel_in_flight()) return {interrupted()};
+        backend_.close();
+        if (cannot_run_)
+            throw usage_error(fmt::format("COMMAND: expected a program that runs, found its first {} runs failed with "
+                                          "exit status {} and none succeeded ({} keeps them; its runs' commands say "
+                                          "how it was started)",
+                                          failures_.size(), failures_[0],
+                                          jr_.is_open() ? jr_.path() : std::string("the replay")));
+        result.trace = std::move(trace_);
+        return result;
+    }
+
+private:
+    struct flight {
+        std::size_t config = 0;
+        int number = 0;  // in the order started
+        json line;       // its journal line, completed when it ends
+        int id = 0;      // the backend's (0: refused, never started)
+    };
+
+    std::vector<std::size_t> configs_in_flight() const {
+        std::vector<std::size_t> v;
+        for (const auto& f : flights_) v.push_back(f.config);
+        return v;
+    }
+
+    std::size_t index_of(int id) const {
+        std::size_t i = 0;
+        while (i < flights_.size() && flights_[i].id != id) ++i;
+        return i;
+    }
+
+    // Up to --parallel runs in flight, while the tuner has a next run and the backend room for it.
+    void start_runs() {
+        while (static_cast<int>(flights_.size()) < settings_.parallel) {
+            a_ = t_.assess(configs_in_flight());
+            if (a_.stop != tune_stop::none || !a_.has_next) break;
+            if (!start_next()) break;
+        }
+    }
+
+    // The tuner's next run; false when the backend has no room for it now. A run the backend refuses is
+    // recorded as failed at once.
+    bool start_next() {
+        const configuration& c = t_.space()[a_.next];
+        flight f{a_.next, next_number_, json::object(), 0};
+        f.line = {{"run", f.number}, {"m", c.m}, {"p", c.p}, {"nodes", c.nodes},
+                  {"policy", std::string(to_string(c.pol))}, {"start", utc_now()}, {"bound_s", a_.next_bound_s},
+                  {"why", a_.why_next}};
+        if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();
+        const run_start started = backend_.start({c, f.number, a_.next_bound_s, flights_.size()}, f.line);
+        if (started.verdict == start_verdict::no_room) return false;
+        ++next_number_;
+        f.id = started.id;
+        flights_.push_back(std::move(f));
+        if (started.verdict == start_verdict::refused) {
+            const run_end failed{0, run_outcome::failed, 0, 1};
+            const flight done = end_run(flights_.size() - 1, failed);
+            a_ = t_.assess(configs_in_flight());
+            show_progress(done, failed);
+        }
+        return true;
+    }
+
+    // Ends flights_[i]: journaled, given to the tuner, what it held given back.
+    flight end_run(std::size_t i, const run_end& end) {
+        flight f = std::move(flights_[i]);
+        flights_.erase(flights_.begin() + static_cast<std::ptrdiff_t>(i));
+        json& line = f.line;
+        line["exit"] = end.exit_status;
+        line["wall_s"] = end.wall_s;
+        line["outcome"] = std::string(to_string(end.outcome));
+        line["censored"] = end.outcome == run_outcome::censored;
+        if (settings_.parallel > 1) line["end_s"] = backend_.now();
+        line.update(end.journal_fields);
+        if (jr_.is_open()) jr_.append(line);
+        t_.add({f.config, end.wall_s, end.outcome});
+        if (f.id != 0) backend_.release(f.id);
+        return f;
+    }
+
+    // After a run: the new assessment, traced and shown. True when the loop is over: the tuner stops, or the
+    // program cannot run (its first three runs failed alike and none succeeded).
+    bool learn(const flight& f, const run_end& end) {
+        a_ = t_.assess(configs_in_flight());
+        trace_.push_back({{"runs", a_.runs}, {"machine_s", a_.machine_s}, {"elapsed_s", backend_.now()},
+                          {"p_beaten", a_.p_beaten},
+                          {"chosen", a_.has_chosen ? json(key_of(t_.space()[a_.chosen])) : json(nullptr)}});
+        show_progress(f, end);
+        if (end.outcome == run_outcome::failed) failures_.push_back(end.exit_status);
+        else if (end.outcome == run_outcome::ok || end.outcome == run_outcome::censored) any_ran_ = true;
+        if (!any_ran_ && failures_.size() >= 3 &&
+            std::all_of(failures_.begin(), failures_.end(), [&](int e) { return e == failures_[0]; })) {
+            cannot_run_ = true;
+            return true;
+        }
+        return a_.stop != tune_stop::none;
+    }
+
+    void show_progress(const flight& f, const run_end& end) const {
+        if (settings_.quiet) return;
+        const run_progress run{f.number, t_.space()[f.config], end.wall_s, end.outcome, end.exit_status, flights_.size()};
+        std::cerr << progress_line(run, a_, t_.space(), settings_.tolerance, settings_.minimise) << std::flush;
+    }
+
+    // Runs started before a result set their scale get the bound the results set now (never a looser one).
+    void tighten_bounds() {
+        if (a_.next_bound_s <= 0) return;
+        for (auto& f : flights_) {
+            const double b = f.line["bound_s"].get<double>();
+            if (b > 0 && b <= a_.next_bound_s) continue;
+            if (backend_.tighten_bound(f.id, a_.next_bound_s)) f.line["bound_s"] = a_.next_bound_s;
+        }
+    }
+
+    // The decision is made: runs still in flight are cancelled (their machine time spent, nothing learnt from
+    // them). False when mmgp was interrupted meanwhile.
+    bool cancel_in_flight() {
+        if (flights_.empty()) return true;
+        backend_.stop_all();
+        while (!flights_.empty()) {
+            const std::optional<run_end> end = backend_.wait_any();
+            if (!end) return false;
+            if (const std::size_t i = index_of(end->id); i < flights_.size()) end_run(i, *end);
+        }
+        return true;
+    }
+
+    // mmgp interrupted: every run has been stopped, batch jobs cancelled, their files removed; 128 + signal.
+    int interrupted() {
+        const int sig = backend_.interrupted();
+        std::cerr << fmt::format("mmgp: interrupted ({}): the journal {} keeps the {} runs that ended; {} run(s) in "
+                                 "flight were stopped; mmgp tune --resume {} continues\n",
+                                 sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "signal", jr_.path(),
+                                 t_.runs().size(), flights_.size(), jr_.path());
+        backend_.close();
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return 128 + sig;
+    }
+
+    tuner& t_;
+    tune_backend& backend_;
+    journal& jr_;
+    const loop_settings settings_;
+    tune_assessment a_;
+    std::vector<flight> flights_;  // in the order started
+    json trace_ = json::array();
+    int next_number_;
+    std::vector<int> failures_;  // exit statuses of the failed runs, while none has run
+    bool any_ran_, cannot_run_ = false;
+};
+
+}  // namespace
+
+loop_result run_tune_loop(tuner& t, tune_backend& backend, journal& jr, const journal_history& history,
+                          const loop_settings& settings) {
+    return tune_loop(t, backend, jr, history, settings).run();
+}
+
+}  // namespace mmgp::cli

@@ -1,0 +1,34 @@
+// The loop of mmgp tune: up to --parallel runs in flight on one backend (tune_backend.hpp), each journaled as it
+// ends (in any order), the next chosen knowing which are in flight (tuner::assess), until the tuner stops.
+// Called by cmd_tune.cpp; calls the backend, the journal and the tuner, and prints the progress lines.
+#pragma once
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "tune_backend.hpp"
+#include "tune_journal.hpp"
+
+namespace mmgp::cli {
+
+struct loop_settings {
+    int parallel = 1;  ///< runs in flight at once
+    bool quiet = false;  ///< no progress lines
+    double tolerance = 0.03;  ///< for the progress lines
+    objective minimise = objective::time;
+};
+
+/// What the loop leaves for the report.
+struct loop_result {
+    std::optional<int> interrupted_status;  ///< 128 + signal when mmgp was interrupted (the rest then unset)
+    double decided_s = 0;                   ///< when the choice was made, seconds since the tune began
+    nlohmann::json trace = nlohmann::json::array();  ///< after each run: machine time, time since the start, choice
+};
+
+/// Runs the tune to its end; the runs still in flight then are cancelled and the backend closed. Throws
+/// usage_error when the program cannot run (its first runs all failed alike, none succeeded).
+loop_result run_tune_loop(tuner& t, tune_backend& backend, journal& jr, const journal_history& history,
+                          const loop_settings& settings);
+
+}  // namespace mmgp::cli

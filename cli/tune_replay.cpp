@@ -1,0 +1,119 @@
+// The replay backend of mmgp tune (--replay RUNS.csv): nothing runs; each run's time is drawn from the recorded
+// repetitions of its configuration, and the runs in flight are laid out on a simulated clock, --parallel at a time.
+// Called by the loop (tune_loop.cpp) through tune_backend; reads the runs file (libmmgp's read_runs).
+#include <algorithm>
+#include <cstdint>
+#include <set>
+
+#include "mmgp/fit.hpp"
+#include "tune_backend.hpp"
+#include "tune_common.hpp"
+
+namespace mmgp::cli {
+
+recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted) {
+    recorded_runs d;
+    d.file = path;
+    std::vector<measured_run> rows = read_runs(path);
+    std::set<std::int64_t> units;
+    for (const auto& r : rows) units.insert(r.units);
+    if (units_wanted) {
+        std::erase_if(rows, [&](const measured_run& r) { return r.units != *units_wanted; });
+        if (rows.empty())
+            throw input_error(path, "column units", "rows with units = " + std::to_string(*units_wanted) + " (--units)",
+                              "none");
+        d.units = *units_wanted;
+    } else if (units.size() > 1) {
+        throw input_error(path, "column units", "one units value (rows of one program input; --units picks one)",
+                          std::to_string(units.size()) + " different values");
+    } else {
+        d.units = *units.begin();
+    }
+    for (const auto& r : rows) {
+        const std::string k = key_of(r.c);
+        auto& v = d.reps[k];
+        if (v.empty()) d.space.push_back(r.c);
+        // A censored row's time is the bound it was stopped at (bound_s when given).
+        v.push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored});
+    }
+    return d;
+}
+
+namespace {
+
+std::uint64_t splitmix(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+class replay_runs final : public tune_backend {
+public:
+    replay_runs(recorded_runs runs, unsigned long long seed) : runs_(std::move(runs)), seed_(seed) {}
+
+    void begin() override {}
+    double now() const override { return clock_s_; }
+
+    run_start start(const run_request& request, nlohmann::json& journal_line) override {
+        const auto& reps = runs_.reps.at(key_of(request.config));
+        const std::uint64_t draw = splitmix(seed_ * 0x100000001B3ULL + static_cast<std::uint64_t>(request.number));
+        const recorded_run& r = reps[draw % reps.size()];
+        journal_line["command"] = "replay " + runs_.file;
+        flight f;
+        f.id = next_id_++;
+        f.start_s = clock_s_;
+        if (request.bound_s > 0 && r.time_s > request.bound_s) f.outcome = run_outcome::censored, f.wall_s = request.bound_s;
+        else if (r.censored) f.outcome = run_outcome::censored, f.wall_s = r.time_s;
+        else f.outcome = run_outcome::ok, f.wall_s = r.time_s;
+        f.end_s = f.start_s + f.wall_s;
+        flights_.push_back(f);
+        return {start_verdict::started, f.id};
+    }
+
+    // The run that ends first (the first started of those that end together); once stopped, the first started.
+    std::optional<run_end> wait_any() override {
+        std::size_t i = 0;
+        if (!stopped_)
+            for (std::size_t j = 1; j < flights_.size(); ++j)
+                if (flights_[j].end_s < flights_[i].end_s) i = j;
+        const flight f = flights_.at(i);
+        flights_.erase(flights_.begin() + static_cast<std::ptrdiff_t>(i));
+        if (stopped_) return run_end{f.id, run_outcome::cancelled, clock_s_ - f.start_s, 0};
+        clock_s_ = f.end_s;
+        return run_end{f.id, f.outcome, f.wall_s};
+    }
+
+    bool tighten_bound(int id, double bound_s) override {
+        for (flight& f : flights_)
+            if (f.id == id && f.end_s > f.start_s + bound_s) {
+                f.end_s = std::max(clock_s_, f.start_s + bound_s);
+                f.outcome = run_outcome::censored;
+                f.wall_s = f.end_s - f.start_s;
+            }
+        return true;
+    }
+
+    void stop_all() override { stopped_ = true; }
+
+private:
+    struct flight {
+        int id = 0;
+        double start_s = 0, end_s = 0, wall_s = 0;  // known when it starts
+        run_outcome outcome = run_outcome::ok;
+    };
+    recorded_runs runs_;
+    unsigned long long seed_;
+    std::vector<flight> flights_;  // in the order started
+    double clock_s_ = 0;
+    int next_id_ = 1;
+    bool stopped_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed) {
+    return std::make_unique<replay_runs>(std::move(runs), seed);
+}
+
+}  // namespace mmgp::cli

@@ -1,0 +1,212 @@
+// What mmgp tune prints: the progress line after each run, and the result (text or JSON on stdout, the --plot
+// SVG). Called by the loop and cmd_tune.cpp; calls the launcher rendering (plan_launch) for the chosen command.
+#include "tune_report.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "svg.hpp"
+#include "tune_common.hpp"
+
+namespace mmgp::cli {
+
+using nlohmann::json;
+
+std::string in_objective(objective minimise) {
+    return minimise == objective::time ? "" : " in " + std::string(to_string(minimise));
+}
+
+std::string progress_line(const run_progress& run, const tune_assessment& a, const std::vector<configuration>& space,
+                          double tolerance, objective minimise) {
+    const std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %{}) {:.2f}",
+                                                        config_text(space[a.chosen]), human_time(a.configs[a.chosen].time_s),
+                                                        100 * tolerance, in_objective(minimise), a.p_beaten)
+                                          : "nothing chosen yet";
+    return fmt::format("[run {}] {}: {} {}{}{} · {}\n", run.number, config_text(run.config), human_time(run.wall_s),
+                       to_string(run.outcome),
+                       run.outcome == run_outcome::failed ? fmt::format(" (exit status {})", run.exit_status) : "",
+                       run.in_flight == 0 ? "" : fmt::format(" ({} in flight)", run.in_flight), best);
+}
+
+namespace {
+
+std::string pct(double v) { return fmt::format("{:.1f} %", 100 * v); }
+
+std::string plot_svg(const std::vector<configuration>& space, const tune_assessment& a, const std::string& title) {
+    // Log-log: expected (x, with its 90 % interval) against measured (y), one point per measured configuration.
+    double lo = 1e300, hi = 0;
+    for (std::size_t i = 0; i < space.size(); ++i) {
+        const auto& b = a.configs[i];
+        if (b.measured_s <= 0) continue;
+        lo = std::min({lo, b.measured_s, b.lo_s});
+        hi = std::max({hi, b.measured_s, b.hi_s});
+    }
+    if (hi <= 0) lo = 1e-3, hi = 1;
+    lo /= 1.2, hi *= 1.2;
+    const svg_plot plot({lo, hi, true, "expected time (s, log scale), 90 % interval"},
+                        {lo, hi, true, "measured median (s, log scale)"}, title, 560, 560);
+    std::string s = plot.begin();
+    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\" stroke-dasharray=\"4\"/>\n",
+                     plot.px(lo), plot.py(lo), plot.px(hi), plot.py(hi));
+    for (std::size_t i = 0; i < space.size(); ++i) {
+        const auto& b = a.configs[i];
+        if (b.measured_s <= 0) continue;
+        const bool chosen = a.has_chosen && i == a.chosen;
+        s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#4a7\"/>\n"
+                         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\"><title>{} ({} runs)</title></circle>\n",
+                         plot.px(b.lo_s), plot.py(b.measured_s), plot.px(b.hi_s), plot.py(b.measured_s), plot.px(b.time_s),
+                         plot.py(b.measured_s), chosen ? 5 : 3, chosen ? "#d22" : "#246", xml_text(config_text(space[i])), b.runs);
+    }
+    return s + svg_plot::finish();
+}
+
+// The configurations in the order shown: those that may be chosen first, by expected time.
+std::vector<std::size_t> shown_order(const tune_assessment& a) {
+    std::vector<std::size_t> order(a.configs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        const auto &bx = a.configs[x], &by = a.configs[y];
+        if (bx.excluded != by.excluded) return !bx.excluded;
+        return bx.time_s < by.time_s;
+    });
+    return order;
+}
+
+// The command that runs the chosen configuration; empty without a choice or a command (replay).
+std::string launch_line(const tune_summary& r) {
+    if (!r.a.has_chosen || r.o.launch.command.empty()) return {};
+    return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch, r.o.launch.command));
+}
+
+json chosen_json(const tune_summary& r) {
+    if (!r.a.has_chosen) return nullptr;
+    const auto& c = r.space[r.a.chosen];
+    const auto& b = r.a.configs[r.a.chosen];
+    return {{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
+            {"time_s", b.time_s}, {"measured_s", b.measured_s}, {"node_hours", node_hours(c, b.time_s)},
+            {"core_hours", core_hours(c, b.time_s)}};
+}
+
+json configurations_json(const tune_summary& r) {
+    json list = json::array();
+    for (std::size_t i : shown_order(r.a)) {
+        const auto& b = r.a.configs[i];
+        const auto& c = r.space[i];
+        list.push_back({{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
+                        {"runs", b.runs}, {"censored", b.censored}, {"failed", b.failed},
+                        {"measured_s", b.measured_s > 0 ? json(b.measured_s) : json(nullptr)},
+                        {"model_s", b.model_s > 0 ? json(b.model_s) : json(nullptr)},
+                        {"time_s", b.time_s}, {"lo_s", b.lo_s}, {"hi_s", b.hi_s}, {"p_beats", b.p_beats}});
+    }
+    return list;
+}
+
+std::string json_report(const tune_summary& r, const std::string& launch) {
+    const tune_assessment& a = r.a;
+    json j;
+    j["schema"] = "mmgp/1";
+    j["kind"] = "tune";
+    j["objective"] = std::string(to_string(r.to.minimise));
+    j["within"] = r.to.minimise == objective::time ? json(nullptr) : json(r.to.within);
+    j["profile"] = r.s.file;
+    j["replay"] = r.o.replay.empty() ? json(nullptr) : json(r.o.replay);
+    j["journal"] = r.journal.empty() ? json(nullptr) : json(r.journal);
+    j["stop"] = std::string(to_string(a.stop));
+    j["p_beaten"] = a.p_beaten;
+    j["runs"] = a.runs;
+    j["parallel"] = r.parallel;
+    j["machine_s"] = a.machine_s;
+    j["elapsed_s"] = r.decided_s;
+    j["exhaustive_s_estimate"] = a.exhaustive_s;
+    j["noise"] = a.noise;
+    j["model_error"] = a.model_error;
+    j["model_used"] = a.model_used;
+    j["chosen"] = chosen_json(r);
+    if (!launch.empty()) j["command"] = launch;
+    j["trace"] = r.trace;
+    j["params"] = json::array();
+    for (const auto& p : a.params) j["params"].push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}});
+    j["configurations"] = configurations_json(r);
+    return j.dump() + '\n';
+}
+
+// Why the tune stopped, with the probability that the choice is beaten.
+std::string stop_text(const tune_summary& r) {
+    const tune_assessment& a = r.a;
+    if (a.stop == tune_stop::confident)
+        return fmt::format("confident: P(another configuration beats the chosen by more than {:g} %{}) = {:.3f} < {:.3f}",
+                           100 * r.o.tolerance, in_objective(r.to.minimise), a.p_beaten, 1 - r.o.confidence);
+    return std::string(to_string(a.stop)) +
+           fmt::format(" (P(beaten by more than {:g} %) = {:.3f})", 100 * r.o.tolerance, a.p_beaten);
+}
+
+// The text's head: what was tuned, why it stopped, what it cost, the choice and its command.
+std::string text_head(const tune_summary& r, const std::string& launch) {
+    const tune_assessment& a = r.a;
+    const bool replay = !r.o.replay.empty();
+    std::string out = fmt::format("# mmgp tune: {}, {} configurations{}\n", r.s.name.empty() ? r.s.file : r.s.name,
+                                  r.space.size(), replay ? fmt::format(", replay of {} (seed {})", r.o.replay, r.o.seed) : "");
+    out += fmt::format("stopped: {}\n", stop_text(r));
+    out += fmt::format("spent: {} runs, {} of machine time; running every configuration once: about {} ({:.0f} %)\n", a.runs,
+                       human_time(a.machine_s), human_time(a.exhaustive_s), a.exhaustive_s > 0 ? 100 * a.machine_s / a.exhaustive_s : 0.0);
+    if (r.parallel > 1)
+        out += fmt::format("in flight: up to {} runs at once; decided after {}{}\n", r.parallel, human_time(r.decided_s),
+                           replay ? " (the recorded times laid out that way)" : "");
+    if (a.has_chosen) {
+        const auto& b = a.configs[a.chosen];
+        const objective m = r.to.minimise;
+        out += fmt::format("chosen: {}: measured {} (median of {} runs), expected {} [{}, {}]{}\n", config_text(r.space[a.chosen]),
+                           human_time(b.measured_s), b.runs, human_time(b.time_s), human_time(b.lo_s), human_time(b.hi_s),
+                           m == objective::time
+                               ? std::string()
+                               : fmt::format(", {:.4g} {} expected (objective {}, within {:g} % of the fastest expected time)",
+                                             objective_value(m, r.space[a.chosen], b.time_s), to_string(m), to_string(m),
+                                             100 * r.to.within));
+    } else {
+        out += "chosen: none (no configuration finished a run)\n";
+    }
+    if (!launch.empty()) out += "launch: " + launch + "\n";
+    return out;
+}
+
+// The text's table (the configurations run and the 15 fastest expected), then the fit.
+std::string text_table(const tune_summary& r) {
+    const tune_assessment& a = r.a;
+    std::string out = fmt::format("\n{:<30} {:>4} {:>11} {:>11} {:>11} {:>25} {:>9}\n", "configuration", "runs", "measured",
+                                  "model", "expected", "90 % interval", "P(beats)");
+    std::size_t shown = 0;
+    for (std::size_t i : shown_order(a)) {
+        const auto& b = a.configs[i];
+        if (shown >= 15 && b.runs == 0) continue;
+        ++shown;
+        std::string runs = std::to_string(b.runs);
+        if (b.censored) runs += fmt::format(" ({} stopped)", b.censored);
+        if (b.failed) runs += fmt::format(" ({} failed)", b.failed);
+        out += fmt::format("{:<30} {:>4} {:>11} {:>11} {:>11} {:>25} {:>9}{}\n", config_text(r.space[i]), runs,
+                           b.measured_s > 0 ? human_time(b.measured_s) : "-", b.model_s > 0 ? human_time(b.model_s) : "-",
+                           human_time(b.time_s), "[" + human_time(b.lo_s) + ", " + human_time(b.hi_s) + "]",
+                           b.excluded ? "-" : fmt::format("{:.3f}", b.p_beats), a.has_chosen && i == a.chosen ? "  <- chosen" : "");
+    }
+    if (shown < r.space.size())
+        out += fmt::format("({} configurations not run and not among the 15 fastest expected: not shown)\n", r.space.size() - shown);
+    out += fmt::format("\nrun-to-run noise {}, model error {}{}\n", pct(a.noise), pct(a.model_error),
+                       a.model_used ? "" : " (the model is not used: runs alone)");
+    for (const auto& p : a.params)
+        out += fmt::format("fitted {}: {:.4g} s{}\n", p.name, p.value, r.to.prior ? fmt::format(" (prior {:.4g} s)", p.prior) : "");
+    return out;
+}
+
+}  // namespace
+
+int print_report(const tune_summary& r) {
+    const std::string launch = launch_line(r);
+    if (!r.o.plot.empty())
+        write_file_atomically(r.o.plot, plot_svg(r.space, r.a, "mmgp tune: " + (r.s.name.empty() ? r.s.file : r.s.name)));
+    if (r.o.json) std::cout << json_report(r, launch) << std::flush;
+    else std::cout << text_head(r, launch) + text_table(r) << std::flush;
+    return 0;
+}
+
+}  // namespace mmgp::cli
