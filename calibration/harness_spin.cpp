@@ -186,109 +186,153 @@ measurement run_spin_pause(const harness_options& o) {
     return with_retries(oq, once);
 }
 
-slice_result run_sched_slice(const harness_options& o) {
-    const int reps = reps_or(o, 3, 5);
-    const double window = (o.quick ? 0.5 : 1.0) / reps;  // seconds per repetition
-    constexpr double gap_s = 20e-6;
-    const ns_t gap_ns = static_cast<ns_t>(gap_s * 1e9);
-    const int cpu = hpu0(o);
-    const double budget = o.quick ? std::min(o.retry_budget_s, 0.5) : o.retry_budget_s;
-    slice_result res;
-    std::string pin_note;
+namespace {
+
+// How a slice measurement is taken: the CPU, whether two threads could be pinned to it, the threads and windows.
+struct slice_plan {
+    int reps = 0;
+    double window = 0;  // seconds per repetition
+    static constexpr double gap_s = 20e-6;
+    ns_t gap_ns = static_cast<ns_t>(gap_s * 1e9);
+    int cpu = 0;
+    bool pinned = false;
+    std::string pin_note;  // why unpinned, when so
+    int ncpu = 1;
+    int threads = 2;
+    double ovh = 0;  // clock overhead
+};
+
+slice_plan plan_slice(const harness_options& o) {
+    slice_plan pl;
+    pl.reps = reps_or(o, 3, 5);
+    pl.window = (o.quick ? 0.5 : 1.0) / pl.reps;
+    pl.cpu = hpu0(o);
     {  // can two threads be pinned to this CPU? (a cpuset or a container may forbid it)
         bool ok = false;
-        std::thread t([&] { ok = pin_current_thread(cpu); });
+        std::thread t([&] { ok = pin_current_thread(pl.cpu); });
         t.join();
-        res.pinned = ok;
-        if (!ok) pin_note = fmt::format("cannot pin a thread to CPU {} (sched_setaffinity refused): two unpinned threads "
-                                        "per CPU instead",
-                                        cpu);
+        pl.pinned = ok;
+        if (!ok) pl.pin_note = fmt::format("cannot pin a thread to CPU {} (sched_setaffinity refused): two unpinned threads "
+                                           "per CPU instead",
+                                           pl.cpu);
     }
-    const int ncpu = allowed_cpus();
-    const int threads = res.pinned ? 2 : 2 * ncpu;
-    const double ovh = clock_overhead();
-    auto once = [&] {
-        say(o, res.pinned ? fmt::format("spin/sched_slice: {} x {:.2f} s, two CPU-bound threads on CPU {}", reps, window, cpu)
-                          : fmt::format("spin/sched_slice: {} x {:.2f} s, {} unpinned CPU-bound threads", reps, window, threads));
-        slice_window(cpu, res.pinned, threads, 0.03, gap_ns);  // warm-up
-        std::vector<double> all, med, tenures, tmed;
-        std::size_t gaps = 0, sibling = 0;
-        double longest = 0;
-        for (int r = 0; r < reps; ++r) {
-            slice_rep one = slice_window(cpu, res.pinned, threads, window, gap_ns);
-            if (!one.runs.empty()) med.push_back(median(one.runs));
-            all.insert(all.end(), one.runs.begin(), one.runs.end());
-            tenures.insert(tenures.end(), one.tenures.begin(), one.tenures.end());
-            if (!one.tenures.empty()) tmed.push_back(median(one.tenures));
-            gaps += one.gaps;
-            sibling += one.sibling_gaps;
-            longest = std::max(longest, one.longest_gap);
-        }
-        slice_result out;
-        out.pinned = res.pinned;
-        nlohmann::json extra = {{"cpu", res.pinned ? nlohmann::json(cpu) : nlohmann::json(nullptr)},
-                                {"pinned", res.pinned},
-                                {"threads", threads},
-                                {"cpus", res.pinned ? 1 : ncpu},
-                                {"gap_threshold_s", gap_s},
-                                {"window_s", window},
-                                {"duration_s", window * reps},
-                                {"clock_overhead_s", ovh},
-                                {"slices", all.size()},
-                                {"gaps", gaps},
-                                {"longest_gap_s", longest},
-                                {"estimator", res.pinned && !tenures.empty()
-                                                  ? "each thread time-stamps in a tight loop; a gap > 20 us in its own "
-                                                    "time stamps is a deschedule; slice = median tenure: from taking the "
-                                                    "CPU from the sibling to handing it back to it (interrupts and other "
-                                                    "processes inside a tenure do not shorten it, unlike the runs between "
-                                                    "gaps, kept as median_run_s)"
-                                                  : "each thread time-stamps in a tight loop; a gap > 20 us in its own "
-                                                    "time stamps is a deschedule; slice = median length of the runs "
-                                                    "between two gaps (first and last run of each thread excluded)"}};
-        if (res.pinned) {
-            extra["gaps_while_sibling_ran"] = sibling;
-            extra["tenure_median_s"] = tenures.empty() ? nlohmann::json(nullptr) : nlohmann::json(median(tenures));
-            extra["tenures"] = tenures.size();
-            extra["tenure"] = "time from taking the CPU from the sibling to handing it back (gaps in which the sibling "
-                              "did not run, e.g. interrupts or other processes, included)";
-        }
-        if (!pin_note.empty()) extra["note"] = pin_note;
-        if (!all.empty()) extra["median_run_s"] = median(all);
-        // Pinned, every deschedule should hand the CPU to the waiting sibling; when most do not, other processes
-        // on this CPU cut the runs and their median measures that interference, not the slice.
-        const bool disturbed = res.pinned && gaps > 0 && 3 * sibling < gaps;
-        if (all.size() < 3 || med.empty() || disturbed) {
-            out.measurable = false;
-            out.disturbed = disturbed;
-            if (disturbed)
-                out.reason = fmt::format("CPU {} is busy with other processes: only {} of {} deschedules (gaps > {:.0f} us) "
-                                         "handed the CPU to the waiting thread, so the runs between gaps (median {:.3g} "
-                                         "ms) measure that interference, not the time slice",
-                                         cpu, sibling, gaps, 1e6 * gap_s, all.empty() ? 0.0 : 1e3 * median(all));
-            else
-                out.reason = fmt::format("only {} complete slice(s) in {:.2f} s of {} CPU-bound threads {}: the scheduler "
-                                         "did not deschedule them often enough (slice longer than the window, or no time "
-                                         "slicing)",
-                                         all.size(), window * reps, threads,
-                                         res.pinned ? fmt::format("pinned to CPU {}", cpu) : std::string("unpinned"));
-            out.m.name = "spin/sched_slice";
-            out.m.harness = "spin";
-            out.m.repetitions = reps;
-            out.m.observations = all.size();
-            out.m.flagged = true;
-            out.m.warning = "unmeasurable: " + out.reason;
-            out.m.extra = extra;
-            return out;
-        }
-        out.measurable = true;
-        out.m = res.pinned && tenures.size() >= 3 ? make("spin/sched_slice", "spin", tenures, tmed)
-                                                  : make("spin/sched_slice", "spin", all, med);
-        out.m.extra = extra;
-        return out;
-    };
+    pl.ncpu = allowed_cpus();
+    pl.threads = pl.pinned ? 2 : 2 * pl.ncpu;
+    pl.ovh = clock_overhead();
+    return pl;
+}
+
+// What the windows of one attempt saw, pooled over its repetitions (and their per-repetition medians).
+struct slice_sample {
+    std::vector<double> all, med, tenures, tmed;
+    std::size_t gaps = 0, sibling = 0;
+    double longest = 0;
+};
+
+slice_sample sample_slices(const harness_options& o, const slice_plan& pl) {
+    say(o, pl.pinned ? fmt::format("spin/sched_slice: {} x {:.2f} s, two CPU-bound threads on CPU {}", pl.reps, pl.window, pl.cpu)
+                     : fmt::format("spin/sched_slice: {} x {:.2f} s, {} unpinned CPU-bound threads", pl.reps, pl.window,
+                                   pl.threads));
+    slice_window(pl.cpu, pl.pinned, pl.threads, 0.03, pl.gap_ns);  // warm-up
+    slice_sample x;
+    for (int r = 0; r < pl.reps; ++r) {
+        slice_rep one = slice_window(pl.cpu, pl.pinned, pl.threads, pl.window, pl.gap_ns);
+        if (!one.runs.empty()) x.med.push_back(median(one.runs));
+        x.all.insert(x.all.end(), one.runs.begin(), one.runs.end());
+        x.tenures.insert(x.tenures.end(), one.tenures.begin(), one.tenures.end());
+        if (!one.tenures.empty()) x.tmed.push_back(median(one.tenures));
+        x.gaps += one.gaps;
+        x.sibling += one.sibling_gaps;
+        x.longest = std::max(x.longest, one.longest_gap);
+    }
+    return x;
+}
+
+// The record's "extra": how the slices were measured and what the windows saw.
+nlohmann::json slice_extra(const slice_plan& pl, const slice_sample& x) {
+    nlohmann::json extra = {{"cpu", pl.pinned ? nlohmann::json(pl.cpu) : nlohmann::json(nullptr)},
+                            {"pinned", pl.pinned},
+                            {"threads", pl.threads},
+                            {"cpus", pl.pinned ? 1 : pl.ncpu},
+                            {"gap_threshold_s", slice_plan::gap_s},
+                            {"window_s", pl.window},
+                            {"duration_s", pl.window * pl.reps},
+                            {"clock_overhead_s", pl.ovh},
+                            {"slices", x.all.size()},
+                            {"gaps", x.gaps},
+                            {"longest_gap_s", x.longest},
+                            {"estimator", pl.pinned && !x.tenures.empty()
+                                              ? "each thread time-stamps in a tight loop; a gap > 20 us in its own "
+                                                "time stamps is a deschedule; slice = median tenure: from taking the "
+                                                "CPU from the sibling to handing it back to it (interrupts and other "
+                                                "processes inside a tenure do not shorten it, unlike the runs between "
+                                                "gaps, kept as median_run_s)"
+                                              : "each thread time-stamps in a tight loop; a gap > 20 us in its own "
+                                                "time stamps is a deschedule; slice = median length of the runs "
+                                                "between two gaps (first and last run of each thread excluded)"}};
+    if (pl.pinned) {
+        extra["gaps_while_sibling_ran"] = x.sibling;
+        extra["tenure_median_s"] = x.tenures.empty() ? nlohmann::json(nullptr) : nlohmann::json(median(x.tenures));
+        extra["tenures"] = x.tenures.size();
+        extra["tenure"] = "time from taking the CPU from the sibling to handing it back (gaps in which the sibling "
+                          "did not run, e.g. interrupts or other processes, included)";
+    }
+    if (!pl.pin_note.empty()) extra["note"] = pl.pin_note;
+    if (!x.all.empty()) extra["median_run_s"] = median(x.all);
+    return extra;
+}
+
+// An attempt that measured no slice: why, as the record's warning.
+slice_result unmeasurable_slice(const slice_plan& pl, const slice_sample& x, bool disturbed, nlohmann::json extra) {
+    slice_result out;
+    out.pinned = pl.pinned;
+    out.measurable = false;
+    out.disturbed = disturbed;
+    if (disturbed)
+        out.reason = fmt::format("CPU {} is busy with other processes: only {} of {} deschedules (gaps > {:.0f} us) "
+                                 "handed the CPU to the waiting thread, so the runs between gaps (median {:.3g} "
+                                 "ms) measure that interference, not the time slice",
+                                 pl.cpu, x.sibling, x.gaps, 1e6 * slice_plan::gap_s, x.all.empty() ? 0.0 : 1e3 * median(x.all));
+    else
+        out.reason = fmt::format("only {} complete slice(s) in {:.2f} s of {} CPU-bound threads {}: the scheduler "
+                                 "did not deschedule them often enough (slice longer than the window, or no time "
+                                 "slicing)",
+                                 x.all.size(), pl.window * pl.reps, pl.threads,
+                                 pl.pinned ? fmt::format("pinned to CPU {}", pl.cpu) : std::string("unpinned"));
+    out.m.name = "spin/sched_slice";
+    out.m.harness = "spin";
+    out.m.repetitions = pl.reps;
+    out.m.observations = x.all.size();
+    out.m.flagged = true;
+    out.m.warning = "unmeasurable: " + out.reason;
+    out.m.extra = std::move(extra);
+    return out;
+}
+
+// One attempt: the windows, then the slice (the median tenure when pinned, else the median run between gaps).
+slice_result measure_slice_once(const harness_options& o, const slice_plan& pl) {
+    const slice_sample x = sample_slices(o, pl);
+    nlohmann::json extra = slice_extra(pl, x);
+    // Pinned, every deschedule should hand the CPU to the waiting sibling; when most do not, other processes
+    // on this CPU cut the runs and their median measures that interference, not the slice.
+    const bool disturbed = pl.pinned && x.gaps > 0 && 3 * x.sibling < x.gaps;
+    if (x.all.size() < 3 || x.med.empty() || disturbed) return unmeasurable_slice(pl, x, disturbed, std::move(extra));
+    slice_result out;
+    out.pinned = pl.pinned;
+    out.measurable = true;
+    out.m = pl.pinned && x.tenures.size() >= 3 ? make("spin/sched_slice", "spin", x.tenures, x.tmed)
+                                               : make("spin/sched_slice", "spin", x.all, x.med);
+    out.m.extra = extra;
+    return out;
+}
+
+}  // namespace
+
+slice_result run_sched_slice(const harness_options& o) {
+    const slice_plan pl = plan_slice(o);
+    const double budget = o.quick ? std::min(o.retry_budget_s, 0.5) : o.retry_budget_s;
     auto start = clk::now();
-    slice_result best = once();
+    slice_result best = measure_slice_once(o, pl);
     int attempts = 1;
     // Repeated while noisy, or disturbed by other processes (which may pass), as long as the budget lasts.
     while ((best.measurable && best.m.reps.cv > o.cv_threshold) || best.disturbed) {
@@ -297,7 +341,7 @@ slice_result run_sched_slice(const harness_options& o) {
         say(o, best.disturbed ? std::string("spin/sched_slice: disturbed by other processes, repeating")
                               : fmt::format("spin/sched_slice: CV {:.1f} % above {:.0f} %, repeating",
                                             100 * best.m.reps.cv, 100 * o.cv_threshold));
-        slice_result again = once();
+        slice_result again = measure_slice_once(o, pl);
         ++attempts;
         if (again.measurable && (!best.measurable || again.m.reps.cv < best.m.reps.cv)) best = std::move(again);
     }

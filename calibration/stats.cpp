@@ -1,30 +1,13 @@
+// Summaries and line fits for the calibration harnesses (stats.hpp); the order statistics come from
+// mmgp/statistics.hpp.
 #include "stats.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
+#include <tuple>
 
 namespace mmgp::calib {
-
-double quantile(std::vector<double> v, double q) {
-    if (v.empty()) throw std::invalid_argument("quantile of an empty sample");
-    std::sort(v.begin(), v.end());
-    double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
-    auto lo = static_cast<std::size_t>(std::floor(pos));
-    std::size_t hi = std::min(lo + 1, v.size() - 1);
-    double f = pos - static_cast<double>(lo);
-    return v[lo] + f * (v[hi] - v[lo]);
-}
-
-double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
-
-double mad(const std::vector<double>& v) {
-    double m = median(v);
-    std::vector<double> d(v.size());
-    std::transform(v.begin(), v.end(), d.begin(), [m](double x) { return std::fabs(x - m); });
-    return median(std::move(d));
-}
 
 summary summarize(const std::vector<double>& v) {
     if (v.empty()) throw std::invalid_argument("summary of an empty sample");
@@ -32,28 +15,14 @@ summary summarize(const std::vector<double>& v) {
     s.n = v.size();
     std::vector<double> sorted = v;
     std::sort(sorted.begin(), sorted.end());
-    s.median = quantile(sorted, 0.5);
+    s.median = median(sorted);
     s.mad = mad(sorted);
     s.min = sorted.front();
     s.max = sorted.back();
-    s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(s.n);
-    double ss = 0;
-    for (double x : v) ss += (x - s.mean) * (x - s.mean);
-    s.stddev = s.n > 1 ? std::sqrt(ss / static_cast<double>(s.n - 1)) : 0.0;
-    s.cv = s.mean != 0 ? s.stddev / std::fabs(s.mean) : 0.0;
-    // Order-statistic CI of the median: ranks n/2 -+ 1.96 sqrt(n)/2 (normal approximation of the binomial).
-    double n = static_cast<double>(s.n);
-    double half = 1.96 * std::sqrt(n) / 2.0;
-    auto rank = [&](double r) {
-        auto i = static_cast<long>(std::llround(r));
-        return sorted[static_cast<std::size_t>(std::clamp(i, 0L, static_cast<long>(s.n) - 1))];
-    };
-    s.ci95_lo = rank(std::floor(n / 2.0 - half));
-    s.ci95_hi = rank(std::ceil(n / 2.0 + half) - 1.0);
-    if (s.n < 6) {  // too few points for a 95 % interval: report the range
-        s.ci95_lo = s.min;
-        s.ci95_hi = s.max;
-    }
+    s.mean = mean(v);  // summed in the measurements' order
+    s.stddev = sample_stddev(v);
+    s.cv = coefficient_of_variation(v);
+    std::tie(s.ci95_lo, s.ci95_hi) = median_ci95_approx(sorted);
     return s;
 }
 

@@ -1,8 +1,12 @@
-// Statistics and fitting for the calibration harnesses. Pure functions, no I/O.
+// Statistics and fitting for the calibration harnesses: the summary of a sample and line fits. Pure functions,
+// no I/O; the medians, MAD, quantiles and intervals come from mmgp/statistics.hpp.
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
+
+#include "mmgp/statistics.hpp"
 
 namespace mmgp::calib {
 
@@ -16,11 +20,13 @@ struct summary {
     double ci95_lo = 0, ci95_hi = 0;  ///< distribution-free 95 % confidence interval of the median
 };
 
-double median(std::vector<double> v);
-/// Median absolute deviation from the median (not scaled by 1.4826).
-double mad(const std::vector<double>& v);
+/// The calibration's median: the linear-interpolated quantile at 1/2 (even_median::interpolated, the rule its
+/// recorded measurements were taken with). Throws std::invalid_argument when v is empty.
+inline double median(std::vector<double> v) { return mmgp::median(std::move(v), even_median::interpolated); }
+/// Median absolute deviation from the median, both medians as median() takes them (not scaled by mad_to_sd).
+inline double mad(const std::vector<double>& v) { return median_abs_deviation(v, even_median::interpolated); }
 /// Linear-interpolated quantile, q in [0, 1].
-double quantile(std::vector<double> v, double q);
+using mmgp::quantile;
 summary summarize(const std::vector<double>& v);
 
 /// y = intercept + slope * x, by (optionally weighted) least squares.

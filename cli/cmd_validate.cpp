@@ -1,4 +1,5 @@
-// mmgp validate FILE: predicted against measured for every case of a validation file.
+// mmgp validate FILE: predicted against measured for every case of a validation file. Calls run_validation()
+// (libmmgp) and prints its report as a table or one JSON document; the error gates set the exit status.
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
@@ -33,6 +34,106 @@ std::string runs_json(const std::vector<double>& runs) {
     return s + "]";
 }
 
+std::string case_json(const validation_case& c, bool last) {
+    return fmt::format(
+        "  {{\"label\": {}, \"group\": {}, \"m\": {}, \"p\": {}, \"nodes\": {}, \"policy\": \"{}\", "
+        "\"measured_s\": {}, \"predicted_s\": {}, \"err_pct\": {}, \"censored\": {}, \"role\": {}, "
+        "\"runs\": {}, \"median_ci90\": {}, \"source\": {}, \"breakdown\": {}}}{}\n",
+        quote(c.label), quote(c.group), c.c.m, c.c.p, c.c.nodes, to_string(c.c.pol), num(c.measured_s),
+        num(c.predicted_s), num(c.err_pct), c.censored ? "true" : "false",
+        c.role.empty() ? std::string("null") : quote(c.role), runs_json(c.runs),
+        std::isfinite(c.ci90_lo) ? runs_json({c.ci90_lo, c.ci90_hi}) : std::string("null"), quote(c.source),
+        breakdown_json(c.parts), last ? "" : ",");
+}
+
+std::string group_json(const group_summary& g, bool first) {
+    return fmt::format(
+        "{}\n  {{\"group\": {}, \"cases\": {}, \"predicted_best\": {}, \"measured_best\": {}, \"optimal_hit\": {}, "
+        "\"regret_pct\": {}, \"errors\": {}, \"censored\": {}, \"censored_right\": {}, \"censored_ranked_last\": {}}}",
+        first ? "" : ",", quote(g.group), g.cases, quote(g.predicted_best), quote(g.measured_best),
+        g.optimal_hit ? "true" : "false", num(g.regret_pct), stats_json(g.errors), g.censored, g.censored_right,
+        g.censored_ranked_last ? "true" : "false");
+}
+
+std::string summary_json(const validation_report& rep) {
+    return fmt::format(
+        "],\n\"summary\": {{\"cases\": {}, \"mean_abs_err_pct\": {}, \"max_abs_err_pct\": {}, \"std_abs_err_pct\": {}, "
+        "\"optimal_hit\": {}, \"regret_pct\": {}, \"uncensored\": {}, \"censored\": {}, \"censored_right\": {}, "
+        "\"censored_ranked_last\": {}, \"fitted\": {}, \"held_back\": {}, \"with_ci\": {}, \"within_ci\": {}, "
+        "\"mean_ci_halfwidth_pct\": {}}}}}\n",
+        rep.cases.size(), num(rep.mean_abs_err_pct), num(rep.max_abs_err_pct), num(rep.std_abs_err_pct),
+        rep.groups.empty() ? "null" : rep.optimal_hit ? "true" : "false", rep.groups.empty() ? "null" : num(rep.regret_pct),
+        rep.uncensored, rep.censored, rep.censored_right, rep.censored_ranked_last ? "true" : "false",
+        stats_json(rep.fitted), stats_json(rep.held_back), rep.with_ci, rep.within_ci,
+        rep.with_ci ? num(rep.mean_ci_halfwidth_pct) : std::string("null"));
+}
+
+// The report as one JSON document (schema mmgp/1, kind validation-report).
+std::string report_json(const validation_report& rep, model_kind kind) {
+    std::string out = fmt::format("{{\"schema\": \"mmgp/1\", \"kind\": \"validation-report\", \"file\": {}, \"name\": {}, \"model\": \"{}\",\n\"cases\": [\n", quote(rep.file),
+                                  quote(rep.name), to_string(kind));
+    for (std::size_t i = 0; i < rep.cases.size(); ++i) out += case_json(rep.cases[i], i + 1 == rep.cases.size());
+    out += "],\n\"groups\": [";
+    for (std::size_t i = 0; i < rep.groups.size(); ++i) out += group_json(rep.groups[i], i == 0);
+    return out + summary_json(rep);
+}
+
+// The table of cases: measured, predicted, error, role and source.
+std::string cases_text(const validation_report& rep, model_kind kind) {
+    std::string out = fmt::format("{} ({}): model {}, {} cases\n\n", rep.name, rep.file, to_string(kind), rep.cases.size());
+    const bool roles = rep.fitted.cases + rep.held_back.cases > 0;
+    out += fmt::format("{:<36} {:>12} {:>12} {:>8}  {}{}\n", "case", "measured", "predicted", "error",
+                       roles ? "role       " : "", "source");
+    for (const auto& c : rep.cases)
+        out += fmt::format("{:<36} {:>12} {:>12} {:>+7.2f}%  {}{}{}\n", c.label,
+                           (c.censored ? ">" : "") + human_time(c.measured_s), human_time(c.predicted_s), c.err_pct,
+                           roles ? fmt::format("{:<11}", c.role.empty() ? "-" : c.role) : "", c.source,
+                           c.censored ? (c.predicted_s >= c.measured_s ? " [censored: predicted >= bound]"
+                                                                      : " [censored: predicted BELOW the bound]")
+                                      : "");
+    return out;
+}
+
+// |error| over all cases, per role, and the measurements' own uncertainty.
+std::string summary_text(const validation_report& rep) {
+    std::string out;
+    if (rep.censored == 0)
+        out += fmt::format("\n|error|: mean {:.2f} %, max {:.2f} %, standard deviation {:.2f} % over {} cases\n",
+                           rep.mean_abs_err_pct, rep.max_abs_err_pct, rep.std_abs_err_pct, rep.cases.size());
+    else
+        out += fmt::format(
+            "\n|error|: mean {:.2f} %, max {:.2f} %, standard deviation {:.2f} % over {} uncensored cases; "
+            "{} censored cases (measured time > bound), {} predicted at least at the bound, ranked after every "
+            "uncensored case of their group: {}\n",
+            rep.mean_abs_err_pct, rep.max_abs_err_pct, rep.std_abs_err_pct, rep.uncensored, rep.censored,
+            rep.censored_right, rep.censored_ranked_last ? "yes" : "no");
+    if (rep.fitted.cases > 0)
+        out += fmt::format("  fitted cases:    mean {:.2f} %, max {:.2f} %, sd {:.2f} % over {}\n", rep.fitted.mean_abs_err_pct,
+                           rep.fitted.max_abs_err_pct, rep.fitted.std_abs_err_pct, rep.fitted.cases);
+    if (rep.held_back.cases > 0)
+        out += fmt::format("  held-back cases: mean {:.2f} %, max {:.2f} %, sd {:.2f} % over {}\n",
+                           rep.held_back.mean_abs_err_pct, rep.held_back.max_abs_err_pct, rep.held_back.std_abs_err_pct,
+                           rep.held_back.cases);
+    if (rep.with_ci > 0)
+        out += fmt::format("  measurement uncertainty: {} uncensored cases have 5 runs or more; the 90 % interval of their "
+                           "median is +-{:.2f} % on average, and the prediction lies inside it for {} of them\n",
+                           rep.with_ci, rep.mean_ci_halfwidth_pct, rep.within_ci);
+    return out;
+}
+
+std::string groups_text(const validation_report& rep) {
+    std::string out;
+    for (const auto& g : rep.groups)
+        out += fmt::format("group {}: {} cases, |error| mean {:.2f} % max {:.2f} %; predicted best {}, measured best {}: {} "
+                           "(regret {:.2f} %){}\n",
+                           g.group, g.cases, g.errors.mean_abs_err_pct, g.errors.max_abs_err_pct, g.predicted_best,
+                           g.measured_best, g.optimal_hit ? "optimum hit" : "optimum missed", g.regret_pct,
+                           g.censored ? fmt::format("; {} censored, {} at least at the bound, ranked last: {}", g.censored,
+                                                    g.censored_right, g.censored_ranked_last ? "yes" : "no")
+                                      : "");
+    return out;
+}
+
 }  // namespace
 
 int run_validate(const validate_options& o) {
@@ -44,84 +145,7 @@ int run_validate(const validate_options& o) {
                                       "found {} case{}, every one censored",
                                       o.max_mean ? "--max-mean-err" : "--max-err", rep.cases.size(),
                                       rep.cases.size() == 1 ? "" : "s"));
-    std::string out;
-    if (o.json) {
-        out += fmt::format("{{\"schema\": \"mmgp/1\", \"kind\": \"validation-report\", \"file\": {}, \"name\": {}, \"model\": \"{}\",\n\"cases\": [\n", quote(rep.file),
-                           quote(rep.name), to_string(kind));
-        for (std::size_t i = 0; i < rep.cases.size(); ++i) {
-            const auto& c = rep.cases[i];
-            out += fmt::format(
-                "  {{\"label\": {}, \"group\": {}, \"m\": {}, \"p\": {}, \"nodes\": {}, \"policy\": \"{}\", "
-                "\"measured_s\": {}, \"predicted_s\": {}, \"err_pct\": {}, \"censored\": {}, \"role\": {}, "
-                "\"runs\": {}, \"median_ci90\": {}, \"source\": {}, \"breakdown\": {}}}{}\n",
-                quote(c.label), quote(c.group), c.c.m, c.c.p, c.c.nodes, to_string(c.c.pol), num(c.measured_s),
-                num(c.predicted_s), num(c.err_pct), c.censored ? "true" : "false",
-                c.role.empty() ? std::string("null") : quote(c.role), runs_json(c.runs),
-                std::isfinite(c.ci90_lo) ? runs_json({c.ci90_lo, c.ci90_hi}) : std::string("null"), quote(c.source),
-                breakdown_json(c.parts), i + 1 < rep.cases.size() ? "," : "");
-        }
-        out += "],\n\"groups\": [";
-        for (std::size_t i = 0; i < rep.groups.size(); ++i) {
-            const auto& g = rep.groups[i];
-            out += fmt::format(
-                "{}\n  {{\"group\": {}, \"cases\": {}, \"predicted_best\": {}, \"measured_best\": {}, \"optimal_hit\": {}, "
-                "\"regret_pct\": {}, \"errors\": {}, \"censored\": {}, \"censored_right\": {}, \"censored_ranked_last\": {}}}",
-                i ? "," : "", quote(g.group), g.cases, quote(g.predicted_best), quote(g.measured_best),
-                g.optimal_hit ? "true" : "false", num(g.regret_pct), stats_json(g.errors), g.censored, g.censored_right,
-                g.censored_ranked_last ? "true" : "false");
-        }
-        out += fmt::format(
-            "],\n\"summary\": {{\"cases\": {}, \"mean_abs_err_pct\": {}, \"max_abs_err_pct\": {}, \"std_abs_err_pct\": {}, "
-            "\"optimal_hit\": {}, \"regret_pct\": {}, \"uncensored\": {}, \"censored\": {}, \"censored_right\": {}, "
-            "\"censored_ranked_last\": {}, \"fitted\": {}, \"held_back\": {}, \"with_ci\": {}, \"within_ci\": {}, "
-            "\"mean_ci_halfwidth_pct\": {}}}}}\n",
-            rep.cases.size(), num(rep.mean_abs_err_pct), num(rep.max_abs_err_pct), num(rep.std_abs_err_pct),
-            rep.groups.empty() ? "null" : rep.optimal_hit ? "true" : "false", rep.groups.empty() ? "null" : num(rep.regret_pct),
-            rep.uncensored, rep.censored, rep.censored_right, rep.censored_ranked_last ? "true" : "false",
-            stats_json(rep.fitted), stats_json(rep.held_back), rep.with_ci, rep.within_ci,
-            rep.with_ci ? num(rep.mean_ci_halfwidth_pct) : std::string("null"));
-    } else {
-        out += fmt::format("{} ({}): model {}, {} cases\n\n", rep.name, rep.file, to_string(kind), rep.cases.size());
-        const bool roles = rep.fitted.cases + rep.held_back.cases > 0;
-        out += fmt::format("{:<36} {:>12} {:>12} {:>8}  {}{}\n", "case", "measured", "predicted", "error",
-                           roles ? "role       " : "", "source");
-        for (const auto& c : rep.cases)
-            out += fmt::format("{:<36} {:>12} {:>12} {:>+7.2f}%  {}{}{}\n", c.label,
-                               (c.censored ? ">" : "") + human_time(c.measured_s), human_time(c.predicted_s), c.err_pct,
-                               roles ? fmt::format("{:<11}", c.role.empty() ? "-" : c.role) : "", c.source,
-                               c.censored ? (c.predicted_s >= c.measured_s ? " [censored: predicted >= bound]"
-                                                                          : " [censored: predicted BELOW the bound]")
-                                          : "");
-        if (rep.censored == 0)
-            out += fmt::format("\n|error|: mean {:.2f} %, max {:.2f} %, standard deviation {:.2f} % over {} cases\n",
-                               rep.mean_abs_err_pct, rep.max_abs_err_pct, rep.std_abs_err_pct, rep.cases.size());
-        else
-            out += fmt::format(
-                "\n|error|: mean {:.2f} %, max {:.2f} %, standard deviation {:.2f} % over {} uncensored cases; "
-                "{} censored cases (measured time > bound), {} predicted at least at the bound, ranked after every "
-                "uncensored case of their group: {}\n",
-                rep.mean_abs_err_pct, rep.max_abs_err_pct, rep.std_abs_err_pct, rep.uncensored, rep.censored,
-                rep.censored_right, rep.censored_ranked_last ? "yes" : "no");
-        if (rep.fitted.cases > 0)
-            out += fmt::format("  fitted cases:    mean {:.2f} %, max {:.2f} %, sd {:.2f} % over {}\n", rep.fitted.mean_abs_err_pct,
-                               rep.fitted.max_abs_err_pct, rep.fitted.std_abs_err_pct, rep.fitted.cases);
-        if (rep.held_back.cases > 0)
-            out += fmt::format("  held-back cases: mean {:.2f} %, max {:.2f} %, sd {:.2f} % over {}\n",
-                               rep.held_back.mean_abs_err_pct, rep.held_back.max_abs_err_pct, rep.held_back.std_abs_err_pct,
-                               rep.held_back.cases);
-        if (rep.with_ci > 0)
-            out += fmt::format("  measurement uncertainty: {} uncensored cases have 5 runs or more; the 90 % interval of their "
-                               "median is +-{:.2f} % on average, and the prediction lies inside it for {} of them\n",
-                               rep.with_ci, rep.mean_ci_halfwidth_pct, rep.within_ci);
-        for (const auto& g : rep.groups)
-            out += fmt::format("group {}: {} cases, |error| mean {:.2f} % max {:.2f} %; predicted best {}, measured best {}: {} "
-                               "(regret {:.2f} %){}\n",
-                               g.group, g.cases, g.errors.mean_abs_err_pct, g.errors.max_abs_err_pct, g.predicted_best,
-                               g.measured_best, g.optimal_hit ? "optimum hit" : "optimum missed", g.regret_pct,
-                               g.censored ? fmt::format("; {} censored, {} at least at the bound, ranked last: {}", g.censored,
-                                                        g.censored_right, g.censored_ranked_last ? "yes" : "no")
-                                          : "");
-    }
+    const std::string out = o.json ? report_json(rep, kind) : cases_text(rep, kind) + summary_text(rep) + groups_text(rep);
     std::cout << out << std::flush;
     // A NaN summary never passes a gate: !(x <= bound) is true for NaN.
     if ((o.max_mean && !(rep.mean_abs_err_pct <= *o.max_mean)) || (o.max_max && !(rep.max_abs_err_pct <= *o.max_max))) {

@@ -125,6 +125,8 @@ def log(msg):
 
 
 def median(xs):
+    """The median of xs (any iterable of numbers): the middle value, or (a + b) / 2 of the two middle ones, as
+    libmmgp's mmgp::median takes it. The validation scripts' one median."""
     s = sorted(xs)
     n = len(s)
     return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])

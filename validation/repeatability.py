@@ -55,7 +55,7 @@ def main():
     cens = sum(1 for k in A if k in B and A[k]["censored"] != B[k]["censored"])
     print(f"{len(both)} configurations uncensored in both sweeps ({len(A)} in A, {len(B)} in B; "
           f"{cens} censored in one only)")
-    print(f"|B/A - 1|: mean {statistics.mean(ab):.1f} %, median {statistics.median(ab):.1f} %, max {max(ab):.1f} %; "
+    print(f"|B/A - 1|: mean {statistics.mean(ab):.1f} %, median {common.median(ab):.1f} %, max {max(ab):.1f} %; "
           f"within 5 %: {sum(1 for x in ab if x <= 5)}, within 15 %: {sum(1 for x in ab if x <= 15)}")
     lo_hi = {k: sorted((A[k]["measured_s"], B[k]["measured_s"])) for k in both}
     floor = statistics.mean(50.0 * (1.0 - lo / hi) for lo, hi in lo_hi.values())

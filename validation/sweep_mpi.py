@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -158,7 +157,7 @@ def main():
     text = "rep,nodes,ppn,time_s,wall_s\n" + "".join(f"{r['rep']},{r['nodes']},{r['ppn']},{r['time_s']},{r['wall_s']:.4f}\n"
                                                      for r in rows)
     common.write_if_changed(os.path.join(OUT, "runs.csv"), text)
-    med = {(n, p): statistics.median(r["time_s"] for r in rows if (r["nodes"], r["ppn"]) == (n, p)) for _, n, p in layouts}
+    med = {(n, p): common.median(r["time_s"] for r in rows if (r["nodes"], r["ppn"]) == (n, p)) for _, n, p in layouts}
 
     # The application: all its work split over the ranks (T_apu, measured on 1 process), the counted collectives
     # once per run (N = 1: one phase); reduce and bcast as ExaML calls them, the one allreduce, the barriers left out.

@@ -129,11 +129,10 @@ void apu_worker(group& g, std::size_t j, abort_state& ab) {
     }
 }
 
-}  // namespace
-
-void run_fixed(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0) {
+// One group per HPU thread, each with its host program and p slices of the accelerator work.
+std::vector<std::unique_ptr<group>> make_groups(const config& c, const alignment& aln, const model& mdl,
+                                                const tree& start) {
     const std::size_t m = static_cast<std::size_t>(c.m), p = static_cast<std::size_t>(c.p);
-    // one group per HPU thread, p slices per group
     std::vector<std::unique_ptr<group>> groups;
     for (std::size_t i = 0; i < m; ++i) {
         auto g = std::make_unique<group>();
@@ -145,11 +144,11 @@ void run_fixed(const config& c, const alignment& aln, const model& mdl, const tr
         g->host = make_host(c, aln, start);
         groups.push_back(std::move(g));
     }
+    return groups;
+}
 
-    abort_state ab;
-    hpu_sync hs(m);
-    std::vector<std::thread> apus, hpus;
-    // pin_team: CPU of group i's slot j (j = 0: HPU thread and master APU), over the CPUs this process may use.
+// pin_team: the CPUs this process may use, in order (empty without pin_team, or when they cannot be read).
+std::vector<int> team_cpus(const config& c) {
     std::vector<int> allowed;
     if (c.pin_team) {
         cpu_set_t set;
@@ -158,64 +157,70 @@ void run_fixed(const config& c, const alignment& aln, const model& mdl, const tr
             for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
                 if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
     }
-    std::atomic<bool> pin_failed{c.pin_team && allowed.empty()};
-    auto pin = [&](std::size_t i, std::size_t j) {
+    return allowed;
+}
+
+// Pins the calling thread to the CPU of group i's slot j (j = 0: HPU thread and master APU), round robin over
+// the allowed CPUs; does nothing without pin_team.
+struct team_pinning {
+    team_pinning(const config& c, std::size_t slots) : allowed(team_cpus(c)), p(slots), failed(c.pin_team && allowed.empty()) {}
+    void operator()(std::size_t i, std::size_t j) {
         if (allowed.empty()) return;
         cpu_set_t one;
         CPU_ZERO(&one);
         CPU_SET(allowed[(i * p + j) % allowed.size()], &one);
-        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) pin_failed.store(true);
-    };
-    for (std::size_t i = 0; i < m; ++i) {
-        apus.emplace_back([&, i] { pin(i, 0); apu_master(*groups[i], ab); });
-        for (std::size_t j = 1; j < p; ++j) apus.emplace_back([&, i, j] { pin(i, j); apu_worker(*groups[i], j, ab); });
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) failed.store(true);
     }
-    for (std::size_t i = 0; i < m; ++i) {
-        hpus.emplace_back([&, i] {
-            pin(i, 0);
-            group& g = *groups[i];
-            group_offloader off(g, c.policy, ab);
-            hs.run(i, ab, [&](double t0) {
-                off.start_clock(t0);
-                for (int u = static_cast<int>(i); u < c.units; u += c.m) g.unit_results.emplace_back(u, g.host->run_unit(u, off));
-                g.finish = now();
-                off.stop_clock(g.finish);
-            });
-        });
-    }
-    res.setup_s = now() - setup0;
-    // watchdog: wait for every HPU thread, at most timeout_s
-    hs.start_and_watch(c.m, c.timeout_s, ab,
-                       "m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", policy " + to_string(c.policy));
-    for (auto& h : hpus) h.join();
-    // stop the APUs (after an abort they leave on their own, at their next wait)
-    if (!ab.flag.load())
-        for (auto& gp : groups) {
-            gp->rq = request{};
-            gp->rq.kind = k_quit;
-            post(gp->req);
-        }
-    for (auto& a : apus) a.join();
-    if (ab.flag.load()) throw std::runtime_error(ab.why);
+    const std::vector<int> allowed;
+    const std::size_t p;
+    std::atomic<bool> failed;
+};
 
+// HPU thread i: runs its units (i, i + m, ...), every off-load to its own group's APUs.
+void fixed_hpu(group& g, std::size_t i, const config& c, hpu_sync& hs, abort_state& ab) {
+    group_offloader off(g, c.policy, ab);
+    hs.run(i, ab, [&](double t0) {
+        off.start_clock(t0);
+        for (int u = static_cast<int>(i); u < c.units; u += c.m) g.unit_results.emplace_back(u, g.host->run_unit(u, off));
+        g.finish = now();
+        off.stop_clock(g.finish);
+    });
+}
+
+// Tells every group's APUs to leave (after an abort they leave on their own, at their next wait).
+void stop_groups(const std::vector<std::unique_ptr<group>>& groups) {
+    for (auto& gp : groups) {
+        gp->rq = request{};
+        gp->rq.kind = k_quit;
+        post(gp->req);
+    }
+}
+
+// Group g's timers into t (its workers' split time as worker_split_s).
+void add_timers(timers& t, const group& g) {
+    t.host_s += g.t.host_s;
+    t.roundtrip_s += g.t.roundtrip_s;
+    t.apu_busy_s += g.t.apu_busy_s;
+    t.apu_serial_s += g.t.apu_serial_s;
+    t.apu_split_s += g.t.apu_split_s;
+    t.apu_fork_s += g.t.apu_fork_s;
+    t.apu_join_s += g.t.apu_join_s;
+    t.offloads += g.t.offloads;
+    t.newview_ops += g.t.newview_ops;
+    for (std::size_t k = 0; k < 6; ++k) t.by_kind[k] += g.t.by_kind[k];
+    for (std::size_t j = 1; j < g.workers.size(); ++j) t.worker_split_s += g.workers[j]->split_s;
+}
+
+// The groups' timers, units' results and synthetic times into res; returns the last finish time.
+double collect_groups(const config& c, const std::vector<std::unique_ptr<group>>& groups, const hpu_sync& hs,
+                      result& res) {
     double last = 0;
     res.unit_loglik.assign(static_cast<std::size_t>(c.units), 0.0);
-    for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t i = 0; i < groups.size(); ++i) {
         group& g = *groups[i];
         last = std::max(last, g.finish);
-        timers& t = res.t;
-        t.host_s += g.t.host_s;
-        t.roundtrip_s += g.t.roundtrip_s;
-        t.apu_busy_s += g.t.apu_busy_s;
-        t.apu_serial_s += g.t.apu_serial_s;
-        t.apu_split_s += g.t.apu_split_s;
-        t.apu_fork_s += g.t.apu_fork_s;
-        t.apu_join_s += g.t.apu_join_s;
-        t.offloads += g.t.offloads;
-        t.newview_ops += g.t.newview_ops;
-        for (std::size_t k = 0; k < 6; ++k) t.by_kind[k] += g.t.by_kind[k];
-        for (std::size_t j = 1; j < p; ++j) t.worker_split_s += g.workers[j]->split_s;
-        t.context_switches += hs.csw[i];
+        add_timers(res.t, g);
+        res.t.context_switches += hs.csw[i];
         for (auto [u, v] : g.unit_results) res.unit_loglik[static_cast<std::size_t>(u)] = v;
         if (c.synthetic) {
             res.synth_host_s += static_cast<synthetic_host&>(*g.host).host;
@@ -224,8 +229,39 @@ void run_fixed(const config& c, const alignment& aln, const model& mdl, const tr
             res.synth_serial_s += master.serial;
         }
     }
+    return last;
+}
+
+}  // namespace
+
+void run_fixed(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0) {
+    const std::size_t m = static_cast<std::size_t>(c.m), p = static_cast<std::size_t>(c.p);
+    std::vector<std::unique_ptr<group>> groups = make_groups(c, aln, mdl, start);
+    abort_state ab;
+    hpu_sync hs(m);
+    std::vector<std::thread> apus, hpus;
+    team_pinning pin(c, p);
+    for (std::size_t i = 0; i < m; ++i) {
+        apus.emplace_back([&, i] { pin(i, 0); apu_master(*groups[i], ab); });
+        for (std::size_t j = 1; j < p; ++j) apus.emplace_back([&, i, j] { pin(i, j); apu_worker(*groups[i], j, ab); });
+    }
+    for (std::size_t i = 0; i < m; ++i)
+        hpus.emplace_back([&, i] {
+            pin(i, 0);
+            fixed_hpu(*groups[i], i, c, hs, ab);
+        });
+    res.setup_s = now() - setup0;
+    // watchdog: wait for every HPU thread, at most timeout_s
+    hs.start_and_watch(c.m, c.timeout_s, ab,
+                       "m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", policy " + to_string(c.policy));
+    for (auto& h : hpus) h.join();
+    if (!ab.flag.load()) stop_groups(groups);
+    for (auto& a : apus) a.join();
+    if (ab.flag.load()) throw std::runtime_error(ab.why);
+
+    const double last = collect_groups(c, groups, hs, res);
     res.wall_s = last - hs.t_start.load();
-    res.pinned = c.pin_team && !pin_failed.load();
+    res.pinned = c.pin_team && !pin.failed.load();
     if (c.synthetic) res.unit_loglik.clear();
 }
 

@@ -216,19 +216,22 @@ void pool_apu_thread(pool& pl, int id, abort_state& ab) {
     }
 }
 
-}  // namespace
-
-void run_pool(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0) {
-    const std::size_t m = static_cast<std::size_t>(c.m), A = static_cast<std::size_t>(c.apus);
-    std::shared_ptr<offload_scheduler> sched = c.scheduler ? c.scheduler : make_edtlp_scheduler();
-    pool pl;
+// The pool's A APUs, all idle (APU 0 on top of the idle stack), handed out by `sched`.
+void init_pool(pool& pl, const config& c, offload_scheduler* sched) {
+    const std::size_t A = static_cast<std::size_t>(c.apus);
     pl.A = c.apus;
-    pl.sched = sched.get();
+    pl.sched = sched;
     pl.p_hist.assign(A + 1, 0);
     for (std::size_t j = 0; j < A; ++j) {
         pl.apus.push_back(std::make_unique<pool_apu>());
         pl.idle.push_back(static_cast<int>(A - 1 - j));  // APU 0 on top
     }
+}
+
+// The m processes, each with its host program and A chunks of the accelerator work.
+std::vector<std::unique_ptr<pool_process>> make_processes(const config& c, const alignment& aln, const model& mdl,
+                                                          const tree& start) {
+    const std::size_t m = static_cast<std::size_t>(c.m), A = static_cast<std::size_t>(c.apus);
     std::vector<std::unique_ptr<pool_process>> procs;
     for (std::size_t i = 0; i < m; ++i) {
         auto pr = std::make_unique<pool_process>();
@@ -239,46 +242,40 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
         pr->host = make_host(c, aln, start);
         procs.push_back(std::move(pr));
     }
+    return procs;
+}
 
-    abort_state ab;
-    hpu_sync hs(m);
-    std::vector<std::thread> apus, hpus;
-    for (std::size_t j = 0; j < A; ++j) apus.emplace_back(pool_apu_thread, std::ref(pl), static_cast<int>(j), std::ref(ab));
-    for (std::size_t i = 0; i < m; ++i) {
-        hpus.emplace_back([&, i] {
-            pool_process& pr = *procs[i];
-            pool_offloader off(pl, pr, c.policy, ab);
-            hs.run(i, ab, [&](double t0) {
-                off.start_clock(t0);
-                for (int u = static_cast<int>(i); u < c.units; u += c.m) {
-                    off.unit_begin();
-                    pr.unit_results.emplace_back(u, pr.host->run_unit(u, off));
-                    off.unit_end();
-                }
-                pr.finish = now();
-                off.stop_clock(pr.finish);
-            });
-        });
-    }
-    res.setup_s = now() - setup0;
-    hs.start_and_watch(c.m, c.timeout_s, ab,
-                       "m=" + std::to_string(c.m) + ", apus=" + std::to_string(c.apus) + ", scheduler " + sched->name() +
-                           ", policy " + to_string(c.policy));
-    for (auto& h : hpus) h.join();
-    if (!ab.flag.load()) {
-        std::lock_guard<std::mutex> lk(pl.mu);
-        for (auto& a : pl.apus) {
-            a->quit = true;
-            post(a->go);
+// HPU thread i: runs its units (i, i + m, ...), every off-load through the pool.
+void pool_hpu(pool& pl, pool_process& pr, std::size_t i, const config& c, hpu_sync& hs, abort_state& ab) {
+    pool_offloader off(pl, pr, c.policy, ab);
+    hs.run(i, ab, [&](double t0) {
+        off.start_clock(t0);
+        for (int u = static_cast<int>(i); u < c.units; u += c.m) {
+            off.unit_begin();
+            pr.unit_results.emplace_back(u, pr.host->run_unit(u, off));
+            off.unit_end();
         }
-    }
-    for (auto& a : apus) a.join();
-    if (ab.flag.load()) throw std::runtime_error(ab.why);
+        pr.finish = now();
+        off.stop_clock(pr.finish);
+    });
+}
 
+// Tells every APU to leave (after an abort they leave on their own, at their next wait).
+void stop_pool(pool& pl) {
+    std::lock_guard<std::mutex> lk(pl.mu);
+    for (auto& a : pl.apus) {
+        a->quit = true;
+        post(a->go);
+    }
+}
+
+// The processes' timers, units' results and synthetic times into res; returns the last finish time.
+double collect_processes(const config& c, const std::vector<std::unique_ptr<pool_process>>& procs, const hpu_sync& hs,
+                         result& res) {
     double last = 0;
     res.unit_loglik.assign(static_cast<std::size_t>(c.units), 0.0);
     timers& t = res.t;
-    for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t i = 0; i < procs.size(); ++i) {
         pool_process& pr = *procs[i];
         last = std::max(last, pr.finish);
         t.host_s += pr.t.host_s;
@@ -298,12 +295,44 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
             }
         }
     }
+    return last;
+}
+
+// The APUs' timers into t.
+void collect_apus(const pool& pl, timers& t) {
     for (auto& a : pl.apus) {
         t.apu_serial_s += a->t.apu_serial_s;
         t.apu_split_s += a->t.apu_split_s;
         t.apu_busy_s += a->t.apu_busy_s;
         t.worker_split_s += a->t.worker_split_s;
     }
+}
+
+}  // namespace
+
+void run_pool(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0) {
+    const std::size_t m = static_cast<std::size_t>(c.m), A = static_cast<std::size_t>(c.apus);
+    std::shared_ptr<offload_scheduler> sched = c.scheduler ? c.scheduler : make_edtlp_scheduler();
+    pool pl;
+    init_pool(pl, c, sched.get());
+    std::vector<std::unique_ptr<pool_process>> procs = make_processes(c, aln, mdl, start);
+
+    abort_state ab;
+    hpu_sync hs(m);
+    std::vector<std::thread> apus, hpus;
+    for (std::size_t j = 0; j < A; ++j) apus.emplace_back(pool_apu_thread, std::ref(pl), static_cast<int>(j), std::ref(ab));
+    for (std::size_t i = 0; i < m; ++i) hpus.emplace_back([&, i] { pool_hpu(pl, *procs[i], i, c, hs, ab); });
+    res.setup_s = now() - setup0;
+    hs.start_and_watch(c.m, c.timeout_s, ab,
+                       "m=" + std::to_string(c.m) + ", apus=" + std::to_string(c.apus) + ", scheduler " + sched->name() +
+                           ", policy " + to_string(c.policy));
+    for (auto& h : hpus) h.join();
+    if (!ab.flag.load()) stop_pool(pl);
+    for (auto& a : apus) a.join();
+    if (ab.flag.load()) throw std::runtime_error(ab.why);
+
+    const double last = collect_processes(c, procs, hs, res);
+    collect_apus(pl, res.t);
     res.p_histogram = pl.p_hist;
     res.scheduler = sched->name();
     res.clamped = pl.clamped;

@@ -13,6 +13,7 @@
 #include "detail/json_reader.hpp"
 #include "detail/fit_terms.hpp"
 #include "detail/nnls.hpp"
+#include "mmgp/statistics.hpp"
 
 namespace mmgp {
 
@@ -427,7 +428,7 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
         }
         cov_n = (K.transpose() * K).inverse() * (rss / out.dof);
     }
-    const double tq = detail::t_quantile_975(out.dof);
+    const double tq = t_quantile_975(out.dof);
     for (int c = 0; c < k; ++c) {
         int j = kept[static_cast<std::size_t>(c)];
         auto& fp = out.params[static_cast<std::size_t>(j)];

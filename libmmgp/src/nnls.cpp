@@ -1,3 +1,5 @@
+// Non-negative least squares for a few unknowns (detail/nnls.hpp): called by the communication fit and the
+// application fit; calls Eigen only.
 #include "detail/nnls.hpp"
 
 #include <cmath>
@@ -39,19 +41,6 @@ bool nnls_small(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
         }
     }
     return std::isfinite(best_rss);
-}
-
-double t_quantile_975(int dof) noexcept {
-    // Student t, 0.975 quantile (standard tables), dof 1..30, then 40, 60, 120, infinity.
-    static constexpr double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                       2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                       2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-    if (dof < 1) return std::numeric_limits<double>::infinity();
-    if (dof <= 30) return table[dof - 1];
-    if (dof <= 40) return 2.042 + (2.021 - 2.042) * (dof - 30) / 10.0;
-    if (dof <= 60) return 2.021 + (2.000 - 2.021) * (dof - 40) / 20.0;
-    if (dof <= 120) return 2.000 + (1.980 - 2.000) * (dof - 60) / 60.0;
-    return 1.960;
 }
 
 }  // namespace mmgp::detail

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mmgp/model.hpp"
+#include "mmgp/statistics.hpp"  // median_ci90, the interval of each case's median
 
 MMGP_API_BEGIN
 namespace mmgp {
@@ -36,10 +37,6 @@ struct validation_case {
     /// ranks; defined from 5 runs on, NaN otherwise or when censored): how well the runs pin their median down.
     double ci90_lo = std::numeric_limits<double>::quiet_NaN(), ci90_hi = std::numeric_limits<double>::quiet_NaN();
 };
-
-/// The 90 % order-statistic interval of the median of xs: {lo, hi}, or {NaN, NaN} with fewer than 5 values
-/// (the smallest n whose extreme order statistics cover the median with probability >= 90 %).
-std::pair<double, double> median_ci90(std::vector<double> xs);
 
 /// |error| statistics of a set of (uncensored) cases.
 struct error_stats {

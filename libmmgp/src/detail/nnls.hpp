@@ -1,4 +1,5 @@
-// Internal: small least-squares helpers shared by the communication fit and the application fit.
+// Internal: non-negative least squares for a few unknowns, shared by the communication fit and the application
+// fit (the application fit's t quantile is in mmgp/statistics.hpp).
 #pragma once
 
 #include <Eigen/Dense>
@@ -11,8 +12,5 @@ namespace mmgp::detail {
 /// stay at 0. Returns false when no support has full rank.
 bool nnls_small(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<bool>& usable,
                 Eigen::VectorXd& b);
-
-/// Two-sided 97.5 % quantile of Student's t with `dof` degrees of freedom (dof >= 1).
-double t_quantile_975(int dof) noexcept;
 
 }  // namespace mmgp::detail
