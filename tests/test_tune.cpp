@@ -339,6 +339,7 @@ TEST_CASE("tune noise stage: the runs per configuration; a cancelled run tells n
     CHECK(ev[2].failed == 1);
     CHECK(ev[3].logs.empty());
     CHECK_FALSE(ev[3].excluded());
+    CHECK(ev.measured == std::vector<std::size_t>{0});  // the configurations with finished runs
 }
 
 TEST_CASE("tune noise stage: center, weight and own noise of one configuration's runs") {
@@ -407,16 +408,17 @@ TEST_CASE("tune noise stage: pooled noise, and fewer than three runs as noisy as
 }
 
 TEST_CASE("tune policy stage: the chosen configuration, by time and by cost, and the reference in flight") {
-    using mmgp::detail::config_evidence;
     const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp},
                                                     {4, 1, 2, mmgp::policy::edtlp}, {8, 1, 1, mmgp::policy::edtlp}};
     const std::vector<double> mean = {0.04, 0.01, 0.02, 0.0};
     auto posterior_mean = [&](std::size_t c) { return mean[c]; };
-    std::vector<config_evidence> ev(4);
-    ev[0].logs = {0.0};
-    ev[1].logs = {0.0};
-    ev[1].censored = 1;  // the fastest, but stopped at its bound once: never chosen
-    ev[2].logs = {0.0};  // config 3 is not measured
+    mmgp::detail::run_evidence ev;
+    ev.per_config.resize(4);
+    ev.per_config[0].logs = {0.0};
+    ev.per_config[1].logs = {0.0};
+    ev.per_config[1].censored = 1;  // the fastest, but stopped at its bound once: never chosen
+    ev.per_config[2].logs = {0.0};  // config 3 is not measured
+    ev.measured = {0, 1, 2};
     mmgp::tune_options opt;
     SUBCASE("time: the lowest expectation among the measured ones never stopped or failed") {
         const auto ch = mmgp::detail::choose(posterior_mean, ev, space, opt, {});
@@ -435,7 +437,8 @@ TEST_CASE("tune policy stage: the chosen configuration, by time and by cost, and
         CHECK(ch.chosen == 0);
     }
     SUBCASE("nothing measured: the reference is the run in flight expected fastest") {
-        const std::vector<config_evidence> none(4);
+        mmgp::detail::run_evidence none;
+        none.per_config.resize(4);
         const auto ch = mmgp::detail::choose(posterior_mean, none, space, opt, {1, 3, 0});
         CHECK_FALSE(ch.has_chosen);
         CHECK(ch.has_reference);
@@ -471,7 +474,7 @@ namespace {
 // Two or three configurations on one node (the last one on `last_nodes`), the first chosen.
 struct policy_case {
     std::vector<mmgp::configuration> space;
-    std::vector<mmgp::detail::config_evidence> evidence;
+    mmgp::detail::run_evidence evidence;
     mmgp::detail::choice ch;
     mmgp::detail::log_beliefs b;
     mmgp::tune_assessment a;
@@ -482,10 +485,11 @@ struct policy_case {
         const std::size_t n = mean.size();
         for (std::size_t c = 0; c < n; ++c)
             space.push_back({1 << c, 1, c + 1 == n ? last_nodes : 1, mmgp::policy::edtlp});
-        evidence.resize(n);
+        evidence.per_config.resize(n);
         a.configs.resize(n);
         for (std::size_t c = 0; c < n; ++c) {
-            evidence[c].logs.assign(static_cast<std::size_t>(runs[c]), mean[c]);
+            evidence.per_config[c].logs.assign(static_cast<std::size_t>(runs[c]), mean[c]);
+            if (runs[c] > 0) evidence.measured.push_back(c);
             a.configs[c].runs = runs[c];
             a.configs[c].measured_s = runs[c] > 0 ? std::exp(mean[c]) : 0.0;
             a.runs += runs[c];

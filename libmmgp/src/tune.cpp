@@ -87,7 +87,7 @@ double machine_seconds(const std::vector<tune_run>& runs, const std::vector<conf
 
 // What the assessment reports of each configuration: the model's time, its runs and its posterior (a 90 %
 // interval).
-void describe_configs(std::vector<config_belief>& configs, const std::vector<detail::config_evidence>& evidence,
+void describe_configs(std::vector<config_belief>& configs, const detail::run_evidence& evidence,
                       const std::vector<double>& model_s, const detail::log_beliefs& b) {
     for (std::size_t c = 0; c < configs.size(); ++c) {
         auto& belief = configs[c];
@@ -117,7 +117,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     a.machine_s = machine_seconds(runs_, space_);
 
     // 1. Noise: what the runs of each configuration say, and how much runs of one configuration differ.
-    std::vector<detail::config_evidence> evidence = detail::gather_evidence(runs_, n_configs);
+    detail::run_evidence evidence = detail::gather_evidence(runs_, n_configs);
     const detail::noise_estimate noise = detail::estimate_noise(evidence, opt_.noise);
     a.noise = std::sqrt(noise.pooled_var);
 

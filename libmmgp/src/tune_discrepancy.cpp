@@ -19,7 +19,7 @@ std::array<double, 4> features(const configuration& c) {
 
 // The model's error from its residuals at the measured configurations, with 3 pseudo-observations of the
 // prior error; a residual counts beyond the noise of its observation only.
-double residual_variance(const std::vector<config_evidence>& evidence, const observations& obs,
+double residual_variance(const run_evidence& evidence, const observations& obs,
                          const std::vector<double>& mean, const tune_options& opt) {
     double sum_squares = 3 * opt.model_error * opt.model_error, count = 3;
     for (std::size_t k = 0; k < obs.configs.size(); ++k) {
@@ -34,7 +34,7 @@ double residual_variance(const std::vector<config_evidence>& evidence, const obs
 
 }  // namespace
 
-observations observe(const std::vector<config_evidence>& evidence, const noise_estimate& noise) {
+observations observe(const run_evidence& evidence, const noise_estimate& noise) {
     observations obs;
     for (std::size_t c = 0; c < evidence.size(); ++c) {
         const auto& e = evidence[c];
@@ -47,7 +47,7 @@ observations observe(const std::vector<config_evidence>& evidence, const noise_e
 }
 
 discrepancy_prior fit_discrepancy(const std::vector<configuration>& space, const tune_options& opt,
-                                  const std::vector<config_evidence>& evidence, const observations& obs,
+                                  const run_evidence& evidence, const observations& obs,
                                   std::vector<double> mean, bool model_used) {
     discrepancy_prior out;
     auto& kernel = out.kernel;

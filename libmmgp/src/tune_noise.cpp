@@ -27,18 +27,24 @@ double median_variance(const std::vector<double>& v) {
     return half * half;
 }
 
-std::vector<config_evidence> gather_evidence(const std::vector<tune_run>& runs, std::size_t n_configs) {
-    std::vector<config_evidence> evidence(n_configs);
+run_evidence gather_evidence(const std::vector<tune_run>& runs, std::size_t n_configs) {
+    run_evidence evidence;
+    evidence.per_config.resize(n_configs);
     for (const auto& r : runs) {
-        auto& e = evidence[r.config];
+        auto& e = evidence.per_config[r.config];
         if (r.outcome == run_outcome::cancelled) continue;  // machine time spent, nothing learnt
-        if (r.outcome == run_outcome::ok && r.time_s > 0)
+        if (r.outcome == run_outcome::ok && r.time_s > 0) {
             e.logs.push_back(std::log(r.time_s));
-        else if (r.outcome == run_outcome::censored)
+            evidence.measured.push_back(r.config);
+        } else if (r.outcome == run_outcome::censored) {
             ++e.censored, e.censored_at = std::max(e.censored_at, r.time_s);
-        else
+        } else {
             ++e.failed;  // failed, or a run without a positive time
+        }
     }
+    auto& measured = evidence.measured;
+    std::sort(measured.begin(), measured.end());
+    measured.erase(std::unique(measured.begin(), measured.end()), measured.end());
     return evidence;
 }
 
@@ -89,9 +95,9 @@ noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double p
     return noise;
 }
 
-noise_estimate estimate_noise(std::vector<config_evidence>& evidence, double prior_noise) {
-    for (auto& e : evidence) summarise_runs(e);
-    return pool_noise(evidence, prior_noise);
+noise_estimate estimate_noise(run_evidence& evidence, double prior_noise) {
+    for (std::size_t c : evidence.measured) summarise_runs(evidence.per_config[c]);
+    return pool_noise(evidence.per_config, prior_noise);
 }
 
 }  // namespace mmgp::detail

@@ -26,7 +26,7 @@ std::string fmt_p(const char* what, double p) {
 // Under a cost objective: each configuration's log cost weight (log nodes, log m p nodes), and the window,
 // the configurations expected within `within` of the fastest expected time (log).
 void cost_window(choice& ch, const std::function<double(std::size_t)>& posterior_mean,
-                 const std::vector<config_evidence>& evidence, const std::vector<configuration>& space,
+                 const run_evidence& evidence, const std::vector<configuration>& space,
                  const tune_options& opt) {
     ch.log_weight.assign(evidence.size(), 0.0);
     if (!ch.by_cost) return;
@@ -42,13 +42,13 @@ void cost_window(choice& ch, const std::function<double(std::size_t)>& posterior
 // The chosen configuration: measured, never censored or failed, lowest expected time (a cost objective:
 // lowest expected cost in the window; the fastest when none measured is in it).
 void choose_incumbent(choice& ch, const std::function<double(std::size_t)>& posterior_mean,
-                      const std::vector<config_evidence>& evidence) {
+                      const run_evidence& evidence) {
     auto rank_key = [&](std::size_t c, double m) {
         return !ch.by_cost ? std::pair{0, m} : m <= ch.window ? std::pair{0, m + ch.log_weight[c]} : std::pair{1, m};
     };
     double chosen_mean = 0;
-    for (std::size_t c = 0; c < evidence.size(); ++c) {
-        if (evidence[c].logs.empty() || evidence[c].excluded()) continue;
+    for (std::size_t c : evidence.measured) {
+        if (evidence[c].excluded()) continue;
         const double m = posterior_mean(c);
         if (!ch.has_chosen || rank_key(c, m) < rank_key(ch.chosen, chosen_mean)) {
             ch.has_chosen = true;
@@ -61,7 +61,7 @@ void choose_incumbent(choice& ch, const std::function<double(std::size_t)>& post
 // The reference of the next choice: the chosen configuration, or, before anything is chosen, the one in
 // flight expected to be the fastest (what runs beside it is chosen against it).
 void choose_reference(choice& ch, const std::function<double(std::size_t)>& posterior_mean,
-                      const std::vector<config_evidence>& evidence, const std::vector<std::size_t>& in_flight) {
+                      const run_evidence& evidence, const std::vector<std::size_t>& in_flight) {
     ch.has_reference = ch.has_chosen;
     ch.reference = ch.chosen;
     if (ch.has_reference) return;
@@ -106,7 +106,7 @@ bool bound_next_run(tune_assessment& a, const log_beliefs& b, const tune_options
 }
 
 // Machine seconds of running every configuration once: the runs' medians where measured, else the expectation.
-double exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const std::vector<config_evidence>& evidence,
+double exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
                           const std::vector<configuration>& space) {
     double total = 0;
     for (std::size_t c = 0; c < a.configs.size(); ++c) {
@@ -199,7 +199,7 @@ std::string why_next(const tune_assessment& a, bool exploring, bool has_referenc
 
 }  // namespace
 
-choice choose(const std::function<double(std::size_t)>& posterior_mean, const std::vector<config_evidence>& evidence,
+choice choose(const std::function<double(std::size_t)>& posterior_mean, const run_evidence& evidence,
               const std::vector<configuration>& space, const tune_options& opt, const std::vector<std::size_t>& in_flight) {
     choice ch;
     ch.by_cost = opt.minimise != objective::time;
@@ -226,7 +226,7 @@ double beat_probability::operator()(std::size_t c, std::size_t against, const st
     return 1 - (1 - cheaper * in_window) * (1 - faster);
 }
 
-void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const std::vector<config_evidence>& evidence,
+void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const run_evidence& evidence,
             const std::vector<int>& flying, const std::vector<configuration>& space, const tune_options& opt) {
     a.has_chosen = ch.has_chosen;
     a.chosen = ch.chosen;
@@ -236,10 +236,8 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const st
     a.exhaustive_s = exhaustive_seconds(a, b, evidence, space);
     a.stop = stop_rule(a, opt);
     if (a.stop != tune_stop::none || wait_for_flight(a, beats, b, flying, opt)) return;
-    std::size_t n_measured = 0;
-    for (const auto& e : evidence) n_measured += !e.logs.empty();
     // While nothing predicts (no model, or too few runs to fit one without the prior): explore.
-    const bool exploring = !a.model_used && (opt.use_model ? n_measured < n_fit + 1 : !a.has_chosen);
+    const bool exploring = !a.model_used && (opt.use_model ? evidence.measured.size() < n_fit + 1 : !a.has_chosen);
     const bool repeat_chosen = choose_next(a, ch, beats, b, flying, space, exploring, any_runnable);
     if (!a.has_next) {
         a.stop = tune_stop::exhausted;

@@ -16,14 +16,6 @@ namespace {
 
 using parameters = std::array<double, n_fit>;
 
-// The configurations with finished runs, in the order of the space.
-std::vector<std::size_t> measured_configs(const std::vector<config_evidence>& evidence) {
-    std::vector<std::size_t> out;
-    for (std::size_t i = 0; i < evidence.size(); ++i)
-        if (!evidence[i].logs.empty()) out.push_back(i);
-    return out;
-}
-
 // The least-squares problem: one row per measured configuration, then one per parameter.
 struct regression {
     Eigen::MatrixXd X;
@@ -34,8 +26,9 @@ struct regression {
 
 // A run's row in relative error: (sum_k theta_k x_k + known) / t - 1 = 0, the known part the base, N and
 // T_start terms the fit does not move.
-void add_run_rows(regression& r, const application& prior, const std::vector<std::size_t>& measured,
-                  const std::vector<config_evidence>& evidence, const std::vector<std::vector<double>>& coefficients) {
+void add_run_rows(regression& r, const application& prior, const run_evidence& evidence,
+                  const std::vector<std::vector<double>>& coefficients) {
+    const auto& measured = evidence.measured;
     for (Eigen::Index row = 0; row < static_cast<Eigen::Index>(measured.size()); ++row) {
         const std::size_t c = measured[static_cast<std::size_t>(row)];
         const auto& x = coefficients[c];
@@ -69,10 +62,10 @@ void add_prior_rows(regression& r, Eigen::Index first_row, const parameters& the
 
 // The fitted parameters; the prior's values when nothing is measured or the problem has no solution.
 parameters fitted_parameters(const scenario& s, const std::vector<configuration>& space, const tune_options& opt,
-                             const std::vector<config_evidence>& evidence,
-                             std::vector<std::vector<double>>& coefficients, const parameters& theta0) {
+                             const run_evidence& evidence, std::vector<std::vector<double>>& coefficients,
+                             const parameters& theta0) {
     parameters theta = theta0;
-    const std::vector<std::size_t> measured = measured_configs(evidence);
+    const auto& measured = evidence.measured;
     if (measured.empty()) return theta;
     const application& prior = s.app;
     for (std::size_t c : measured)
@@ -84,7 +77,7 @@ parameters fitted_parameters(const scenario& s, const std::vector<configuration>
     regression r;
     r.X = Eigen::MatrixXd::Zero(n_measured + static_cast<Eigen::Index>(n_fit), n_fit);
     r.y = Eigen::VectorXd::Zero(r.X.rows());
-    add_run_rows(r, prior, measured, evidence, coefficients);
+    add_run_rows(r, prior, evidence, coefficients);
     add_prior_rows(r, n_measured, theta0, opt);
     Eigen::VectorXd b;
     if (r.X.allFinite() && r.y.allFinite() && nnls_small(r.X, r.y, r.usable, b))
@@ -129,13 +122,12 @@ void evaluate_model(const scenario& fitted, const std::vector<configuration>& sp
 }  // namespace
 
 prior_fit fit_prior(const scenario& s, const std::vector<configuration>& space, const tune_options& opt,
-                    const std::vector<config_evidence>& evidence, std::vector<std::vector<double>>& coefficients) {
+                    const run_evidence& evidence, std::vector<std::vector<double>>& coefficients) {
     prior_fit out;
     out.log_time.assign(space.size(), 0.0);
     out.model_s.assign(space.size(), 0.0);
     // Without the profile's values the fit needs one measured configuration more than it has parameters.
-    const std::size_t n_measured = measured_configs(evidence).size();
-    if (!opt.use_model || !(opt.prior || n_measured >= n_fit + 1)) return out;
+    if (!opt.use_model || !(opt.prior || evidence.measured.size() >= n_fit + 1)) return out;
     const application& prior = s.app;
     const parameters theta0{prior.T_hpu, prior.T_apu, prior.C_apu, prior.N * prior.g};
     const parameters theta = fitted_parameters(s, space, opt, evidence, coefficients, theta0);

@@ -43,9 +43,18 @@ struct config_evidence {
     bool excluded() const noexcept { return censored > 0 || failed > 0; }  // never chosen, never run again
 };
 
+/// The evidence of every configuration, and which ones have finished runs (the stages visit those alone
+/// where the others have nothing to say: a space may hold hundreds of thousands of configurations).
+struct run_evidence {
+    std::vector<config_evidence> per_config;  // one per configuration of the space
+    std::vector<std::size_t> measured;        // the configurations with finished runs, in the order of the space
+    const config_evidence& operator[](std::size_t c) const { return per_config[c]; }
+    std::size_t size() const noexcept { return per_config.size(); }
+};
+
 /// The runs sorted by configuration: log times of the finished ones, counts of the censored and failed ones
 /// (a cancelled run tells nothing). `center`, `weight`, `median_var` and `own_var` are left at 0.
-std::vector<config_evidence> gather_evidence(const std::vector<tune_run>& runs, std::size_t n_configs);
+run_evidence gather_evidence(const std::vector<tune_run>& runs, std::size_t n_configs);
 /// Fills `center`, `weight`, `median_var` and `own_var` from `logs`.
 void summarise_runs(config_evidence& e);
 
@@ -55,8 +64,8 @@ struct noise_estimate {
 };
 /// The pooled and per-configuration noise of summarised evidence; `prior_noise`: the prior sd.
 noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double prior_noise);
-/// summarise_runs on every configuration, then pool_noise.
-noise_estimate estimate_noise(std::vector<config_evidence>& evidence, double prior_noise);
+/// summarise_runs on every measured configuration, then pool_noise.
+noise_estimate estimate_noise(run_evidence& evidence, double prior_noise);
 
 // --- 2. prior fit (tune_prior.cpp) -------------------------------------------------------------------
 
@@ -70,7 +79,7 @@ struct prior_fit {
 /// the model's time of every configuration of `space` with them. `coefficients`: the per-configuration
 /// cache of the fit's coefficients, filled for the configurations measured.
 prior_fit fit_prior(const scenario& s, const std::vector<configuration>& space, const tune_options& opt,
-                    const std::vector<config_evidence>& evidence, std::vector<std::vector<double>>& coefficients);
+                    const run_evidence& evidence, std::vector<std::vector<double>>& coefficients);
 
 // --- 3. discrepancy (tune_discrepancy.cpp) -----------------------------------------------------------
 
@@ -81,7 +90,7 @@ struct observations {
     std::vector<double> log_time;      // per point: its observed log time
     std::vector<double> var;           // per point: the variance of that observation
 };
-observations observe(const std::vector<config_evidence>& evidence, const noise_estimate& noise);
+observations observe(const run_evidence& evidence, const noise_estimate& noise);
 
 /// The covariance of the discrepancy between two configurations: a level shared by all of them, a smooth
 /// part shared by neighbours in (log2 m, log2 p, log2 nodes, policy) and a part of each one's own (a
@@ -107,7 +116,7 @@ struct discrepancy_prior {
 /// The kernel over `space`. With the model (`model_used`), `mean` is its log times and the amplitude comes from
 /// the residuals; without, the mean becomes a constant at the observed points' average and the spread is wide.
 discrepancy_prior fit_discrepancy(const std::vector<configuration>& space, const tune_options& opt,
-                                  const std::vector<config_evidence>& evidence, const observations& obs,
+                                  const run_evidence& evidence, const observations& obs,
                                   std::vector<double> mean, bool model_used);
 
 /// The posterior of every configuration's mean log time given the observations.
@@ -166,7 +175,7 @@ struct choice {
     std::size_t reference = 0;        // what the next run is chosen against: the chosen, else the fastest in flight
 };
 /// The choice from the posterior means (`posterior_mean(c)`).
-choice choose(const std::function<double(std::size_t)>& posterior_mean, const std::vector<config_evidence>& evidence,
+choice choose(const std::function<double(std::size_t)>& posterior_mean, const run_evidence& evidence,
               const std::vector<configuration>& space, const tune_options& opt, const std::vector<std::size_t>& in_flight);
 
 /// The posterior of every configuration's log time (stage 3, given the choice).
@@ -199,7 +208,7 @@ private:
 /// pathological, exhaustive_s, stop, next, has_next and why_next of `a`, whose configs (runs, censored,
 /// excluded, measured_s), runs, in_flight, machine_s and model_used are already filled. `flying`: runs in
 /// flight per configuration.
-void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const std::vector<config_evidence>& evidence,
+void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const run_evidence& evidence,
             const std::vector<int>& flying, const std::vector<configuration>& space, const tune_options& opt);
 
 }  // namespace mmgp::detail
