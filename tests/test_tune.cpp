@@ -299,3 +299,275 @@ TEST_CASE("tune: four runs in flight reach the same choice sooner") {
         CHECK(r4.loop.machine_s < 1.5 * r1.loop.machine_s);
     }
 }
+
+// --- the stages alone (libmmgp/src/detail/tune_stages.hpp), on hand-made inputs --------------------------
+
+#include "detail/tune_stages.hpp"
+
+namespace {
+
+// Evidence of `n` finished runs (their log times do not matter to the pooling, only their count) with its own
+// run-to-run variance.
+mmgp::detail::config_evidence runs_with_variance(std::size_t n, double own_var) {
+    mmgp::detail::config_evidence e;
+    e.logs.assign(n, 0.0);
+    e.own_var = own_var;
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("tune noise stage: the runs per configuration; a cancelled run tells nothing") {
+    using mmgp::run_outcome;
+    const std::vector<mmgp::tune_run> runs = {
+        {0, 2.0, run_outcome::ok},     {0, 8.0, run_outcome::ok},     {1, 5.0, run_outcome::censored},
+        {1, 7.0, run_outcome::censored}, {1, 3.0, run_outcome::failed}, {2, 4.0, run_outcome::cancelled},
+        {2, 0.0, run_outcome::ok}};  // an ok run without a positive time counts as failed
+    const auto ev = mmgp::detail::gather_evidence(runs, 4);
+    REQUIRE(ev.size() == 4);
+    REQUIRE(ev[0].logs.size() == 2);
+    CHECK(ev[0].logs[0] == doctest::Approx(std::log(2.0)));
+    CHECK(ev[0].logs[1] == doctest::Approx(std::log(8.0)));
+    CHECK_FALSE(ev[0].excluded());
+    CHECK(ev[1].logs.empty());
+    CHECK(ev[1].censored == 2);
+    CHECK(ev[1].censored_at == 7.0);  // the longest bound
+    CHECK(ev[1].failed == 1);
+    CHECK(ev[1].excluded());
+    CHECK(ev[2].logs.empty());
+    CHECK(ev[2].censored == 0);
+    CHECK(ev[2].failed == 1);
+    CHECK(ev[3].logs.empty());
+    CHECK_FALSE(ev[3].excluded());
+    CHECK(ev.measured == std::vector<std::size_t>{0});  // the configurations with finished runs
+}
+
+TEST_CASE("tune noise stage: center, weight and own noise of one configuration's runs") {
+    using mmgp::detail::config_evidence;
+    SUBCASE("two runs: the mean, and the sum of squared deviations") {
+        config_evidence e;
+        e.logs = {std::log(2.0), std::log(8.0)};
+        mmgp::detail::summarise_runs(e);
+        CHECK(e.center == doctest::Approx(std::log(4.0)));  // (log 2 + 3 log 2) / 2
+        CHECK(e.weight == 2.0);
+        CHECK(e.own_var == doctest::Approx(2 * std::log(2.0) * std::log(2.0)));
+        CHECK(e.median_var == 0.0);
+    }
+    SUBCASE("three runs: the median, 1.4826 x the MAD, worth 3 / 1.57 runs") {
+        config_evidence e;
+        e.logs = {0.4, 0.0, 0.1};
+        mmgp::detail::summarise_runs(e);
+        CHECK(e.center == doctest::Approx(0.1));
+        // deviations 0.3, 0.1, 0: their median 0.1
+        CHECK(e.own_var == doctest::Approx(0.14826 * 0.14826));
+        CHECK(e.weight == doctest::Approx(3 / 1.57));
+        CHECK(e.median_var == 0.0);  // below five runs
+    }
+    SUBCASE("four runs: the median of an even count is the mean of the two middle ones") {
+        config_evidence e;
+        e.logs = {1.0, 0.0, 0.3, 0.1};
+        mmgp::detail::summarise_runs(e);
+        CHECK(e.center == doctest::Approx(0.2));
+        // deviations 0.8, 0.2, 0.1, 0.1: their median 0.15
+        CHECK(e.own_var == doctest::Approx(0.22239 * 0.22239));
+        CHECK(mmgp::detail::median_of({4.0, 1.0, 3.0, 2.0}) == 2.5);
+    }
+    SUBCASE("five runs, one in a slow mode: the median's interval is the whole range") {
+        config_evidence e;
+        e.logs = {0.0, 0.1, 0.2, 0.3, 1.0};
+        mmgp::detail::summarise_runs(e);
+        // n = 5: P(Binomial(5, 1/2) = 0) = 1/32 <= 5 %, and with 1 it is 6/32 > 5 %: [x_(1), x_(5)] = [0, 1],
+        // read as +-1.6449 standard deviations.
+        CHECK(e.median_var == doctest::Approx(1.0 / (4 * 1.6448536269514722 * 1.6448536269514722)));
+        CHECK(e.center == doctest::Approx(0.2));
+    }
+}
+
+TEST_CASE("tune noise stage: pooled noise, and fewer than three runs as noisy as the noisiest measured three times") {
+    using mmgp::detail::config_evidence;
+    SUBCASE("the noisiest configuration measured three times sets the floor") {
+        const std::vector<config_evidence> ev = {runs_with_variance(3, 0.04), runs_with_variance(2, 0.01),
+                                                 runs_with_variance(1, 0.0), config_evidence{}};
+        const auto noise = mmgp::detail::pool_noise(ev, 0.1);
+        // (4 x 0.1^2 + 2 x 0.04 + 1 x 0.01) / (4 + 2 + 1)
+        CHECK(noise.pooled_var == doctest::Approx(0.13 / 7));
+        // its own variance shrunk towards the pooled one: (3 x 0.13/7 + 2 x 0.04) / (3 + 2) = 0.95 / 35
+        REQUIRE(noise.config_var.size() == 4);
+        CHECK(noise.config_var[0] == doctest::Approx(0.95 / 35));
+        CHECK(noise.config_var[1] == doctest::Approx(0.95 / 35));  // (3 x 0.13/7 + 0.01) / 4 = 0.46/28, raised
+        CHECK(noise.config_var[2] == doctest::Approx(0.95 / 35));
+        CHECK(noise.config_var[3] == doctest::Approx(0.95 / 35));
+    }
+    SUBCASE("a configuration with two noisy runs keeps its own, larger noise") {
+        const std::vector<config_evidence> ev = {runs_with_variance(2, 0.5), runs_with_variance(1, 0.0)};
+        const auto noise = mmgp::detail::pool_noise(ev, 0.1);
+        CHECK(noise.pooled_var == doctest::Approx((0.04 + 0.5) / 5));       // 0.108
+        CHECK(noise.config_var[0] == doctest::Approx((3 * 0.108 + 0.5) / 4));  // 0.206
+        CHECK(noise.config_var[1] == doctest::Approx(0.108));  // no configuration measured three times
+    }
+}
+
+TEST_CASE("tune policy stage: the chosen configuration, by time and by cost, and the reference in flight") {
+    const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp},
+                                                    {4, 1, 2, mmgp::policy::edtlp}, {8, 1, 1, mmgp::policy::edtlp}};
+    const std::vector<double> mean = {0.04, 0.01, 0.02, 0.0};
+    auto posterior_mean = [&](std::size_t c) { return mean[c]; };
+    mmgp::detail::run_evidence ev;
+    ev.per_config.resize(4);
+    ev.per_config[0].logs = {0.0};
+    ev.per_config[1].logs = {0.0};
+    ev.per_config[1].censored = 1;  // the fastest, but stopped at its bound once: never chosen
+    ev.per_config[2].logs = {0.0};  // config 3 is not measured
+    ev.measured = {0, 1, 2};
+    mmgp::tune_options opt;
+    SUBCASE("time: the lowest expectation among the measured ones never stopped or failed") {
+        const auto ch = mmgp::detail::choose(posterior_mean, ev, space, opt, {});
+        CHECK(ch.has_chosen);
+        CHECK(ch.chosen == 2);
+        CHECK(ch.has_reference);
+        CHECK(ch.reference == 2);
+    }
+    SUBCASE("node-hours: the cheapest within 5 % of the fastest expected time") {
+        opt.minimise = mmgp::objective::node_hours;
+        const auto ch = mmgp::detail::choose(posterior_mean, ev, space, opt, {});
+        // window: the fastest not excluded (config 3, 0.0) + log 1.05 = 0.0488; configs 0 and 2 in it,
+        // 0 on one node, 2 on two.
+        CHECK(ch.window == doctest::Approx(std::log(1.05)));
+        CHECK(ch.log_weight[2] == doctest::Approx(std::log(2.0 / 3600)));
+        CHECK(ch.chosen == 0);
+    }
+    SUBCASE("nothing measured: the reference is the run in flight expected fastest") {
+        mmgp::detail::run_evidence none;
+        none.per_config.resize(4);
+        const auto ch = mmgp::detail::choose(posterior_mean, none, space, opt, {1, 3, 0});
+        CHECK_FALSE(ch.has_chosen);
+        CHECK(ch.has_reference);
+        CHECK(ch.reference == 3);
+    }
+}
+
+TEST_CASE("tune policy stage: P(beats the chosen) from the joint posterior") {
+    const mmgp::tune_options opt;  // tolerance 3 %, within 5 %
+    mmgp::detail::choice ch;
+    ch.log_weight = {0.0, 0.0};
+    SUBCASE("time: one standard deviation of the difference beyond the tolerance") {
+        // var(c - chosen) = 0.03 + 0.02 - 2 x 0.005 = 0.04: sd 0.2
+        const std::vector<double> mean = {0.0, -std::log(1.03) - 0.2}, var = {0.02, 0.03}, cov = {0.02, 0.005};
+        const mmgp::detail::beat_probability beats(mean, ch, opt);
+        CHECK(beats(1, 0, var, cov) == doctest::Approx(0.8413447460685429));  // Phi(1)
+        const std::vector<double> at_tolerance = {0.0, -std::log(1.03)};
+        const mmgp::detail::beat_probability even(at_tolerance, ch, opt);
+        CHECK(even(1, 0, var, cov) == doctest::Approx(0.5));
+    }
+    SUBCASE("node-hours: surely cheaper, in the window with P 1/2, faster by 5 % with P 1/2") {
+        ch.by_cost = true;
+        ch.log_weight = {std::log(2.0), 0.0};  // the chosen costs twice as much per second
+        const std::vector<double> mean = {0.0, -std::log1p(0.05)}, var = {0.00005, 0.00005}, cov = {0.0, 0.0};
+        ch.window = mean[1];
+        const mmgp::detail::beat_probability beats(mean, ch, opt);
+        CHECK(beats(1, 0, var, cov) == doctest::Approx(0.75));  // 1 - (1 - 1 x 1/2) (1 - 1/2)
+    }
+}
+
+namespace {
+
+// Two or three configurations on one node (the last one on `last_nodes`), the first chosen.
+struct policy_case {
+    std::vector<mmgp::configuration> space;
+    mmgp::detail::run_evidence evidence;
+    mmgp::detail::choice ch;
+    mmgp::detail::log_beliefs b;
+    mmgp::tune_assessment a;
+    std::vector<int> flying;
+    mmgp::tune_options opt;
+
+    policy_case(std::vector<double> mean, std::vector<double> var, std::vector<int> runs, int last_nodes) {
+        const std::size_t n = mean.size();
+        for (std::size_t c = 0; c < n; ++c)
+            space.push_back({1 << c, 1, c + 1 == n ? last_nodes : 1, mmgp::policy::edtlp});
+        evidence.per_config.resize(n);
+        a.configs.resize(n);
+        for (std::size_t c = 0; c < n; ++c) {
+            evidence.per_config[c].logs.assign(static_cast<std::size_t>(runs[c]), mean[c]);
+            if (runs[c] > 0) evidence.measured.push_back(c);
+            a.configs[c].runs = runs[c];
+            a.configs[c].measured_s = runs[c] > 0 ? std::exp(mean[c]) : 0.0;
+            a.runs += runs[c];
+        }
+        a.model_used = true;
+        ch.has_chosen = ch.has_reference = true;
+        ch.log_weight.assign(n, 0.0);
+        b.mean = std::move(mean);
+        b.var = std::move(var);
+        b.cov.assign(n, 0.0);
+        flying.assign(n, 0);
+    }
+    void decide() { mmgp::detail::decide(a, ch, b, evidence, flying, space, opt); }
+};
+
+}  // namespace
+
+TEST_CASE("tune policy stage: stop when confident, the bound and the pathological") {
+    // Config 1 is e^1.5 = 4.5 times slower, known within sd 0.02: P(beats) = Phi(-54), nil.
+    policy_case t({0.0, 1.5}, {0.0004, 0.0004}, {3, 1}, 2);
+    t.decide();
+    CHECK(t.a.has_chosen);
+    CHECK(t.a.chosen == 0);
+    CHECK(t.a.p_beaten == doctest::Approx(0.0));
+    CHECK(t.a.stop == mmgp::tune_stop::confident);
+    CHECK(t.a.next_bound_s == doctest::Approx(3.0));  // 3 x e^0
+    // 1.5 - 1.645 x 0.02 > log 3 = 1.10
+    CHECK(t.a.configs[1].pathological);
+    CHECK_FALSE(t.a.configs[0].pathological);
+    CHECK(t.a.exhaustive_s == doctest::Approx(1.0 + std::exp(1.5) * 2));  // the medians, x nodes
+    CHECK_FALSE(t.a.has_next);
+
+    SUBCASE("two runs of the chosen are not enough: nothing else worth running, the chosen again") {
+        policy_case u({0.0, 1.5}, {0.0004, 0.0004}, {2, 1}, 2);
+        u.decide();
+        CHECK(u.a.stop == mmgp::tune_stop::none);
+        CHECK(u.a.has_next);
+        CHECK(u.a.next == 0);
+        CHECK(u.a.why_next == "repeat the chosen: one more run of it tells more");
+    }
+    SUBCASE("the budget of runs") {
+        policy_case u({0.0, 1.5}, {0.0004, 0.0004}, {2, 1}, 2);
+        u.opt.max_runs = 3;
+        u.decide();
+        CHECK(u.a.stop == mmgp::tune_stop::budget_runs);
+    }
+}
+
+TEST_CASE("tune policy stage: the next run, by P(beats the chosen) per machine second") {
+    // Configs 1 and 2 as likely to beat the chosen: P = Phi(-log 1.03 / sqrt(0.05)) = Phi(-0.132) = 0.447;
+    // config 2 takes two nodes, twice the machine seconds.
+    policy_case t({0.0, 0.0, 0.0}, {0.01, 0.04, 0.04}, {1, 0, 0}, 2);
+    SUBCASE("the cheaper one") {
+        t.decide();
+        CHECK(t.a.stop == mmgp::tune_stop::none);
+        CHECK(t.a.p_beaten == doctest::Approx(1 - (1 - 0.4474) * (1 - 0.4474)).epsilon(1e-3));
+        CHECK(t.a.has_next);
+        CHECK(t.a.next == 1);
+        CHECK(t.a.why_next == "may beat the chosen (P = 0.45)");
+    }
+    SUBCASE("the chosen again when one more run of it takes more off its variance: 0.5 / 2 > 0.04 / 1") {
+        t.b.var[0] = 0.5;
+        t.decide();
+        CHECK(t.a.next == 0);
+        CHECK(t.a.why_next == "repeat the chosen: one more run of it tells more");
+    }
+    SUBCASE("the run budget taken by the runs in flight: nothing more starts") {
+        t.opt.max_runs = 3;
+        t.a.in_flight = 2;
+        t.decide();
+        CHECK(t.a.stop == mmgp::tune_stop::none);
+        CHECK_FALSE(t.a.has_next);
+    }
+    SUBCASE("without the model and too few runs to fit it: the least known configuration") {
+        t.a.model_used = false;
+        t.b.var = {0.01, 0.04, 0.05};
+        t.decide();
+        CHECK(t.a.next == 2);
+        CHECK(t.a.why_next == "explore: the least known configuration (too few runs for the model yet)");
+    }
+}

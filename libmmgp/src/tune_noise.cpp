@@ -1,0 +1,103 @@
+// Stage 1 of the tuner (tuner::assess, tune.cpp): the evidence and the run-to-run noise of log times, from the
+// recorded runs alone. Per configuration: the log times of its finished runs, its censored and failed runs, the
+// log time they point to (mean below three runs, median from three on) and its own noise (1.4826 x the MAD from
+// three runs on); then the pooled noise and the noise assumed for one run of each configuration. Calls only
+// median_ci90 (validate.hpp); the later stages read what it returns.
+#include <algorithm>
+#include <cmath>
+
+#include "detail/tune_stages.hpp"
+#include "mmgp/validate.hpp"
+
+namespace mmgp::detail {
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The variance of a median of log times without assuming their shape: the 90 % interval of the median from
+// order statistics (median_ci90, defined from 5 runs on) read as +-1.645 standard deviations. A bimodal sample
+// (most runs at one value, some in a slow mode) has a small MAD but a wide interval.
+double median_variance(const std::vector<double>& v) {
+    const auto [lo, hi] = median_ci90(v);
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return 0;
+    const double half = (hi - lo) / (2 * z90);
+    return half * half;
+}
+
+run_evidence gather_evidence(const std::vector<tune_run>& runs, std::size_t n_configs) {
+    run_evidence evidence;
+    evidence.per_config.resize(n_configs);
+    for (const auto& r : runs) {
+        auto& e = evidence.per_config[r.config];
+        if (r.outcome == run_outcome::cancelled) continue;  // machine time spent, nothing learnt
+        if (r.outcome == run_outcome::ok && r.time_s > 0) {
+            e.logs.push_back(std::log(r.time_s));
+            evidence.measured.push_back(r.config);
+        } else if (r.outcome == run_outcome::censored) {
+            ++e.censored, e.censored_at = std::max(e.censored_at, r.time_s);
+        } else {
+            ++e.failed;  // failed, or a run without a positive time
+        }
+    }
+    auto& measured = evidence.measured;
+    std::sort(measured.begin(), measured.end());
+    measured.erase(std::unique(measured.begin(), measured.end()), measured.end());
+    return evidence;
+}
+
+void summarise_runs(config_evidence& e) {
+    const std::size_t n = e.logs.size();
+    if (n == 0) return;
+    double mean = 0;
+    for (double v : e.logs) mean += v;
+    mean /= static_cast<double>(n);
+    // From three runs on the median and the MAD: robust to a run slowed by something else on the machine.
+    e.center = n >= 3 ? median_of(e.logs) : mean;
+    e.median_var = median_variance(e.logs);
+    e.weight = n >= 3 ? static_cast<double>(n) / 1.57 : static_cast<double>(n);  // a median is worth n / 1.57 runs
+    if (n >= 3) {
+        std::vector<double> deviations;
+        for (double v : e.logs) deviations.push_back(std::abs(v - e.center));
+        const double sd = 1.4826 * median_of(deviations);
+        e.own_var = sd * sd;
+    } else if (n == 2) {
+        e.own_var = (e.logs[0] - mean) * (e.logs[0] - mean) + (e.logs[1] - mean) * (e.logs[1] - mean);
+    }
+}
+
+// Each configuration's own scale is shrunk towards the pooled scale (3 pseudo-degrees of freedom), itself
+// shrunk towards the prior with 4 pseudo-degrees of freedom: machines are noisier for some mappings than others.
+noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double prior_noise) {
+    double sum_squares = 4 * prior_noise * prior_noise, dof = 4;
+    for (const auto& e : evidence) {
+        if (e.logs.size() < 2) continue;
+        const auto e_dof = static_cast<double>(e.logs.size() - 1);
+        sum_squares += e_dof * e.own_var;
+        dof += e_dof;
+    }
+    noise_estimate noise;
+    noise.pooled_var = sum_squares / dof;
+    // Fewer than three runs cannot show a heavy tail: such a configuration is taken to be as noisy as the
+    // noisiest one measured three times or more, so that one unlucky run does not rule it out.
+    double noisiest = noise.pooled_var;
+    noise.config_var.assign(evidence.size(), noise.pooled_var);
+    for (std::size_t c = 0; c < evidence.size(); ++c) {
+        const auto& e = evidence[c];
+        const double e_dof = e.logs.size() >= 2 ? static_cast<double>(e.logs.size() - 1) : 0.0;
+        noise.config_var[c] = (3 * noise.pooled_var + e_dof * e.own_var) / (3 + e_dof);
+        if (e.logs.size() >= 3) noisiest = std::max(noisiest, noise.config_var[c]);
+    }
+    for (std::size_t c = 0; c < evidence.size(); ++c)
+        if (evidence[c].logs.size() < 3) noise.config_var[c] = std::max(noise.config_var[c], noisiest);
+    return noise;
+}
+
+noise_estimate estimate_noise(run_evidence& evidence, double prior_noise) {
+    for (std::size_t c : evidence.measured) summarise_runs(evidence.per_config[c]);
+    return pool_noise(evidence.per_config, prior_noise);
+}
+
+}  // namespace mmgp::detail

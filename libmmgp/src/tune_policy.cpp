@@ -1,0 +1,249 @@
+// Stage 4 of the tuner (tuner::assess, tune.cpp): the policy. From the posterior means (stage 3): the chosen
+// configuration and the reference the next run is chosen against (choose); then, from every configuration's
+// posterior (believe, stage 3) and the runs so far: P(each beats the chosen), P(beaten), the bound of the next
+// run, whether to stop, and the next run by expected improvement per machine second (decide). Calls only
+// objective_value (objective.hpp); works on plain vectors, so that it can be tried on hand-made beliefs.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "detail/tune_stages.hpp"
+
+namespace mmgp::detail {
+namespace {
+
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+std::string fmt_p(const char* what, double p) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s (P = %.2f)", what, p);
+    return buf;
+}
+
+// Under a cost objective: each configuration's log cost weight (log nodes, log m p nodes), and the window,
+// the configurations expected within `within` of the fastest expected time (log).
+void cost_window(choice& ch, const std::function<double(std::size_t)>& posterior_mean,
+                 const run_evidence& evidence, const std::vector<configuration>& space,
+                 const tune_options& opt) {
+    ch.log_weight.assign(evidence.size(), 0.0);
+    if (!ch.by_cost) return;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < evidence.size(); ++c) {
+        ch.log_weight[c] = std::log(objective_value(opt.minimise, space[c], 1.0));
+        if (evidence[c].excluded()) continue;
+        fastest = std::min(fastest, posterior_mean(c));
+    }
+    ch.window = fastest + std::log1p(opt.within);
+}
+
+// The chosen configuration: measured, never censored or failed, lowest expected time (a cost objective:
+// lowest expected cost in the window; the fastest when none measured is in it).
+void choose_incumbent(choice& ch, const std::function<double(std::size_t)>& posterior_mean,
+                      const run_evidence& evidence) {
+    auto rank_key = [&](std::size_t c, double m) {
+        return !ch.by_cost ? std::pair{0, m} : m <= ch.window ? std::pair{0, m + ch.log_weight[c]} : std::pair{1, m};
+    };
+    double chosen_mean = 0;
+    for (std::size_t c : evidence.measured) {
+        if (evidence[c].excluded()) continue;
+        const double m = posterior_mean(c);
+        if (!ch.has_chosen || rank_key(c, m) < rank_key(ch.chosen, chosen_mean)) {
+            ch.has_chosen = true;
+            ch.chosen = c;
+            chosen_mean = m;
+        }
+    }
+}
+
+// The reference of the next choice: the chosen configuration, or, before anything is chosen, the one in
+// flight expected to be the fastest (what runs beside it is chosen against it).
+void choose_reference(choice& ch, const std::function<double(std::size_t)>& posterior_mean,
+                      const run_evidence& evidence, const std::vector<std::size_t>& in_flight) {
+    ch.has_reference = ch.has_chosen;
+    ch.reference = ch.chosen;
+    if (ch.has_reference) return;
+    double reference_mean = 0;
+    for (std::size_t c : in_flight) {
+        if (evidence[c].excluded()) continue;  // never chosen, never repeated
+        const double m = posterior_mean(c);
+        if (!ch.has_reference || m < reference_mean) ch.has_reference = true, ch.reference = c, reference_mean = m;
+    }
+}
+
+// P(beaten): how likely another configuration beats the chosen by more than the tolerance (independent
+// pairwise events); each configuration's share in its p_beats.
+void rate_rivals(tune_assessment& a, const beat_probability& beats, const log_beliefs& b) {
+    if (!a.has_chosen) return;
+    double p_none = 1;
+    for (std::size_t c = 0; c < a.configs.size(); ++c) {
+        if (c == a.chosen || a.configs[c].excluded) continue;
+        const double p = beats(c, a.chosen, b.var, b.cov);
+        a.configs[c].p_beats = p;
+        p_none *= 1 - p;
+    }
+    a.p_beaten = 1 - p_none;
+}
+
+// The bound of the next run, and the configurations confidently slower than it. No bound before a run has
+// finished: the model's scale is not yet checked against this machine. Returns whether any configuration
+// left is not pathological.
+bool bound_next_run(tune_assessment& a, const log_beliefs& b, const tune_options& opt) {
+    double bound = 0;
+    if (a.has_chosen) bound = opt.bound_factor * std::exp(b.mean[a.chosen]);
+    if (opt.max_run_s > 0) bound = bound > 0 ? std::min(bound, opt.max_run_s) : opt.max_run_s;
+    a.next_bound_s = bound;
+    bool any_runnable = false;
+    for (std::size_t c = 0; c < a.configs.size(); ++c) {
+        auto& belief = a.configs[c];
+        if (belief.excluded) continue;
+        belief.pathological = bound > 0 && b.mean[c] - z90 * std::sqrt(b.var[c]) > std::log(bound);
+        any_runnable = any_runnable || !belief.pathological;
+    }
+    return any_runnable;
+}
+
+// Machine seconds of running every configuration once: the runs' medians where measured, else the expectation.
+double exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
+                          const std::vector<configuration>& space) {
+    double total = 0;
+    for (std::size_t c = 0; c < a.configs.size(); ++c) {
+        const auto& belief = a.configs[c];
+        const double t = belief.measured_s > 0 ? belief.measured_s
+                         : belief.censored > 0 ? evidence[c].censored_at
+                                               : std::exp(b.mean[c] + 0.5 * b.var[c]);
+        total += t * space[c].nodes;
+    }
+    return total;
+}
+
+int chosen_runs(const tune_assessment& a) { return a.has_chosen ? a.configs[a.chosen].runs : 0; }
+
+tune_stop stop_rule(const tune_assessment& a, const tune_options& opt) {
+    if (a.has_chosen && chosen_runs(a) >= 3 && a.p_beaten < 1 - opt.confidence) return tune_stop::confident;
+    if (opt.max_runs > 0 && a.runs >= opt.max_runs) return tune_stop::budget_runs;
+    if (opt.max_seconds > 0 && a.machine_s >= opt.max_seconds) return tune_stop::budget_seconds;
+    for (const auto& belief : a.configs)
+        if (!belief.excluded) return tune_stop::none;
+    return tune_stop::exhausted;
+}
+
+// Whether nothing more should start: the run budget is taken by the runs in flight, or they are expected to
+// settle it (confident once they return what is expected of them; a run started now would most likely be
+// cancelled unfinished).
+bool wait_for_flight(const tune_assessment& a, const beat_probability& beats, const log_beliefs& b,
+                     const std::vector<int>& flying, const tune_options& opt) {
+    if (opt.max_runs > 0 && a.runs + a.in_flight >= opt.max_runs) return true;
+    if (!a.has_chosen || !b.fantasies || chosen_runs(a) + flying[a.chosen] < 3) return false;
+    double p_none = 1;
+    for (std::size_t c = 0; c < a.configs.size(); ++c)
+        if (c != a.chosen && !a.configs[c].excluded) p_none *= 1 - beats(c, a.chosen, b.var_fantasy, b.cov_fantasy);
+    return 1 - p_none < 1 - opt.confidence;
+}
+
+// The next run. While nothing predicts (no model, too few runs to fit one): the least known configuration.
+// Before anything is chosen: the lowest expected time. Then the configuration most likely to beat the
+// chosen one by more than the tolerance per machine second of its run; when the chosen one's own interval
+// is the wider of the two, the chosen one again (both sides of the comparison that keeps the loop going).
+// Returns whether it is the chosen one (or the reference) again.
+bool choose_next(tune_assessment& a, const choice& ch, const beat_probability& beats, const log_beliefs& b,
+                 const std::vector<int>& flying, const std::vector<configuration>& space, bool exploring,
+                 bool any_runnable) {
+    const std::vector<double>& v_next = b.fantasies ? b.var_fantasy : b.var;
+    auto machine_seconds = [&](std::size_t c) {
+        double t = std::exp(b.mean[c] + 0.5 * b.var[c]);
+        if (a.next_bound_s > 0) t = std::min(t, a.next_bound_s);
+        return t * space[c].nodes;
+    };
+    const std::size_t ref = ch.reference;
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < a.configs.size(); ++c) {
+        const auto& belief = a.configs[c];
+        if (belief.excluded || (belief.pathological && any_runnable)) continue;
+        if (ch.has_reference && c == ref && !exploring) continue;
+        const double score = exploring             ? v_next[c]
+                             : !ch.has_reference   ? -b.mean[c]
+                             : !b.fantasies        ? (a.has_chosen ? belief.p_beats : beats(c, ref, b.var, b.cov)) /
+                                                         machine_seconds(c)
+                                                   : beats(c, ref, b.var_fantasy, b.cov_fantasy) / machine_seconds(c);
+        if (score > best_score) {
+            best_score = score;
+            a.next = c;
+            a.has_next = true;
+        }
+    }
+    // One more run of a configuration with n runs takes about var / (n + 1) off its variance.
+    auto gain = [&](std::size_t c) { return v_next[c] / (a.configs[c].runs + flying[c] + 1); };
+    if (ch.has_reference && !exploring && (!a.has_next || gain(ref) > gain(a.next))) {
+        a.next = ref;
+        a.has_next = true;
+        return true;
+    }
+    return false;
+}
+
+std::string why_next(const tune_assessment& a, bool exploring, bool has_reference, bool repeat_chosen) {
+    const auto& next = a.configs[a.next];
+    if (exploring) return "explore: the least known configuration (too few runs for the model yet)";
+    if (!has_reference) return "the lowest expected time";
+    if (repeat_chosen)
+        return a.has_chosen ? "repeat the chosen: one more run of it tells more"
+                            : "another run of the one in flight expected fastest";
+    if (next.pathological) return "nothing else left to run";
+    if (!a.has_chosen) return "may beat the one in flight expected fastest";
+    if (next.runs > 0) return fmt_p("repeat: may still beat the chosen", next.p_beats);
+    return fmt_p("may beat the chosen", next.p_beats);
+}
+
+}  // namespace
+
+choice choose(const std::function<double(std::size_t)>& posterior_mean, const run_evidence& evidence,
+              const std::vector<configuration>& space, const tune_options& opt, const std::vector<std::size_t>& in_flight) {
+    choice ch;
+    ch.by_cost = opt.minimise != objective::time;
+    cost_window(ch, posterior_mean, evidence, space, opt);
+    choose_incumbent(ch, posterior_mean, evidence);
+    choose_reference(ch, posterior_mean, evidence, in_flight);
+    return ch;
+}
+
+beat_probability::beat_probability(const std::vector<double>& mean, const choice& ch, const tune_options& opt)
+    : mean_(mean), ch_(ch), margin_(std::log1p(opt.tolerance)), log_within_(std::log1p(opt.within)) {}
+
+// Under a cost objective, c beats the chosen when it is cheaper by more than the tolerance and in the
+// window, or when it is faster than the chosen by more than `within` (the chosen is then out of the window).
+double beat_probability::operator()(std::size_t c, std::size_t against, const std::vector<double>& var,
+                                    const std::vector<double>& cov) const {
+    const auto& mu = mean_;
+    const auto& lw = ch_.log_weight;
+    const double sd = std::sqrt(std::max(var[c] + var[against] - 2 * cov[c], 1e-12));
+    if (!ch_.by_cost) return normal_cdf((mu[against] - mu[c] - margin_) / sd);
+    const double cheaper = normal_cdf((mu[against] + lw[against] - mu[c] - lw[c] - margin_) / sd);
+    const double in_window = normal_cdf((ch_.window - mu[c]) / std::sqrt(std::max(var[c], 1e-12)));
+    const double faster = normal_cdf((mu[against] - mu[c] - log_within_) / sd);
+    return 1 - (1 - cheaper * in_window) * (1 - faster);
+}
+
+void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const run_evidence& evidence,
+            const std::vector<int>& flying, const std::vector<configuration>& space, const tune_options& opt) {
+    a.has_chosen = ch.has_chosen;
+    a.chosen = ch.chosen;
+    const beat_probability beats(b.mean, ch, opt);
+    rate_rivals(a, beats, b);
+    const bool any_runnable = bound_next_run(a, b, opt);
+    a.exhaustive_s = exhaustive_seconds(a, b, evidence, space);
+    a.stop = stop_rule(a, opt);
+    if (a.stop != tune_stop::none || wait_for_flight(a, beats, b, flying, opt)) return;
+    // While nothing predicts (no model, or too few runs to fit one without the prior): explore.
+    const bool exploring = !a.model_used && (opt.use_model ? evidence.measured.size() < n_fit + 1 : !a.has_chosen);
+    const bool repeat_chosen = choose_next(a, ch, beats, b, flying, space, exploring, any_runnable);
+    if (!a.has_next) {
+        a.stop = tune_stop::exhausted;
+        return;
+    }
+    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen);
+}
+
+}  // namespace mmgp::detail
