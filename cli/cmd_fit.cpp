@@ -61,11 +61,43 @@ std::string ci(const fitted_param& p) {
     return fmt::format("[{:.5g}, {:.5g}]", p.ci95_lo, p.ci95_hi);
 }
 
-}  // namespace
+// --spin-limit: an integer >= 0 or 'unbounded'.
+std::int64_t spin_limit_of(const std::string& text) {
+    if (text == "unbounded") return application::spin_unbounded;
+    long long v = -1;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < 0)
+        throw usage_error("--spin-limit: expected an integer >= 0 or 'unbounded', found '" + text + "'");
+    return v;
+}
 
-int run_fit(const fit_options_cli& o) {
-    if (!o.output.empty()) check_output("-o", o.output, {o.file, o.platform});  // before reading anything
-    interrupt_guard guard(o.output);
+// One --fix NAME=VALUE added to opt.fixed: a parameter --fix can hold, a finite value >= 0, each held once, and
+// not T_start when --fit-T-start fits it.
+void add_fix(const std::string& f, bool fit_T_start, fit_options& opt) {
+    auto eq = f.find('=');
+    std::string name = f.substr(0, eq);
+    if (eq == std::string::npos || !fixable_parameter(name))
+        throw usage_error("--fix: expected NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, T_start, found \"" + f + "\"");
+    double v = 0;
+    try {
+        std::size_t used = 0;
+        v = std::stod(f.substr(eq + 1), &used);
+        if (used != f.size() - eq - 1) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+        throw usage_error("--fix: expected NAME=VALUE with a number, found \"" + f + "\"");
+    }
+    if (!(v >= 0) || !std::isfinite(v)) throw usage_error("--fix: expected a finite value >= 0, found \"" + f + "\"");
+    for (const auto& [held, value] : opt.fixed)
+        if (held == name)
+            throw usage_error(fmt::format("--fix: expected each parameter held once, found {} held at {:g} and at {:g}",
+                                          name, value, v));
+    if (name == "T_start" && fit_T_start)
+        throw usage_error("--fix: expected either --fix T_start=VALUE (held) or --fit-T-start (fitted), found both");
+    opt.fixed.emplace_back(name, v);
+}
+
+// The fit's options from the command line's.
+fit_options fit_options_of(const fit_options_cli& o) {
     fit_options opt;
     // --decomposition, --scaling, --N and --N-start are checked by the option table (options.cpp).
     opt.decomp = o.decomposition == "data" ? decomposition::data : decomposition::task;
@@ -79,41 +111,41 @@ int run_fit(const fit_options_cli& o) {
     opt.N_start = o.N_start;
     opt.fit_N = o.fit_N;
     opt.fit_T_start = o.fit_T_start;
-    if (!o.spin_limit.empty()) {
-        if (o.spin_limit == "unbounded") {
-            opt.spin_limit = application::spin_unbounded;
-        } else {
-            long long v = -1;
-            auto r = std::from_chars(o.spin_limit.data(), o.spin_limit.data() + o.spin_limit.size(), v);
-            if (r.ec != std::errc() || r.ptr != o.spin_limit.data() + o.spin_limit.size() || v < 0)
-                throw usage_error("--spin-limit: expected an integer >= 0 or 'unbounded', found '" + o.spin_limit + "'");
-            opt.spin_limit = v;
-        }
-    }
+    if (!o.spin_limit.empty()) opt.spin_limit = spin_limit_of(o.spin_limit);
     opt.name = o.name;
-    for (const auto& f : o.fix) {
-        auto eq = f.find('=');
-        std::string name = f.substr(0, eq);
-        if (eq == std::string::npos ||
-            (name != "T_hpu" && name != "T_apu" && name != "C_apu" && name != "g" && name != "T_start"))
-            throw usage_error("--fix: expected NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, T_start, found \"" + f + "\"");
-        double v = 0;
-        try {
-            std::size_t used = 0;
-            v = std::stod(f.substr(eq + 1), &used);
-            if (used != f.size() - eq - 1) throw std::invalid_argument("trailing");
-        } catch (const std::exception&) {
-            throw usage_error("--fix: expected NAME=VALUE with a number, found \"" + f + "\"");
-        }
-        if (!(v >= 0) || !std::isfinite(v)) throw usage_error("--fix: expected a finite value >= 0, found \"" + f + "\"");
-        for (const auto& [held, value] : opt.fixed)
-            if (held == name)
-                throw usage_error(fmt::format("--fix: expected each parameter held once, found {} held at {:g} and at {:g}",
-                                              name, value, v));
-        if (name == "T_start" && o.fit_T_start)
-            throw usage_error("--fix: expected either --fix T_start=VALUE (held) or --fit-T-start (fitted), found both");
-        opt.fixed.emplace_back(name, v);
-    }
+    for (const auto& f : o.fix) add_fix(f, o.fit_T_start, opt);
+    return opt;
+}
+
+// The report of a fit of n_runs runs (censored ones included): the parameters with their errors and
+// intervals, the residuals and the warnings.
+std::string fit_report(const fit_result& f, std::size_t n_runs, const fit_options& opt, const fit_options_cli& o,
+                       const platform& pl) {
+    std::string out = fmt::format("mmgp fit: {} runs from {} on platform {}, {} decomposition, policy {}\n", n_runs,
+                                  o.file, pl.name, to_string(opt.decomp), to_string(opt.pol));
+    if (o.platform.empty())
+        out += "  no --platform: host contention, context switches and off-load costs are taken as zero\n";
+    out += fmt::format("\n{:<7} {:>13} {:>13} {:>29}  {}\n", "param", "value", "std. error", "95 % confidence interval", "");
+    for (const auto& p : f.params)
+        out += fmt::format("{:<7} {:>13.6g} {:>13} {:>29}  {}\n", p.name, p.value,
+                           p.fitted && p.identified && std::isfinite(p.stderr_) ? fmt::format("{:.3g}", p.stderr_) : "",
+                           ci(p), p.note);
+    out += fmt::format("\n{:>5} {:>5} {:>6} {:>7} {:>12} {:>12} {:>8}\n", "m", "p", "nodes", "units", "measured", "fitted", "error");
+    for (const auto& r : f.residuals)
+        out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%\n", r.run.c.m, r.run.c.p, r.run.c.nodes,
+                           r.run.units, r.run.time_s, r.predicted_s, r.err_pct);
+    out += fmt::format("\nresiduals: rms {:.2f} %, max {:.2f} %, {} degrees of freedom\n", f.rms_err_pct,
+                       f.max_abs_err_pct, f.dof);
+    for (const auto& w : f.warnings) out += "warning: " + w + "\n";
+    return out;
+}
+
+}  // namespace
+
+int run_fit(const fit_options_cli& o) {
+    if (!o.output.empty()) check_output("-o", o.output, {o.file, o.platform});  // before reading anything
+    interrupt_guard guard(o.output);
+    const fit_options opt = fit_options_of(o);
     std::vector<measured_run> runs = read_runs(o.file);
     if (!o.sets.empty() && o.platform.empty())
         throw usage_error("--set: edits the platform of --platform; expected --platform FILE, found none");
@@ -121,27 +153,7 @@ int run_fit(const fit_options_cli& o) {
     warn_about_platform(pl, o.max_age_days);
     fit_result f = fit_application(pl, runs, opt, o.file);
     std::string profile = application_json(f, o.file);
-    std::string out;
-    if (o.json) {
-        out = profile;
-    } else {
-        out += fmt::format("mmgp fit: {} runs from {} on platform {}, {} decomposition, policy {}\n", runs.size(), o.file,
-                           pl.name, to_string(opt.decomp), to_string(opt.pol));
-        if (o.platform.empty())
-            out += "  no --platform: host contention, context switches and off-load costs are taken as zero\n";
-        out += fmt::format("\n{:<7} {:>13} {:>13} {:>29}  {}\n", "param", "value", "std. error", "95 % confidence interval", "");
-        for (const auto& p : f.params)
-            out += fmt::format("{:<7} {:>13.6g} {:>13} {:>29}  {}\n", p.name, p.value,
-                               p.fitted && p.identified && std::isfinite(p.stderr_) ? fmt::format("{:.3g}", p.stderr_) : "",
-                               ci(p), p.note);
-        out += fmt::format("\n{:>5} {:>5} {:>6} {:>7} {:>12} {:>12} {:>8}\n", "m", "p", "nodes", "units", "measured", "fitted", "error");
-        for (const auto& r : f.residuals)
-            out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%\n", r.run.c.m, r.run.c.p, r.run.c.nodes,
-                               r.run.units, r.run.time_s, r.predicted_s, r.err_pct);
-        out += fmt::format("\nresiduals: rms {:.2f} %, max {:.2f} %, {} degrees of freedom\n", f.rms_err_pct,
-                           f.max_abs_err_pct, f.dof);
-        for (const auto& w : f.warnings) out += "warning: " + w + "\n";
-    }
+    std::string out = o.json ? profile : fit_report(f, runs.size(), opt, o, pl);
     if (!o.output.empty()) {
         write_profile(o.output, profile, profile_kind::application, "fit");
         if (!o.json) out += "wrote " + o.output + "\n";

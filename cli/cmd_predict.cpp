@@ -53,21 +53,33 @@ double part(const breakdown& b, int i) {
     }
 }
 
+// A difference of times (seconds) and the name of what differs.
+using difference = std::pair<double, const char*>;
+
+void largest_first(std::vector<difference>& d) {
+    std::sort(d.begin(), d.end(), [](const difference& a, const difference& b) { return std::fabs(a.first) > std::fabs(b.first); });
+}
+
+// Appends " host +5.04 s" to a list of differences, after a comma unless the list is empty.
+void add_difference(std::string& list, const difference& d) {
+    list += fmt::format("{} {} {}{}", list.empty() ? "" : ",", d.second, d.first > 0 ? "+" : "-", human_time(std::fabs(d.first)));
+}
+
 // "vs m=16 p=1 nodes=1 (32.47 s, +9.1 %): host +5.04 s, offload -2.41 s"
 std::string contrast(const ranked& best, const ranked& other, const char* why) {
-    std::vector<std::pair<double, int>> diffs;
-    for (int i = 0; i < 7; ++i) diffs.emplace_back(part(other.pred.parts, i) - part(best.pred.parts, i), i);
-    std::sort(diffs.begin(), diffs.end(), [](auto a, auto b) { return std::fabs(a.first) > std::fabs(b.first); });
-    std::string out = fmt::format("  vs {} {} ({}, {:+.1f} %):", label(other.c), why, human_time(other.pred.time_s),
-                                  100.0 * (other.pred.time_s / best.pred.time_s - 1.0));
+    std::vector<difference> diffs;
+    for (int i = 0; i < 7; ++i) diffs.emplace_back(part(other.pred.parts, i) - part(best.pred.parts, i), part_names[i]);
+    largest_first(diffs);
+    std::string list;
     int shown = 0;
-    for (auto [d, i] : diffs) {
-        if (shown == 3 || std::fabs(d) < 1e-3 * best.pred.time_s) break;
-        out += fmt::format("{} {} {}{}", shown ? "," : "", part_names[i], d > 0 ? "+" : "-", human_time(std::fabs(d)));
+    for (const auto& d : diffs) {
+        if (shown == 3 || std::fabs(d.first) < 1e-3 * best.pred.time_s) break;
+        add_difference(list, d);
         ++shown;
     }
-    if (shown == 0) out += " the same time";
-    return out + "\n";
+    return fmt::format("  vs {} {} ({}, {:+.1f} %):", label(other.c), why, human_time(other.pred.time_s),
+                       100.0 * (other.pred.time_s / best.pred.time_s - 1.0)) +
+           (list.empty() ? " the same time" : list) + "\n";
 }
 
 // Buffered standard output: the streamed reports write through it in constant memory.
@@ -428,38 +440,35 @@ std::string level_name(const scenario& s, int lv) {
     return lv < 0 ? std::string("none") : s.plat.hier.levels[static_cast<std::size_t>(lv)].name;
 }
 
-void wavefront_report(out_stream& out, const scenario& s, bool as_json) {
-    if (s.plat.hier.empty())
-        throw input_error(s.file, "/platform/hierarchy", "a communication hierarchy for the wavefront's mappings", "none");
-    const int lo = static_cast<int>(std::max<std::int64_t>(1, s.space.nodes.lo));
-    const int hi = static_cast<int>(std::min<std::int64_t>(s.plat.nodes, s.space.nodes.hi));
+// The node counts a wavefront report shows: powers of two times the least, and the most.
+std::vector<wave_pair> wave_rows(const scenario& s, int lo, int hi) {
     std::vector<int> counts;
     for (std::int64_t n = lo; n < hi; n *= 2) counts.push_back(static_cast<int>(n));
     counts.push_back(hi);
     std::vector<wave_pair> rows;
     for (int n : counts) rows.push_back(wave_at(s, n));
-    const auto& w = s.app.wave;
-    if (as_json) {
-        out.print("{{\"schema\": \"mmgp/1\", \"kind\": \"wavefront\", \"scenario\": {}, \"rows\": [", quote(s.name));
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const auto& r = rows[i];
-            auto one = [&](const wavefront_prediction& t, const configuration& c) {
-                if (!t.valid) return std::string("null");
-                return fmt::format("{{\"m\": {}, \"p\": {}, \"time_s\": {}, \"compute\": {}, \"fill\": {}, \"transfer\": {}, "
-                                   "\"communication\": {}, \"grid\": [{}, {}], \"level_i\": {}, \"level_j\": {}, \"step_s\": {}}}",
-                                   c.m, c.p, num(t.time_s), num(t.compute), num(t.fill), num(t.transfer), num(t.communication),
-                                   t.px, t.py, quote(level_name(s, t.level_i)), quote(level_name(s, t.level_j)), num(t.step_s));
-            };
-            out.print("{}\n  {{\"nodes\": {}, \"accelerator_driven\": {}, \"host_driven\": {}}}", i ? "," : "", r.nodes,
-                      one(r.acc, r.acc_c), one(r.host, r.host_c));
-        }
-        out.print("]}}\n");
-        return;
-    }
-    out.print("# {}: a wavefront ({} x {} x {} cells {}, {:g} angles, {:g}-plane blocks, {:g} octants) mapped two ways, "
-              "nodes {}..{} (docs/MODEL.md §6)\n\n",
-              s.name, w.cells[0], w.cells[1], w.cells[2], w.per_rank ? "per accelerator" : "in all", w.angles, w.k_block,
-              w.octants, lo, hi);
+    return rows;
+}
+
+// One mapping of a wavefront row as a JSON object (null when it cannot run).
+std::string wave_json(const scenario& s, const wavefront_prediction& t, const configuration& c) {
+    if (!t.valid) return "null";
+    return fmt::format("{{\"m\": {}, \"p\": {}, \"time_s\": {}, \"compute\": {}, \"fill\": {}, \"transfer\": {}, "
+                       "\"communication\": {}, \"grid\": [{}, {}], \"level_i\": {}, \"level_j\": {}, \"step_s\": {}}}",
+                       c.m, c.p, num(t.time_s), num(t.compute), num(t.fill), num(t.transfer), num(t.communication), t.px,
+                       t.py, quote(level_name(s, t.level_i)), quote(level_name(s, t.level_j)), num(t.step_s));
+}
+
+void wavefront_json(out_stream& out, const scenario& s, const std::vector<wave_pair>& rows) {
+    out.print("{{\"schema\": \"mmgp/1\", \"kind\": \"wavefront\", \"scenario\": {}, \"rows\": [", quote(s.name));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        out.print("{}\n  {{\"nodes\": {}, \"accelerator_driven\": {}, \"host_driven\": {}}}", i ? "," : "", rows[i].nodes,
+                  wave_json(s, rows[i].acc, rows[i].acc_c), wave_json(s, rows[i].host, rows[i].host_c));
+    out.print("]}}\n");
+}
+
+// The table of both mappings at each node count, and which wins where.
+void wavefront_table(out_stream& out, const std::vector<wave_pair>& rows) {
     out.print("{:>6} {:>7} {:>11} {:>20} {:>28} {:>24}\n", "nodes", "ranks", "grid", "accelerator-driven",
               "host-driven (best m x p)", "faster");
     int acc_wins = 0, host_wins = 0;
@@ -487,29 +496,49 @@ void wavefront_report(out_stream& out, const scenario& s, bool as_json) {
         else if (acc_wins == 0) out.print("Winner: host-driven at every node count shown.\n");
         else out.print("Winner changes: crossover near {} nodes.\n", crossover.value_or(0));
     }
-    // Why, term by term, at the smallest and the largest node count.
-    for (const auto* r : {&rows.front(), &rows.back()}) {
-        if (!r->acc.valid) continue;
-        out.print("\nAt {} node{}: accelerator-driven {} = compute {} + pipeline fill {} + communication {}\n", r->nodes,
-                  r->nodes > 1 ? "s" : "", human_time(r->acc.time_s), human_time(r->acc.compute), human_time(r->acc.fill),
-                  human_time(r->acc.communication));
-        out.print("  one step {}: faces {} ({}) and {} ({}){}\n", human_time(r->acc.step_s), human_time(r->acc.message_i_s),
-                  level_name(s, r->acc.level_i), human_time(r->acc.message_j_s), level_name(s, r->acc.level_j),
-                  r->acc.forward_s > 0 ? fmt::format(", forwarding hosts busy {} per step", human_time(r->acc.forward_s)) : "");
-        if (!r->host.valid) continue;
-        out.print("  host-driven m={} p={} {} = compute {} + fill {} + transfers {} + communication {}\n", r->host_c.m,
-                  r->host_c.p, human_time(r->host.time_s), human_time(r->host.compute), human_time(r->host.fill),
-                  human_time(r->host.transfer), human_time(r->host.communication));
-        struct term { const char* name; double d; };
-        term terms[] = {{"compute", r->host.compute - r->acc.compute}, {"fill", r->host.fill - r->acc.fill},
-                        {"transfers", r->host.transfer - r->acc.transfer},
-                        {"communication", r->host.communication - r->acc.communication}};
-        std::sort(std::begin(terms), std::end(terms), [](const term& a, const term& b) { return std::fabs(a.d) > std::fabs(b.d); });
-        std::string why;
-        for (const auto& t : terms)
-            if (std::fabs(t.d) > 1e-3 * r->acc.time_s) why += fmt::format("{} {} {}{}", why.empty() ? "" : ",", t.name, t.d > 0 ? "+" : "-", human_time(std::fabs(t.d)));
-        out.print("  host-driven against accelerator-driven:{}\n", why.empty() ? " the same time" : why);
+}
+
+// Why, term by term, at one node count: each mapping's terms, and where the host-driven one differs.
+void wavefront_why(out_stream& out, const scenario& s, const wave_pair& r) {
+    if (!r.acc.valid) return;
+    out.print("\nAt {} node{}: accelerator-driven {} = compute {} + pipeline fill {} + communication {}\n", r.nodes,
+              r.nodes > 1 ? "s" : "", human_time(r.acc.time_s), human_time(r.acc.compute), human_time(r.acc.fill),
+              human_time(r.acc.communication));
+    out.print("  one step {}: faces {} ({}) and {} ({}){}\n", human_time(r.acc.step_s), human_time(r.acc.message_i_s),
+              level_name(s, r.acc.level_i), human_time(r.acc.message_j_s), level_name(s, r.acc.level_j),
+              r.acc.forward_s > 0 ? fmt::format(", forwarding hosts busy {} per step", human_time(r.acc.forward_s)) : "");
+    if (!r.host.valid) return;
+    out.print("  host-driven m={} p={} {} = compute {} + fill {} + transfers {} + communication {}\n", r.host_c.m,
+              r.host_c.p, human_time(r.host.time_s), human_time(r.host.compute), human_time(r.host.fill),
+              human_time(r.host.transfer), human_time(r.host.communication));
+    std::vector<difference> terms = {{r.host.compute - r.acc.compute, "compute"}, {r.host.fill - r.acc.fill, "fill"},
+                                     {r.host.transfer - r.acc.transfer, "transfers"},
+                                     {r.host.communication - r.acc.communication, "communication"}};
+    largest_first(terms);
+    std::string why;
+    for (const auto& t : terms)
+        if (std::fabs(t.first) > 1e-3 * r.acc.time_s) add_difference(why, t);
+    out.print("  host-driven against accelerator-driven:{}\n", why.empty() ? " the same time" : why);
+}
+
+void wavefront_report(out_stream& out, const scenario& s, bool as_json) {
+    if (s.plat.hier.empty())
+        throw input_error(s.file, "/platform/hierarchy", "a communication hierarchy for the wavefront's mappings", "none");
+    const int lo = static_cast<int>(std::max<std::int64_t>(1, s.space.nodes.lo));
+    const int hi = static_cast<int>(std::min<std::int64_t>(s.plat.nodes, s.space.nodes.hi));
+    const std::vector<wave_pair> rows = wave_rows(s, lo, hi);
+    if (as_json) {
+        wavefront_json(out, s, rows);
+        return;
     }
+    const auto& w = s.app.wave;
+    out.print("# {}: a wavefront ({} x {} x {} cells {}, {:g} angles, {:g}-plane blocks, {:g} octants) mapped two ways, "
+              "nodes {}..{} (docs/MODEL.md §6)\n\n",
+              s.name, w.cells[0], w.cells[1], w.cells[2], w.per_rank ? "per accelerator" : "in all", w.angles, w.k_block,
+              w.octants, lo, hi);
+    wavefront_table(out, rows);
+    // Why, term by term, at the smallest and the largest node count.
+    for (const auto* r : {&rows.front(), &rows.back()}) wavefront_why(out, s, *r);
 }
 }  // namespace
 

@@ -2,33 +2,45 @@
 // Each subcommand lives in cmd_<name>.cpp; errors are printed here, in one place.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common.hpp"
 
-int main(int argc, char** argv) {
-    CLI::App app{"mmgp: the Model of Multi-Grain Parallelism. Predicts the run time of every mapping "
-                 "(m processes per node, p accelerators per process, nodes) and picks the best."};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", "mmgp 0.1.0");
+namespace {
+
+// Every subcommand's options, each subcommand registered with the app in the order --help lists them. The app
+// keeps pointers to the members: built in place, never moved.
+struct subcommands {
     mmgp::cli::predict_options predict;
     mmgp::cli::validate_options validate;
     mmgp::cli::fit_options_cli fit;
     mmgp::cli::calibrate_options calibrate;
-    mmgp::cli::setup_predict(app, predict);
-    mmgp::cli::setup_validate(app, validate);
-    mmgp::cli::setup_fit(app, fit);
-    mmgp::cli::setup_calibrate(app, calibrate);
 #ifdef MMGP_HAVE_KERNELS
     mmgp::cli::profile_options profile;
-    mmgp::cli::setup_profile(app, profile);
 #endif
     mmgp::cli::launch_options launch;
-    mmgp::cli::setup_launch(app, launch);
     mmgp::cli::tune_options_cli tune;
-    mmgp::cli::setup_tune(app, tune);
-    // Every argument is text: a byte that is not UTF-8 (in a --set value, a --name, a file name, a tuned program's
-    // words) is refused here, once, rather than failing later inside a JSON document.
+
+    explicit subcommands(CLI::App& app) {
+        mmgp::cli::setup_predict(app, predict);
+        mmgp::cli::setup_validate(app, validate);
+        mmgp::cli::setup_fit(app, fit);
+        mmgp::cli::setup_calibrate(app, calibrate);
+#ifdef MMGP_HAVE_KERNELS
+        mmgp::cli::setup_profile(app, profile);
+#endif
+        mmgp::cli::setup_launch(app, launch);
+        mmgp::cli::setup_tune(app, tune);
+    }
+    subcommands(const subcommands&) = delete;
+    subcommands& operator=(const subcommands&) = delete;
+};
+
+// Every argument is text: a byte that is not UTF-8 (in a --set value, a --name, a file name, a tuned program's
+// words) is refused here, once, rather than failing later inside a JSON document.
+bool all_utf8(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg(argv[i]);
         const std::size_t at = mmgp::invalid_utf8_at(arg);
@@ -37,32 +49,42 @@ int main(int argc, char** argv) {
             std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(arg[at]));
             std::cerr << "mmgp: argument " << i << " (\"" << mmgp::utf8_prefix(arg.substr(0, at), 40)
                       << "...\"): expected UTF-8 text, found the byte " << byte << " at offset " << at << '\n';
-            return 2;
+            return false;
         }
     }
-    std::string names;  // the subcommands, for messages
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-        names += (names.empty() ? "" : ", ") + sub->get_name();
-    // An option before any subcommand (other than --help and --version) is named.
-    if (argc > 1 && argv[1][0] == '-') {
-        const std::string_view first(argv[1]);
-        if (first != "-h" && first != "--help" && first != "--version") {
-            std::cerr << "mmgp: unknown option \"" << first << "\": expected a subcommand first (" << names
-                      << "; see mmgp --help)\n";
-            return 2;
-        }
+    return true;
+}
+
+// The subcommands' names, in the order --help lists them.
+std::vector<std::string> subcommand_names(CLI::App& app) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    return names;
+}
+
+// The first word is a subcommand, --help or --version; anything else is named (CLI11 would only say that a
+// subcommand is required).
+bool known_first_word(CLI::App& app, int argc, char** argv) {
+    if (argc <= 1) return true;
+    const std::vector<std::string> names = subcommand_names(app);
+    std::string listed;  // for messages
+    for (const auto& name : names) listed += (listed.empty() ? "" : ", ") + name;
+    const std::string_view first(argv[1]);
+    if (argv[1][0] == '-') {
+        if (first == "-h" || first == "--help" || first == "--version") return true;
+        std::cerr << "mmgp: unknown option \"" << first << "\": expected a subcommand first (" << listed
+                  << "; see mmgp --help)\n";
+        return false;
     }
-    // A first word that is neither an option nor a subcommand is named (CLI11 would only say one is required).
-    if (argc > 1 && argv[1][0] != '-') {
-        bool known = false;
-        for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-            known = known || sub->get_name() == argv[1];
-        if (!known) {
-            std::cerr << "mmgp: unknown subcommand \"" << argv[1] << "\": expected one of " << names
-                      << " (see mmgp --help)\n";
-            return 2;
-        }
-    }
+    for (const auto& name : names)
+        if (name == first) return true;
+    std::cerr << "mmgp: unknown subcommand \"" << first << "\": expected one of " << listed << " (see mmgp --help)\n";
+    return false;
+}
+
+// Parses the command line: nothing when a subcommand is to run, else the exit status (help, version, or 2
+// after naming what is wrong).
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -75,19 +97,24 @@ int main(int argc, char** argv) {
         std::cerr << "mmgp: " << e.what() << " (see mmgp --help)\n";
         return 2;
     }
+    return std::nullopt;
+}
+
+// Runs the subcommand the command line named; its errors are printed here.
+int run_subcommand(CLI::App& app, subcommands& cmd) {
     try {
-        if (app.got_subcommand("predict")) return mmgp::cli::run_predict(predict);
-        if (app.got_subcommand("validate")) return mmgp::cli::run_validate(validate);
-        if (app.got_subcommand("fit")) return mmgp::cli::run_fit(fit);
-        if (app.got_subcommand("calibrate")) return mmgp::cli::run_calibrate(calibrate);
+        if (app.got_subcommand("predict")) return mmgp::cli::run_predict(cmd.predict);
+        if (app.got_subcommand("validate")) return mmgp::cli::run_validate(cmd.validate);
+        if (app.got_subcommand("fit")) return mmgp::cli::run_fit(cmd.fit);
+        if (app.got_subcommand("calibrate")) return mmgp::cli::run_calibrate(cmd.calibrate);
 #ifdef MMGP_HAVE_KERNELS
-        if (app.got_subcommand("profile")) return mmgp::cli::run_profile(profile);
+        if (app.got_subcommand("profile")) return mmgp::cli::run_profile(cmd.profile);
 #endif
-        if (app.got_subcommand("launch")) return mmgp::cli::run_launch(launch);
+        if (app.got_subcommand("launch")) return mmgp::cli::run_launch(cmd.launch);
         if (app.got_subcommand("tune")) {
             for (const CLI::Option* opt : app.get_subcommand("tune")->get_options())
-                if (opt->count() > 0) tune.given.push_back(opt->get_name());
-            return mmgp::cli::run_tune(tune);
+                if (opt->count() > 0) cmd.tune.given.push_back(opt->get_name());
+            return mmgp::cli::run_tune(cmd.tune);
         }
     } catch (const mmgp::error& e) {
         std::cerr << "mmgp: " << e.what() << '\n';
@@ -97,4 +124,17 @@ int main(int argc, char** argv) {
         return 1;
     }
     return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"mmgp: the Model of Multi-Grain Parallelism. Predicts the run time of every mapping "
+                 "(m processes per node, p accelerators per process, nodes) and picks the best."};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "mmgp 0.1.0");
+    subcommands cmd(app);
+    if (!all_utf8(argc, argv) || !known_first_word(app, argc, argv)) return 2;
+    if (const std::optional<int> status = parse_command_line(app, argc, argv)) return *status;
+    return run_subcommand(app, cmd);
 }

@@ -91,9 +91,9 @@ std::string cpu_list(const std::vector<int>& cpus) {
     throw error(what + ": expected " + expected + ", found " + found);
 }
 
-}  // namespace
-
-launch_plan render_launch(const launch_request& rq, const std::vector<std::string>& command) {
+// The request and the command, refused before anything is rendered: a program, a mapping of at least one of
+// each, counts >= 0, one node for the local launcher, and no per-process placeholder on an MPI launcher's line.
+void check_request(const launch_request& rq, const std::vector<std::string>& command) {
     const configuration& c = rq.mapping;
     if (command.empty() || command.front().empty())
         fail("COMMAND", "a program to launch after --", command.empty() ? "nothing" : "an empty word");
@@ -102,77 +102,86 @@ launch_plan render_launch(const launch_request& rq, const std::vector<std::strin
              "m=" + std::to_string(c.m) + " p=" + std::to_string(c.p) + " nodes=" + std::to_string(c.nodes));
     if (rq.units < 0) fail("units", "a count >= 0", std::to_string(rq.units));
     if (rq.cores_per_node < 0) fail("cores per node", "a count >= 0 (0 = unknown)", std::to_string(rq.cores_per_node));
-    const std::string kind_name(to_string(rq.kind));
     if (rq.kind == launcher_kind::local && c.nodes != 1)
         fail("--launcher local", "nodes = 1 (the local launcher starts processes on this machine)",
              "nodes=" + std::to_string(c.nodes));
-    if (rq.kind != launcher_kind::local)
-        for (const auto& w : command)
-            for (std::string_view key : {"{rank}", "{units}"})
-                if (w.find(key) != std::string::npos)
-                    fail("COMMAND", "placeholders {m} {p} {nodes} {np} {U} with --launcher " + kind_name + " (" +
-                                        std::string(key) + " differs per process: use --launcher local, or read "
-                                        "the launcher's rank variable and MMGP_UNITS_TOTAL)",
-                         shell_quote(w));
+    if (rq.kind == launcher_kind::local) return;
+    for (const auto& w : command)
+        for (std::string_view key : {"{rank}", "{units}"})
+            if (w.find(key) != std::string::npos)
+                fail("COMMAND", "placeholders {m} {p} {nodes} {np} {U} with --launcher " + std::string(to_string(rq.kind)) +
+                                    " (" + std::string(key) + " differs per process: use --launcher local, or read "
+                                    "the launcher's rank variable and MMGP_UNITS_TOTAL)",
+                     shell_quote(w));
+}
 
-    launch_plan plan;
-    plan.kind = rq.kind;
-    plan.mapping = c;
-    plan.units = rq.units;
+using environment = std::vector<std::pair<std::string, std::string>>;
+
+// The variables every process gets: OpenMP's threads and placement, and the mapping.
+environment mapping_environment(const launch_request& rq) {
+    const configuration& c = rq.mapping;
     const std::int64_t m = c.m, p = c.p, nodes = c.nodes, np = m * nodes;
-    values v{m, p, nodes, np, rq.units, 0, 0, false};
-    const std::string ps = std::to_string(p), ms = std::to_string(m), nps = std::to_string(np);
-    std::vector<std::pair<std::string, std::string>> env = {
-        {"OMP_NUM_THREADS", ps},  {"OMP_PLACES", "cores"}, {"OMP_PROC_BIND", "close"}, {"MMGP_M", ms},
-        {"MMGP_P", ps},           {"MMGP_NODES", std::to_string(nodes)}, {"MMGP_NP", nps},
-        {"MMGP_UNITS_TOTAL", std::to_string(rq.units)}};
-    // Threads are placed on cores only inside a bound process: unbound, OMP_PROC_BIND=close would put every
-    // process's threads on the node's first p cores.
-    auto unbind = [&env] {
-        std::erase_if(env, [](const auto& kv) { return kv.first == "OMP_PLACES" || kv.first == "OMP_PROC_BIND"; });
-    };
+    const std::string ps = std::to_string(p);
+    return {{"OMP_NUM_THREADS", ps},  {"OMP_PLACES", "cores"}, {"OMP_PROC_BIND", "close"}, {"MMGP_M", std::to_string(m)},
+            {"MMGP_P", ps},           {"MMGP_NODES", std::to_string(nodes)}, {"MMGP_NP", std::to_string(np)},
+            {"MMGP_UNITS_TOTAL", std::to_string(rq.units)}};
+}
 
-    if (rq.kind == launcher_kind::local) {
-        const std::int64_t ncpu = static_cast<std::int64_t>(rq.cpus.size());
-        const bool bind = ncpu > 0 && m * p <= ncpu;
-        if (ncpu > 0 && !bind)
-            plan.notes.push_back("not binding: m*p = " + std::to_string(m * p) + " exceeds the " +
-                                 std::to_string(ncpu) + " CPUs available; the OS places the processes");
-        if (!bind) unbind();
-        v.per_rank = true;
-        for (std::int64_t r = 0; r < m; ++r) {
-            launch_process lp;
-            lp.rank = static_cast<int>(r);
-            lp.units = units_of_rank(rq.units, np, r);
-            v.rank = r;
-            v.units = lp.units;
-            if (bind) {
-                for (std::int64_t j = 0; j < p; ++j) lp.cpus.push_back(rq.cpus[static_cast<std::size_t>(r * p + j)]);
-                lp.argv = {"taskset", "-c", cpu_list(lp.cpus)};
-            }
-            for (const auto& w : command) lp.argv.push_back(substitute(w, v));
-            lp.env = env;
-            lp.env.emplace_back("MMGP_RANK", std::to_string(r));
-            lp.env.emplace_back("MMGP_UNITS", std::to_string(lp.units));
-            plan.processes.push_back(std::move(lp));
+// Threads are placed on cores only inside a bound process: unbound, OMP_PROC_BIND=close would put every
+// process's threads on the node's first p cores.
+void unbind(environment& env) {
+    std::erase_if(env, [](const auto& kv) { return kv.first == "OMP_PLACES" || kv.first == "OMP_PROC_BIND"; });
+}
+
+// --launcher local: one process per rank on this machine, each bound to its own p CPUs when they suffice.
+void add_local_processes(const launch_request& rq, const std::vector<std::string>& command, environment env,
+                         launch_plan& plan) {
+    const std::int64_t m = rq.mapping.m, p = rq.mapping.p, np = m * rq.mapping.nodes;
+    const std::int64_t ncpu = static_cast<std::int64_t>(rq.cpus.size());
+    const bool bind = ncpu > 0 && m * p <= ncpu;
+    if (ncpu > 0 && !bind)
+        plan.notes.push_back("not binding: m*p = " + std::to_string(m * p) + " exceeds the " + std::to_string(ncpu) +
+                             " CPUs available; the OS places the processes");
+    if (!bind) unbind(env);
+    values v{m, p, rq.mapping.nodes, np, rq.units, 0, 0, true};
+    for (std::int64_t r = 0; r < m; ++r) {
+        launch_process lp;
+        lp.rank = static_cast<int>(r);
+        lp.units = units_of_rank(rq.units, np, r);
+        v.rank = r;
+        v.units = lp.units;
+        if (bind) {
+            for (std::int64_t j = 0; j < p; ++j) lp.cpus.push_back(rq.cpus[static_cast<std::size_t>(r * p + j)]);
+            lp.argv = {"taskset", "-c", cpu_list(lp.cpus)};
         }
-        return plan;
+        for (const auto& w : command) lp.argv.push_back(substitute(w, v));
+        lp.env = env;
+        lp.env.emplace_back("MMGP_RANK", std::to_string(r));
+        lp.env.emplace_back("MMGP_UNITS", std::to_string(lp.units));
+        plan.processes.push_back(std::move(lp));
     }
+}
 
-    const std::int64_t cores = rq.cores_per_node;
-    const bool bind = rq.bind && (cores == 0 || m * p <= cores);
-    if (!bind) unbind();
+// What an MPI launcher line cannot do as asked: bind p cores per process, or start more processes than cores.
+void add_launcher_notes(const launch_request& rq, bool bind, launch_plan& plan) {
+    const std::int64_t m = rq.mapping.m, p = rq.mapping.p, cores = rq.cores_per_node;
     if (!bind && rq.bind)
         plan.notes.push_back("m*p = " + std::to_string(m * p) + " exceeds the " + std::to_string(cores) +
                              " cores per node: binding " + std::to_string(p) +
                              " cores per process cannot be satisfied, so processes are not bound (the OS places "
                              "their threads)");
     if (cores > 0 && m > cores && !rq.oversubscribe)
-        plan.notes.push_back("m = " + ms + " processes per node exceed the " + std::to_string(cores) +
+        plan.notes.push_back("m = " + std::to_string(m) + " processes per node exceed the " + std::to_string(cores) +
                              " cores per node: " +
                              (rq.kind == launcher_kind::mpich ? std::string("mpiexec runs them time-shared")
                                                               : std::string("the launcher will refuse to start; add --oversubscribe")));
-    auto& a = plan.argv;
+}
+
+// The MPI launcher's own words: the process counts, the binding and the environment, before the command.
+std::vector<std::string> launcher_words(const launch_request& rq, bool bind, const environment& env) {
+    const std::int64_t m = rq.mapping.m, nodes = rq.mapping.nodes;
+    const std::string ps = std::to_string(rq.mapping.p), ms = std::to_string(m), nps = std::to_string(m * nodes);
+    std::vector<std::string> a;
     switch (rq.kind) {
         case launcher_kind::openmpi:
             a = {rq.program.empty() ? "mpirun" : rq.program, "-np", nps, "--map-by",
@@ -204,7 +213,29 @@ launch_plan render_launch(const launch_request& rq, const std::vector<std::strin
         }
         case launcher_kind::local: break;
     }
-    for (const auto& w : command) a.push_back(substitute(w, v));
+    return a;
+}
+
+}  // namespace
+
+launch_plan render_launch(const launch_request& rq, const std::vector<std::string>& command) {
+    check_request(rq, command);
+    launch_plan plan;
+    plan.kind = rq.kind;
+    plan.mapping = rq.mapping;
+    plan.units = rq.units;
+    environment env = mapping_environment(rq);
+    if (rq.kind == launcher_kind::local) {
+        add_local_processes(rq, command, std::move(env), plan);
+        return plan;
+    }
+    const configuration& c = rq.mapping;
+    const bool bind = rq.bind && (rq.cores_per_node == 0 || std::int64_t{c.m} * c.p <= rq.cores_per_node);
+    if (!bind) unbind(env);
+    add_launcher_notes(rq, bind, plan);
+    plan.argv = launcher_words(rq, bind, env);
+    const values v{c.m, c.p, c.nodes, std::int64_t{c.m} * c.nodes, rq.units, 0, 0, false};
+    for (const auto& w : command) plan.argv.push_back(substitute(w, v));
     return plan;
 }
 

@@ -1,3 +1,6 @@
+// The search (mmgp/search.hpp): every feasible configuration of a scenario, row by row (nodes, m). Pass 1 finds
+// the fastest, the fronts and a floor of each row; the choice follows from them (objective, window, budget); pass 2
+// collects the near-optimal set and the ranking and calls the visitor. Pure: no I/O.
 #include "mmgp/search.hpp"
 
 #include <algorithm>
@@ -356,9 +359,9 @@ private:
     policy pol_;
 };
 
-}  // namespace
-
-search_result search(const scenario& s, model_kind kind, const search_options& opt) {
+// The number of feasible configurations of s, refused when there is none or more than a search takes (a tenth
+// of that when every one is kept).
+std::int64_t searchable_count(const scenario& s, const search_options& opt) {
     const std::int64_t count = count_feasible(s);
     if (count == 0) {
         check_coverage(s);  // names the empty space
@@ -370,19 +373,12 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
                           "a search space of at most " + std::to_string(limit_n) + " configurations" +
                               (opt.keep_all ? " when every one is kept" : ""),
                           std::to_string(count) + " configurations");
-    const evaluator ev(s, kind);
-    search_result out;
-    out.feasible = count;
-    out.notes = ev.notes();
-    if (opt.keep_all) out.all.reserve(static_cast<std::size_t>(count));
-    // Pass 1 keeps a lower bound of each row's fastest time (a float, 4 bytes a row, for spaces of at most
-    // max_marked_rows rows), so that pass 2 evaluates only the rows that can hold what it keeps.
-    const row_space space(bounds(s));
-    const policy pol = s.space.pol;
-    const int p_lo = space.p_lo();
-    const bool skip_rows = !opt.keep_all && !opt.visit && space.usable() && space.rows() <= max_marked_rows;
-    const first_pass f = pass_one(s, ev, space, opt, skip_rows, out);
-    const choice ch = choose(s, ev, space, opt, f);
+    return count;
+}
+
+// The choice in `out`: the best, the fastest, the first fastest at the fewest nodes, and the front when asked.
+void record_choice(const evaluator& ev, const search_options& opt, const first_pass& f, const choice& ch,
+                   search_result& out) {
     out.best = ranked{ch.best_c, ev(ch.best_c)};
     out.quickest = ranked{ch.quick_c, ev(ch.quick_c)};
     out.base = ranked{f.base_c, ev(f.base_c)};
@@ -390,12 +386,18 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
         const pareto_front& shown = f.cost_front ? *f.cost_front : *f.node_front;
         out.front = shown.points(), out.front_thinned = shown.thinned();
     }
-    // Pass 2 (over the kept list, or a second evaluation of the rows that can matter): the near-optimal set,
-    // the first by the objective and the visitor.
+}
+
+// Pass 2 (over the kept list, or a second evaluation of the rows that can matter): the near-optimal set,
+// the first by the objective and the visitor.
+void pass_two(const scenario& s, const evaluator& ev, const row_space& space, const search_options& opt,
+              const first_pass& f, const choice& ch, bool skip_rows, search_result& out) {
+    const policy pol = s.space.pol;
+    const int p_lo = space.p_lo();
     const bool by_time = opt.minimise == objective::time;
     const double best_key = ch.key(out.best.c, out.best.pred.time_s);
     const double limit = best_key * (1.0 + s.space.tolerance);
-    const std::size_t keep = opt.near_optimal_max == 0 ? static_cast<std::size_t>(count) : opt.near_optimal_max;
+    const std::size_t keep = opt.near_optimal_max == 0 ? static_cast<std::size_t>(out.feasible) : opt.near_optimal_max;
     fastest_k near(keep), fastest(opt.fastest_max);
     std::int64_t seq = 0;
     // `plain` (by time, no budget) is a compile-time argument: the common case keeps today's few comparisons.
@@ -436,6 +438,25 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     }
     out.near_optimal = std::move(near).sorted();
     out.fastest = std::move(fastest).sorted();
+}
+
+}  // namespace
+
+search_result search(const scenario& s, model_kind kind, const search_options& opt) {
+    const std::int64_t count = searchable_count(s, opt);
+    const evaluator ev(s, kind);
+    search_result out;
+    out.feasible = count;
+    out.notes = ev.notes();
+    if (opt.keep_all) out.all.reserve(static_cast<std::size_t>(count));
+    // Pass 1 keeps a lower bound of each row's fastest time (a float, 4 bytes a row, for spaces of at most
+    // max_marked_rows rows), so that pass 2 evaluates only the rows that can hold what it keeps.
+    const row_space space(bounds(s));
+    const bool skip_rows = !opt.keep_all && !opt.visit && space.usable() && space.rows() <= max_marked_rows;
+    const first_pass f = pass_one(s, ev, space, opt, skip_rows, out);
+    const choice ch = choose(s, ev, space, opt, f);
+    record_choice(ev, opt, f, ch, out);
+    pass_two(s, ev, space, opt, f, ch, skip_rows, out);
     return out;
 }
 

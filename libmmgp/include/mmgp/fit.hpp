@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mmgp/model.hpp"
@@ -54,6 +55,10 @@ struct fit_options {
     std::vector<std::pair<std::string, double>> fixed;
     std::string name = "fitted";
 };
+
+/// Whether fit_options::fixed can hold the parameter `name`: T_hpu, T_apu, C_apu, g or T_start (N is held
+/// through fit_options::N).
+bool fixable_parameter(std::string_view name) noexcept;
 
 /// One parameter of the fit.
 struct fitted_param {
