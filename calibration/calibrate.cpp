@@ -1,3 +1,6 @@
+// mmgp calibrate's fitting and writing: the harnesses' results as a platform profile (schema mmgp/1), each key
+// named by the member it fills in the platform's key table (mmgp/profile_keys.hpp), and --time-shared's
+// re-description of a calibrated profile. Called by cli/cmd_calibrate.cpp; calls the harnesses and the MPI driver.
 #include "calibrate.hpp"
 
 #include <atomic>
@@ -13,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mmgp/profile.hpp"
 #include "mpi_driver.hpp"
 
 namespace mmgp::calib {
@@ -130,6 +134,15 @@ nlohmann::json dma_json(const dma_result& d) {
 }
 
 namespace {
+
+/// The member of a platform profile that holds `member`, named by the platform's key table (mmgp/profile_keys.hpp).
+template <class T>
+nlohmann::json& at_key(nlohmann::json& j, T platform::*member) {
+    const std::string_view name = key_of(member);
+    if (name.empty()) throw std::logic_error("no platform key fills this member");
+    return j[std::string(name)];
+}
+
 /// A profile parameter from a benchmark record (the fields to_param() writes).
 nlohmann::json param_from_record(const nlohmann::json& r) {
     nlohmann::json j = {{"value", r.at("median")}, {"unit", r.value("unit", "s")}, {"median", r.at("median")},
@@ -150,77 +163,91 @@ const nlohmann::json& record(const nlohmann::json& p, const char* key) {
 
 /// The description describe_time_shared() appends, so that a second application replaces it.
 constexpr std::string_view time_shared_sentence = " Time-shared cores (--time-shared):";
-}  // namespace
 
-void describe_time_shared(nlohmann::json& p, int max_threads) {
-    if (!p.contains("machine") || !p["machine"].is_object() || !p["machine"].contains("cores") ||
-        !p["machine"]["cores"].is_number_integer() || p["machine"]["cores"].get<long long>() < 1)
-        throw incomplete_profile("/machine/cores", "the machine's core count (a positive integer)");
-    const int cores = p["machine"]["cores"].get<int>();
-    const std::string topo = p["machine"].value("topology_source", "topology");
-    const int apus = max_threads > 0 ? max_threads : 4 * cores;
-    const nlohmann::json& spin_rt = record(p, "offload_spin");
-    const nlohmann::json& futex_rt = record(p, "offload_futex");
-    const nlohmann::json& pause = record(p, "spin_pause");
-    const nlohmann::json& slice = record(p, "sched_slice");
-    const nlohmann::json& csw = record(p, "csw_futex");
-    const double spin = spin_rt.at("median").get<double>(), futex = futex_rt.at("median").get<double>();
-    const double wake = std::max(0.0, (futex - spin) / 2);
-    const double wake_spread =
-        std::hypot(spin_rt.at("mad").get<double>(), futex_rt.at("mad").get<double>()) / 2;
-    const std::string cpus = p.contains("calibration") ? fmt::format("{}", fmt::join(p["calibration"].value("hpu_cpus", std::vector<int>{}), ","))
-                                                       : std::string("?");
-    nlohmann::json d = nlohmann::json::object();
+/// A profile being re-described as time-shared cores, and the derivation of each value it gets ("_derivation").
+struct time_shared_profile {
+    nlohmann::json& p;
+    nlohmann::json& d;
 
-    p["cores"] = {{"value", cores}, {"source", fmt::format("{}: the machine's cores", topo)}};
-    d["cores"] = fmt::format("machine.cores = {} ({}): HPU and APU threads are unpinned software threads time-sharing "
-                             "the cores (mmgp calibrate --time-shared)",
-                             cores, topo);
-    p["hpu_contexts"] = {{"value", cores}, {"source", "= cores (time-shared): HPU threads are not pinned"}};
-    d["hpu_contexts"] = fmt::format("= cores = {}: HPU threads are not pinned, any core runs them (the harnesses ran "
-                                    "with HPU = CPU(s) {})",
-                                    cores, cpus);
-    p["apus"] = {{"value", apus}, {"source", "bound on m*p (time-shared): APUs are threads, not hardware"}};
-    d["apus"] = max_threads > 0
-                    ? fmt::format("{}: APUs are threads, the bound on m*p given by --max-threads (not hardware)", apus)
-                    : fmt::format("{} = 4 x cores: APUs are threads, the default bound on m*p (--max-threads; not "
-                                  "hardware)",
-                                  apus);
-    p["T_wake"] = {{"value", wake}, {"unit", "s"}, {"median", wake}, {"spread", wake_spread},
-                   {"repetitions", std::min(spin_rt.value("repetitions", 0), futex_rt.value("repetitions", 0))},
-                   {"harness", "offload/futex-spin"},
-                   {"source", "(offload_futex - offload_spin) / 2, see _derivation.T_wake"}};
-    d["T_wake"] = fmt::format("waking a blocked thread while a core is idle = (measurements.offload_futex.median {:.3e} "
-                              "- measurements.offload_spin.median {:.3e}) / 2 = {:.3e} s: the blocking round trip "
-                              "(threads on two cores, each idle while it waits) wakes two blocked threads; spread = "
-                              "sqrt(mad_futex^2 + mad_spin^2) / 2",
-                              futex, spin, wake);
-    p["T_csw"] = param_from_record(csw);
-    p["T_csw"]["source"] = "csw harness: futex hand-off between two threads on one busy core, see _derivation.T_csw";
-    d["T_csw"] = fmt::format("waking a blocked thread when no core is idle = measurements.csw_futex.median = {:.3e} s "
-                             "(futex hand-off between two threads pinned to one CPU: the off-load runtime blocks in "
-                             "futex waits, not in sched_yield(); the sched_yield() hand-off is under "
-                             "measurements.csw_yield)",
-                             csw.at("median").get<double>());
-    p["spin_pause"] = param_from_record(pause);
-    p["spin_pause"]["source"] = "spin harness: one iteration of the off-load runtime's spin-wait loop";
-    const nlohmann::json pd = pause.value("details", nlohmann::json::object());
-    d["spin_pause"] = fmt::format("measurements.spin_pause.median = {:.3e} s: one iteration of the off-load runtime's "
-                                  "spin-wait (wait_change(): acquire load of an unchanging 32-bit word + {} + counter "
-                                  "test), {} repetitions of {} iterations timed in blocks of {}, pinned to CPU {}",
-                                  pause.at("median").get<double>(), pd.value("pause_instruction", "pause"),
-                                  pause.value("repetitions", 0), pd.value("iterations_per_repetition", 0L),
-                                  pd.value("iterations_per_observation", 0L), pd.value("cpu", -1));
-    const nlohmann::json sd = slice.value("details", nlohmann::json::object());
-    if (slice.value("measurable", false)) {
-        p["sched_slice"] = param_from_record(slice);
-        p["sched_slice"]["source"] = "spin harness: scheduler time slice of two CPU-bound threads sharing a CPU";
+    /// cores, hpu_contexts = cores, apus = the bound on m*p.
+    void counts(int cores, int apus, int max_threads) {
+        const std::string topo = p["machine"].value("topology_source", "topology");
+        const std::string cpus = p.contains("calibration")
+                                     ? fmt::format("{}", fmt::join(p["calibration"].value("hpu_cpus", std::vector<int>{}), ","))
+                                     : std::string("?");
+        at_key(p, &platform::cores) = {{"value", cores}, {"source", fmt::format("{}: the machine's cores", topo)}};
+        at_key(d, &platform::cores) =
+            fmt::format("machine.cores = {} ({}): HPU and APU threads are unpinned software threads time-sharing "
+                        "the cores (mmgp calibrate --time-shared)",
+                        cores, topo);
+        at_key(p, &platform::hpu_contexts) = {{"value", cores}, {"source", "= cores (time-shared): HPU threads are not pinned"}};
+        at_key(d, &platform::hpu_contexts) = fmt::format(
+            "= cores = {}: HPU threads are not pinned, any core runs them (the harnesses ran with HPU = CPU(s) {})", cores,
+            cpus);
+        at_key(p, &platform::apus) = {{"value", apus}, {"source", "bound on m*p (time-shared): APUs are threads, not hardware"}};
+        at_key(d, &platform::apus) =
+            max_threads > 0
+                ? fmt::format("{}: APUs are threads, the bound on m*p given by --max-threads (not hardware)", apus)
+                : fmt::format("{} = 4 x cores: APUs are threads, the default bound on m*p (--max-threads; not hardware)",
+                              apus);
+    }
+
+    /// T_wake from the blocking and the spinning round trips; T_csw = the futex hand-off.
+    void wake_and_switch(const nlohmann::json& spin_rt, const nlohmann::json& futex_rt, const nlohmann::json& csw) {
+        const double spin = spin_rt.at("median").get<double>(), futex = futex_rt.at("median").get<double>();
+        const double wake = std::max(0.0, (futex - spin) / 2);
+        const double wake_spread = std::hypot(spin_rt.at("mad").get<double>(), futex_rt.at("mad").get<double>()) / 2;
+        at_key(p, &platform::T_wake) = {{"value", wake}, {"unit", "s"}, {"median", wake}, {"spread", wake_spread},
+                                        {"repetitions", std::min(spin_rt.value("repetitions", 0), futex_rt.value("repetitions", 0))},
+                                        {"harness", "offload/futex-spin"},
+                                        {"source", "(offload_futex - offload_spin) / 2, see _derivation.T_wake"}};
+        at_key(d, &platform::T_wake) =
+            fmt::format("waking a blocked thread while a core is idle = (measurements.offload_futex.median {:.3e} "
+                        "- measurements.offload_spin.median {:.3e}) / 2 = {:.3e} s: the blocking round trip "
+                        "(threads on two cores, each idle while it waits) wakes two blocked threads; spread = "
+                        "sqrt(mad_futex^2 + mad_spin^2) / 2",
+                        futex, spin, wake);
+        at_key(p, &platform::T_csw) = param_from_record(csw);
+        at_key(p, &platform::T_csw)["source"] = "csw harness: futex hand-off between two threads on one busy core, see _derivation.T_csw";
+        at_key(d, &platform::T_csw) =
+            fmt::format("waking a blocked thread when no core is idle = measurements.csw_futex.median = {:.3e} s "
+                        "(futex hand-off between two threads pinned to one CPU: the off-load runtime blocks in "
+                        "futex waits, not in sched_yield(); the sched_yield() hand-off is under "
+                        "measurements.csw_yield)",
+                        csw.at("median").get<double>());
+    }
+
+    /// spin_pause: one iteration of the off-load runtime's spin-wait.
+    void spin_pause(const nlohmann::json& pause) {
+        at_key(p, &platform::spin_pause) = param_from_record(pause);
+        at_key(p, &platform::spin_pause)["source"] = "spin harness: one iteration of the off-load runtime's spin-wait loop";
+        const nlohmann::json pd = pause.value("details", nlohmann::json::object());
+        at_key(d, &platform::spin_pause) = fmt::format(
+            "measurements.spin_pause.median = {:.3e} s: one iteration of the off-load runtime's spin-wait (wait_change(): "
+            "acquire load of an unchanging 32-bit word + {} + counter test), {} repetitions of {} iterations timed in "
+            "blocks of {}, pinned to CPU {}",
+            pause.at("median").get<double>(), pd.value("pause_instruction", "pause"), pause.value("repetitions", 0),
+            pd.value("iterations_per_repetition", 0L), pd.value("iterations_per_observation", 0L), pd.value("cpu", -1));
+    }
+
+    /// sched_slice, or a note that it could not be measured.
+    void sched_slice(const nlohmann::json& slice) {
+        const nlohmann::json sd = slice.value("details", nlohmann::json::object());
+        if (!slice.value("measurable", false)) {
+            p.erase(std::string(key_of(&platform::sched_slice)));
+            at_key(d, &platform::sched_slice) = "not written: " + slice.value("reason", std::string("unmeasurable"));
+            if (p.contains("notes") && p["notes"].is_array())
+                p["notes"].push_back("sched_slice not written (time-shared): " + slice.value("reason", std::string("unmeasurable")));
+            return;
+        }
+        at_key(p, &platform::sched_slice) = param_from_record(slice);
+        at_key(p, &platform::sched_slice)["source"] = "spin harness: scheduler time slice of two CPU-bound threads sharing a CPU";
         std::string tenure = sd.contains("tenure_median_s") && sd["tenure_median_s"].is_number()
                                  ? fmt::format("; the median tenure (CPU taken from the sibling until handed back, "
                                                "other gaps included) was {:.3e} s",
                                                sd["tenure_median_s"].get<double>())
                                  : std::string();
-        d["sched_slice"] = fmt::format(
+        at_key(d, &platform::sched_slice) = fmt::format(
             "measurements.sched_slice.median = {:.3e} s: median length of the uninterrupted runs (between two gaps "
             "> {:.0f} us in a thread's own time stamps) of {} CPU-bound threads {}, {} slices in {:.2f} s{}{}",
             slice.at("median").get<double>(), 1e6 * sd.value("gap_threshold_s", 20e-6), sd.value("threads", 2),
@@ -228,28 +255,50 @@ void describe_time_shared(nlohmann::json& p, int max_threads) {
                                          : std::string("unpinned (pinning refused), two per CPU"),
             slice.value("observations", 0), sd.value("duration_s", 0.0), tenure,
             slice.value("flagged", false) ? " (flagged: " + slice.value("warning", std::string("noisy")) + ")" : "");
-    } else {
-        p.erase("sched_slice");
-        d["sched_slice"] = "not written: " + slice.value("reason", std::string("unmeasurable"));
-        if (p.contains("notes") && p["notes"].is_array())
-            p["notes"].push_back("sched_slice not written (time-shared): " + slice.value("reason", std::string("unmeasurable")));
     }
-    if (p["measurements"].contains("wake_busy")) {  // profiles calibrated before the hand-back harness lack it
+
+    /// T_wake_busy from the hand-back harness (profiles calibrated before it lack its record).
+    void wake_busy() {
+        if (!p["measurements"].contains("wake_busy")) {
+            at_key(d, &platform::T_wake_busy) =
+                "not written: the profile has no measurements.wake_busy (calibrated by an older mmgp)";
+            return;
+        }
         const nlohmann::json& wb = p["measurements"]["wake_busy"];
         const nlohmann::json wd = wb.value("details", nlohmann::json::object());
-        p["T_wake_busy"] = param_from_record(wb);
-        p["T_wake_busy"]["source"] = "spin harness: processor time of one hand-back to a blocked thread when more "
-                                     "threads are runnable than cores";
-        d["T_wake_busy"] = fmt::format(
+        at_key(p, &platform::T_wake_busy) = param_from_record(wb);
+        at_key(p, &platform::T_wake_busy)["source"] = "spin harness: processor time of one hand-back to a blocked thread "
+                                                      "when more threads are runnable than cores";
+        at_key(d, &platform::T_wake_busy) = fmt::format(
             "measurements.wake_busy.median = {:.3e} s: {} pairs of unpinned threads on {} CPUs, each an HPU thread "
             "that blocks while its APU thread works {:.0f} us and then waits like the off-load runtime ({} spin "
             "iterations, then a futex wait); (wall - ideal) x cpus / (rounds x pairs), {} repetitions{}",
             wb.at("median").get<double>(), wd.value("pairs", 0), wd.value("cpus", 0), 1e6 * wd.value("work_s", 0.0),
             wd.value("spin_limit", 0L), wb.value("repetitions", 0),
             wb.value("flagged", false) ? " (flagged: " + wb.value("warning", std::string("noisy")) + ")" : "");
-    } else {
-        d["T_wake_busy"] = "not written: the profile has no measurements.wake_busy (calibrated by an older mmgp)";
     }
+};
+
+}  // namespace
+
+void describe_time_shared(nlohmann::json& p, int max_threads) {
+    if (!p.contains("machine") || !p["machine"].is_object() || !p["machine"].contains("cores") ||
+        !p["machine"]["cores"].is_number_integer() || p["machine"]["cores"].get<long long>() < 1)
+        throw incomplete_profile("/machine/cores", "the machine's core count (a positive integer)");
+    const int cores = p["machine"]["cores"].get<int>();
+    const int apus = max_threads > 0 ? max_threads : 4 * cores;
+    const nlohmann::json& spin_rt = record(p, "offload_spin");
+    const nlohmann::json& futex_rt = record(p, "offload_futex");
+    const nlohmann::json& pause = record(p, "spin_pause");
+    const nlohmann::json& slice = record(p, "sched_slice");
+    const nlohmann::json& csw = record(p, "csw_futex");
+    nlohmann::json d = nlohmann::json::object();
+    time_shared_profile ts{p, d};
+    ts.counts(cores, apus, max_threads);
+    ts.wake_and_switch(spin_rt, futex_rt, csw);
+    ts.spin_pause(pause);
+    ts.sched_slice(slice);
+    ts.wake_busy();
     p["_derivation"] = d;
     p["calibration"]["time_shared"] = true;
     p["calibration"]["max_threads"] = apus;
@@ -270,57 +319,134 @@ int nodes_of_network(const nlohmann::json& network) {
     return nodes;
 }
 
-nlohmann::json calibrate_platform(const calibrate_settings& s) {
-    using clk = std::chrono::steady_clock;
-    auto start = clk::now();
-    topology topo = detect_topology();
-    harness_options o;
-    o.r = resolve_roles(topo, s.hpu_cpus, s.apu_cpus);
-    o.quick = s.quick;
-    o.cv_threshold = s.cv_threshold;
-    o.progress = s.progress;
-    const double budget = s.quick ? 1.5 : 8.0;  // per harness, for repeating noisy measurements
-    o.retry_budget_s = budget;
-    // Each harness's share of a run (a --quick run here: 2.4, 0.05, 0.4, 0.3, 0.1, 1.6 s, the MPI tables
-    // about 3 s), for the estimate of the time left after the first harness.
-    static constexpr double share[] = {2.4, 0.05, 0.4, 0.3, 0.1, 1.6, 0.05, 3.0};
-    const int steps = s.mpi ? 8 : 7;
-    auto step = [&](int i, const char* what) {
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+/// The progress line of each step: "[i/n] what (elapsed, about N s left)", the time left from each harness's share.
+struct progress_steps {
+    const calibrate_settings& s;
+    clk::time_point start;
+
+    void operator()(int i, const char* what) const {
         if (!s.progress) return;
+        // Each harness's share of a run (a --quick run here: 2.4, 0.05, 0.4, 0.3, 0.1, 1.6 s, the MPI tables
+        // about 3 s), for the estimate of the time left after the first harness.
+        static constexpr double share[] = {2.4, 0.05, 0.4, 0.3, 0.1, 1.6, 0.05, 3.0};
+        const int steps = s.mpi ? 8 : 7;
         const double elapsed = std::chrono::duration<double>(clk::now() - start).count();
         double done = 0, left = 0;
         for (int k = 0; k < steps; ++k) (k < i - 1 ? done : left) += share[k == steps - 1 ? 6 : k == 6 ? 7 : k];
         s.progress(i == 1 ? fmt::format("[{}/{}] {} (0.0 s)", i, steps, what)
                           : fmt::format("[{}/{}] {} ({:.1f} s, about {:.0f} s left)", i, steps, what, elapsed,
                                         elapsed * left / done));
-    };
-    nlohmann::json machine = machine_info(topo);
+    }
+};
 
+/// What every harness measured.
+struct measured {
+    measurement off_spin, off_futex, gap, csw_yield, csw_futex;
+    alpha_result alpha;
+    dma_result dma;
+    measurement spin;
+    slice_result slice;
+    measurement wake_busy;
+    nlohmann::json network;  ///< --mpi: the network section; null otherwise
+};
+
+measured run_harnesses(const harness_options& o, const calibrate_settings& s, const topology& topo,
+                       const progress_steps& step) {
+    measured m;
     step(1, "off-load round trip");
-    measurement off_spin = run_offload(o, wait_mode::spin);
-    measurement off_futex = run_offload(o, wait_mode::futex);
+    m.off_spin = run_offload(o, wait_mode::spin);
+    m.off_futex = run_offload(o, wait_mode::futex);
     step(2, "gap between back-to-back off-loads");
-    measurement gap = run_gap(o);
+    m.gap = run_gap(o);
     step(3, "context switch");
-    measurement csw_yield = run_csw(o, csw_mode::yield);
-    measurement csw_futex = run_csw(o, csw_mode::futex);
+    m.csw_yield = run_csw(o, csw_mode::yield);
+    m.csw_futex = run_csw(o, csw_mode::futex);
     step(4, "host contention alpha");
-    alpha_result alpha = run_alpha(o);
+    m.alpha = run_alpha(o);
     step(5, "data transfer");
-    dma_result dma = run_dma(o);
+    m.dma = run_dma(o);
     step(6, "spin-wait iteration, scheduler time slice, hand-back on oversubscribed cores");
-    measurement spin = run_spin_pause(o);
-    slice_result slice = run_sched_slice(o);
-    measurement wake_busy = run_wake_busy(o);
-    nlohmann::json network;
+    m.spin = run_spin_pause(o);
+    m.slice = run_sched_slice(o);
+    m.wake_busy = run_wake_busy(o);
     if (s.mpi) {
         step(7, "MPI allreduce and send/recv");
         mpi_settings ms;
         ms.quick = s.quick;
         ms.cores = static_cast<int>(topo.cores.size());
         ms.progress = s.progress;
-        network = measure_network(ms);
+        m.network = measure_network(ms);
     }
+    return m;
+}
+
+/// hpu_contexts, apus and nodes: the roles the harnesses ran with, the nodes the network tables reach.
+void write_counts(nlohmann::json& p, const roles& r, const topology& topo, const nlohmann::json& network) {
+    at_key(p, &platform::hpu_contexts) = {
+        {"value", static_cast<int>(r.hpu.size())},
+        {"source", fmt::format("{}: hardware contexts given the HPU role (CPUs {})", topo.source, fmt::join(r.hpu, ","))}};
+    at_key(p, &platform::apus) = {
+        {"value", static_cast<int>(r.apu.size())},
+        {"source", fmt::format("{}: cores given the APU role, one context each (CPUs {})", topo.source, fmt::join(r.apu, ","))}};
+    at_key(p, &platform::nodes) = {{"value", 1}, {"source", "one machine measured"}};
+    const int table_nodes = nodes_of_network(network);  // --mpi: the tables reach across the emulated nodes
+    if (table_nodes > 1)
+        at_key(p, &platform::nodes) = {
+            {"value", table_nodes},
+            {"source", fmt::format("calibrate --mpi: the network tables were measured on {} nodes (network "
+                                   "namespaces of this machine); --set platform.nodes=N predicts more, the "
+                                   "communication then extrapolated by the latency-bandwidth model fitted "
+                                   "to the tables",
+                                   table_nodes)}};
+}
+
+/// O_offload, T_csw, alpha, dma and network: the fitted parameters.
+void write_costs(nlohmann::json& p, const measured& m) {
+    at_key(p, &platform::O_offload) = to_param(m.off_spin);
+    at_key(p, &platform::O_offload)["source"] = "offload harness, spinning cache-line mailbox, 4-byte payload (the "
+                                                "blocking futex variant is under measurements.offload_futex)";
+    at_key(p, &platform::T_csw) = to_param(m.csw_yield);
+    at_key(p, &platform::T_csw)["source"] = "csw harness: two threads pinned to one HPU context handing off with "
+                                            "sched_yield() (futex hand-off under measurements.csw_futex)";
+    at_key(p, &platform::alpha) = alpha_json(m.alpha);
+    at_key(p, &platform::dma) = dma_json(m.dma);
+    if (!m.network.is_null()) at_key(p, &platform::comm_tables) = m.network;
+}
+
+/// Every harness's record, and a note for each measurement flagged noisy.
+void write_measurements(nlohmann::json& p, const measured& m) {
+    p["measurements"] = {{"offload_spin", to_json(m.off_spin)}, {"offload_futex", to_json(m.off_futex)},
+                         {"gap", to_json(m.gap)},               {"csw_yield", to_json(m.csw_yield)},
+                         {"csw_futex", to_json(m.csw_futex)},   {"spin_pause", to_json(m.spin)},
+                         {"sched_slice", slice_json(m.slice)},  {"wake_busy", to_json(m.wake_busy)}};
+    nlohmann::json notes = nlohmann::json::array();
+    notes.push_back("g (gap) is an application parameter in mmgp/1; its measured value is under measurements.gap.");
+    std::vector<const measurement*> all = {&m.off_spin, &m.off_futex, &m.gap,     &m.csw_yield,
+                                           &m.csw_futex, &m.spin,     &m.slice.m, &m.wake_busy};
+    for (const auto& a : m.alpha.per_m) all.push_back(&a);
+    for (const auto& d : m.dma.per_size) all.push_back(&d);
+    for (const auto* x : all)
+        if (x->flagged) notes.push_back(x->name + ": " + x->warning);
+    p["notes"] = notes;
+}
+
+}  // namespace
+
+nlohmann::json calibrate_platform(const calibrate_settings& s) {
+    const progress_steps step{s, clk::now()};
+    topology topo = detect_topology();
+    harness_options o;
+    o.r = resolve_roles(topo, s.hpu_cpus, s.apu_cpus);
+    o.quick = s.quick;
+    o.cv_threshold = s.cv_threshold;
+    o.progress = s.progress;
+    o.retry_budget_s = s.quick ? 1.5 : 8.0;  // per harness, for repeating noisy measurements
+    nlohmann::json machine = machine_info(topo);
+    const measured m = run_harnesses(o, s, topo, step);
     step(s.mpi ? 8 : 7, "fitting");
 
     std::string host = machine.value("host_name", "host");
@@ -332,32 +458,10 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
                                    "host-thread accelerator backend.",
                                    s.quick ? " --quick" : "", host, machine.value("cpu_model", "?"),
                                    fmt::join(o.r.hpu, ","), fmt::join(o.r.apu, ","));
-    p["hpu_contexts"] = {{"value", static_cast<int>(o.r.hpu.size())},
-                         {"source", fmt::format("{}: hardware contexts given the HPU role (CPUs {})", topo.source,
-                                                fmt::join(o.r.hpu, ","))}};
-    p["apus"] = {{"value", static_cast<int>(o.r.apu.size())},
-                 {"source", fmt::format("{}: cores given the APU role, one context each (CPUs {})", topo.source,
-                                        fmt::join(o.r.apu, ","))}};
-    p["nodes"] = {{"value", 1}, {"source", "one machine measured"}};
-    const int table_nodes = nodes_of_network(network);  // --mpi: the tables reach across the emulated nodes
-    if (table_nodes > 1)
-        p["nodes"] = {{"value", table_nodes},
-                      {"source", fmt::format("calibrate --mpi: the network tables were measured on {} nodes (network "
-                                             "namespaces of this machine); --set platform.nodes=N predicts more, the "
-                                             "communication then extrapolated by the latency-bandwidth model fitted "
-                                             "to the tables",
-                                             table_nodes)}};
-    p["O_offload"] = to_param(off_spin);
-    p["O_offload"]["source"] = "offload harness, spinning cache-line mailbox, 4-byte payload (the blocking futex "
-                               "variant is under measurements.offload_futex)";
-    p["T_csw"] = to_param(csw_yield);
-    p["T_csw"]["source"] = "csw harness: two threads pinned to one HPU context handing off with sched_yield() "
-                           "(futex hand-off under measurements.csw_futex)";
-    p["alpha"] = alpha_json(alpha);
-    p["dma"] = dma_json(dma);
-    if (!network.is_null()) p["network"] = network;
+    write_counts(p, o.r, topo, m.network);
+    write_costs(p, m);
     p["machine"] = machine;
-    double took = std::chrono::duration<double>(clk::now() - start).count();
+    double took = std::chrono::duration<double>(clk::now() - step.start).count();
     p["calibration"] = {{"tool", "mmgp calibrate"},
                         {"mode", s.quick ? "quick" : "full"},
                         {"duration_s", took},
@@ -365,18 +469,7 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
                         {"apu_cpus", o.r.apu},
                         {"backend", "host-thread"},
                         {"cv_threshold", s.cv_threshold}};
-    p["measurements"] = {{"offload_spin", to_json(off_spin)}, {"offload_futex", to_json(off_futex)},
-                         {"gap", to_json(gap)},               {"csw_yield", to_json(csw_yield)},
-                         {"csw_futex", to_json(csw_futex)},   {"spin_pause", to_json(spin)},
-                         {"sched_slice", slice_json(slice)},  {"wake_busy", to_json(wake_busy)}};
-    nlohmann::json notes = nlohmann::json::array();
-    notes.push_back("g (gap) is an application parameter in mmgp/1; its measured value is under measurements.gap.");
-    std::vector<const measurement*> all = {&off_spin, &off_futex, &gap, &csw_yield, &csw_futex, &spin, &slice.m, &wake_busy};
-    for (const auto& m : alpha.per_m) all.push_back(&m);
-    for (const auto& m : dma.per_size) all.push_back(&m);
-    for (const auto* m : all)
-        if (m->flagged) notes.push_back(m->name + ": " + m->warning);
-    p["notes"] = notes;
+    write_measurements(p, m);
     if (s.time_shared) describe_time_shared(p, s.max_threads);
     return p;
 }

@@ -81,6 +81,12 @@ namespace {
 /// A parameter's value whether the profile writes it as a number or as {"value": ...}.
 double value_of(const nlohmann::json& j) { return j.is_object() ? j.at("value").get<double>() : j.get<double>(); }
 
+/// The value of the platform key that fills `member` (mmgp/profile_keys.hpp).
+template <class T>
+double value_of(const nlohmann::json& profile, T platform::*member) {
+    return value_of(profile.at(std::string(key_of(member))));
+}
+
 /// One row per calibrated parameter (an object with a "value", at any depth below the provenance sections):
 /// name, value, spread, repetitions and the noise flag.
 void parameter_table(const nlohmann::json& profile) {
@@ -120,16 +126,16 @@ void summarize(const nlohmann::json& profile, const calibrate_options& o) {
     if (!o.from.empty()) {
         std::cerr << fmt::format("mmgp calibrate: {} re-described as time-shared cores: {} cores, at most {} threads "
                                  "(m*p), T_wake {}, T_csw {}{}\n",
-                                 o.from, value_of(profile["cores"]), value_of(profile["apus"]),
-                                 human_time(value_of(profile["T_wake"])), human_time(value_of(profile["T_csw"])),
-                                 where);
+                                 o.from, value_of(profile, &platform::cores), value_of(profile, &platform::apus),
+                                 human_time(value_of(profile, &platform::T_wake)),
+                                 human_time(value_of(profile, &platform::T_csw)), where);
         return;
     }
     std::cerr << fmt::format("mmgp calibrate: O_offload {} (min {}), T_csw {}, {} HPU context(s), {} APU(s){}\n",
-                             human_time(value_of(profile["O_offload"])),
-                             human_time(profile["O_offload"]["min"].get<double>()),
-                             human_time(value_of(profile["T_csw"])), value_of(profile["hpu_contexts"]),
-                             value_of(profile["apus"]), where);
+                             human_time(value_of(profile, &platform::O_offload)),
+                             human_time(profile.at(std::string(key_of(&platform::O_offload)))["min"].get<double>()),
+                             human_time(value_of(profile, &platform::T_csw)), value_of(profile, &platform::hpu_contexts),
+                             value_of(profile, &platform::apus), where);
     const auto& ms = profile["measurements"];
     const auto& sl = ms["sched_slice"];
     std::cerr << fmt::format("mmgp calibrate: spin-wait iteration {}, scheduler slice {}{}\n",
@@ -137,9 +143,9 @@ void summarize(const nlohmann::json& profile, const calibrate_options& o) {
                              sl.value("measurable", false) ? human_time(sl["median"].get<double>())
                                                            : std::string("unmeasurable"),
                              !o.dedicated ? fmt::format(", time-shared: {} cores, T_wake {}, T_csw (futex) {}",
-                                                         value_of(profile["cores"]),
-                                                         human_time(value_of(profile["T_wake"])),
-                                                         human_time(value_of(profile["T_csw"])))
+                                                         value_of(profile, &platform::cores),
+                                                         human_time(value_of(profile, &platform::T_wake)),
+                                                         human_time(value_of(profile, &platform::T_csw)))
                                            : std::string());
 }
 }  // namespace

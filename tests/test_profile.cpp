@@ -1,13 +1,14 @@
 // Profiles: the accepted forms, bundled references, and every class of bad input with its exact message.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <span>
 #include <sstream>
 #include <string>
 
-#include "detail/schema.hpp"
 #include "mmgp/error.hpp"
 #include "mmgp/io.hpp"
 #include "mmgp/profile.hpp"
@@ -46,6 +47,30 @@ std::string without(const char* parent, const char* key) {
     json j = json::parse(example);
     j[json::json_pointer(parent)].erase(key);
     return j.dump();
+}
+
+// docs/PROFILES.md's table of a profile type's keys: a header and one row "| `key` | req. | meaning |" per key.
+template <class Key>
+std::string documented_table(std::span<const Key> keys) {
+    std::string out = "| key | req. | meaning |\n|---|---|---|\n";
+    for (const Key& k : keys) {
+        const std::string req = k.required ? "yes" : k.shown_default.empty() ? "no" : "no (" + std::string(k.shown_default) + ")";
+        out += "| `" + std::string(k.name) + "` | " + req + " | " + std::string(k.meaning) + " |\n";
+    }
+    return out;
+}
+
+// Where the table under "### `heading`" lies in the document: its first row to the blank line after it.
+std::pair<std::size_t, std::size_t> table_in(const std::string& docs, const std::string& heading) {
+    const std::size_t section = docs.find("\n### `" + heading + "`\n");
+    REQUIRE(section != std::string::npos);
+    const std::size_t at = docs.find("\n| key |", section) + 1;
+    const std::size_t end = docs.find("\n\n", at) + 1;
+    return {at, end - at};
+}
+
+bool is_number(std::string_view text) {
+    return !text.empty() && text.find_first_not_of("0123456789.e-") == std::string_view::npos;
 }
 
 }  // namespace
@@ -160,32 +185,44 @@ TEST_CASE("unreadable and missing files") {
 }
 
 TEST_CASE("the documented key tables list exactly the schema's keys (one table per profile type)") {
-    // docs/PROFILES.md: a table per type, rows "| `key` | ...".
-    const std::string readme = mmgp::test::slurp(MMGP_SOURCE_DIR "/docs/PROFILES.md");
-    auto documented = [&](const std::string& heading) {
-        std::set<std::string> keys;
-        std::size_t at = readme.find("\n### `" + heading + "`\n");
-        REQUIRE(at != std::string::npos);
-        std::size_t end = readme.find("\n#", at + 1);
-        std::istringstream in(readme.substr(at, end - at));
-        for (std::string line; std::getline(in, line);)
-            if (line.rfind("| `", 0) == 0) keys.insert(line.substr(3, line.find('`', 3) - 3));
-        return keys;
-    };
-    auto schema_keys = [](std::span<const mmgp::detail::schema::key> table) {
-        std::set<std::string> keys;
-        for (const auto& k : table) keys.insert(std::string(k.name));
-        return keys;
-    };
-    CHECK(documented("platform") == schema_keys(mmgp::detail::schema::platform));
-    CHECK(documented("application") == schema_keys(mmgp::detail::schema::application));
+    // docs/PROFILES.md's table under "### `platform`" and "### `application`" is rendered from the key tables;
+    // MMGP_WRITE_DOCS=1 writes the rendered tables into it (after a key was added, removed or reworded).
+    const std::string docs_path = MMGP_SOURCE_DIR "/docs/PROFILES.md";
+    std::string docs = mmgp::test::slurp(docs_path);
+    const std::string platform_table = documented_table(mmgp::platform_keys());
+    const std::string application_table = documented_table(mmgp::application_keys());
+    if (std::getenv("MMGP_WRITE_DOCS")) {
+        for (const auto& [heading, table] : {std::pair{"platform", platform_table}, std::pair{"application", application_table}}) {
+            const auto [at, size] = table_in(docs, heading);
+            docs.replace(at, size, table);
+        }
+        std::ofstream(docs_path, std::ios::binary) << docs;
+    }
+    CHECK(docs.substr(table_in(docs, "platform").first, table_in(docs, "platform").second) == platform_table);
+    CHECK(docs.substr(table_in(docs, "application").first, table_in(docs, "application").second) == application_table);
+    // A default the documentation shows as a number is the member's default.
+    const mmgp::platform pl;
+    for (const auto& k : mmgp::platform_keys()) {
+        INFO("platform." << k.name);
+        if (const auto* m = std::get_if<double mmgp::platform::*>(&k.member); m && is_number(k.shown_default))
+            CHECK(pl.**m == std::stod(std::string(k.shown_default)));
+        if (const auto* m = std::get_if<int mmgp::platform::*>(&k.member); m && is_number(k.shown_default))
+            CHECK(pl.**m == std::stoi(std::string(k.shown_default)));
+    }
+    const mmgp::application app;
+    for (const auto& k : mmgp::application_keys()) {
+        INFO("application." << k.name);
+        if (const auto* m = std::get_if<double mmgp::application::*>(&k.member); m && is_number(k.shown_default))
+            CHECK(app.**m == std::stod(std::string(k.shown_default)));
+        if (const auto* m = std::get_if<std::int64_t mmgp::application::*>(&k.member); m && is_number(k.shown_default))
+            CHECK(app.**m == std::stoll(std::string(k.shown_default)));
+    }
     // Every required key is refused when missing, every optional one is not.
     const json base = json::parse(mmgp::test::slurp(MMGP_SOURCE_DIR "/profiles/pbpi-qs20.json"));
-    for (const auto& [part, table] : {std::pair{std::string("platform"), std::span<const mmgp::detail::schema::key>(mmgp::detail::schema::platform)},
-                                      std::pair{std::string("application"), std::span<const mmgp::detail::schema::key>(mmgp::detail::schema::application)}}) {
+    auto check_required = [&](const std::string& part, const auto& keys) {
         json doc = base;
         if (doc[part].is_string()) doc[part] = json::parse(mmgp::test::slurp(std::string(MMGP_SOURCE_DIR "/profiles/") + (part == "platform" ? "platforms/" : "apps/") + doc[part].get<std::string>() + ".json"));
-        for (const auto& k : table) {
+        for (const auto& k : keys) {
             if (!doc[part].contains(std::string(k.name))) continue;
             json without = doc;
             without[part].erase(std::string(k.name));
@@ -198,7 +235,9 @@ TEST_CASE("the documented key tables list exactly the schema's keys (one table p
             INFO(part << "." << k.name);
             CHECK(refused == k.required);
         }
-    }
+    };
+    check_required("platform", mmgp::platform_keys());
+    check_required("application", mmgp::application_keys());
 }
 
 TEST_CASE("a platform or application document alone is read by the same key tables as a scenario's") {

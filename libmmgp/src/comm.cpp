@@ -1,3 +1,5 @@
+// The cluster communication term: stage counts, table interpolation and the latency-bandwidth fit (the
+// evaluator calls it; it calls the NNLS solver).
 #include "detail/comm.hpp"
 #include "detail/nnls.hpp"
 
@@ -91,6 +93,16 @@ std::optional<comm_model> fit_comm_model(primitive prim, const std::vector<comm_
     m.has_intra = present[0];
     m.has_inter = present[2];
     return m;
+}
+
+comm_models models_for(const platform& pl, const std::vector<comm_pattern>& patterns) {
+    comm_models out;
+    for (const auto& [prim, model] : pl.comm_models) out[static_cast<std::size_t>(prim)] = model;
+    for (const comm_pattern& cp : patterns) {
+        auto& model = out[static_cast<std::size_t>(cp.prim)];
+        if (!model) model = fit_comm_model(cp.prim, pl.comm_tables);
+    }
+    return out;
 }
 
 }  // namespace mmgp::detail

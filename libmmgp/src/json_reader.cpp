@@ -1,3 +1,6 @@
+// Validated JSON reading: parsing (a key given twice refused), whole files, and the reader's typed accessors,
+// whose errors name the file, the JSON pointer, what was expected and what was found. Every reader calls it; it
+// calls nothing of the library but the error types.
 #include "detail/json_reader.hpp"
 #include "mmgp/io.hpp"
 
@@ -226,6 +229,10 @@ void reader::known_keys(const json& obj, const std::string& path,
     check_known(*this, obj, path, known, [](std::string_view k) { return k; });
 }
 
+void reader::known_keys(const json& obj, const std::string& path, std::span<const std::string_view> known) const {
+    check_known(*this, obj, path, known, [](std::string_view k) { return k; });
+}
+
 double reader::number(const json& v0, const std::string& path0, double lo, bool strict, const char* what) const {
     const json* v = &v0;
     std::string path = path0;
@@ -312,7 +319,7 @@ std::string reader::string_or(const json& obj, const std::string& path, std::str
 }
 
 std::size_t reader::choice(const json& obj, const std::string& path, std::string_view key,
-                           std::initializer_list<std::string_view> choices, std::size_t dflt, bool required) const {
+                           std::span<const std::string_view> choices, std::size_t dflt, bool required) const {
     std::string list;
     for (auto c : choices) {
         if (!list.empty()) list += " or ";

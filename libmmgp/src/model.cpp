@@ -1,6 +1,7 @@
 // The evaluator: the model as the sum of its layers (docs/MODEL.md): (a) one process on dedicated
 // hardware (detail/model_dedicated.hpp), (b) host sharing (detail/model_host_sharing.hpp) or (c) time-shared
-// cores (model_time_shared.cpp).
+// cores (model_time_shared.cpp). Built once per scenario: it fits the communication models the tables identify
+// (comm.cpp) and has the scenario's coverage checked (profile_coverage.cpp) before it evaluates anything.
 #include "mmgp/model.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <limits>
 
 #include "detail/comm.hpp"
+#include "detail/coverage.hpp"
 #include "detail/format.hpp"
 #include "detail/model_dedicated.hpp"
 #include "detail/model_host_sharing.hpp"
@@ -49,10 +51,6 @@ double ocol_of(const application& app, int k) noexcept {
 
 }  // namespace detail
 
-namespace {
-constexpr int primitive_count = 9;
-}  // namespace
-
 double eq11_time(const platform& pl, const application& app, int m, int p) {
     const dedicated_terms t = detail::eq11_terms(pl, app, detail::alpha_of(pl, m), detail::ocol_of(app, m), m);
     return t.host + t.accelerator(p) + t.offload(p) + t.context_switch + t.communication;
@@ -61,13 +59,10 @@ double eq11_time(const platform& pl, const application& app, int m, int p) {
 evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
     const platform& pl = s.plat;
     const application& app = s.app;
-    const search_space& sp = s.space;
-    const space_bounds bd = bounds(s);
-    const std::int64_t m_hi = bd.m_hi, n_lo = bd.n_lo, n_hi = bd.n_hi, p_lo = bd.p_lo;
-    if (kind == model_kind::eq11 && n_hi > 1)
-        throw model_error(s.file, model_subject::nodes_range, 0, "nodes 1..1 with --model eq11 (Eq. 11 is a single-node equation; use --model mmgp)",
-               std::to_string(n_lo) + ".." + std::to_string(n_hi));
+    const detail::comm_models models = detail::models_for(pl, app.comm);
+    detail::check_evaluable(s, kind, models);
     // α and O_col are tabulated for small m (the common case); larger m are computed on the fly.
+    const std::int64_t m_hi = bounds(s).m_hi;
     std::size_t table_size = static_cast<std::size_t>(std::min<std::int64_t>(std::max<std::int64_t>(m_hi, pl.hpu_contexts), 4096)) + 1;
     alpha_.assign(table_size, 1.0);
     ocol_.assign(table_size, 0.0);
@@ -78,20 +73,18 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
         ocol_[k] = detail::ocol_of(app, ki);
         rounds_[k] = static_cast<int>((std::int64_t{ki} + pl.hpu_contexts - 1) / pl.hpu_contexts);  // no int overflow
     }
-    if (app.dma_bytes > 0 && !pl.has_dma)
-        throw model_error(s.file, model_subject::transfer_cost, 0, "a transfer cost {\"latency_s\", \"bandwidth_Bps\"} (the application declares dma_bytes)",
-               "nothing (the key is missing)");
     if (pl.has_dma) {
         dma_lat_ = pl.dma.latency_s;
         dma_spb_ = pl.dma.s_per_byte;
     }
-    models_.assign(primitive_count, comm_model{});
-    has_model_.assign(primitive_count, 0);
-    for (const auto& [prim, cm] : pl.comm_models) {
-        models_[static_cast<int>(prim)] = cm;
-        has_model_[static_cast<int>(prim)] = 1;
+    models_.assign(detail::primitive_count, comm_model{});
+    has_model_.assign(detail::primitive_count, 0);
+    for (std::size_t k = 0; k < detail::primitive_count; ++k) {
+        if (!models[k]) continue;
+        models_[k] = *models[k];
+        has_model_[k] = 1;
     }
-    has_table_.assign(primitive_count, 0);
+    has_table_.assign(detail::primitive_count, 0);
     for (const comm_table& t : pl.comm_tables) has_table_[static_cast<int>(t.prim)] = 1;
     if (kind == model_kind::eq11) return;
     if (pl.cores > 0) {
@@ -101,32 +94,6 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
                              detail::format_double(shared_->wake_idle) + " s" +
                              (pl.T_wake >= 0 ? " (the platform's T_wake " + detail::format_double(pl.T_wake) + " s is not used)"
                                              : ""));
-    }
-    if (!app.comm.empty() && (n_hi - n_lo + 1) * std::max<std::int64_t>(m_hi - sp.m.lo + 1, 1) > 100000000)
-        throw model_error(s.file, model_subject::search_size, 0, "at most 100000000 (nodes, m) pairs when the application communicates",
-               std::to_string(n_hi - n_lo + 1) + " node counts x " + std::to_string(m_hi - sp.m.lo + 1) + " process counts");
-    // Every (nodes, m) the search visits must be costed by a table or a model with the stages it needs.
-    for (std::size_t i = 0; i < app.comm.size(); ++i) {
-        const comm_pattern& cp = app.comm[i];
-        int pi = static_cast<int>(cp.prim);
-        if (has_model_[pi] && models_[pi].has_intra && models_[pi].has_inter) continue;  // a model covers every pair
-        for (std::int64_t n = n_lo; n <= n_hi; ++n) {
-            for (std::int64_t m = sp.m.lo; m <= m_hi && m * p_lo <= pl.apus; ++m) {
-                int ni = static_cast<int>(n), mi = static_cast<int>(m);
-                detail::stages st = detail::stage_counts(cp.prim, ni, mi);
-                if (st.intra == 0 && st.inter == 0) continue;
-                if (has_table_[pi] && detail::table_cost(pl.comm_tables, cp.prim, ni, mi, cp.bytes)) continue;
-                bool ok = has_model_[pi] && (st.intra == 0 || models_[pi].has_intra) &&
-                          (st.inter == 0 || models_[pi].has_inter);
-                if (!ok)
-                    throw model_error(s.file, model_subject::communication, i,
-                           "a communication table or model in the platform's network section covering " +
-                               std::string(to_string(cp.prim)) + " of " + detail::format_double(cp.bytes) +
-                               " bytes on nodes=" + std::to_string(ni) + " with ppn=" + std::to_string(mi),
-                           has_model_[pi] ? "a model without the " + std::string(st.inter > 0 && !models_[pi].has_inter ? "inter" : "intra") + "-node part and no such table"
-                                          : "neither a table nor a model for " + std::string(to_string(cp.prim)));
-            }
-        }
     }
 }
 

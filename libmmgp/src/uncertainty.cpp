@@ -1,11 +1,12 @@
-// Propagating the profiles' spreads to the ranking (docs/MODEL.md "Uncertainty").
+// Propagating the profiles' spreads to the ranking (docs/MODEL.md "Uncertainty"): the keys varied are those the
+// profiles' key tables (mmgp/profile_keys.hpp) mark log_normal. Calls the evaluator.
 #include "mmgp/uncertainty.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
-
+#include <span>
 
 namespace mmgp {
 
@@ -16,24 +17,12 @@ struct varied {
     double value, sigma_rel;
 };
 
-// The model's scalars a spread may vary, by section and key.
-double* platform_scalar(platform& pl, const std::string& key) {
-    static constexpr std::pair<const char*, double platform::*> keys[] = {
-        {"O_offload", &platform::O_offload}, {"T_csw", &platform::T_csw},           {"T_wake", &platform::T_wake},
-        {"T_wake_busy", &platform::T_wake_busy}, {"spin_pause", &platform::spin_pause}, {"sched_slice", &platform::sched_slice}};
-    for (const auto& [name, member] : keys)
-        if (key == name) return &(pl.*member);
-    return nullptr;
-}
-
-double* application_scalar(application& app, const std::string& key) {
-    static constexpr std::pair<const char*, double application::*> keys[] = {
-        {"N", &application::N},         {"T_hpu", &application::T_hpu},     {"T_apu", &application::T_apu},
-        {"C_apu", &application::C_apu}, {"g", &application::g},             {"T_start", &application::T_start},
-        {"N_start", &application::N_start}, {"T_offload_idle", &application::T_offload_idle},
-        {"dma_bytes", &application::dma_bytes}};
-    for (const auto& [name, member] : keys)
-        if (key == name) return &(app.*member);
+// The member a spread of `key` varies: a number its profile's key table marks log_normal; null for another key.
+template <class Key, class Profile>
+double* varied_member(std::span<const Key> keys, Profile& profile, const std::string& key) {
+    for (const Key& k : keys)
+        if (k.name == key && k.spread == key_sampling::log_normal)
+            if (const auto* member = std::get_if<double Profile::*>(&k.member)) return &(profile.*(*member));
     return nullptr;
 }
 
@@ -79,8 +68,8 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
             out.parameters.push_back(name + text);
         }
     };
-    collect(s.plat.provenance.spreads, "platform", [&](const std::string& k) { return platform_scalar(work.plat, k); });
-    collect(s.app.spreads, "application", [&](const std::string& k) { return application_scalar(work.app, k); });
+    collect(s.plat.provenance.spreads, "platform", [&](const std::string& k) { return varied_member(platform_keys(), work.plat, k); });
+    collect(s.app.spreads, "application", [&](const std::string& k) { return varied_member(application_keys(), work.app, k); });
 
     const evaluator nominal(s, kind);
     const double best_nominal = nominal(best).time_s;

@@ -85,7 +85,6 @@ struct comm_model {
     bool has_inter = true;  ///< false when fitted from single-node data only
 };
 
-/// A host + accelerator node type and how many of them there are.
 /// The spread of a profile's parameter as written beside its value ({"value": v, "spread"|"mad"|"std_error": s}):
 /// a MAD of observations (mmgp calibrate's "spread", mmgp profile's "mad") or a standard error.
 struct parameter_spread {
@@ -134,6 +133,7 @@ struct hierarchy {
     bool empty() const noexcept { return levels.empty(); }
 };
 
+/// A host + accelerator node type and how many of them there are.
 struct platform {
     std::string name;
     platform_provenance provenance;  ///< calibrated profiles only: machine, date, repetitions, flags
@@ -167,7 +167,8 @@ struct platform {
     bool has_dma = false;   ///< true when `dma` was given
     link_cost dma;          ///< host<->accelerator transfer cost (the DMA term of [C] Eq. 5)
     std::vector<comm_table> comm_tables;          ///< measured communication tables
-    std::vector<std::pair<primitive, comm_model>> comm_models;  ///< given or fitted models
+    /// Models given in the network section; the evaluator fits one to the tables of each other primitive.
+    std::vector<std::pair<primitive, comm_model>> comm_models;
     hierarchy hier;         ///< the accelerators' communication hierarchy (empty when not given)
 };
 
@@ -338,3 +339,6 @@ std::string_view bundled_text(std::string_view key) noexcept;
 
 }  // namespace mmgp
 MMGP_API_END
+
+// The keys of each profile type (after the types: the tables name their members).
+#include "mmgp/profile_keys.hpp"

@@ -48,6 +48,7 @@ struct reader {
     /// the message lists every key of the table.
     void known_keys(const json& obj, const std::string& path, std::span<const schema::key> known) const;
     void known_keys(const json& obj, const std::string& path, std::initializer_list<std::string_view> known) const;
+    void known_keys(const json& obj, const std::string& path, std::span<const std::string_view> known) const;
     /// True when obj has `key`.
     static bool has(const json& obj, std::string_view key) { return obj.is_object() && obj.contains(key); }
 
@@ -70,7 +71,11 @@ struct reader {
     std::string string_or(const json& obj, const std::string& path, std::string_view key, std::string dflt) const;
     /// A string member that must be one of `choices`; returns the index of the match.
     std::size_t choice(const json& obj, const std::string& path, std::string_view key,
-                       std::initializer_list<std::string_view> choices, std::size_t dflt, bool required) const;
+                       std::initializer_list<std::string_view> choices, std::size_t dflt, bool required) const {
+        return choice(obj, path, key, std::span<const std::string_view>(choices.begin(), choices.size()), dflt, required);
+    }
+    std::size_t choice(const json& obj, const std::string& path, std::string_view key,
+                       std::span<const std::string_view> choices, std::size_t dflt, bool required) const;
 };
 
 }  // namespace mmgp::detail

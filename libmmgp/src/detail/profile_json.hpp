@@ -1,6 +1,11 @@
-// Internal: scenario reading steps shared by profile.cpp and validate.cpp.
+// Internal: the profile readers' shared steps. The bundled registry and references (profile_registry.cpp), the
+// value shapes both profile types use (profile_values.cpp), the platform, application and scenario readers
+// (profile_platform.cpp, profile_application.cpp, profile_scenario.cpp); validate.cpp reads its scenarios
+// through them. Readers read and check; they call no model code (the evaluator fits and checks coverage).
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -40,5 +45,19 @@ application application_from_json(const json& obj, const reader& r, const std::s
 
 /// Directory part of a path ("." when none).
 std::string dir_of(const std::string& path);
+
+/// The largest count a profile's int members hold.
+inline constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+
+/// What a function of m measures: the host contention α(m) (a factor > 0) or a time (seconds >= 0, O_col(m)).
+enum class m_quantity { contention, seconds };
+/// A number, {"constant"|"value": x}, {"table": {"m": x, ...}} or {"linear": {"intercept", "slope"}}.
+m_function read_m_function(const json& v, const reader& r, const std::string& path, m_quantity q);
+/// {"latency_s", "bandwidth_Bps"|"s_per_byte"}.
+link_cost read_link(const json& v, const reader& r, const std::string& path);
+/// The required member "primitive" of obj: one of primitive_names.
+primitive read_primitive(const json& obj, const reader& r, const std::string& path);
+/// The spreads written beside values: {"value": v, "spread"|"mad"|"std_error": s} at the top level of a profile.
+std::vector<parameter_spread> read_spreads(const json& obj);
 
 }  // namespace mmgp::detail

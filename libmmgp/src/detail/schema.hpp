@@ -1,6 +1,7 @@
-// Internal: the keys of each profile type of schema mmgp/1, in one place. The readers reject any
-// other key (besides provenance keys) and list these in the message; the documentation's key tables
-// (docs/PROFILES.md) are checked against them by tests/test_profile.cpp.
+// Internal: the keys of the documents of schema mmgp/1 that are not profiles: a validation file, its cases, a runs
+// file and its runs. The readers reject any other key (besides provenance keys) and list these in the message.
+// The profiles' keys are tables of their own, beside their readers: mmgp/profile_keys.hpp (platform,
+// application) and profile_scenario.cpp (a scenario's sections and its search space).
 #pragma once
 
 #include <span>
@@ -13,22 +14,6 @@ struct key {
     std::string_view name;
     bool required;
 };
-
-inline constexpr key platform[] = {
-    {"hpu_contexts", true}, {"apus", true},    {"nodes", false},       {"max_processes_per_node", false},
-    {"O_offload", true},    {"T_csw", true},   {"alpha", true},        {"dma", false},
-    {"network", false},     {"cores", false},  {"T_wake", false},      {"T_wake_busy", false},
-    {"spin_pause", false},  {"sched_slice", false}, {"hierarchy", false}};
-
-inline constexpr key application[] = {
-    {"decomposition", false}, {"scaling", false},  {"N", true},           {"T_hpu", true},      {"T_apu", true},
-    {"C_apu", true},          {"g", true},         {"O_col", false},      {"units", false},     {"dma_bytes", false},
-    {"communication", false}, {"g_charge", false}, {"spin_limit", false}, {"T_start", false},   {"N_start", false},
-    {"T_offload_idle", false}, {"wavefront", false}};
-
-inline constexpr key search[] = {{"m", false}, {"p", false}, {"nodes", false}, {"policy", false}, {"tolerance", false}};
-
-inline constexpr key scenario[] = {{"platform", true}, {"application", true}, {"search", false}};
 
 inline constexpr key validation[] = {{"scenario", false}, {"cases", true}, {"group", false}};
 
