@@ -57,8 +57,7 @@ int run_calibrate_simulate(const calibrate_options& o) {
     try {
         network = calib::simulate_network(s);
     } catch (const calib::cluster_error& e) {
-        std::cerr << "mmgp: " << e.what() << '\n';
-        return 2;
+        throw usage_error(e.what());  // bad input: one line, exit 2, nothing written
     } catch (const std::exception& e) {
         std::cerr << "mmgp: calibrate --simulate: " << e.what() << " (nothing written)\n";
         return 1;
