@@ -7,15 +7,12 @@
 #include <cmath>
 
 #include "detail/tune_stages.hpp"
+#include "mmgp/statistics.hpp"
 #include "mmgp/validate.hpp"
 
 namespace mmgp::detail {
 
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double median_of(std::vector<double> v) { return mmgp::median(std::move(v)); }
 
 // The variance of a median of log times without assuming their shape: the 90 % interval of the median from
 // order statistics (median_ci90, defined from 5 runs on) read as +-1.645 standard deviations. A bimodal sample
@@ -61,7 +58,7 @@ void summarise_runs(config_evidence& e) {
     if (n >= 3) {
         std::vector<double> deviations;
         for (double v : e.logs) deviations.push_back(std::abs(v - e.center));
-        const double sd = 1.4826 * median_of(deviations);
+        const double sd = mad_to_sd * median_of(deviations);
         e.own_var = sd * sd;
     } else if (n == 2) {
         e.own_var = (e.logs[0] - mean) * (e.logs[0] - mean) + (e.logs[1] - mean) * (e.logs[1] - mean);

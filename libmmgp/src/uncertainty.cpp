@@ -1,6 +1,7 @@
 // Propagating the profiles' spreads to the ranking (docs/MODEL.md "Uncertainty"): the keys varied are those the
 // profiles' key tables (mmgp/profile_keys.hpp) mark log_normal. Calls the evaluator.
 #include "mmgp/uncertainty.hpp"
+#include "mmgp/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -60,7 +61,7 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
                 out.not_varied.push_back(name);
                 continue;
             }
-            const double sd = sp.mad ? 1.4826 * sp.spread : sp.spread;
+            const double sd = sp.mad ? mad_to_sd * sp.spread : sp.spread;
             vs.push_back({target, *target, sd / *target});
             char text[96];
             std::snprintf(text, sizeof text, ": %.3g %% (%s %.3g)", 100 * sd / *target, sp.mad ? "MAD" : "standard error",
