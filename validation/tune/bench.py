@@ -31,6 +31,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 
 try:
     import optuna  # Debian's python3-optuna (scripts/setup.sh installs it)
@@ -58,12 +59,16 @@ def groups():
     return out
 
 
+def nodes_of(r):
+    return int(r.get("nodes") or 1)
+
+
 def write_group(name, units, rows, folder):
     path = os.path.join(folder, name + ".csv")
     with open(path, "w") as f:
         f.write("m,p,nodes,policy,units,time_s,censored,bound_s\n")
         for r in sorted(rows, key=lambda r: (int(r["m"]), int(r["p"]), r["policy"], int(r["rep"]))):
-            f.write(f"{r['m']},{r['p']},1,{r['policy']},{units},{r['wall_s']},{r['censored']},{r['bound_s']}\n")
+            f.write(f"{r['m']},{r['p']},{nodes_of(r)},{r['policy']},{units},{r['wall_s']},{r['censored']},{r['bound_s']}\n")
     return path
 
 
@@ -72,15 +77,33 @@ def key(m, p, nodes, pol):
 
 
 def reps_of(rows):
+    """Per configuration key: its recorded repetitions as (wall seconds, censored); a censored one at its bound."""
     reps = {}
     for r in rows:
-        reps.setdefault(key(r["m"], r["p"], 1, r["policy"]), []).append(
+        reps.setdefault(key(r["m"], r["p"], nodes_of(r), r["policy"]), []).append(
             (float(r["bound_s"]) if r["censored"] == "1" else float(r["wall_s"]), r["censored"] == "1"))
     return reps
 
 
+def nodes_in(k):
+    return int(k.split("/")[2])
+
+
 def truth_of(reps):
     return {k: statistics.median(t for t, _ in v) for k, v in reps.items()}
+
+
+def exhaustive_cost(truth):
+    """Machine seconds of one run of every configuration: the sum of each one's median wall time (censored runs at
+    their bound) times its nodes — the denominator of every machine-time fraction, and what mmgp tune prints."""
+    return sum(t * nodes_in(k) for k, t in truth.items())
+
+
+def oracle_cost(truth, tol=TOL):
+    """The floor of any method without a model's word: a tuner that knows the best runs it once and stops every
+    other configuration at the tolerance above the best's time (a faster one runs to its end)."""
+    best = min(truth, key=truth.get)
+    return sum((truth[k] if k == best else min(truth[k], (1 + tol) * truth[best])) * nodes_in(k) for k in truth)
 
 
 def regret(truth, chosen):
@@ -111,7 +134,7 @@ def exhaustive(reps, seed):
     spent, best, trace = 0.0, None, []
     for k in reps:
         t, cens = draw(rng, reps, k)
-        spent += t
+        spent += t * nodes_in(k)
         if not cens and (best is None or t < best[0]):
             best = (t, k)
         trace.append((spent, best[1] if best else None))
@@ -126,7 +149,7 @@ def random_search(reps, seed, budget):
     while spent < budget:
         k = order[runs % len(order)] if runs < len(order) else rng.choice(keys)
         t, cens = draw(rng, reps, k)
-        spent += t
+        spent += t * nodes_in(k)
         runs += 1
         if not cens and (best is None or t < best[0]):
             best = (t, k)
@@ -145,7 +168,7 @@ def optuna_search(reps, seed, budget):
         trial = study.ask()
         k = trial.suggest_categorical("configuration", keys)
         t, cens = draw(rng, reps, k)
-        spent += t
+        spent += t * nodes_in(k)
         runs += 1
         study.tell(trial, t)
         if not cens and (best is None or t < best[0]):
@@ -207,6 +230,67 @@ def curve(results, truth, exh_cost, fractions):
     return out
 
 
+VARIANTS = {"a": "as recorded", "b": "deviations / 10", "c": "two best 0.5 % apart"}
+
+
+def variant_rows(rows, variant):
+    """A group's recorded runs in one of the new-user variants: (a) as recorded; (b) each finished run's deviation
+    from its configuration's median shrunk to a tenth (a censored run keeps its bound): a quiet machine or a steady
+    program; (c) the second-best configuration's runs scaled so that its median is 0.5 % above the best's (when it
+    is further): a near tie."""
+    if variant == "a":
+        return rows
+    truth = truth_of(reps_of(rows))
+    out = [dict(r) for r in rows]
+    if variant == "b":
+        for r in out:
+            if r["censored"] != "1":
+                med = truth[key(r["m"], r["p"], nodes_of(r), r["policy"])]
+                r["wall_s"] = f"{med + (float(r['wall_s']) - med) / 10:.6g}"
+        return out
+    best, second = sorted(truth, key=truth.get)[:2]
+    factor = 1.005 * truth[best] / truth[second]
+    if factor < 1:
+        for r in out:
+            if key(r["m"], r["p"], nodes_of(r), r["policy"]) == second:
+                r["wall_s"] = f"{float(r['wall_s']) * factor:.6g}"
+                r["bound_s"] = f"{float(r['bound_s']) * factor:.6g}"
+    return out
+
+
+def new_user_args(platform, rows, units):
+    """mmgp tune's words for a user who brings only a platform calibrated here: the space is the group's."""
+    ms = [int(r["m"]) for r in rows]
+    ps = [int(r["p"]) for r in rows]
+    ns = [nodes_of(r) for r in rows]
+    args = ["--m", f"{min(ms)}:{max(ms)}", "--p", f"{min(ps)}:{max(ps)}", "--nodes", f"{min(ns)}:{max(ns)}",
+            "--units", str(units)]
+    if len({r["policy"] for r in rows}) > 1:
+        args += ["--policy", "both"]
+    elif rows:
+        args += ["--policy", rows[0]["policy"]]
+    return platform, args
+
+
+def new_user(pool, mmgp, platform, name, units, rows, seeds, folder):
+    """Per variant: exhaustive trial's P, the oracle floor and mmgp tune in the new-user setting."""
+    out = {}
+    for v in VARIANTS:
+        vrows = variant_rows(rows, v)
+        path = write_group(f"{name}-{v}", units, vrows, folder)
+        reps = reps_of(vrows)
+        truth = truth_of(reps)
+        exh_cost = exhaustive_cost(truth)
+        scen, extra = new_user_args(platform, vrows, units)
+        tuned = list(pool.map(lambda sd: run_tune(mmgp, scen, path, sd, extra), range(1, seeds + 1)))
+        exh = [exhaustive(reps, sd) for sd in range(1, seeds + 1)]
+        out[v] = {"exhaustive_p": summary(exh, truth, exh_cost)["p_within_3pct"],
+                  "oracle_fraction": oracle_cost(truth) / exh_cost,
+                  "resolution": resolution(reps),
+                  "tune": summary(tuned, truth, exh_cost)}
+    return out
+
+
 PARALLEL = [1, 2, 4]
 METHODS = ["mmgp-tune", "mmgp-tune-no-prior", "exhaustive", "random", "optuna"]
 COLORS = {"mmgp-tune": "#c22", "mmgp-tune-no-prior": "#e90", "exhaustive": "#555", "random": "#39c", "optuna": "#2a2"}
@@ -250,13 +334,43 @@ def svg(report, fractions):
     return "\n".join(s) + "\n"
 
 
+def new_user_lines(report, seeds):
+    lines = ["new user: mmgp tune with only a platform calibrated on this machine (validation/tune/host.json, no",
+             "application profile), on three variants of every group: (a) as recorded, (b) run-to-run deviations shrunk",
+             "to a tenth, (c) the two best configurations 0.5 % apart. exh P: exhaustive trial's P<=3%; oracle: the",
+             "machine time of a tuner that knows the best and only confirms it (every other configuration stopped at",
+             "3 % above the best's time), a fraction of exhaustive trial's; P<=3%, time, runs: mmgp tune's",
+             f"{'group':<22} {'n':>3} {'variant':<23} {'resol':>5} {'exh P':>5} {'oracle':>7} {'P<=3%':>6} {'time':>7} {'runs':>5}"]
+    over = []
+    for name, g in report.items():
+        for v, label in VARIANTS.items():
+            x = g["new_user"][v]
+            t = x["tune"]
+            lines.append(f"{name:<22} {g['configurations']:>3} {v + ' ' + label:<23} {x['resolution']:>5.2f} "
+                         f"{x['exhaustive_p']:>5.2f} {100 * x['oracle_fraction']:>6.1f}% {t['p_within_3pct']:>6.2f} "
+                         f"{100 * t['median_time_fraction']:>6.1f}% {t['median_runs']:>5g}")
+            if x["exhaustive_p"] >= 0.9 and t["median_time_fraction"] > 1:
+                over.append(f"{name} ({v})")
+    lines.append(f"new user: median machine time above exhaustive trial's where that reaches P >= 0.9: "
+                 f"{len(over)} of {len(report) * len(VARIANTS)}" + (f" ({', '.join(over)})" if over else ""))
+    lines.append("")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mmgp", default=os.path.join(ROOT, "build", "cli", "mmgp"))
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--groups", default="", help="comma-separated group names (default: all)")
+    ap.add_argument("--platform", default=os.path.join(HERE, "host.json"),
+                    help="the new user's platform profile (default: host.json beside this file)")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="calibrate this machine first (mmgp calibrate --quick), writing the --platform file")
     args = ap.parse_args()
+    if args.calibrate:
+        subprocess.run([args.mmgp, "calibrate", "--quick", "-o", args.platform], check=True)
+    vdir = tempfile.mkdtemp(prefix="mmgp-bench-")
     gdir = os.path.join(HERE, "groups")
     os.makedirs(gdir, exist_ok=True)
     fractions = [10 ** (-2.5 + 0.05 * i) for i in range(51)]  # 0.003 .. 1
@@ -269,7 +383,7 @@ def main():
         path = write_group(name, units, rows, gdir)
         reps = reps_of(rows)
         truth = truth_of(reps)
-        exh_cost = sum(statistics.mean(t for t, _ in v) for v in reps.values())
+        exh_cost = exhaustive_cost(truth)
         res = {}
         for method, extra in (("mmgp-tune", []), ("mmgp-tune-no-prior", ["--no-prior"])):
             res[method] = list(pool.map(lambda sd: run_tune(args.mmgp, scen, path, sd, extra), range(1, args.seeds + 1)))
@@ -305,6 +419,7 @@ def main():
             "confident_right": [sum(regret(truth, r["chosen"]) <= TOL + 1e-12 for r in res["mmgp-tune"] if r["stop"] == "confident"),
                                 sum(r["stop"] == "confident" for r in res["mmgp-tune"])],
         }
+        report[name]["new_user"] = new_user(pool, args.mmgp, args.platform, name, units, rows, args.seeds, vdir)
         print(name, json.dumps({m: round(v["p_within_3pct"], 2) for m, v in report[name]["methods"].items()}),
               file=sys.stderr, flush=True)
 
@@ -333,6 +448,7 @@ def main():
             f"{g['parallel'][str(k)]['p_within_3pct']:>7.2f} {100 * g['parallel'][str(k)]['machine_ratio']:>6.0f}% "
             f"{100 * g['parallel'][str(k)]['decision_ratio']:>5.0f}% {g['parallel'][str(k)]['median_runs']:>5g}" for k in PARALLEL))
     lines.append("")
+    lines += new_user_lines(report, args.seeds)
     allp = {m: statistics.mean(g["methods"][m]["p_within_3pct"] for g in report.values()) for m in METHODS}
     lines.append("all groups, mean P<=3%: " + ", ".join(f"{m} {allp[m]:.3f}" for m in METHODS))
     right = sum(g["confident_right"][0] for g in report.values())
