@@ -4,6 +4,7 @@
 // chooses where the runs go (tune_backend.hpp), and hands over to the journal (tune_journal.cpp), the loop
 // (tune_loop.cpp) and the report (tune_report.cpp).
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -56,6 +57,12 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--confidence", o.confidence, "Stop when the choice is this sure (default 0.95)");
     add_checked(sub, "--max-runs", o.max_runs, "Budget: runs (default 50; 0: no limit)");
     add_checked(sub, "--max-seconds", o.max_seconds, "Budget: machine seconds, wall time x nodes (default: no limit)");
+    add_checked(sub, "--max-cost", o.max_cost,
+                "No run starts that is expected to take the machine time spent above this: exhaustive (the default: "
+                "the estimated cost of running every configuration once), none, or machine seconds");
+    add_checked(sub, "--uses", o.uses,
+                "Production runs the choice will serve: also stop when one more run is expected to save less over "
+                "them than it costs (objective time)");
     add_checked(sub, "--timeout", o.timeout, "The longest one run may take, seconds (default: no limit but the bound)");
     add_checked(sub, "--bound-factor", o.bound_factor,
                 "A run is stopped (censored) after this many times the chosen configuration's time (default 3)");
@@ -236,6 +243,16 @@ std::vector<configuration> tune_space(const tune_options_cli& o, scenario& s, co
     return space;
 }
 
+// --max-cost SECONDS: a positive, finite number of machine seconds.
+double parse_max_cost(const std::string& text) {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0)
+        throw usage_error("--max-cost: expected exhaustive, none or a positive number of machine seconds, found \"" +
+                          text + "\"");
+    return v;
+}
+
 tune_options tuner_options(const tune_options_cli& o) {
     tune_options to;
     to.tolerance = o.tolerance;
@@ -245,6 +262,14 @@ tune_options tuner_options(const tune_options_cli& o) {
     to.bound_factor = o.bound_factor;
     to.max_runs = static_cast<int>(o.max_runs);
     to.max_seconds = o.max_seconds.value_or(0);
+    to.cap_at_exhaustive = o.max_cost == "exhaustive";
+    if (o.max_cost != "exhaustive" && o.max_cost != "none") to.max_cost_s = parse_max_cost(o.max_cost);
+    if (o.uses) {
+        if (to.minimise != objective::time)
+            throw usage_error("--uses: expected with --objective time (the saving is in run time), found --objective " +
+                              std::string(to_string(to.minimise)));
+        to.uses = static_cast<double>(*o.uses);
+    }
     to.max_run_s = o.timeout.value_or(0);
     to.prior = !o.no_prior;
     to.use_model = !o.no_model;

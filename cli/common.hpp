@@ -163,6 +163,8 @@ struct tune_options_cli {
     long long max_runs = 50;
     long long parallel = 1;  ///< --parallel: runs in flight at once
     std::optional<double> max_seconds, timeout;
+    std::string max_cost = "exhaustive";  ///< --max-cost: exhaustive, none or machine seconds
+    std::optional<long long> uses;        ///< --uses: production runs the choice will serve
     unsigned long long seed = 1;
     bool no_prior = false, no_model = false, json = false, quiet = false;
     std::vector<std::string> given;  ///< the options given on the command line (their longest names), set by main

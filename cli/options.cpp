@@ -91,6 +91,8 @@ const std::vector<value_rule>& value_rules() {
         {"tune", "--confidence", K::real, 0, 1, true, true},
         {"tune", "--max-runs", K::count, 0, 1e6},
         {"tune", "--max-seconds", K::real, 0, 1e9, true},
+        {"tune", "--max-cost", K::text},
+        {"tune", "--uses", K::count, 1, 1e12},
         {"tune", "--timeout", K::real, 0, 1e9, true},
         {"tune", "--bound-factor", K::real, 1, 1e6, true},
         {"tune", "--plot", K::text},

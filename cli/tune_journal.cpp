@@ -180,6 +180,9 @@ const std::vector<header_field>& header_fields() {
         field("bound_factor", "--bound-factor", [](auto& o) -> auto& { return o.bound_factor; }),
         field("max_runs", "--max-runs", [](auto& o) -> auto& { return o.max_runs; }),
         field("max_seconds", "--max-seconds", [](auto& o) -> auto& { return o.max_seconds; }),
+        // A journal from before the cost cap: the tune it records had none.
+        field("max_cost", "--max-cost", [](auto& o) -> auto& { return o.max_cost; }, kept_as::added_later, "none"),
+        field("uses", "--uses", [](auto& o) -> auto& { return o.uses; }, kept_as::added_later, nullptr),
         field("timeout", "--timeout", [](auto& o) -> auto& { return o.timeout; }),
         field("no_prior", nullptr, [](auto& o) -> auto& { return o.no_prior; }),
         field("no_model", nullptr, [](auto& o) -> auto& { return o.no_model; }),

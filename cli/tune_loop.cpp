@@ -26,6 +26,7 @@ public:
           next_number_(history.next_run_number), any_ran_(history.any_ran) {}
 
     loop_result run() {
+        if (!settings_.quiet && !any_ran_) std::cerr << plan_line(a_, t_.space().size()) << std::flush;
         for (;;) {
             start_runs();
             if (a_.stop != tune_stop::none || flights_.empty()) break;

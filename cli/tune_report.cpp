@@ -18,6 +18,20 @@ std::string in_objective(objective minimise) {
     return minimise == objective::time ? "" : " in " + std::string(to_string(minimise));
 }
 
+std::string plan_line(const tune_assessment& a, std::size_t configurations) {
+    std::string out =
+        a.model_used ? fmt::format("mmgp tune: {} configurations; running every configuration once: about {} of "
+                                   "machine time (the model's expectation)",
+                                   configurations, human_time(a.exhaustive_s))
+                     : fmt::format("mmgp tune: {} configurations; what running every configuration once costs is "
+                                   "known after the first runs (no application profile to expect it from)",
+                                   configurations);
+    if (a.cap_s > 0)
+        out += a.cap_s >= a.exhaustive_s || !a.model_used ? "; the tune costs no more (--max-cost)"
+                                         : fmt::format("; the tune costs at most {} (--max-cost)", human_time(a.cap_s));
+    return out + "\n";
+}
+
 std::string progress_line(const run_progress& run, const tune_assessment& a, const std::vector<configuration>& space,
                           double tolerance, objective minimise) {
     const std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %{}) {:.2f}",
@@ -120,6 +134,10 @@ std::string json_report(const tune_summary& r, const std::string& launch) {
     j["machine_s"] = a.machine_s;
     j["elapsed_s"] = r.decided_s;
     j["exhaustive_s_estimate"] = a.exhaustive_s;
+    j["cap_s"] = a.cap_s > 0 ? json(a.cap_s) : json(nullptr);
+    j["expected_regret"] = a.has_chosen ? json(a.expected_regret) : json(nullptr);
+    j["expected_regret_s"] = a.has_chosen ? json(a.expected_regret_s) : json(nullptr);
+    j["uses"] = r.to.uses > 0 ? json(r.to.uses) : json(nullptr);
     j["noise"] = a.noise;
     j["model_error"] = a.model_error;
     j["model_used"] = a.model_used;
@@ -130,6 +148,19 @@ std::string json_report(const tune_summary& r, const std::string& launch) {
     for (const auto& p : a.params) j["params"].push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}});
     j["configurations"] = configurations_json(r);
     return j.dump() + '\n';
+}
+
+// The expected regret of the choice, and with --uses the arithmetic of the last decision to run or stop.
+std::string regret_text(const tune_summary& r) {
+    const tune_assessment& a = r.a;
+    if (!a.has_chosen) return {};
+    std::string out = fmt::format("expected regret: {:.2f} % ({} a run)\n", 100 * a.expected_regret,
+                                  human_time(a.expected_regret_s));
+    if (a.stop == tune_stop::not_worth)
+        out += fmt::format("uses: one more run of {} would cost about {} and is expected to save {} over {:g} uses\n",
+                           config_text(r.space[a.next]), human_time(a.next_cost_s), human_time(a.next_saving_s),
+                           r.to.uses);
+    return out;
 }
 
 // Why the tune stopped, with the probability that the choice is beaten.
@@ -151,6 +182,7 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
     out += fmt::format("stopped: {}\n", stop_text(r));
     out += fmt::format("spent: {} runs, {} of machine time; running every configuration once: about {} ({:.0f} %)\n", a.runs,
                        human_time(a.machine_s), human_time(a.exhaustive_s), a.exhaustive_s > 0 ? 100 * a.machine_s / a.exhaustive_s : 0.0);
+    out += regret_text(r);
     if (r.parallel > 1)
         out += fmt::format("in flight: up to {} runs at once; decided after {}{}\n", r.parallel, human_time(r.decided_s),
                            replay ? " (the recorded times laid out that way)" : "");

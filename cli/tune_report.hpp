@@ -25,6 +25,8 @@ struct run_progress {
     int exit_status = 0;
     std::size_t in_flight = 0;  ///< runs still in flight
 };
+/// Before the first run: what running every configuration once is expected to cost, and the cap.
+std::string plan_line(const tune_assessment& a, std::size_t configurations);
 std::string progress_line(const run_progress& run, const tune_assessment& a, const std::vector<configuration>& space,
                           double tolerance, objective minimise);
 

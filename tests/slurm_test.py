@@ -108,7 +108,7 @@ def parallel_cases(slurm):
     try:
         prog = (f"if [ {{m}} = 2 ] && [ {{p}} = 1 ] && mkdir {marker} 2>/dev/null; then scancel $SLURM_JOB_ID; sleep 30; fi; "
                 + SLEEP)
-        r = subprocess.run([MMGP, "tune", "qs20", "--m", "1:2", "--p", "1:2", "--launcher", "srun", "--parallel", "2",
+        r = subprocess.run([MMGP, "tune", "qs20", "--m", "1:2", "--p", "1:2", "--launcher", "srun", "--parallel", "2", "--max-cost", "none",
                             "--max-runs", "16", "--journal", journal, "--json", "--quiet", "--", "sh", "-c", prog],
                            env=slurm.env, capture_output=True, text=True, timeout=240)
         check(r.returncode == 0, f"tune --parallel 2 with sbatch: exit 0 ({r.stderr.strip()[-300:]})")
@@ -162,7 +162,7 @@ def two_node_cases():
             if os.path.exists(journal):
                 os.remove(journal)
             r = subprocess.run(["salloc", "-N", "2", MMGP, "tune", "pbpi-qs20", "--set", "platform.nodes=2", "--m", "1",
-                                "--p", "1", "--nodes", nodes, "--launcher", "srun", "--parallel", "2", "--max-runs", "12",
+                                "--p", "1", "--nodes", nodes, "--launcher", "srun", "--parallel", "2", "--max-runs", "12", "--max-cost", "none",
                                 "--journal", journal, "--json", "--quiet", "--", "sh", "-c", program],
                                env=slurm.env, capture_output=True, text=True, timeout=240)
             check(r.returncode == 0, f"tune --parallel 2 on two nodes, nodes {nodes}: exit 0 ({r.stderr.strip()[-300:]})")

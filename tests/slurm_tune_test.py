@@ -37,7 +37,7 @@ def main():
     try:
         with sf.SlurmCluster() as slurm:
             r = subprocess.run(["salloc", "-N", "1", "-n", "2", MMGP, "tune", scenario, "--units", "16", "--m", "1:2",
-                                "--p", "1:2", "--launcher", "srun", "--parallel", "2", "--max-runs", "20",
+                                "--p", "1:2", "--launcher", "srun", "--parallel", "2", "--max-runs", "20", "--max-cost", "none",
                                 "--journal", journal, "--json", "--quiet", "--", "sh", "-c", prog],
                                env=slurm.env, capture_output=True, text=True, timeout=280)
             check(r.returncode == 0, f"tune --parallel 2 of the off-load runtime inside salloc: exit 0 ({r.stderr.strip()[-300:]})")

@@ -383,27 +383,42 @@ TEST_CASE("tune noise stage: center, weight and own noise of one configuration's
     }
 }
 
-TEST_CASE("tune noise stage: pooled noise, and fewer than three runs as noisy as the noisiest measured three times") {
+TEST_CASE("tune noise stage: pooled noise, few runs as noisy as the noisiest, one pathology bounded") {
     using mmgp::detail::config_evidence;
-    SUBCASE("the noisiest configuration measured three times sets the floor") {
+    SUBCASE("the pooled noise and each configuration's own, shrunk towards it; few runs as the noisiest") {
         const std::vector<config_evidence> ev = {runs_with_variance(3, 0.04), runs_with_variance(2, 0.01),
                                                  runs_with_variance(1, 0.0), config_evidence{}};
         const auto noise = mmgp::detail::pool_noise(ev, 0.1);
         // (4 x 0.1^2 + 2 x 0.04 + 1 x 0.01) / (4 + 2 + 1)
         CHECK(noise.pooled_var == doctest::Approx(0.13 / 7));
-        // its own variance shrunk towards the pooled one: (3 x 0.13/7 + 2 x 0.04) / (3 + 2) = 0.95 / 35
         REQUIRE(noise.config_var.size() == 4);
+        // its own variance shrunk towards the pooled one: (3 x 0.13/7 + 2 x 0.04) / (3 + 2) = 0.95 / 35
         CHECK(noise.config_var[0] == doctest::Approx(0.95 / 35));
-        CHECK(noise.config_var[1] == doctest::Approx(0.95 / 35));  // (3 x 0.13/7 + 0.01) / 4 = 0.46/28, raised
+        // fewer than three runs: as noisy as the noisiest measured three times ((3 x 0.13/7 + 0.01) / 4, raised)
+        CHECK(noise.config_var[1] == doctest::Approx(0.95 / 35));
         CHECK(noise.config_var[2] == doctest::Approx(0.95 / 35));
         CHECK(noise.config_var[3] == doctest::Approx(0.95 / 35));
+    }
+    SUBCASE("a configuration far noisier than the others counts at four times their median scale in the pool") {
+        const std::vector<config_evidence> ev = {runs_with_variance(3, 0.001), runs_with_variance(3, 0.002),
+                                                 runs_with_variance(3, 0.003), runs_with_variance(3, 1.0)};
+        const auto noise = mmgp::detail::pool_noise(ev, 0.1);
+        // median of the four scales: 0.0025; cap 0.01 for the bimodal one
+        CHECK(noise.pooled_var == doctest::Approx((0.04 + 2 * (0.001 + 0.002 + 0.003 + 0.01)) / 12));
+        // its own scale still says it is noisy
+        CHECK(noise.config_var[3] > 0.3);
+        // and one configuration with a single run is not made as noisy as it: the noisiest counts at the bound
+        std::vector<config_evidence> with_one = ev;
+        with_one.push_back(runs_with_variance(1, 0.0));
+        const auto bounded = mmgp::detail::pool_noise(with_one, 0.1);
+        CHECK(bounded.config_var[4] == doctest::Approx(0.01));
     }
     SUBCASE("a configuration with two noisy runs keeps its own, larger noise") {
         const std::vector<config_evidence> ev = {runs_with_variance(2, 0.5), runs_with_variance(1, 0.0)};
         const auto noise = mmgp::detail::pool_noise(ev, 0.1);
         CHECK(noise.pooled_var == doctest::Approx((0.04 + 0.5) / 5));       // 0.108
         CHECK(noise.config_var[0] == doctest::Approx((3 * 0.108 + 0.5) / 4));  // 0.206
-        CHECK(noise.config_var[1] == doctest::Approx(0.108));  // no configuration measured three times
+        CHECK(noise.config_var[1] == doctest::Approx(0.108));
     }
 }
 
@@ -500,6 +515,7 @@ struct policy_case {
         b.mean = std::move(mean);
         b.var = std::move(var);
         b.cov.assign(n, 0.0);
+        for (std::size_t c = 0; c < n; ++c) b.run_var.push_back(b.var[c] * std::max(runs[c], 1));  // var = noise / runs
         flying.assign(n, 0);
     }
     void decide() { mmgp::detail::decide(a, ch, b, evidence, flying, space, opt); }
@@ -552,9 +568,17 @@ TEST_CASE("tune policy stage: the next run, by P(beats the chosen) per machine s
     }
     SUBCASE("the chosen again when one more run of it takes more off its variance: 0.5 / 2 > 0.04 / 1") {
         t.b.var[0] = 0.5;
+        t.opt.cap_at_exhaustive = false;
         t.decide();
         CHECK(t.a.next == 0);
         CHECK(t.a.why_next == "repeat the chosen: one more run of it tells more");
+    }
+    SUBCASE("under the cost cap, not when the repeat would leave no room for the ones not run yet") {
+        // cap: 1 + 1 + 2 (the medians x nodes); the repeat e^0.25 = 1.28 and the two unmeasured 1.02 + 2.04 exceed it
+        t.b.var[0] = 0.5;
+        t.decide();
+        CHECK(t.a.cap_s == doctest::Approx(4.0));
+        CHECK(t.a.next == 1);
     }
     SUBCASE("the run budget taken by the runs in flight: nothing more starts") {
         t.opt.max_runs = 3;
@@ -569,5 +593,53 @@ TEST_CASE("tune policy stage: the next run, by P(beats the chosen) per machine s
         t.decide();
         CHECK(t.a.next == 2);
         CHECK(t.a.why_next == "explore: the least known configuration (too few runs for the model yet)");
+    }
+}
+
+TEST_CASE("tune policy stage: the cost cap, the expected regret and the uses") {
+    // Config 1 is expected 5 % slower than the chosen, both known within sd 0.1: P(beats by > 3 %) = 0.29.
+    policy_case t({0.0, 0.05}, {0.01, 0.01}, {3, 1}, 1);
+    t.a.machine_s = 1.5;
+    SUBCASE("no run starts that would take the spend above running every configuration once") {
+        t.decide();
+        CHECK(t.a.exhaustive_s == doctest::Approx(1.0 + std::exp(0.05)));
+        CHECK(t.a.cap_s == doctest::Approx(t.a.exhaustive_s));
+        CHECK(t.a.stop == mmgp::tune_stop::budget_cost);
+        CHECK_FALSE(t.a.has_next);
+    }
+    SUBCASE("without the cap (--max-cost none) the loop goes on; a cap in seconds above the spend, too") {
+        t.opt.cap_at_exhaustive = false;
+        t.decide();
+        CHECK(t.a.stop == mmgp::tune_stop::none);
+        CHECK(t.a.has_next);
+        policy_case u({0.0, 0.05}, {0.01, 0.01}, {3, 1}, 1);
+        u.a.machine_s = 1.5;
+        u.opt.cap_at_exhaustive = false;
+        u.opt.max_cost_s = 10;
+        u.decide();
+        CHECK(u.a.cap_s == doctest::Approx(10.0));
+        CHECK(u.a.stop == mmgp::tune_stop::none);
+    }
+    SUBCASE("the expected regret: E[max(0, X)], X ~ N(-0.05, 0.02) on the log scale") {
+        t.decide();
+        const double sd = std::sqrt(0.02), z = -0.05 / sd;
+        const double excess = sd * std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI) - 0.05 * 0.5 * std::erfc(-z / std::sqrt(2.0));
+        CHECK(excess == doctest::Approx(0.0349).epsilon(0.01));
+        CHECK(t.a.expected_regret == doctest::Approx(std::expm1(excess)));
+        CHECK(t.a.expected_regret_s == doctest::Approx(std::expm1(excess) * 1.0));
+    }
+    SUBCASE("with few uses one more run is not worth its cost; with many it is") {
+        t.opt.cap_at_exhaustive = false;
+        t.opt.uses = 1;
+        t.decide();
+        CHECK(t.a.stop == mmgp::tune_stop::not_worth);
+        CHECK(t.a.next_saving_s < t.a.next_cost_s);
+        CHECK(t.a.next_saving_s > 0);
+        policy_case u({0.0, 0.05}, {0.01, 0.01}, {3, 1}, 1);
+        u.opt.cap_at_exhaustive = false;
+        u.opt.uses = 1e6;
+        u.decide();
+        CHECK(u.a.stop == mmgp::tune_stop::none);
+        CHECK(u.a.next_saving_s > u.a.next_cost_s);
     }
 }

@@ -157,6 +157,22 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run(["tune", "--resume", path])
         check(r.returncode == 2 and r.stderr.count("\n") == 1 and frag in r.stderr and open(path).read() == before,
               f"--resume with {what}: refused, one line, journal unchanged ({r.stderr.strip()})")
+    # The cost cap and the uses: bad values refused in one line; the cap and the expected regret in the result.
+    for args, frag in [(["--max-cost", "cheap"], "--max-cost: expected exhaustive, none or a positive number"),
+                       (["--max-cost", "-5"], "--max-cost: expected exhaustive, none or a positive number"),
+                       (["--uses", "3", "--objective", "node-hours"], "--uses: expected with --objective time")]:
+        r = run(["tune", "qs20", "--replay", csv] + args + ["--json", "--quiet"])
+        check(r.returncode == 2 and r.stderr.count("\n") == 1 and frag in r.stderr and not r.stdout,
+              f"tune {' '.join(args)}: refused, one line ({r.stderr.strip()})")
+    r = run(["tune", "qs20", "--replay", csv, "--seed", "3", "--max-cost", "none", "--uses", "1", "--json", "--quiet"])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("stop") == "one more run would cost more than it is expected to save" and j.get("uses") == 1 and
+          j.get("cap_s") is None and j.get("expected_regret", -1) >= 0,
+          f"--uses 1: stops when one more run costs more than it saves ({j.get('stop')}, {r.stderr.strip()[:200]})")
+    r = run(["tune", "qs20", "--replay", csv, "--seed", "3", "--json", "--quiet"])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("cap_s") is not None and j["machine_s"] <= j["cap_s"] * 1.5,
+          f"the default cap: the estimate of running every configuration once ({j.get('cap_s')}, {j.get('machine_s')})")
     r = run(["tune", "--resume", j3, "--max-runs", "9"])
     check(r.returncode == 2 and "found --max-runs" in r.stderr, f"--resume with another option: refused ({r.stderr.strip()})")
 

@@ -31,6 +31,8 @@ std::string_view to_string(tune_stop s) noexcept {
         case tune_stop::budget_runs: return "budget of runs spent";
         case tune_stop::budget_seconds: return "budget of machine seconds spent";
         case tune_stop::exhausted: return "no configuration left to run";
+        case tune_stop::budget_cost: return "cost cap reached (running every configuration once)";
+        case tune_stop::not_worth: return "one more run would cost more than it is expected to save";
     }
     return "?";
 }
@@ -138,7 +140,8 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     // then P(beaten), the stop and the next run.
     const detail::choice ch = detail::choose([&gp](std::size_t c) { return gp.mean(c); }, evidence, space_, opt_,
                                              in_flight);
-    const detail::log_beliefs beliefs = detail::believe(gp, fantasy, ch);
+    detail::log_beliefs beliefs = detail::believe(gp, fantasy, ch);
+    beliefs.run_var = noise.config_var;
     describe_configs(a.configs, evidence, prior.model_s, beliefs);
     detail::decide(a, ch, beliefs, evidence, flying, space_, opt_);
     return a;

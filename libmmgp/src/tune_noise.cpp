@@ -5,6 +5,7 @@
 // median_ci90 (validate.hpp); the later stages read what it returns.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "detail/tune_stages.hpp"
 #include "mmgp/statistics.hpp"
@@ -65,28 +66,41 @@ void summarise_runs(config_evidence& e) {
     }
 }
 
-// Each configuration's own scale is shrunk towards the pooled scale (3 pseudo-degrees of freedom), itself
-// shrunk towards the prior with 4 pseudo-degrees of freedom: machines are noisier for some mappings than others.
+// The pooled noise: the runs' own scales with a prior of `prior_dof` pseudo-degrees of freedom at the prior
+// noise (a steady program overrules it as its repetitions add up; fewer pseudo-degrees let a few lucky runs
+// look steady: the tune then stops confident and wrong more often than asked). A configuration whose own scale is
+// far above the others' (bimodal, or disturbed by something else on the machine) counts at most at
+// `outlier_ratio` times their median scale: one pathology does not make every other configuration noisy.
+// Each configuration's own scale is then shrunk towards the pooled one with `config_dof` pseudo-degrees of
+// freedom (machines are noisier for some mappings than others).
 noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double prior_noise) {
-    double sum_squares = 4 * prior_noise * prior_noise, dof = 4;
+    constexpr double prior_dof = 4, config_dof = 3, outlier_ratio = 4;
+    std::vector<double> scales;
+    for (const auto& e : evidence)
+        if (e.logs.size() >= 2) scales.push_back(e.own_var);
+    const double cap = scales.size() >= 3 ? outlier_ratio * median(scales) : std::numeric_limits<double>::infinity();
+    double sum_squares = prior_dof * prior_noise * prior_noise, dof = prior_dof;
     for (const auto& e : evidence) {
         if (e.logs.size() < 2) continue;
         const auto e_dof = static_cast<double>(e.logs.size() - 1);
-        sum_squares += e_dof * e.own_var;
+        sum_squares += e_dof * std::min(e.own_var, cap);
         dof += e_dof;
     }
     noise_estimate noise;
     noise.pooled_var = sum_squares / dof;
-    // Fewer than three runs cannot show a heavy tail: such a configuration is taken to be as noisy as the
-    // noisiest one measured three times or more, so that one unlucky run does not rule it out.
-    double noisiest = noise.pooled_var;
     noise.config_var.assign(evidence.size(), noise.pooled_var);
     for (std::size_t c = 0; c < evidence.size(); ++c) {
         const auto& e = evidence[c];
         const double e_dof = e.logs.size() >= 2 ? static_cast<double>(e.logs.size() - 1) : 0.0;
-        noise.config_var[c] = (3 * noise.pooled_var + e_dof * e.own_var) / (3 + e_dof);
-        if (e.logs.size() >= 3) noisiest = std::max(noisiest, noise.config_var[c]);
+        noise.config_var[c] = (config_dof * noise.pooled_var + e_dof * e.own_var) / (config_dof + e_dof);
     }
+    // Fewer than three runs cannot show a heavy tail: such a configuration is taken to be as noisy as the
+    // noisiest one measured three times or more, that one's scale bounded like the pool's, so that one unlucky
+    // run does not rule it out and one pathology does not make it look hopeless. (Without this, runs in flight
+    // spread less: 4 at once on an 8-configuration group cost 1.6x the machine time.)
+    double noisiest = noise.pooled_var;
+    for (std::size_t c = 0; c < evidence.size(); ++c)
+        if (evidence[c].logs.size() >= 3) noisiest = std::max(noisiest, std::min(noise.config_var[c], cap));
     for (std::size_t c = 0; c < evidence.size(); ++c)
         if (evidence[c].logs.size() < 3) noise.config_var[c] = std::max(noise.config_var[c], noisiest);
     return noise;

@@ -105,7 +105,8 @@ bool bound_next_run(tune_assessment& a, const log_beliefs& b, const tune_options
     return any_runnable;
 }
 
-// Machine seconds of running every configuration once: the runs' medians where measured, else the expectation.
+// Machine seconds of running every configuration once: the runs' medians where measured, a stopped one at its
+// bound, else the median of its expected time (the same sum the benchmark divides by).
 double exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
                           const std::vector<configuration>& space) {
     double total = 0;
@@ -113,7 +114,7 @@ double exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const 
         const auto& belief = a.configs[c];
         const double t = belief.measured_s > 0 ? belief.measured_s
                          : belief.censored > 0 ? evidence[c].censored_at
-                                               : std::exp(b.mean[c] + 0.5 * b.var[c]);
+                                               : std::exp(b.mean[c]);
         total += t * space[c].nodes;
     }
     return total;
@@ -125,6 +126,7 @@ tune_stop stop_rule(const tune_assessment& a, const tune_options& opt) {
     if (a.has_chosen && chosen_runs(a) >= 3 && a.p_beaten < 1 - opt.confidence) return tune_stop::confident;
     if (opt.max_runs > 0 && a.runs >= opt.max_runs) return tune_stop::budget_runs;
     if (opt.max_seconds > 0 && a.machine_s >= opt.max_seconds) return tune_stop::budget_seconds;
+    if (a.cap_s > 0 && a.machine_s >= a.cap_s) return tune_stop::budget_cost;
     for (const auto& belief : a.configs)
         if (!belief.excluded) return tune_stop::none;
     return tune_stop::exhausted;
@@ -143,45 +145,136 @@ bool wait_for_flight(const tune_assessment& a, const beat_probability& beats, co
     return 1 - p_none < 1 - opt.confidence;
 }
 
-// The next run. While nothing predicts (no model, too few runs to fit one): the least known configuration.
-// Before anything is chosen: the lowest expected time. Then the configuration most likely to beat the
-// chosen one by more than the tolerance per machine second of its run; when the chosen one's own interval
-// is the wider of the two, the chosen one again (both sides of the comparison that keeps the loop going).
-// Returns whether it is the chosen one (or the reference) again.
-bool choose_next(tune_assessment& a, const choice& ch, const beat_probability& beats, const log_beliefs& b,
-                 const std::vector<int>& flying, const std::vector<configuration>& space, bool exploring,
-                 bool any_runnable) {
+// The machine seconds a run of c is expected to take (its expected time, at most the bound, times its nodes).
+double run_cost(const tune_assessment& a, const log_beliefs& b, const std::vector<configuration>& space,
+                std::size_t c) {
+    double t = std::exp(b.mean[c] + 0.5 * b.var[c]);
+    if (a.next_bound_s > 0) t = std::min(t, a.next_bound_s);
+    return t * space[c].nodes;
+}
+
+// Machine seconds spent and committed: the finished runs', and the expected cost of those in flight.
+double committed_seconds(const tune_assessment& a, const log_beliefs& b, const std::vector<configuration>& space,
+                         const std::vector<int>& flying) {
+    double total = a.machine_s;
+    for (std::size_t c = 0; c < flying.size(); ++c) total += flying[c] * run_cost(a, b, space, c);
+    return total;
+}
+
+// Each configuration's score for the next run, higher first (-infinity: not a candidate). While nothing
+// predicts (no model, too few runs to fit one): how little is known of it. Before anything is chosen: the
+// lowest expected time. Then the probability it beats the chosen (or the reference) by more than the
+// tolerance per machine second of its run, and the chosen itself when its own interval is the wider of the two
+// (both sides of the comparison that keeps the loop going).
+std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, const beat_probability& beats,
+                                    const log_beliefs& b, const std::vector<int>& flying,
+                                    const std::vector<configuration>& space, bool exploring, bool any_runnable) {
+    const std::size_t n = a.configs.size(), ref = ch.reference;
     const std::vector<double>& v_next = b.fantasies ? b.var_fantasy : b.var;
-    auto machine_seconds = [&](std::size_t c) {
-        double t = std::exp(b.mean[c] + 0.5 * b.var[c]);
-        if (a.next_bound_s > 0) t = std::min(t, a.next_bound_s);
-        return t * space[c].nodes;
-    };
-    const std::size_t ref = ch.reference;
-    double best_score = -std::numeric_limits<double>::infinity();
+    std::vector<double> score(n, -std::numeric_limits<double>::infinity());
+    std::vector<bool> candidate(n, false);
+    for (std::size_t c = 0; c < n; ++c)
+        candidate[c] = !a.configs[c].excluded && !(a.configs[c].pathological && any_runnable);
+    if (exploring || !ch.has_reference) {
+        for (std::size_t c = 0; c < n; ++c)
+            if (candidate[c]) score[c] = exploring ? v_next[c] : -b.mean[c];
+        return score;
+    }
+    for (std::size_t c = 0; c < n; ++c) {
+        if (!candidate[c] || c == ref) continue;
+        const double p = b.fantasies ? beats(c, ref, b.var_fantasy, b.cov_fantasy)
+                         : a.has_chosen ? a.configs[c].p_beats : beats(c, ref, b.var, b.cov);
+        score[c] = p / run_cost(a, b, space, c);
+    }
+    // One more run of a configuration with n runs takes about var / (n + 1) off its variance.
+    std::size_t best = ref;
+    for (std::size_t c = 0; c < n; ++c)
+        if (score[c] > score[best]) best = c;
+    auto var_gain = [&](std::size_t c) { return v_next[c] / (a.configs[c].runs + flying[c] + 1); };
+    if (best == ref || var_gain(ref) > var_gain(best)) score[ref] = std::numeric_limits<double>::max();
+    return score;
+}
+
+// Under the cost cap: while the configurations not run yet that may still beat the chosen would not all fit
+// in what is left of the cap after the best-scoring repeat, the next run is one of them (the naive way's
+// worst case is then met, not exceeded). Returns whether the scores were narrowed.
+bool keep_room_for_unmeasured(const tune_assessment& a, const log_beliefs& b,
+                              const std::vector<configuration>& space, const std::vector<int>& flying,
+                              std::vector<double>& score) {
+    if (a.cap_s <= 0 || !a.has_chosen) return false;
+    double unmeasured_cost = 0, best_score = -std::numeric_limits<double>::infinity();
+    std::size_t best = 0;
+    bool any = false;
     for (std::size_t c = 0; c < a.configs.size(); ++c) {
-        const auto& belief = a.configs[c];
-        if (belief.excluded || (belief.pathological && any_runnable)) continue;
-        if (ch.has_reference && c == ref && !exploring) continue;
-        const double score = exploring             ? v_next[c]
-                             : !ch.has_reference   ? -b.mean[c]
-                             : !b.fantasies        ? (a.has_chosen ? belief.p_beats : beats(c, ref, b.var, b.cov)) /
-                                                         machine_seconds(c)
-                                                   : beats(c, ref, b.var_fantasy, b.cov_fantasy) / machine_seconds(c);
-        if (score > best_score) {
-            best_score = score;
+        if (!std::isfinite(score[c]) && score[c] < 0) continue;
+        if (a.configs[c].runs == 0 && flying[c] == 0 && a.configs[c].p_beats >= 1e-3) {
+            unmeasured_cost += run_cost(a, b, space, c);
+            any = true;
+        }
+        if (score[c] > best_score) best_score = score[c], best = c;
+    }
+    if (!any || a.configs[best].runs == 0) return false;
+    if (committed_seconds(a, b, space, flying) + run_cost(a, b, space, best) + unmeasured_cost <= a.cap_s) return false;
+    for (std::size_t c = 0; c < a.configs.size(); ++c)
+        if (a.configs[c].runs > 0 || flying[c] > 0 || a.configs[c].p_beats < 1e-3)
+            score[c] = -std::numeric_limits<double>::infinity();
+    return true;
+}
+
+// The next run: the highest score. Returns whether it is the reference (the chosen one) again.
+bool choose_next(tune_assessment& a, const choice& ch, const std::vector<double>& score) {
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < a.configs.size(); ++c)
+        if (score[c] > best_score) {
+            best_score = score[c];
             a.next = c;
             a.has_next = true;
         }
+    return a.has_next && ch.has_reference && a.next == ch.reference;
+}
+
+// E[max(0, X)] for X ~ N(mean, sd^2).
+double expected_excess(double mean, double sd) {
+    if (sd <= 0) return std::max(0.0, mean);
+    const double z = mean / sd;
+    return sd * std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI) + mean * normal_cdf(z);
+}
+
+// The expected regret of the chosen configuration: the largest, over its rivals, expected excess of its log
+// time over theirs (a lower bound of the expected excess over the best of them), as a fraction and in seconds.
+void rate_regret(tune_assessment& a, const log_beliefs& b) {
+    if (!a.has_chosen) return;
+    const std::size_t ch = a.chosen;
+    double worst = 0;
+    for (std::size_t c = 0; c < a.configs.size(); ++c) {
+        if (c == ch || a.configs[c].excluded) continue;
+        const double sd = std::sqrt(std::max(b.var[c] + b.var[ch] - 2 * b.cov[c], 0.0));
+        worst = std::max(worst, expected_excess(b.mean[ch] - b.mean[c], sd));
     }
-    // One more run of a configuration with n runs takes about var / (n + 1) off its variance.
-    auto gain = [&](std::size_t c) { return v_next[c] / (a.configs[c].runs + flying[c] + 1); };
-    if (ch.has_reference && !exploring && (!a.has_next || gain(ref) > gain(a.next))) {
-        a.next = ref;
-        a.has_next = true;
-        return true;
-    }
-    return false;
+    a.expected_regret = std::expm1(worst);
+    a.expected_regret_s = a.expected_regret * std::exp(b.mean[ch]);
+}
+
+// What one more run of `next` is expected to save on one use of the choice, seconds: the knowledge gradient
+// of the comparison with the chosen (the chance the run changes the choice, times what the change gains). D,
+// the chosen's log time minus a rival's, has mean g; the run moves D's mean with variance k; the choice after
+// it takes the faster of the two, which gains E[max(0, D')] - max(0, g) = sqrt(k) phi(|g| / sqrt(k)) -
+// |g| Phi(-|g| / sqrt(k)). A run of the chosen itself: the largest of these over its rivals.
+double expected_saving(const tune_assessment& a, const log_beliefs& b, std::size_t next) {
+    const std::size_t ch = a.chosen;
+    auto gradient = [&](std::size_t rival, std::size_t run) {
+        const double with_run = run == rival ? b.cov[rival] - b.var[rival] : b.var[ch] - b.cov[rival];
+        const double k = with_run * with_run / (b.var[run] + b.run_var[run]);
+        const double g = std::abs(b.mean[ch] - b.mean[rival]);
+        if (k <= 0) return 0.0;
+        return expected_excess(-g, std::sqrt(k));  // sqrt(k) phi(g / sqrt(k)) - g Phi(-g / sqrt(k))
+    };
+    double best = 0;
+    if (next != ch) best = gradient(next, next);
+    else
+        for (std::size_t c = 0; c < a.configs.size(); ++c)
+            if (c != ch && !a.configs[c].excluded) best = std::max(best, gradient(c, ch));
+    return std::expm1(best) * std::exp(b.mean[ch]);
 }
 
 std::string why_next(const tune_assessment& a, bool exploring, bool has_reference, bool repeat_chosen) {
@@ -234,14 +327,33 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     rate_rivals(a, beats, b);
     const bool any_runnable = bound_next_run(a, b, opt);
     a.exhaustive_s = exhaustive_seconds(a, b, evidence, space);
+    a.cap_s = opt.cap_at_exhaustive ? a.exhaustive_s : 0.0;
+    if (opt.max_cost_s > 0) a.cap_s = a.cap_s > 0 ? std::min(a.cap_s, opt.max_cost_s) : opt.max_cost_s;
+    rate_regret(a, b);
     a.stop = stop_rule(a, opt);
     if (a.stop != tune_stop::none || wait_for_flight(a, beats, b, flying, opt)) return;
     // While nothing predicts (no model, or too few runs to fit one without the prior): explore.
     const bool exploring = !a.model_used && (opt.use_model ? evidence.measured.size() < n_fit + 1 : !a.has_chosen);
-    const bool repeat_chosen = choose_next(a, ch, beats, b, flying, space, exploring, any_runnable);
+    std::vector<double> score =
+        next_run_scores(a, ch, beats, b, flying, space, exploring, any_runnable);
+    if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);
+    const bool repeat_chosen = choose_next(a, ch, score);
     if (!a.has_next) {
         a.stop = tune_stop::exhausted;
         return;
+    }
+    a.next_cost_s = run_cost(a, b, space, a.next);
+    // Nothing more starts past the cap, or when it is not worth its cost; the runs in flight are waited for
+    // (they are paid for already), and the tune stops when none is left.
+    auto hold = [&a](tune_stop why) {
+        a.has_next = false;
+        if (a.in_flight == 0) a.stop = why;
+    };
+    if (a.cap_s > 0 && a.has_chosen && committed_seconds(a, b, space, flying) + a.next_cost_s > a.cap_s)
+        return hold(tune_stop::budget_cost);
+    if (opt.uses > 0 && a.has_chosen && !ch.by_cost && !exploring) {
+        a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;
+        if (a.next_saving_s < a.next_cost_s) return hold(tune_stop::not_worth);
     }
     a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen);
 }

@@ -50,6 +50,13 @@ struct tune_options {
     double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value
     int max_runs = 50;           ///< budget: runs (0: no limit)
     double max_seconds = 0;      ///< budget: machine seconds, wall time x nodes (0: no limit)
+    /// The cost cap: no run starts that is expected to take the machine time spent above the estimated
+    /// machine time of running every configuration once (the naive way), so the tune never costs more.
+    bool cap_at_exhaustive = true;
+    double max_cost_s = 0;       ///< the same cap at this many machine seconds (0: none; the lower cap wins)
+    /// How many production runs the choice will serve (0: not said). With it, the tune also stops when the
+    /// expected saving of one more run over these uses is smaller than that run's expected machine time.
+    double uses = 0;
     double max_run_s = 0;        ///< the longest any one run may take, seconds (0: no limit but the bound)
     /// What the choice minimises. Under a cost objective (node-hours, core-hours) the tuner chooses the
     /// cheapest configuration whose expected time is within `within` of the fastest expected time; the
@@ -87,7 +94,7 @@ struct config_belief {
 };
 
 /// Why the loop stops (or none).
-enum class tune_stop { none, confident, budget_runs, budget_seconds, exhausted };
+enum class tune_stop { none, confident, budget_runs, budget_seconds, exhausted, budget_cost, not_worth };
 std::string_view to_string(tune_stop s) noexcept;
 
 /// One fitted application parameter.
@@ -109,7 +116,15 @@ struct tune_assessment {
     int runs = 0;              ///< runs recorded (cancelled ones included)
     int in_flight = 0;         ///< runs in flight given to assess
     double machine_s = 0;      ///< machine seconds spent so far (wall x nodes)
-    double exhaustive_s = 0;   ///< estimated machine seconds of running every configuration once
+    double exhaustive_s = 0;   ///< estimated machine seconds of running every configuration once: each one's
+                               ///< median run (censored: its bound; not run yet: its expected time) x nodes
+    double cap_s = 0;          ///< the machine seconds the tune may spend (0: no cap)
+    /// Expected regret of the chosen configuration: the expected excess of its time over its closest rival's
+    /// (the largest such expectation over the rivals), a fraction of its time and in seconds of one run.
+    double expected_regret = 0, expected_regret_s = 0;
+    /// The next run's expected machine seconds, and (with `uses`) its expected saving over those uses: what
+    /// one more run might change in the choice, times the uses.
+    double next_cost_s = 0, next_saving_s = 0;
     double noise = 0, model_error = 0;  ///< the current estimates (log sd)
     bool model_used = false;   ///< the model's prediction is the mean (false: runs alone so far)
     std::vector<tune_param> params;  ///< the fitted application parameters (empty without the model)

@@ -185,6 +185,7 @@ struct log_beliefs {
     bool fantasies = false;           // the variances with the runs in flight returned are known:
     std::vector<double> var_fantasy;  // then, each configuration's variance
     std::vector<double> cov_fantasy;  // and its covariance with the reference (empty without fantasies)
+    std::vector<double> run_var;      // the variance of one more run of each configuration (its noise)
 };
 /// Stage 3 again: every configuration's posterior and its covariances with the chosen and the reference.
 log_beliefs believe(discrepancy_posterior& gp, fantasy_posterior& fantasy, const choice& ch);
