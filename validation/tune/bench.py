@@ -33,12 +33,17 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import optuna  # Debian's python3-optuna (scripts/setup.sh installs it)
-except ImportError:
-    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)  # the system interpreter has the package
-    raise SystemExit("bench: Optuna is missing: apt-get install python3-optuna (scripts/setup.sh)")
+
+def import_optuna():
+    """Debian's python3-optuna (scripts/setup.sh installs it); only the benchmark itself needs it, not the
+    modules that import this one for its replay functions."""
+    try:
+        import optuna
+        return optuna
+    except ImportError:
+        if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)  # the system interpreter has the package
+        raise SystemExit("bench: Optuna is missing: apt-get install python3-optuna (scripts/setup.sh)")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -158,6 +163,7 @@ def random_search(reps, seed, budget):
 
 
 def optuna_search(reps, seed, budget):
+    optuna = import_optuna()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     rng = random.Random(f"optuna/{seed}")
     keys = sorted(reps)
@@ -254,7 +260,8 @@ def variant_rows(rows, variant):
         for r in out:
             if key(r["m"], r["p"], nodes_of(r), r["policy"]) == second:
                 r["wall_s"] = f"{float(r['wall_s']) * factor:.6g}"
-                r["bound_s"] = f"{float(r['bound_s']) * factor:.6g}"
+                if r["bound_s"]:
+                    r["bound_s"] = f"{float(r['bound_s']) * factor:.6g}"
     return out
 
 
@@ -368,6 +375,7 @@ def main():
     ap.add_argument("--calibrate", action="store_true",
                     help="calibrate this machine first (mmgp calibrate --quick), writing the --platform file")
     args = ap.parse_args()
+    import_optuna()
     if args.calibrate:
         subprocess.run([args.mmgp, "calibrate", "--quick", "-o", args.platform], check=True)
     vdir = tempfile.mkdtemp(prefix="mmgp-bench-")
