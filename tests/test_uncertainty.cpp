@@ -4,8 +4,10 @@
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <cmath>
 
 #include "support.hpp"
+#include "mmgp/error.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/uncertainty.hpp"
 
@@ -64,4 +66,29 @@ TEST_CASE("--uncertainty: the profiles' spreads become intervals and the set tha
     CHECK(none.samples == 0);
     CHECK(none.configs[1].lo == none.configs[1].time_s);
     CHECK(none.indistinguishable.size() == 1);
+}
+
+TEST_CASE("--uncertainty: a spread that is not a number >= 0 is refused when read; one beyond ten times the value when propagated") {
+    auto doc_with = [](json spread_field) {
+        json t_csw = {{"value", 2e-5}};
+        t_csw.update(spread_field);
+        return json{{"platform", {{"hpu_contexts", 2}, {"apus", 4}, {"O_offload", 1e-6}, {"T_csw", t_csw}, {"alpha", 1.0}}},
+                    {"application", {{"N", 1000}, {"T_hpu", 0.1}, {"T_apu", 4.0}, {"C_apu", 0.01}, {"g", 1e-4}}},
+                    {"search", {{"m", {1, 4}}, {"p", {1, 4}}}}}
+            .dump();
+    };
+    for (const json& bad : {json{{"spread", -3}}, json{{"mad", "x"}}, json{{"std_error", nullptr}}}) {
+        CAPTURE(bad.dump());
+        CHECK_THROWS_WITH_AS(mmgp::parse_scenario(doc_with(bad), "u.json"),
+                             doctest::Contains("a finite number >= 0 (the spread of the value)"), mmgp::input_error);
+    }
+    // A spread (a MAD) of 5 times the value, sd 7.4 times, is propagated (finite intervals); 1e308 is not.
+    const auto ok = mmgp::parse_scenario(doc_with({{"spread", 1e-4}}), "u.json");
+    const auto best = mmgp::search(ok, mmgp::model_kind::mmgp, {false}).best;
+    const auto u = mmgp::propagate_spreads(ok, mmgp::model_kind::mmgp, {best.c}, best.c);
+    CHECK(std::isfinite(u.configs[0].hi));
+    const auto huge = mmgp::parse_scenario(doc_with({{"spread", 1e308}}), "u.json");
+    CHECK_THROWS_WITH_AS(mmgp::propagate_spreads(huge, mmgp::model_kind::mmgp, {best.c}, best.c),
+                         doctest::Contains("/platform/T_csw: expected a spread of at most 10 times the value"),
+                         mmgp::input_error);
 }

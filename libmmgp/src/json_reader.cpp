@@ -240,6 +240,12 @@ double reader::number(const json& v0, const std::string& path0, double lo, bool 
         if (!v->contains("value")) fail(path, std::string("a number (") + what + ") or {\"value\": number}", *v);
         known_keys(*v, path, {"value", "unit", "median", "spread", "mad", "std_error", "cv", "repetitions", "harness",
                               "min", "ci95", "flagged", "warning"});
+        // A spread is what --uncertainty varies the value by: a number, not negative (a wrong one is refused,
+        // not passed over).
+        for (const char* key : {"spread", "mad", "std_error"})
+            if (v->contains(key) && (!(*v)[key].is_number() || !std::isfinite((*v)[key].get<double>()) ||
+                                     (*v)[key].get<double>() < 0))
+                fail(child(path, key), "a finite number >= 0 (the spread of the value)", (*v)[key]);
         path = child(path, "value");
         v = &(*v)["value"];
     }

@@ -8,10 +8,16 @@
 #include <cstdio>
 #include <random>
 #include <span>
+#include <string>
+
+#include "detail/format.hpp"
+#include "mmgp/error.hpp"
 
 namespace mmgp {
 
 namespace {
+
+constexpr double max_relative_spread = 10;  // the largest spread propagated, a multiple of the value (sd)
 
 struct varied {
     double* target;
@@ -62,6 +68,14 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
                 continue;
             }
             const double sd = sp.mad ? mad_to_sd * sp.spread : sp.spread;
+            // Beyond ten times the value the parameter is unknown rather than uncertain: its samples would
+            // reach e^(10 z) times the value and the intervals infinity.
+            if (!(sd <= max_relative_spread * *target))
+                throw input_error(s.file, "/" + std::string(section) + "/" + sp.key,
+                                  "a spread of at most " + std::to_string(static_cast<int>(max_relative_spread)) +
+                                      " times the value to propagate (--uncertainty)",
+                                  detail::format_double(sp.spread) + (sp.mad ? " (a MAD: sd " + detail::format_double(sd) + ")" : "") +
+                                      " against the value " + detail::format_double(*target));
             vs.push_back({target, *target, sd / *target});
             char text[96];
             std::snprintf(text, sizeof text, ": %.3g %% (%s %.3g)", 100 * sd / *target, sp.mad ? "MAD" : "standard error",
