@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "mmgp/profile.hpp"  // available_cpus()
+
 namespace mmgp::kernels::detail {
 
 namespace {
@@ -148,17 +150,7 @@ std::vector<std::unique_ptr<group>> make_groups(const config& c, const alignment
 }
 
 // pin_team: the CPUs this process may use, in order (empty without pin_team, or when they cannot be read).
-std::vector<int> team_cpus(const config& c) {
-    std::vector<int> allowed;
-    if (c.pin_team) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        if (sched_getaffinity(0, sizeof set, &set) == 0)
-            for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-                if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
-    }
-    return allowed;
-}
+std::vector<int> team_cpus(const config& c) { return c.pin_team ? available_cpus() : std::vector<int>{}; }
 
 // Pins the calling thread to the CPU of group i's slot j (j = 0: HPU thread and master APU), round robin over
 // the allowed CPUs; does nothing without pin_team.
