@@ -50,45 +50,46 @@ double clock_overhead() {
     return median(d);
 }
 
-nlohmann::json to_json(const measurement& m) {
+namespace {
+
+// What the report's record and the profile's parameter both say of a measurement: its value and unit, the
+// observations' median, MAD, minimum and 95 % interval, the repetitions and their CV, and whether it is flagged.
+nlohmann::json common_fields(const measurement& m) {
     nlohmann::json j;
+    j["value"] = m.value;
+    j["unit"] = m.unit;
+    j["median"] = m.obs.median;
+    j["mad"] = m.obs.mad;
+    j["min"] = m.obs.min;
+    j["ci95"] = {m.obs.ci95_lo, m.obs.ci95_hi};
+    j["repetitions"] = m.repetitions;
+    j["cv"] = m.reps.cv;
+    j["flagged"] = m.flagged;
+    if (!m.warning.empty()) j["warning"] = m.warning;
+    return j;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const measurement& m) {
+    nlohmann::json j = common_fields(m);
     j["name"] = m.name;
     j["harness"] = m.harness;
     j["run_type"] = "aggregate";
-    j["unit"] = m.unit;
-    j["value"] = m.value;
-    j["median"] = m.obs.median;
-    j["mad"] = m.obs.mad;
     j["mean"] = m.obs.mean;
     j["stddev"] = m.obs.stddev;
-    j["min"] = m.obs.min;
     j["max"] = m.obs.max;
-    j["ci95"] = {m.obs.ci95_lo, m.obs.ci95_hi};
-    j["repetitions"] = m.repetitions;
     j["observations"] = m.observations;
-    j["cv"] = m.reps.cv;
     j["repetition_medians"] = {{"median", m.reps.median}, {"mad", m.reps.mad}, {"min", m.reps.min}, {"max", m.reps.max}};
     j["attempts"] = m.attempts;
-    j["flagged"] = m.flagged;
-    if (!m.warning.empty()) j["warning"] = m.warning;
     if (!m.extra.empty()) j["details"] = m.extra;
     return j;
 }
 
 nlohmann::json to_param(const measurement& m) {
-    nlohmann::json j;
-    j["value"] = m.value;
-    j["unit"] = m.unit;
-    j["median"] = m.obs.median;
+    nlohmann::json j = common_fields(m);
     j["spread"] = m.obs.mad;
-    j["mad"] = m.obs.mad;
-    j["cv"] = m.reps.cv;
-    j["min"] = m.obs.min;
-    j["ci95"] = {m.obs.ci95_lo, m.obs.ci95_hi};
-    j["repetitions"] = m.repetitions;
     j["harness"] = m.name;
-    j["flagged"] = m.flagged;
-    if (!m.warning.empty()) j["warning"] = m.warning;
     return j;
 }
 

@@ -34,16 +34,6 @@ int topology::smt() const {
 
 namespace {
 
-std::set<int> allowed_cpus() {
-    std::set<int> out;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        for (int i = 0; i < CPU_SETSIZE; ++i)
-            if (CPU_ISSET(i, &set)) out.insert(i);
-    return out;
-}
-
 #ifdef MMGP_HAVE_HWLOC
 bool from_hwloc(topology& t) {
     hwloc_topology_t topo;
@@ -112,10 +102,11 @@ topology detect_topology() {
         t = topology{};
         t.source = "sched_getaffinity";
         t.packages = 1;
-        for (int c : allowed_cpus()) t.cores.push_back({c});
+        for (int c : mmgp::available_cpus()) t.cores.push_back({c});
     }
     // Keep only the contexts this process may use (cgroups, taskset).
-    std::set<int> allowed = allowed_cpus();
+    const std::vector<int> cpus = mmgp::available_cpus();
+    const std::set<int> allowed(cpus.begin(), cpus.end());
     if (!allowed.empty()) {
         std::vector<std::vector<int>> kept;
         for (auto& c : t.cores) {

@@ -157,6 +157,19 @@ measurement fake(const std::string& name, double v, int m = 0) {
     return x;
 }
 /// Validates a platform object the way `mmgp predict` reads it.
+// The platform the profile tests build on: `hpu` host contexts and `apus` APUs on one node, with calibrated
+// O_offload and T_csw; each test adds the keys it checks.
+nlohmann::json test_platform(int hpu, int apus) {
+    return {{"schema", "mmgp/1"},
+            {"kind", "platform"},
+            {"name", "test"},
+            {"hpu_contexts", {{"value", hpu}, {"source", "test"}}},
+            {"apus", {{"value", apus}, {"source", "test"}}},
+            {"nodes", {{"value", 1}, {"source", "test"}}},
+            {"O_offload", to_param(fake("offload/spin", 2e-7))},
+            {"T_csw", to_param(fake("csw/yield", 7e-7))}};
+}
+
 void validate_platform(const nlohmann::json& plat) {
     nlohmann::json sc = {{"schema", "mmgp/1"}, {"platform", plat}, {"application", "pbpi"}};
     mmgp::scenario s = mmgp::parse_scenario(sc.dump(), "<test>");
@@ -193,17 +206,10 @@ TEST_CASE("alpha and dma pieces build a profile the engine reads") {
     CHECK(dj["bandwidth_Bps"]["note"].get<std::string>().find(fmt::format("{:.3g} B/s", 1048576.0 / (1e-7 + 1048576.0 / 1e10))) !=
           std::string::npos);
     CHECK(dj["latency_s"]["note"].get<std::string>().find("smallest transfer (128 bytes)") != std::string::npos);
-    nlohmann::json plat = {{"schema", "mmgp/1"},
-                           {"kind", "platform"},
-                           {"name", "test"},
-                           {"hpu_contexts", {{"value", 2}, {"source", "test"}}},
-                           {"apus", {{"value", 6}, {"source", "test"}}},
-                           {"nodes", {{"value", 1}, {"source", "test"}}},
-                           {"O_offload", to_param(fake("offload/spin", 2e-7))},
-                           {"T_csw", to_param(fake("csw/yield", 7e-7))},
-                           {"alpha", aj},
-                           {"dma", dma_json(d)},
-                           {"measurements", {{"x", to_json(fake("gap", 4e-8))}}}};
+    nlohmann::json plat = test_platform(2, 6);
+    plat["alpha"] = aj;
+    plat["dma"] = dma_json(d);
+    plat["measurements"] = {{"x", to_json(fake("gap", 4e-8))}};
     validate_platform(plat);
     mmgp::scenario s = mmgp::parse_scenario(
         nlohmann::json({{"schema", "mmgp/1"}, {"platform", plat}, {"application", "pbpi"}}).dump(), "<test>");
@@ -276,27 +282,20 @@ nlohmann::json fake_calibrated(bool slice_measurable) {
                         {"iterations_per_observation", 10000}};
     nlohmann::json wake = to_json(fake("spin/wake_busy", 2e-5));
     wake["details"] = {{"cpus", 2}, {"pairs", 4}, {"rounds", 1000}, {"work_s", 20e-6}, {"spin_limit", 4000}};
-    return {{"schema", "mmgp/1"},
-            {"kind", "platform"},
-            {"name", "test"},
-            {"description", "Measured."},
-            {"hpu_contexts", {{"value", 1}, {"source", "test"}}},
-            {"apus", {{"value", 1}, {"source", "test"}}},
-            {"nodes", {{"value", 1}, {"source", "test"}}},
-            {"O_offload", to_param(fake("offload/spin", 2e-7))},
-            {"T_csw", to_param(fake("csw/yield", 7e-7))},
-            {"alpha", 1.0},
-            {"machine", {{"cores", 2}, {"topology_source", "hwloc"}}},
-            {"calibration", {{"hpu_cpus", {0}}, {"apu_cpus", {1}}}},
-            {"notes", nlohmann::json::array()},
-            {"measurements",
-             {{"offload_spin", to_json(fake("offload/spin", 2e-7))},
-              {"offload_futex", to_json(fake("offload/futex", 3.2e-5))},
-              {"csw_yield", to_json(fake("csw/yield", 7e-7))},
-              {"csw_futex", to_json(fake("csw/futex", 1.1e-6))},
-              {"spin_pause", pause},
-              {"sched_slice", slice},
-              {"wake_busy", wake}}}};
+    nlohmann::json plat = test_platform(1, 1);
+    plat["description"] = "Measured.";
+    plat["alpha"] = 1.0;
+    plat["machine"] = {{"cores", 2}, {"topology_source", "hwloc"}};
+    plat["calibration"] = {{"hpu_cpus", {0}}, {"apu_cpus", {1}}};
+    plat["notes"] = nlohmann::json::array();
+    plat["measurements"] = {{"offload_spin", to_json(fake("offload/spin", 2e-7))},
+                            {"offload_futex", to_json(fake("offload/futex", 3.2e-5))},
+                            {"csw_yield", to_json(fake("csw/yield", 7e-7))},
+                            {"csw_futex", to_json(fake("csw/futex", 1.1e-6))},
+                            {"spin_pause", pause},
+                            {"sched_slice", slice},
+                            {"wake_busy", wake}};
+    return plat;
 }
 
 /// The keys --time-shared writes, and their derivations.
@@ -395,9 +394,37 @@ TEST_CASE("--time-shared rewrites the platform from the measurements and records
     validate_platform(plat);
 }
 
-TEST_CASE("write_atomically: replaces the file, or leaves the previous one and no temporary behind") {
-    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-test-" + std::to_string(getpid()));
-    fs::create_directories(dir);
+namespace {
+
+// A fresh directory for one test, removed when the test ends (also when a REQUIRE ends it early).
+struct scratch_dir {
+    const fs::path dir = fs::temp_directory_path() / ("mmgp-calib-test-" + std::to_string(getpid()));
+    scratch_dir() { fs::create_directories(dir); }
+    ~scratch_dir() {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    scratch_dir(const scratch_dir&) = delete;
+    scratch_dir& operator=(const scratch_dir&) = delete;
+};
+
+// The environment variable `name`, set by meson test (the tests that read one are skipped without it).
+std::string from_env(const char* name) {
+    const char* v = std::getenv(name);
+    REQUIRE(v != nullptr);
+    return v;
+}
+
+// An end-to-end test of the mmgp binary (MMGP_BIN) in a scratch directory: `b` runs it, `prof` is the platform
+// profile it writes there.
+struct calibrate_run : scratch_dir {
+    const std::string b = from_env("MMGP_BIN");
+    const std::string prof = (dir / "host.json").string();
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(scratch_dir, "write_atomically: replaces the file, or leaves the previous one and no temporary behind") {
     std::string f = (dir / "p.json").string();
     mmgp::write_file_atomically(f, "first\n");
     auto read = [&] {
@@ -415,7 +442,6 @@ TEST_CASE("write_atomically: replaces the file, or leaves the previous one and n
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
     CHECK(files == 1);
     CHECK_THROWS(mmgp::write_file_atomically((dir / "missing" / "p.json").string(), "x"));
-    fs::remove_all(dir);
 }
 
 namespace {
@@ -425,14 +451,9 @@ int run(const std::string& cmd) {
 }
 }  // namespace
 
-TEST_CASE("mmgp calibrate --quick --dedicated writes a profile that mmgp predict runs on" * doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
-          doctest::description("runs through meson test, which sets MMGP_BIN")) {
-    const char* bin = std::getenv("MMGP_BIN");
-    REQUIRE(bin != nullptr);
-    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-e2e-" + std::to_string(getpid()));
-    fs::create_directories(dir);
-    std::string prof = (dir / "host.json").string();
-    std::string b = bin;
+TEST_CASE_FIXTURE(calibrate_run, "mmgp calibrate --quick --dedicated writes a profile that mmgp predict runs on" *
+                                      doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
+                                      doctest::description("runs through meson test, which sets MMGP_BIN")) {
     // Bad option values: exit 2, one line on stderr, nothing written.
     CHECK(run(b + " calibrate --quick --cv-threshold -1 -o " + prof + " 2>" + (dir / "err").string()) == 2);
     CHECK(run(b + " calibrate --quick --hpu-cpus 99999 -o " + prof + " 2>/dev/null") == 2);
@@ -476,17 +497,13 @@ TEST_CASE("mmgp calibrate --quick --dedicated writes a profile that mmgp predict
     }
     CHECK(run(b + " predict " + (dir / "scenario.json").string() + " >/dev/null") == 0);
     CHECK(run(b + " predict --json " + (dir / "scenario.json").string() + " >/dev/null") == 0);
-    fs::remove_all(dir);
 }
 
-TEST_CASE("mmgp-harness-spin --quick: well-formed report, spin_pause and sched_slice in physical ranges" * doctest::skip(std::getenv("MMGP_HARNESS_DIR") == nullptr) *
-          doctest::description("runs through meson test, which sets MMGP_HARNESS_DIR")) {
-    const char* dir = std::getenv("MMGP_HARNESS_DIR");
-    REQUIRE(dir != nullptr);
-    fs::path tmp = fs::temp_directory_path() / ("mmgp-calib-spin-" + std::to_string(getpid()));
-    fs::create_directories(tmp);
-    std::string exe = (fs::path(dir) / "mmgp-harness-spin").string();
-    std::string out = (tmp / "spin.json").string();
+TEST_CASE_FIXTURE(scratch_dir, "mmgp-harness-spin --quick: well-formed report, spin_pause and sched_slice in physical ranges" *
+                                    doctest::skip(std::getenv("MMGP_HARNESS_DIR") == nullptr) *
+                                    doctest::description("runs through meson test, which sets MMGP_HARNESS_DIR")) {
+    const std::string exe = (fs::path(from_env("MMGP_HARNESS_DIR")) / "mmgp-harness-spin").string();
+    const std::string out = (dir / "spin.json").string();
     CHECK(run(exe + " --quick --mode nonsense 2>/dev/null") == 2);
     auto t0 = std::chrono::steady_clock::now();
     REQUIRE(run(exe + " --quick -o " + out) == 0);
@@ -551,17 +568,11 @@ TEST_CASE("mmgp-harness-spin --quick: well-formed report, spin_pause and sched_s
         REQUIRE(slice["reason"].is_string());
         CHECK_FALSE(slice["reason"].get<std::string>().empty());
     }
-    fs::remove_all(tmp);
 }
 
-TEST_CASE("mmgp calibrate --quick, time-shared by default: cores, T_wake, spin_pause, sched_slice with derivations" * doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
-          doctest::description("runs through meson test, which sets MMGP_BIN")) {
-    const char* bin = std::getenv("MMGP_BIN");
-    REQUIRE(bin != nullptr);
-    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-ts-" + std::to_string(getpid()));
-    fs::create_directories(dir);
-    std::string prof = (dir / "host.json").string();
-    std::string b = bin;
+TEST_CASE_FIXTURE(calibrate_run, "mmgp calibrate --quick, time-shared by default: cores, T_wake, spin_pause, sched_slice with derivations" *
+                                      doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
+                                      doctest::description("runs through meson test, which sets MMGP_BIN")) {
     // Bad --max-threads, or contradictory descriptions: exit 2 before measuring, nothing written.
     CHECK(run(b + " calibrate --quick --dedicated --max-threads 4 -o " + prof + " 2>/dev/null") == 2);
     CHECK(run(b + " calibrate --quick --dedicated --time-shared -o " + prof + " 2>/dev/null") == 2);
@@ -590,15 +601,11 @@ TEST_CASE("mmgp calibrate --quick, time-shared by default: cores, T_wake, spin_p
     if (p.contains("sched_slice")) CHECK(pl.sched_slice == doctest::Approx(p["sched_slice"]["value"].get<double>()));
     CHECK(run(b + " predict " + (dir / "scenario.json").string() + " >/dev/null") == 0);
     check_time_shared(p, cores, 4 * cores);
-    fs::remove_all(dir);
 }
 
-TEST_CASE("mmgp calibrate --time-shared --from: the platform of a calibrated profile, without measuring" *
-          doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
-          doctest::description("runs through meson test, which sets MMGP_BIN")) {
-    const std::string b = std::getenv("MMGP_BIN");
-    fs::path dir = fs::temp_directory_path() / ("mmgp-calib-from-" + std::to_string(getpid()));
-    fs::create_directories(dir);
+TEST_CASE_FIXTURE(calibrate_run, "mmgp calibrate --time-shared --from: the platform of a calibrated profile, without measuring" *
+                                      doctest::skip(std::getenv("MMGP_BIN") == nullptr) *
+                                      doctest::description("runs through meson test, which sets MMGP_BIN")) {
     const std::string cal = (dir / "cal.json").string(), out = (dir / "ts.json").string(),
                       err = (dir / "err").string();
     auto write = [](const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2) << "\n"; };
@@ -686,6 +693,5 @@ TEST_CASE("mmgp calibrate --time-shared --from: the platform of a calibrated pro
         std::ifstream in(out);
         CHECK(nlohmann::json::parse(in).dump() == before);
     }
-    fs::remove_all(dir);
 }
 

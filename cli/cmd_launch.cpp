@@ -7,13 +7,13 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.hpp"
 #include "options.hpp"
 #include "mmgp/launch.hpp"
+#include "mmgp/profile.hpp"  // available_cpus()
 
 namespace mmgp::cli {
 
@@ -47,16 +47,6 @@ void setup_launch(CLI::App& app, launch_options& o) {
 }
 
 namespace {
-
-std::vector<int> available_cpus() {
-    std::vector<int> out;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        for (int i = 0; i < CPU_SETSIZE; ++i)
-            if (CPU_ISSET(i, &set)) out.push_back(i);
-    return out;
-}
 
 void on_sigchld(int) {}  // internal linkage: a program cannot replace it
 

@@ -2,12 +2,12 @@
 // index) and its text for people, and the time of day the journal records. Calls nothing of the tune's own.
 #pragma once
 
-#include <ctime>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "common.hpp"
+#include "mmgp/profile.hpp"  // utc_now(), the time of day the journal records
 
 namespace mmgp::cli {
 
@@ -18,15 +18,5 @@ inline std::string key_of(const configuration& c) {
 
 /// "m=4 p=4 nodes=1 edtlp": one configuration for people.
 inline std::string config_text(const configuration& c) { return label(c) + " " + std::string(to_string(c.pol)); }
-
-/// Now, in UTC: "2024-05-01T12:00:00Z".
-inline std::string utc_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 }  // namespace mmgp::cli

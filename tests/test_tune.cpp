@@ -42,6 +42,12 @@ std::vector<mmgp::configuration> space_of(const mmgp::scenario& s) {
     return out;
 }
 
+// The scenario the closed-loop tests tune, and its space: every (m, p) of one node.
+struct tune_fixture {
+    const mmgp::scenario s = test_scenario();
+    const std::vector<mmgp::configuration> space = space_of(s);
+};
+
 struct loop_result {
     std::size_t chosen = 0;
     bool has_chosen = false;
@@ -69,9 +75,7 @@ loop_result run_loop(mmgp::tuner& t, const std::function<double(std::size_t)>& t
 
 }  // namespace
 
-TEST_CASE("tune: a program the model describes: the model's best, confidently, in few runs") {
-    const mmgp::scenario s = test_scenario();
-    const auto space = space_of(s);
+TEST_CASE_FIXTURE(tune_fixture, "tune: a program the model describes: the model's best, confidently, in few runs") {
     mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
     std::vector<double> truth;
     for (const auto& c : space) truth.push_back(ev(c).time_s);
@@ -89,11 +93,9 @@ TEST_CASE("tune: a program the model describes: the model's best, confidently, i
     }
 }
 
-TEST_CASE("tune: a program the model does not describe costs runs, not a bad choice") {
+TEST_CASE_FIXTURE(tune_fixture, "tune: a program the model does not describe costs runs, not a bad choice") {
     // The model expects p to divide the accelerator work; this program ignores p, and m = 4 falls into a
     // pathology (3x slower); its best is m = 8 (any p), where the model's best is elsewhere.
-    const mmgp::scenario s = test_scenario();
-    const auto space = space_of(s);
     auto truth = [&](std::size_t i) {
         const auto& c = space[i];
         double t = 0.5 / c.m + 0.01 * c.m + 0.02;  // minimum at m = 7..8
@@ -117,9 +119,7 @@ TEST_CASE("tune: a program the model does not describe costs runs, not a bad cho
     CHECK(good == 5);
 }
 
-TEST_CASE("tune: censored and failed configurations are never chosen, and the budget stops the loop") {
-    const mmgp::scenario s = test_scenario();
-    const auto space = space_of(s);
+TEST_CASE_FIXTURE(tune_fixture, "tune: censored and failed configurations are never chosen, and the budget stops the loop") {
     mmgp::tune_options o;
     o.max_runs = 4;
     mmgp::tuner t(s, space, o);
@@ -150,9 +150,7 @@ TEST_CASE("tune: censored and failed configurations are never chosen, and the bu
     CHECK_THROWS_AS(t.add({space.size(), 1.0, mmgp::run_outcome::ok}), std::out_of_range);
 }
 
-TEST_CASE("tune: without the model, the runs alone explore the space first") {
-    const mmgp::scenario s = test_scenario();
-    const auto space = space_of(s);
+TEST_CASE_FIXTURE(tune_fixture, "tune: without the model, the runs alone explore the space first") {
     mmgp::tune_options o;
     o.use_model = false;
     mmgp::tuner t(s, space, o);
@@ -242,9 +240,7 @@ parallel_result run_loop_parallel(mmgp::tuner& t, const std::function<double(std
 
 }  // namespace
 
-TEST_CASE("tune: runs in flight are not evidence, spread the next choices and hold the run budget") {
-    const mmgp::scenario s = test_scenario();
-    const auto space = space_of(s);
+TEST_CASE_FIXTURE(tune_fixture, "tune: runs in flight are not evidence, spread the next choices and hold the run budget") {
     mmgp::tuner t(s, space, {});
     const mmgp::tune_assessment a0 = t.assess();
     REQUIRE(a0.has_next);
@@ -280,9 +276,7 @@ TEST_CASE("tune: runs in flight are not evidence, spread the next choices and ho
     CHECK(ac.next == a0.next);
 }
 
-TEST_CASE("tune: four runs in flight reach the same choice sooner") {
-    const mmgp::scenario s = test_scenario();
-    const auto space = space_of(s);
+TEST_CASE_FIXTURE(tune_fixture, "tune: four runs in flight reach the same choice sooner") {
     mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
     std::vector<double> truth;
     for (const auto& c : space) truth.push_back(0.5 / c.m + 0.01 * c.m + 0.02 + 0.1 * ev(c).time_s);

@@ -319,6 +319,15 @@ def write_json(path, doc):
     atomic_write(path, write)
 
 
+def finish_checks(failures, ok_line, detail=""):
+    """Ends a test script (quick_test.py, interrupt_test.py): with failures, says how many (and `detail`) on
+    stderr and exits 1; else prints `ok_line`."""
+    if failures:
+        print(f"{len(failures)} failure(s){detail}", file=sys.stderr)
+        sys.exit(1)
+    print(ok_line)
+
+
 def _descendants():
     """Pids of this process's descendants (from /proc): the measurement processes and what they started."""
     kids = {}
@@ -339,16 +348,21 @@ def _descendants():
     return out
 
 
-def _stop_children():
-    """SIGKILLs the measurement processes and their descendants (also those started in a session of their own,
-    e.g. raxml, and programs run under gdb) and waits until they are gone or zombies, so that none of them
-    writes anything afterwards."""
-    pids = _descendants()
+def kill_all(pids):
+    """SIGKILLs every process of `pids` (one that is gone already is passed over)."""
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _stop_children():
+    """SIGKILLs the measurement processes and their descendants (also those started in a session of their own,
+    e.g. raxml, and programs run under gdb) and waits until they are gone or zombies, so that none of them
+    writes anything afterwards."""
+    pids = _descendants()
+    kill_all(pids)
     deadline = time.monotonic() + 10.0
     for pid in pids:
         while time.monotonic() < deadline:

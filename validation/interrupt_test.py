@@ -33,6 +33,8 @@ import tempfile
 import threading
 import time
 
+import common  # validation/common.py, beside this script
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TMP_TAG = ".sweep-tmp."
@@ -84,11 +86,7 @@ def reap_all():
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         live = live_children()
-        for pid in live:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        common.kill_all(live)
         try:
             while os.waitpid(-1, os.WNOHANG)[0] != 0:
                 pass
@@ -410,10 +408,7 @@ def main():
               f"after SIGINT/SIGTERM over {len(stops)} kills", file=sys.stderr)
     check(len(stops) >= 3, f"at least 3 SIGINT/SIGTERM kills ended a sweep by the signal, found {len(stops)}")
     print(f"interrupt test: {n} random kills, {checks} checks in {time.monotonic() - t_start:.1f} s", file=sys.stderr)
-    if failures:
-        print(f"{len(failures)} failure(s) (seed {seed})", file=sys.stderr)
-        sys.exit(1)
-    print("sweep interrupt test: OK")
+    common.finish_checks(failures, "sweep interrupt test: OK", f" (seed {seed})")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+import common  # validation/common.py, beside this script
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 failures = []
@@ -49,8 +51,6 @@ def same(a, b, path=""):
 
 def pure_helpers():
     """The repetition rules of common.py on known inputs (no measuring)."""
-    sys.path.insert(0, HERE)
-    import common
     # 90 % interval of the median by order statistics: n = 5 -> (min, max); 9 -> (2nd, 8th); 15 -> (4th, 12th).
     check(common.median_ci([5, 1, 4, 2, 3]) == (1, 5), "median_ci n=5 is (min, max)")
     check(common.median_ci(list(range(9, 0, -1))) == (2, 8), "median_ci n=9 is (2nd, 8th)")
@@ -157,10 +157,7 @@ def main():
             check(sum(c["role"] == "fitted" for c in rep["cases"]) <= len(rep["cases"]) // 3, "live raxml: <= 1/3 fitted")
         else:
             print("note: raxml not installed, RAxML subset skipped", file=sys.stderr)
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        sys.exit(1)
-    print("validation pipeline: OK")
+    common.finish_checks(failures, "validation pipeline: OK")
 
 
 if __name__ == "__main__":

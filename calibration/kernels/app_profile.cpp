@@ -8,12 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unistd.h>
 
+#include "mmgp/profile.hpp"  // utc_now()
 #include "mmgp/statistics.hpp"
 
 namespace mmgp::kernels {
@@ -40,15 +40,6 @@ nlohmann::json stat_json(const statistic& s, double value, const std::string& so
 std::string hostname() {
     char b[256] = {0};
     if (gethostname(b, sizeof b - 1) != 0) return "unknown";
-    return b;
-}
-
-std::string utc_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char b[32];
-    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return b;
 }
 

@@ -367,20 +367,11 @@ alignment simulate_alignment(std::size_t taxa, std::size_t sites, std::uint64_t 
     for (std::size_t s = 0; s < sites; ++s) {
         unsigned c = cat(rng);
         state[static_cast<std::size_t>(root)] = draw(m.freqs.data());
-        // pre-order from the root
-        std::vector<std::pair<int, int>> stack{{root, -1}};
-        while (!stack.empty()) {
-            auto [v, from] = stack.back();
-            stack.pop_back();
-            for (std::size_t k = 0; k < 3; ++k) {
-                int w = t.nbr[static_cast<std::size_t>(v)][k];
-                if (w < 0 || w == from) continue;
-                int e = t.nedge[static_cast<std::size_t>(v)][k];
-                const double* P = p->pmatrix[e] + c * 4 * sp + static_cast<unsigned>(state[static_cast<std::size_t>(v)]) * sp;
-                state[static_cast<std::size_t>(w)] = draw(P);
-                stack.emplace_back(w, v);
-            }
-        }
+        // pre-order from the root: each node's state drawn from its parent's
+        depth_first_edges(t, root, [&](int v, int w, int e) {
+            const double* P = p->pmatrix[e] + c * 4 * sp + static_cast<unsigned>(state[static_cast<std::size_t>(v)]) * sp;
+            state[static_cast<std::size_t>(w)] = draw(P);
+        });
         for (std::size_t i = 0; i < taxa; ++i) rows[i][s] = base[state[i]];
     }
     pll_partition_destroy(p);

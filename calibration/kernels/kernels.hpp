@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <libpll/pll.h>
@@ -67,6 +68,22 @@ struct tree {
     bool is_tip(int v) const { return static_cast<std::size_t>(v) < n; }
     int edge_between(int a, int b) const;
 };
+/// Walks the edges of `t` depth first from node `root`, each once: visit(v, w, e) for the edge e from v, already
+/// reached, to its neighbour w (so a node is always visited before the nodes behind it).
+template <class Visit>
+void depth_first_edges(const tree& t, int root, Visit&& visit) {
+    std::vector<std::pair<int, int>> stack{{root, -1}};  // (node, the neighbour it was reached from)
+    while (!stack.empty()) {
+        auto [v, from] = stack.back();
+        stack.pop_back();
+        for (std::size_t k = 0; k < 3; ++k) {
+            const int w = t.nbr[static_cast<std::size_t>(v)][k];
+            if (w < 0 || w == from) continue;
+            visit(v, w, t.nedge[static_cast<std::size_t>(v)][k]);
+            stack.emplace_back(w, v);
+        }
+    }
+}
 /// A random topology by stepwise addition of tips 0..n-1 on uniformly chosen edges, all lengths `len`.
 tree random_tree(std::size_t n, std::uint64_t seed, double len = 0.1);
 /// Newick of a tree with the given tip names.

@@ -4,8 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include <mmgp/error.hpp>
-
+#include "program_main.hpp"
 #include "runtime.hpp"
 
 namespace {
@@ -49,15 +48,8 @@ int main(int argc, char** argv) {
     app.add_option("--timeout", c.timeout_s, "watchdog, seconds (default 120)");
     app.add_option("--synthetic", synthetic,
                    "OFFLOADS:HOST_US:SPLIT_US:SERIAL_US run the synthetic program (busy-waits) instead");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "mmgp-offload-run: " << e.what() << '\n';
-        return 2;
-    }
-    try {
+    if (const auto status = K::parse_command_line(app, argc, argv, "mmgp-offload-run")) return *status;
+    return K::run_reporting_errors("mmgp-offload-run", [&] {
         if (!K::parse_host_policy(policy, c.policy))
             throw K::input_error("--policy: expected edtlp or os, found \"" + policy + "\"");
         if (!simulate.empty()) {
@@ -84,14 +76,5 @@ int main(int argc, char** argv) {
         K::result r = K::run(c);
         std::cout << K::to_json(r) << '\n';
         return 0;
-    } catch (const K::input_error& e) {
-        std::cerr << "mmgp-offload-run: " << e.what() << '\n';
-        return 2;
-    } catch (const mmgp::error& e) {  // the advisor's scenario
-        std::cerr << "mmgp-offload-run: " << e.what() << '\n';
-        return 2;
-    } catch (const std::exception& e) {
-        std::cerr << "mmgp-offload-run: error: " << e.what() << '\n';
-        return 1;
-    }
+    });
 }

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "mmgp/profile.hpp"  // available_cpus()
+
 namespace mmgp::kernels::detail {
 
 namespace {
@@ -62,71 +64,60 @@ private:
     double last_ = 0;
 };
 
+// The master APU of group g: runs its slice of each off-load, with the workers' slices in parallel, and sums
+// their replies.
 void apu_master(group& g, abort_state& ab) {
     const std::size_t p = g.slices.size();
-    std::uint32_t seen = 0;
-    try {
-        for (;;) {
-            wait_change(g.req, seen, wait_kind::spin_then_block, ab);
-            ++seen;
-            const request& r = g.rq;
-            if (r.kind == k_quit) {
-                for (std::size_t j = 1; j < p; ++j) post(g.workers[j]->go);
-                return;
-            }
-            const double t0 = now();
-            g.slices[0]->setup(r);
-            const double t1 = now();
-            std::vector<std::uint32_t> wseen(p, 0);
-            for (std::size_t j = 1; j < p; ++j) {
-                wseen[j] = g.workers[j]->done.seq.load(std::memory_order_acquire);
-                post(g.workers[j]->go);
-            }
-            const double t2 = now();
-            reply out;
-            g.slices[0]->compute(r, out);
-            const double t3 = now();
-            for (std::size_t j = 1; j < p; ++j) {
-                wait_change(g.workers[j]->done, wseen[j], wait_kind::spin_then_block, ab);
-                out.v[0] += g.workers[j]->out.v[0];
-                out.v[1] += g.workers[j]->out.v[1];
-            }
-            const double t4 = now();
-            g.t.apu_serial_s += t1 - t0;
-            g.t.apu_fork_s += t2 - t1;
-            g.t.apu_split_s += t3 - t2;
-            g.t.apu_join_s += t4 - t3;
-            g.t.apu_busy_s += t4 - t0;
-            g.rp = out;
-            post(g.done);
+    serve_posts(g.req, ab, "APU", [&] {
+        const request& r = g.rq;
+        if (r.kind == k_quit) {
+            for (std::size_t j = 1; j < p; ++j) post(g.workers[j]->go);
+            return false;
         }
-    } catch (const aborted&) {
-    } catch (const std::exception& e) {
-        ab.fail(std::string("APU: ") + e.what());
-    }
+        const double t0 = now();
+        g.slices[0]->setup(r);
+        const double t1 = now();
+        std::vector<std::uint32_t> wseen(p, 0);
+        for (std::size_t j = 1; j < p; ++j) {
+            wseen[j] = g.workers[j]->done.seq.load(std::memory_order_acquire);
+            post(g.workers[j]->go);
+        }
+        const double t2 = now();
+        reply out;
+        g.slices[0]->compute(r, out);
+        const double t3 = now();
+        for (std::size_t j = 1; j < p; ++j) {
+            wait_change(g.workers[j]->done, wseen[j], wait_kind::spin_then_block, ab);
+            out.v[0] += g.workers[j]->out.v[0];
+            out.v[1] += g.workers[j]->out.v[1];
+        }
+        const double t4 = now();
+        g.t.apu_serial_s += t1 - t0;
+        g.t.apu_fork_s += t2 - t1;
+        g.t.apu_split_s += t3 - t2;
+        g.t.apu_join_s += t4 - t3;
+        g.t.apu_busy_s += t4 - t0;
+        g.rp = out;
+        post(g.done);
+        return true;
+    });
 }
 
+// Worker APU j of group g: runs its slice of each off-load the master posts.
 void apu_worker(group& g, std::size_t j, abort_state& ab) {
     worker_box& w = *g.workers[j];
-    std::uint32_t seen = 0;
-    try {
-        for (;;) {
-            wait_change(w.go, seen, wait_kind::spin_then_block, ab);
-            ++seen;
-            const request& r = g.rq;
-            if (r.kind == k_quit) return;
-            g.slices[j]->setup(r);
-            reply out;
-            const double t0 = now();
-            g.slices[j]->compute(r, out);
-            w.split_s += now() - t0;
-            w.out = out;
-            post(w.done);
-        }
-    } catch (const aborted&) {
-    } catch (const std::exception& e) {
-        ab.fail(std::string("APU worker: ") + e.what());
-    }
+    serve_posts(w.go, ab, "APU worker", [&] {
+        const request& r = g.rq;
+        if (r.kind == k_quit) return false;
+        g.slices[j]->setup(r);
+        reply out;
+        const double t0 = now();
+        g.slices[j]->compute(r, out);
+        w.split_s += now() - t0;
+        w.out = out;
+        post(w.done);
+        return true;
+    });
 }
 
 // One group per HPU thread, each with its host program and p slices of the accelerator work.
@@ -148,17 +139,7 @@ std::vector<std::unique_ptr<group>> make_groups(const config& c, const alignment
 }
 
 // pin_team: the CPUs this process may use, in order (empty without pin_team, or when they cannot be read).
-std::vector<int> team_cpus(const config& c) {
-    std::vector<int> allowed;
-    if (c.pin_team) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        if (sched_getaffinity(0, sizeof set, &set) == 0)
-            for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-                if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
-    }
-    return allowed;
-}
+std::vector<int> team_cpus(const config& c) { return c.pin_team ? available_cpus() : std::vector<int>{}; }
 
 // Pins the calling thread to the CPU of group i's slot j (j = 0: HPU thread and master APU), round robin over
 // the allowed CPUs; does nothing without pin_team.

@@ -167,6 +167,26 @@ struct hpu_sync {
     }
 };
 
+// ---- APU threads (both modes) --------------------------------------------------------------------------
+
+// The loop of an APU thread: waits for each post of `go` (spinning, then blocking) and runs step() on it until
+// step() returns false (the thread is told to quit). A torn-down run ends the loop quietly; any other exception
+// fails the run with "<who>: <what>".
+template <class Step>
+void serve_posts(signal_word& go, abort_state& ab, const char* who, Step&& step) {
+    std::uint32_t seen = 0;
+    try {
+        for (;;) {
+            wait_change(go, seen, wait_kind::spin_then_block, ab);
+            ++seen;
+            if (!step()) return;
+        }
+    } catch (const aborted&) {
+    } catch (const std::exception& e) {
+        ab.fail(std::string(who) + ": " + e.what());
+    }
+}
+
 // Slice j of `parts` of one process's accelerator work: a synthetic slice, or the sites
 // [j·n/parts, (j+1)·n/parts) of the alignment (both modes).
 inline std::unique_ptr<apu_slice> make_slice(const config& c, const alignment& aln, const model& mdl, std::size_t j,

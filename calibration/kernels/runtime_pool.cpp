@@ -180,40 +180,33 @@ void pool_apu_thread(pool& pl, int id, abort_state& ab) {
     pool_apu& me = *pl.apus[static_cast<std::size_t>(id)];
     std::vector<int> wake;
     wake.reserve(static_cast<std::size_t>(pl.A));
-    std::uint32_t seen = 0;
-    try {
-        for (;;) {
-            wait_change(me.go, seen, wait_kind::spin_then_block, ab);
-            ++seen;
-            if (me.quit) return;
-            pool_process& pr = *me.proc;
-            const int k = me.part, p = pr.p;
-            const std::size_t C = pr.chunks.size();
-            const std::size_t c0 = C * static_cast<std::size_t>(k) / static_cast<std::size_t>(p);
-            const std::size_t c1 = C * static_cast<std::size_t>(k + 1) / static_cast<std::size_t>(p);
-            const request& r = pr.rq;
-            const double t0 = now();
-            pr.chunks[c0]->setup(r);
-            for (std::size_t c = c0 + 1; c < c1; ++c) pr.chunks[c]->setup_copy(*pr.chunks[c0], r);
-            const double t1 = now();
-            for (std::size_t c = c0; c < c1; ++c) {
-                pr.out[c] = reply{};
-                pr.chunks[c]->compute(r, pr.out[c]);
-            }
-            const double t2 = now();
-            if (k == 0) {
-                me.t.apu_serial_s += t1 - t0;
-                me.t.apu_split_s += t2 - t1;
-                me.t.apu_busy_s += t2 - t0;
-            } else {
-                me.t.worker_split_s += t2 - t1;
-            }
-            if (pr.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) pl.finish(pr, wake);
+    serve_posts(me.go, ab, "APU", [&] {
+        if (me.quit) return false;
+        pool_process& pr = *me.proc;
+        const int k = me.part, p = pr.p;
+        const std::size_t C = pr.chunks.size();
+        const std::size_t c0 = C * static_cast<std::size_t>(k) / static_cast<std::size_t>(p);
+        const std::size_t c1 = C * static_cast<std::size_t>(k + 1) / static_cast<std::size_t>(p);
+        const request& r = pr.rq;
+        const double t0 = now();
+        pr.chunks[c0]->setup(r);
+        for (std::size_t c = c0 + 1; c < c1; ++c) pr.chunks[c]->setup_copy(*pr.chunks[c0], r);
+        const double t1 = now();
+        for (std::size_t c = c0; c < c1; ++c) {
+            pr.out[c] = reply{};
+            pr.chunks[c]->compute(r, pr.out[c]);
         }
-    } catch (const aborted&) {
-    } catch (const std::exception& e) {
-        ab.fail(std::string("APU: ") + e.what());
-    }
+        const double t2 = now();
+        if (k == 0) {
+            me.t.apu_serial_s += t1 - t0;
+            me.t.apu_split_s += t2 - t1;
+            me.t.apu_busy_s += t2 - t0;
+        } else {
+            me.t.worker_split_s += t2 - t1;
+        }
+        if (pr.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) pl.finish(pr, wake);
+        return true;
+    });
 }
 
 // The pool's A APUs, all idle (APU 0 on top of the idle stack), handed out by `sched`.

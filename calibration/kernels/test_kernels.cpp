@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -148,6 +149,35 @@ int count_lines(const std::string& s) {
     int n = 0;
     for (char c : s) n += c == '\n';
     return n;
+}
+
+// mmgp-offload-run refuses each of `args` as bad input: exit 2, one line on stderr, nothing on stdout.
+void check_offload_run_refuses(std::initializer_list<const char*> args, const fs::path& dir) {
+    for (const std::string a : args) {
+        outcome q = sh(offload_bin() + a, dir);
+        INFO(a << " -> " << q.err);
+        CHECK(q.status == 2);
+        CHECK(count_lines(q.err) == 1);
+        CHECK(q.out.empty());
+    }
+}
+
+// The JSON report of mmgp-offload-run with `args`, which must succeed.
+nlohmann::json offload_run_json(const std::string& args, const fs::path& dir) {
+    outcome ok = sh(offload_bin() + args, dir);
+    INFO(ok.err);
+    REQUIRE(ok.status == 0);
+    return nlohmann::json::parse(ok.out);
+}
+
+// A small simulated problem for the runtime: 6 taxa, `sites` sites, `units` bootstrap units, a 60 s watchdog.
+K::config simulated_problem(int sites, int units) {
+    K::config c;
+    c.simulate_taxa = 6;
+    c.simulate_sites = sites;
+    c.timeout_s = 60;
+    c.units = units;
+    return c;
 }
 
 }  // namespace
@@ -359,10 +389,7 @@ TEST_CASE("synthetic program: the profiler recovers the known host, split and se
 }
 
 TEST_CASE("pin_team pins every thread of a run and leaves the results unchanged") {
-    K::config c;
-    c.simulate_taxa = 6;
-    c.simulate_sites = 120;
-    c.units = 2;
+    K::config c = simulated_problem(120, 2);
     c.m = 2;
     c.p = 2;
     const K::result free = K::run(c);
@@ -377,11 +404,7 @@ TEST_CASE("pin_team pins every thread of a run and leaves the results unchanged"
 }
 
 TEST_CASE("the runtime runs every (m, p) with m*p <= 8 under both policies; results do not depend on the mapping") {
-    K::config base;
-    base.simulate_taxa = 6;
-    base.simulate_sites = 240;
-    base.timeout_s = 60;
-    base.units = 4;
+    const K::config base = simulated_problem(240, 4);
     K::result ref = K::run(base);
     REQUIRE(ref.unit_loglik.size() == 4);
     for (double l : ref.unit_loglik) CHECK(l < 0);
@@ -484,17 +507,8 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
     outcome r = sh(mmgp_bin() + " profile --simulate 10:400 --units 1 --repetitions 1 -o " + (d.path / "no/such/dir.json").string(), d.path);
     CHECK(r.status == 2);
     CHECK(count_lines(r.err) == 1);
-    for (const std::string& args : {std::string(" --policy fifo"), std::string(" --simulate x:1"), std::string(" --m 0"),
-                                   std::string(" --synthetic 1:2")}) {
-        outcome q = sh(offload_bin() + args, d.path);
-        INFO(args << " -> " << q.err);
-        CHECK(q.status == 2);
-        CHECK(count_lines(q.err) == 1);
-        CHECK(q.out.empty());
-    }
-    outcome ok = sh(offload_bin() + " --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
-    CHECK(ok.status == 0);
-    auto j = nlohmann::json::parse(ok.out);
+    check_offload_run_refuses({" --policy fifo", " --simulate x:1", " --m 0", " --synthetic 1:2"}, d.path);
+    auto j = offload_run_json(" --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
     CHECK(j["offloads"] == 40);
     CHECK(j["wall_s"].get<double>() > 0);
 }
@@ -567,11 +581,7 @@ std::int64_t histogram_total(const K::result& r) {
 }  // namespace
 
 TEST_CASE("pool mode: edtlp, mgps and advisor run; per-unit results equal the fixed mode's and do not depend on p") {
-    K::config base;
-    base.simulate_taxa = 6;
-    base.simulate_sites = 240;
-    base.timeout_s = 60;
-    base.units = 5;
+    const K::config base = simulated_problem(240, 5);
     K::result ref = K::run(base);  // fixed mode, m = 1, p = 1
     REQUIRE(ref.unit_loglik.size() == 5);
     std::vector<double> pool_ref;
@@ -607,11 +617,7 @@ TEST_CASE("pool mode: edtlp, mgps and advisor run; per-unit results equal the fi
 }
 
 TEST_CASE("pool mode: mgps follows [R]'s rule and the advisor its table") {
-    K::config c;
-    c.simulate_taxa = 6;
-    c.simulate_sites = 240;
-    c.timeout_s = 60;
-    c.units = 2;
+    K::config c = simulated_problem(240, 2);
     c.m = 1;
     c.apus = 4;
     // one process: the first window of A = 4 off-loads runs on one APU each, then U = 1 gives p = 4 / 1
@@ -637,11 +643,7 @@ TEST_CASE("pool mode: mgps follows [R]'s rule and the advisor its table") {
 
 TEST_CASE("pool mode: an off-load never gets more APUs than are idle, and the APUs in flight never exceed A") {
     for (int m : {1, 3, 6}) {
-        K::config c;
-        c.simulate_taxa = 6;
-        c.simulate_sites = 240;
-        c.timeout_s = 60;
-        c.units = 6;
+        K::config c = simulated_problem(240, 6);
         c.m = m;
         c.apus = 4;
         auto g = std::make_shared<greedy_scheduler>();
@@ -692,19 +694,11 @@ TEST_CASE("pool mode: synthetic program, bad configurations, mmgp-offload-run op
     CHECK_THROWS_AS(K::make_scheduler("advisor", "/nonexistent/scenario.json"), mmgp::error);
 
     tmpdir d;
-    for (const std::string& args : {std::string(" --scheduler mgps"), std::string(" --apus 4 --scheduler fifo"),
-                                   std::string(" --apus 4 --scheduler advisor"), std::string(" --apus 4 --advisor-scenario x.json"),
-                                   std::string(" --apus 4 --scheduler advisor --advisor-scenario /nonexistent.json")}) {
-        outcome q = sh(offload_bin() + args, d.path);
-        INFO(args << " -> " << q.err);
-        CHECK(q.status == 2);
-        CHECK(count_lines(q.err) == 1);
-        CHECK(q.out.empty());
-    }
-    outcome ok = sh(offload_bin() + " --m 2 --apus 4 --scheduler mgps --synthetic 20:10:40:5 --units 2", d.path);
-    INFO(ok.err);
-    REQUIRE(ok.status == 0);
-    auto j = nlohmann::json::parse(ok.out);
+    check_offload_run_refuses({" --scheduler mgps", " --apus 4 --scheduler fifo", " --apus 4 --scheduler advisor",
+                               " --apus 4 --advisor-scenario x.json",
+                               " --apus 4 --scheduler advisor --advisor-scenario /nonexistent.json"},
+                              d.path);
+    auto j = offload_run_json(" --m 2 --apus 4 --scheduler mgps --synthetic 20:10:40:5 --units 2", d.path);
     CHECK(j["offloads"] == 40);
     CHECK(j["apus"] == 4);
     CHECK(j["scheduler"] == "mgps");

@@ -53,17 +53,7 @@ void phylo_slice::compute(const request& r, reply& out) {
 bootstrap_search::bootstrap_search(const tree& start, std::size_t sites, int rounds, int newton, std::uint64_t seed)
     : start_(start), sites_(sites), rounds_(rounds), newton_(newton), seed_(seed), orient_(start) {
     // depth-first edge order from tip 0, so that consecutive edges are mostly adjacent
-    std::vector<std::pair<int, int>> stack{{0, -1}};
-    while (!stack.empty()) {
-        auto [v, from] = stack.back();
-        stack.pop_back();
-        for (std::size_t k = 0; k < 3; ++k) {
-            int w = start_.nbr[static_cast<std::size_t>(v)][k];
-            if (w < 0 || w == from) continue;
-            order_.push_back(start_.nedge[static_cast<std::size_t>(v)][k]);
-            stack.emplace_back(w, v);
-        }
-    }
+    depth_first_edges(start_, 0, [this](int, int, int e) { order_.push_back(e); });
 }
 
 double bootstrap_search::run_unit(int unit, offloader& off) {

@@ -36,6 +36,7 @@
 #include <mmgp/error.hpp>
 #include <mmgp/profile.hpp>
 
+#include "program_main.hpp"
 #include "runtime.hpp"
 #include "scheduler.hpp"
 
@@ -89,16 +90,9 @@ int main(int argc, char** argv) {
     app.add_option("--seed", seed, "random seed (default 1)");
     app.add_option("--timeout", timeout, "watchdog per run, seconds (default 120)");
     app.add_option("--csv", csv, "also write every run as CSV to this file");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "runtime_advisor: " << e.what() << '\n';
-        return 2;
-    }
+    if (const auto status = K::parse_command_line(app, argc, argv, "runtime_advisor")) return *status;
     const std::vector<std::string> names = split(schedulers);
-    try {
+    return K::run_reporting_errors("runtime_advisor", [&] {
         if (apus < 1 || max_b < 1 || max_m < 1 || reps < 1)
             throw K::input_error("expected --apus, --max-bootstraps, --max-processes, --repetitions >= 1");
         if (explore < 0 || refresh < 0) throw K::input_error("expected --advisor-explore, --advisor-refresh >= 0");
@@ -201,14 +195,5 @@ int main(int argc, char** argv) {
         for (const auto& n : names) std::printf(" %9.4f", total[n]);
         std::printf("\n# per-unit log-likelihoods identical across schedulers and repetitions: %s\n", identical ? "yes" : "NO");
         return identical ? 0 : 1;
-    } catch (const K::input_error& e) {
-        std::cerr << "runtime_advisor: " << e.what() << '\n';
-        return 2;
-    } catch (const mmgp::error& e) {
-        std::cerr << "runtime_advisor: " << e.what() << '\n';
-        return 2;
-    } catch (const std::exception& e) {
-        std::cerr << "runtime_advisor: error: " << e.what() << '\n';
-        return 1;
-    }
+    });
 }

@@ -67,15 +67,6 @@ namespace {
 
 constexpr std::int64_t max_count = 1000000000000LL;  // units, spin iterations
 
-const std::vector<std::string_view>& key_names() {
-    static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> out;
-        for (const application_key& k : keys) out.push_back(k.name);
-        return out;
-    }();
-    return names;
-}
-
 // The row of the key that fills `member`.
 template <class T>
 const application_key& key(T application::*member) {
@@ -212,7 +203,7 @@ struct application_reading {
 
 application application_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
-    r.known_keys(obj, path, key_names());
+    r.known_keys(obj, path, key_names<keys>());
     application a;
     a.name = r.string_or(obj, path, "name", "");
     const application_reading reading{obj, r, path, a};

@@ -67,15 +67,6 @@ struct overloaded : F... {
     using F::operator()...;
 };
 
-const std::vector<std::string_view>& key_names() {
-    static const std::vector<std::string_view> names = [] {
-        std::vector<std::string_view> out;
-        for (const platform_key& k : keys) out.push_back(k.name);
-        return out;
-    }();
-    return names;
-}
-
 // network.tables[i].points: [[bytes, seconds], ...], sizes increasing.
 void read_points(const json& t, const reader& r, const std::string& ip, comm_table& ct) {
     const std::string pp = child(ip, "points");
@@ -313,7 +304,7 @@ bool is_count(const platform_key& k) { return std::holds_alternative<int platfor
 
 platform platform_from_json(const json& obj, const reader& r, const std::string& path, const std::string& base_dir) {
     r.object(obj, path);
-    r.known_keys(obj, path, key_names());
+    r.known_keys(obj, path, key_names<keys>());
     platform pl;
     pl.name = r.string_or(obj, path, "name", "");
     const platform_reading reading{obj, r, path, base_dir, pl};

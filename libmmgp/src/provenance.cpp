@@ -1,9 +1,12 @@
 // Freshness of a calibrated platform: is it this machine's, recent, and measured often enough?
-// platform_warnings() is pure; this_machine() is the I/O edge that reads the machine it runs on.
+// platform_warnings() is pure; this_machine(), available_cpus() and utc_now() are the I/O edges that read the
+// machine and the clock (utc_now(): the date written into provenance and journals).
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
+#include <sched.h>
 #include <unistd.h>
 
 #include "detail/format.hpp"
@@ -39,6 +42,25 @@ machine_fingerprint this_machine() {
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
     m.cores = n > 0 ? static_cast<int>(n) : 0;
     return m;
+}
+
+std::vector<int> available_cpus() {
+    std::vector<int> out;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int i = 0; i < CPU_SETSIZE; ++i)
+            if (CPU_ISSET(i, &set)) out.push_back(i);
+    return out;
+}
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 namespace {

@@ -315,6 +315,11 @@ struct machine_fingerprint {
 std::string host_hash(const std::string& host_name);
 /// This machine's fingerprint: the host name's hash, /proc/cpuinfo's model name, the online cores (I/O).
 machine_fingerprint this_machine();
+/// The CPUs this process may run on (sched_getaffinity: cgroups, taskset), in increasing order; empty when
+/// they cannot be read.
+std::vector<int> available_cpus();
+/// Now, in UTC, as provenance and journals record it: "2024-05-01T12:00:00Z".
+std::string utc_now();
 
 /// When a calibrated platform is not to be trusted without a word (docs/PROFILES.md "Freshness").
 struct freshness_policy {

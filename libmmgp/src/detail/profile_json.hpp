@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "detail/json_reader.hpp"
@@ -42,6 +43,18 @@ section_patches edits_patches(const scenario_edits& edits, std::vector<json>& ow
 /// `base_dir` resolves the files a platform names (network tables given as OSU micro-benchmark output).
 platform platform_from_json(const json& obj, const reader& r, const std::string& path, const std::string& base_dir = ".");
 application application_from_json(const json& obj, const reader& r, const std::string& path);
+
+/// The names of a key table's rows (mmgp/profile_keys.hpp), in its order: the keys a reader accepts. Built once
+/// per table.
+template <const auto& table>
+const std::vector<std::string_view>& key_names() {
+    static const std::vector<std::string_view> names = [] {
+        std::vector<std::string_view> out;
+        for (const auto& k : table) out.push_back(k.name);
+        return out;
+    }();
+    return names;
+}
 
 /// Directory part of a path ("." when none).
 std::string dir_of(const std::string& path);
