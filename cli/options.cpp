@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <iterator>
 #include <stdexcept>
 
 #include "common.hpp"
@@ -14,89 +15,92 @@ namespace mmgp::cli {
 namespace {
 using K = value_kind;
 constexpr double big = 1e12;  // counts of units, nodes, processes: the engine's own bound
+
+// The rows, in the order they are searched: a command's own rule before a "*" one.
+constexpr value_rule rule_table[] = {
+    // shared by every subcommand that has the option
+    {"*", "--model", K::word, 0, 0, false, false, "eq11|mmgp"},
+    {"*", "--policy", K::word, 0, 0, false, false, "edtlp|os"},
+    {"*", "--m", K::range},
+    {"*", "--p", K::range},
+    {"*", "--nodes", K::range},
+    {"*", "--output", K::text},
+    {"*", "--name", K::text},
+    {"*", "profile", K::text},
+    {"*", "--max-age", K::real, 0, 36500},
+    {"*", "--set", K::assignment, 0, 0, false, false, "platform|application|search"},
+    {"fit", "--set", K::assignment, 0, 0, false, false, "platform"},
+    {"*", "--objective", K::word, 0, 0, false, false, "time|node-hours|core-hours"},
+    {"*", "--within", K::real, 0, 1, true},
+    {"*", "--max-nodes", K::count, 1, big},
+    {"*", "--budget", K::real, 0, 1e15, true},
+    // predict
+    {"predict", "--tolerance", K::real, 0, 100},
+    {"predict", "--top", K::count, 1, 1e6},
+    {"predict", "--plot", K::text},
+    // validate: the CI gates (a negative or NaN bound would make the gate pass silently)
+    {"validate", "file", K::text},
+    {"validate", "--max-mean-err", K::real, 0, 1e9},
+    {"validate", "--max-err", K::real, 0, 1e9},
+    // fit
+    {"fit", "measurements", K::text},
+    {"fit", "--platform", K::text},
+    {"fit", "--decomposition", K::word, 0, 0, false, false, "task|data"},
+    {"fit", "--scaling", K::word, 0, 0, false, false, "strong|weak"},
+    {"fit", "--N", K::real, 0, big},
+    {"fit", "--N-start", K::real, 0, big},
+    {"fit", "--spin-limit", K::text},
+    {"fit", "--fix", K::text},
+    // calibrate
+    {"calibrate", "--hpu-cpus", K::text},
+    {"calibrate", "--apu-cpus", K::text},
+    {"calibrate", "--cv-threshold", K::real, 0, 10, true, true},
+    {"calibrate", "--max-threads", K::count, 1, 1e6},
+    {"calibrate", "--from", K::text},
+    {"calibrate", "--simulate", K::text},
+    {"calibrate", "--node", K::text},
+    {"calibrate", "--ppn", K::count, 1, 1024},
+    // profile
+    {"profile", "--alignment", K::text},
+    {"profile", "--simulate", K::text},
+    {"profile", "--taxa", K::count, 3, 1e7},
+    {"profile", "--sites", K::count, 2, 1e9},
+    {"profile", "--units", K::count, 1, 1e6},
+    {"profile", "--repetitions", K::count, 1, 1000},
+    {"profile", "--rounds", K::count, 1, 100},
+    {"profile", "--newton", K::count, 1, 100},
+    {"profile", "--seed", K::count, 0, 4294967295.0},
+    // launch
+    {"launch", "--launcher", K::word, 0, 0, false, false, "openmpi|mpich|srun|local"},
+    {"launch", "--units", K::count, 1, big},
+    {"launch", "--cores-per-node", K::count, 1, 1e6},
+    {"launch", "--launcher-program", K::text},
+    // tune
+    {"tune", "--policy", K::word, 0, 0, false, false, "edtlp|os|both"},
+    {"tune", "--app", K::text},
+    {"tune", "--launcher", K::word, 0, 0, false, false, "openmpi|mpich|srun|local"},
+    {"tune", "--units", K::count, 1, big},
+    {"tune", "--cores-per-node", K::count, 1, 1e6},
+    {"tune", "--launcher-program", K::text},
+    {"tune", "--replay", K::text},
+    {"tune", "--seed", K::count, 0, 1.8e19},
+    {"tune", "--parallel", K::count, 1, 1024},
+    {"tune", "--journal", K::text},
+    {"tune", "--resume", K::text},
+    {"tune", "--tolerance", K::real, 0, 1, true},
+    {"tune", "--confidence", K::real, 0, 1, true, true},
+    {"tune", "--max-runs", K::count, 0, 1e6},
+    {"tune", "--max-seconds", K::real, 0, 1e9, true},
+    {"tune", "--max-cost", K::text},
+    {"tune", "--uses", K::count, 1, 1e12},
+    {"tune", "--timeout", K::real, 0, 1e9, true},
+    {"tune", "--bound-factor", K::real, 1, 1e6, true},
+    {"tune", "--plot", K::text},
+};
 }  // namespace
 
 const std::vector<value_rule>& value_rules() {
-    static const std::vector<value_rule> rules = {
-        // shared by every subcommand that has the option
-        {"*", "--model", K::word, 0, 0, false, false, "eq11|mmgp"},
-        {"*", "--policy", K::word, 0, 0, false, false, "edtlp|os"},
-        {"*", "--m", K::range},
-        {"*", "--p", K::range},
-        {"*", "--nodes", K::range},
-        {"*", "--output", K::text},
-        {"*", "--name", K::text},
-        {"*", "profile", K::text},
-        {"*", "--max-age", K::real, 0, 36500},
-        {"*", "--set", K::assignment, 0, 0, false, false, "platform|application|search"},
-        {"fit", "--set", K::assignment, 0, 0, false, false, "platform"},
-        {"*", "--objective", K::word, 0, 0, false, false, "time|node-hours|core-hours"},
-        {"*", "--within", K::real, 0, 1, true},
-        {"*", "--max-nodes", K::count, 1, big},
-        {"*", "--budget", K::real, 0, 1e15, true},
-        // predict
-        {"predict", "--tolerance", K::real, 0, 100},
-        {"predict", "--top", K::count, 1, 1e6},
-        {"predict", "--plot", K::text},
-        // validate: the CI gates (a negative or NaN bound would make the gate pass silently)
-        {"validate", "file", K::text},
-        {"validate", "--max-mean-err", K::real, 0, 1e9},
-        {"validate", "--max-err", K::real, 0, 1e9},
-        // fit
-        {"fit", "measurements", K::text},
-        {"fit", "--platform", K::text},
-        {"fit", "--decomposition", K::word, 0, 0, false, false, "task|data"},
-        {"fit", "--scaling", K::word, 0, 0, false, false, "strong|weak"},
-        {"fit", "--N", K::real, 0, big},
-        {"fit", "--N-start", K::real, 0, big},
-        {"fit", "--spin-limit", K::text},
-        {"fit", "--fix", K::text},
-        // calibrate
-        {"calibrate", "--hpu-cpus", K::text},
-        {"calibrate", "--apu-cpus", K::text},
-        {"calibrate", "--cv-threshold", K::real, 0, 10, true, true},
-        {"calibrate", "--max-threads", K::count, 1, 1e6},
-        {"calibrate", "--from", K::text},
-        {"calibrate", "--simulate", K::text},
-        {"calibrate", "--node", K::text},
-        {"calibrate", "--ppn", K::count, 1, 1024},
-        // profile
-        {"profile", "--alignment", K::text},
-        {"profile", "--simulate", K::text},
-        {"profile", "--taxa", K::count, 3, 1e7},
-        {"profile", "--sites", K::count, 2, 1e9},
-        {"profile", "--units", K::count, 1, 1e6},
-        {"profile", "--repetitions", K::count, 1, 1000},
-        {"profile", "--rounds", K::count, 1, 100},
-        {"profile", "--newton", K::count, 1, 100},
-        {"profile", "--seed", K::count, 0, 4294967295.0},
-        // launch
-        {"launch", "--launcher", K::word, 0, 0, false, false, "openmpi|mpich|srun|local"},
-        {"launch", "--units", K::count, 1, big},
-        {"launch", "--cores-per-node", K::count, 1, 1e6},
-        {"launch", "--launcher-program", K::text},
-        // tune
-        {"tune", "--policy", K::word, 0, 0, false, false, "edtlp|os|both"},
-        {"tune", "--app", K::text},
-        {"tune", "--launcher", K::word, 0, 0, false, false, "openmpi|mpich|srun|local"},
-        {"tune", "--units", K::count, 1, big},
-        {"tune", "--cores-per-node", K::count, 1, 1e6},
-        {"tune", "--launcher-program", K::text},
-        {"tune", "--replay", K::text},
-        {"tune", "--seed", K::count, 0, 1.8e19},
-        {"tune", "--parallel", K::count, 1, 1024},
-        {"tune", "--journal", K::text},
-        {"tune", "--resume", K::text},
-        {"tune", "--tolerance", K::real, 0, 1, true},
-        {"tune", "--confidence", K::real, 0, 1, true, true},
-        {"tune", "--max-runs", K::count, 0, 1e6},
-        {"tune", "--max-seconds", K::real, 0, 1e9, true},
-        {"tune", "--max-cost", K::text},
-        {"tune", "--uses", K::count, 1, 1e12},
-        {"tune", "--timeout", K::real, 0, 1e9, true},
-        {"tune", "--bound-factor", K::real, 1, 1e6, true},
-        {"tune", "--plot", K::text},
-    };
+    static const std::vector<value_rule> rules(std::begin(rule_table), std::end(rule_table));
     return rules;
 }
 
