@@ -35,6 +35,7 @@
 #include <mmgp/advisor.hpp>
 #include <mmgp/error.hpp>
 #include <mmgp/profile.hpp>
+#include <mmgp/statistics.hpp>
 
 #include "program_main.hpp"
 #include "runtime.hpp"
@@ -47,12 +48,6 @@
 namespace K = mmgp::kernels;
 
 namespace {
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> out;
@@ -183,11 +178,11 @@ int main(int argc, char** argv) {
                 }
             std::printf("%10d %3d", B, m);
             for (const auto& n : names) {
-                const double w = median(cells[n].wall);
+                const double w = mmgp::median(cells[n].wall);
                 total[n] += w;
                 std::printf(" %9.4f", w);
             }
-            for (const auto& n : names) std::printf(" %8.2f", median(cells[n].mean_p));
+            for (const auto& n : names) std::printf(" %8.2f", mmgp::median(cells[n].mean_p));
             std::printf("\n");
             std::fflush(stdout);
         }
