@@ -66,6 +66,8 @@ template <class... F>
 struct overloaded : F... {
     using F::operator()...;
 };
+template <class... F>
+overloaded(F...) -> overloaded<F...>;  // spelled out: Clang 14 (the fuzz build) lacks aggregate deduction
 
 // network.tables[i].points: [[bytes, seconds], ...], sizes increasing.
 void read_points(const json& t, const reader& r, const std::string& ip, comm_table& ct) {
