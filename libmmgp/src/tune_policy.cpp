@@ -197,28 +197,27 @@ std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, 
 
 // Under the cost cap: while the configurations not run yet that may still beat the chosen would not all fit
 // in what is left of the cap after the best-scoring repeat, the next run is one of them (the naive way's
-// worst case is then met, not exceeded). Returns whether the scores were narrowed.
-bool keep_room_for_unmeasured(const tune_assessment& a, const log_beliefs& b,
+// worst case is then met, not exceeded).
+void keep_room_for_unmeasured(const tune_assessment& a, const log_beliefs& b,
                               const std::vector<configuration>& space, const std::vector<int>& flying,
                               std::vector<double>& score) {
-    if (a.cap_s <= 0 || !a.has_chosen) return false;
-    double unmeasured_cost = 0, best_score = -std::numeric_limits<double>::infinity();
+    if (a.cap_s <= 0 || !a.has_chosen) return;
+    // Not run, not in flight, and may still beat the chosen.
+    auto open_rival = [&](std::size_t c) {
+        return a.configs[c].runs == 0 && flying[c] == 0 && a.configs[c].p_beats >= 1e-3;
+    };
+    double unmeasured_cost = 0;
     std::size_t best = 0;
     bool any = false;
     for (std::size_t c = 0; c < a.configs.size(); ++c) {
-        if (!std::isfinite(score[c]) && score[c] < 0) continue;
-        if (a.configs[c].runs == 0 && flying[c] == 0 && a.configs[c].p_beats >= 1e-3) {
-            unmeasured_cost += run_cost(a, b, space, c);
-            any = true;
-        }
-        if (score[c] > best_score) best_score = score[c], best = c;
+        if (!std::isfinite(score[c]) && score[c] < 0) continue;  // not a candidate
+        if (open_rival(c)) unmeasured_cost += run_cost(a, b, space, c), any = true;
+        if (score[c] > score[best]) best = c;
     }
-    if (!any || a.configs[best].runs == 0) return false;
-    if (committed_seconds(a, b, space, flying) + run_cost(a, b, space, best) + unmeasured_cost <= a.cap_s) return false;
+    if (!any || a.configs[best].runs == 0) return;
+    if (committed_seconds(a, b, space, flying) + run_cost(a, b, space, best) + unmeasured_cost <= a.cap_s) return;
     for (std::size_t c = 0; c < a.configs.size(); ++c)
-        if (a.configs[c].runs > 0 || flying[c] > 0 || a.configs[c].p_beats < 1e-3)
-            score[c] = -std::numeric_limits<double>::infinity();
-    return true;
+        if (!open_rival(c)) score[c] = -std::numeric_limits<double>::infinity();
 }
 
 // The next run: the highest score. Returns whether it is the reference (the chosen one) again.
