@@ -21,17 +21,20 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
     add_set_option(sub, o.sets, "platform.KEY");
     add_checked(sub, "--max-age", o.max_age_days,
                 "Days after which a calibrated --platform is called old (default 90; docs/PROFILES.md \"Freshness\")");
-    add_checked(sub, "--decomposition", o.decomposition, "task (default) or data");
+    add_checked(sub, "--decomposition", o.decomposition, "task or data (default: chosen from the runs)");
     add_checked(sub, "--scaling", o.scaling, "strong (default) or weak");
-    add_checked(sub, "--policy", o.policy, "Host policy of runs without a policy column: edtlp (default) or os");
-    add_checked(sub, "--N", o.N, "Off-loading phases (per unit for task), held during the fit (default 1)");
-    sub->add_flag("--fit-N", o.fit_N, "Also estimate N");
-    sub->add_flag("--fit-T-start", o.fit_T_start, "Also estimate T_start, the start-up per process (needs two unit counts)");
+    add_checked(sub, "--policy", o.policy, "Host policy of runs without a policy column: edtlp or os (default: chosen from the runs)");
+    add_checked(sub, "--N", o.N, "Off-loading phases (per unit for task), held during the fit (default: 1, or fitted where the runs identify it and predict better)");
+    sub->add_flag("--fit-N", o.fit_N, "Estimate N (default: only where the runs identify it and predict better)");
+    sub->add_flag("--fit-T-start", o.fit_T_start, "Estimate T_start, the start-up per process (needs two unit counts; default: where they exist and it predicts better)");
     add_checked(sub, "--N-start", o.N_start,
                     "Off-loads of the start-up per process (application.N_start; their switches and spin convoys on "
                     "time-shared cores are added to T_start; default 0)");
     add_checked(sub, "--spin-limit", o.spin_limit,
-                    "The program's spin-wait iterations before blocking, or 'unbounded' (application.spin_limit; default 0)");
+                    "The program's spin-wait iterations before blocking, or 'unbounded' (application.spin_limit; default: 0, 4000 "
+                    "or unbounded, chosen from the runs)");
+    add_checked(sub, "--noise", o.noise_pct,
+                "Run-to-run noise in percent the structure's choice assumes where repetitions do not measure it (default 20)");
     add_checked(sub, "--fix", o.fix, "Hold a parameter: NAME=VALUE with NAME in T_hpu, T_apu, C_apu, g, T_start (repeatable)");
     add_checked(sub, "--name", o.name, "Name of the fitted application (default: fitted)");
     sub->add_flag("--json", o.json, "Print the fitted profile as JSON instead of the report");
@@ -100,7 +103,7 @@ void add_fix(const std::string& f, bool fit_T_start, fit_options& opt) {
 fit_options fit_options_of(const fit_options_cli& o) {
     fit_options opt;
     // --decomposition, --scaling, --N and --N-start are checked by the option table (options.cpp).
-    opt.decomp = o.decomposition == "data" ? decomposition::data : decomposition::task;
+    opt.decomp = o.decomposition == "data" ? decomposition::data : decomposition::task;  // task when not given
     opt.scale = o.scaling == "weak" ? scaling::weak : scaling::strong;
     if (!o.policy.empty()) opt.pol = parse_policy_option(o.policy);
     // An option that cannot take effect is refused: --N is held, --fit-N fits it; --fix T_start holds what
@@ -117,12 +120,70 @@ fit_options fit_options_of(const fit_options_cli& o) {
     return opt;
 }
 
+// The parts of the structure the command line holds; the others are chosen from the runs.
+structure_held held_of(const fit_options_cli& o) {
+    structure_held h;
+    h.decomposition = !o.decomposition.empty();
+    h.policy = !o.policy.empty();
+    h.spin_limit = !o.spin_limit.empty();
+    h.T_start = o.fit_T_start ||
+                std::any_of(o.fix.begin(), o.fix.end(), [](const std::string& f) { return f.starts_with("T_start="); });
+    h.N = o.N.has_value() || o.fit_N;
+    return h;
+}
+
+std::string spin_text(std::int64_t s) { return s == application::spin_unbounded ? "unbounded" : std::to_string(s); }
+
+// The structure's choice: the candidates' scores (at most 8 rows, the chosen first) and why it won.
+std::string selection_report(const structure_selection& s) {
+    if (!s.chose) return "";
+    const bool cv = s.criterion != "BIC";
+    std::string out = fmt::format(
+        "\nstructure: chosen from {} candidates by {} over {} configurations{}\n", s.candidates.size(),
+        cv ? "leave-one-configuration-out prediction (mean |error| of each configuration fitted from the others)"
+           : fmt::format("BIC (squared log residuals over a noise of {:.3g} %, {}, + k ln n)", s.noise_pct, s.noise_source),
+        s.configurations, "");
+    out += fmt::format("  {:<52} {:>3} {:>9} {:>9} {:>11}\n", "candidate", "k", "rms err", "max err", cv ? "LOO err" : "BIC");
+    const std::size_t shown = std::min<std::size_t>(s.candidates.size(), 8);
+    for (std::size_t i = 0; i < shown; ++i) {
+        const auto& c = s.candidates[i];
+        if (!c.fitted) {
+            out += fmt::format("  {:<52} refused: {}\n", c.label, c.why_not);
+            continue;
+        }
+        out += fmt::format("  {:<52} {:>3} {:>8.2f}% {:>8.2f}% {:>11}{}\n", c.label, c.k, c.rms_err_pct, c.max_abs_err_pct,
+                           cv ? fmt::format("{:.2f}%", c.loo_err_pct) : fmt::format("{:.2f}", c.score),
+                           i == 0 ? "  <- chosen" : "");
+    }
+    if (s.candidates.size() > shown) {
+        std::size_t refused = 0;
+        for (std::size_t i = shown; i < s.candidates.size(); ++i) refused += !s.candidates[i].fitted;
+        out += fmt::format("  ... {} more ({} refused by the runs)\n", s.candidates.size() - shown, refused);
+    }
+    const auto& best = s.candidates.front();
+    const auto lowest = std::min_element(s.candidates.begin(), s.candidates.end(), [](const auto& a, const auto& b) {
+        return a.fitted && (!b.fitted || a.score < b.score);
+    });
+    const auto score = [&](double v) { return cv ? fmt::format("{:.2f} %", v) : fmt::format("{:.2f}", v); };
+    if (lowest != s.candidates.begin() && lowest->fitted)
+        out += fmt::format("  chosen: {}: the fewest parameters ({}) within one standard error of the lowest LOO error, "
+                           "{} +- {} ({})\n",
+                           best.label, best.k, score(lowest->score), score(lowest->score_se), lowest->label);
+    else if (s.candidates.size() > 1 && s.candidates[1].fitted)
+        out += fmt::format("  chosen: {}: {} {} against {} for the next ({})\n", best.label, cv ? "LOO error" : "BIC",
+                           score(best.score), score(s.candidates[1].score), s.candidates[1].label);
+    out += "  hold a part with its option: --decomposition, --policy, --spin-limit, --N or --fit-N, --fit-T-start or "
+           "--fix T_start=0\n";
+    return out;
+}
+
 // The report of a fit of n_runs runs (censored ones included): the parameters with their errors and
 // intervals, the residuals and the warnings.
 std::string fit_report(const fit_result& f, std::size_t n_runs, const fit_options& opt, const fit_options_cli& o,
                        const platform& pl) {
-    std::string out = fmt::format("mmgp fit: {} runs from {} on platform {}, {} decomposition, policy {}\n", n_runs,
-                                  o.file, pl.name, to_string(opt.decomp), to_string(opt.pol));
+    std::string out = fmt::format("mmgp fit: {} runs from {} on platform {}, {} decomposition, policy {}, spin limit {}\n",
+                                  n_runs, o.file, pl.name, to_string(opt.decomp), to_string(opt.pol),
+                                  spin_text(opt.spin_limit));
     if (o.platform.empty())
         out += "  no --platform: host contention, context switches and off-load costs are taken as zero\n";
     out += fmt::format("\n{:<7} {:>13} {:>13} {:>29}  {}\n", "param", "value", "std. error", "95 % confidence interval", "");
@@ -145,15 +206,26 @@ std::string fit_report(const fit_result& f, std::size_t n_runs, const fit_option
 int run_fit(const fit_options_cli& o) {
     if (!o.output.empty()) check_output("-o", o.output, {o.file, o.platform});  // before reading anything
     interrupt_guard guard(o.output);
-    const fit_options opt = fit_options_of(o);
+    const fit_options base = fit_options_of(o);
     std::vector<measured_run> runs = read_runs(o.file);
     if (!o.sets.empty() && o.platform.empty())
         throw usage_error("--set: edits the platform of --platform; expected --platform FILE, found none");
     platform pl = o.platform.empty() ? neutral_platform(runs) : load_platform(o.platform, edits_of(o.sets).platform);
     warn_about_platform(pl, o.max_age_days);
-    fit_result f = fit_application(pl, runs, opt, o.file);
-    std::string profile = application_json(f, o.file);
-    std::string out = o.json ? profile : fit_report(f, runs.size(), opt, o, pl);
+    selection_options sel;
+    sel.noise_pct = o.noise_pct;
+    const structure_selection s = select_structure(pl, runs, base, held_of(o), o.file, sel);
+    const fit_result& f = s.fit;
+    const fit_options& opt = s.candidates.front().fitted ? s.candidates.front().opt : base;
+    std::string profile = application_json(s, o.file);
+    std::string out = profile;
+    if (!o.json) {
+        // The structure's choice right after the first line, which names it; then the parameters and residuals.
+        out = fit_report(f, runs.size(), opt, o, pl);
+        out.insert(out.find('\n') + 1, selection_report(s));
+    }
+    if (!o.json)
+        for (const auto& w : s.warnings) out += "warning: " + w + "\n";
     if (!o.output.empty()) {
         write_profile(o.output, profile, profile_kind::application, "fit");
         if (!o.json) out += "wrote " + o.output + "\n";

@@ -85,7 +85,7 @@ void setup_predict(CLI::App& app, predict_options& o);
 int run_predict(const predict_options& o);
 
 struct fit_options_cli {
-    std::string file, platform, output, decomposition = "task", scaling = "strong", policy, name = "fitted";
+    std::string file, platform, output, decomposition, scaling = "strong", policy, name = "fitted";  ///< empty: chosen
     std::optional<double> N;  ///< --N (not given: 1, or fitted with --fit-N)
     double N_start = 0.0;
     bool fit_N = false, fit_T_start = false, json = false;
@@ -93,6 +93,7 @@ struct fit_options_cli {
     std::vector<std::string> fix;
     std::vector<std::string> sets;  ///< --set platform.KEY=VALUE
     double max_age_days = 90;       ///< --max-age
+    double noise_pct = 20.0;        ///< --noise: the run-to-run noise the structure selection assumes
 };
 void setup_fit(CLI::App& app, fit_options_cli& o);
 int run_fit(const fit_options_cli& o);
@@ -167,6 +168,7 @@ struct tune_options_cli {
     std::optional<long long> uses;        ///< --uses: production runs the choice will serve
     unsigned long long seed = 1;
     bool no_prior = false, no_model = false, json = false, quiet = false;
+    bool no_app = false;  ///< a platform without an application profile (set by the scenario): structure from the runs
     std::vector<std::string> given;  ///< the options given on the command line (their longest names), set by main
 };
 void setup_tune(CLI::App& app, tune_options_cli& o);

@@ -51,6 +51,7 @@ constexpr value_rule rule_table[] = {
     {"fit", "--N-start", K::real, 0, big},
     {"fit", "--spin-limit", K::text},
     {"fit", "--fix", K::text},
+    {"fit", "--noise", K::real, 0, 100, true},
     // calibrate
     {"calibrate", "--hpu-cpus", K::text},
     {"calibrate", "--apu-cpus", K::text},

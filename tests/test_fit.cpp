@@ -294,9 +294,15 @@ TEST_CASE("mmgp fit writes a profile that mmgp predict runs on; bad input writes
     CHECK(mmgp::test::count_lines(b.err) == 1);
     CHECK(b.err.find("row 2, column time_s") != std::string::npos);
     CHECK(mmgp::test::slurp(app) == before);
+    // Two configurations for four parameters: two of g, C_apu, T_hpu are held at 0, and the report says which.
     auto few = mmgp::test::run_mmgp("fit " + d.write("few.csv", "m,p,time_s\n1,1,3\n2,1,2\n") + " --platform " + plat);
-    CHECK(few.status == 2);
-    CHECK(few.err.find("expected at least 4 runs to fit 4 parameters, found 2 runs") != std::string::npos);
+    CHECK(few.status == 0);
+    CHECK(few.out.find(", 0: g C_apu") != std::string::npos);
+    // No run to fit at all (every one stopped at its bound): refused.
+    auto none = mmgp::test::run_mmgp(
+        "fit " + d.write("none.csv", "m,p,time_s,censored,bound_s\n1,1,3,1,3\n2,1,2,1,2\n") + " --platform " + plat);
+    CHECK(none.status == 2);
+    CHECK(none.err.find("expected at least 1 runs to fit 1 parameters, found 0 runs") != std::string::npos);
     auto fix = mmgp::test::run_mmgp("fit " + data + " --fix X=3");
     CHECK(fix.status == 2);
     CHECK(fix.err.find("--fix: expected NAME=VALUE") != std::string::npos);

@@ -248,19 +248,6 @@ std::string known_parts(const held_params& h) {
     return out.empty() ? "the platform's costs" : out + " and the platform's costs";
 }
 
-// The runs to fit, each with a policy: a run stopped at its bound says the time is at least the bound, not a
-// measurement to fit (counted in n_censored).
-std::vector<measured_run> runs_to_fit(const std::vector<measured_run>& runs_in, policy pol, std::size_t& n_censored) {
-    std::vector<measured_run> runs;
-    for (const auto& r : runs_in) {
-        if (r.censored) ++n_censored;
-        else runs.push_back(r);
-    }
-    for (auto& r : runs)
-        if (!r.has_policy) r.c.pol = pol;
-    return runs;
-}
-
 // The held parameters: N unless fitted, T_start unless fitted, and those --fix names.
 held_params held_of(const fit_options& opt) {
     held_params h{{false, false, false, false, !opt.fit_N, !opt.fit_T_start}, {0, 0, 0, 0, opt.N, 0}, {}};
@@ -335,13 +322,13 @@ struct fit_design {
     Eigen::VectorXd y;
 };
 
-fit_design relative_design(const platform& pl, const std::vector<measured_run>& runs, const fit_options& opt,
+fit_design relative_design(const std::vector<measured_run>& runs, const std::vector<detail::fit_row>& rows,
                            const held_params& h, const std::string& file) {
     const int n = static_cast<int>(runs.size());
     fit_design d{Eigen::MatrixXd(n, n_params), Eigen::VectorXd(n)};
     for (int i = 0; i < n; ++i) {
         const measured_run& run = runs[static_cast<std::size_t>(i)];
-        auto x = coefficients(pl, run, opt);
+        const detail::fit_row& x = rows[static_cast<std::size_t>(i)];
         double t = run.time_s;
         double rhs = t - x[n_params];
         // Held N: the N*(O_offload + T_csw + ...) part is known; a held g enters through N*g.
@@ -521,19 +508,26 @@ application fitted_application(const std::vector<fitted_param>& params, const fi
     return a;
 }
 
-// The residuals of out.app on the runs, computed by the model itself, and their rms and largest error.
-void add_residuals(const platform& pl, const std::vector<measured_run>& runs, const std::string& file, fit_result& out) {
+// The residuals of out.app on the runs, computed by the model itself (rows null) or from the runs' coefficient
+// rows (the same model in its linear form, no evaluation), and their rms and largest error.
+void add_residuals(const platform& pl, const std::vector<measured_run>& runs, const std::vector<detail::fit_row>* rows,
+                   const std::string& file, fit_result& out) {
     double ss = 0;
-    for (const auto& r : runs) {
-        scenario s;
-        s.file = file;
-        s.plat = pl;
-        s.app = out.app;
-        s.app.units = r.units;
-        narrow(s, r.c);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const measured_run& r = runs[i];
         fit_residual fr;
         fr.run = r;
-        fr.predicted_s = evaluator(s, model_kind::mmgp)(r.c).time_s;
+        if (rows) {
+            fr.predicted_s = detail::fit_time((*rows)[i], out.app);
+        } else {
+            scenario s;
+            s.file = file;
+            s.plat = pl;
+            s.app = out.app;
+            s.app.units = r.units;
+            narrow(s, r.c);
+            fr.predicted_s = evaluator(s, model_kind::mmgp)(r.c).time_s;
+        }
         fr.err_pct = 100.0 * (fr.predicted_s - r.time_s) / r.time_s;
         ss += fr.err_pct * fr.err_pct;
         out.max_abs_err_pct = std::max(out.max_abs_err_pct, std::fabs(fr.err_pct));
@@ -582,13 +576,27 @@ std::vector<measured_run> read_runs(const std::string& path) {
     return parse_runs(text, path, as_json);
 }
 
-fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs_in, const fit_options& opt,
-                           const std::string& file) {
-    std::size_t n_censored = 0;
-    const std::vector<measured_run> runs = runs_to_fit(runs_in, opt.pol, n_censored);
+std::vector<measured_run> detail::runs_to_fit(const std::vector<measured_run>& runs_in, policy pol, std::size_t& n_censored) {
+    std::vector<measured_run> runs;
+    for (const auto& r : runs_in) {
+        if (r.censored) ++n_censored;
+        else runs.push_back(r);
+    }
+    for (auto& r : runs)
+        if (!r.has_policy) r.c.pol = pol;
+    return runs;
+}
+
+double detail::fit_time(const fit_row& x, const application& a) {
+    return x[term_base] + x[term_T_hpu] * a.T_hpu + x[term_T_apu] * a.T_apu + x[term_C_apu] * a.C_apu +
+           x[term_Ng] * a.N * a.g + x[term_N] * a.N + x[term_T_start] * a.T_start;
+}
+
+fit_result detail::fit_rows(const platform& pl, const std::vector<measured_run>& runs, const std::vector<fit_row>& rows,
+                            const fit_options& opt, const std::string& file, std::size_t n_censored, bool by_model) {
     const held_params h = held_of(opt);
     const bool p_varies = check_runs(pl, runs, h, file);
-    fit_design d = relative_design(pl, runs, opt, h, file);
+    fit_design d = relative_design(runs, rows, h, file);
     fit_result out;
     const std::vector<int> kept = identified_columns(d.X, h, p_varies, out);
     const int n = static_cast<int>(runs.size()), k = static_cast<int>(kept.size());
@@ -601,11 +609,23 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
     express_g_per_phase(out);
     widen_to_estimates(out.params);
     out.app = fitted_application(out.params, opt, runs);
-    add_residuals(pl, runs, file, out);
+    add_residuals(pl, runs, by_model ? nullptr : &rows, file, out);
     return out;
 }
 
-std::string application_json(const fit_result& f, const std::string& data_file) {
+fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs_in, const fit_options& opt,
+                           const std::string& file) {
+    std::size_t n_censored = 0;
+    const std::vector<measured_run> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
+    std::vector<detail::fit_row> rows;
+    rows.reserve(runs.size());
+    for (const auto& run : runs) rows.push_back(coefficients(pl, run, opt));
+    return detail::fit_rows(pl, runs, rows, opt, file, n_censored, true);
+}
+
+namespace {
+
+json application_doc(const fit_result& f, const std::string& data_file) {
     json doc;
     doc["schema"] = "mmgp/1";
     doc["kind"] = "application";
@@ -639,6 +659,39 @@ std::string application_json(const fit_result& f, const std::string& data_file) 
                        {"predicted_s", r.predicted_s}, {"err_pct", r.err_pct}});
     doc["statistics"] = {{"runs", f.residuals.size()}, {"dof", f.dof},       {"rms_err_pct", f.rms_err_pct},
                          {"max_abs_err_pct", f.max_abs_err_pct}, {"residuals", res}, {"warnings", f.warnings}};
+    return doc;
+}
+
+}  // namespace
+
+std::string application_json(const fit_result& f, const std::string& data_file) {
+    return application_doc(f, data_file).dump(2) + "\n";
+}
+
+std::string application_json(const structure_selection& s, const std::string& data_file) {
+    json doc = application_doc(s.fit, data_file);
+    if (!s.chose) return doc.dump(2) + "\n";
+    json cands = json::array();
+    for (const auto& c : s.candidates) {
+        json j = {{"structure", c.label}, {"fitted", c.fitted}};
+        if (c.fitted) {
+            j["parameters"] = c.k;
+            j["rms_err_pct"] = c.rms_err_pct;
+            j["max_abs_err_pct"] = c.max_abs_err_pct;
+            if (c.loo_err_pct >= 0) j["loo_err_pct"] = c.loo_err_pct;
+            j["score"] = c.score;
+        } else {
+            j["why_not"] = c.why_not;
+        }
+        cands.push_back(j);
+    }
+    doc["statistics"]["structure"] = {{"chosen", s.candidates.front().label},
+                                      {"criterion", s.criterion},
+                                      {"noise_pct", s.noise_pct},
+                                      {"noise_source", s.noise_source},
+                                      {"configurations", s.configurations},
+                                      {"candidates", cands}};
+    for (const auto& w : s.warnings) doc["statistics"]["warnings"].push_back(w);
     return doc.dump(2) + "\n";
 }
 

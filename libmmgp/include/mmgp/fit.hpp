@@ -94,9 +94,73 @@ struct fit_result {
 fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs, const fit_options& opt,
                            const std::string& file);
 
+/// Which parts of a fit's structure the caller holds (given as options); the others are chosen from the runs
+/// by select_structure.
+struct structure_held {
+    bool decomposition = true;  ///< fit_options::decomp (else task or data)
+    bool policy = true;         ///< fit_options::pol, for runs without a policy (else edtlp or os)
+    bool spin_limit = true;     ///< fit_options::spin_limit (else 0, structure_bounded_spin or unbounded)
+    bool T_start = true;        ///< fit_options::fit_T_start (else held at 0 or fitted, with two unit counts)
+    bool N = true;              ///< fit_options::N and fit_N (else held at fit_options::N or fitted, when identified)
+};
+
+/// The bounded spin candidate: the spin-then-block limit of the project's off-load runtime and of the
+/// calibration harnesses that measure spin_pause and T_wake_busy (calibration/machine.hpp,
+/// offload_spin_limit) — a program that spins a little before it blocks.
+inline constexpr std::int64_t structure_bounded_spin = 4000;
+
+/// What the structure selection assumes and when it cross-validates.
+struct selection_options {
+    /// Relative run-to-run noise (percent) the information criterion assumes where repetitions of the runs'
+    /// configurations do not measure it (fewer than 3 degrees of freedom); chosen leave-one-sweep-out by
+    /// validation/fit_structure.py (docs/COMMANDS.md "How fit chooses the structure").
+    double noise_pct = 20.0;
+    /// From this many distinct configurations on, the criterion is leave-one-configuration-out prediction.
+    int cv_min_configurations = 6;
+};
+
+/// One candidate structure and how it does on the runs.
+struct structure_candidate {
+    fit_options opt;               ///< the candidate (the caller's options with the chosen parts set)
+    std::string label;             ///< e.g. "data, os, spin 0, N held"
+    bool fitted = false;           ///< false: the runs refuse it (why_not)
+    std::string why_not;
+    int k = 0;                     ///< parameters the fit estimated (identified)
+    double rms_err_pct = 0.0, max_abs_err_pct = 0.0;  ///< training residuals
+    double loo_err_pct = -1.0;     ///< mean |error| of each configuration predicted from the others (-1: not used)
+    double score = 0.0;            ///< the criterion (lower is better); meaningless when !fitted
+    double score_se = 0.0;         ///< its standard error over the configurations (cross-validation only)
+};
+
+/// The outcome of select_structure.
+struct structure_selection {
+    std::vector<structure_candidate> candidates;  ///< fitted ones by score (the chosen first), then refused ones
+    std::string criterion;         ///< "leave-one-configuration-out" or "BIC"
+    double noise_pct = 0.0;        ///< the noise the BIC assumed
+    std::string noise_source;      ///< "repetitions (df 12)" or "assumed (selection_options::noise_pct)"
+    int configurations = 0;        ///< distinct configurations among the uncensored runs
+    bool chose = false;            ///< false: every part was held (one candidate, nothing to choose)
+    fit_result fit;                ///< the chosen candidate's fit, residuals by the model itself
+    std::vector<std::string> warnings;  ///< training residuals above 25 % under the chosen structure
+};
+
+/// Fits every structure the held parts allow (decomposition, policy, spin limit, T_start, N) and keeps the
+/// one that predicts best: with at least cv_min_configurations distinct configurations, the lowest mean
+/// |error| of each configuration predicted from the others, the fewest parameters within one standard error of
+/// it; with fewer, the lowest BIC (squared log residuals over the noise, clipped at 3 noise deviations, plus
+/// k ln n). Censored runs are not fitted and do not score. With fewer configurations than free parameters, a
+/// candidate holds some of g, C_apu, T_hpu at 0.
+/// Ties go to fewer parameters, then to the earlier candidate (task, edtlp, spin 0, held). Throws what
+/// fit_application throws when no candidate fits.
+structure_selection select_structure(const platform& pl, const std::vector<measured_run>& runs, const fit_options& base,
+                                     const structure_held& held, const std::string& file,
+                                     const selection_options& sel = {});
+
 /// The fitted application as a profile (schema mmgp/1, kind application) with each parameter's
 /// confidence interval and the residuals as provenance.
 std::string application_json(const fit_result& f, const std::string& data_file);
+/// The same with the structure selection's choice and candidates under statistics.structure.
+std::string application_json(const structure_selection& s, const std::string& data_file);
 
 }  // namespace mmgp
 MMGP_API_END

@@ -3,7 +3,10 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "mmgp/fit.hpp"
 #include "mmgp/model.hpp"
 
 namespace mmgp::detail {
@@ -19,5 +22,21 @@ inline constexpr std::size_t fit_term_count = 6;
 /// input_error (the platform's tables not covering c).
 std::array<double, fit_term_count + 1> fit_coefficients(const platform& pl, const application& shape,
                                                         const configuration& c, std::int64_t units);
+
+/// One run's coefficients (fit_coefficients).
+using fit_row = std::array<double, fit_term_count + 1>;
+
+/// The model's time of a run with coefficients x for application a: the linear form fit_coefficients gives.
+double fit_time(const fit_row& x, const application& a);
+
+/// The runs a fit uses: the uncensored ones (the others counted in n_censored), each with a policy (pol where
+/// the run names none).
+std::vector<measured_run> runs_to_fit(const std::vector<measured_run>& runs_in, policy pol, std::size_t& n_censored);
+
+/// fit_application on runs already through runs_to_fit, rows[i] the coefficients of runs[i] under opt's shape.
+/// The residuals come from the model itself (by_model) or from the rows' linear form (no evaluation: the
+/// structure selection's many fits).
+fit_result fit_rows(const platform& pl, const std::vector<measured_run>& runs, const std::vector<fit_row>& rows,
+                    const fit_options& opt, const std::string& file, std::size_t n_censored, bool by_model);
 
 }  // namespace mmgp::detail
