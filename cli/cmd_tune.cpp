@@ -143,6 +143,7 @@ scenario tune_scenario(tune_options_cli& o) {
             s.app.decomp = decomposition::data;  // no application profile: one run's time, off-loads unknown
             s.app.N = 1;
             o.no_prior = true;
+            o.no_app = true;
         }
         s.space.m = {1, s.plat.apus};
         s.space.p = {1, s.plat.apus};
@@ -273,6 +274,7 @@ tune_options tuner_options(const tune_options_cli& o) {
     to.max_run_s = o.timeout.value_or(0);
     to.prior = !o.no_prior;
     to.use_model = !o.no_model;
+    to.choose_structure = o.no_app;
     return to;
 }
 

@@ -10,6 +10,7 @@
 #include "detail/nnls.hpp"
 #include "detail/tune_stages.hpp"
 #include "mmgp/error.hpp"
+#include "mmgp/fit.hpp"
 
 namespace mmgp::detail {
 namespace {
@@ -119,6 +120,49 @@ void evaluate_model(const scenario& fitted, const std::vector<configuration>& sp
     }
 }
 
+// Without an application profile: the runs made so far as mmgp fit reads them (each measured configuration at
+// its center, each one only stopped at its bound as censored there), the structure (decomposition, spin limit)
+// and the parameters chosen and fitted as mmgp fit does; the policy, N and T_start held as the scenario has
+// them. Returns false (the model unused) when no structure fits.
+bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>& space, const run_evidence& evidence,
+                             scenario& fitted, std::vector<tune_param>& params) {
+    std::vector<measured_run> runs;
+    for (std::size_t c = 0; c < evidence.size(); ++c) {
+        const config_evidence& e = evidence[c];
+        if (e.logs.empty() && e.censored == 0) continue;
+        measured_run r;
+        r.c = space[c];
+        r.has_policy = true;
+        r.units = s.app.units;
+        r.censored = e.logs.empty();
+        r.time_s = r.censored ? e.censored_at : std::exp(e.center);
+        r.bound_s = r.censored ? e.censored_at : 0.0;
+        r.where = "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes);
+        if (r.time_s > 0 && std::isfinite(r.time_s)) runs.push_back(r);
+    }
+    fit_options base;
+    base.decomp = s.app.decomp;
+    base.scale = s.app.scale;
+    base.N = s.app.N;
+    base.spin_limit = s.app.spin_limit;
+    base.N_start = s.app.N_start;
+    // The structure stays the scenario's (data decomposition, spin 0 without a profile): the parameters are
+    // fitted as mmgp fit fits them (too few configurations hold some at 0), but the decomposition and the spin
+    // limit are not chosen here — measured on the tuner's benchmark, a structure chosen from the first runs put
+    // the model confidently wrong on libpll-24x600-U5 (P(regret <= 3 %) 0.96 -> 0.01, docs/TUNE.md).
+    const structure_held held;
+    try {
+        const structure_selection sel = select_structure(s.plat, runs, base, held, "the runs of mmgp tune");
+        fitted.app = sel.fit.app;
+        fitted.app.units = s.app.units;
+        const application& a = fitted.app;
+        params = {{"T_hpu", 0.0, a.T_hpu}, {"T_apu", 0.0, a.T_apu}, {"C_apu", 0.0, a.C_apu}, {"g", 0.0, a.g}};
+        return true;
+    } catch (const error&) {
+        return false;
+    }
+}
+
 }  // namespace
 
 prior_fit fit_prior(const scenario& s, const std::vector<configuration>& space, const tune_options& opt,
@@ -128,6 +172,11 @@ prior_fit fit_prior(const scenario& s, const std::vector<configuration>& space, 
     out.model_s.assign(space.size(), 0.0);
     // Without the profile's values the fit needs one measured configuration more than it has parameters.
     if (!opt.use_model || !(opt.prior || evidence.measured.size() >= n_fit + 1)) return out;
+    if (opt.choose_structure && !opt.prior) {
+        scenario fitted = s;
+        if (fit_structure_from_runs(s, space, evidence, fitted, out.params)) evaluate_model(fitted, space, out);
+        return out;
+    }
     const application& prior = s.app;
     const parameters theta0{prior.T_hpu, prior.T_apu, prior.C_apu, prior.N * prior.g};
     const parameters theta = fitted_parameters(s, space, opt, evidence, coefficients, theta0);

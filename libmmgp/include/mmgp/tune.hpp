@@ -43,6 +43,9 @@ struct tune_options {
     bool prior = true;
     /// Use the model at all; false: the runs alone, through the discrepancy process with a constant mean.
     bool use_model = true;
+    /// No application profile (with prior false): the decomposition and spin limit are chosen from the runs made
+    /// so far, and the parameters fitted, as mmgp fit does it (select_structure); false: the scenario's.
+    bool choose_structure = false;
     double model_error = 0.20;   ///< prior sd of log(measured / predicted) over configurations (the model's error)
     double noise = 0.10;         ///< prior sd of log(run time) between repetitions of one configuration
     double length_scale = 1.0;   ///< how far the discrepancy is correlated, in doublings of m, p and nodes
