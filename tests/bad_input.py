@@ -50,6 +50,10 @@ FILES = {
     "dupjournal.jsonl": '{"mmgp_tune": 1, "options": {"m": "1", "m": "1:4"}}\n',
     "allcens.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "c", "scenario": "s.json", "cases": ['
                      '{"m": 1, "p": 1, "measured_s": 100, "censored": true, "source": "t"}]}\n'),
+    "noruns.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "r", "scenario": "s.json", "cases": ['
+                    '{"m": 1, "p": 1, "measured_s": 9.5, "runs": [], "source": "t"}]}\n'),
+    "contraruns.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "r", "scenario": "s.json", "cases": ['
+                        '{"m": 1, "p": 1, "measured_s": 0.11, "runs": [5.0, 5.1, 5.2], "source": "t"}]}\n'),
     "garbage.jsonl": '{"mmgp_tune": 1, "options": {}}\nnot a run\n',
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
                  '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
@@ -158,6 +162,10 @@ REFUSED = [
      2, "--fix: expected either --fix T_start=VALUE (held) or --fit-T-start (fitted), found both"),
     ("no effect: tune with fewer units than any mapping's ranks", "tune p.json --m 2 --units 1 --launcher local -- true",
      2, "--units: expected at least 2 units, one for each rank of m=2 p=1 nodes=1, found 1"),
+    ("validate: runs given as an empty list (a case's runs are its repetitions; no key when none is known)",
+     "validate noruns.json", 2, "noruns.json: /cases/0/runs: expected an array of at least one measured time"),
+    ("validate: measured_s outside its own runs' range (it is their median)", "validate contraruns.json", 2,
+     "contraruns.json: /cases/0/measured_s: expected a time within the range of the case's runs [5, 5.2] s"),
     ("gate: a bound over no uncensored case (it would pass with nothing checked)", "validate allcens.json --max-err 0",
      2, "--max-err: expected a validation file with at least one uncensored case to check, found 1 case, every one censored"),
     ("output: tune --plot over its replay file", "tune p.json --replay runs.csv --plot runs.csv",

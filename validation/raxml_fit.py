@@ -113,7 +113,7 @@ def build_raxml(d, mmgp):
                         "label": f"{name} B={k['units']} m={k['m']} p={k['p']}",
                         "application": {"units": int(k["units"])},
                         "m": int(k["m"]), "p": int(k["p"]), "policy": "edtlp", "measured_s": c["measured_s"],
-                        "censored": c["censored"], "runs": c["runs"],
+                        "censored": c["censored"], **({"runs": c["runs"]} if c["runs"] else {}),
                         "role": "fitted" if id(c) in fitted_ids else "held_back",
                         "source": measured.source_of(c)})
     out.sort(key=lambda c: (c["group"], c["m"], c["p"]))

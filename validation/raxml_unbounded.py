@@ -81,7 +81,7 @@ def main():
         raise
     # The median as the report takes it (a timed-out run counts as its bound, after every finished one).
     (agg,) = measured.aggregate([dict(r, key="k") for r in rows], ["key"])
-    c = validate(a.mmgp, scen, dict(case, measured_s=agg["measured_s"], censored=agg["censored"], runs=agg["runs"]))
+    c = validate(a.mmgp, scen, dict(case, measured_s=agg["measured_s"], censored=agg["censored"], **({"runs": agg["runs"]} if agg["runs"] else {})))
     finished = [float(r["wall_s"]) for r in rows if r["censored"] == "0"]
     print(f"{label}: measured {'> ' if c['censored'] else ''}{c['measured_s']:.2f} s ({len(finished)} of {len(rows)} "
           f"runs finished: {', '.join(f'{w:.2f}' for w in finished) or '-'}), predicted {c['predicted_s']:.2f} s"

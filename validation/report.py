@@ -80,7 +80,7 @@ def build_offload(d, mmgp, g_charge, variant=None, out=None):
                       "label": f"{k['input']} U={k['units']} m={k['m']} p={k['p']} {k['policy']}",
                       "application": override,
                       "m": int(k["m"]), "p": int(k["p"]), "policy": k["policy"], "measured_s": c["measured_s"],
-                      "censored": c["censored"], "runs": c["runs"],
+                      "censored": c["censored"], **({"runs": c["runs"]} if c["runs"] else {}),
                       "source": source_of(c)})
     cases.sort(key=lambda c: (c["group"], c["policy"], c["m"], c["p"]))
     doc = {"schema": "mmgp/1", "kind": "validation",
@@ -176,7 +176,7 @@ def plots(rep, d, title):
         with open(dat, "w") as f:
             f.write("# i label measured predicted min max censored policy\n")
             for i, c in enumerate(cs):
-                runs = c["runs"] or [c["measured_s"]]
+                runs = c.get("runs") or [c["measured_s"]]
                 lab = f"{c['m']}x{c['p']}{'' if c['policy'] == 'edtlp' else ' os'}"
                 f.write(f"{i} \"{lab}\" {c['measured_s']} {c['predicted_s']} {min(runs)} {max(runs)} "
                         f"{1 if c['censored'] else 0} {c['policy']}\n")

@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 
+#include "detail/format.hpp"
 #include "detail/profile_json.hpp"
 #include "mmgp/statistics.hpp"
 #include "mmgp/wavefront.hpp"
@@ -66,8 +67,17 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     if (c.contains("runs")) {
         const json& rs = c["runs"];
         std::string rp = child(cp, "runs");
-        if (!rs.is_array()) r.fail(rp, "an array of measured times (seconds)", rs);
+        if (!rs.is_array() || rs.empty())
+            r.fail(rp, "an array of at least one measured time, seconds (no key when no run is known)", rs);
         for (std::size_t k = 0; k < rs.size(); ++k) vc.runs.push_back(r.number(rs[k], child(rp, k), 0.0, true, "seconds"));
+        // measured_s summarises the runs (their median): outside their range, one of the two is wrong.
+        const auto [lo, hi] = std::minmax_element(vc.runs.begin(), vc.runs.end());
+        const double slack = 1e-9 * *hi;
+        if (!vc.censored && (vc.measured_s < *lo - slack || vc.measured_s > *hi + slack))
+            r.fail(child(cp, "measured_s"),
+                   "a time within the range of the case's runs [" + detail::format_double(*lo) + ", " +
+                       detail::format_double(*hi) + "] s (measured_s is their median)",
+                   c["measured_s"]);
     }
     vc.source = r.string_or(c, cp, "source", r.string_or(doc, "", "source", ""));
     vc.group = r.string_or(c, cp, "group", default_group);
