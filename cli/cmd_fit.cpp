@@ -222,7 +222,7 @@ int run_fit(const fit_options_cli& o) {
     if (!o.json) {
         // The structure's choice right after the first line, which names it; then the parameters and residuals.
         out = fit_report(f, runs.size(), opt, o, pl);
-        out.insert(out.find('\n') + 1, selection_report(s));
+        out.insert(out.find("\nparam") , selection_report(s));
     }
     if (!o.json)
         for (const auto& w : s.warnings) out += "warning: " + w + "\n";

@@ -166,6 +166,13 @@ REFUSED = [
      "validate noruns.json", 2, "noruns.json: /cases/0/runs: expected an array of at least one measured time"),
     ("validate: measured_s outside its own runs' range (it is their median)", "validate contraruns.json", 2,
      "contraruns.json: /cases/0/measured_s: expected a time within the range of the case's runs [5, 5.2] s"),
+    ("output: a FIFO nobody reads (opening it for the write would wait for ever, after the work)",
+     "fit runs.csv -o nobody.fifo", 2,
+     "-o nobody.fifo: expected a writable file (a FIFO: one that someone reads), found nobody reading it"),
+    ("output: a device that refuses every write, refused before the measuring", "calibrate --quick -o /dev/full", 2,
+     "-o /dev/full: expected a writable file, found No space left on device"),
+    ("output: a directory no file can be made in (as root, access() says writable for /proc): refused before the work",
+     "profile -o /proc/mmgp-x.json", 2, "-o /proc/mmgp-x.json: expected a file in a writable directory"),
     ("gate: a bound over no uncensored case (it would pass with nothing checked)", "validate allcens.json --max-err 0",
      2, "--max-err: expected a validation file with at least one uncensored case to check, found 1 case, every one censored"),
     ("output: tune --plot over its replay file", "tune p.json --replay runs.csv --plot runs.csv",
@@ -203,6 +210,8 @@ def digest(d):
     for root, _, names in os.walk(d):
         for n in names:
             p = os.path.join(root, n)
+            if not stat.S_ISREG(os.lstat(p).st_mode):  # a FIFO of the test: opening it would wait for a writer
+                continue
             with open(p, "rb") as f:
                 out[os.path.relpath(p, d)] = hashlib.sha256(f.read()).hexdigest()
     return out
@@ -253,6 +262,7 @@ def main():
         for name, content in FILES.items():
             with open(os.path.join(d, name), "w", encoding="utf-8") as f:
                 f.write(content)
+        os.mkfifo(os.path.join(d, "nobody.fifo"))
         for what, cmd, status, frag in REFUSED:
             was = digest(d)
             r = run(mmgp, cmd, d)
@@ -307,6 +317,19 @@ def main():
         if reader.is_alive():  # unblock the reader if mmgp never opened the FIFO
             with open(fifo, "w"):
                 pass
+        with open(os.path.join(d, "shell.txt"), "w") as f:
+            f.write("written by the shell\n")
+        r = run(mmgp, "fit runs.csv --json -o /dev/stdout >> shell.txt", d)
+        shell = open(os.path.join(d, "shell.txt")).read()
+        accepted("-o /dev/stdout is a stream: the profile follows what the shell wrote there (not a file replaced)",
+                 r.returncode == 0 and shell.startswith("written by the shell\n{") and '"T_apu"' in shell, r.stderr)
+        ro = os.path.join(d, "readonly.json")
+        with open(ro, "w") as f:
+            f.write("{}\n")
+        os.chmod(ro, 0o444)
+        r = run(mmgp, "fit runs.csv -o readonly.json", d)
+        accepted("a read-only profile replaced stays read-only (mode 0444 kept)",
+                 r.returncode == 0 and stat.S_IMODE(os.stat(ro).st_mode) == 0o444 and '"T_apu"' in open(ro).read(), r.stderr)
         r = run(mmgp, "predict s.json --tolerance 0.5", d)
         out_lines = r.stdout.splitlines()
         fastest = [i for i, l in enumerate(out_lines) if l.startswith("Fastest ")]

@@ -281,6 +281,10 @@ structure_candidate score_candidate(const platform& pl, const candidate_data& da
             c.why_not = "N is not identified by these runs";
             return c;
         }
+        if (o.fit_T_start && !f.params[5].identified) {
+            c.why_not = "T_start is not identified by these runs";
+            return c;
+        }
         if (!(f.app.T_hpu + f.app.T_apu + f.app.C_apu > 0)) {
             c.why_not = "no work left for the program (T_hpu + T_apu + C_apu = 0)";
             return c;

@@ -113,10 +113,12 @@ struct counted_handler {
 };
 
 // ---- output destinations ----------------------------------------------------------------------------
-enum class dest_kind { file, special };
+enum class dest_kind { file, special, stream };
 struct destination {
     std::string path;  ///< after following symbolic links
     dest_kind kind = dest_kind::file;
+    int fd = -1;       ///< stream: the process's own descriptor the path names (/dev/stdout: 1)
+    mode_t mode = 0;   ///< file: the existing file's permission bits (kept when it is replaced)
     bool exists = false;
     dev_t dev = 0;  ///< when it exists: its device and inode
     ino_t ino = 0;
@@ -127,8 +129,44 @@ struct destination {
     throw error((option.empty() ? std::string() : option + " ") + path + ": expected " + expected + ", found " + found);
 }
 
+// Devices and FIFOs check_output() opened, kept open until written: closing a FIFO's only writer would end its
+// reader's input before the text comes (device and inode -> descriptor).
+std::map<std::pair<dev_t, ino_t>, int>& held_open() {
+    static std::map<std::pair<dev_t, ino_t>, int> fds;
+    return fds;
+}
+
+// The descriptor a path names when it is one of this process's own: /dev/stdout, /dev/stderr, /dev/fd/N,
+// /proc/self/fd/N; -1 otherwise. Such a destination is a stream: written where the descriptor points (after
+// what the shell wrote there), never replaced.
+int own_descriptor(const std::string& path) {
+    if (path == "/dev/stdout") return 1;
+    if (path == "/dev/stderr") return 2;
+    for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+        const std::string pre = prefix;
+        if (path.size() > pre.size() && path.compare(0, pre.size(), pre) == 0) {
+            char* end = nullptr;
+            const long n = std::strtol(path.c_str() + pre.size(), &end, 10);
+            if (*end == '\0' && n >= 0 && n < 1 << 20) return static_cast<int>(n);
+        }
+    }
+    return -1;
+}
+
 destination resolve(const std::string& option, const std::string& path) {
     if (path.empty()) refuse(option, "''", "a file path", "an empty string");
+    if (const int fd = own_descriptor(path); fd >= 0) {
+        destination d;
+        d.path = path;
+        d.kind = dest_kind::stream;
+        d.fd = fd;
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) refuse(option, path, "an open descriptor " + std::to_string(fd), std::strerror(errno));
+        d.exists = true;
+        d.dev = st.st_dev;
+        d.ino = st.st_ino;
+        return d;
+    }
     fs::path p(path);
     struct stat st {};
     for (int hops = 0; ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++hops) {
@@ -147,6 +185,7 @@ destination resolve(const std::string& option, const std::string& path) {
     d.exists = true;
     d.dev = st.st_dev;
     d.ino = st.st_ino;
+    d.mode = st.st_mode & 07777;
     if (S_ISDIR(st.st_mode)) refuse(option, path, "a file path", "a directory");
     if (S_ISREG(st.st_mode)) return d;
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
@@ -264,15 +303,37 @@ void kill_descendants() {
 
 void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
     destination d = resolve(option, path);
-    if (d.kind == dest_kind::special) {
-        if (::access(d.path.c_str(), W_OK) != 0) refuse(option, path, "a writable file", std::strerror(errno));
+    if (d.kind == dest_kind::stream) {
+        const int fl = ::fcntl(d.fd, F_GETFL);
+        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+            refuse(option, path, "a descriptor open for writing", "descriptor " + std::to_string(d.fd) + " not writable");
+        if (::write(d.fd, "", 0) < 0) refuse(option, path, "a writable file", std::strerror(errno));
+    } else if (d.kind == dest_kind::special) {
+        // Opened as the write will open it, without blocking: a FIFO nobody reads (ENXIO), a terminal this
+        // process has none of, a device that refuses every write (/dev/full: a write of nothing fails too).
+        const int fd = ::open(d.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            refuse(option, path, "a writable file (a FIFO: one that someone reads)",
+                   errno == ENXIO ? std::string("nobody reading it (") + std::strerror(errno) + ")" : std::strerror(errno));
+        if (::write(fd, "", 0) < 0) {
+            const int err = errno;
+            ::close(fd);
+            refuse(option, path, "a writable file", std::strerror(err));
+        }
+        auto [it, added] = held_open().emplace(std::pair{d.dev, d.ino}, fd);
+        if (!added) ::close(fd);
     } else {
         const std::string dir = parent_dir(d.path);
         struct stat st {};
         if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
             refuse(option, path, "a file in an existing directory", "no directory " + dir);
-        if (::access(dir.c_str(), W_OK) != 0)
+        // The honest test (as root, access() says yes to /proc): make the temporary file the write will make.
+        std::string probe = d.path + ".tmp.XXXXXX";
+        const int fd = ::mkstemp(probe.data());
+        if (fd < 0)
             refuse(option, path, "a file in a writable directory", dir + " not writable (" + std::strerror(errno) + ")");
+        ::close(fd);
+        ::unlink(probe.c_str());
     }
     if (!d.exists) return;
     for (const auto& in : inputs) {
@@ -302,7 +363,7 @@ void write_file_atomically(const std::string& path, const std::string& text,
                            const std::function<void(const std::string&)>& check) {
     destination d = resolve("", path);
     counted_handler handler;  // a signal mid-write removes the temporary file
-    if (d.kind == dest_kind::special) {
+    if (d.kind == dest_kind::special || d.kind == dest_kind::stream) {
         if (check) {  // the check sees the text as a file; the device or FIFO gets it only if accepted
             std::string tmp = write_temporary(path, (fs::temp_directory_path() / "mmgp-out.XXXXXX").string(), text);
             try {
@@ -313,8 +374,21 @@ void write_file_atomically(const std::string& path, const std::string& text,
             }
             discard(tmp);
         }
-        int fd = ::open(d.path.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0) fail(path, "a writable file", errno);
+        if (d.kind == dest_kind::stream) {  // where the descriptor points, after what is there
+            write_fd(d.fd, path, text);
+            return;
+        }
+        // The descriptor check_output() opened, else one opened now; never blocks on a FIFO nobody reads (ENXIO
+        // instead); then blocking writes for the text itself.
+        int fd = -1;
+        if (auto it = held_open().find({d.dev, d.ino}); it != held_open().end()) {
+            fd = it->second;
+            held_open().erase(it);
+        } else {
+            fd = ::open(d.path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        }
+        if (fd < 0) fail(path, "a writable file (a FIFO: one that someone reads)", errno);
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
         try {
             write_fd(fd, path, text);
         } catch (...) {
@@ -327,6 +401,8 @@ void write_file_atomically(const std::string& path, const std::string& text,
     std::string tmp = write_temporary(path, d.path + ".tmp.XXXXXX", text);
     try {
         if (check) check(tmp);
+        // A file replaced keeps its permission bits (a read-only 0444 profile stays read-only).
+        if (d.exists && ::chmod(tmp.c_str(), d.mode) != 0) fail(path, "a file whose mode can be kept", errno);
         if (std::rename(tmp.c_str(), d.path.c_str()) != 0) fail(path, "a path the file can be renamed to", errno);
     } catch (...) {
         discard(tmp);

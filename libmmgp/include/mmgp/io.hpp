@@ -21,9 +21,13 @@ namespace mmgp {
 
 /// Checks an output destination before any work is done, so that a command never measures for
 /// minutes and then cannot write. Refused (mmgp::error, one line naming `option` and `path`): an
-/// empty path, a directory, a socket, a destination whose directory is missing or not writable, and
-/// a destination that is the same file (device and inode, through any symbolic link) as one of
-/// `inputs` (inputs that do not exist are ignored).
+/// empty path, a directory, a socket, a destination whose directory is missing or in which no file can
+/// be made (the temporary file the write will make is made and removed: as root, access() says yes to
+/// /proc), a device or FIFO that cannot be opened for writing without blocking (a FIFO nobody reads, a
+/// terminal the process has none of) or that refuses a write of nothing (/dev/full), and a destination that
+/// is the same file (device and inode, through any symbolic link) as one of `inputs` (inputs that do not
+/// exist are ignored). A device or FIFO it opened stays open for write_file_atomically() (closing a FIFO's
+/// only writer would end its reader's input).
 void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs = {});
 
 /// The first at most `max_bytes` bytes of `text`, never cut inside a UTF-8 character (for messages that quote
@@ -43,10 +47,12 @@ void check_unique_keys(std::string_view text, const std::string& file, const std
 std::string read_text_file(const std::string& path);
 
 /// Writes `text` to `path`. A regular file (or a new one) is replaced atomically: a temporary file
-/// next to it (mode 0644, fsync'ed) is passed to `check` (which may throw to refuse it), then
-/// renamed over it. A symbolic link is followed: its target is replaced, the link stays. A device
-/// or FIFO (e.g. /dev/null, /dev/stdout) is written to directly, after `check` has accepted the
-/// text in a temporary file, and is never replaced. On any failure, or on SIGINT/SIGTERM/SIGHUP
+/// next to it (fsync'ed; mode 0644, or the replaced file's own) is passed to `check` (which may throw to
+/// refuse it), then renamed over it. A symbolic link is followed: its target is replaced, the link stays.
+/// A device or FIFO (e.g. /dev/null) is written to directly, after `check` has accepted the text in a
+/// temporary file, and is never replaced; a FIFO nobody reads is an error, not a wait. /dev/stdout,
+/// /dev/stderr, /dev/fd/N and /proc/self/fd/N are streams: the text goes to that descriptor of this process,
+/// after what is already there (a shell's `>> file`), never replacing the file behind it. On any failure, or on SIGINT/SIGTERM/SIGHUP
 /// during the write, the temporary file is removed and `path` is left as it was. Throws
 /// mmgp::input_error naming `path` (or whatever `check` throws).
 void write_file_atomically(const std::string& path, const std::string& text,
