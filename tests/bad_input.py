@@ -173,6 +173,14 @@ REFUSED = [
      "-o /dev/full: expected a writable file, found No space left on device"),
     ("output: a directory no file can be made in (as root, access() says writable for /proc): refused before the work",
      "profile -o /proc/mmgp-x.json", 2, "-o /proc/mmgp-x.json: expected a file in a writable directory"),
+    ("input: a stream without end as the runs (read to a bound, not until memory runs out)", "fit /dev/zero", 2,
+     "/dev/zero: (document): expected at most 16 MiB, found more"),
+    ("input: a stream without end as the recorded runs of a replay", "tune p.json --replay /dev/zero --m 1:2 --p 1:2", 2,
+     "/dev/zero: (document): expected at most 16 MiB, found more"),
+    ("input: a stream without end as the profile to re-describe", "calibrate --time-shared --from /dev/zero", 2,
+     "/dev/zero: (document): expected at most 16 MiB, found more"),
+    ("input: a stream without end as the alignment", "profile --alignment /dev/zero", 2,
+     "/dev/zero: expected an alignment of at most 256 MiB"),
     ("gate: a bound over no uncensored case (it would pass with nothing checked)", "validate allcens.json --max-err 0",
      2, "--max-err: expected a validation file with at least one uncensored case to check, found 1 case, every one censored"),
     ("output: tune --plot over its replay file", "tune p.json --replay runs.csv --plot runs.csv",
@@ -317,6 +325,9 @@ def main():
         if reader.is_alive():  # unblock the reader if mmgp never opened the FIFO
             with open(fifo, "w"):
                 pass
+        r = run(mmgp, "fit /dev/stdin --json < runs.csv", d)
+        accepted("runs read from a stream (standard input) as from a file", r.returncode == 0 and r.stdout == r2.stdout.replace(
+            "runs.csv", "/dev/stdin"), r.stderr)
         with open(os.path.join(d, "shell.txt"), "w") as f:
             f.write("written by the shell\n")
         r = run(mmgp, "fit runs.csv --json -o /dev/stdout >> shell.txt", d)

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <cstdio>
 #include <set>
@@ -207,6 +208,10 @@ int fixable_index(std::string_view name) noexcept {
         if (k != 4 && name == param_names[k]) return k;
     return -1;
 }
+
+// A run's configuration, for the caches of repetitions: m, p, nodes, units, policy.
+using run_key = std::tuple<int, int, int, std::int64_t, int>;
+run_key key_of(const measured_run& r) { return {r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol)}; }
 
 // Which parameters are held, at which value (g is held through N*g), and which of them by --fix.
 struct held_params {
@@ -513,12 +518,15 @@ application fitted_application(const std::vector<fitted_param>& params, const fi
 void add_residuals(const platform& pl, const std::vector<measured_run>& runs, const std::vector<detail::fit_row>* rows,
                    const std::string& file, fit_result& out) {
     double ss = 0;
+    std::map<run_key, double> by_model;  // repetitions of a configuration: one evaluation
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const measured_run& r = runs[i];
         fit_residual fr;
         fr.run = r;
         if (rows) {
             fr.predicted_s = detail::fit_time((*rows)[i], out.app);
+        } else if (auto it = by_model.find(key_of(r)); it != by_model.end()) {
+            fr.predicted_s = it->second;
         } else {
             scenario s;
             s.file = file;
@@ -526,7 +534,7 @@ void add_residuals(const platform& pl, const std::vector<measured_run>& runs, co
             s.app = out.app;
             s.app.units = r.units;
             narrow(s, r.c);
-            fr.predicted_s = evaluator(s, model_kind::mmgp)(r.c).time_s;
+            fr.predicted_s = by_model[key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
         }
         fr.err_pct = 100.0 * (fr.predicted_s - r.time_s) / r.time_s;
         ss += fr.err_pct * fr.err_pct;
@@ -619,7 +627,12 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
     const std::vector<measured_run> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
     std::vector<detail::fit_row> rows;
     rows.reserve(runs.size());
-    for (const auto& run : runs) rows.push_back(coefficients(pl, run, opt));
+    std::map<run_key, detail::fit_row> computed;  // repetitions of a configuration: one row
+    for (const auto& run : runs) {
+        auto it = computed.find(key_of(run));
+        if (it == computed.end()) it = computed.emplace(key_of(run), coefficients(pl, run, opt)).first;
+        rows.push_back(it->second);
+    }
     return detail::fit_rows(pl, runs, rows, opt, file, n_censored, true);
 }
 

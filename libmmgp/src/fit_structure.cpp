@@ -169,6 +169,22 @@ std::pair<double, int> repetition_noise(const std::vector<measured_run>& runs) {
     return {df > 0 ? std::sqrt(ss / df) : 0.0, df};
 }
 
+// Each configuration's median run (of an even count, the lower middle one: a run that was measured), censored
+// runs as they are.
+std::vector<measured_run> one_per_configuration(const std::vector<measured_run>& runs) {
+    std::map<config_key, std::vector<const measured_run*>> groups;
+    std::vector<measured_run> out;
+    for (const auto& r : runs) {
+        if (r.censored) out.push_back(r);
+        else groups[key_of(r)].push_back(&r);
+    }
+    for (auto& [k, g] : groups) {
+        std::sort(g.begin(), g.end(), [](const measured_run* a, const measured_run* b) { return a->time_s < b->time_s; });
+        out.push_back(*g[(g.size() - 1) / 2]);
+    }
+    return out;
+}
+
 int distinct_configurations(const std::vector<measured_run>& runs) {
     std::map<config_key, int> seen;
     for (const auto& r : runs)
@@ -370,9 +386,12 @@ structure_selection select_structure(const platform& pl, const std::vector<measu
         out.noise_source = "assumed (too few repetitions to measure it)";
     }
     const std::vector<fit_options> options = candidate_options(base, held, runs, out.configurations);
+    // The candidates are scored on one run per configuration, its median (repetitions measured the noise
+    // above; a structure is judged by configurations, and a million repetitions would make every fold slow).
+    const std::vector<measured_run> scored = one_per_configuration(runs);
     out.chose = options.size() > 1;
     row_cache cache(pl);
-    const auto distinct = distinct_candidates(options, runs, cache);
+    const auto distinct = distinct_candidates(options, scored, cache);
     bool cv = out.chose && out.configurations >= sel.cv_min_configurations;
     for (int attempt = 0; attempt < 2; ++attempt) {
         out.candidates.clear();

@@ -9,6 +9,9 @@
 #include <vector>
 
 #include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -167,14 +170,36 @@ void refuse_duplicate_keys(std::string_view text, const std::string& file, const
 }
 
 std::string read_file(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw input_error(path, "", "a readable file", "a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw input_error(path, "", "a readable file", std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw input_error(path, "", "a readable file", "a read error");
-    std::string text = ss.str();
+    // One way to read every input: a regular file or a stream (a FIFO, a device, /dev/stdin) alike, to its end,
+    // at most max_input_bytes. Opened without blocking, so that a file that never ends a read (/proc/kmsg) is
+    // refused instead of waited on; a FIFO is then read blocking, as a stream is.
+    struct stat st {};
+    const bool known = ::stat(path.c_str(), &st) == 0;
+    if (known && S_ISDIR(st.st_mode)) throw input_error(path, "", "a readable file", "a directory");
+    // A FIFO is opened as a stream is read: waiting for its writer (opened without blocking, it would read as
+    // empty before the writer comes).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (known && S_ISFIFO(st.st_mode) ? 0 : O_NONBLOCK));
+    if (fd < 0) throw input_error(path, "", "a readable file", std::strerror(errno));
+    std::string text;
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            throw input_error(path, "", "a file that can be read to its end",
+                              err == EAGAIN ? "one that has nothing to read yet (it would block)" : std::strerror(err));
+        }
+        if (n == 0) break;
+        if (text.size() + static_cast<std::size_t>(n) > max_input_bytes) {
+            ::close(fd);
+            throw input_error(path, "", "at most " + std::to_string(max_input_bytes >> 20) + " MiB",
+                              "more (a file of runs, a profile or a journal is far smaller: is it the right file?)");
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
     // Every text input (JSON, CSV) may start with the UTF-8 byte-order mark that spreadsheets write.
     if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
     return text;

@@ -27,7 +27,11 @@ std::string child(const std::string& path, std::size_t index);
 json parse_json(std::string_view text, const std::string& file);
 /// The same check alone (mmgp::check_unique_keys): a key given twice in one object of `text` is refused.
 void refuse_duplicate_keys(std::string_view text, const std::string& file, const std::string& location_prefix);
-/// Reads a whole file; input_error(file, "", "a readable file", strerror) when it cannot.
+/// The bound read_file() puts on an input (a file of runs, a profile, a journal, an OSU table).
+inline constexpr std::size_t max_input_bytes = std::size_t{16} << 20;
+/// Reads a whole file — a regular file or a stream (FIFO, device) alike — to its end, at most max_input_bytes;
+/// input_error(file, "", EXPECTED, FOUND) when it cannot (a directory, unreadable, larger than the bound, a file
+/// whose read would block, such as /proc/kmsg).
 std::string read_file(const std::string& path);
 
 /// Reads values out of one JSON document and throws input_error naming `file` and the path.
