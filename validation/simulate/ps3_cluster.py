@@ -103,6 +103,17 @@ def report(mmgp):
         lines.append(f"{n:7d}  {best['m']:>4} x {best['p']:<4} {float(best['time_s']):11.3f} | {float(a['time_s']):10.3f} "
                      f"{float(b['time_s']):11.3f} {d['time_s']:+10.3f} | {d['host_s']:+.3f} {d['offload_s']:+.3f} "
                      f"{d['context_switch_s']:+.3f} {d['communication_s']:+.3f}")
+    lines += ["#", "# the other data sets of [C] §3.2 and the other T_hpu ASSUMPTION (--set application.T_hpu=..,T_apu=..,C_apu=..):",
+              "# best m x p at nodes 1 .. 8"]
+    for name, (th, ta, ca) in (("small 218 x 1,250 (x 0.2547)", (0.3311, 94.23, 0.438)),
+                               ("medium 218 x 3,000 (x 0.6112)", (0.7946, 226.1, 1.051)),
+                               ("large, T_hpu by species only (2.649 s)", (2.649, 376.9, 1.752))):
+        sets = ("--set", f"application.T_hpu={th}", "--set", f"application.T_apu={ta}", "--set", f"application.C_apu={ca}")
+        bests = []
+        for n in range(1, 9):
+            b = min(predict_rows(mmgp, n, sets), key=lambda r: float(r["time_s"]))
+            bests.append(f"{b['m']}x{b['p']}")
+        lines.append(f"#   {name:40s} " + " ".join(bests))
     prof = json.load(open(PROFILE))
     lines += ["#", "# the simulated allreduce of 8 bytes (s): ppn = 1 and 2 at every node count, and their difference"]
     for n in range(1, 9):
