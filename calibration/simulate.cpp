@@ -58,10 +58,19 @@ std::string quoted(const std::string& s) {
     return q + "'";
 }
 
-/// The first line of the hosts tool: "simgrid 3.32.0".
-std::string simgrid_version(const std::string& cluster, const std::string& tool) {
+/// The first line of the hosts tool: "simgrid 3.32.0"; and the SMPI settings the cluster file's <config> changes, as
+/// "key=value" (its "config KEY VALUE" lines).
+std::string simgrid_version(const std::string& cluster, const std::string& tool, std::vector<std::string>& config) {
     std::string out;
     mmgp::run_command(quoted(tool) + " " + quoted(cluster) + " 2>/dev/null", &out);
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("config ", 0) == 0) {
+            const std::string kv = line.substr(7);
+            const auto space = kv.find(' ');
+            config.push_back(space == std::string::npos ? kv : kv.substr(0, space) + "=" + kv.substr(space + 1));
+        }
     return out.rfind("simgrid ", 0) == 0 ? out.substr(8, out.find('\n') - 8) : "?";
 }
 
@@ -75,7 +84,8 @@ nlohmann::json run_simulation(const simulate_settings& s, const std::string& ben
             for (int k = 0; k < ppn; ++k) f << hosts[static_cast<std::size_t>(n)].name << '\n';
     }
     // Computation between the calls is not simulated (the bench's own loop would be timed on this machine);
-    // the collectives' algorithms are SMPI's defaults (its OpenMPI selector), written into the profile's notes.
+    // the collectives' algorithms are SMPI's defaults (its "default" selector) unless the cluster file's <config>
+    // sets them; either is written into the profile's notes.
     const std::string cmd = fmt::format(
         "smpirun -np {} -platform {} -hostfile {} --cfg=smpi/simulate-computation:no --log=root.thres:critical "
         "{} {} {} simulated 2>&1",
@@ -106,7 +116,7 @@ std::vector<sim_host> cluster_hosts(const std::string& cluster, const std::strin
     std::istringstream in(out);
     std::string line;
     while (std::getline(in, line)) {
-        if (line.rfind("simgrid ", 0) == 0) continue;
+        if (line.rfind("simgrid ", 0) == 0 || line.rfind("config ", 0) == 0) continue;
         std::istringstream row(line);
         sim_host h;
         if (row >> h.name >> h.cores) hosts.push_back(h);
@@ -140,7 +150,8 @@ nlohmann::json simulate_network(const simulate_settings& s) {
     if (static_cast<int>(hosts.size()) < s.nodes_hi)
         throw cluster_error(fmt::format("{}: expected at least {} hosts (--nodes), found {}", s.cluster, s.nodes_hi,
                                         hosts.size()));
-    const std::string version = simgrid_version(s.cluster, tool);
+    std::vector<std::string> config;
+    const std::string version = simgrid_version(s.cluster, tool, config);
     const fs::path dir = fs::temp_directory_path() / fmt::format("mmgp-simulate-{}", static_cast<int>(getpid()));
     fs::create_directories(dir);
     nlohmann::json tables = nlohmann::json::array(), runs = nlohmann::json::array();
@@ -163,11 +174,16 @@ nlohmann::json simulate_network(const simulate_settings& s) {
     fs::remove_all(dir, ec);
     const std::string source = fmt::format("simulated: {}, SimGrid {}", fs::path(s.cluster).filename().string(), version);
     for (auto& t : tables) t["source"] = source;
+    std::string settings = "collectives by SMPI's default algorithms";
+    if (!config.empty()) {
+        settings = "SMPI settings of the file's <config>: ";
+        for (std::size_t i = 0; i < config.size(); ++i) settings += (i ? ", " : "") + config[i];
+        settings += "; the rest SMPI's defaults";
+    }
     nlohmann::json notes = nlohmann::json::array(
         {fmt::format("every table simulated by SimGrid {} (SMPI) on {}: ranks placed {} per host on the file's first "
-                     "hosts; computation between calls not simulated; collectives by SMPI's default algorithms; no OS "
-                     "noise, no contention from other jobs",
-                     version, s.cluster, "ppn"),
+                     "hosts; computation between calls not simulated; {}; no OS noise, no contention from other jobs",
+                     version, s.cluster, "ppn", settings),
          "sendrecv: one-way time of a ping-pong between rank 0 and the last rank; allreduce, reduce (to rank 0), "
          "bcast (from rank 0): largest per-rank time of one call (MPI_SUM on bytes/8 doubles)"});
     return {{"tables", tables},

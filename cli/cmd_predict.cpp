@@ -17,7 +17,7 @@ namespace mmgp::cli {
 
 void setup_predict(CLI::App& app, predict_options& o) {
     auto* sub = app.add_subcommand("predict", "Predict every feasible (m, p, nodes) of a scenario and pick the best");
-    add_checked(sub, "profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name (pbpi-qs20, raxml-qs20, pbpi-roadrunner, sweep3d-roadrunner)")
+    add_checked(sub, "profile", o.profile, "Scenario file (schema mmgp/1) or a bundled scenario name (pbpi-qs20, raxml-qs20, pbpi-roadrunner, sweep3d-roadrunner, pbpi-ps3-cluster)")
         ->required();
     add_space_options(sub, o.space);
     add_checked(sub, "--tolerance", o.tolerance, "Near-optimal margin as a fraction of the best time (default 0.05)");

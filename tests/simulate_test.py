@@ -82,6 +82,19 @@ def main():
         p = run(["predict", scen, "--json"])
         check(p.returncode == 0, f"predict reads the simulated platform ({p.stderr.strip()})")
 
+        # A file that chooses SMPI's collective algorithms in its own <config> (validation/simulate/ps3-cluster.xml
+        # does): read, simulated with them, and named in the profile's notes.
+        cfg = os.path.join(d, "cfg.xml")
+        open(cfg, "w").write(CLUSTER.format(last=3, bw="125MBps", lat="50us").replace(
+            '<platform version="4.1">', '<platform version="4.1">\n  <config>\n    <prop id="smpi/allreduce" value="redbcast"/>\n'
+            '    <prop id="smpi/reduce" value="binomial"/>\n  </config>'))
+        out3 = os.path.join(d, "cfg.json")
+        r = run(["calibrate", "--simulate", cfg, "--node", "ps3", "--nodes", "1:2", "--ppn", "2", "-o", out3, "-q"])
+        notes = json.load(open(out3))["network"]["notes"] if r.returncode == 0 else []
+        check(r.returncode == 0 and any("smpi/allreduce=redbcast, smpi/reduce=binomial" in n for n in notes),
+              f"a file's own <config> (smpi/allreduce, smpi/reduce) is accepted and named in the notes: {r.stderr.strip()[-200:]} {notes[:1]}")
+        check(not any("smpi/" in n for n in prof["network"]["notes"]), "a file without <config>: no SMPI setting named")
+
         bad = os.path.join(d, "bad.xml")
         open(bad, "w").write(CLUSTER.format(last=3, bw="oops", lat="1us"))
         dest = os.path.join(d, "never.json")

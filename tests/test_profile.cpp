@@ -151,7 +151,7 @@ TEST_CASE("bad input: one message naming file, JSON path, expected and found") {
           "O_offload, T_csw, alpha, dma, network, cores, T_wake, T_wake_busy, spin_pause, sched_slice, hierarchy, found the unknown key \"T_cws\"");
     CHECK(error_of(with("/schema", "mmgp/2")) == "p.json: /schema: expected \"mmgp/1\", found the string \"mmgp/2\"");
     CHECK(error_of(with("/platform", "cell9")) ==
-          "p.json: /platform: expected an existing file or a bundled platforms name (ps3, qs20, triblade), found the "
+          "p.json: /platform: expected an existing file or a bundled platforms name (ps3, ps3-cluster, qs20, triblade), found the "
           "string \"cell9\"");
     CHECK(error_of(with("/application/decomposition", "pipeline")) ==
           "p.json: /application/decomposition: expected \"data\" or \"task\", found the string \"pipeline\"");
