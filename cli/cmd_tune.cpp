@@ -372,6 +372,7 @@ int run_tune(const tune_options_cli& given) {
     const journal_history history = add_recorded_runs(journal_lines, jr.path(), t);
 
     const int parallel = static_cast<int>(o.parallel);
+    flush_warnings();  // every check passed: the platform's warnings before the first run, not after the last
     backend->begin();
     const loop_result done = run_tune_loop(t, *backend, jr, history, {parallel, o.quiet, o.tolerance, to.minimise});
     if (done.interrupted_status) return *done.interrupted_status;

@@ -54,8 +54,14 @@ void apply_space_options(const space_options_cli& o, scenario& s);
 /// The scenario `profile` with the --set edits of `o`, then apply_space_options(); warns (stderr) about a
 /// calibrated platform from another machine, old, measured too few times or flagged noisy.
 scenario load_with_options(const std::string& profile, const space_options_cli& o);
-/// One "mmgp: warning: ..." line on stderr for each of platform_warnings(pl, this machine, now).
+/// One "mmgp: warning: ..." line for each of platform_warnings(pl, this machine, now), held until
+/// flush_warnings(): printed on stderr when the command has checked its input and begins its work or output
+/// (main flushes them after a subcommand returns), dropped when the input is refused (one line for bad input).
 void warn_about_platform(const platform& pl, double max_age_days);
+/// Prints the held warnings on stderr.
+void flush_warnings();
+/// Forgets the held warnings (the command was refused).
+void drop_warnings();
 
 /// --set SECTION.KEY=VALUE, repeatable: what-if edits of the profile (SECTION platform, application or search;
 /// only platform for fit). Added by add_space_options() for predict and launch.

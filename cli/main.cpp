@@ -100,30 +100,40 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
     return std::nullopt;
 }
 
-// Runs the subcommand the command line named; its errors are printed here.
+// The subcommand the command line named.
+int dispatch(CLI::App& app, subcommands& cmd) {
+    if (app.got_subcommand("predict")) return mmgp::cli::run_predict(cmd.predict);
+    if (app.got_subcommand("validate")) return mmgp::cli::run_validate(cmd.validate);
+    if (app.got_subcommand("fit")) return mmgp::cli::run_fit(cmd.fit);
+    if (app.got_subcommand("calibrate")) return mmgp::cli::run_calibrate(cmd.calibrate);
+#ifdef MMGP_HAVE_KERNELS
+    if (app.got_subcommand("profile")) return mmgp::cli::run_profile(cmd.profile);
+#endif
+    if (app.got_subcommand("launch")) return mmgp::cli::run_launch(cmd.launch);
+    if (app.got_subcommand("tune")) {
+        for (const CLI::Option* opt : app.get_subcommand("tune")->get_options())
+            if (opt->count() > 0) cmd.tune.given.push_back(opt->get_name());
+        return mmgp::cli::run_tune(cmd.tune);
+    }
+    return 2;
+}
+
+// Runs the subcommand the command line named; its errors are printed here, alone: a refused command's warnings
+// about its platform are dropped (one line for bad input), a command that ran prints them.
 int run_subcommand(CLI::App& app, subcommands& cmd) {
     try {
-        if (app.got_subcommand("predict")) return mmgp::cli::run_predict(cmd.predict);
-        if (app.got_subcommand("validate")) return mmgp::cli::run_validate(cmd.validate);
-        if (app.got_subcommand("fit")) return mmgp::cli::run_fit(cmd.fit);
-        if (app.got_subcommand("calibrate")) return mmgp::cli::run_calibrate(cmd.calibrate);
-#ifdef MMGP_HAVE_KERNELS
-        if (app.got_subcommand("profile")) return mmgp::cli::run_profile(cmd.profile);
-#endif
-        if (app.got_subcommand("launch")) return mmgp::cli::run_launch(cmd.launch);
-        if (app.got_subcommand("tune")) {
-            for (const CLI::Option* opt : app.get_subcommand("tune")->get_options())
-                if (opt->count() > 0) cmd.tune.given.push_back(opt->get_name());
-            return mmgp::cli::run_tune(cmd.tune);
-        }
+        const int status = dispatch(app, cmd);
+        mmgp::cli::flush_warnings();
+        return status;
     } catch (const mmgp::error& e) {
+        mmgp::cli::drop_warnings();
         std::cerr << "mmgp: " << e.what() << '\n';
         return 2;
     } catch (const std::exception& e) {
+        mmgp::cli::flush_warnings();
         std::cerr << "mmgp: internal error: " << e.what() << '\n';
         return 1;
     }
-    return 2;
 }
 
 }  // namespace

@@ -56,12 +56,27 @@ void add_space_options(CLI::App* sub, space_options_cli& o) {
                 "Days after which a calibrated platform is called old (default 90; docs/PROFILES.md \"Freshness\")");
 }
 
+namespace {
+std::vector<std::string>& pending_warnings() {
+    static std::vector<std::string> w;
+    return w;
+}
+}  // namespace
+
 void warn_about_platform(const platform& pl, double max_age_days) {
     freshness_policy policy;
     policy.max_age_days = max_age_days;
     const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
-    for (const auto& w : platform_warnings(pl, this_machine(), now.count(), policy)) std::cerr << "mmgp: warning: " << w << '\n';
+    for (const auto& w : platform_warnings(pl, this_machine(), now.count(), policy))
+        pending_warnings().push_back("mmgp: warning: " + w);
 }
+
+void flush_warnings() {
+    for (const auto& w : pending_warnings()) std::cerr << w << '\n';
+    pending_warnings().clear();
+}
+
+void drop_warnings() { pending_warnings().clear(); }
 
 void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::string& help_sections) {
     add_checked(sub, "--set", sets,

@@ -27,8 +27,12 @@ SCENARIO = ('{"schema": "mmgp/1", "platform": {"name": "t", "hpu_contexts": 2, "
 PLATFORM = ('{"schema": "mmgp/1", "kind": "platform", "name": "t", "hpu_contexts": 2, "apus": 4, '
             '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1}\n')
 RUNS = "m,p,time_s\n1,1,9.5\n1,2,5.6\n2,1,5.1\n2,2,3.2\n1,4,3.9\n"
+# A calibrated platform that draws freshness warnings here (another machine's CPU, a noisy harness).
+STALE = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation", "gromacs",
+                          "platform.json"), encoding="utf-8").read()
 FILES = {
     "s.json": SCENARIO,
+    "stale.json": STALE,
     "p.json": PLATFORM,
     "runs.csv": RUNS,
     "zero.json": SCENARIO.replace('"T_hpu": 1, "T_apu": 8, "C_apu": 0.5', '"T_hpu": 0, "T_apu": 0, "C_apu": 0'),
@@ -173,6 +177,8 @@ REFUSED = [
      "-o /dev/full: expected a writable file, found No space left on device"),
     ("output: a directory no file can be made in (as root, access() says writable for /proc): refused before the work",
      "profile -o /proc/mmgp-x.json", 2, "-o /proc/mmgp-x.json: expected a file in a writable directory"),
+    ("bad input beside a platform that draws warnings: the one line, the warnings dropped",
+     "fit cens.csv --platform stale.json", 2, "cens.csv: row 2, column censored: expected 0 or 1"),
     ("input: a stream without end as the runs (read to a bound, not until memory runs out)", "fit /dev/zero", 2,
      "/dev/zero: (document): expected at most 16 MiB, found more"),
     ("input: a stream without end as the recorded runs of a replay", "tune p.json --replay /dev/zero --m 1:2 --p 1:2", 2,
