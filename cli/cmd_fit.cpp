@@ -207,7 +207,9 @@ int run_fit(const fit_options_cli& o) {
     if (!o.output.empty()) check_output("-o", o.output, {o.file, o.platform});  // before reading anything
     interrupt_guard guard(o.output);
     const fit_options base = fit_options_of(o);
-    std::vector<measured_run> runs = read_runs(o.file);
+    std::vector<std::string> ignored;
+    std::vector<measured_run> runs = read_runs(o.file, &ignored);
+    warn_about_columns(o.file, ignored);
     if (!o.sets.empty() && o.platform.empty())
         throw usage_error("--set: edits the platform of --platform; expected --platform FILE, found none");
     platform pl = o.platform.empty() ? neutral_platform(runs) : load_platform(o.platform, edits_of(o.sets).platform);

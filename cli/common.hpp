@@ -58,6 +58,8 @@ scenario load_with_options(const std::string& profile, const space_options_cli& 
 /// flush_warnings(): printed on stderr when the command has checked its input and begins its work or output
 /// (main flushes them after a subcommand returns), dropped when the input is refused (one line for bad input).
 void warn_about_platform(const platform& pl, double max_age_days);
+/// One held warning line naming the columns of a runs file that are not read (none: nothing).
+void warn_about_columns(const std::string& file, const std::vector<std::string>& ignored);
 /// Prints the held warnings on stderr.
 void flush_warnings();
 /// Forgets the held warnings (the command was refused).

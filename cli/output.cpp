@@ -71,6 +71,14 @@ void warn_about_platform(const platform& pl, double max_age_days) {
         pending_warnings().push_back("mmgp: warning: " + w);
 }
 
+void warn_about_columns(const std::string& file, const std::vector<std::string>& ignored) {
+    if (ignored.empty()) return;
+    std::string names;
+    for (const auto& c : ignored) names += (names.empty() ? "" : ", ") + utf8_prefix(c, 40);
+    pending_warnings().push_back("mmgp: warning: " + file + ": column" + (ignored.size() == 1 ? " " : "s ") + names +
+                                 " not read (m, p, nodes, units, time_s, policy, censored and bound_s are)");
+}
+
 void flush_warnings() {
     for (const auto& w : pending_warnings()) std::cerr << w << '\n';
     pending_warnings().clear();

@@ -14,7 +14,9 @@ namespace mmgp::cli {
 recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted) {
     recorded_runs d;
     d.file = path;
-    std::vector<measured_run> rows = read_runs(path);
+    std::vector<std::string> ignored;
+    std::vector<measured_run> rows = read_runs(path, &ignored);
+    warn_about_columns(path, ignored);
     std::set<std::int64_t> units;
     for (const auto& r : rows) units.insert(r.units);
     if (units_wanted) {

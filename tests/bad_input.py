@@ -58,6 +58,11 @@ FILES = {
                     '{"m": 1, "p": 1, "measured_s": 9.5, "runs": [], "source": "t"}]}\n'),
     "contraruns.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "r", "scenario": "s.json", "cases": ['
                         '{"m": 1, "p": 1, "measured_s": 0.11, "runs": [5.0, 5.1, 5.2], "source": "t"}]}\n'),
+    "nodse.csv": "m,p,nodse,time_s\n1,1,1,9.5\n1,2,1,5.6\n2,1,1,5.1\n2,2,1,3.2\n",
+    "censord.csv": "m,p,time_s,censord,bound_s\n1,1,9.5,0,\n1,2,20,1,20\n2,1,5.1,0,\n2,2,3.2,0,\n",
+    "runs9.json": '{"schema": "mmgp/9", "kind": "platform", "runs": [{"m": 1, "p": 1, "time_s": 3}]}\n',
+    "runskind.json": '{"kind": "platform", "runs": [{"m": 1, "p": 1, "time_s": 3}]}\n',
+    "embkind.json": SCENARIO.replace('"platform": {"name": "t",', '"platform": {"kind": "application", "name": "t",'),
     "garbage.jsonl": '{"mmgp_tune": 1, "options": {}}\nnot a run\n',
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
                  '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
@@ -177,6 +182,18 @@ REFUSED = [
      "-o /dev/full: expected a writable file, found No space left on device"),
     ("output: a directory no file can be made in (as root, access() says writable for /proc): refused before the work",
      "profile -o /proc/mmgp-x.json", 2, "-o /proc/mmgp-x.json: expected a file in a writable directory"),
+    ("columns: a column one letter from a known one (its default would be used in silence)", "fit nodse.csv", 2,
+     'nodse.csv: row 1 (header), column nodse: expected a known column name ("nodes"?'),
+    ("columns: a misspelled censored column in a replay (stopped runs would count as measured)",
+     "tune p.json --replay censord.csv --m 1:2 --p 1:2", 2,
+     'censord.csv: row 1 (header), column censord: expected a known column name ("censored"?'),
+    ("kinds: runs of another schema", "fit runs9.json", 2, 'runs9.json: /schema: expected "mmgp/1", found the string "mmgp/9"'),
+    ("kinds: runs that say they are a platform", "fit runskind.json", 2,
+     'runskind.json: /kind: expected "runs", found the string "platform"'),
+    ("kinds: an embedded platform that says it is an application", "predict embkind.json", 2,
+     'embkind.json: /platform/kind: expected "platform", found the string "application"'),
+    ("kinds: a platform profile given as a scenario", "predict p.json", 2,
+     'p.json: /kind: expected "scenario", found the string "platform"'),
     ("bad input beside a platform that draws warnings: the one line, the warnings dropped",
      "fit cens.csv --platform stale.json", 2, "cens.csv: row 2, column censored: expected 0 or 1"),
     ("input: a stream without end as the runs (read to a bound, not until memory runs out)", "fit /dev/zero", 2,
@@ -331,6 +348,12 @@ def main():
         if reader.is_alive():  # unblock the reader if mmgp never opened the FIFO
             with open(fifo, "w"):
                 pass
+        with open(os.path.join(d, "extra.csv"), "w") as f:
+            f.write(RUNS.replace("m,p,time_s", "m,p,time_s,rep").replace("\n", ",0\n").replace("time_s,rep,0", "time_s,rep"))
+        r = run(mmgp, "fit extra.csv --json", d)
+        accepted("other columns (rep) are read past, named once on stderr",
+                 r.returncode == 0 and r.stderr.count("column rep not read") == 1 and r.stdout.replace("extra.csv", "runs.csv")
+                 == r2.stdout, r.stderr)
         r = run(mmgp, "fit /dev/stdin --json < runs.csv", d)
         accepted("runs read from a stream (standard input) as from a file", r.returncode == 0 and r.stdout == r2.stdout.replace(
             "runs.csv", "/dev/stdin"), r.stderr)

@@ -18,6 +18,7 @@
 #include "detail/json_reader.hpp"
 #include "detail/fit_terms.hpp"
 #include "detail/nnls.hpp"
+#include "mmgp/io.hpp"
 #include "mmgp/statistics.hpp"
 
 namespace mmgp {
@@ -64,6 +65,7 @@ struct csv_columns {
     std::vector<std::string> header;
     int header_row = 0;
     int col_m = -1, col_p = -1, col_nodes = -1, col_units = -1, col_time = -1, col_policy = -1, col_cens = -1, col_bound = -1;
+    std::vector<std::string> ignored;  ///< the header's other columns
 
     int* slot(const std::string& h) {
         return h == "m"                                                              ? &col_m
@@ -78,18 +80,43 @@ struct csv_columns {
     }
 };
 
-// The columns named by header row `row` (fields f): each at most once; m, p and the time required.
+// Whether a and b are one edit apart: a letter inserted, removed, changed, or two neighbours swapped.
+bool one_edit_apart(std::string_view a, std::string_view b) {
+    if (a.size() > b.size()) std::swap(a, b);
+    if (b.size() - a.size() > 1 || a == b) return false;
+    std::size_t i = 0;
+    while (i < a.size() && a[i] == b[i]) ++i;
+    if (a.size() == b.size())
+        return a.substr(i + 1) == b.substr(i + 1) ||
+               (i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i] && a.substr(i + 2) == b.substr(i + 2));
+    return a.substr(i) == b.substr(i + 1);
+}
+
+// The columns named by header row `row` (fields f): each at most once; m, p and the time required. A column one
+// edit from a known name of four letters or more is refused as a likely typo (a misspelled `censored` would count
+// stopped runs as measured, a misspelled `nodes` would default every run to one node); other columns are listed
+// in `ignored`.
 csv_columns csv_header(const std::vector<std::string>& f, int row, const std::string& file) {
     csv_columns cols;
     cols.header = f;
     cols.header_row = row;
     const std::string where = "row " + std::to_string(row) + " (header)";
+    static constexpr std::string_view long_names[] = {"nodes", "units", "policy", "censored", "time_s", "bound_s",
+                                                      "wall_s", "seconds", "time"};
     for (int i = 0; i < static_cast<int>(f.size()); ++i) {
         const std::string& h = f[static_cast<std::size_t>(i)];
         if (int* slot = cols.slot(h)) {
             if (*slot >= 0) throw input_error(file, where, "each column once", "a second column \"" + h + "\"");
             *slot = i;
+            continue;
         }
+        for (std::string_view known : long_names)
+            if (one_edit_apart(h, known))
+                throw input_error(file, where + ", column " + utf8_prefix(h, 40),
+                                  "a known column name (\"" + std::string(known) + "\"? a misspelled column is ignored and "
+                                  "its default used)",
+                                  "\"" + utf8_prefix(h, 40) + "\", one letter from it");
+        cols.ignored.push_back(h);
     }
     std::string have;
     for (const auto& h : f) have += (have.empty() ? "" : ", ") + h;
@@ -144,7 +171,7 @@ measured_run csv_run(const std::vector<std::string>& f, const csv_columns& cols,
     return run;
 }
 
-std::vector<measured_run> parse_csv(const std::string& text, const std::string& file) {
+std::vector<measured_run> parse_csv(const std::string& text, const std::string& file, std::vector<std::string>* ignored) {
     std::istringstream in(text);
     std::string line;
     int row = 0;
@@ -163,6 +190,7 @@ std::vector<measured_run> parse_csv(const std::string& text, const std::string& 
     }
     if (!cols)
         throw input_error(file, "row 1 (header)", "a header row naming the columns m, p, nodes, units, time_s", "no rows");
+    if (ignored) *ignored = cols->ignored;
     return runs;
 }
 
@@ -172,6 +200,7 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
     const json* arr = &doc;
     std::string base;
     if (doc.is_object()) {
+        r.document(doc, "", "runs");
         r.known_keys(doc, "", detail::schema::runs_document);
         if (!doc.contains("runs")) r.fail("/runs", "an array of runs", "nothing (the key is missing)");
         arr = &doc["runs"];
@@ -573,16 +602,24 @@ std::array<double, detail::fit_term_count + 1> detail::fit_coefficients(const pl
 
 bool fixable_parameter(std::string_view name) noexcept { return fixable_index(name) >= 0; }
 
-std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json) {
-    return as_json ? parse_json_runs(text, file) : parse_csv(text, file);
+std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json,
+                                     std::vector<std::string>* ignored) {
+    if (ignored) ignored->clear();
+    return as_json ? parse_json_runs(text, file) : parse_csv(text, file, ignored);
 }
 
-std::vector<measured_run> read_runs(const std::string& path) {
+std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json) {
+    return parse_runs(text, file, as_json, nullptr);
+}
+
+std::vector<measured_run> read_runs(const std::string& path, std::vector<std::string>* ignored) {
     std::string text = detail::read_file(path);
     std::size_t i = text.find_first_not_of(" \t\r\n");
     bool as_json = path.ends_with(".json") || (i != std::string::npos && (text[i] == '{' || text[i] == '['));
-    return parse_runs(text, path, as_json);
+    return parse_runs(text, path, as_json, ignored);
 }
+
+std::vector<measured_run> read_runs(const std::string& path) { return read_runs(path, nullptr); }
 
 std::vector<measured_run> detail::runs_to_fit(const std::vector<measured_run>& runs_in, policy pol, std::size_t& n_censored) {
     std::vector<measured_run> runs;

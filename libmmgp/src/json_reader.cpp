@@ -205,6 +205,17 @@ std::string read_file(const std::string& path) {
     return text;
 }
 
+void reader::document(const json& obj, const std::string& path, std::string_view kind) const {
+    if (obj.contains("schema")) {
+        const json& sc = obj["schema"];
+        if (!sc.is_string() || sc.get<std::string>() != "mmgp/1") fail(child(path, "schema"), "\"mmgp/1\"", sc);
+    }
+    if (obj.contains("kind")) {
+        const json& k = obj["kind"];
+        if (!k.is_string() || k.get<std::string>() != kind) fail(child(path, "kind"), "\"" + std::string(kind) + "\"", k);
+    }
+}
+
 void reader::fail(const std::string& path, const std::string& expected, const std::string& found) const {
     throw input_error(file, path, expected, found);
 }

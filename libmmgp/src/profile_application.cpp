@@ -203,6 +203,7 @@ struct application_reading {
 
 application application_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
+    r.document(obj, path, "application");
     r.known_keys(obj, path, key_names<keys>());
     application a;
     a.name = r.string_or(obj, path, "name", "");

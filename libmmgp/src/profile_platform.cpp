@@ -306,6 +306,7 @@ bool is_count(const platform_key& k) { return std::holds_alternative<int platfor
 
 platform platform_from_json(const json& obj, const reader& r, const std::string& path, const std::string& base_dir) {
     r.object(obj, path);
+    r.document(obj, path, "platform");
     r.known_keys(obj, path, key_names<keys>());
     platform pl;
     pl.name = r.string_or(obj, path, "name", "");

@@ -78,11 +78,8 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
                             const section_patches& patches) {
     reader r{file};
     r.object(doc, "");
+    r.document(doc, "", "scenario");  // first: a platform profile given as a scenario says so
     r.known_keys(doc, "", scenario_keys);
-    if (doc.contains("schema")) {
-        const json& sc = doc["schema"];
-        if (!sc.is_string() || sc.get<std::string>() != "mmgp/1") r.fail("/schema", "\"mmgp/1\"", sc);
-    }
     scenario s;
     s.file = file;
     s.name = r.string_or(doc, "", "name", "");

@@ -33,11 +33,16 @@ struct measured_run {
 };
 
 /// Reads runs from CSV (a header row naming the columns m, p, nodes, units, time_s; optional policy, censored
-/// (0 or 1) and bound_s; other columns ignored; '#' comments) or JSON ({"runs": [{"m":..,"p":..,"nodes":..,"units":..,"time_s":..}]} or a bare
+/// (0 or 1) and bound_s; other columns ignored, but one a letter from a known name refused; '#' comments) or JSON ({"runs": [{"m":..,"p":..,"nodes":..,"units":..,"time_s":..}]} or a bare
 /// array). Throws input_error naming file, row and column (CSV) or JSON path.
 std::vector<measured_run> read_runs(const std::string& path);
+/// The same, with the CSV header's columns it does not read in `ignored` (a column one edit from a known name
+/// of four letters or more — nodse, polcy, unit — is refused as a likely typo instead).
+std::vector<measured_run> read_runs(const std::string& path, std::vector<std::string>* ignored);
 /// The same from text; `file` names it in errors; `json` selects the format.
 std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool json);
+std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool json,
+                                     std::vector<std::string>* ignored);
 
 /// What to fit and what to hold.
 struct fit_options {

@@ -48,6 +48,9 @@ struct reader {
 
     /// Requires j to be an object.
     const json& object(const json& j, const std::string& path) const;
+    /// The document's format and kind, when given: "schema" must be "mmgp/1", "kind" must be `kind` (a platform
+    /// profile where an application is read, runs where a platform is). A hand-written file may leave both out.
+    void document(const json& obj, const std::string& path, std::string_view kind) const;
     /// Rejects keys not in `known` (provenance keys such as "source", "notes" and "_..." are allowed);
     /// the message lists every key of the table.
     void known_keys(const json& obj, const std::string& path, std::span<const schema::key> known) const;
