@@ -365,8 +365,9 @@ int run_tune(const tune_options_cli& given) {
     // The journal: created for a live tune (and for a replay that names one), continued on --resume.
     if (o.resume.empty() && (o.replay.empty() || !o.journal.empty())) {
         if (o.journal.empty()) o.journal = "mmgp-tune.jsonl";
-        journal_lines = jr.open(o.journal, true);
-        jr.append(journal_header(o));
+        const json header = journal_header(o);
+        jr.create(o.journal, header);
+        journal_lines = {header};
     }
     backend->attach_journal(jr.path());
     const journal_history history = add_recorded_runs(journal_lines, jr.path(), t);

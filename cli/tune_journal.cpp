@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -72,6 +73,33 @@ std::vector<json> journal::open(const std::string& path, bool create) {
         good_end = pos;
     }
     return lines;
+}
+
+void journal::create(const std::string& path, const json& header) {
+    const std::string text = header.dump() + "\n";
+    std::string tmp = path + ".tmp.XXXXXX";
+    const int fd = ::mkstemp(tmp.data());
+    if (fd < 0) throw input_error(path, "(file)", "a directory the journal can be created in", std::strerror(errno));
+    bool ok = ::fchmod(fd, 0644) == 0;
+    for (std::size_t done = 0; ok && done < text.size();) {
+        const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+        if (w < 0 && errno == EINTR) continue;
+        ok = w > 0;
+        if (ok) done += static_cast<std::size_t>(w);
+    }
+    ok = ok && ::fsync(fd) == 0;
+    const int err = errno;
+    ::close(fd);
+    const bool linked = ok && ::link(tmp.c_str(), path.c_str()) == 0;
+    const int link_err = errno;
+    ::unlink(tmp.c_str());
+    if (!ok) throw input_error(path, "(file)", "a journal that can be written", std::strerror(err));
+    if (!linked) {
+        if (link_err == EEXIST)
+            throw input_error(path, "(file)", "a new journal (--resume " + path + " continues that tune)", "an existing file");
+        throw input_error(path, "(file)", "a journal that can be created", std::strerror(link_err));
+    }
+    open(path, false);
 }
 
 void journal::append(const json& j) {

@@ -94,6 +94,27 @@ with tempfile.TemporaryDirectory() as tmp:
     check("m=2 p=2" in out, "the live tune chooses m=2 p=2 (" + next((l for l in out.split("\n") if l.startswith("chosen")), "?") + ")")
     check("launch: " in out, "the result gives the launch line")
 
+    # 2b. A new tune crashed (SIGKILL) in its first milliseconds: no journal, or one whose first line is its whole
+    # header — never an empty file that the corrected command would call existing and --resume could not read.
+    cpath = os.path.join(tmp, "crash.jsonl")
+    shapes = set()
+    for attempt in range(20):
+        if os.path.exists(cpath):
+            os.remove(cpath)
+        p = subprocess.Popen(live(cpath), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(random.Random(100 + attempt).uniform(0.0, 0.04))
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+        if not os.path.exists(cpath):
+            shapes.add("none")
+            continue
+        text = open(cpath).read()
+        first = text.split("\n", 1)[0]
+        ok = bool(first) and text.count("\n") >= 1 and "mmgp_tune" in json.loads(first)
+        shapes.add("header")
+        check(ok, f"crash {attempt}: the journal left starts with its whole header ({text[:80]!r})")
+    print(f"crashed new tunes left: {sorted(shapes)}")
+
     # 3. A second tune on a journal in use is refused (the lock).
     j2 = os.path.join(tmp, "locked.jsonl")
     first = subprocess.Popen(live(j2, 40), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
