@@ -187,6 +187,8 @@ REFUSED = [
     ("columns: a misspelled censored column in a replay (stopped runs would count as measured)",
      "tune p.json --replay censord.csv --m 1:2 --p 1:2", 2,
      'censord.csv: row 1 (header), column censord: expected a known column name ("censored"?'),
+    ("columns: a header with a byte that is not UTF-8, quoted as \\xNN (the message stays UTF-8)",
+     "fit badbyte.csv", 2, 'badbyte.csv: row 1 (header), column pol\\xE9cy: expected a known column name ("policy"?'),
     ("kinds: runs of another schema", "fit runs9.json", 2, 'runs9.json: /schema: expected "mmgp/1", found the string "mmgp/9"'),
     ("kinds: runs that say they are a platform", "fit runskind.json", 2,
      'runskind.json: /kind: expected "runs", found the string "platform"'),
@@ -294,6 +296,8 @@ def main():
             with open(os.path.join(d, name), "w", encoding="utf-8") as f:
                 f.write(content)
         os.mkfifo(os.path.join(d, "nobody.fifo"))
+        with open(os.path.join(d, "badbyte.csv"), "wb") as f:  # Latin-1 where UTF-8 belongs
+            f.write(b"m,p,time_s,pol\xe9cy\n1,1,9.5,edtlp\n")
         for what, cmd, status, frag in REFUSED:
             was = digest(d)
             r = run(mmgp, cmd, d)

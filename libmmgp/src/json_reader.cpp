@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <cerrno>
+#include <cstdio>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,9 +22,22 @@
 
 namespace mmgp {
 
+namespace {
+// The text with every byte that is not part of valid UTF-8 written as \xNN: a message quoting a file's bytes (a
+// CSV header, a field, a file name) stays valid UTF-8 on a terminal and in a JSON document.
+std::string valid_utf8(std::string text) {
+    for (std::size_t at = invalid_utf8_at(text); at < text.size(); at = invalid_utf8_at(text)) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(text[at]));
+        text.replace(at, 1, hex);
+    }
+    return text;
+}
+}  // namespace
+
 input_error::input_error(std::string file, std::string location, std::string expected, std::string found)
-    : error(file + ": " + (location.empty() ? std::string("(document)") : location) + ": expected " + expected +
-            ", found " + found),
+    : error(valid_utf8(file + ": " + (location.empty() ? std::string("(document)") : location) + ": expected " + expected +
+                       ", found " + found)),
       file_(std::move(file)),
       location_(std::move(location)),
       expected_(std::move(expected)),
