@@ -10,6 +10,7 @@
 #include <string>
 
 #include "mmgp/fit.hpp"
+#include "model_runs.hpp"
 #include "support.hpp"
 
 using nlohmann::json;
@@ -31,15 +32,8 @@ std::vector<mmgp::measured_run> runs_of(const mmgp::platform& pl, const mmgp::ap
     std::normal_distribution<double> eps(0.0, noise);
     std::vector<mmgp::measured_run> runs;
     for (auto [m, p] : configs) {
-        mmgp::scenario s;
-        s.plat = pl;
-        s.app = truth;
-        s.space.m = {m, m};
-        s.space.p = {p, p};
-        mmgp::measured_run run;
-        run.c = {m, p, 1, pol};
-        run.units = truth.units;
-        run.time_s = mmgp::evaluator(s, mmgp::model_kind::mmgp)(run.c).time_s * (1.0 + eps(rng));
+        mmgp::measured_run run = mmgp::test::model_run(pl, truth, m, p, truth.units, pol);
+        run.time_s *= 1.0 + eps(rng);
         run.where = "row " + std::to_string(runs.size() + 2);
         runs.push_back(run);
     }
@@ -54,15 +48,7 @@ std::vector<std::pair<int, int>> grid() {
     return out;
 }
 
-mmgp::application data_app() {
-    mmgp::application a;
-    a.decomp = mmgp::decomposition::data;
-    a.T_hpu = 2.0;
-    a.T_apu = 40.0;
-    a.C_apu = 1.0;
-    a.N = 1;
-    return a;
-}
+mmgp::application data_app() { return mmgp::test::known_app(mmgp::decomposition::data, 2.0, 40.0, 1.0, 1, 0.0); }
 
 mmgp::structure_held nothing_held() {
     mmgp::structure_held h;

@@ -6,35 +6,21 @@
 //   build/tests/mmgp-bench --benchmark_filter=fit_ --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
+#include "../model_runs.hpp"
 #include "mmgp/fit.hpp"
 
 namespace {
 
 std::vector<mmgp::measured_run> hundred_runs(const mmgp::platform& pl) {
-    mmgp::application truth;
-    truth.decomp = mmgp::decomposition::task;
-    truth.T_hpu = 0.05;
-    truth.T_apu = 0.8;
-    truth.C_apu = 0.02;
-    truth.N = 200;
-    truth.g = 1e-5;
+    const mmgp::application truth = mmgp::test::known_app(mmgp::decomposition::task, 0.05, 0.8, 0.02, 200, 1e-5);
     std::vector<mmgp::measured_run> runs;
     for (int rep = 0; runs.size() < 100; ++rep)
         for (int units : {4, 8})
             for (int m = 1; m <= 8; ++m)
                 for (int p = 1; m * p <= 8; ++p) {
                     if (runs.size() == 100) break;
-                    mmgp::scenario s;
-                    s.plat = pl;
-                    s.app = truth;
-                    s.app.units = units;
-                    s.space.m = {m, m};
-                    s.space.p = {p, p};
-                    mmgp::measured_run r;
-                    r.c = {m, p, 1, mmgp::policy::edtlp};
-                    r.units = units;
-                    // a deterministic +-2 % scatter over the repetitions
-                    r.time_s = mmgp::evaluator(s, mmgp::model_kind::mmgp)(r.c).time_s * (1.0 + 0.02 * ((rep % 3) - 1));
+                    mmgp::measured_run r = mmgp::test::model_run(pl, truth, m, p, units);
+                    r.time_s *= 1.0 + 0.02 * ((rep % 3) - 1);  // a deterministic +-2 % scatter over the repetitions
                     r.where = "row " + std::to_string(runs.size() + 2);
                     runs.push_back(r);
                 }
