@@ -4,7 +4,9 @@
     python3 validation/tune/bench.py [--mmgp build/cli/mmgp] [--seeds 100] [--jobs 2]
 
 Every group is one program input swept over its configurations with repetitions (validation/offload/runs.csv:
-the libpll off-load runtime, 4 groups; validation/raxml/runs.csv: RAxML, 8 groups). Each method replays runs
+the libpll off-load runtime, 4 groups; validation/raxml/runs.csv: RAxML, 8 groups; validation/gromacs/runs.csv:
+GROMACS, 2 groups), and the simulated groups of SIMULATED (across nodes: skeleton.c under SimGrid SMPI, one
+deterministic run per configuration; their new user brings the simulated cluster's platform). Each method replays runs
 drawn from the recorded repetitions of the configuration it asks for (a censored repetition costs its bound and
 says only "at least the bound"), with one seed per replay:
 
@@ -50,8 +52,30 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TOL = 0.03
 
 
+# Simulated groups: (name, scenario with the prior, the new user's platform). Each is a group CSV written by its
+# script (validation/simulate/sweep_nodes_group.py: skeleton.c simulated by SMPI over nodes x m x p, one
+# deterministic run per configuration), read back here; its new user brings the simulated cluster's calibrated
+# platform (calibrate --simulate), not host.json (this 2-core machine, one node).
+SIMULATED = [(f"smpi-{short}-skel-U1", os.path.join(ROOT, "validation", "simulate", f"scenario-skeleton-{cluster}.json"),
+              os.path.join(ROOT, "validation", "simulate", platform))
+             for short, cluster, platform in (("fattree", "fattree-ib", "fattree-ib-platform.json"),
+                                              ("gige", "gige", "gige-ppn8-platform.json"))]
+NEW_USER_PLATFORM = {name: platform for name, _, platform in SIMULATED}
+
+
+def simulated_rows(name):
+    """A simulated group's CSV (the replay format) as rows of the runs.csv kind: rep counts per configuration."""
+    rows, seen = [], {}
+    for r in csv.DictReader(open(os.path.join(HERE, "groups", name + ".csv"))):
+        k = (r["m"], r["p"], r["nodes"], r["policy"])
+        seen[k] = seen.get(k, -1) + 1
+        rows.append({"m": r["m"], "p": r["p"], "nodes": r["nodes"], "policy": r["policy"], "rep": str(seen[k]),
+                     "wall_s": r["time_s"], "censored": r["censored"], "bound_s": r["bound_s"]})
+    return rows
+
+
 def groups():
-    """(name, scenario, rows) per recorded group."""
+    """(name, scenario, units, rows) per recorded group, then the simulated ones."""
     out = []
     for program, folder in (("libpll", "offload"), ("raxml", "raxml"), ("gromacs", "gromacs")):
         path = os.path.join(ROOT, "validation", folder, "runs.csv")
@@ -61,6 +85,9 @@ def groups():
         for (inp, units), rows in sorted(by.items()):
             scen = os.path.join(ROOT, "validation", folder, f"scenario-{inp}.json")
             out.append((f"{program}-{inp}-U{units}", scen, units, rows))
+    for name, scen, _ in SIMULATED:
+        if os.path.exists(os.path.join(HERE, "groups", name + ".csv")):
+            out.append((name, scen, int(name.rsplit("-U", 1)[1]), simulated_rows(name)))
     return out
 
 
@@ -343,8 +370,9 @@ def svg(report, fractions):
 
 def new_user_lines(report, seeds):
     lines = ["new user: mmgp tune with only a platform calibrated on this machine (validation/tune/host.json, no",
-             "application profile), on three variants of every group: (a) as recorded, (b) run-to-run deviations shrunk",
-             "to a tenth, (c) the two best configurations 0.5 % apart. exh P: exhaustive trial's P<=3%; oracle: the",
+             "application profile; a simulated group: its cluster's calibrate --simulate platform), on three variants",
+             "of every group: (a) as recorded, (b) run-to-run deviations shrunk to a tenth, (c) the two best",
+             "configurations 0.5 % apart. exh P: exhaustive trial's P<=3%; oracle: the",
              "machine time of a tuner that knows the best and only confirms it (every other configuration stopped at",
              "3 % above the best's time), a fraction of exhaustive trial's; P<=3%, time, runs: mmgp tune's",
              f"{'group':<22} {'n':>3} {'variant':<23} {'resol':>5} {'exh P':>5} {'oracle':>7} {'P<=3%':>6} {'time':>7} {'runs':>5}"]
@@ -427,7 +455,8 @@ def main():
             "confident_right": [sum(regret(truth, r["chosen"]) <= TOL + 1e-12 for r in res["mmgp-tune"] if r["stop"] == "confident"),
                                 sum(r["stop"] == "confident" for r in res["mmgp-tune"])],
         }
-        report[name]["new_user"] = new_user(pool, args.mmgp, args.platform, name, units, rows, args.seeds, vdir)
+        report[name]["new_user"] = new_user(pool, args.mmgp, NEW_USER_PLATFORM.get(name, args.platform), name, units,
+                                            rows, args.seeds, vdir)
         print(name, json.dumps({m: round(v["p_within_3pct"], 2) for m, v in report[name]["methods"].items()}),
               file=sys.stderr, flush=True)
 
