@@ -139,10 +139,10 @@ std::string selection_report(const structure_selection& s) {
     if (!s.chose) return "";
     const bool cv = s.criterion != "BIC";
     std::string out = fmt::format(
-        "\nstructure: chosen from {} candidates by {} over {} configurations{}\n", s.candidates.size(),
+        "\nstructure: chosen from {} candidates by {} over {} configurations\n", s.candidates.size(),
         cv ? "leave-one-configuration-out prediction (mean |error| of each configuration fitted from the others)"
            : fmt::format("BIC (squared log residuals over a noise of {:.3g} %, {}, + k ln n)", s.noise_pct, s.noise_source),
-        s.configurations, "");
+        s.configurations);
     out += fmt::format("  {:<52} {:>3} {:>9} {:>9} {:>11}\n", "candidate", "k", "rms err", "max err", cv ? "LOO err" : "BIC");
     const std::size_t shown = std::min<std::size_t>(s.candidates.size(), 8);
     for (std::size_t i = 0; i < shown; ++i) {
@@ -152,7 +152,7 @@ std::string selection_report(const structure_selection& s) {
             continue;
         }
         out += fmt::format("  {:<52} {:>3} {:>8.2f}% {:>8.2f}% {:>11}{}\n", c.label, c.k, c.rms_err_pct, c.max_abs_err_pct,
-                           cv ? fmt::format("{:.2f}%", c.loo_err_pct) : fmt::format("{:.2f}", c.score),
+                           cv ? fmt::format("{:.2f}%", c.score) : fmt::format("{:.2f}", c.score),
                            i == 0 ? "  <- chosen" : "");
     }
     if (s.candidates.size() > shown) {
@@ -222,12 +222,11 @@ int run_fit(const fit_options_cli& o) {
     std::string profile = application_json(s, o.file);
     std::string out = profile;
     if (!o.json) {
-        // The structure's choice right after the first line, which names it; then the parameters and residuals.
+        // The structure's choice before the parameters it was fitted with; the structure's warnings at the end.
         out = fit_report(f, runs.size(), opt, o, pl);
-        out.insert(out.find("\nparam") , selection_report(s));
-    }
-    if (!o.json)
+        out.insert(out.find("\nparam"), selection_report(s));
         for (const auto& w : s.warnings) out += "warning: " + w + "\n";
+    }
     if (!o.output.empty()) {
         write_profile(o.output, profile, profile_kind::application, "fit");
         if (!o.json) out += "wrote " + o.output + "\n";

@@ -104,7 +104,7 @@ tune_options_cli resolved_options(const tune_options_cli& given, journal& jr, st
     if (!given.profile.empty() || !given.journal.empty() || !given.launch.command.empty() || !given.replay.empty())
         throw usage_error("--resume: expected the journal alone (the tune's options are in its header), found "
                           "other options or a profile beside it");
-    journal_lines = jr.open(given.resume, false);
+    journal_lines = jr.open(given.resume);
     if (journal_lines.empty() || !journal_lines[0].contains("mmgp_tune"))
         throw input_error(given.resume, "line 1", "the header of an mmgp tune journal", "no header");
     return options_from_header(journal_lines[0], given, given.resume);

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -34,15 +33,10 @@ journal::~journal() {
     if (fd_ >= 0) close(fd_);
 }
 
-std::vector<json> journal::open(const std::string& path, bool create) {
+std::vector<json> journal::open(const std::string& path) {
     path_ = path;
-    fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0), 0644);
-    if (fd_ < 0) {
-        if (errno == EEXIST)
-            throw input_error(path, "(file)", "a new journal (--resume " + path + " continues that tune)",
-                              "an existing file");
-        throw input_error(path, "(file)", "a journal that can be opened for appending", std::strerror(errno));
-    }
+    fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0) throw input_error(path, "(file)", "a journal that can be opened for appending", std::strerror(errno));
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0)
         throw input_error(path, "(lock)", "a journal no other mmgp tune is using", "locked by another process");
     std::string text = read_text_file(path);
@@ -76,30 +70,9 @@ std::vector<json> journal::open(const std::string& path, bool create) {
 }
 
 void journal::create(const std::string& path, const json& header) {
-    const std::string text = header.dump() + "\n";
-    std::string tmp = path + ".tmp.XXXXXX";
-    const int fd = ::mkstemp(tmp.data());
-    if (fd < 0) throw input_error(path, "(file)", "a directory the journal can be created in", std::strerror(errno));
-    bool ok = ::fchmod(fd, 0644) == 0;
-    for (std::size_t done = 0; ok && done < text.size();) {
-        const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-        if (w < 0 && errno == EINTR) continue;
-        ok = w > 0;
-        if (ok) done += static_cast<std::size_t>(w);
-    }
-    ok = ok && ::fsync(fd) == 0;
-    const int err = errno;
-    ::close(fd);
-    const bool linked = ok && ::link(tmp.c_str(), path.c_str()) == 0;
-    const int link_err = errno;
-    ::unlink(tmp.c_str());
-    if (!ok) throw input_error(path, "(file)", "a journal that can be written", std::strerror(err));
-    if (!linked) {
-        if (link_err == EEXIST)
-            throw input_error(path, "(file)", "a new journal (--resume " + path + " continues that tune)", "an existing file");
-        throw input_error(path, "(file)", "a journal that can be created", std::strerror(link_err));
-    }
-    open(path, false);
+    if (!create_file_exclusively(path, header.dump() + "\n"))
+        throw input_error(path, "(file)", "a new journal (--resume " + path + " continues that tune)", "an existing file");
+    open(path);
 }
 
 void journal::append(const json& j) {

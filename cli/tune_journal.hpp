@@ -20,12 +20,12 @@ public:
     journal(const journal&) = delete;
     journal& operator=(const journal&) = delete;
     ~journal();
-    /// Opens (creating when `create`), locks, and returns the lines that read as JSON; a torn last line (an
+    /// Opens an existing journal, locks it, and returns the lines that read as JSON; a torn last line (an
     /// interrupted write) is reported and cut off; a bad line before it is bad input.
-    std::vector<nlohmann::json> open(const std::string& path, bool create);
-    /// A new journal at `path` that exists only with its header: the header is written and synced in a temporary
-    /// file beside it, which is then linked to `path` (refused when `path` exists) — a crash leaves no journal,
-    /// never an empty one that the next command would call existing. Then opened and locked as open() does.
+    std::vector<nlohmann::json> open(const std::string& path);
+    /// A new journal at `path` that exists only with its header (create_file_exclusively; refused when `path`
+    /// exists): a crash leaves no journal, never an empty one that the next command would call existing. Then
+    /// opened and locked as open() does.
     void create(const std::string& path, const nlohmann::json& header);
     /// One line, written whole and fsynced.
     void append(const nlohmann::json& line);

@@ -238,10 +238,6 @@ int fixable_index(std::string_view name) noexcept {
     return -1;
 }
 
-// A run's configuration, for the caches of repetitions: m, p, nodes, units, policy.
-using run_key = std::tuple<int, int, int, std::int64_t, int>;
-run_key key_of(const measured_run& r) { return {r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol)}; }
-
 // Which parameters are held, at which value (g is held through N*g), and which of them by --fix.
 struct held_params {
     std::array<bool, n_params> held;
@@ -257,11 +253,6 @@ application shape_of(const fit_options& opt) {
     shape.spin_limit = opt.spin_limit;
     shape.N_start = opt.N_start;
     return shape;
-}
-
-// Model coefficients of one run (detail::fit_coefficients on the application shape the options describe).
-std::array<double, n_params + 1> coefficients(const platform& pl, const measured_run& run, const fit_options& opt) {
-    return detail::fit_coefficients(pl, shape_of(opt), run.c, run.units);
 }
 
 std::string fmt_g(double v) {
@@ -547,14 +538,14 @@ application fitted_application(const std::vector<fitted_param>& params, const fi
 void add_residuals(const platform& pl, const std::vector<measured_run>& runs, const std::vector<detail::fit_row>* rows,
                    const std::string& file, fit_result& out) {
     double ss = 0;
-    std::map<run_key, double> by_model;  // repetitions of a configuration: one evaluation
+    std::map<detail::run_key, double> by_model;  // repetitions of a configuration: one evaluation
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const measured_run& r = runs[i];
         fit_residual fr;
         fr.run = r;
         if (rows) {
             fr.predicted_s = detail::fit_time((*rows)[i], out.app);
-        } else if (auto it = by_model.find(key_of(r)); it != by_model.end()) {
+        } else if (auto it = by_model.find(detail::key_of(r)); it != by_model.end()) {
             fr.predicted_s = it->second;
         } else {
             scenario s;
@@ -563,7 +554,7 @@ void add_residuals(const platform& pl, const std::vector<measured_run>& runs, co
             s.app = out.app;
             s.app.units = r.units;
             narrow(s, r.c);
-            fr.predicted_s = by_model[key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
+            fr.predicted_s = by_model[detail::key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
         }
         fr.err_pct = 100.0 * (fr.predicted_s - r.time_s) / r.time_s;
         ss += fr.err_pct * fr.err_pct;
@@ -632,6 +623,20 @@ std::vector<measured_run> detail::runs_to_fit(const std::vector<measured_run>& r
     return runs;
 }
 
+std::vector<detail::fit_row> detail::fit_row_cache::rows(const std::vector<measured_run>& runs, const fit_options& opt) {
+    const application shape = shape_of(opt);
+    std::vector<fit_row> out;
+    out.reserve(runs.size());
+    for (const auto& r : runs) {
+        const auto k = std::tuple{static_cast<int>(opt.decomp), static_cast<int>(opt.scale), opt.spin_limit, opt.N_start,
+                                  key_of(r)};
+        auto it = cache_.find(k);
+        if (it == cache_.end()) it = cache_.emplace(k, fit_coefficients(pl_, shape, r.c, r.units)).first;
+        out.push_back(it->second);
+    }
+    return out;
+}
+
 double detail::fit_time(const fit_row& x, const application& a) {
     return x[term_base] + x[term_T_hpu] * a.T_hpu + x[term_T_apu] * a.T_apu + x[term_C_apu] * a.C_apu +
            x[term_Ng] * a.N * a.g + x[term_N] * a.N + x[term_T_start] * a.T_start;
@@ -662,15 +667,7 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
                            const std::string& file) {
     std::size_t n_censored = 0;
     const std::vector<measured_run> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
-    std::vector<detail::fit_row> rows;
-    rows.reserve(runs.size());
-    std::map<run_key, detail::fit_row> computed;  // repetitions of a configuration: one row
-    for (const auto& run : runs) {
-        auto it = computed.find(key_of(run));
-        if (it == computed.end()) it = computed.emplace(key_of(run), coefficients(pl, run, opt)).first;
-        rows.push_back(it->second);
-    }
-    return detail::fit_rows(pl, runs, rows, opt, file, n_censored, true);
+    return detail::fit_rows(pl, runs, detail::fit_row_cache(pl).rows(runs, opt), opt, file, n_censored, true);
 }
 
 namespace {
@@ -728,7 +725,7 @@ std::string application_json(const structure_selection& s, const std::string& da
             j["parameters"] = c.k;
             j["rms_err_pct"] = c.rms_err_pct;
             j["max_abs_err_pct"] = c.max_abs_err_pct;
-            if (c.loo_err_pct >= 0) j["loo_err_pct"] = c.loo_err_pct;
+            if (s.criterion != "BIC") j["loo_err_pct"] = c.score;
             j["score"] = c.score;
         } else {
             j["why_not"] = c.why_not;

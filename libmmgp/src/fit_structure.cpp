@@ -28,10 +28,8 @@ constexpr double noise_floor_pct = 0.5;
 /// Residuals beyond this many noise deviations count as this many (a robust, trimmed criterion).
 constexpr double clip_sigmas = 3.0;
 
-using config_key = std::tuple<int, int, int, std::int64_t, int>;
-config_key key_of(const measured_run& r) {
-    return {r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol)};
-}
+using detail::key_of;
+using config_key = detail::run_key;
 
 std::string spin_name(std::int64_t s) {
     return s == application::spin_unbounded ? "unbounded" : std::to_string(s);
@@ -125,32 +123,6 @@ std::vector<fit_options> candidate_options(const fit_options& base, const struct
     return out;
 }
 
-// Each shape's coefficient rows, computed once per distinct configuration.
-class row_cache {
-public:
-    explicit row_cache(const platform& pl) : pl_(pl) {}
-    std::vector<detail::fit_row> rows(const std::vector<measured_run>& runs, const fit_options& o) {
-        application shape;
-        shape.decomp = o.decomp;
-        shape.scale = o.scale;
-        shape.spin_limit = o.spin_limit;
-        shape.N_start = o.N_start;
-        std::vector<detail::fit_row> out;
-        out.reserve(runs.size());
-        for (const auto& r : runs) {
-            auto k = std::tuple{static_cast<int>(o.decomp), static_cast<int>(o.scale), o.spin_limit, key_of(r)};
-            auto it = cache_.find(k);
-            if (it == cache_.end()) it = cache_.emplace(k, detail::fit_coefficients(pl_, shape, r.c, r.units)).first;
-            out.push_back(it->second);
-        }
-        return out;
-    }
-
-private:
-    const platform& pl_;
-    std::map<std::tuple<int, int, std::int64_t, config_key>, detail::fit_row> cache_;
-};
-
 // The pooled standard deviation of log times within configurations, with its degrees of freedom.
 std::pair<double, int> repetition_noise(const std::vector<measured_run>& runs) {
     std::map<config_key, std::vector<double>> groups;
@@ -192,8 +164,8 @@ int distinct_configurations(const std::vector<measured_run>& runs) {
     return static_cast<int>(seen.size());
 }
 
-// Mean |error| (percent) of each configuration's median time predicted by a fit of the other configurations;
-// +inf when a fold cannot be fitted (why says which and why).
+// The |error| (percent) of each configuration's median time predicted by a fit of the other configurations;
+// empty when a fold cannot be fitted (why says which and why).
 std::vector<double> leave_one_configuration_out(const platform& pl, const std::vector<measured_run>& runs,
                                                const std::vector<detail::fit_row>& rows, const fit_options& o,
                                                const std::string& file, std::string& why) {
@@ -274,7 +246,7 @@ struct candidate_data {
     std::string error;  ///< the platform's tables do not cover a run: why (rows empty)
 };
 
-candidate_data data_of(const std::vector<measured_run>& runs_in, const fit_options& o, row_cache& cache) {
+candidate_data data_of(const std::vector<measured_run>& runs_in, const fit_options& o, detail::fit_row_cache& cache) {
     candidate_data d;
     d.runs = detail::runs_to_fit(runs_in, o.pol, d.n_censored);
     d.rows = cache.rows(d.runs, o);
@@ -312,7 +284,6 @@ structure_candidate score_candidate(const platform& pl, const candidate_data& da
             const std::vector<double> errors = leave_one_configuration_out(pl, data.runs, data.rows, o, file, c.why_not);
             if (errors.empty()) return c;
             std::tie(c.score, c.score_se) = mean_and_se(errors);
-            c.loo_err_pct = c.score;
         } else {
             c.score = bic(f, c.k, sigma);
         }
@@ -329,7 +300,7 @@ structure_candidate score_candidate(const platform& pl, const candidate_data& da
 // is the same model and is left out.
 std::vector<std::pair<fit_options, candidate_data>> distinct_candidates(const std::vector<fit_options>& options,
                                                                         const std::vector<measured_run>& runs,
-                                                                        row_cache& cache) {
+                                                                        detail::fit_row_cache& cache) {
     std::vector<std::pair<fit_options, candidate_data>> out;
     for (const auto& o : options) {
         candidate_data d;
@@ -390,7 +361,7 @@ structure_selection select_structure(const platform& pl, const std::vector<measu
     // above; a structure is judged by configurations, and a million repetitions would make every fold slow).
     const std::vector<measured_run> scored = one_per_configuration(runs);
     out.chose = options.size() > 1;
-    row_cache cache(pl);
+    detail::fit_row_cache cache(pl);
     const auto distinct = distinct_candidates(options, scored, cache);
     bool cv = out.chose && out.configurations >= sel.cv_min_configurations;
     for (int attempt = 0; attempt < 2; ++attempt) {

@@ -416,6 +416,16 @@ void write_file_atomically(const std::string& path, const std::string& text,
     }
 }
 
+bool create_file_exclusively(const std::string& path, const std::string& text) {
+    counted_handler handler;  // a signal before the link removes the temporary file
+    const std::string tmp = write_temporary(path, path + ".tmp.XXXXXX", text);
+    const bool linked = ::link(tmp.c_str(), path.c_str()) == 0;
+    const int err = errno;
+    discard(tmp);
+    if (!linked && err != EEXIST) fail(path, "a file that can be created", err);
+    return linked;
+}
+
 int run_command(const std::string& command, std::string* out) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return -1;

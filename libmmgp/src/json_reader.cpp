@@ -38,10 +38,10 @@ std::string valid_utf8(std::string text) {
 input_error::input_error(std::string file, std::string location, std::string expected, std::string found)
     : error(valid_utf8(file + ": " + (location.empty() ? std::string("(document)") : location) + ": expected " + expected +
                        ", found " + found)),
-      file_(std::move(file)),
-      location_(std::move(location)),
-      expected_(std::move(expected)),
-      found_(std::move(found)) {}
+      file_(valid_utf8(std::move(file))),
+      location_(valid_utf8(std::move(location))),
+      expected_(valid_utf8(std::move(expected))),
+      found_(valid_utf8(std::move(found))) {}
 
 }  // namespace mmgp
 
@@ -185,13 +185,12 @@ void refuse_duplicate_keys(std::string_view text, const std::string& file, const
 
 std::string read_file(const std::string& path) {
     // One way to read every input: a regular file or a stream (a FIFO, a device, /dev/stdin) alike, to its end,
-    // at most max_input_bytes. Opened without blocking, so that a file that never ends a read (/proc/kmsg) is
-    // refused instead of waited on; a FIFO is then read blocking, as a stream is.
+    // at most max_input_bytes. Opened without blocking, so that a file whose read never ends (/proc/kmsg) is
+    // refused instead of waited on; but a FIFO waits for its writer (opened without blocking, it would read as
+    // empty before the writer comes).
     struct stat st {};
     const bool known = ::stat(path.c_str(), &st) == 0;
     if (known && S_ISDIR(st.st_mode)) throw input_error(path, "", "a readable file", "a directory");
-    // A FIFO is opened as a stream is read: waiting for its writer (opened without blocking, it would read as
-    // empty before the writer comes).
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (known && S_ISFIFO(st.st_mode) ? 0 : O_NONBLOCK));
     if (fd < 0) throw input_error(path, "", "a readable file", std::strerror(errno));
     std::string text;

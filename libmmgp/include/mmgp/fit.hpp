@@ -132,8 +132,9 @@ struct structure_candidate {
     std::string why_not;
     int k = 0;                     ///< parameters the fit estimated (identified)
     double rms_err_pct = 0.0, max_abs_err_pct = 0.0;  ///< training residuals
-    double loo_err_pct = -1.0;     ///< mean |error| of each configuration predicted from the others (-1: not used)
-    double score = 0.0;            ///< the criterion (lower is better); meaningless when !fitted
+    /// The criterion (lower is better; meaningless when !fitted): under cross-validation the mean |error| in
+    /// percent of each configuration predicted from the others, else the BIC.
+    double score = 0.0;
     double score_se = 0.0;         ///< its standard error over the configurations (cross-validation only)
 };
 

@@ -58,6 +58,10 @@ std::string read_text_file(const std::string& path);
 void write_file_atomically(const std::string& path, const std::string& text,
                            const std::function<void(const std::string& tmp_path)>& check = {});
 
+/// Creates `path` holding `text`, whole or not at all: the text is written and synced in a temporary file beside
+/// it (removed on any failure, and by SIGINT/SIGTERM/SIGHUP), which is then linked to `path`. Returns false, with
+/// nothing written, when `path` exists; throws mmgp::input_error naming `path` on any other failure.
+bool create_file_exclusively(const std::string& path, const std::string& text);
 /// While alive, SIGINT, SIGTERM and SIGHUP (to the process or to its process group) stop the
 /// command at once: the child process groups started through run_command() are killed, a temporary
 /// file write_file_atomically() has open is removed, one line is printed on stderr — "mmgp:

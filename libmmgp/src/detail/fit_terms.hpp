@@ -3,7 +3,9 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "mmgp/fit.hpp"
@@ -25,6 +27,24 @@ std::array<double, fit_term_count + 1> fit_coefficients(const platform& pl, cons
 
 /// One run's coefficients (fit_coefficients).
 using fit_row = std::array<double, fit_term_count + 1>;
+
+/// A run's configuration: m, p, nodes, units, policy (repetitions of a configuration share it).
+using run_key = std::tuple<int, int, int, std::int64_t, int>;
+inline run_key key_of(const measured_run& r) { return {r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol)}; }
+
+/// The coefficient rows of runs under a fit's shape (its decomposition, scaling, spin limit and N_start), each
+/// configuration and shape evaluated once: repetitions, and the structure selection's candidates that share a
+/// shape, reuse the rows.
+class fit_row_cache {
+public:
+    explicit fit_row_cache(const platform& pl) : pl_(pl) {}
+    /// rows[i] for runs[i]; throws what fit_coefficients throws.
+    std::vector<fit_row> rows(const std::vector<measured_run>& runs, const fit_options& opt);
+
+private:
+    const platform& pl_;
+    std::map<std::tuple<int, int, std::int64_t, double, run_key>, fit_row> cache_;
+};
 
 /// The model's time of a run with coefficients x for application a: the linear form fit_coefficients gives.
 double fit_time(const fit_row& x, const application& a);
