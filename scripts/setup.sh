@@ -15,6 +15,7 @@ PKGS=(g++ pkg-config meson ninja-build
       gnuplot-nox python3
       python3-optuna   # validation/tune/ (the benchmark against Optuna's TPE)
       gromacs          # validation/sweep_gromacs.py (a molecular dynamics code swept as ranks x threads)
+      iqtree           # validation/sweep_iqtree.py, validation/tune/live_iqtree.py (IQ-TREE 2, MPI ranks x threads)
       slurm-wlm munge  # tests/slurm_test.py (a real Slurm started by the test: munged, slurmctld, slurmd)
       libsimgrid-dev   # calibrate --simulate: SimGrid's SMPI plays a cluster this machine does not have
       iproute2)        # calibrate --mpi, validation/sweep_mpi.py: nodes emulated by network namespaces (ip, tc)

@@ -4,8 +4,7 @@ ranks x threads: m thread-MPI ranks (domain decomposition, -ntmpi) with p OpenMP
 separate PME ranks, no pinning. A field and a structure the model was not written for: every rank and thread
 splits the same time steps (data decomposition), and ranks beyond the cores busy-wait on each other.
 
-Every run is bounded by 5x the fastest configuration of its input measured so far (at least 3 s, the first run
-300 s) and recorded as censored at the bound when it does not finish (its process group is killed). A
+Every run is bounded as validation/ranks_threads.py says (5x the fastest configuration of its input so far); a
 configuration censored once is not repeated.
 
     validation/sweep_gromacs.py                      # full sweep into validation/gromacs/
@@ -27,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+import ranks_threads  # noqa: E402
 
 GMX = "gmx"
 # name: (box edge in nm, MD steps)
@@ -86,6 +86,29 @@ def run_config(tpr, m, p, bound):
         return wall, False
 
 
+class Gromacs:
+    name = "gromacs"
+    title = "GROMACS"
+    inputs = {name: steps for name, (_, steps) in INPUTS.items()}
+    confs = CONFS
+
+    def __init__(self, inputs_dir):
+        self.info = {
+            "binary": shutil.which(GMX),
+            "gromacs_version": subprocess.run(["dpkg-query", "-W", "-f=${Version}", "gromacs"], capture_output=True,
+                                              text=True).stdout,
+            "gromacs_command": "gmx mdrun -s NAME.tpr -ntmpi m -ntomp p -npme 0 -pin off -nb cpu (OMP_NUM_THREADS=p)",
+            "inputs": {},
+        }
+        self.tprs = {}
+        for name, (box, steps) in INPUTS.items():
+            self.tprs[name], waters = make_input(inputs_dir, name, box, steps)
+            self.info["inputs"][name] = f"{waters} SPC/E waters in a {box} nm box (gmx solvate of spc216.gro), {steps} MD steps"
+
+    def run(self, name, m, p, bound):
+        return run_config(self.tprs[name], m, p, bound)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", "gromacs"))
@@ -96,72 +119,7 @@ def main():
         sys.exit(f"sweep_gromacs: {GMX} not found (apt-get install gromacs)")
     inputs_dir = os.path.join(a.out, "inputs")
     os.makedirs(inputs_dir, exist_ok=True)
-    files = ["runs.csv", "machine.json", "platform.json"] + [f"{p}-{n}.{e}" for n in INPUTS for p, e in (("fit", "csv"), ("app-fitted", "json"))]
-    common.begin_sweep(a.out, files)
-    info = common.machine_info([os.path.relpath(sys.argv[0], common.ROOT)] + sys.argv[1:])
-    info["binary"] = shutil.which(GMX)
-    info["gromacs_version"] = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "gromacs"], capture_output=True,
-                                             text=True).stdout
-    info["gromacs_command"] = "gmx mdrun -s NAME.tpr -ntmpi m -ntomp p -npme 0 -pin off -nb cpu (OMP_NUM_THREADS=p)"
-    info["inputs"] = {}
-    tprs = {}
-    for name, (box, steps) in INPUTS.items():
-        tprs[name], waters = make_input(inputs_dir, name, box, steps)
-        info["inputs"][name] = f"{waters} SPC/E waters in a {box} nm box (gmx solvate of spc216.gro), {steps} MD steps"
-    floor = 3.0
-    info["bound"] = f"5 x the fastest configuration of the input measured so far, at least {floor} s (the first run 300 s)"
-    t0 = time.time()
-    best, censored_once, rows = {}, set(), []
-
-    # This machine, time-shared (ranks and threads share the cores), calibrated just before the runs.
-    platform = os.path.join(a.out, "platform.json")
-    cal = subprocess.run(common.staging([a.mmgp, "calibrate", "--quiet", "-o", platform], platform),
-                         capture_output=True, text=True)
-    if cal.returncode != 0:
-        sys.exit(f"sweep_gromacs: mmgp calibrate: {cal.stderr.strip()}")
-    info["platform_calibration"] = "mmgp calibrate --quiet, run by this sweep before its first run"
-
-    # The prior: two runs per input at m = 1 (p = 1, 2), measured before the sweep; mmgp fit makes the profile.
-    for name in INPUTS:
-        fit_rows = []
-        for p in (1, 2):
-            wall, cens = run_config(tprs[name], 1, p, 300.0)
-            best[name] = min(best.get(name, wall), wall)
-            fit_rows.append(f"1,{p},1,{INPUTS[name][1]},{wall:.4f},edtlp\n")
-            common.log(f"prior {name} m=1 p={p}: {wall:.2f} s")
-        fit_csv = common.staging([os.path.join(a.out, f"fit-{name}.csv")], os.path.join(a.out, f"fit-{name}.csv"))[0]
-        with open(fit_csv, "w") as f:
-            f.write("m,p,nodes,units,time_s,policy\n" + "".join(fit_rows))
-        app = os.path.join(a.out, f"app-fitted-{name}.json")
-        cmd = [a.mmgp, "fit", fit_csv, "--platform", common.staged_files()[os.path.abspath(platform)], "--decomposition", "data",
-               "--N", str(INPUTS[name][1]), "--fix", "C_apu=0", "--fix", "g=0", "--fix", "T_start=0",
-               "--name", f"GROMACS {name}", "-o", app]
-        p = subprocess.run(common.staging(cmd, app), capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit(f"sweep_gromacs: {' '.join(cmd)}: {p.stderr.strip()}")
-
-    def measure(name, m, p, rep):
-        bound = max(floor, 5.0 * best[name]) if name in best else 300.0
-        l0 = common.load1()
-        ext = common.ExternalCpu()
-        wall, cens = run_config(tprs[name], m, p, bound)
-        ext_share = ext.share(wall)
-        if cens:
-            censored_once.add((name, m, p))
-        else:
-            best[name] = min(best.get(name, wall), wall)
-        common.log(f"rep {rep} {name} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''} (others {ext_share:.2f} core)")
-        return {"input": name, "units": INPUTS[name][1], "m": m, "p": p, "policy": "edtlp", "rep": rep,
-                "wall_s": f"{wall:.4f}", "censored": int(cens), "bound_s": f"{bound:.2f}",
-                "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
-                "external_cpu_share": f"{ext_share:.3f}"}
-
-    for rep in range(a.repetitions):
-        for name in INPUTS:
-            for (m, p) in CONFS:
-                if (name, m, p) not in censored_once:
-                    rows.append(measure(name, m, p, rep))
-    common.finish_sweep(a.out, rows, info, t0)
+    ranks_threads.sweep(a, Gromacs(inputs_dir))
 
 
 if __name__ == "__main__":
