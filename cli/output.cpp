@@ -92,6 +92,7 @@ void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::st
                     "=VALUE (docs/PROFILES.md names the keys; a dotted KEY edits a nested object, VALUE is JSON "
                     "or text, null removes the key), applied before the profile is checked")
         ->type_name("SECTION.KEY=VALUE")
+        ->allow_extra_args(false)  // one value each time: `--set K=V -- prog -c` leaves `--` to the command
         ->take_last()
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
