@@ -66,6 +66,13 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--timeout", o.timeout, "The longest one run may take, seconds (default: no limit but the bound)");
     add_checked(sub, "--bound-factor", o.bound_factor,
                 "A run is stopped (censored) after this many times the chosen configuration's time (default 3)");
+    add_checked(sub, "--constant", o.constants,
+                "SECTION.KEY=VALUE: one of the tuner's constants (noise.sd, noise.dof, noise.few_runs_noisiest, "
+                "model.error, discrepancy.length_scale, fit.prior_weight, fit.min_configurations; docs/TUNE.md \"Constants\")")
+        ->type_name("SECTION.KEY=VALUE")
+        ->allow_extra_args(false)  // one value each time: `--set K=V -- prog -c` leaves `--` to the command
+        ->take_last()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub->add_flag("--no-prior", o.no_prior,
                   "Do not use the application profile's times as a prior (its structure still shapes the model)");
     sub->add_flag("--no-model", o.no_model, "Learn from the runs alone (no model; for comparison)");
@@ -254,6 +261,43 @@ double parse_max_cost(const std::string& text) {
     return v;
 }
 
+// --constant SECTION.KEY=VALUE (its form checked by the option table): one of the tuner's constants.
+void set_constant(tune_options& to, const std::string& text) {
+    const std::size_t eq = text.find('=');
+    const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
+    const struct {
+        const char* name;
+        double* member;
+        double lo, hi;
+    } reals[] = {{"noise.sd", &to.noise, 1e-4, 2},       {"noise.dof", &to.noise_dof, 0.1, 1e3},
+                 {"model.error", &to.model_error, 1e-3, 5}, {"discrepancy.length_scale", &to.length_scale, 0.05, 100},
+                 {"fit.prior_weight", &to.prior_weight, 1e-3, 100}};
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    const bool number = !value.empty() && end == value.c_str() + value.size() && std::isfinite(v);
+    if (name == "fit.min_configurations") {
+        if (!number || v != std::floor(v) || v < 1 || v > 1000)
+            throw usage_error("--constant: expected " + name + " a whole number in [1, 1000], found \"" + value + "\"");
+        to.min_fit_configurations = static_cast<int>(v);
+        return;
+    }
+    if (name == "noise.few_runs_noisiest") {
+        if (!number || (v != 0 && v != 1))
+            throw usage_error("--constant: expected " + name + "=0 or 1, found \"" + value + "\"");
+        to.few_runs_noisiest = v == 1;
+        return;
+    }
+    for (const auto& r : reals) {
+        if (name != r.name) continue;
+        if (!number || v < r.lo || v > r.hi)
+            throw usage_error(fmt::format("--constant: expected {} in [{:g}, {:g}], found \"{}\"", name, r.lo, r.hi, value));
+        *r.member = v;
+        return;
+    }
+    throw usage_error("--constant: expected noise.sd, noise.dof, noise.few_runs_noisiest, model.error, "
+                      "discrepancy.length_scale, fit.prior_weight or fit.min_configurations, found \"" + name + "\"");
+}
+
 tune_options tuner_options(const tune_options_cli& o) {
     tune_options to;
     to.tolerance = o.tolerance;
@@ -275,6 +319,7 @@ tune_options tuner_options(const tune_options_cli& o) {
     to.prior = !o.no_prior;
     to.use_model = !o.no_model;
     to.choose_structure = o.no_app;
+    for (const std::string& c : o.constants) set_constant(to, c);
     return to;
 }
 

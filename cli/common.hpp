@@ -174,6 +174,7 @@ struct tune_options_cli {
     std::optional<double> max_seconds, timeout;
     std::string max_cost = "exhaustive";  ///< --max-cost: exhaustive, none or machine seconds
     std::optional<long long> uses;        ///< --uses: production runs the choice will serve
+    std::vector<std::string> constants;   ///< --constant SECTION.KEY=VALUE: the tuner's constants (docs/TUNE.md)
     unsigned long long seed = 1;
     bool no_prior = false, no_model = false, json = false, quiet = false;
     bool no_app = false;  ///< a platform without an application profile (set by the scenario): structure from the runs

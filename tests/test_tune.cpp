@@ -416,6 +416,45 @@ TEST_CASE("tune noise stage: pooled noise, few runs as noisy as the noisiest, on
     }
 }
 
+TEST_CASE("tune noise stage: the constants: few runs as their own, and a prior a steady program overrules") {
+    using mmgp::detail::config_evidence;
+    using mmgp::detail::noise_prior;
+    const std::vector<config_evidence> ev = {runs_with_variance(3, 0.04), runs_with_variance(2, 0.01),
+                                             runs_with_variance(1, 0.0)};
+    SUBCASE("few_runs_noisiest false: a configuration with fewer than three runs keeps its own, shrunk") {
+        const auto noise = mmgp::detail::pool_noise(ev, noise_prior{0.1, 4, false});
+        CHECK(noise.pooled_var == doctest::Approx(0.13 / 7));
+        CHECK(noise.config_var[1] == doctest::Approx((3 * 0.13 / 7 + 0.01) / 4));  // below the noisiest
+        CHECK(noise.config_var[1] < noise.config_var[0]);
+        CHECK(noise.config_var[2] == doctest::Approx(0.13 / 7));  // one run: the pool's
+    }
+    SUBCASE("the prior's degrees of freedom: a steady program's repetitions outweigh a weak prior") {
+        // Three configurations with three runs each, every repetition equal (6 degrees of freedom at 0).
+        const std::vector<config_evidence> steady = {runs_with_variance(3, 0.0), runs_with_variance(3, 0.0),
+                                                     runs_with_variance(3, 0.0)};
+        const auto strong = mmgp::detail::pool_noise(steady, noise_prior{0.1, 4, true});
+        const auto weak = mmgp::detail::pool_noise(steady, noise_prior{0.1, 1, true});
+        CHECK(strong.pooled_var == doctest::Approx(0.04 / 10));
+        CHECK(weak.pooled_var == doctest::Approx(0.01 / 7));
+    }
+}
+
+TEST_CASE_FIXTURE(tune_fixture, "tune: without a prior, the model is fitted from min_fit_configurations on") {
+    for (int enough : {2, 5}) {
+        CAPTURE(enough);
+        mmgp::tune_options o;
+        o.prior = false;
+        o.min_fit_configurations = enough;
+        mmgp::tuner t(s, space, o);
+        mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+        for (std::size_t i = 0; i < 4; ++i) {
+            const mmgp::tune_assessment a = t.assess();
+            CHECK(a.model_used == (static_cast<int>(i) >= enough));
+            t.add({i * 7, ev(space[i * 7]).time_s, mmgp::run_outcome::ok});
+        }
+    }
+}
+
 TEST_CASE("tune policy stage: the chosen configuration, by time and by cost, and the reference in flight") {
     const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp},
                                                     {4, 1, 2, mmgp::policy::edtlp}, {8, 1, 1, mmgp::policy::edtlp}};

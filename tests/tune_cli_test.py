@@ -173,11 +173,24 @@ with tempfile.TemporaryDirectory() as tmp:
             (variant("m.jsonl", header, [dict(first, m=1.5)]), "m = 1.5", "/m: expected an integer >= 1"),
             (variant("pol.jsonl", header, [dict(first, policy="fifo")]), "an unknown policy", "/policy: expected edtlp or os"),
             (variant("dup.jsonl", header, [first, first]), "a run line twice", "expected each run recorded once"),
-            (variant("wall.jsonl", header, [dict(first, wall_s=1e308)]), "a wall time of 1e308 s", "/wall_s: expected a wall time")]:
+            (variant("wall.jsonl", header, [dict(first, wall_s=1e308)]), "a wall time of 1e308 s", "/wall_s: expected a wall time"),
+            (variant("const.jsonl", dict(header, options=dict(header["options"], constants=["noise.sd=5"])), [first]),
+             "a noise constant of 5", '--constant: expected noise.sd in [0.0001, 2], found "5"')]:
         before = open(path).read()
         r = run(["tune", "--resume", path])
         check(r.returncode == 2 and r.stderr.count("\n") == 1 and frag in r.stderr and open(path).read() == before,
               f"--resume with {what}: refused, one line, journal unchanged ({r.stderr.strip()})")
+    # The tuner's constants: kept in the header, and a resumed tune goes on with them.
+    j4 = os.path.join(tmp, "constants.jsonl")
+    r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j4, "--no-bind", "--max-runs", "2",
+             "--constant", "noise.dof=2", "--constant", "fit.min_configurations=3", "--set", "platform.T_csw=3e-6",
+             "--", "sh", "-c", "sleep 0.0{m}"])
+    head = json.loads(open(j4).readline()) if os.path.exists(j4) else {}
+    check(r.returncode == 0 and head.get("options", {}).get("constants") == ["noise.dof=2", "fit.min_configurations=3"],
+          f"--constant (and --set) before --: kept in the journal's header ({head.get('options', {}).get('constants')}, {r.stderr.strip()[-200:]})")
+    no_constants = dict(header, options={k: v for k, v in header["options"].items() if k != "constants"})
+    r = run(["tune", "--resume", variant("old.jsonl", no_constants, [first]), "--max-runs", "2"][:3])
+    check(r.returncode == 0, f"a journal from before --constant resumes with the defaults ({r.stderr.strip()[-200:]})")
     # The cost cap and the uses: bad values refused in one line; the cap and the expected regret in the result.
     for args, frag in [(["--max-cost", "cheap"], "--max-cost: expected exhaustive, none or a positive number"),
                        (["--max-cost", "-5"], "--max-cost: expected exhaustive, none or a positive number"),

@@ -73,8 +73,9 @@ void summarise_runs(config_evidence& e) {
 // `outlier_ratio` times their median scale: one pathology does not make every other configuration noisy.
 // Each configuration's own scale is then shrunk towards the pooled one with `config_dof` pseudo-degrees of
 // freedom (machines are noisier for some mappings than others).
-noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double prior_noise) {
-    constexpr double prior_dof = 4, config_dof = 3, outlier_ratio = 4;
+noise_estimate pool_noise(const std::vector<config_evidence>& evidence, const noise_prior& prior) {
+    constexpr double config_dof = 3, outlier_ratio = 4;
+    const double prior_dof = prior.dof, prior_noise = prior.sd;
     std::vector<double> scales;
     for (const auto& e : evidence)
         if (e.logs.size() >= 2) scales.push_back(e.own_var);
@@ -98,6 +99,7 @@ noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double p
     // noisiest one measured three times or more, that one's scale bounded like the pool's, so that one unlucky
     // run does not rule it out and one pathology does not make it look hopeless. (Without this, runs in flight
     // spread less: 4 at once on an 8-configuration group cost 1.6x the machine time.)
+    if (!prior.few_runs_noisiest) return noise;
     double noisiest = noise.pooled_var;
     for (std::size_t c = 0; c < evidence.size(); ++c)
         if (evidence[c].logs.size() >= 3) noisiest = std::max(noisiest, std::min(noise.config_var[c], cap));
@@ -106,9 +108,9 @@ noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double p
     return noise;
 }
 
-noise_estimate estimate_noise(run_evidence& evidence, double prior_noise) {
+noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior) {
     for (std::size_t c : evidence.measured) summarise_runs(evidence.per_config[c]);
-    return pool_noise(evidence.per_config, prior_noise);
+    return pool_noise(evidence.per_config, prior);
 }
 
 }  // namespace mmgp::detail

@@ -170,8 +170,9 @@ prior_fit fit_prior(const scenario& s, const std::vector<configuration>& space, 
     prior_fit out;
     out.log_time.assign(space.size(), 0.0);
     out.model_s.assign(space.size(), 0.0);
-    // Without the profile's values the fit needs one measured configuration more than it has parameters.
-    if (!opt.use_model || !(opt.prior || evidence.measured.size() >= n_fit + 1)) return out;
+    // Without the profile's values the fit waits for min_fit_configurations measured configurations.
+    const auto enough = static_cast<std::size_t>(std::max(opt.min_fit_configurations, 1));
+    if (!opt.use_model || !(opt.prior || evidence.measured.size() >= enough)) return out;
     if (opt.choose_structure && !opt.prior) {
         scenario fitted = s;
         if (fit_structure_from_runs(s, space, evidence, fitted, out.params)) evaluate_model(fitted, space, out);

@@ -48,9 +48,18 @@ struct tune_options {
     bool choose_structure = false;
     double model_error = 0.20;   ///< prior sd of log(measured / predicted) over configurations (the model's error)
     double noise = 0.10;         ///< prior sd of log(run time) between repetitions of one configuration
+    /// What the noise prior is worth, in degrees of freedom of repetitions (a steady program overrules it once
+    /// its repetitions add up to several times this).
+    double noise_dof = 4;
+    /// A configuration with fewer than three runs is taken to be as noisy as the noisiest one measured three
+    /// times or more (true), or as noisy as its own runs and the pool say (false).
+    bool few_runs_noisiest = true;
     double length_scale = 1.0;   ///< how far the discrepancy is correlated, in doublings of m, p and nodes
     double bound_factor = 3.0;   ///< a run is stopped after this many times the chosen configuration's time
     double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value
+    /// Without the prior's values (prior false): the model is fitted, and the next run chosen by it rather than by
+    /// how little is known, once this many configurations have finished runs.
+    int min_fit_configurations = 5;
     int max_runs = 50;           ///< budget: runs (0: no limit)
     double max_seconds = 0;      ///< budget: machine seconds, wall time x nodes (0: no limit)
     /// The cost cap: no run starts that is expected to take the machine time spent above the estimated

@@ -62,10 +62,19 @@ struct noise_estimate {
     double pooled_var = 0;           // the pooled run-to-run variance of log times
     std::vector<double> config_var;  // per configuration: the variance assumed for one of its runs
 };
-/// The pooled and per-configuration noise of summarised evidence; `prior_noise`: the prior sd.
-noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double prior_noise);
+/// The constants of the noise stage (tune_options: noise, noise_dof, few_runs_noisiest).
+struct noise_prior {
+    double sd = 0.10;                // prior sd of a run's log time
+    double dof = 4;                  // what the prior is worth, in degrees of freedom of repetitions
+    bool few_runs_noisiest = true;   // fewer than three runs: as noisy as the noisiest configuration
+};
+/// The pooled and per-configuration noise of summarised evidence.
+noise_estimate pool_noise(const std::vector<config_evidence>& evidence, const noise_prior& prior);
+inline noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double prior_sd) {
+    return pool_noise(evidence, noise_prior{prior_sd});
+}
 /// summarise_runs on every measured configuration, then pool_noise.
-noise_estimate estimate_noise(run_evidence& evidence, double prior_noise);
+noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior);
 
 // --- 2. prior fit (tune_prior.cpp) -------------------------------------------------------------------
 
