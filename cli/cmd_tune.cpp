@@ -68,7 +68,7 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
                 "A run is stopped (censored) after this many times the chosen configuration's time (default 3)");
     add_checked(sub, "--constant", o.constants,
                 "SECTION.KEY=VALUE: one of the tuner's constants (noise.sd, noise.dof, noise.few_runs_noisiest, "
-                "model.error, discrepancy.length_scale, fit.prior_weight, fit.min_configurations; docs/TUNE.md \"Constants\")")
+                "model.error, discrepancy.length_scale, fit.prior_weight, fit.min_configurations, policy.knowledge_gradient; docs/TUNE.md \"Constants\")")
         ->type_name("SECTION.KEY=VALUE")
         ->allow_extra_args(false)  // one value each time: `--set K=V -- prog -c` leaves `--` to the command
         ->take_last()
@@ -281,10 +281,12 @@ void set_constant(tune_options& to, const std::string& text) {
         to.min_fit_configurations = static_cast<int>(v);
         return;
     }
-    if (name == "noise.few_runs_noisiest") {
+    for (auto [flag, member] : {std::pair{"noise.few_runs_noisiest", &to.few_runs_noisiest},
+                                std::pair{"policy.knowledge_gradient", &to.next_by_gradient}}) {
+        if (name != flag) continue;
         if (!number || (v != 0 && v != 1))
             throw usage_error("--constant: expected " + name + "=0 or 1, found \"" + value + "\"");
-        to.few_runs_noisiest = v == 1;
+        *member = v == 1;
         return;
     }
     for (const auto& r : reals) {
@@ -295,7 +297,8 @@ void set_constant(tune_options& to, const std::string& text) {
         return;
     }
     throw usage_error("--constant: expected noise.sd, noise.dof, noise.few_runs_noisiest, model.error, "
-                      "discrepancy.length_scale, fit.prior_weight or fit.min_configurations, found \"" + name + "\"");
+                      "discrepancy.length_scale, fit.prior_weight, fit.min_configurations or policy.knowledge_gradient, "
+                      "found \"" + name + "\"");
 }
 
 tune_options tuner_options(const tune_options_cli& o) {

@@ -96,7 +96,7 @@ constexpr value_rule rule_table[] = {
     {"tune", "--uses", K::count, 1, 1e12},
     {"tune", "--timeout", K::real, 0, 1e9, true},
     {"tune", "--bound-factor", K::real, 1, 1e6, true},
-    {"tune", "--constant", K::assignment, 0, 0, false, false, "noise|model|discrepancy|fit"},
+    {"tune", "--constant", K::assignment, 0, 0, false, false, "noise|model|discrepancy|fit|policy"},
     {"tune", "--plot", K::text},
 };
 }  // namespace

@@ -127,7 +127,7 @@ REFUSED = [
     ("tune: an out-of-range confidence", "tune p.json --confidence 1 -- true", 2, '--confidence: expected a number in (0, 1), found "1"'),
     ("tune: a constant the tuner does not have", "tune p.json --constant noise.spread=0.1 -- true", 2,
      '--constant: expected noise.sd, noise.dof, noise.few_runs_noisiest, model.error, discrepancy.length_scale, '
-     'fit.prior_weight or fit.min_configurations, found "noise.spread"'),
+     'fit.prior_weight, fit.min_configurations or policy.knowledge_gradient, found "noise.spread"'),
     ("tune: a constant out of its range", "tune p.json --constant noise.dof=0 -- true", 2,
      '--constant: expected noise.dof in [0.1, 1000], found "0"'),
     ("tune: runs in flight with a launcher that cannot hold them apart", "tune p.json --parallel 2 --launcher local -- true",

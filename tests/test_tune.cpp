@@ -629,6 +629,23 @@ TEST_CASE("tune policy stage: the next run, by P(beats the chosen) per machine s
     }
 }
 
+TEST_CASE("tune policy stage: the next run by the knowledge gradient: the doubt, not the near tie") {
+    // Config 1: measured four times, 0.5 % slower than the chosen, sd 0.063 (a near tie); config 2: not run,
+    // expected 16 % slower but with sd 0.3 (its interval reaches far below the chosen).
+    policy_case t({0.0, 0.005, 0.15}, {0.0004, 0.004, 0.09}, {4, 4, 0}, 1);
+    t.opt.cap_at_exhaustive = false;
+    SUBCASE("by P(beats the chosen) per machine second: the near tie again (0.30 / 1.01 s against 0.28 / 1.21 s)") {
+        t.decide();
+        CHECK(t.a.next == 1);
+    }
+    SUBCASE("by the knowledge gradient: the unmeasured one (0.024 against 0.009 per second: switching to the near "
+            "tie gains little)") {
+        t.opt.next_by_gradient = true;
+        t.decide();
+        CHECK(t.a.next == 2);
+    }
+}
+
 TEST_CASE("tune policy stage: the cost cap, the expected regret and the uses") {
     // Config 1 is expected 5 % slower than the chosen, both known within sd 0.1: P(beats by > 3 %) = 0.29.
     policy_case t({0.0, 0.05}, {0.01, 0.01}, {3, 1}, 1);

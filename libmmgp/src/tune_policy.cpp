@@ -161,6 +161,46 @@ double committed_seconds(const tune_assessment& a, const log_beliefs& b, const s
     return total;
 }
 
+// E[max(0, X)] for X ~ N(mean, sd^2).
+double expected_excess(double mean, double sd) {
+    if (sd <= 0) return std::max(0.0, mean);
+    const double z = mean / sd;
+    return sd * std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI) + mean * normal_cdf(z);
+}
+
+// The knowledge gradient of one more run of `run` (the rival or the chosen `ch`) for the comparison of `rival`
+// with the chosen, in log time: D, the chosen's log time minus the rival's, has mean g; the run moves D's mean
+// with variance k; the choice after it takes the faster of the two, which gains E[max(0, D')] - max(0, g) =
+// sqrt(k) phi(|g| / sqrt(k)) - |g| Phi(-|g| / sqrt(k)). `var`, `cov`: the variances and the covariances with
+// the chosen.
+double knowledge_gradient(const log_beliefs& b, const std::vector<double>& var, const std::vector<double>& cov,
+                          std::size_t ch, std::size_t rival, std::size_t run) {
+    const double with_run = run == rival ? cov[rival] - var[rival] : var[ch] - cov[rival];
+    const double k = with_run * with_run / (var[run] + b.run_var[run]);
+    const double g = std::abs(b.mean[ch] - b.mean[rival]);
+    if (!(k > 0)) return 0.0;
+    return expected_excess(-g, std::sqrt(k));
+}
+
+// The next run by the knowledge gradient per machine second: a rival's own run by what it may gain on the
+// comparison with the chosen, the chosen's by the most it gains on any comparison. Two configurations already
+// within a hair of each other gain little from another run of either (switching between them gains little), an
+// unmeasured one whose interval reaches below the chosen's gains much.
+void knowledge_gradient_scores(const tune_assessment& a, const choice& ch, const log_beliefs& b,
+                               const std::vector<bool>& candidate, const std::vector<configuration>& space,
+                               std::vector<double>& score) {
+    const std::vector<double>& var = b.fantasies ? b.var_fantasy : b.var;
+    const std::vector<double>& cov = b.fantasies ? b.cov_fantasy : b.cov;
+    const std::size_t chosen = ch.chosen;
+    double chosen_gain = 0;
+    for (std::size_t c = 0; c < a.configs.size(); ++c) {
+        if (c == chosen || a.configs[c].excluded) continue;
+        if (candidate[c]) score[c] = knowledge_gradient(b, var, cov, chosen, c, c) / run_cost(a, b, space, c);
+        chosen_gain = std::max(chosen_gain, knowledge_gradient(b, var, cov, chosen, c, chosen));
+    }
+    if (candidate[chosen]) score[chosen] = chosen_gain / run_cost(a, b, space, chosen);
+}
+
 // Each configuration's score for the next run, higher first (-infinity: not a candidate). While nothing
 // predicts (no model, too few runs to fit one): how little is known of it. Before anything is chosen: the
 // lowest expected time. Then the probability it beats the chosen (or the reference) by more than the
@@ -168,7 +208,8 @@ double committed_seconds(const tune_assessment& a, const log_beliefs& b, const s
 // (both sides of the comparison that keeps the loop going).
 std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, const beat_probability& beats,
                                     const log_beliefs& b, const std::vector<int>& flying,
-                                    const std::vector<configuration>& space, bool exploring, bool any_runnable) {
+                                    const std::vector<configuration>& space, bool exploring, bool any_runnable,
+                                    bool by_gradient) {
     const std::size_t n = a.configs.size(), ref = ch.reference;
     const std::vector<double>& v_next = b.fantasies ? b.var_fantasy : b.var;
     std::vector<double> score(n, -std::numeric_limits<double>::infinity());
@@ -178,6 +219,10 @@ std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, 
     if (exploring || !ch.has_reference) {
         for (std::size_t c = 0; c < n; ++c)
             if (candidate[c]) score[c] = exploring ? v_next[c] : -b.mean[c];
+        return score;
+    }
+    if (by_gradient && a.has_chosen && !ch.by_cost) {
+        knowledge_gradient_scores(a, ch, b, candidate, space, score);
         return score;
     }
     for (std::size_t c = 0; c < n; ++c) {
@@ -232,13 +277,6 @@ bool choose_next(tune_assessment& a, const choice& ch, const std::vector<double>
     return a.has_next && ch.has_reference && a.next == ch.reference;
 }
 
-// E[max(0, X)] for X ~ N(mean, sd^2).
-double expected_excess(double mean, double sd) {
-    if (sd <= 0) return std::max(0.0, mean);
-    const double z = mean / sd;
-    return sd * std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI) + mean * normal_cdf(z);
-}
-
 // The expected regret of the chosen configuration: the largest, over its rivals, expected excess of its log
 // time over theirs (a lower bound of the expected excess over the best of them), as a fraction and in seconds.
 void rate_regret(tune_assessment& a, const log_beliefs& b) {
@@ -261,18 +299,11 @@ void rate_regret(tune_assessment& a, const log_beliefs& b) {
 // |g| Phi(-|g| / sqrt(k)). A run of the chosen itself: the largest of these over its rivals.
 double expected_saving(const tune_assessment& a, const log_beliefs& b, std::size_t next) {
     const std::size_t ch = a.chosen;
-    auto gradient = [&](std::size_t rival, std::size_t run) {
-        const double with_run = run == rival ? b.cov[rival] - b.var[rival] : b.var[ch] - b.cov[rival];
-        const double k = with_run * with_run / (b.var[run] + b.run_var[run]);
-        const double g = std::abs(b.mean[ch] - b.mean[rival]);
-        if (k <= 0) return 0.0;
-        return expected_excess(-g, std::sqrt(k));  // sqrt(k) phi(g / sqrt(k)) - g Phi(-g / sqrt(k))
-    };
     double best = 0;
-    if (next != ch) best = gradient(next, next);
+    if (next != ch) best = knowledge_gradient(b, b.var, b.cov, ch, next, next);
     else
         for (std::size_t c = 0; c < a.configs.size(); ++c)
-            if (c != ch && !a.configs[c].excluded) best = std::max(best, gradient(c, ch));
+            if (c != ch && !a.configs[c].excluded) best = std::max(best, knowledge_gradient(b, b.var, b.cov, ch, c, ch));
     return std::expm1(best) * std::exp(b.mean[ch]);
 }
 
@@ -335,7 +366,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     const auto enough = static_cast<std::size_t>(std::max(opt.min_fit_configurations, 1));
     const bool exploring = !a.model_used && (opt.use_model ? evidence.measured.size() < enough : !a.has_chosen);
     std::vector<double> score =
-        next_run_scores(a, ch, beats, b, flying, space, exploring, any_runnable);
+        next_run_scores(a, ch, beats, b, flying, space, exploring, any_runnable, opt.next_by_gradient);
     if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);
     const bool repeat_chosen = choose_next(a, ch, score);
     if (!a.has_next) {

@@ -60,6 +60,9 @@ struct tune_options {
     /// Without the prior's values (prior false): the model is fitted, and the next run chosen by it rather than by
     /// how little is known, once this many configurations have finished runs.
     int min_fit_configurations = 5;
+    /// The next run: the highest knowledge gradient per machine second (what one more run is expected to gain
+    /// on the comparison with the chosen; true) rather than the highest P(beats the chosen) per machine second.
+    bool next_by_gradient = false;
     int max_runs = 50;           ///< budget: runs (0: no limit)
     double max_seconds = 0;      ///< budget: machine seconds, wall time x nodes (0: no limit)
     /// The cost cap: no run starts that is expected to take the machine time spent above the estimated
