@@ -382,7 +382,7 @@ TEST_CASE("tune noise stage: pooled noise, few runs as noisy as the noisiest, on
     SUBCASE("the pooled noise and each configuration's own, shrunk towards it; few runs as the noisiest") {
         const std::vector<config_evidence> ev = {runs_with_variance(3, 0.04), runs_with_variance(2, 0.01),
                                                  runs_with_variance(1, 0.0), config_evidence{}};
-        const auto noise = mmgp::detail::pool_noise(ev, 0.1);
+        const auto noise = mmgp::detail::pool_noise(ev, {0.1, 4, true});
         // (4 x 0.1^2 + 2 x 0.04 + 1 x 0.01) / (4 + 2 + 1)
         CHECK(noise.pooled_var == doctest::Approx(0.13 / 7));
         REQUIRE(noise.config_var.size() == 4);
@@ -396,7 +396,7 @@ TEST_CASE("tune noise stage: pooled noise, few runs as noisy as the noisiest, on
     SUBCASE("a configuration far noisier than the others counts at four times their median scale in the pool") {
         const std::vector<config_evidence> ev = {runs_with_variance(3, 0.001), runs_with_variance(3, 0.002),
                                                  runs_with_variance(3, 0.003), runs_with_variance(3, 1.0)};
-        const auto noise = mmgp::detail::pool_noise(ev, 0.1);
+        const auto noise = mmgp::detail::pool_noise(ev, {0.1, 4, true});
         // median of the four scales: 0.0025; cap 0.01 for the bimodal one
         CHECK(noise.pooled_var == doctest::Approx((0.04 + 2 * (0.001 + 0.002 + 0.003 + 0.01)) / 12));
         // its own scale still says it is noisy
@@ -404,12 +404,12 @@ TEST_CASE("tune noise stage: pooled noise, few runs as noisy as the noisiest, on
         // and one configuration with a single run is not made as noisy as it: the noisiest counts at the bound
         std::vector<config_evidence> with_one = ev;
         with_one.push_back(runs_with_variance(1, 0.0));
-        const auto bounded = mmgp::detail::pool_noise(with_one, 0.1);
+        const auto bounded = mmgp::detail::pool_noise(with_one, {0.1, 4, true});
         CHECK(bounded.config_var[4] == doctest::Approx(0.01));
     }
     SUBCASE("a configuration with two noisy runs keeps its own, larger noise") {
         const std::vector<config_evidence> ev = {runs_with_variance(2, 0.5), runs_with_variance(1, 0.0)};
-        const auto noise = mmgp::detail::pool_noise(ev, 0.1);
+        const auto noise = mmgp::detail::pool_noise(ev, {0.1, 4, true});
         CHECK(noise.pooled_var == doctest::Approx((0.04 + 0.5) / 5));       // 0.108
         CHECK(noise.config_var[0] == doctest::Approx((3 * 0.108 + 0.5) / 4));  // 0.206
         CHECK(noise.config_var[1] == doctest::Approx(0.108));

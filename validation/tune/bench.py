@@ -77,7 +77,7 @@ def simulated_rows(name):
 def groups():
     """(name, scenario, units, rows) per recorded group, then the simulated ones."""
     out = []
-    for program, folder in (("libpll", "offload"), ("raxml", "raxml"), ("gromacs", "gromacs")):
+    for program, folder in (("libpll", "offload"), ("raxml", "raxml"), ("gromacs", "gromacs"), ("iqtree", "iqtree")):
         path = os.path.join(ROOT, "validation", folder, "runs.csv")
         by = {}
         for r in csv.DictReader(open(path)):

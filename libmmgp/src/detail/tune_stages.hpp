@@ -70,9 +70,6 @@ struct noise_prior {
 };
 /// The pooled and per-configuration noise of summarised evidence.
 noise_estimate pool_noise(const std::vector<config_evidence>& evidence, const noise_prior& prior);
-inline noise_estimate pool_noise(const std::vector<config_evidence>& evidence, double prior_sd) {
-    return pool_noise(evidence, noise_prior{prior_sd});
-}
 /// summarise_runs on every measured configuration, then pool_noise.
 noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior);
 
