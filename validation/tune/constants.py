@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""The tuner's constants, chosen leave-one-group-out on the benchmark's replays.
+
+    python3 validation/tune/constants.py [--mmgp build/cli/mmgp] [--seeds 20] [--jobs 2]
+
+mmgp tune has constants no measurement fixes by itself: the prior of the run-to-run noise (`noise.sd`), what that
+prior is worth in degrees of freedom of repetitions (`noise.dof`), whether a configuration with fewer than three
+runs is taken to be as noisy as the noisiest one (`noise.few_runs_noisiest`), how many configurations must have
+finished runs before a tune without an application profile fits the model and follows it
+(`fit.min_configurations`), and the run bound (`--bound-factor`, in multiples of the chosen configuration's time). This command replays every group of bench.py (the same groups,
+variants and replay functions) with every combination of GRID, in four settings per group: the new user's three
+variants (only a platform: as recorded, deviations shrunk to a tenth, the two best 0.5 % apart) and the group's
+scenario with its prior. Seeds 1001.. are used, not the benchmark's 1..N, so that the figures the benchmark
+reports are not those the constants were chosen on.
+
+The loss of a setting: mmgp tune's median machine time as a fraction of exhaustive trial's, plus PENALTY x how
+far its P(regret <= 3 %) falls short of the target, plus PENALTY x how far its machine time exceeds exhaustive
+trial's where that reaches P >= 0.9. The target is 0.9, or less where neither exhaustive trial nor the defaults
+before reach it: then the better of the two (a choice is never worse than trying everything once, and no group
+loses what it had). A combination's loss on a set of groups is
+the mean over their settings.
+
+For every group, the combination with the least loss on the *other* groups is chosen and the group's own
+figures with it are reported (leave one group out): what a program no group uses can expect. The combination
+with the least loss on all groups is the one to commit as mmgp tune's defaults (libmmgp/include/mmgp/tune.hpp);
+the report says whether the defaults are it. Writes constants/report.txt and constants/results.json beside this
+file.
+"""
+import argparse
+import concurrent.futures
+import itertools
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402  (the benchmark's groups, variants and replay functions)
+
+# The candidates; the first value of each is mmgp tune's default before this command chose.
+GRID = {
+    "noise.sd": ["0.1", "0.03"],
+    "noise.dof": ["4", "1"],
+    "noise.few_runs_noisiest": ["1", "0"],
+    "fit.min_configurations": ["5", "2"],
+    "bound-factor": ["3", "2", "1.5"],
+}
+PENALTY = 10.0
+SETTINGS = ["a", "b", "c", "prior"]
+FIRST_SEED = 1001
+
+
+def args_of(combo):
+    """mmgp tune's words for one combination of the grid."""
+    out = []
+    for name, value in combo.items():
+        out += ["--bound-factor", value] if name == "bound-factor" else ["--constant", f"{name}={value}"]
+    return out
+
+
+def label(combo):
+    return " ".join(f"{k}={v}" for k, v in combo.items())
+
+
+def loss(x, before):
+    """One setting's loss from its figures and the defaults' figures in the same setting (see the module's text)."""
+    target = min(0.9, max(x["exhaustive_p"], before["p"]))
+    over = max(0.0, x["time_fraction"] - 1) if x["exhaustive_p"] >= 0.9 else 0.0
+    return x["time_fraction"] + PENALTY * max(0.0, target - x["p"]) + PENALTY * over
+
+
+def measure(pool, mmgp, group, combo, seeds, folder):
+    """The figures of one group with one combination: per setting, P, median machine time fraction, runs."""
+    name, scen, units, rows = group
+    out = {}
+    for setting in SETTINGS:
+        vrows = rows if setting == "prior" else bench.variant_rows(rows, setting)
+        path = bench.write_group(f"{name}-{setting}", units, vrows, folder)
+        reps = bench.reps_of(vrows)
+        truth = bench.truth_of(reps)
+        exh_cost = bench.exhaustive_cost(truth)
+        exh = [bench.exhaustive(reps, sd) for sd in seeds]
+        if setting == "prior":
+            profile, extra = scen, []
+        else:
+            profile, extra = bench.new_user_args(bench.NEW_USER_PLATFORM.get(name, os.path.join(HERE, "host.json")),
+                                                 vrows, units)
+        extra = extra + args_of(combo)
+        tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, extra), seeds))
+        s = bench.summary(tuned, truth, exh_cost)
+        out[setting] = {"p": s["p_within_3pct"], "time_fraction": s["median_time_fraction"],
+                        "runs": s["median_runs"], "exhaustive_p": bench.summary(exh, truth, exh_cost)["p_within_3pct"]}
+    return out
+
+
+def mean_loss(results, names, key):
+    default = label({name: values[0] for name, values in GRID.items()})
+    return statistics.mean(loss(results[n][key][s], results[n][default][s]) for n in names for s in SETTINGS)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    combos = [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
+    keys = [label(c) for c in combos]
+    seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
+    groups = bench.groups()
+    names = [g[0] for g in groups]
+    results = {}
+    pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
+    with tempfile.TemporaryDirectory() as folder:
+        for g in groups:
+            results[g[0]] = {label(c): measure(pool, a.mmgp, g, c, seeds, folder) for c in combos}
+            print(g[0], file=sys.stderr, flush=True)
+
+    default = keys[0]
+    overall = min(keys, key=lambda k: mean_loss(results, names, k))
+    lines = [f"# mmgp tune's constants chosen leave-one-group-out: python3 validation/tune/constants.py --seeds {a.seeds}",
+             f"# {len(combos)} combinations of {', '.join(GRID)}; settings per group: the new user's variants a, b, c "
+             "and the scenario's prior",
+             f"# loss: machine time / exhaustive trial's + {PENALTY:g} x P shortfall below min(0.9, max(exhaustive P, the defaults' P)) + "
+             f"{PENALTY:g} x machine time above exhaustive trial's where it reaches P >= 0.9",
+             f"# seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", "",
+             "combination (loss on all groups):"]
+    for k in sorted(keys, key=lambda k: mean_loss(results, names, k)):
+        lines.append(f"  {mean_loss(results, names, k):.3f}  {k}" + ("  (the defaults before)" if k == default else ""))
+    lines += ["", f"chosen on all groups: {overall}", "",
+              "left-out group: the combination chosen on the others, and the group's own figures with it "
+              "(P<=3% / machine time fraction per setting), against the defaults before",
+              f"{'group':<22} {'chosen on the others':<66} {'loss':>5} {'before':>6}  " +
+              "  ".join(f"{s:>12}" for s in SETTINGS)]
+    logo = {}
+    for n in names:
+        others = [o for o in names if o != n]
+        k = min(keys, key=lambda k: mean_loss(results, others, k))
+        logo[n] = k
+        own = results[n][k]
+        lines.append(f"{n:<22} {k:<66} {mean_loss(results, [n], k):>5.2f} {mean_loss(results, [n], default):>6.2f}  " +
+                     "  ".join(f"{own[s]['p']:.2f}/{100 * own[s]['time_fraction']:>5.1f}%" for s in SETTINGS))
+    held = statistics.mean(mean_loss(results, [n], logo[n]) for n in names)
+    before = statistics.mean(mean_loss(results, [n], default) for n in names)
+    lines.append(f"mean loss on the left-out groups: {held:.3f} with the constants chosen without them, "
+                 f"{before:.3f} with the defaults before")
+    os.makedirs(os.path.join(HERE, "constants"), exist_ok=True)
+    open(os.path.join(HERE, "constants", "report.txt"), "w").write("\n".join(lines) + "\n")
+    json.dump({"grid": GRID, "seeds": seeds, "penalty": PENALTY, "chosen": overall, "left_out": logo,
+               "results": results}, open(os.path.join(HERE, "constants", "results.json"), "w"), indent=1, sort_keys=True)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
