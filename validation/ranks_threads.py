@@ -24,6 +24,19 @@ FLOOR_S = 3.0
 FIRST_BOUND_S = 300.0
 
 
+def bounded_run(cmd, bound, what, env=None):
+    """One run of cmd in a session of its own: (wall_s, censored). Past `bound` seconds its process group is
+    killed and the run is censored at the bound; a non-zero exit status is an error naming `what`."""
+    t0 = time.monotonic()
+    pr = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+    wall, expired = common.wait_bounded([pr], bound, t0)
+    if expired:
+        return bound, True
+    if pr.returncode != 0:
+        raise RuntimeError(f"{what} exited with {pr.returncode}")
+    return wall, False
+
+
 def prior_fit(a, program, name, platform, best):
     """The prior: two runs at m = 1 (p = 1, 2) measured before the sweep and not part of it; `mmgp fit` makes
     OUT/app-fitted-NAME.json from them (data decomposition, only T_hpu and T_apu free)."""

@@ -22,7 +22,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
@@ -75,15 +74,8 @@ def run_config(tpr, m, p, bound):
     with tempfile.TemporaryDirectory() as d:
         cmd = [GMX, "-quiet", "mdrun", "-s", tpr, "-deffnm", os.path.join(d, "x"), "-ntmpi", str(m), "-ntomp", str(p),
                "-npme", "0", "-pin", "off", "-nb", "cpu"]
-        t0 = time.monotonic()
-        pr = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                              env=dict(os.environ, OMP_NUM_THREADS=str(p)))
-        wall, expired = common.wait_bounded([pr], bound, t0)
-        if expired:
-            return bound, True
-        if pr.returncode != 0:
-            raise RuntimeError(f"gmx mdrun exited with {pr.returncode} at m={m} p={p}")
-        return wall, False
+        return ranks_threads.bounded_run(cmd, bound, f"gmx mdrun at m={m} p={p}",
+                                         env=dict(os.environ, OMP_NUM_THREADS=str(p)))
 
 
 class Gromacs:

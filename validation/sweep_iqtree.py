@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
@@ -63,15 +62,8 @@ class IqTree:
     def run(self, name, m, p, bound):
         """One run with m ranks x p threads; returns (wall_s, censored). The bound kills the process group."""
         with tempfile.TemporaryDirectory() as d:
-            t0 = time.monotonic()
-            pr = subprocess.Popen(command(ALIGNMENTS[name], m, p, os.path.join(d, "x")), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
-            wall, expired = common.wait_bounded([pr], bound, t0)
-            if expired:
-                return bound, True
-            if pr.returncode != 0:
-                raise RuntimeError(f"{IQTREE} exited with {pr.returncode} at m={m} p={p}")
-            return wall, False
+            return ranks_threads.bounded_run(command(ALIGNMENTS[name], m, p, os.path.join(d, "x")), bound,
+                                             f"{IQTREE} at m={m} p={p}")
 
 
 def main():
