@@ -65,7 +65,7 @@ struct noise_estimate {
 /// The constants of the noise stage (tune_options: noise, noise_dof, few_runs_noisiest).
 struct noise_prior {
     double sd = 0.10;                // prior sd of a run's log time
-    double dof = 1;                  // what the prior is worth, in degrees of freedom of repetitions
+    double dof = 4;                  // what the prior is worth, in degrees of freedom of repetitions
     bool few_runs_noisiest = true;   // fewer than three runs: as noisy as the noisiest configuration
 };
 /// The pooled and per-configuration noise of summarised evidence.
