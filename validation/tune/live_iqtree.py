@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""mmgp tune on real IQ-TREE 2 (MPI ranks x OpenMP threads) on this machine, as a new user runs it: a platform
+calibrated here and the program, no application profile. Checked against an exhaustive sweep of the same space.
+
+    python3 validation/tune/live_iqtree.py [--build build] [--reps 3]
+
+1. mmgp calibrate --quick -o live-iqtree/platform.json (this machine);
+2. mmgp tune live-iqtree/platform.json --m 1:4 --p 1:2 --units 800 --launcher openmpi --no-bind --oversubscribe
+   -- iqtree2-mpi ... -nt {p} (the recorded sweep's input and options, validation/sweep_iqtree.py), journal
+   live-iqtree/journal.jsonl;
+3. every configuration of the space --reps times, run and bounded as the recorded sweep runs them
+   (live-iqtree/sweep.csv);
+4. live-iqtree/report.txt: the tune's choice, its regret against the sweep's medians, its machine time against
+   running every configuration once (the sum of the sweep's medians, a stopped configuration at its bound).
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+import sweep_iqtree  # noqa: E402  (the recorded sweep's input, command and bounded run)
+
+LIVE = os.path.join(HERE, "live-iqtree")
+ALN = sweep_iqtree.ALIGNMENTS["24x1200"]
+UNITS = sweep_iqtree.NSTOP
+# One run: m ranks (mpirun -np {m}, rendered by mmgp's openmpi launcher) of p threads each. Unbound
+# (--no-bind): bound to cores, IQ-TREE refuses p threads on one core. One output prefix, overwritten (-redo):
+# the runs are one at a time.
+PROGRAM = ["iqtree2-mpi", "-s", ALN, "-m", "GTR+G4", "-nt", "{p}", "-seed", "1", "-nstop", str(UNITS), "-quiet",
+           "-redo", "-pre", os.path.join(LIVE, "work", "x")]
+
+
+def sweep(reps):
+    """Every configuration of the space reps times, in rounds, bounded as the recorded sweep bounds its runs."""
+    program = sweep_iqtree.IqTree()
+    rows, fastest, censored_once = [], None, set()
+    for rep in range(reps):
+        for m, p in sweep_iqtree.CONFS:
+            if (m, p) in censored_once:
+                continue  # censored once: not repeated
+            bound = max(3.0, 5 * fastest) if fastest else 300.0
+            wall, cens = program.run("24x1200", m, p, bound)
+            if cens:
+                censored_once.add((m, p))
+            else:
+                fastest = min(fastest or wall, wall)
+            rows.append({"m": m, "p": p, "nodes": 1, "rep": rep, "time_s": f"{wall:.4f}", "censored": int(cens),
+                         "bound_s": f"{bound:.2f}"})
+            print(f"sweep rep {rep} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''}", file=sys.stderr, flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    mmgp = os.path.join(a.build, "cli", "mmgp")
+    os.makedirs(os.path.join(LIVE, "work"), exist_ok=True)
+    for f in ("journal.jsonl", "platform.json"):
+        if os.path.exists(os.path.join(LIVE, f)):
+            os.remove(os.path.join(LIVE, f))
+    t0 = time.time()
+    platform = os.path.join(LIVE, "platform.json")
+    subprocess.run([mmgp, "calibrate", "--quick", "--quiet", "-o", platform], check=True)
+    calib_s = time.time() - t0
+    # --timeout: the first run has no bound but this (nothing measured sets one yet), and a configuration whose
+    # threads spin on each other can take minutes.
+    cmd = [mmgp, "tune", platform, "--m", "1:4", "--p", "1:2", "--units", str(UNITS), "--launcher", "openmpi",
+           "--no-bind", "--oversubscribe", "--timeout", "120", "--journal", os.path.join(LIVE, "journal.jsonl"),
+           "--plot", os.path.join(LIVE, "tune.svg"), "--json", "--"] + PROGRAM
+    t0 = time.time()
+    tune = subprocess.run(cmd, capture_output=True, text=True)
+    tune_wall = time.time() - t0
+    shutil.rmtree(os.path.join(LIVE, "work"), ignore_errors=True)
+    if tune.returncode != 0:
+        sys.exit(f"live: mmgp tune failed: {tune.stderr}")
+    j = json.loads(tune.stdout)
+    with open(os.path.join(LIVE, "tune.json"), "w") as f:
+        f.write(json.dumps(j, indent=1) + "\n")
+    rows = sweep(a.reps)
+    with open(os.path.join(LIVE, "sweep.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["m", "p", "nodes", "rep", "time_s", "censored", "bound_s"])
+        w.writeheader()
+        w.writerows(rows)
+    space = sweep_iqtree.CONFS
+    med = {k: statistics.median(float(r["time_s"]) for r in rows if (r["m"], r["p"]) == k) for k in space}
+    stopped = {(r["m"], r["p"]) for r in rows if r["censored"]}
+    best = min(med, key=med.get)
+    once = sum(med.values())
+    chosen = (j["chosen"]["m"], j["chosen"]["p"]) if j["chosen"] else None
+    runs = [json.loads(line) for line in open(os.path.join(LIVE, "journal.jsonl"))][1:]
+    lines = [
+        f"# mmgp tune on IQ-TREE 2 (24 taxa x 1200 sites, GTR+G4, -nstop {UNITS}; MPI ranks x OpenMP threads) on this "
+        "machine, as a new user (a platform calibrated here, no application profile): "
+        "python3 validation/tune/live_iqtree.py",
+        f"calibration (mmgp calibrate --quick): {calib_s:.1f} s",
+        "tune: " + " ".join(os.path.basename(w) if w == mmgp else w for w in cmd[1:]),
+        f"tune: stopped: {j['stop']} after {j['runs']} runs, {j['machine_s']:.1f} machine s ({tune_wall:.1f} s of wall "
+        f"time with mmgp's own work); chose " + (f"m={chosen[0]} p={chosen[1]}" if chosen else "nothing"),
+        "tune's runs: " + ", ".join(f"{r['m']}x{r['p']} {r['wall_s']:.1f} s{' (stopped)' if r['outcome'] == 'censored' else ''}"
+                                    for r in runs if "wall_s" in r),
+        f"sweep: {len(space)} configurations x {a.reps} runs (a configuration stopped at its bound once is not run "
+        f"again); one run of each configuration: {once:.1f} s (medians; stopped ones at their bound)",
+        f"sweep's best: m={best[0]} p={best[1]} {med[best]:.2f} s (median of {a.reps})",
+        (f"tune's choice in the sweep: {med[chosen]:.2f} s, regret {100 * (med[chosen] / med[best] - 1):.1f} %" if chosen else ""),
+        f"tune's machine time / one run of each configuration: {100 * j['machine_s'] / once:.0f} %",
+        "",
+        "sweep medians (s):",
+    ] + [f"  m={m} p={p}: {med[(m, p)]:.2f}" + (" (stopped at its bound)" if (m, p) in stopped else "")
+         for m, p in sorted(space, key=lambda k: med[k])]
+    with open(os.path.join(LIVE, "report.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
