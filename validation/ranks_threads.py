@@ -13,7 +13,9 @@ A program is described by a `program` object with:
   run(input, m, p, bound) -> (wall_s, censored)    one bounded run
   info                 dict added to machine.json (binary, version, command line, inputs)
 """
+import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -22,6 +24,20 @@ import common
 
 FLOOR_S = 3.0
 FIRST_BOUND_S = 300.0
+
+
+def arguments(doc, name, tools, install):
+    """The sweep's command line (--out, default validation/NAME; --repetitions, default 5; --mmgp), after checking
+    that every program of `tools` is on PATH (`install` says how to get them)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", name))
+    ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--mmgp", default=os.path.join(common.ROOT, "build", "cli", "mmgp"))
+    a = ap.parse_args()
+    for tool in tools:
+        if shutil.which(tool) is None:
+            sys.exit(f"sweep_{name}: {tool} not found ({install})")
+    return a
 
 
 def bounded_run(cmd, bound, what, env=None):

@@ -16,7 +16,6 @@ Writes OUT/platform.json (mmgp calibrate, first), OUT/machine.json and OUT/runs.
 (m=1 with p=1 and p=2, measured before the sweep and not part of it) to OUT/fit-NAME.csv, from which
 `mmgp fit` makes the prior application profile OUT/app-fitted-NAME.json.
 """
-import argparse
 import os
 import shutil
 import subprocess
@@ -102,17 +101,10 @@ class Gromacs:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", "gromacs"))
-    ap.add_argument("--repetitions", type=int, default=5)
-    ap.add_argument("--mmgp", default=os.path.join(common.ROOT, "build", "cli", "mmgp"))
-    a = ap.parse_args()
-    if shutil.which(GMX) is None:
-        sys.exit(f"sweep_gromacs: {GMX} not found (apt-get install gromacs)")
+    a = ranks_threads.arguments(__doc__, "gromacs", (GMX,), "apt-get install gromacs")
     inputs_dir = os.path.join(a.out, "inputs")
     os.makedirs(inputs_dir, exist_ok=True)
     ranks_threads.sweep(a, Gromacs(inputs_dir))
-
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,6 @@ Writes OUT/platform.json (mmgp calibrate, first), OUT/machine.json, OUT/runs.csv
 sweeps), and the two prior runs (m = 1 with p = 1 and 2, measured before the sweep and not part of it) to
 OUT/fit-24x1200.csv, from which `mmgp fit` makes the prior application profile OUT/app-fitted-24x1200.json.
 """
-import argparse
 import os
 import shutil
 import subprocess
@@ -67,16 +66,8 @@ class IqTree:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", "iqtree"))
-    ap.add_argument("--repetitions", type=int, default=5)
-    ap.add_argument("--mmgp", default=os.path.join(common.ROOT, "build", "cli", "mmgp"))
-    a = ap.parse_args()
-    for tool in (IQTREE, "mpirun"):
-        if shutil.which(tool) is None:
-            sys.exit(f"sweep_iqtree: {tool} not found (scripts/setup.sh installs iqtree and openmpi-bin)")
+    a = ranks_threads.arguments(__doc__, "iqtree", (IQTREE, "mpirun"), "scripts/setup.sh installs iqtree and openmpi-bin")
     ranks_threads.sweep(a, IqTree())
-
 
 if __name__ == "__main__":
     main()
