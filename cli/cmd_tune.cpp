@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -66,13 +67,10 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--timeout", o.timeout, "The longest one run may take, seconds (default: no limit but the bound)");
     add_checked(sub, "--bound-factor", o.bound_factor,
                 "A run is stopped (censored) after this many times the chosen configuration's time (default 3)");
-    add_checked(sub, "--constant", o.constants,
-                "SECTION.KEY=VALUE: one of the tuner's constants (noise.sd, noise.dof, noise.few_runs_noisiest, "
-                "model.error, discrepancy.length_scale, fit.prior_weight, fit.min_configurations, policy.knowledge_gradient; docs/TUNE.md \"Constants\")")
-        ->type_name("SECTION.KEY=VALUE")
-        ->allow_extra_args(false)  // one value each time: `--set K=V -- prog -c` leaves `--` to the command
-        ->take_last()
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    add_assignments(sub, "--constant", o.constants,
+                    "One of the tuner's constants, repeatable (noise.sd, noise.dof, noise.few_runs_noisiest, "
+                    "model.error, discrepancy.length_scale, fit.prior_weight, fit.min_configurations, "
+                    "policy.knowledge_gradient; docs/TUNE.md \"The tuner's constants\")");
     sub->add_flag("--no-prior", o.no_prior,
                   "Do not use the application profile's times as a prior (its structure still shapes the model)");
     sub->add_flag("--no-model", o.no_model, "Learn from the runs alone (no model; for comparison)");
@@ -261,44 +259,31 @@ double parse_max_cost(const std::string& text) {
     return v;
 }
 
-// --constant SECTION.KEY=VALUE (its form checked by the option table): one of the tuner's constants.
+// --constant SECTION.KEY=VALUE (its form checked by the option table): one of the tuner's constants, its value
+// checked by the table's row for it (command "tune --constant").
 void set_constant(tune_options& to, const std::string& text) {
     const std::size_t eq = text.find('=');
     const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
-    const struct {
-        const char* name;
-        double* member;
-        double lo, hi;
-    } reals[] = {{"noise.sd", &to.noise, 1e-4, 2},       {"noise.dof", &to.noise_dof, 0.1, 1e3},
-                 {"model.error", &to.model_error, 1e-3, 5}, {"discrepancy.length_scale", &to.length_scale, 0.05, 100},
-                 {"fit.prior_weight", &to.prior_weight, 1e-3, 100}};
-    char* end = nullptr;
-    const double v = std::strtod(value.c_str(), &end);
-    const bool number = !value.empty() && end == value.c_str() + value.size() && std::isfinite(v);
-    if (name == "fit.min_configurations") {
-        if (!number || v != std::floor(v) || v < 1 || v > 1000)
-            throw usage_error("--constant: expected " + name + " a whole number in [1, 1000], found \"" + value + "\"");
-        to.min_fit_configurations = static_cast<int>(v);
-        return;
+    const value_rule* rule = nullptr;
+    std::string names;
+    for (const value_rule& r : value_rules()) {
+        if (r.command != "tune --constant") continue;
+        names += (names.empty() ? "" : ", ") + std::string(r.option);
+        if (r.option == name) rule = &r;
     }
-    for (auto [flag, member] : {std::pair{"noise.few_runs_noisiest", &to.few_runs_noisiest},
-                                std::pair{"policy.knowledge_gradient", &to.next_by_gradient}}) {
-        if (name != flag) continue;
-        if (!number || (v != 0 && v != 1))
-            throw usage_error("--constant: expected " + name + "=0 or 1, found \"" + value + "\"");
-        *member = v == 1;
-        return;
-    }
-    for (const auto& r : reals) {
-        if (name != r.name) continue;
-        if (!number || v < r.lo || v > r.hi)
-            throw usage_error(fmt::format("--constant: expected {} in [{:g}, {:g}], found \"{}\"", name, r.lo, r.hi, value));
-        *r.member = v;
-        return;
-    }
-    throw usage_error("--constant: expected noise.sd, noise.dof, noise.few_runs_noisiest, model.error, "
-                      "discrepancy.length_scale, fit.prior_weight, fit.min_configurations or policy.knowledge_gradient, "
-                      "found \"" + name + "\"");
+    if (!rule) throw usage_error("--constant: expected one of " + names + ", found \"" + name + "\"");
+    const std::string why = check_value(*rule, value);
+    if (!why.empty()) throw usage_error("--constant " + name + ": " + why);
+    const double v = std::strtod(value.c_str(), nullptr);
+    if (name == "noise.sd") to.noise = v;
+    else if (name == "noise.dof") to.noise_dof = v;
+    else if (name == "noise.few_runs_noisiest") to.few_runs_noisiest = v == 1;
+    else if (name == "model.error") to.model_error = v;
+    else if (name == "discrepancy.length_scale") to.length_scale = v;
+    else if (name == "fit.prior_weight") to.prior_weight = v;
+    else if (name == "fit.min_configurations") to.min_fit_configurations = static_cast<int>(v);
+    else if (name == "policy.knowledge_gradient") to.next_by_gradient = v == 1;
+    else throw std::logic_error("set_constant: no member for the table's constant " + name);
 }
 
 tune_options tuner_options(const tune_options_cli& o) {

@@ -67,6 +67,9 @@ void drop_warnings();
 
 /// --set SECTION.KEY=VALUE, repeatable: what-if edits of the profile (SECTION platform, application or search;
 /// only platform for fit). Added by add_space_options() for predict and launch.
+/// A repeatable SECTION.KEY=VALUE option checked by the option table's row for `name`: one value each time.
+CLI::Option* add_assignments(CLI::App* sub, const std::string& name, std::vector<std::string>& target,
+                             const std::string& help);
 void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::string& help_sections);
 /// The edits of --set options, as JSON merge patches per section: VALUE is JSON when it parses (32, 2e-6,
 /// true, null to remove a key, [1,8], {...}, "text"), else a string; a dotted KEY edits a nested object

@@ -97,6 +97,15 @@ constexpr value_rule rule_table[] = {
     {"tune", "--timeout", K::real, 0, 1e9, true},
     {"tune", "--bound-factor", K::real, 1, 1e6, true},
     {"tune", "--constant", K::assignment, 0, 0, false, false, "noise|model|discrepancy|fit|policy"},
+    // the values of `mmgp tune --constant NAME=VALUE`, one row per constant (cli/cmd_tune.cpp set_constant)
+    {"tune --constant", "noise.sd", K::real, 1e-4, 2},
+    {"tune --constant", "noise.dof", K::real, 0.1, 1e3},
+    {"tune --constant", "noise.few_runs_noisiest", K::word, 0, 0, false, false, "0|1"},
+    {"tune --constant", "model.error", K::real, 1e-3, 5},
+    {"tune --constant", "discrepancy.length_scale", K::real, 0.05, 100},
+    {"tune --constant", "fit.prior_weight", K::real, 1e-3, 100},
+    {"tune --constant", "fit.min_configurations", K::count, 1, 1000},
+    {"tune --constant", "policy.knowledge_gradient", K::word, 0, 0, false, false, "0|1"},
     {"tune", "--plot", K::text},
 };
 }  // namespace

@@ -86,15 +86,20 @@ void flush_warnings() {
 
 void drop_warnings() { pending_warnings().clear(); }
 
-void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::string& help_sections) {
-    add_checked(sub, "--set", sets,
-                "What-if edit, repeatable: " + help_sections +
-                    "=VALUE (docs/PROFILES.md names the keys; a dotted KEY edits a nested object, VALUE is JSON "
-                    "or text, null removes the key), applied before the profile is checked")
+CLI::Option* add_assignments(CLI::App* sub, const std::string& name, std::vector<std::string>& target,
+                             const std::string& help) {
+    return add_checked(sub, name, target, help)
         ->type_name("SECTION.KEY=VALUE")
         ->allow_extra_args(false)  // one value each time: `--set K=V -- prog -c` leaves `--` to the command
         ->take_last()
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::string& help_sections) {
+    add_assignments(sub, "--set", sets,
+                    "What-if edit, repeatable: " + help_sections +
+                        "=VALUE (docs/PROFILES.md names the keys; a dotted KEY edits a nested object, VALUE is JSON "
+                        "or text, null removes the key), applied before the profile is checked");
 }
 
 scenario_edits edits_of(const std::vector<std::string>& sets) {

@@ -126,10 +126,11 @@ REFUSED = [
      2, "journal.jsonl: line 1 (header): expected the header of an mmgp tune journal (its options)"),
     ("tune: an out-of-range confidence", "tune p.json --confidence 1 -- true", 2, '--confidence: expected a number in (0, 1), found "1"'),
     ("tune: a constant the tuner does not have", "tune p.json --constant noise.spread=0.1 -- true", 2,
-     '--constant: expected noise.sd, noise.dof, noise.few_runs_noisiest, model.error, discrepancy.length_scale, '
-     'fit.prior_weight, fit.min_configurations or policy.knowledge_gradient, found "noise.spread"'),
+     '--constant: expected one of noise.sd, noise.dof, noise.few_runs_noisiest, model.error, '
+     'discrepancy.length_scale, fit.prior_weight, fit.min_configurations, policy.knowledge_gradient, '
+     'found "noise.spread"'),
     ("tune: a constant out of its range", "tune p.json --constant noise.dof=0 -- true", 2,
-     '--constant: expected noise.dof in [0.1, 1000], found "0"'),
+     '--constant noise.dof: expected a number in [0.1, 1000], found "0"'),
     ("tune: runs in flight with a launcher that cannot hold them apart", "tune p.json --parallel 2 --launcher local -- true",
      2, "--parallel: expected --launcher srun (runs in flight as Slurm job steps or jobs) or --replay, found --launcher local"),
     ("tune: runs in flight through Slurm, without an allocation or a cluster", "tune p.json --parallel 2 --launcher srun -- true",

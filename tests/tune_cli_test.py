@@ -175,7 +175,7 @@ with tempfile.TemporaryDirectory() as tmp:
             (variant("dup.jsonl", header, [first, first]), "a run line twice", "expected each run recorded once"),
             (variant("wall.jsonl", header, [dict(first, wall_s=1e308)]), "a wall time of 1e308 s", "/wall_s: expected a wall time"),
             (variant("const.jsonl", dict(header, options=dict(header["options"], constants=["noise.sd=5"])), [first]),
-             "a noise constant of 5", '--constant: expected noise.sd in [0.0001, 2], found "5"')]:
+             "a noise constant of 5", '--constant noise.sd: expected a number in [0.0001, 2], found "5"')]:
         before = open(path).read()
         r = run(["tune", "--resume", path])
         check(r.returncode == 2 and r.stderr.count("\n") == 1 and frag in r.stderr and open(path).read() == before,
