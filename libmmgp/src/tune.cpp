@@ -120,7 +120,8 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
 
     // 1. Noise: what the runs of each configuration say, and how much runs of one configuration differ.
     detail::run_evidence evidence = detail::gather_evidence(runs_, n_configs);
-    const detail::noise_estimate noise = detail::estimate_noise(evidence, {opt_.noise, opt_.noise_dof, opt_.few_runs_noisiest});
+    const detail::noise_estimate noise =
+        detail::estimate_noise(evidence, {opt_.noise, opt_.noise_dof, opt_.few_runs_noisiest});
     a.noise = std::sqrt(noise.pooled_var);
 
     // 2. Prior fit: the model with the application's parameters fitted to the runs, pulled towards the profile.

@@ -363,8 +363,8 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     a.stop = stop_rule(a, opt);
     if (a.stop != tune_stop::none || wait_for_flight(a, beats, b, flying, opt)) return;
     // While nothing predicts (no model, or too few runs to fit one without the prior): explore.
-    const auto enough = static_cast<std::size_t>(std::max(opt.min_fit_configurations, 1));
-    const bool exploring = !a.model_used && (opt.use_model ? evidence.measured.size() < enough : !a.has_chosen);
+    const bool exploring =
+        !a.model_used && (opt.use_model ? evidence.measured.size() < fit_threshold(opt) : !a.has_chosen);
     std::vector<double> score =
         next_run_scores(a, ch, beats, b, flying, space, exploring, any_runnable, opt.next_by_gradient);
     if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);

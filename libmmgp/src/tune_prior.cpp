@@ -171,8 +171,7 @@ prior_fit fit_prior(const scenario& s, const std::vector<configuration>& space, 
     out.log_time.assign(space.size(), 0.0);
     out.model_s.assign(space.size(), 0.0);
     // Without the profile's values the fit waits for min_fit_configurations measured configurations.
-    const auto enough = static_cast<std::size_t>(std::max(opt.min_fit_configurations, 1));
-    if (!opt.use_model || !(opt.prior || evidence.measured.size() >= enough)) return out;
+    if (!opt.use_model || !(opt.prior || evidence.measured.size() >= fit_threshold(opt))) return out;
     if (opt.choose_structure && !opt.prior) {
         scenario fitted = s;
         if (fit_structure_from_runs(s, space, evidence, fitted, out.params)) evaluate_model(fitted, space, out);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -74,6 +75,12 @@ noise_estimate pool_noise(const std::vector<config_evidence>& evidence, const no
 noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior);
 
 // --- 2. prior fit (tune_prior.cpp) -------------------------------------------------------------------
+
+/// How many measured configurations the fit without the prior's values waits for (and the policy explores
+/// until): tune_options::min_fit_configurations, at least one.
+inline std::size_t fit_threshold(const tune_options& opt) {
+    return static_cast<std::size_t>(std::max(opt.min_fit_configurations, 1));
+}
 
 struct prior_fit {
     bool model_used = false;       // the model's prediction is the mean (false: all zeros below)
