@@ -39,21 +39,16 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     mmgp = sys.argv[1]
-    platform = os.path.join(bench.HERE, "host.json")
     failures, checked = [], 0
     with tempfile.TemporaryDirectory() as folder:
-        for name, _, units, rows in bench.groups() + [steady_program()]:
+        for group in bench.groups() + [steady_program()]:
+            name = group[0]
             if name not in GROUPS and name != "steady-sleep-U8":
                 continue
             for variant in ("a", "b", "c"):
-                vrows = bench.variant_rows(rows, variant)
-                path = bench.write_group(f"{name}-{variant}", units, vrows, folder)
-                reps = bench.reps_of(vrows)
-                truth = bench.truth_of(reps)
-                exh_cost = bench.exhaustive_cost(truth)
+                path, reps, truth, exh_cost, scen, extra = bench.setting_replay(group, variant, folder)
                 exh = [bench.exhaustive(reps, sd) for sd in range(1, SEEDS + 1)]
                 exh_p = bench.summary(exh, truth, exh_cost)["p_within_3pct"]
-                scen, extra = bench.new_user_args(platform, vrows, units)
                 tuned = [bench.run_tune(mmgp, scen, path, sd, extra) for sd in range(1, SEEDS + 1)]
                 fraction = statistics.median(r["machine_s"] for r in tuned) / exh_cost
                 print(f"{name} ({variant}): exhaustive trial P {exh_p:.2f}; mmgp tune {100 * fraction:.1f} % of its "

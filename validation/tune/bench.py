@@ -306,16 +306,29 @@ def new_user_args(platform, rows, units):
     return platform, args
 
 
+def setting_replay(group, setting, folder, platform=None):
+    """A group replayed in one setting: "prior" (its scenario, the application profile as the prior) or a new-user
+    variant of VARIANTS (only a platform: the group's own in NEW_USER_PLATFORM, else `platform`, else host.json).
+    Writes the replayed rows into `folder`; returns (path, reps, truth, exhaustive cost, profile, mmgp tune's
+    words)."""
+    name, scen, units, rows = group
+    vrows = rows if setting == "prior" else variant_rows(rows, setting)
+    path = write_group(f"{name}-{setting}", units, vrows, folder)
+    reps = reps_of(vrows)
+    truth = truth_of(reps)
+    if setting == "prior":
+        profile, extra = scen, []
+    else:
+        profile, extra = new_user_args(NEW_USER_PLATFORM.get(name, platform or os.path.join(HERE, "host.json")),
+                                       vrows, units)
+    return path, reps, truth, exhaustive_cost(truth), profile, extra
+
+
 def new_user(pool, mmgp, platform, name, units, rows, seeds, folder):
     """Per variant: exhaustive trial's P, the oracle floor and mmgp tune in the new-user setting."""
     out = {}
     for v in VARIANTS:
-        vrows = variant_rows(rows, v)
-        path = write_group(f"{name}-{v}", units, vrows, folder)
-        reps = reps_of(vrows)
-        truth = truth_of(reps)
-        exh_cost = exhaustive_cost(truth)
-        scen, extra = new_user_args(platform, vrows, units)
+        path, reps, truth, exh_cost, scen, extra = setting_replay((name, None, units, rows), v, folder, platform)
         tuned = list(pool.map(lambda sd: run_tune(mmgp, scen, path, sd, extra), range(1, seeds + 1)))
         exh = [exhaustive(reps, sd) for sd in range(1, seeds + 1)]
         out[v] = {"exhaustive_p": summary(exh, truth, exh_cost)["p_within_3pct"],
@@ -455,8 +468,7 @@ def main():
             "confident_right": [sum(regret(truth, r["chosen"]) <= TOL + 1e-12 for r in res["mmgp-tune"] if r["stop"] == "confident"),
                                 sum(r["stop"] == "confident" for r in res["mmgp-tune"])],
         }
-        report[name]["new_user"] = new_user(pool, args.mmgp, NEW_USER_PLATFORM.get(name, args.platform), name, units,
-                                            rows, args.seeds, vdir)
+        report[name]["new_user"] = new_user(pool, args.mmgp, args.platform, name, units, rows, args.seeds, vdir)
         print(name, json.dumps({m: round(v["p_within_3pct"], 2) for m, v in report[name]["methods"].items()}),
               file=sys.stderr, flush=True)
 

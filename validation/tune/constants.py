@@ -79,31 +79,16 @@ def loss(x, before):
 
 def measure(pool, mmgp, group, combo, seeds, folder):
     """The figures of one group with one combination: per setting, P, median machine time fraction, runs."""
-    name, scen, units, rows = group
     out = {}
     for setting in SETTINGS:
-        vrows = rows if setting == "prior" else bench.variant_rows(rows, setting)
-        path = bench.write_group(f"{name}-{setting}", units, vrows, folder)
-        reps = bench.reps_of(vrows)
-        truth = bench.truth_of(reps)
-        exh_cost = bench.exhaustive_cost(truth)
+        path, reps, truth, exh_cost, profile, extra = bench.setting_replay(group, setting, folder)
         exh = [bench.exhaustive(reps, sd) for sd in seeds]
-        if setting == "prior":
-            profile, extra = scen, []
-        else:
-            profile, extra = bench.new_user_args(bench.NEW_USER_PLATFORM.get(name, os.path.join(HERE, "host.json")),
-                                                 vrows, units)
         extra = extra + args_of(combo)
         tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, extra), seeds))
         s = bench.summary(tuned, truth, exh_cost)
         out[setting] = {"p": s["p_within_3pct"], "time_fraction": s["median_time_fraction"],
                         "runs": s["median_runs"], "exhaustive_p": bench.summary(exh, truth, exh_cost)["p_within_3pct"]}
     return out
-
-
-def overall_values(key):
-    """The values of a combination from its label."""
-    return [item.split("=", 1)[1] for item in key.split(" ")]
 
 
 DEFAULT = label({name: values[0] for name, values in GRID.items()})
@@ -186,7 +171,7 @@ def main():
     lines.append(f"mean loss on the left-out groups: {held:.3f} with the constants chosen without them, "
                  f"{before:.3f} with the defaults before")
     # The chosen combination with ALSO on top, on the same seeds: its loss on all groups against the chosen's.
-    also = dict(dict(zip(GRID, overall_values(overall))), **ALSO)
+    also = dict(combos[keys.index(overall)], **ALSO)
     if label(also) not in results[names[0]]:
         with tempfile.TemporaryDirectory() as folder:
             for g in groups:

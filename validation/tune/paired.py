@@ -39,16 +39,9 @@ def main():
     print(f"{'group':<22} {'P a':>5} {'P b':>5} {'b - a':>6} {'se':>5} {'time a':>7} {'time b':>7}")
     beyond = []
     with tempfile.TemporaryDirectory() as folder:
-        for name, scen, units, rows in bench.groups():
-            vrows = rows if args.setting == "prior" else bench.variant_rows(rows, args.setting)
-            path = bench.write_group(f"{name}-{args.setting}", units, vrows, folder)
-            truth = bench.truth_of(bench.reps_of(vrows))
-            exh = bench.exhaustive_cost(truth)
-            if args.setting == "prior":
-                profile, base = scen, []
-            else:
-                profile, base = bench.new_user_args(bench.NEW_USER_PLATFORM.get(name, os.path.join(HERE, "host.json")),
-                                                    vrows, units)
+        for group in bench.groups():
+            name = group[0]
+            path, _, truth, exh, profile, base = bench.setting_replay(group, args.setting, folder)
             out = {}
             for which, words in (("a", args.a), ("b", args.b)):
                 extra = base + shlex.split(words)
