@@ -75,6 +75,28 @@ def prior_fit(a, program, name, platform, best):
         sys.exit(f"sweep_{program.name}: {' '.join(cmd)}: {p.stderr.strip()}")
 
 
+def rounds(program, repetitions, measure, best=None):
+    """`repetitions` rounds of every input x configuration of `program`, each run bounded:
+    measure(name, m, p, rep, bound) runs one and returns (censored, wall_s, row). The bound is 5x the fastest
+    finished run of the input so far (`best`, seconds per input, may start filled), at least FLOOR_S, and
+    FIRST_BOUND_S before any; a configuration censored once is not run again. Returns the rows."""
+    best = {} if best is None else best
+    censored_once, rows = set(), []
+    for rep in range(repetitions):
+        for name in program.inputs:
+            for (m, p) in program.confs:
+                if (name, m, p) in censored_once:
+                    continue
+                bound = max(FLOOR_S, 5.0 * best[name]) if name in best else FIRST_BOUND_S
+                cens, wall, row = measure(name, m, p, rep, bound)
+                if cens:
+                    censored_once.add((name, m, p))
+                else:
+                    best[name] = min(best.get(name, wall), wall)
+                rows.append(row)
+    return rows
+
+
 def sweep(a, program):
     """Calibrates, fits the priors and sweeps every input x configuration a.repetitions times into a.out."""
     files = ["runs.csv", "machine.json", "platform.json"] + \
@@ -86,7 +108,7 @@ def sweep(a, program):
     info["bound"] = f"5 x the fastest configuration of the input measured so far, at least {FLOOR_S} s " \
                     f"(the first run {FIRST_BOUND_S:.0f} s)"
     t0 = time.time()
-    best, censored_once, rows = {}, set(), []
+    best = {}
 
     # This machine, time-shared (ranks and threads share the cores), calibrated just before the runs.
     platform = os.path.join(a.out, "platform.json")
@@ -98,25 +120,16 @@ def sweep(a, program):
     for name in program.inputs:
         prior_fit(a, program, name, platform, best)
 
-    def measure(name, m, p, rep):
-        bound = max(FLOOR_S, 5.0 * best[name]) if name in best else FIRST_BOUND_S
+    def measure(name, m, p, rep, bound):
         l0 = common.load1()
         ext = common.ExternalCpu()
         wall, cens = program.run(name, m, p, bound)
         ext_share = ext.share(wall)
-        if cens:
-            censored_once.add((name, m, p))
-        else:
-            best[name] = min(best.get(name, wall), wall)
         common.log(f"rep {rep} {name} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''} (others {ext_share:.2f} core)")
-        return {"input": name, "units": program.inputs[name], "m": m, "p": p, "policy": "edtlp", "rep": rep,
-                "wall_s": f"{wall:.4f}", "censored": int(cens), "bound_s": f"{bound:.2f}",
-                "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
-                "external_cpu_share": f"{ext_share:.3f}"}
+        return cens, wall, {"input": name, "units": program.inputs[name], "m": m, "p": p, "policy": "edtlp",
+                            "rep": rep, "wall_s": f"{wall:.4f}", "censored": int(cens), "bound_s": f"{bound:.2f}",
+                            "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
+                            "external_cpu_share": f"{ext_share:.3f}"}
 
-    for rep in range(a.repetitions):
-        for name in program.inputs:
-            for (m, p) in program.confs:
-                if (name, m, p) not in censored_once:
-                    rows.append(measure(name, m, p, rep))
+    rows = rounds(program, a.repetitions, measure, best)
     common.finish_sweep(a.out, rows, info, t0)

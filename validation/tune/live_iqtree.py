@@ -26,6 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "validation"))
+import ranks_threads  # noqa: E402  (the recorded sweep's rounds and bounds)
 import sweep_iqtree  # noqa: E402  (the recorded sweep's input, command and bounded run)
 
 LIVE = os.path.join(HERE, "live-iqtree")
@@ -41,21 +42,14 @@ PROGRAM = ["iqtree2-mpi", "-s", ALN, "-m", "GTR+G4", "-nt", "{p}", "-seed", "1",
 def sweep(reps):
     """Every configuration of the space reps times, in rounds, bounded as the recorded sweep bounds its runs."""
     program = sweep_iqtree.IqTree()
-    rows, fastest, censored_once = [], None, set()
-    for rep in range(reps):
-        for m, p in sweep_iqtree.CONFS:
-            if (m, p) in censored_once:
-                continue  # censored once: not repeated
-            bound = max(3.0, 5 * fastest) if fastest else 300.0
-            wall, cens = program.run("24x1200", m, p, bound)
-            if cens:
-                censored_once.add((m, p))
-            else:
-                fastest = min(fastest or wall, wall)
-            rows.append({"m": m, "p": p, "nodes": 1, "rep": rep, "time_s": f"{wall:.4f}", "censored": int(cens),
-                         "bound_s": f"{bound:.2f}"})
-            print(f"sweep rep {rep} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''}", file=sys.stderr, flush=True)
-    return rows
+
+    def measure(name, m, p, rep, bound):
+        wall, cens = program.run(name, m, p, bound)
+        print(f"sweep rep {rep} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''}", file=sys.stderr, flush=True)
+        return cens, wall, {"m": m, "p": p, "nodes": 1, "rep": rep, "time_s": f"{wall:.4f}", "censored": int(cens),
+                            "bound_s": f"{bound:.2f}"}
+
+    return ranks_threads.rounds(program, reps, measure)
 
 
 def main():
