@@ -63,11 +63,12 @@ struct noise_estimate {
     double pooled_var = 0;           // the pooled run-to-run variance of log times
     std::vector<double> config_var;  // per configuration: the variance assumed for one of its runs
 };
-/// The constants of the noise stage (tune_options: noise, noise_dof, few_runs_noisiest).
+/// The constants of the noise stage, as tune_options has them (noise, noise_dof, few_runs_noisiest; their
+/// defaults live there alone).
 struct noise_prior {
-    double sd = 0.10;                // prior sd of a run's log time
-    double dof = 4;                  // what the prior is worth, in degrees of freedom of repetitions
-    bool few_runs_noisiest = true;   // fewer than three runs: as noisy as the noisiest configuration
+    double sd;               // prior sd of a run's log time
+    double dof;              // what the prior is worth, in degrees of freedom of repetitions
+    bool few_runs_noisiest;  // fewer than three runs: as noisy as the noisiest configuration
 };
 /// The pooled and per-configuration noise of summarised evidence.
 noise_estimate pool_noise(const std::vector<config_evidence>& evidence, const noise_prior& prior);
