@@ -179,6 +179,7 @@ struct tune_options_cli {
     std::optional<long long> uses;        ///< --uses: production runs the choice will serve
     std::vector<std::string> constants;   ///< --constant SECTION.KEY=VALUE: the tuner's constants (docs/TUNE.md)
     unsigned long long seed = 1;
+    std::string replay_first = "random";  ///< --replay-first: random or slowest (each configuration's first draw)
     bool no_prior = false, no_model = false, json = false, quiet = false;
     bool no_app = false;  ///< a platform without an application profile (set by the scenario): structure from the runs
     std::vector<std::string> given;  ///< the options given on the command line (their longest names), set by main

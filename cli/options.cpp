@@ -85,6 +85,7 @@ constexpr value_rule rule_table[] = {
     {"tune", "--launcher-program", K::text},
     {"tune", "--replay", K::text},
     {"tune", "--seed", K::count, 0, 1.8e19},
+    {"tune", "--replay-first", K::word, 0, 0, false, false, "random|slowest"},
     {"tune", "--parallel", K::count, 1, 1024},
     {"tune", "--journal", K::text},
     {"tune", "--resume", K::text},

@@ -97,7 +97,8 @@ struct recorded_runs {
 recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted);
 
 /// Each run's time drawn (by `seed` and its number) from the recorded repetitions of its configuration.
-std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed);
+/// `slowest_first`: each configuration's first run is its slowest recorded one (--replay-first slowest).
+std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed, bool slowest_first);
 /// Each run the launcher's command (or the local processes), one at a time.
 std::unique_ptr<tune_backend> local_backend(launch_setup setup);
 /// Each run a job step with CPUs of its own inside the Slurm allocation mmgp runs in; nullptr outside one.

@@ -157,6 +157,8 @@ const std::vector<header_field>& header_fields() {
         field("app", nullptr, [](auto& o) -> auto& { return o.app; }, kept_as::path),
         field("replay", nullptr, [](auto& o) -> auto& { return o.replay; }, kept_as::path),
         field("seed", "--seed", [](auto& o) -> auto& { return o.seed; }),
+        field("replay_first", "--replay-first", [](auto& o) -> auto& { return o.replay_first; }, kept_as::added_later,
+              "random"),
         field("model", "--model", [](auto& o) -> auto& { return o.space.model; }),
         field("policy", "--policy", [](auto& o) -> auto& { return o.space.policy; }),
         field("m", "--m", [](auto& o) -> auto& { return o.space.m; }),

@@ -52,15 +52,23 @@ std::uint64_t splitmix(std::uint64_t x) {
 
 class replay_runs final : public tune_backend {
 public:
-    replay_runs(recorded_runs runs, unsigned long long seed) : runs_(std::move(runs)), seed_(seed) {}
+    replay_runs(recorded_runs runs, unsigned long long seed, bool slowest_first)
+        : runs_(std::move(runs)), seed_(seed), slowest_first_(slowest_first) {}
 
     void begin() override {}
     double now() const override { return clock_s_; }
 
     run_start start(const run_request& request, nlohmann::json& journal_line) override {
-        const auto& reps = runs_.reps.at(key_of(request.config));
+        const std::string k = key_of(request.config);
+        const auto& reps = runs_.reps.at(k);
         const std::uint64_t draw = splitmix(seed_ * 0x100000001B3ULL + static_cast<std::uint64_t>(request.number));
-        const recorded_run& r = reps[draw % reps.size()];
+        const bool first = started_.insert(k).second;
+        const recorded_run& r =
+            slowest_first_ && first
+                ? *std::max_element(reps.begin(), reps.end(), [](const recorded_run& x, const recorded_run& y) {
+                      return x.time_s < y.time_s;
+                  })
+                : reps[draw % reps.size()];
         journal_line["command"] = "replay " + runs_.file;
         flight f;
         f.id = next_id_++;
@@ -106,6 +114,8 @@ private:
     };
     recorded_runs runs_;
     unsigned long long seed_;
+    bool slowest_first_;
+    std::set<std::string> started_;  // configurations drawn at least once
     std::vector<flight> flights_;  // in the order started
     double clock_s_ = 0;
     int next_id_ = 1;
@@ -114,8 +124,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed) {
-    return std::make_unique<replay_runs>(std::move(runs), seed);
+std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed, bool slowest_first) {
+    return std::make_unique<replay_runs>(std::move(runs), seed, slowest_first);
 }
 
 }  // namespace mmgp::cli

@@ -94,6 +94,19 @@ std::string launch_line(const tune_summary& r) {
     return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch, r.o.launch.command));
 }
 
+// The configurations not run yet that may still beat the chosen (P >= 0.01), the likeliest first, at most 5.
+std::vector<std::size_t> open_rivals(const tune_assessment& a) {
+    std::vector<std::size_t> out;
+    if (!a.has_chosen) return out;
+    for (std::size_t i = 0; i < a.configs.size(); ++i)
+        if (a.configs[i].runs == 0 && a.configs[i].p_beats >= 0.01) out.push_back(i);
+    std::stable_sort(out.begin(), out.end(), [&](std::size_t x, std::size_t y) {
+        return a.configs[x].p_beats > a.configs[y].p_beats;
+    });
+    if (out.size() > 5) out.resize(5);
+    return out;
+}
+
 json chosen_json(const tune_summary& r) {
     if (!r.a.has_chosen) return nullptr;
     const auto& c = r.space[r.a.chosen];
@@ -134,6 +147,8 @@ std::string json_report(const tune_summary& r, const std::string& launch) {
     j["machine_s"] = a.machine_s;
     j["elapsed_s"] = r.decided_s;
     j["exhaustive_s_estimate"] = a.exhaustive_s;
+    j["exhaustive_stopped"] = a.exhaustive_stopped;
+    j["exhaustive_expected"] = a.exhaustive_expected;
     j["cap_s"] = a.cap_s > 0 ? json(a.cap_s) : json(nullptr);
     j["expected_regret"] = a.has_chosen ? json(a.expected_regret) : json(nullptr);
     j["expected_regret_s"] = a.has_chosen ? json(a.expected_regret_s) : json(nullptr);
@@ -142,12 +157,53 @@ std::string json_report(const tune_summary& r, const std::string& launch) {
     j["model_error"] = a.model_error;
     j["model_used"] = a.model_used;
     j["chosen"] = chosen_json(r);
+    j["chosen_by"] = std::string(to_string(a.chosen_by));
+    j["loo_error"] = a.loo_error > 0 ? json(a.loo_error) : json(nullptr);
+    j["measured_noise"] = a.measured_noise > 0 ? json(a.measured_noise) : json(nullptr);
+    j["open_rivals"] = json::array();
+    for (std::size_t i : open_rivals(a)) j["open_rivals"].push_back(config_text(r.space[i]));
     if (!launch.empty()) j["command"] = launch;
     j["trace"] = r.trace;
     j["params"] = json::array();
     for (const auto& p : a.params) j["params"].push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}});
     j["configurations"] = configurations_json(r);
     return j.dump() + '\n';
+}
+
+// Which terms of the estimate of running every configuration once are not medians of measured runs.
+std::string exhaustive_terms(const tune_assessment& a) {
+    std::string out;
+    if (a.exhaustive_stopped > 0)
+        out += fmt::format("{} of it for {} stopped configuration{} (at least {} bound{})", human_time(a.exhaustive_stopped_s),
+                           a.exhaustive_stopped, a.exhaustive_stopped == 1 ? "" : "s", a.exhaustive_stopped == 1 ? "its" : "their",
+                           a.exhaustive_stopped == 1 ? "" : "s");
+    if (a.exhaustive_expected > 0)
+        out += fmt::format("{}{} not run, at {} expected cost", out.empty() ? "" : "; ", a.exhaustive_expected,
+                           a.exhaustive_expected == 1 ? "its" : "their");
+    return out.empty() ? out : " (" + out + ")";
+}
+
+// Stopped unsure: what the choice was made by and why, and the configurations not run that may still win.
+std::string basis_text(const tune_summary& r) {
+    const tune_assessment& a = r.a;
+    std::string out;
+    if (a.chosen_by == choice_basis::measurements)
+        out = a.measured_noise > 0
+                  ? fmt::format("chosen by the measurements alone: the model's leave-one-out error ({}) is above the "
+                                "run-to-run noise repetitions measured ({})\n", pct(a.loo_error), pct(a.measured_noise))
+                  : "chosen by the measurements alone: no configuration was run twice, so nothing measured says the "
+                    "model predicts this program within its noise\n";
+    else if (a.loo_error > 0)
+        out = fmt::format("chosen by the model and the runs: its leave-one-out error ({}) is within the run-to-run "
+                          "noise repetitions measured ({})\n", pct(a.loo_error), pct(a.measured_noise));
+    const auto rivals = open_rivals(a);
+    if (a.loo_error > 0 && !rivals.empty()) {
+        out += "not run, may still win:";
+        for (std::size_t i : rivals)
+            out += fmt::format(" {} (P = {:.2f}){}", config_text(r.space[i]), a.configs[i].p_beats, i == rivals.back() ? "" : ",");
+        out += "\n";
+    }
+    return out;
 }
 
 // The expected regret of the choice, and with --uses the arithmetic of the last decision to run or stop.
@@ -180,8 +236,10 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
     std::string out = fmt::format("# mmgp tune: {}, {} configurations{}\n", r.s.name.empty() ? r.s.file : r.s.name,
                                   r.space.size(), replay ? fmt::format(", replay of {} (seed {})", r.o.replay, r.o.seed) : "");
     out += fmt::format("stopped: {}\n", stop_text(r));
-    out += fmt::format("spent: {} runs, {} of machine time; running every configuration once: about {} ({:.0f} %)\n", a.runs,
-                       human_time(a.machine_s), human_time(a.exhaustive_s), a.exhaustive_s > 0 ? 100 * a.machine_s / a.exhaustive_s : 0.0);
+    out += fmt::format("spent: {} runs, {} of machine time; running every configuration once: about {} ({:.0f} %){}\n", a.runs,
+                       human_time(a.machine_s), human_time(a.exhaustive_s), a.exhaustive_s > 0 ? 100 * a.machine_s / a.exhaustive_s : 0.0,
+                       exhaustive_terms(a));
+    out += basis_text(r);
     out += regret_text(r);
     if (r.parallel > 1)
         out += fmt::format("in flight: up to {} runs at once; decided after {}{}\n", r.parallel, human_time(r.decided_s),
@@ -238,7 +296,11 @@ int print_report(const tune_summary& r) {
         write_file_atomically(r.o.plot, plot_svg(r.space, r.a, "mmgp tune: " + (r.s.name.empty() ? r.s.file : r.s.name)));
     if (r.o.json) std::cout << json_report(r, launch) << std::flush;
     else std::cout << text_head(r, launch) + text_table(r) << std::flush;
-    return 0;
+    if (r.a.has_chosen) return 0;
+    // A decision that decided nothing is not a success.
+    std::cerr << "mmgp: tune: nothing chosen: no configuration finished a run (" << to_string(r.a.stop) << ")"
+              << (r.journal.empty() ? std::string() : "; the runs are kept in " + r.journal) << '\n';
+    return 1;
 }
 
 }  // namespace mmgp::cli

@@ -607,10 +607,12 @@ TEST_CASE("tune policy stage: the next run, by P(beats the chosen) per machine s
         CHECK(t.a.why_next == "repeat the chosen: one more run of it tells more");
     }
     SUBCASE("under the cost cap, not when the repeat would leave no room for the ones not run yet") {
-        // cap: 1 + 1 + 2 (the medians x nodes); the repeat e^0.25 = 1.28 and the two unmeasured 1.02 + 2.04 exceed it
+        // cap: the chosen's median 1, and the two not run at the expected cost of their runs, e^0.02 and 2 e^0.02
+        // (the statistic a run is charged at); the repeat e^0.25 = 1.28 and the two unmeasured exceed it
         t.b.var[0] = 0.5;
         t.decide();
-        CHECK(t.a.cap_s == doctest::Approx(4.0));
+        CHECK(t.a.cap_s == doctest::Approx(1.0 + 3 * std::exp(0.02)));
+        CHECK(t.a.exhaustive_expected == 2);
         CHECK(t.a.next == 1);
     }
     SUBCASE("the run budget taken by the runs in flight: nothing more starts") {
@@ -691,5 +693,126 @@ TEST_CASE("tune policy stage: the cost cap, the expected regret and the uses") {
         u.decide();
         CHECK(u.a.stop == mmgp::tune_stop::none);
         CHECK(u.a.next_saving_s > u.a.next_cost_s);
+    }
+}
+
+TEST_CASE("tune policy stage: the cap never prices out a configuration not run yet") {
+    // Configs 0 and 1 run once each (the spend is their medians, 1 + e^0.1); config 2 not run yet, expected e^0.05
+    // with variance 0.09. Its term of the cap is the cost its run is charged at, so the cap minus the spend is that
+    // cost exactly: the run starts. (The median e^0.05 as the term, with the mean e^(0.05 + 0.045) as the charge,
+    // held it back every time.)
+    policy_case t({0.0, 0.1, 0.05}, {0.01, 0.01, 0.09}, {1, 1, 0}, 1);
+    t.a.machine_s = 1.0 + std::exp(0.1);
+    t.decide();
+    const double run_cost = std::exp(0.05 + 0.5 * 0.09);
+    CHECK(t.a.exhaustive_s == doctest::Approx(1.0 + std::exp(0.1) + run_cost));
+    CHECK(t.a.next_cost_s == doctest::Approx(run_cost));
+    CHECK(t.a.stop == mmgp::tune_stop::none);
+    CHECK(t.a.has_next);
+    CHECK(t.a.next == 2);
+}
+
+TEST_CASE("tune policy stage: a stopped configuration counts at its bound or, with the model, beyond it") {
+    // Config 1 stopped once at 3 s; its posterior log time N(log 3, 0.04) with one run's noise 0.01.
+    policy_case t({0.0, std::log(3.0)}, {0.01, 0.04}, {3, 0}, 1);
+    t.evidence.per_config[1].censored = 1;
+    t.evidence.per_config[1].censored_at = 3.0;
+    t.a.configs[1].censored = 1;
+    t.a.configs[1].excluded = true;
+    t.b.run_var = {0.01, 0.01};
+    SUBCASE("with the model: E[T | T > 3] of that log-normal, which is above the bound") {
+        t.decide();
+        // E[T | T > b] = e^(mu + s^2/2) Phi((mu + s^2 - log b) / s) / Phi((mu - log b) / s), s^2 = 0.05, mu = log b
+        const double s2 = 0.05, sd = std::sqrt(s2);
+        const auto phi = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+        const double beyond = 3.0 * std::exp(s2 / 2) * phi(s2 / sd) / phi(0.0);
+        CHECK(beyond > 3.0);
+        CHECK(t.a.exhaustive_stopped == 1);
+        CHECK(t.a.exhaustive_stopped_s == doctest::Approx(beyond));
+        CHECK(t.a.exhaustive_s == doctest::Approx(1.0 + beyond));
+    }
+    SUBCASE("without the model: the bound") {
+        t.a.model_used = false;
+        t.decide();
+        CHECK(t.a.exhaustive_stopped_s == doctest::Approx(3.0));
+    }
+}
+
+TEST_CASE("tune policy stage: an unsure stop on a budget, and the noise of repetitions alone") {
+    policy_case t({0.0, 0.05}, {0.01, 0.01}, {3, 1}, 1);
+    t.opt.max_runs = 4;
+    t.decide();
+    CHECK(t.a.stop == mmgp::tune_stop::budget_runs);
+    CHECK(mmgp::detail::stopped_unsure(t.a, t.opt));  // P(beaten) 0.29 >= 0.05
+    t.a.p_beaten = 0.01;
+    CHECK_FALSE(mmgp::detail::stopped_unsure(t.a, t.opt));
+    t.a.p_beaten = 0.5;
+    t.a.stop = mmgp::tune_stop::exhausted;  // not a budget
+    CHECK_FALSE(mmgp::detail::stopped_unsure(t.a, t.opt));
+
+    // Two configurations run twice: log times {0, 0.2} (variance 0.02) and {1, 1.1} (0.005); one run once.
+    mmgp::detail::run_evidence e;
+    e.per_config.resize(3);
+    e.per_config[0].logs = {0.0, 0.2};
+    e.per_config[1].logs = {1.0, 1.1};
+    e.per_config[2].logs = {2.0};
+    e.measured = {0, 1, 2};
+    for (auto& c : e.per_config) mmgp::detail::summarise_runs(c);
+    CHECK(mmgp::detail::measured_noise(e) == doctest::Approx(std::sqrt((0.02 + 0.005) / 2)));
+    e.measured = {2};
+    CHECK(mmgp::detail::measured_noise(e) == 0.0);
+}
+
+TEST_CASE("tune discrepancy stage: leave-one-out residuals of the posterior") {
+    // Two observed points, kernel k(i, j) = level 1 + discrepancy 1 x (0.5 e^(-d^2 / 2) + 0.5 [i == j]), at
+    // distance 1 (m = 1 and 2), observation variance 0.5 each, prior mean 0, observed 1 and 0. Leaving one out,
+    // the other predicts it by k12 / (k22 + 0.5) x its observation: k11 = k22 = 2, k12 = 1 + 0.5 e^-0.5.
+    const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp}};
+    mmgp::detail::observations obs;
+    obs.configs = {0, 1};
+    obs.log_time = {1.0, 0.0};
+    obs.var = {0.5, 0.5};
+    mmgp::detail::discrepancy_prior prior;
+    prior.mean = {0.0, 0.0};
+    prior.kernel.level_var = 1;
+    prior.kernel.discrepancy_var = 1;
+    prior.kernel.two_length2 = 2;
+    prior.kernel.where = {{0, 0, 0, 0}, {1, 0, 0, 0}};
+    mmgp::detail::discrepancy_posterior gp(prior, obs);
+    const std::vector<double> r = gp.loo_residuals();
+    const double k12 = 1 + 0.5 * std::exp(-0.5), k = 2 + 0.5;
+    REQUIRE(r.size() == 2);
+    CHECK(r[0] == doctest::Approx(1.0 - k12 / k * 0.0));
+    CHECK(r[1] == doctest::Approx(0.0 - k12 / k * 1.0));
+}
+
+TEST_CASE_FIXTURE(tune_fixture, "tune: stopped unsure by a budget, with no repetition, the lowest measured time") {
+    // Four configurations run once each, the model told nothing of the program (no prior): the budget of four
+    // runs stops the tune unsure; nothing measured the noise, so the model is not trusted and the choice is the
+    // measured best (what running each once would choose on the same runs).
+    mmgp::tune_options opt;
+    opt.prior = false;
+    opt.max_runs = 4;
+    mmgp::tuner t(s, space, opt);
+    const std::vector<std::pair<std::size_t, double>> runs = {{0, 2.0}, {1, 1.05}, {2, 1.0}, {3, 1.02}};
+    for (const auto& [c, time] : runs) t.add({c, time, mmgp::run_outcome::ok});
+    const mmgp::tune_assessment a = t.assess();
+    REQUIRE(a.stop == mmgp::tune_stop::budget_runs);
+    REQUIRE(a.p_beaten >= 1 - opt.confidence);
+    CHECK(a.chosen_by == mmgp::choice_basis::measurements);
+    CHECK(a.measured_noise == 0.0);
+    CHECK(a.has_chosen);
+    CHECK(a.chosen == 2);
+    CHECK(a.loo_error > 0);
+
+    SUBCASE("not stopped: the posterior's choice, no leave-one-out computed") {
+        mmgp::tune_options more = opt;
+        more.max_runs = 50;
+        mmgp::tuner u(s, space, more);
+        for (const auto& [c, time] : runs) u.add({c, time, mmgp::run_outcome::ok});
+        const mmgp::tune_assessment b = u.assess();
+        CHECK(b.stop == mmgp::tune_stop::none);
+        CHECK(b.chosen_by == mmgp::choice_basis::posterior);
+        CHECK(b.loo_error == 0.0);
     }
 }

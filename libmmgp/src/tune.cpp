@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "detail/tune_stages.hpp"
@@ -33,6 +34,14 @@ std::string_view to_string(tune_stop s) noexcept {
         case tune_stop::exhausted: return "no configuration left to run";
         case tune_stop::budget_cost: return "cost cap reached (running every configuration once)";
         case tune_stop::not_worth: return "one more run would cost more than it is expected to save";
+    }
+    return "?";
+}
+
+std::string_view to_string(choice_basis b) noexcept {
+    switch (b) {
+        case choice_basis::posterior: return "posterior";
+        case choice_basis::measurements: return "measurements";
     }
     return "?";
 }
@@ -107,6 +116,20 @@ void describe_configs(std::vector<config_belief>& configs, const detail::run_evi
     }
 }
 
+// The RMS of the posterior's leave-one-out residuals at the configurations with finished runs.
+double loo_error(const detail::discrepancy_posterior& gp, const detail::run_evidence& evidence) {
+    const std::vector<double> residuals = gp.loo_residuals();
+    const auto& observed = gp.observed_configs();
+    double sum_squares = 0;
+    int count = 0;
+    for (std::size_t i = 0; i < observed.size(); ++i) {
+        if (evidence[observed[i]].logs.empty()) continue;  // only ever stopped: its observation is a bound
+        sum_squares += residuals[i] * residuals[i];
+        ++count;
+    }
+    return count > 0 ? std::sqrt(sum_squares / count) : 0.0;
+}
+
 }  // namespace
 
 tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
@@ -145,6 +168,25 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     beliefs.run_var = noise.config_var;
     describe_configs(a.configs, evidence, prior.model_s, beliefs);
     detail::decide(a, ch, beliefs, evidence, flying, space_, opt_);
+
+    // Stopped unsure by a budget: the choice is the lowest measured time (exhaustive trial's rule on the same
+    // evidence) unless the posterior predicts the measured configurations, each left out, within the noise
+    // that repetitions measured.
+    if (!detail::stopped_unsure(a, opt_)) return a;
+    a.loo_error = loo_error(gp, evidence);
+    a.measured_noise = detail::measured_noise(evidence);
+    if (a.measured_noise > 0 && a.loo_error <= a.measured_noise) return a;
+    a.chosen_by = choice_basis::measurements;
+    const detail::choice by_runs = detail::choose(
+        [&evidence](std::size_t c) {
+            return evidence[c].logs.empty() ? std::numeric_limits<double>::infinity() : evidence[c].center;
+        },
+        evidence, space_, opt_, {});
+    if (by_runs.has_chosen && by_runs.chosen != a.chosen) {
+        detail::log_beliefs against = detail::believe(gp, fantasy, by_runs);
+        against.run_var = noise.config_var;
+        detail::rate_choice(a, by_runs, against, opt_);
+    }
     return a;
 }
 

@@ -105,20 +105,51 @@ bool bound_next_run(tune_assessment& a, const log_beliefs& b, const tune_options
     return any_runnable;
 }
 
-// Machine seconds of running every configuration once: the runs' medians where measured, a stopped one at its
-// bound, else the median of its expected time (the same sum the benchmark divides by).
-double exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
-                          const std::vector<configuration>& space) {
-    double total = 0;
+// E[T | T > bound] for log T ~ N(mean, var): what a run stopped at `bound` would have taken run to its end.
+double expected_beyond(double mean, double var, double bound) {
+    const double sd = std::sqrt(std::max(var, 1e-12)), lb = std::log(bound);
+    const double tail = normal_cdf((mean - lb) / sd);
+    if (!(tail > 1e-12)) return bound;  // far in the tail: just beyond the bound
+    return std::max(bound, std::exp(mean + 0.5 * sd * sd) * normal_cdf((mean + sd * sd - lb) / sd) / tail);
+}
+
+}  // namespace
+
+// The machine seconds a run of c is expected to take: its expected time (the mean of its log-normal posterior),
+// at most the bound, times its nodes. The one statistic of a run's cost: the cap's estimate of a configuration
+// not run yet is this same number, so the cap alone never prices one out.
+double run_cost(const tune_assessment& a, const log_beliefs& b, const std::vector<configuration>& space,
+                std::size_t c) {
+    double t = std::exp(b.mean[c] + 0.5 * b.var[c]);
+    if (a.next_bound_s > 0) t = std::min(t, a.next_bound_s);
+    return t * space[c].nodes;
+}
+
+// Machine seconds of running every configuration once: the runs' medians where measured; a stopped one at no
+// less than its bound (with the model: its expected time given that it exceeds the bound); else a run's
+// expected cost (run_cost: the statistic the next run is charged at).
+exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
+                                       const std::vector<configuration>& space) {
+    exhaustive_estimate out;
     for (std::size_t c = 0; c < a.configs.size(); ++c) {
         const auto& belief = a.configs[c];
-        const double t = belief.measured_s > 0 ? belief.measured_s
-                         : belief.censored > 0 ? evidence[c].censored_at
-                                               : std::exp(b.mean[c]);
-        total += t * space[c].nodes;
+        if (belief.measured_s > 0) {
+            out.measured_s += belief.measured_s * space[c].nodes;
+        } else if (belief.censored > 0) {
+            const double bound = evidence[c].censored_at;
+            const double run_var = c < b.run_var.size() ? b.run_var[c] : 0.0;
+            const double t = a.model_used ? expected_beyond(b.mean[c], b.var[c] + run_var, bound) : bound;
+            out.stopped_s += t * space[c].nodes;
+            ++out.stopped;
+        } else {
+            out.expected_s += run_cost(a, b, space, c);
+            ++out.expected;
+        }
     }
-    return total;
+    return out;
 }
+
+namespace {
 
 int chosen_runs(const tune_assessment& a) { return a.has_chosen ? a.configs[a.chosen].runs : 0; }
 
@@ -145,13 +176,9 @@ bool wait_for_flight(const tune_assessment& a, const beat_probability& beats, co
     return 1 - p_none < 1 - opt.confidence;
 }
 
-// The machine seconds a run of c is expected to take (its expected time, at most the bound, times its nodes).
-double run_cost(const tune_assessment& a, const log_beliefs& b, const std::vector<configuration>& space,
-                std::size_t c) {
-    double t = std::exp(b.mean[c] + 0.5 * b.var[c]);
-    if (a.next_bound_s > 0) t = std::min(t, a.next_bound_s);
-    return t * space[c].nodes;
-}
+// Whether `seconds` exceed the cap. The cap and a run's cost are sums of the same terms: a last configuration
+// whose own term is all that is left of the cap fits, whatever the rounding of the two sums.
+bool over_cap(double seconds, double cap_s) { return seconds > cap_s * (1 + 1e-9); }
 
 // Machine seconds spent and committed: the finished runs', and the expected cost of those in flight.
 double committed_seconds(const tune_assessment& a, const log_beliefs& b, const std::vector<configuration>& space,
@@ -260,7 +287,7 @@ void keep_room_for_unmeasured(const tune_assessment& a, const log_beliefs& b,
         if (score[c] > score[best]) best = c;
     }
     if (!any || a.configs[best].runs == 0) return;
-    if (committed_seconds(a, b, space, flying) + run_cost(a, b, space, best) + unmeasured_cost <= a.cap_s) return;
+    if (!over_cap(committed_seconds(a, b, space, flying) + run_cost(a, b, space, best) + unmeasured_cost, a.cap_s)) return;
     for (std::size_t c = 0; c < a.configs.size(); ++c)
         if (!open_rival(c)) score[c] = -std::numeric_limits<double>::infinity();
 }
@@ -349,6 +376,34 @@ double beat_probability::operator()(std::size_t c, std::size_t against, const st
     return 1 - (1 - cheaper * in_window) * (1 - faster);
 }
 
+void rate_choice(tune_assessment& a, const choice& ch, const log_beliefs& b, const tune_options& opt) {
+    a.has_chosen = ch.has_chosen;
+    a.chosen = ch.chosen;
+    a.p_beaten = 1;
+    for (auto& belief : a.configs) belief.p_beats = 0;
+    const beat_probability beats(b.mean, ch, opt);
+    rate_rivals(a, beats, b);
+    rate_regret(a, b);
+}
+
+bool stopped_unsure(const tune_assessment& a, const tune_options& opt) {
+    const bool budget = a.stop == tune_stop::budget_cost || a.stop == tune_stop::budget_runs ||
+                        a.stop == tune_stop::budget_seconds || a.stop == tune_stop::not_worth;
+    return budget && a.has_chosen && a.p_beaten >= 1 - opt.confidence;
+}
+
+double measured_noise(const run_evidence& evidence) {
+    double sum_squares = 0, dof = 0;
+    for (std::size_t c : evidence.measured) {
+        const auto& e = evidence[c];
+        if (e.logs.size() < 2) continue;
+        const auto e_dof = static_cast<double>(e.logs.size() - 1);
+        sum_squares += e_dof * e.own_var;
+        dof += e_dof;
+    }
+    return dof > 0 ? std::sqrt(sum_squares / dof) : 0.0;
+}
+
 void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const run_evidence& evidence,
             const std::vector<int>& flying, const std::vector<configuration>& space, const tune_options& opt) {
     a.has_chosen = ch.has_chosen;
@@ -356,7 +411,11 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     const beat_probability beats(b.mean, ch, opt);
     rate_rivals(a, beats, b);
     const bool any_runnable = bound_next_run(a, b, opt);
-    a.exhaustive_s = exhaustive_seconds(a, b, evidence, space);
+    const exhaustive_estimate exhaustive = exhaustive_seconds(a, b, evidence, space);
+    a.exhaustive_s = exhaustive.total();
+    a.exhaustive_stopped = exhaustive.stopped;
+    a.exhaustive_stopped_s = exhaustive.stopped_s;
+    a.exhaustive_expected = exhaustive.expected;
     a.cap_s = opt.cap_at_exhaustive ? a.exhaustive_s : 0.0;
     if (opt.max_cost_s > 0) a.cap_s = a.cap_s > 0 ? std::min(a.cap_s, opt.max_cost_s) : opt.max_cost_s;
     rate_regret(a, b);
@@ -380,7 +439,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         a.has_next = false;
         if (a.in_flight == 0) a.stop = why;
     };
-    if (a.cap_s > 0 && a.has_chosen && committed_seconds(a, b, space, flying) + a.next_cost_s > a.cap_s)
+    if (a.cap_s > 0 && a.has_chosen && over_cap(committed_seconds(a, b, space, flying) + a.next_cost_s, a.cap_s))
         return hold(tune_stop::budget_cost);
     if (opt.uses > 0 && a.has_chosen && !ch.by_cost && !exploring) {
         a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;

@@ -114,6 +114,13 @@ struct config_belief {
 enum class tune_stop { none, confident, budget_runs, budget_seconds, exhausted, budget_cost, not_worth };
 std::string_view to_string(tune_stop s) noexcept;
 
+/// What the chosen configuration was chosen by.
+enum class choice_basis {
+    posterior,     ///< the lowest expected time: the model (when used) corrected by the runs
+    measurements,  ///< the lowest measured time: stopped unsure by a budget, the model not trusted on this program
+};
+std::string_view to_string(choice_basis b) noexcept;
+
 /// One fitted application parameter.
 struct tune_param {
     std::string name;
@@ -134,7 +141,11 @@ struct tune_assessment {
     int in_flight = 0;         ///< runs in flight given to assess
     double machine_s = 0;      ///< machine seconds spent so far (wall x nodes)
     double exhaustive_s = 0;   ///< estimated machine seconds of running every configuration once: each one's
-                               ///< median run (censored: its bound; not run yet: its expected time) x nodes
+                               ///< median run (stopped: its bound or, with the model, its expected time beyond
+                               ///< it; not run yet: the expected cost of its run, next_cost_s's statistic) x nodes
+    int exhaustive_stopped = 0;      ///< terms of exhaustive_s that are stopped configurations (at least their bound)
+    double exhaustive_stopped_s = 0; ///< their sum
+    int exhaustive_expected = 0;     ///< terms of exhaustive_s that are expectations (configurations not run yet)
     double cap_s = 0;          ///< the machine seconds the tune may spend (0: no cap)
     /// Expected regret of the chosen configuration: the expected excess of its time over its closest rival's
     /// (the largest such expectation over the rivals), a fraction of its time and in seconds of one run.
@@ -142,6 +153,13 @@ struct tune_assessment {
     /// The next run's expected machine seconds, and (with `uses`) its expected saving over those uses: what
     /// one more run might change in the choice, times the uses.
     double next_cost_s = 0, next_saving_s = 0;
+    /// Stopped by a budget (the cost cap, --max-runs, --max-seconds, --uses) while unsure (p_beaten at least
+    /// 1 - confidence), the choice falls back to the lowest measured time unless the posterior has earned trust
+    /// on this program: its leave-one-out error at the measured configurations within the run-to-run noise that
+    /// repetitions measured. Otherwise (and when not stopped so) the posterior's.
+    choice_basis chosen_by = choice_basis::posterior;
+    double loo_error = 0;       ///< that leave-one-out error (RMS of log time; computed only for an unsure stop)
+    double measured_noise = 0;  ///< the noise of repetitions alone (log sd; 0: no configuration run twice)
     double noise = 0, model_error = 0;  ///< the current estimates (log sd)
     bool model_used = false;   ///< the model's prediction is the mean (false: runs alone so far)
     std::vector<tune_param> params;  ///< the fitted application parameters (empty without the model)

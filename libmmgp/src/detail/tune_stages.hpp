@@ -144,6 +144,10 @@ public:
     const Eigen::VectorXd& whitened() const noexcept { return whitened_; }
     const discrepancy_kernel& kernel() const noexcept { return kernel_; }
     std::size_t observed() const noexcept { return observed_.size(); }
+    const std::vector<std::size_t>& observed_configs() const noexcept { return observed_; }
+    /// Per observed point (in observed_configs' order): its observation minus the posterior mean the other
+    /// points give it (the closed form alpha_i / [K^-1]_ii; the mean's fitted parameters are not refitted).
+    std::vector<double> loo_residuals() const;
     std::size_t size() const noexcept { return prior_mean_.size(); }
 
 private:
@@ -218,6 +222,33 @@ private:
     double margin_;      // log(1 + tolerance)
     double log_within_;  // log(1 + within)
 };
+
+/// The machine seconds a run of c is expected to take (the mean of its posterior time, at most the next run's
+/// bound, times its nodes): what the next run is charged against the cap.
+double run_cost(const tune_assessment& a, const log_beliefs& b, const std::vector<configuration>& space,
+                std::size_t c);
+
+/// The estimate of running every configuration once, by the kind of its terms.
+struct exhaustive_estimate {
+    double measured_s = 0;  // the measured configurations' medians
+    double stopped_s = 0;   // the stopped ones: at their bound or above
+    double expected_s = 0;  // those not run yet: run_cost of each
+    int stopped = 0, expected = 0;
+    double total() const noexcept { return measured_s + stopped_s + expected_s; }
+};
+/// Reads configs[].measured_s, censored (of `a`, as decide receives it) and a.next_bound_s.
+exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
+                                       const std::vector<configuration>& space);
+
+/// Sets the chosen configuration of `a` to ch's and rates it: p_beats, p_beaten, the expected regret. `b`: the
+/// beliefs believe() gave for `ch`.
+void rate_choice(tune_assessment& a, const choice& ch, const log_beliefs& b, const tune_options& opt);
+
+/// Whether the assessment stopped on a budget (cost cap, runs, seconds, uses) while not confident.
+bool stopped_unsure(const tune_assessment& a, const tune_options& opt);
+/// The run-to-run noise of repetitions alone: the pooled variance of log times of the configurations run at
+/// least twice, as a standard deviation (0: none).
+double measured_noise(const run_evidence& evidence);
 
 /// Everything the assessment decides: writes has_chosen, chosen, p_beats, p_beaten, next_bound_s,
 /// pathological, exhaustive_s, stop, next, has_next and why_next of `a`, whose configs (runs, censored,
