@@ -62,7 +62,7 @@ namespace {
 /// naming the file and the member at fault.
 nlohmann::json redescribe(const std::string& path, int max_threads, const std::string& name) {
     const std::string text = read_text_file(path);
-    (void)parse_platform(text, path);  // a platform the engine reads, else the reader's one-line error
+    (void)parse_platform(text, path);  // a platform the engine reads (nested within bounds), else the reader's one-line error
     nlohmann::json p = nlohmann::json::parse(text);
     try {
         calib::describe_time_shared(p, max_threads);

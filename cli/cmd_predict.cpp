@@ -550,7 +550,7 @@ int run_predict(const predict_options& o) {
     search_options opt;
     opt.keep_all = false;
     apply_objective_options(o.goal, s, opt);
-    if (!o.plot.empty()) check_output("--plot", o.plot, {s.file});
+    if (!o.plot.empty()) check_output("--plot", o.plot, s.sources);
     out_stream out;
     std::vector<std::string> what_if;  // said with the model's notes: the output is not the file's prediction
     for (const auto& set : o.space.sets) what_if.push_back("what-if: --set " + set);

@@ -45,6 +45,9 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
                 "Draw each run's time from the recorded repetitions of RUNS.csv (columns m, p, time_s; optional "
                 "nodes, policy, units, censored, bound_s) instead of running anything");
     add_checked(sub, "--seed", o.seed, "Replay: the seed of the draws (default 1)");
+    add_checked(sub, "--replay-first", o.replay_first,
+                "Replay: each configuration's first run drawn at random (random, the default) or its slowest "
+                "recorded run (slowest: an unlucky first impression of every configuration)");
     add_checked(sub, "--parallel", o.parallel,
                 "Runs in flight at once (default 1): with --launcher srun, Slurm job steps inside the allocation mmgp "
                 "runs in (srun --exclusive), or each run its own sbatch job outside one; with --replay, the recorded "
@@ -87,7 +90,9 @@ using nlohmann::json;
 bool is_platform_profile(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) {
-        json doc = json::parse(read_text_file(path), nullptr, false);
+        const std::string text = read_text_file(path);
+        check_unique_keys(text, path, "");  // a document nested too deep is refused before it is parsed
+        json doc = json::parse(text, nullptr, false);
         return doc.is_object() && doc.value("kind", std::string()) == "platform";
     }
     return !bundled_text("platforms/" + path).empty();
@@ -124,6 +129,8 @@ launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli
     check_launcher_options(kind, o.launch);
     if (o.replay.empty() && o.launch.command.empty())
         throw usage_error("command: expected the program to tune after -- (or --replay RUNS.csv), found nothing");
+    if (o.replay.empty() && o.replay_first != "random")
+        throw usage_error("--replay-first: expected with --replay (it orders the replayed draws), found it without");
     if (!o.plot.empty()) {  // never over an input or the journal (a resumed tune would then refuse its journal)
         std::vector<std::string> inputs;
         for (const std::string& in : {o.profile, o.app, o.replay, o.journal, given.resume})
@@ -315,7 +322,7 @@ tune_options tuner_options(const tune_options_cli& o) {
 // Slurm job steps inside the allocation mmgp runs in, or each run its own batch job outside one.
 std::unique_ptr<tune_backend> chosen_backend(const tune_options_cli& o, launcher_kind kind, std::int64_t units,
                                              std::optional<recorded_runs>& replay) {
-    if (replay) return replay_backend(std::move(*replay), o.seed);
+    if (replay) return replay_backend(std::move(*replay), o.seed, o.replay_first == "slowest");
     launch_setup setup{kind, units, o.launch};
     if (static_cast<int>(o.parallel) <= 1) return local_backend(std::move(setup));
     if (kind != launcher_kind::srun)
@@ -383,6 +390,7 @@ int run_tune(const tune_options_cli& given) {
     tune_options_cli o = resolved_options(given, jr, journal_lines);
     const launcher_kind kind = checked_launcher(o, given);
     scenario s = tune_scenario(o);
+    if (!o.plot.empty()) check_output("--plot", o.plot, s.sources);  // the files the scenario names, too
     std::optional<recorded_runs> replay;
     if (!o.replay.empty()) replay = read_recorded_runs(o.replay, o.launch.units);
     const std::vector<configuration> space = tune_space(o, s, replay);

@@ -1,6 +1,9 @@
 // mmgp: predict the run time of every mapping of a program onto host cores and accelerators.
 // Each subcommand lives in cmd_<name>.cpp; errors are printed here, in one place.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <unistd.h>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -136,6 +139,22 @@ int run_subcommand(CLI::App& app, subcommands& cmd) {
     }
 }
 
+// Output that could not be written is an error: standard output is flushed and checked before the exit status
+// is decided (a full disk, a closed stream, a pipe whose reader is gone), and a lost report exits 1, one line.
+int checked_output(int status) {
+    errno = 0;
+    std::cout.flush();
+    const bool lost = !std::cout.good() | (std::fflush(stdout) != 0) | (std::ferror(stdout) != 0);
+    if (!lost) return status;
+    // The write that failed set errno long ago; a stream known to be broken refuses one more byte the same way
+    // (ENOSPC on a full disk or /dev/full, EBADF when closed).
+    int err = errno;
+    if (err == 0 && ::write(STDOUT_FILENO, "\n", 1) < 0) err = errno;
+    if (err == 0) err = EIO;
+    std::cerr << "mmgp: standard output: " << std::strerror(err) << " (the output is incomplete)\n";
+    return status == 0 ? 1 : status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -146,5 +165,5 @@ int main(int argc, char** argv) {
     subcommands cmd(app);
     if (!all_utf8(argc, argv) || !known_first_word(app, argc, argv)) return 2;
     if (const std::optional<int> status = parse_command_line(app, argc, argv)) return *status;
-    return run_subcommand(app, cmd);
+    return checked_output(run_subcommand(app, cmd));
 }

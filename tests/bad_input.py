@@ -64,6 +64,10 @@ FILES = {
     "runskind.json": '{"kind": "platform", "runs": [{"m": 1, "p": 1, "time_s": 3}]}\n',
     "embkind.json": SCENARIO.replace('"platform": {"name": "t",', '"platform": {"kind": "application", "name": "t",'),
     "garbage.jsonl": '{"mmgp_tune": 1, "options": {}}\nnot a run\n',
+    "ref.json": SCENARIO.replace('"platform": {"name": "t", "hpu_contexts": 2, "apus": 4, "O_offload": 1e-7, '
+                                 '"T_csw": 1e-6, "alpha": 1}', '"platform": "p.json"'),
+    "deep.json": "[" * 100000 + "]" * 100000 + "\n",
+    "deepjournal.jsonl": '{"mmgp_tune": 1, "options": ' + "[" * 70 + "]" * 70 + "}\n",
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
                  '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
 }
@@ -239,6 +243,28 @@ REFUSED = [
      2, "expected parameters whose predicted times are >= 0, found a negative prediction"),
     ("hierarchy: a node level that is not the node's accelerators", "predict wave.json",
      2, "wave.json: /platform/hierarchy/levels/0/ranks: expected the node's accelerators (apus = 4) as the ranks of the outermost level with ranks, found 3"),
+    ("output: predict --plot over the platform file its scenario names (every file read is an input)",
+     "predict ref.json --objective node-hours --plot p.json",
+     2, "--plot p.json: expected a file other than the input p.json, found the same file"),
+    ("output: tune --plot over the platform file its scenario names", "tune ref.json --replay runs.csv --plot p.json",
+     2, "--plot p.json: expected a file other than the input p.json, found the same file"),
+    ("output: tune --plot over the journal a new tune is about to create",
+     "tune p.json --launcher local --journal j.jsonl --plot j.jsonl --max-runs 2 -- true",
+     2, "--plot j.jsonl: expected a file other than j.jsonl, found the same file"),
+    ("input: a scenario nested 100,000 levels deep (200 KB; refused before parsing, at the cost of its size)",
+     "predict deep.json", 2, "deep.json: (document): expected JSON nested at most 64 levels deep, found 100000 levels"),
+    ("input: runs nested too deep", "fit deep.json", 2, "deep.json: (document): expected JSON nested at most 64 levels deep"),
+    ("input: a validation file nested too deep", "validate deep.json", 2,
+     "deep.json: (document): expected JSON nested at most 64 levels deep"),
+    ("input: a --set value nested too deep", "predict s.json --set 'platform.alpha=" + "[" * 65 + "]" * 65 + "'", 2,
+     "--set platform.alpha: (document): expected JSON nested at most 64 levels deep, found 65 levels"),
+    ("input: a journal line nested too deep", "tune --resume deepjournal.jsonl", 2,
+     "deepjournal.jsonl: line 1: expected JSON nested at most 64 levels deep, found 71 levels"),
+    ("output: standard output on a full device (the profile would be lost with exit 0)", "fit runs.csv --json > /dev/full",
+     1, "mmgp: standard output: No space left on device (the output is incomplete)"),
+    ("output: standard output closed", "predict s.json >&-", 1, "mmgp: standard output: Bad file descriptor"),
+    ("no effect: --replay-first without a replay", "tune p.json --replay-first slowest -- true",
+     2, "--replay-first: expected with --replay (it orders the replayed draws), found it without"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
      2, 'msg.json: /cases/0/message/level: expected a level of the platform\'s hierarchy (chip, blade, node, network), found the string "socket"'),
 ]
@@ -386,6 +412,12 @@ def main():
         r = run(mmgp, "fit runs.csv -o readonly.json", d)
         accepted("a read-only profile replaced stays read-only (mode 0444 kept)",
                  r.returncode == 0 and stat.S_IMODE(os.stat(ro).st_mode) == 0o444 and '"T_apu"' in open(ro).read(), r.stderr)
+        with open(os.path.join(d, "allcens.csv"), "w") as f:
+            f.write("m,p,time_s,censored,bound_s\n1,1,5,1,5\n1,2,5,1,5\n")
+        r = run(mmgp, "tune p.json --replay allcens.csv --m 1 --p 1:2 --journal nothing.jsonl --quiet", d)
+        accepted("a tune that chose nothing (every run stopped) is not a success: exit 1, one line, the journal kept",
+                 r.returncode == 1 and r.stderr.count("\n") == 1 and "nothing chosen" in r.stderr and
+                 "chosen: none" in r.stdout and os.path.getsize(os.path.join(d, "nothing.jsonl")) > 0, r.stderr)
         r = run(mmgp, "predict s.json --tolerance 0.5", d)
         out_lines = r.stdout.splitlines()
         fastest = [i for i, l in enumerate(out_lines) if l.startswith("Fastest ")]

@@ -335,7 +335,14 @@ void check_output(const std::string& option, const std::string& path, const std:
         ::close(fd);
         ::unlink(probe.c_str());
     }
-    if (!d.exists) return;
+    if (!d.exists) {
+        // A file not written yet that another output of the command will be (a new tune's journal).
+        std::error_code ec1, ec2;
+        for (const auto& in : inputs)
+            if (!in.empty() && fs::weakly_canonical(in, ec1) == fs::weakly_canonical(d.path, ec2) && !ec1 && !ec2)
+                refuse(option, path, "a file other than " + in, "the same file (it would be overwritten)");
+        return;
+    }
     for (const auto& in : inputs) {
         struct stat st {};
         if (!in.empty() && ::stat(in.c_str(), &st) == 0 && st.st_dev == d.dev && st.st_ino == d.ino)

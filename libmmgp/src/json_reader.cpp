@@ -4,6 +4,7 @@
 #include "detail/json_reader.hpp"
 #include "mmgp/io.hpp"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -175,7 +176,37 @@ json parse_json(std::string_view text, const std::string& file) {
     }
 }
 
+namespace {
+
+// The deepest nesting of arrays and objects in `text`, outside strings: one linear pass, no allocation.
+std::size_t nesting_depth(std::string_view text) {
+    std::size_t depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            deepest = std::max(deepest, ++depth);
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
+}  // namespace
+
 void refuse_duplicate_keys(std::string_view text, const std::string& file, const std::string& location_prefix) {
+    if (const std::size_t depth = nesting_depth(text); depth > max_json_depth) {
+        std::string where = location_prefix;  // "line 3, " -> "line 3"
+        while (!where.empty() && (where.back() == ' ' || where.back() == ',')) where.pop_back();
+        throw input_error(file, where, "JSON nested at most " + std::to_string(max_json_depth) + " levels deep",
+                          std::to_string(depth) + " levels");
+    }
     unique_keys keys(file, location_prefix);
     try {
         json::sax_parse(text.begin(), text.end(), &keys);

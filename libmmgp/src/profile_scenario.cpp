@@ -57,13 +57,14 @@ json patched(json obj, const std::vector<const json*>& patches) {
 // after `patches`.
 template <class Parse>
 auto read_section(const json& doc, const reader& r, const std::string& base_dir, const char* key, const char* kind,
-                  const std::vector<const json*>& patches, Parse&& parse) {
+                  const std::vector<const json*>& patches, std::vector<std::string>& sources, Parse&& parse) {
     const std::string path = std::string("/") + key;
     if (!doc.contains(key))
         r.fail(path, std::string("an object or the name of a bundled ") + kind + " profile", "nothing (the key is missing)");
     const json& v = doc[key];
     if (v.is_string()) {
         located_json lj = load_ref(v.get<std::string>(), kind, base_dir, r.file, path);
+        sources.push_back(lj.file);
         const reader rr{patches.empty() ? lj.file : r.file + " (patched " + lj.file + ")"};
         return parse(patched(std::move(lj.doc), patches), rr, std::string(""), lj.base_dir);
     }
@@ -82,12 +83,13 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
     r.known_keys(doc, "", scenario_keys);
     scenario s;
     s.file = file;
+    if (!file.empty()) s.sources.push_back(file);
     s.name = r.string_or(doc, "", "name", "");
-    s.plat = read_section(doc, r, base_dir, "platform", "platforms", patches.platform,
+    s.plat = read_section(doc, r, base_dir, "platform", "platforms", patches.platform, s.sources,
                           [](const json& o, const reader& rr, const std::string& p, const std::string& dir) {
                               return platform_from_json(o, rr, p, dir);
                           });
-    s.app = read_section(doc, r, base_dir, "application", "apps", patches.application,
+    s.app = read_section(doc, r, base_dir, "application", "apps", patches.application, s.sources,
                          [](const json& o, const reader& rr, const std::string& p, const std::string&) {
                              return application_from_json(o, rr, p);
                          });

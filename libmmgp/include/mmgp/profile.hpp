@@ -250,6 +250,9 @@ struct search_space {
 struct scenario {
     std::string name;
     std::string file;  ///< where it was read from ("" when built in memory)
+    /// Every file read to make it: the scenario's own and the platform and application files it names (what no
+    /// output of a command that reads it may overwrite).
+    std::vector<std::string> sources;
     platform plat;
     application app;
     search_space space;

@@ -25,7 +25,11 @@ std::string child(const std::string& path, std::size_t index);
 /// Parses JSON text; a syntax error becomes input_error(file, "", "a JSON document", "...at line L, column C"),
 /// a key given twice in one object input_error(file, "/path/key", "one value per key ...", "two: X and Y").
 json parse_json(std::string_view text, const std::string& file);
-/// The same check alone (mmgp::check_unique_keys): a key given twice in one object of `text` is refused.
+/// How deep any JSON input may nest arrays and objects: every reader refuses deeper text before parsing it, so
+/// that what a refusal costs is bounded by the input's size (no MMGP input nests beyond 4 levels).
+inline constexpr std::size_t max_json_depth = 64;
+/// The same check alone (mmgp::check_unique_keys): a key given twice in one object of `text` is refused, and so
+/// is text nested deeper than max_json_depth.
 void refuse_duplicate_keys(std::string_view text, const std::string& file, const std::string& location_prefix);
 /// The bound read_file() puts on an input (a file of runs, a profile, a journal, an OSU table).
 inline constexpr std::size_t max_input_bytes = std::size_t{16} << 20;
