@@ -382,6 +382,16 @@ void check_runnable(launcher_kind kind, const std::vector<configuration>& space,
                                       kind == launcher_kind::local ? "a program" : "a launcher", program, why));
 }
 
+// The tuner's options; resumed, a bad constant is the journal header's, not a command-line option's.
+tune_options resumed_tuner_options(const tune_options_cli& o, const std::string& resumed) {
+    if (resumed.empty()) return tuner_options(o);
+    try {
+        return tuner_options(o);
+    } catch (const usage_error& e) {
+        throw mmgp::error(resumed + ": line 1, /options/constants: " + e.what());
+    }
+}
+
 }  // namespace
 
 int run_tune(const tune_options_cli& given) {
@@ -394,7 +404,7 @@ int run_tune(const tune_options_cli& given) {
     std::optional<recorded_runs> replay;
     if (!o.replay.empty()) replay = read_recorded_runs(o.replay, o.launch.units);
     const std::vector<configuration> space = tune_space(o, s, replay);
-    const tune_options to = tuner_options(o);
+    const tune_options to = resumed_tuner_options(o, given.resume);
     tuner t(s, space, to);
 
     // What can be checked before the first run is, before a journal exists: where the runs can go, every node

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <type_traits>
 #include <unistd.h>
 
@@ -35,7 +36,12 @@ journal::~journal() {
 
 std::vector<json> journal::open(const std::string& path) {
     path_ = path;
-    fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+    // A journal is a regular file: a FIFO would wait for a writer for ever, a device never holds one.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw input_error(path, "(file)", "a regular file (an mmgp tune journal)",
+                          S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
+    fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) throw input_error(path, "(file)", "a journal that can be opened for appending", std::strerror(errno));
     if (flock(fd_, LOCK_EX | LOCK_NB) != 0)
         throw input_error(path, "(lock)", "a journal no other mmgp tune is using", "locked by another process");
@@ -226,12 +232,27 @@ json journal_header(const tune_options_cli& o) {
 
 tune_options_cli options_from_header(const json& header, const tune_options_cli& caller, const std::string& path) {
     tune_options_cli o = caller;
+    const json& version = header.at("mmgp_tune");
+    if (!version.is_number_integer() || version.get<long long>() != 1)
+        throw input_error(path, "line 1, /mmgp_tune", "1 (the journal format this mmgp reads and writes)",
+                          utf8_prefix(version.dump(), 40));
+    if (!header.contains("options") || !header.at("options").is_object())
+        throw input_error(path, "line 1, /options", "an object of the tune's options",
+                          header.contains("options") ? utf8_prefix(header.at("options").dump(), 40) : "nothing");
     try {
         const json& j = header.at("options");
         for (bool objective_options : {false, true})
             for (const header_field& f : header_fields())
                 if (f.objective_option == objective_options) check_header_option(j, f, path);
-        for (const header_field& f : header_fields()) f.read(j, o);
+        for (const header_field& f : header_fields()) {
+            try {
+                f.read(j, o);
+            } catch (const json::exception&) {
+                throw input_error(path, std::string("line 1, /options/") + f.key,
+                                  "a value of the type the tune writes there (as its option takes)",
+                                  j.contains(f.key) ? utf8_prefix(j.at(f.key).dump(), 40) : "nothing");
+            }
+        }
         const std::string cwd = j.at("cwd").get<std::string>();
         if (!cwd.empty() && chdir(cwd.c_str()) != 0)
             throw input_error(path, "line 1, /options/cwd", "the directory the tune ran in",
@@ -278,7 +299,15 @@ std::pair<long long, tune_run> journal_run(const json& j, const std::string& pat
     if (!j.contains("wall_s") || !j.at("wall_s").is_number() || !(j.at("wall_s").get<double>() >= 0) ||
         !(j.at("wall_s").get<double>() <= 1e9))
         fail("wall_s", "a wall time in [0, 1000000000] seconds");
-    const long long run_no = j.contains("run") && j.at("run").is_number_integer() ? j.at("run").get<long long>() : 0;
+    if (!j.contains("run") || !j.at("run").is_number_integer() || j.at("run").get<long long>() < 1)
+        fail("run", "a run number, an integer >= 1");
+    if (j.contains("censored") && !j.at("censored").is_boolean()) fail("censored", "true or false");
+    if (j.contains("censored") && j.at("censored").get<bool>() != (known->second == run_outcome::censored))
+        fail("censored", std::string("the outcome's word (") + (known->second == run_outcome::censored ? "true" : "false") + ")");
+    if (j.contains("bound_s") && !j.at("bound_s").is_null() &&
+        !(j.at("bound_s").is_number() && j.at("bound_s").get<double>() >= 0 && j.at("bound_s").get<double>() <= 1e9))
+        fail("bound_s", "null or a bound in [0, 1000000000] seconds");
+    const long long run_no = j.at("run").get<long long>();
     return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second}};
 }
 

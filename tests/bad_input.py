@@ -11,6 +11,7 @@ from the table (`bad_input.py MMGP --write-docs DOC` rewrites it), so the catalo
 Usage: bad_input.py MMGP_BINARY DOCS_BAD_INPUT_MD [--write-docs]
 """
 import hashlib
+import json
 import os
 import stat
 import subprocess
@@ -27,6 +28,29 @@ SCENARIO = ('{"schema": "mmgp/1", "platform": {"name": "t", "hpu_contexts": 2, "
 PLATFORM = ('{"schema": "mmgp/1", "kind": "platform", "name": "t", "hpu_contexts": 2, "apus": 4, '
             '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1}\n')
 RUNS = "m,p,time_s\n1,1,9.5\n1,2,5.6\n2,1,5.1\n2,2,3.2\n1,4,3.9\n"
+# A journal header as a replay of runs.csv writes it (cwd empty: read where the test runs), and a run line.
+HEADER = {"mmgp_tune": 1, "created": "2026-01-01T00:00:00Z", "options": {
+    "app": "", "bound_factor": 3.0, "command": [], "confidence": 0.95, "constants": [], "cores_per_node": None, "cwd": "",
+    "launcher": "", "launcher_program": "", "m": "", "max_cost": "exhaustive", "max_nodes": None, "max_runs": 3,
+    "max_seconds": None, "model": "mmgp", "no_bind": False, "no_model": False, "no_prior": True, "nodes": "",
+    "objective": "time", "oversubscribe": False, "p": "", "parallel": 1, "policy": "", "profile": "p.json",
+    "replay": "runs.csv", "replay_first": "random", "seed": 1, "set": [], "timeout": None, "tolerance": 0.03,
+    "units": None, "uses": None, "within": None}}
+RUN = {"bound_s": 0.0, "censored": False, "command": "replay runs.csv", "exit": 0, "m": 1, "nodes": 1, "outcome": "ok",
+       "p": 1, "policy": "edtlp", "run": 1, "start": "2026-01-01T00:00:00Z", "wall_s": 9.5, "why": "explore"}
+
+
+def journal(header=None, run=None, options=None):
+    """A journal of HEADER (edited: `header` merged into it, `options` into its options) and RUN (edited)."""
+    h = json.loads(json.dumps(HEADER))
+    h.update(header or {})
+    if options:
+        h["options"].update(options)
+    r = dict(RUN)
+    r.update(run or {})
+    return json.dumps(h) + "\n" + json.dumps(r) + "\n"
+
+
 # A calibrated platform that draws freshness warnings here (another machine's CPU, a noisy harness).
 STALE = open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation", "gromacs",
                           "platform.json"), encoding="utf-8").read()
@@ -68,6 +92,15 @@ FILES = {
                                  '"T_csw": 1e-6, "alpha": 1}', '"platform": "p.json"'),
     "deep.json": "[" * 100000 + "]" * 100000 + "\n",
     "deepjournal.jsonl": '{"mmgp_tune": 1, "options": ' + "[" * 70 + "]" * 70 + "}\n",
+    "v999.jsonl": journal(header={"mmgp_tune": 999}),
+    "vtext.jsonl": journal(header={"mmgp_tune": "abc"}),
+    "runneg.jsonl": journal(run={"run": -3}),
+    "runfrac.jsonl": journal(run={"run": 3.5}),
+    "censyes.jsonl": journal(run={"censored": "yes"}),
+    "boundneg.jsonl": journal(run={"bound_s": -5}),
+    "opttype.jsonl": journal(options={"no_bind": "yes"}),
+    "optnot.jsonl": journal(header={"options": "x"}),
+    "constnan.jsonl": journal(options={"constants": ["noise.sd=nan"]}),
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
                  '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
 }
@@ -127,7 +160,7 @@ REFUSED = [
     ("tune: replay with a bad censored flag", "tune p.json --replay cens.csv", 2, 'cens.csv: row 2, column censored: expected 0 or 1, found "yes"'),
     ("tune: no program and no replay", "tune p.json", 2, "command: expected the program to tune after -- (or --replay RUNS.csv)"),
     ("tune: a journal without options", "tune --resume journal.jsonl",
-     2, "journal.jsonl: line 1 (header): expected the header of an mmgp tune journal (its options)"),
+     2, "journal.jsonl: line 1, /options/profile: expected a value of the type the tune writes there (as its option takes), found nothing"),
     ("tune: an out-of-range confidence", "tune p.json --confidence 1 -- true", 2, '--confidence: expected a number in (0, 1), found "1"'),
     ("tune: a constant the tuner does not have", "tune p.json --constant noise.spread=0.1 -- true", 2,
      '--constant: expected one of noise.sd, noise.dof, noise.few_runs_noisiest, model.error, '
@@ -265,6 +298,27 @@ REFUSED = [
     ("output: standard output closed", "predict s.json >&-", 1, "mmgp: standard output: Bad file descriptor"),
     ("no effect: --replay-first without a replay", "tune p.json --replay-first slowest -- true",
      2, "--replay-first: expected with --replay (it orders the replayed draws), found it without"),
+    ("journal: a FIFO (it would wait for a writer for ever)", "tune --resume nobody.fifo", 2,
+     "nobody.fifo: (file): expected a regular file (an mmgp tune journal), found a FIFO"),
+    ("journal: a directory", "tune --resume .", 2, ".: (file): expected a regular file (an mmgp tune journal), found a directory"),
+    ("journal: a format version this mmgp does not read", "tune --resume v999.jsonl", 2,
+     "v999.jsonl: line 1, /mmgp_tune: expected 1 (the journal format this mmgp reads and writes), found 999"),
+    ("journal: a version that is not a number", "tune --resume vtext.jsonl", 2,
+     'vtext.jsonl: line 1, /mmgp_tune: expected 1 (the journal format this mmgp reads and writes), found "abc"'),
+    ("journal: a negative run number", "tune --resume runneg.jsonl", 2,
+     "runneg.jsonl: line 2, /run: expected a run number, an integer >= 1, found the value -3"),
+    ("journal: a fractional run number", "tune --resume runfrac.jsonl", 2,
+     "runfrac.jsonl: line 2, /run: expected a run number, an integer >= 1, found the value 3.5"),
+    ("journal: a censored flag that is not a boolean", "tune --resume censyes.jsonl", 2,
+     'censyes.jsonl: line 2, /censored: expected true or false, found the value "yes"'),
+    ("journal: a negative bound", "tune --resume boundneg.jsonl", 2,
+     "boundneg.jsonl: line 2, /bound_s: expected null or a bound in [0, 1000000000] seconds, found the value -5"),
+    ("journal: an option of the wrong type, named by the journal's line and key (not the JSON library's words)",
+     "tune --resume opttype.jsonl", 2, 'opttype.jsonl: line 1, /options/no_bind: expected a value of the type the tune writes there (as its option takes), found "yes"'),
+    ("journal: options that are not an object", "tune --resume optnot.jsonl", 2,
+     'optnot.jsonl: line 1, /options: expected an object of the tune\'s options, found "x"'),
+    ("journal: a bad constant is the journal's, not a command-line option's", "tune --resume constnan.jsonl", 2,
+     'constnan.jsonl: line 1, /options/constants: --constant noise.sd: expected a number in [0.0001, 2], found "nan"'),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
      2, 'msg.json: /cases/0/message/level: expected a level of the platform\'s hierarchy (chip, blade, node, network), found the string "socket"'),
 ]
