@@ -117,6 +117,13 @@ fit_options fit_options_of(const fit_options_cli& o) {
     if (!o.spin_limit.empty()) opt.spin_limit = spin_limit_of(o.spin_limit);
     opt.name = o.name;
     for (const auto& f : o.fix) add_fix(f, o.fit_T_start, opt);
+    // Holds that leave the program no work: no profile with every time term at 0 describes a run that took time.
+    int held_zero = 0;
+    for (const auto& [name, value] : opt.fixed)
+        held_zero += value == 0 && (name == "T_hpu" || name == "T_apu" || name == "C_apu");
+    if (held_zero == 3)
+        throw usage_error("--fix: expected holds that leave the program some work (one of T_hpu, T_apu, C_apu above 0 "
+                          "or fitted), found T_hpu, T_apu and C_apu all held at 0");
     return opt;
 }
 

@@ -129,6 +129,12 @@ launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli
     check_launcher_options(kind, o.launch);
     if (o.replay.empty() && o.launch.command.empty())
         throw usage_error("command: expected the program to tune after -- (or --replay RUNS.csv), found nothing");
+    if (!o.replay.empty() && !o.launch.command.empty())
+        throw usage_error("command: expected nothing after -- with --replay (nothing runs), found \"" +
+                          o.launch.command[0] + "\"");
+    if (!o.replay.empty() && !o.launch.launcher.empty())
+        throw usage_error("--launcher: expected no launcher with --replay (nothing is launched), found " +
+                          o.launch.launcher);
     if (o.replay.empty() && o.replay_first != "random")
         throw usage_error("--replay-first: expected with --replay (it orders the replayed draws), found it without");
     if (!o.plot.empty()) {  // never over an input or the journal (a resumed tune would then refuse its journal)
@@ -314,6 +320,7 @@ tune_options tuner_options(const tune_options_cli& o) {
     to.prior = !o.no_prior;
     to.use_model = !o.no_model;
     to.choose_structure = o.no_app;
+    refuse_repeated_keys("--constant", o.constants);
     for (const std::string& c : o.constants) set_constant(to, c);
     return to;
 }

@@ -22,6 +22,9 @@ struct usage_error : mmgp::error {
     using mmgp::error::error;
 };
 
+/// Refuses (usage_error) an assignment option (--set, --constant) whose KEY appears twice in `assignments`.
+void refuse_repeated_keys(const std::string& option, const std::vector<std::string>& assignments);
+
 /// Parses "N" or "LO:HI" (1 <= LO <= HI) for a range option; throws usage_error naming the option.
 int_range parse_range(const std::string& option, const std::string& text);
 /// Parses a --model value.

@@ -85,6 +85,16 @@ bool known_first_word(CLI::App& app, int argc, char** argv) {
     return false;
 }
 
+// CLI11's words for an option given twice ("--objective: At Most 1 required but received 2") in the project's
+// form: the option, what was expected, what was found.
+std::string parse_error_text(const std::string& what) {
+    const std::string marker = ": At Most 1 required but received ";
+    const std::size_t at = what.find(marker);
+    if (at == std::string::npos) return what;
+    return what.substr(0, at) + ": expected the option once (one value), found it given " +
+           what.substr(at + marker.size()) + " times";
+}
+
 // Parses the command line: nothing when a subcommand is to run, else the exit status (help, version, or 2
 // after naming what is wrong).
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
@@ -97,7 +107,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "mmgp: " << e.what() << " (see mmgp --help)\n";
+        std::cerr << "mmgp: " << parse_error_text(e.what()) << " (see mmgp --help)\n";
         return 2;
     }
     return std::nullopt;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -102,7 +103,19 @@ void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::st
                         "or text, null removes the key), applied before the profile is checked");
 }
 
+// Refuses an assignment option (--set, --constant) that names one key twice: the last would win in silence.
+void refuse_repeated_keys(const std::string& option, const std::vector<std::string>& assignments) {
+    std::set<std::string> seen;
+    for (const std::string& a : assignments) {
+        const std::string key = a.substr(0, a.find('='));
+        if (!seen.insert(key).second)
+            throw usage_error(option + " " + key + ": expected one value per key, found it given twice (the last "
+                              "would win in silence)");
+    }
+}
+
 scenario_edits edits_of(const std::vector<std::string>& sets) {
+    refuse_repeated_keys("--set", sets);
     nlohmann::json patch[3] = {nlohmann::json::object(), nlohmann::json::object(), nlohmann::json::object()};
     for (const std::string& set : sets) {  // the syntax was checked by the option's rule
         const std::size_t eq = set.find('='), dot = set.find('.');

@@ -101,6 +101,8 @@ FILES = {
     "opttype.jsonl": journal(options={"no_bind": "yes"}),
     "optnot.jsonl": journal(header={"options": "x"}),
     "constnan.jsonl": journal(options={"constants": ["noise.sd=nan"]}),
+    "dupval.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "d", "scenario": "s.json", "group": "g", "cases": ['
+                    '{"m": 1, "p": 1, "measured_s": 9.5, "source": "t"}, {"m": 1, "p": 1, "measured_s": 5.0, "source": "t"}]}\n'),
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
                  '{"message": {"level": "socket"}, "measured_s": 1e-5}]}\n'),
 }
@@ -319,6 +321,21 @@ REFUSED = [
      'optnot.jsonl: line 1, /options: expected an object of the tune\'s options, found "x"'),
     ("journal: a bad constant is the journal's, not a command-line option's", "tune --resume constnan.jsonl", 2,
      'constnan.jsonl: line 1, /options/constants: --constant noise.sd: expected a number in [0.0001, 2], found "nan"'),
+    ("one value per key: --set of one key twice", "predict s.json --set platform.apus=4 --set platform.apus=8", 2,
+     "--set platform.apus: expected one value per key, found it given twice (the last would win in silence)"),
+    ("one value per key: --constant of one constant twice", "tune p.json --constant noise.sd=0.1 --constant noise.sd=0.2 -- true",
+     2, "--constant noise.sd: expected one value per key, found it given twice"),
+    ("one value per key: an option given twice, in the project's words", "predict s.json --objective time --objective node-hours",
+     2, "--objective: expected the option once (one value), found it given 2 times"),
+    ("no effect: a launcher beside --replay", "tune p.json --replay runs.csv --launcher srun", 2,
+     "--launcher: expected no launcher with --replay (nothing is launched), found srun"),
+    ("no effect: a program beside --replay", "tune p.json --replay runs.csv -- true", 2,
+     'command: expected nothing after -- with --replay (nothing runs), found "true"'),
+    ("fit: holds that leave no work", "fit runs.csv --fix T_hpu=0 --fix T_apu=0 --fix C_apu=0", 2,
+     "--fix: expected holds that leave the program some work (one of T_hpu, T_apu, C_apu above 0 or fitted)"),
+    ("validate: one configuration twice in a group (it would be its own rival)", "validate dupval.json", 2,
+     'dupval.json: /cases/1: expected one case per configuration in group "g" (its repetitions as the case\'s runs), '
+     'found the string "m=1 p=1 nodes=1 edtlp again (first /cases/0)"'),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
      2, 'msg.json: /cases/0/message/level: expected a level of the platform\'s hierarchy (chip, blade, node, network), found the string "socket"'),
 ]

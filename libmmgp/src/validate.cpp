@@ -297,10 +297,25 @@ validation_report run_validation(const std::string& path, model_kind kind, const
     rep.model = kind;
     const std::string default_group = r.string_or(doc, "", "group", "");
     const json& cases = cases_array(r, doc);
+    std::map<std::string, std::string> first_of;  // group + case label -> the first case's pointer
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const std::string cp = child("/cases", i);
         const json& c = r.object(cases[i], cp);
         rep.cases.push_back(validate_case(r, lj, c, cp, default_group, set_patches, kind));
+        // Cases of one group are ranked against each other: one configuration twice would be its own rival.
+        const validation_case& vc = rep.cases.back();
+        if (vc.group.empty() || c.contains("message")) continue;
+        const std::string config = "m=" + std::to_string(vc.c.m) + " p=" + std::to_string(vc.c.p) +
+                                   " nodes=" + std::to_string(vc.c.nodes) + " " + std::string(to_string(vc.c.pol));
+        // The same configuration of another scenario, or of the case's own application or platform edits, is
+        // another program or machine.
+        std::string scenario;
+        for (const char* key : {"scenario", "application", "platform"})
+            if (c.contains(key)) scenario += c[key].dump();
+        const auto [at, added] = first_of.emplace(vc.group + '\n' + scenario + '\n' + config, cp);
+        if (!added)
+            r.fail(cp, "one case per configuration in group \"" + vc.group + "\" (its repetitions as the case's runs)",
+                   json(config + " again (first " + at->second + ")"));
     }
     summarize_cases(rep);
     rank_groups(rep);
