@@ -166,9 +166,11 @@ TEST_CASE("what-if on the command line: --set edits a profile's keys before it i
           mmgp::test::approx(base["best"]["breakdown"]["offload"].get<double>() / 2).epsilon(1e-12));
     auto narrowed = json::parse(run_mmgp("predict pbpi-qs20 --json --set search.m=[2,3]").out);
     for (const auto& c : narrowed["configurations"]) CHECK((c["m"] == 2 || c["m"] == 3));
-    // A dotted key edits a nested object; null removes a key; the last --set of a key wins.
-    auto alpha = json::parse(
-        run_mmgp("predict pbpi-qs20 --json --m 4 --p 4 --set platform.alpha.constant=1 --set platform.alpha.constant=2").out);
+    // A dotted key edits a nested object; null removes a key; one key given twice is refused (the last would
+    // win in silence).
+    expect_bad_input("predict pbpi-qs20 --m 4 --p 4 --set platform.alpha.constant=1 --set platform.alpha.constant=2",
+                     "--set platform.alpha.constant: expected one value per key, found it given twice");
+    auto alpha = json::parse(run_mmgp("predict pbpi-qs20 --json --m 4 --p 4 --set platform.alpha.constant=2").out);
     auto alpha2 = json::parse(run_mmgp("predict pbpi-qs20 --json --m 4 --p 4 --set 'platform.alpha={\"constant\":2}'").out);
     CHECK(alpha["best"]["time_s"] == alpha2["best"]["time_s"]);
     CHECK(alpha["best"]["time_s"] != base["best"]["time_s"]);
