@@ -214,8 +214,9 @@ std::vector<configuration> replay_space(const tune_options_cli& o, const recorde
     return space;
 }
 
-// The feasible configurations of the box.
-std::vector<configuration> box_space(const scenario& s, const narrowed_box& box) {
+// The feasible configurations of the box; those of the box the platform cannot hold (m*p above its apus) are
+// named in a note, not dropped in silence.
+std::vector<configuration> box_space(const scenario& s, const narrowed_box& box, bool quiet) {
     scenario t = s;
     t.space.m = box.m;
     t.space.p = box.p;
@@ -233,6 +234,12 @@ std::vector<configuration> box_space(const scenario& s, const narrowed_box& box)
                 for (std::int64_t p = b.p_lo; p <= std::min(b.p_hi, b.apus / m); ++p)
                     space.push_back({static_cast<int>(m), static_cast<int>(p), static_cast<int>(nd), pol});
     if (space.empty()) throw usage_error("--m/--p/--nodes: expected a space with a feasible configuration, found none");
+    const double whole = static_cast<double>(b.m_hi - b.m_lo + 1) * static_cast<double>(b.p_hi - b.p_lo + 1) *
+                         static_cast<double>(b.n_hi - b.n_lo + 1) * static_cast<double>(policies);
+    if (!quiet && whole > static_cast<double>(space.size()))
+        std::cerr << fmt::format("mmgp: note: {:.0f} of the {:.0f} configurations of m {}..{} x p {}..{} left out: m*p "
+                                 "above the platform's apus = {} (the most processes x threads it describes per node)\n",
+                                 whole - static_cast<double>(space.size()), whole, b.m_lo, b.m_hi, b.p_lo, b.p_hi, b.apus);
     return space;
 }
 
@@ -257,7 +264,8 @@ std::vector<configuration> tune_space(const tune_options_cli& o, scenario& s, co
     if (replay && replay->units > 0 && s.app.decomp == decomposition::task) s.app.units = replay->units;
     const narrowed_box box = narrowed(o, s);
     if (replay) return replay_space(o, *replay, box);
-    std::vector<configuration> space = box_space(s, box);
+    // A note of what m*p leaves out when the user drew the box (--m or --p), not for the platform's own.
+    std::vector<configuration> space = box_space(s, box, o.quiet || (o.space.m.empty() && o.space.p.empty()));
     if (units_are_work(s, o.launch)) drop_ranks_without_work(space, s.app.units, o.quiet);
     return space;
 }
@@ -287,6 +295,12 @@ void set_constant(tune_options& to, const std::string& text) {
     if (!rule) throw usage_error("--constant: expected one of " + names + ", found \"" + name + "\"");
     const std::string why = check_value(*rule, value);
     if (!why.empty()) throw usage_error("--constant " + name + ": " + why);
+    if (name == "fallback.trust") {
+        using trust = tune_options::trust;
+        to.fallback_trust = value == "calibrated" ? trust::calibrated : value == "never" ? trust::never
+                            : value == "always" ? trust::always : trust::noise;
+        return;
+    }
     const double v = std::strtod(value.c_str(), nullptr);
     if (name == "noise.sd") to.noise = v;
     else if (name == "noise.dof") to.noise_dof = v;

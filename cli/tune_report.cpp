@@ -38,10 +38,13 @@ std::string progress_line(const run_progress& run, const tune_assessment& a, con
                                                         config_text(space[a.chosen]), human_time(a.configs[a.chosen].time_s),
                                                         100 * tolerance, in_objective(minimise), a.p_beaten)
                                           : "nothing chosen yet";
-    return fmt::format("[run {}] {}: {} {}{}{} · {}\n", run.number, config_text(run.config), human_time(run.wall_s),
+    // The budget as it stands: what was spent against the cap (the estimate of running every configuration once).
+    const std::string spent = a.cap_s > 0 ? fmt::format(" · spent {} of {}", human_time(a.machine_s), human_time(a.cap_s))
+                                          : fmt::format(" · spent {}", human_time(a.machine_s));
+    return fmt::format("[run {}] {}: {} {}{}{} · {}{}\n", run.number, config_text(run.config), human_time(run.wall_s),
                        to_string(run.outcome),
                        run.outcome == run_outcome::failed ? fmt::format(" (exit status {})", run.exit_status) : "",
-                       run.in_flight == 0 ? "" : fmt::format(" ({} in flight)", run.in_flight), best);
+                       run.in_flight == 0 ? "" : fmt::format(" ({} in flight)", run.in_flight), best, spent);
 }
 
 namespace {

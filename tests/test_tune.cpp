@@ -805,6 +805,24 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: stopped unsure by a budget, with no repet
     CHECK(a.chosen == 2);
     CHECK(a.loo_error > 0);
 
+    SUBCASE("fallback.trust: always keeps the posterior's choice; never takes the measurements even with noise measured") {
+        mmgp::tune_options keep = opt;
+        keep.fallback_trust = mmgp::tune_options::trust::always;
+        mmgp::tuner u(s, space, keep);
+        for (const auto& [c, time] : runs) u.add({c, time, mmgp::run_outcome::ok});
+        CHECK(u.assess().chosen_by == mmgp::choice_basis::posterior);
+        mmgp::tune_options never = opt;
+        never.fallback_trust = mmgp::tune_options::trust::never;
+        never.max_runs = 5;
+        mmgp::tuner v(s, space, never);
+        for (const auto& [c, time] : runs) v.add({c, time, mmgp::run_outcome::ok});
+        v.add({2, 1.001, mmgp::run_outcome::ok});  // a repetition: the noise is measured, and still not trusted
+        const mmgp::tune_assessment b = v.assess();
+        REQUIRE(b.stop == mmgp::tune_stop::budget_runs);
+        REQUIRE(b.p_beaten >= 1 - never.confidence);
+        CHECK(b.measured_noise > 0);
+        CHECK(b.chosen_by == mmgp::choice_basis::measurements);
+    }
     SUBCASE("not stopped: the posterior's choice, no leave-one-out computed") {
         mmgp::tune_options more = opt;
         more.max_runs = 50;

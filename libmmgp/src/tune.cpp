@@ -116,18 +116,36 @@ void describe_configs(std::vector<config_belief>& configs, const detail::run_evi
     }
 }
 
-// The RMS of the posterior's leave-one-out residuals at the configurations with finished runs.
-double loo_error(const detail::discrepancy_posterior& gp, const detail::run_evidence& evidence) {
-    const std::vector<double> residuals = gp.loo_residuals();
+// The RMS of the posterior's leave-one-out residuals at the configurations with finished runs, and the mean of
+// their squares over the variances the posterior gives them.
+struct loo_fit {
+    double rms = 0, calibration = 0;
+};
+loo_fit loo_error(const detail::discrepancy_posterior& gp, const detail::run_evidence& evidence) {
+    const std::vector<double> residuals = gp.loo_residuals(), variances = gp.loo_variances();
     const auto& observed = gp.observed_configs();
-    double sum_squares = 0;
+    double sum_squares = 0, sum_z2 = 0;
     int count = 0;
     for (std::size_t i = 0; i < observed.size(); ++i) {
         if (evidence[observed[i]].logs.empty()) continue;  // only ever stopped: its observation is a bound
         sum_squares += residuals[i] * residuals[i];
+        sum_z2 += residuals[i] * residuals[i] / variances[i];
         ++count;
     }
-    return count > 0 ? std::sqrt(sum_squares / count) : 0.0;
+    if (count == 0) return {};
+    return {std::sqrt(sum_squares / count), sum_z2 / count};
+}
+
+// Whether the posterior has earned trust over the lowest measured time (tune_options::fallback_trust).
+bool trusted(const tune_options& opt, const loo_fit& loo, double measured_noise) {
+    using trust = tune_options::trust;
+    switch (opt.fallback_trust) {
+        case trust::always: return true;
+        case trust::never: return false;
+        case trust::noise: return measured_noise > 0 && loo.rms <= measured_noise;
+        case trust::calibrated: return measured_noise > 0 && loo.calibration <= 1;
+    }
+    return false;
 }
 
 }  // namespace
@@ -173,9 +191,10 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     // evidence) unless the posterior predicts the measured configurations, each left out, within the noise
     // that repetitions measured.
     if (!detail::stopped_unsure(a, opt_)) return a;
-    a.loo_error = loo_error(gp, evidence);
+    const loo_fit loo = loo_error(gp, evidence);
+    a.loo_error = loo.rms;
     a.measured_noise = detail::measured_noise(evidence);
-    if (a.measured_noise > 0 && a.loo_error <= a.measured_noise) return a;
+    if (trusted(opt_, loo, a.measured_noise)) return a;
     a.chosen_by = choice_basis::measurements;
     const detail::choice by_runs = detail::choose(
         [&evidence](std::size_t c) {

@@ -119,6 +119,16 @@ std::vector<double> discrepancy_posterior::loo_residuals() const {
     return out;
 }
 
+std::vector<double> discrepancy_posterior::loo_variances() const {
+    const auto n = static_cast<Eigen::Index>(observed_.size());
+    std::vector<double> out(observed_.size(), 0.0);
+    if (n == 0) return out;
+    const Eigen::MatrixXd inverse_l =
+        chol_.triangularView<Eigen::Lower>().solve(Eigen::MatrixXd::Identity(n, n));
+    for (Eigen::Index i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = 1 / inverse_l.col(i).squaredNorm();
+    return out;
+}
+
 // Each run in flight is an observation at the posterior mean with one run's noise of its configuration.
 fantasy_posterior::fantasy_posterior(const discrepancy_kernel& kernel, const observations& obs,
                                      const noise_estimate& noise, const std::vector<std::size_t>& in_flight)

@@ -65,6 +65,11 @@ struct tune_options {
     /// The next run: the highest knowledge gradient per machine second (what one more run is expected to gain
     /// on the comparison with the chosen; true) rather than the highest P(beats the chosen) per machine second.
     bool next_by_gradient = false;
+    /// Stopped unsure by a budget, when the posterior is trusted over the lowest measured time (tune_assessment::
+    /// chosen_by): noise, its leave-one-out RMS within the noise repetitions measured; calibrated, its leave-one-
+    /// out residuals no larger than its own predictive spread says (mean of r^2 / var at most 1) with some noise
+    /// measured; never (always the measurements); always (never the measurements: no fallback).
+    enum class trust { noise, calibrated, never, always } fallback_trust = trust::noise;
     int max_runs = 50;           ///< budget: runs (0: no limit)
     double max_seconds = 0;      ///< budget: machine seconds, wall time x nodes (0: no limit)
     /// The cost cap: no run starts that is expected to take the machine time spent above the estimated

@@ -148,6 +148,9 @@ public:
     /// Per observed point (in observed_configs' order): its observation minus the posterior mean the other
     /// points give it (the closed form alpha_i / [K^-1]_ii; the mean's fitted parameters are not refitted).
     std::vector<double> loo_residuals() const;
+    /// Per observed point: the variance of that residual if the process were right (1 / [K^-1]_ii, its
+    /// observation's noise included).
+    std::vector<double> loo_variances() const;
     std::size_t size() const noexcept { return prior_mean_.size(); }
 
 private:
