@@ -237,9 +237,9 @@ std::vector<configuration> box_space(const scenario& s, const narrowed_box& box,
     const double whole = static_cast<double>(b.m_hi - b.m_lo + 1) * static_cast<double>(b.p_hi - b.p_lo + 1) *
                          static_cast<double>(b.n_hi - b.n_lo + 1) * static_cast<double>(policies);
     if (!quiet && whole > static_cast<double>(space.size()))
-        std::cerr << fmt::format("mmgp: note: {:.0f} of the {:.0f} configurations of m {}..{} x p {}..{} left out: m*p "
-                                 "above the platform's apus = {} (the most processes x threads it describes per node)\n",
-                                 whole - static_cast<double>(space.size()), whole, b.m_lo, b.m_hi, b.p_lo, b.p_hi, b.apus);
+        hold_note(fmt::format("{:.0f} of the {:.0f} configurations of m {}..{} x p {}..{} left out: m*p "
+                              "above the platform's apus = {} (the most processes x threads it describes per node)",
+                              whole - static_cast<double>(space.size()), whole, b.m_lo, b.m_hi, b.p_lo, b.p_hi, b.apus));
     return space;
 }
 

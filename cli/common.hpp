@@ -63,6 +63,8 @@ scenario load_with_options(const std::string& profile, const space_options_cli& 
 void warn_about_platform(const platform& pl, double max_age_days);
 /// One held warning line naming the columns of a runs file that are not read (none: nothing).
 void warn_about_columns(const std::string& file, const std::vector<std::string>& ignored);
+/// One held line (a note: "mmgp: note: ..."), printed and dropped with the warnings.
+void hold_note(const std::string& text);
 /// Prints the held warnings on stderr.
 void flush_warnings();
 /// Forgets the held warnings (the command was refused).

@@ -80,6 +80,8 @@ void warn_about_columns(const std::string& file, const std::vector<std::string>&
                                  " not read (m, p, nodes, units, time_s, policy, censored and bound_s are)");
 }
 
+void hold_note(const std::string& text) { pending_warnings().push_back("mmgp: note: " + text); }
+
 void flush_warnings() {
     for (const auto& w : pending_warnings()) std::cerr << w << '\n';
     pending_warnings().clear();
