@@ -55,6 +55,9 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--journal", o.journal,
                 "JSON Lines journal of every run, fsynced after each (default mmgp-tune.jsonl when running a program)");
     add_checked(sub, "--resume", o.resume, "Continue the tune recorded in this journal, with its options");
+    sub->add_flag("--retry-failed", o.retry_failed,
+                  "With --resume: the journal's failed runs are kept in it but not counted, so that their "
+                  "configurations are run again (after fixing what made them fail)");
     add_checked(sub, "--tolerance", o.tolerance,
                 "A configuration within this fraction of the best (in the objective) is as good (default 0.03)");
     add_objective_options(sub, o.goal, false);
@@ -102,15 +105,18 @@ bool is_platform_profile(const std::string& path) {
 // its lines in `journal_lines`).
 tune_options_cli resolved_options(const tune_options_cli& given, journal& jr, std::vector<json>& journal_lines) {
     if (given.resume.empty()) {
+        if (given.retry_failed)
+            throw usage_error("--retry-failed: expected with --resume JOURNAL (it retries a journal's failed runs), "
+                              "found it without");
         if (given.profile.empty())
             throw usage_error("profile: expected a scenario or platform profile (or --resume JOURNAL), found nothing");
         return given;
     }
     // The tune goes on with its journal's options: one given beside --resume would be ignored, so it is refused.
     for (const std::string& opt : given.given)
-        if (opt != "--resume" && opt != "--json" && opt != "--quiet" && opt != "--plot")
-            throw usage_error("--resume: expected no option but --json, --quiet and --plot beside it (the tune goes on "
-                              "with its journal's options), found " + opt);
+        if (opt != "--resume" && opt != "--json" && opt != "--quiet" && opt != "--plot" && opt != "--retry-failed")
+            throw usage_error("--resume: expected no option but --json, --quiet, --plot and --retry-failed beside it "
+                              "(the tune goes on with its journal's options), found " + opt);
     if (!given.profile.empty() || !given.journal.empty() || !given.launch.command.empty() || !given.replay.empty())
         throw usage_error("--resume: expected the journal alone (the tune's options are in its header), found "
                           "other options or a profile beside it");
@@ -442,7 +448,7 @@ int run_tune(const tune_options_cli& given) {
         journal_lines = {header};
     }
     backend->attach_journal(jr.path());
-    const journal_history history = add_recorded_runs(journal_lines, jr.path(), t);
+    const journal_history history = add_recorded_runs(journal_lines, jr.path(), t, given.retry_failed);
 
     const int parallel = static_cast<int>(o.parallel);
     flush_warnings();  // every check passed: the platform's warnings before the first run, not after the last

@@ -313,7 +313,8 @@ std::pair<long long, tune_run> journal_run(const json& j, const std::string& pat
 
 }  // namespace
 
-journal_history add_recorded_runs(const std::vector<json>& lines, const std::string& path, tuner& t) {
+journal_history add_recorded_runs(const std::vector<json>& lines, const std::string& path, tuner& t,
+                                  bool skip_failed) {
     std::map<std::string, std::size_t> index;
     for (std::size_t i = 0; i < t.space().size(); ++i) index[key_of(t.space()[i])] = i;
     std::set<long long> run_numbers;
@@ -323,7 +324,7 @@ journal_history add_recorded_runs(const std::vector<json>& lines, const std::str
             throw input_error(path, "line " + std::to_string(ln + 1) + ", /run",
                               "each run recorded once (a run counted twice would weigh twice)",
                               fmt::format("run {} again", run_no));
-        t.add(r);
+        if (!(skip_failed && r.outcome == run_outcome::failed)) t.add(r);
     }
     journal_history h;
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {

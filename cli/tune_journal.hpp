@@ -52,7 +52,8 @@ struct journal_history {
 };
 
 /// Gives the tuner the runs of `lines` (a journal's, after its header), each checked as a run the tune recorded
-/// itself would be, each once.
-journal_history add_recorded_runs(const std::vector<nlohmann::json>& lines, const std::string& path, tuner& t);
+/// itself would be, each once. `skip_failed` (--retry-failed): the failed runs are checked but not given.
+journal_history add_recorded_runs(const std::vector<nlohmann::json>& lines, const std::string& path, tuner& t,
+                                  bool skip_failed = false);
 
 }  // namespace mmgp::cli

@@ -1,6 +1,9 @@
 // The local backend of mmgp tune: each run is the launcher's command (mpirun, mpiexec, srun) or, with the local
 // launcher, the processes mmgp starts itself; one run at a time. Called by the loop (tune_loop.cpp) through
 // tune_backend; runs processes through process_backend (tune_runs.hpp).
+#include <filesystem>
+#include <string>
+
 #include "tune_backend.hpp"
 #include "tune_runs.hpp"
 
@@ -22,11 +25,26 @@ public:
         else
             procs.push_back({plan.argv, {}});
         journal_line["load1"] = load1();
-        return {start_verdict::started, launch(procs, request.bound_s)};
+        std::string log;
+        if (!logs_.empty()) {
+            log = logs_ + "/run-" + std::to_string(request.number) + ".log";
+            journal_line["log"] = log;
+        }
+        return {start_verdict::started, launch(procs, request.bound_s, {}, {}, log)};
+    }
+
+    // The program's output and errors go to one log per run beside the journal (JOURNAL.logs/run-N.log), not
+    // into mmgp's progress lines. Without a journal, or when the folder cannot be made: stderr as before.
+    void attach_journal(const std::string& journal_path) override {
+        std::error_code ec;
+        const std::string dir = journal_path + ".logs";
+        std::filesystem::create_directories(dir, ec);
+        logs_ = ec || journal_path.empty() ? std::string() : dir;
     }
 
 private:
     launch_setup setup_;
+    std::string logs_;
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include "tune_loop.hpp"
 
 #include <algorithm>
+#include <set>
+#include <string>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -127,6 +129,7 @@ private:
                           {"chosen", a_.has_chosen ? json(key_of(t_.space()[a_.chosen])) : json(nullptr)}});
         show_progress(f, end);
         if (end.outcome == run_outcome::failed) failures_.push_back(end.exit_status);
+        if (end.outcome == run_outcome::failed && !settings_.quiet) name_failure_pattern();
         else if (end.outcome == run_outcome::ok || end.outcome == run_outcome::censored) any_ran_ = true;
         if (!any_ran_ && failures_.size() >= 3 &&
             std::all_of(failures_.begin(), failures_.end(), [&](int e) { return e == failures_[0]; })) {
@@ -134,6 +137,38 @@ private:
             return true;
         }
         return a_.stop != tune_stop::none;
+    }
+
+    // A failure that follows the configuration: from the second failed run on, when every failed run has
+    // m > 1 (or p > 1, or nodes > 1) and every run that ran has it at 1, one note says so (once per kind).
+    void name_failure_pattern() {
+        struct dimension {
+            const char* name;
+            int configuration::*member;
+            const char* hint;
+        };
+        static constexpr dimension dims[] = {
+            {"m", &configuration::m, "several processes (a file or a redirection every rank writes, a port, an MPI setting)"},
+            {"p", &configuration::p, "several threads or accelerators per process (the {p} placeholder's option?)"},
+            {"nodes", &configuration::nodes, "several nodes (a path or a program missing on the others?)"}};
+        int failed = 0;
+        for (const dimension& d : dims) {
+            bool failed_above = true, ran_at_one = true, any_ran = false;
+            failed = 0;
+            for (const tune_run& r : t_.runs()) {
+                const int v = t_.space()[r.config].*d.member;
+                if (r.outcome == run_outcome::failed) ++failed, failed_above = failed_above && v > 1;
+                else if (r.outcome == run_outcome::ok || r.outcome == run_outcome::censored)
+                    any_ran = true, ran_at_one = ran_at_one && v == 1;
+            }
+            const std::string kind = d.name;
+            if (failed < 2 || !failed_above || !any_ran || !ran_at_one || named_.count(kind)) continue;
+            named_.insert(kind);
+            std::cerr << fmt::format("mmgp: note: the {} failed runs all have {} > 1, and every run with {} = 1 "
+                                     "ran: the command may fail only with {}; fix it and run mmgp tune --resume {} "
+                                     "--retry-failed\n",
+                                     failed, d.name, d.name, d.hint, jr_.is_open() ? jr_.path() : std::string("JOURNAL"));
+        }
     }
 
     void show_progress(const flight& f, const run_end& end) const {
@@ -188,6 +223,7 @@ private:
     int next_number_;
     std::vector<int> failures_;  // exit statuses of the failed runs, while none has run
     bool any_ran_, cannot_run_ = false;
+    std::set<std::string> named_;  // the failure patterns named so far
 };
 
 }  // namespace

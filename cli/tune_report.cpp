@@ -3,6 +3,7 @@
 #include "tune_report.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -261,6 +262,9 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
         out += "chosen: none (no configuration finished a run)\n";
     }
     if (!launch.empty()) out += "launch: " + launch + "\n";
+    std::error_code ec;
+    if (r.o.replay.empty() && !r.journal.empty() && std::filesystem::is_directory(r.journal + ".logs", ec))
+        out += "each run's output and errors: " + r.journal + ".logs/run-N.log (N: the run's number)\n";
     return out;
 }
 

@@ -67,9 +67,11 @@ run_flights::flight* run_flights::find(int id) const {
 }
 
 int run_flights::start(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file,
-                       const std::string& done_file) {
+                       const std::string& done_file, const std::string& log_file) {
     std::cout.flush();
     std::cerr.flush();
+    int log_fd = -1;  // opened here, once: every process of the run appends to it
+    if (!log_file.empty()) log_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     auto* f = new flight;
     f->id = next_id_++;
     f->bound = bound_s;
@@ -95,6 +97,8 @@ int run_flights::start(const std::vector<run_process>& procs, double bound_s, co
             if (!stdout_file.empty()) {
                 const int fd = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
                 if (fd >= 0) dup2(fd, 1), close(fd);
+            } else if (log_fd >= 0) {
+                dup2(log_fd, 1), dup2(log_fd, 2);  // the run's log: its output and its errors, apart from mmgp's
             } else {
                 dup2(2, 1);  // the program's output beside mmgp's progress, never inside its report or --json
             }
@@ -108,6 +112,7 @@ int run_flights::start(const std::vector<run_process>& procs, double bound_s, co
         if (f->group == 0) f->group = pid;
         f->pids.push_back(pid);
     }
+    if (log_fd >= 0) ::close(log_fd);
     f->status.assign(f->pids.size(), 0);
     f->live = f->pids.size();
     runs_.push_back(f);
@@ -240,8 +245,8 @@ double process_backend::now() const {
 }
 
 int process_backend::launch(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file,
-                            const std::string& done_file) {
-    const int id = runner_->start(procs, bound_s, stdout_file, done_file);
+                            const std::string& done_file, const std::string& log_file) {
+    const int id = runner_->start(procs, bound_s, stdout_file, done_file, log_file);
     in_flight_.push_back(id);
     return id;
 }

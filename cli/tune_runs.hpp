@@ -43,9 +43,11 @@ public:
 
     /// Starts a run; `bound_s` > 0 stops it (censored) after that long; `stdout_file` (not empty): the processes'
     /// standard output goes there; `done_file` (not empty): the run has ended once that file exists (what a batch
-    /// job writes at its end, before `sbatch --wait` notices), its processes are then killed. Returns its id.
+    /// job writes at its end, before `sbatch --wait` notices), its processes are then killed; `log_file` (not
+    /// empty, without stdout_file): the processes' standard output and error go there, the file created empty
+    /// first. Returns its id.
     int start(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file = {},
-              const std::string& done_file = {});
+              const std::string& done_file = {}, const std::string& log_file = {});
     /// Waits until a run ends and returns its id and result; nullopt when mmgp was interrupted (interrupted_by()
     /// says by what): every run has then been stopped and reaped.
     std::optional<std::pair<int, run_result>> wait_any();
@@ -88,7 +90,7 @@ public:
 protected:
     /// Starts a run's processes (run_flights::start); returns its id.
     int launch(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file = {},
-               const std::string& done_file = {});
+               const std::string& done_file = {}, const std::string& log_file = {});
     /// The machine time run `id` has spent so far.
     virtual double spent_s(int id) const;
     /// Cancels what of run `id` lives outside mmgp's processes (a batch job).

@@ -210,6 +210,21 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["tune", "--resume", j3, "--max-runs", "9"])
     check(r.returncode == 2 and "found --max-runs" in r.stderr, f"--resume with another option: refused ({r.stderr.strip()})")
 
+    # 6c'. A failure that follows the configuration is named (after the second such failure); --retry-failed on
+    # --resume runs the failed configurations again.
+    j7 = os.path.join(tmp, "ranks.jsonl")
+    r = run(["tune", "qs20", "--m", "1:4", "--p", "1:2", "--journal", j7, "--no-bind", "--max-runs", "8", "--",
+             "sh", "-c", "sleep 0.05; test {m} -eq 1"])
+    failed = sum('"outcome":"failed"' in line for line in open(j7)) if os.path.exists(j7) else 0
+    check(r.returncode == 0 and r.stderr.count("failed runs all have m > 1") == 1 and "> 1, and every run with p" not in
+          r.stderr and failed >= 2, f"failures only with m > 1: named once ({failed} failed)")
+    r = run(["tune", "--resume", j7, "--retry-failed", "--quiet"])
+    again = sum('"outcome":"failed"' in line for line in open(j7)) if os.path.exists(j7) else 0
+    check(r.returncode == 0 and again > failed, f"--resume --retry-failed runs the failed configurations again "
+          f"({failed} -> {again} failed runs)")
+    r = run(["tune", "qs20", "--retry-failed", "--", "true"])
+    check(r.returncode == 2 and "--retry-failed: expected with --resume" in r.stderr, "--retry-failed alone: refused")
+
     # 6d. The program's own output stays out of mmgp's stdout: --json is one document.
     j6 = os.path.join(tmp, "chatty.jsonl")
     r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j6, "--no-bind", "--quiet", "--json", "--max-runs", "3",
@@ -218,8 +233,13 @@ with tempfile.TemporaryDirectory() as tmp:
         doc = json.loads(r.stdout)
     except ValueError:
         doc = None
-    check(r.returncode == 0 and doc is not None and doc.get("kind") == "tune" and "program output" in r.stderr,
-          "a program that prints: its output on stderr, --json one document")
+    runs = [json.loads(line) for line in open(j6).read().splitlines()[1:]] if os.path.exists(j6) else []
+    logged = [open(x["log"]).read() if os.path.exists(x.get("log", "")) else "" for x in runs]
+    check(r.returncode == 0 and doc is not None and doc.get("kind") == "tune" and "program output" not in r.stderr
+          and runs and all("program output" in text for text in logged)
+          and all(os.path.dirname(x["log"]) == j6 + ".logs" for x in runs),
+          "a program that prints: its output in one log per run beside the journal (named by its journal line), "
+          "not on stderr; --json one document")
 
     j5 = os.path.join(tmp, "missing.jsonl")
     r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j5, "--no-bind", "--", "./no-such-program-here"])
