@@ -16,6 +16,7 @@ PKGS=(g++ pkg-config meson ninja-build
       python3-optuna   # validation/tune/ (the benchmark against Optuna's TPE)
       gromacs          # validation/sweep_gromacs.py (a molecular dynamics code swept as ranks x threads)
       iqtree           # validation/sweep_iqtree.py, validation/tune/live_iqtree.py (IQ-TREE 2, MPI ranks x threads)
+      quantum-espresso quantum-espresso-data libopenblas0-openmp  # validation/sweep_pwx.py (pw.x, MPI ranks x BLAS threads)
       slurm-wlm munge  # tests/slurm_test.py (a real Slurm started by the test: munged, slurmctld, slurmd)
       libsimgrid-dev   # calibrate --simulate: SimGrid's SMPI plays a cluster this machine does not have
       iproute2)        # calibrate --mpi, validation/sweep_mpi.py: nodes emulated by network namespaces (ip, tc)

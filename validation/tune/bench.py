@@ -77,8 +77,11 @@ def simulated_rows(name):
 def groups():
     """(name, scenario, units, rows) per recorded group, then the simulated ones."""
     out = []
-    for program, folder in (("libpll", "offload"), ("raxml", "raxml"), ("gromacs", "gromacs"), ("iqtree", "iqtree")):
+    for program, folder in (("libpll", "offload"), ("raxml", "raxml"), ("gromacs", "gromacs"), ("iqtree", "iqtree"),
+                            ("pwx", "pwx")):
         path = os.path.join(ROOT, "validation", folder, "runs.csv")
+        if not os.path.exists(path):  # a sweep not recorded yet
+            continue
         by = {}
         for r in csv.DictReader(open(path)):
             by.setdefault((r["input"], int(r["units"])), []).append(r)
