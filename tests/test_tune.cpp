@@ -834,3 +834,22 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: stopped unsure by a budget, with no repet
         CHECK(b.loo_error == 0.0);
     }
 }
+
+TEST_CASE("tune policy stage: already unlikely to be beaten, the chosen is confirmed before any rival runs") {
+    // The chosen (config 0) has one run; config 1 is measured e^1 = 2.7 times slower, config 2 not run and
+    // expected e^1.2 slower with sd 0.2: P(beaten) is far below 0.05, but a confident stop needs 3 runs of the
+    // chosen. Its own noise is the open question: the next run is the chosen, not the rival of P ~ 0.
+    policy_case t({0.0, 1.0, 1.2}, {0.0004, 0.0004, 0.04}, {1, 1, 0}, 1);
+    t.opt.cap_at_exhaustive = false;
+    t.decide();
+    REQUIRE(t.a.p_beaten < 1 - t.opt.confidence);
+    CHECK(t.a.stop == mmgp::tune_stop::none);
+    CHECK(t.a.has_next);
+    CHECK(t.a.next == 0);
+    CHECK(t.a.why_next == "repeat the chosen: one more run of it tells more");
+    SUBCASE("with three runs of its own it stops confident") {
+        policy_case u({0.0, 1.0, 1.2}, {0.0004, 0.0004, 0.04}, {3, 1, 0}, 1);
+        u.decide();
+        CHECK(u.a.stop == mmgp::tune_stop::confident);
+    }
+}

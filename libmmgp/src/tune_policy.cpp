@@ -292,6 +292,18 @@ void keep_room_for_unmeasured(const tune_assessment& a, const log_beliefs& b,
         if (!open_rival(c)) score[c] = -std::numeric_limits<double>::infinity();
 }
 
+// Already unlikely to be beaten but with too few runs of its own to stop confident: the open question is the
+// chosen's own noise, so the next run is the chosen again (a rival no more likely to win than the confidence
+// allows is not worth a run; if the repeats show the chosen slower, P(beaten) rises and the rivals come back).
+void confirm_the_chosen(const tune_assessment& a, const choice& ch, const std::vector<int>& flying,
+                        const tune_options& opt, std::vector<double>& score) {
+    if (!a.has_chosen || ch.by_cost || a.p_beaten >= 1 - opt.confidence) return;
+    if (a.configs[a.chosen].runs + flying[a.chosen] >= 3 || a.configs[a.chosen].excluded) return;
+    for (std::size_t c = 0; c < score.size(); ++c)
+        if (c != a.chosen) score[c] = -std::numeric_limits<double>::infinity();
+    score[a.chosen] = std::numeric_limits<double>::max();
+}
+
 // The next run: the highest score. Returns whether it is the reference (the chosen one) again.
 bool choose_next(tune_assessment& a, const choice& ch, const std::vector<double>& score) {
     double best_score = -std::numeric_limits<double>::infinity();
@@ -427,6 +439,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     std::vector<double> score =
         next_run_scores(a, ch, beats, b, flying, space, exploring, any_runnable, opt.next_by_gradient);
     if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);
+    if (!exploring) confirm_the_chosen(a, ch, flying, opt, score);
     const bool repeat_chosen = choose_next(a, ch, score);
     if (!a.has_next) {
         a.stop = tune_stop::exhausted;
