@@ -76,6 +76,9 @@ std::vector<json> journal::open(const std::string& path) {
 }
 
 void journal::create(const std::string& path, const json& header) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw input_error(path, "(file)", "a new journal file (--journal names the file, not its folder)", "a directory");
     if (!create_file_exclusively(path, header.dump() + "\n"))
         throw input_error(path, "(file)", "a new journal (--resume " + path + " continues that tune)", "an existing file");
     open(path);

@@ -336,6 +336,8 @@ REFUSED = [
     ("validate: one configuration twice in a group (it would be its own rival)", "validate dupval.json", 2,
      'dupval.json: /cases/1: expected one case per configuration in group "g" (its repetitions as the case\'s runs), '
      'found the string "m=1 p=1 nodes=1 edtlp again (first /cases/0)"'),
+    ("tune: a directory as the journal", "tune p.json --launcher local --journal . -- true", 2,
+     ".: (file): expected a new journal file (--journal names the file, not its folder), found a directory"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
      2, 'msg.json: /cases/0/message/level: expected a level of the platform\'s hierarchy (chip, blade, node, network), found the string "socket"'),
 ]
@@ -467,6 +469,11 @@ def main():
         accepted("other columns (rep) are read past, named once on stderr",
                  r.returncode == 0 and r.stderr.count("column rep not read") == 1 and r.stdout.replace("extra.csv", "runs.csv")
                  == r2.stdout, r.stderr)
+        with open(os.path.join(d, "cr.csv"), "w", newline="") as f:  # the old Mac's line ends: CR alone
+            f.write(RUNS.replace("\n", "\r"))
+        r = run(mmgp, "fit cr.csv --json", d)
+        accepted("a CSV with CR-only line ends reads as with LF (not as one header line)",
+                 r.returncode == 0 and r.stdout.replace("cr.csv", "runs.csv") == r2.stdout, r.stderr)
         r = run(mmgp, "fit /dev/stdin --json < runs.csv", d)
         accepted("runs read from a stream (standard input) as from a file", r.returncode == 0 and r.stdout == r2.stdout.replace(
             "runs.csv", "/dev/stdin"), r.stderr)

@@ -172,7 +172,14 @@ measured_run csv_run(const std::vector<std::string>& f, const csv_columns& cols,
 }
 
 std::vector<measured_run> parse_csv(const std::string& text, const std::string& file, std::vector<std::string>* ignored) {
-    std::istringstream in(text);
+    // Line ends of any convention: LF, CRLF, and the old Mac's lone CR (else a file of CR-ended lines would be
+    // read as one header line).
+    std::string lf;
+    lf.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i)
+        if (text[i] != '\r') lf += text[i];
+        else if (i + 1 >= text.size() || text[i + 1] != '\n') lf += '\n';
+    std::istringstream in(lf);
     std::string line;
     int row = 0;
     std::optional<csv_columns> cols;  // after the header row
