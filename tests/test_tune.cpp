@@ -779,11 +779,15 @@ TEST_CASE("tune discrepancy stage: leave-one-out residuals of the posterior") {
     prior.kernel.two_length2 = 2;
     prior.kernel.where = {{0, 0, 0, 0}, {1, 0, 0, 0}};
     mmgp::detail::discrepancy_posterior gp(prior, obs);
-    const std::vector<double> r = gp.loo_residuals();
+    const std::vector<double> r = gp.loo().residual;
+    const std::vector<double> v = gp.loo().variance;
     const double k12 = 1 + 0.5 * std::exp(-0.5), k = 2 + 0.5;
     REQUIRE(r.size() == 2);
     CHECK(r[0] == doctest::Approx(1.0 - k12 / k * 0.0));
     CHECK(r[1] == doctest::Approx(0.0 - k12 / k * 1.0));
+    // Its variance: the left-out observation's prior variance and noise less what the other explains.
+    REQUIRE(v.size() == 2);
+    CHECK(v[0] == doctest::Approx(k - k12 * k12 / k));
 }
 
 TEST_CASE_FIXTURE(tune_fixture, "tune: stopped unsure by a budget, with no repetition, the lowest measured time") {

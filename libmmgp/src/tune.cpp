@@ -122,7 +122,9 @@ struct loo_fit {
     double rms = 0, calibration = 0;
 };
 loo_fit loo_error(const detail::discrepancy_posterior& gp, const detail::run_evidence& evidence) {
-    const std::vector<double> residuals = gp.loo_residuals(), variances = gp.loo_variances();
+    const detail::discrepancy_posterior::leave_one_out out = gp.loo();
+    const std::vector<double>& residuals = out.residual;
+    const std::vector<double>& variances = out.variance;
     const auto& observed = gp.observed_configs();
     double sum_squares = 0, sum_z2 = 0;
     int count = 0;

@@ -108,24 +108,18 @@ void discrepancy_posterior::at(std::size_t c, double& m, double& v) {
     v -= whitened_.squaredNorm();
 }
 
-std::vector<double> discrepancy_posterior::loo_residuals() const {
+discrepancy_posterior::leave_one_out discrepancy_posterior::loo() const {
     const auto n = static_cast<Eigen::Index>(observed_.size());
-    std::vector<double> out(observed_.size(), 0.0);
+    leave_one_out out{std::vector<double>(observed_.size(), 0.0), std::vector<double>(observed_.size(), 0.0)};
     if (n == 0) return out;
     // diag(K^-1) = the squared column norms of L^-1.
     const Eigen::MatrixXd inverse_l =
         chol_.triangularView<Eigen::Lower>().solve(Eigen::MatrixXd::Identity(n, n));
-    for (Eigen::Index i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = alpha_(i) / inverse_l.col(i).squaredNorm();
-    return out;
-}
-
-std::vector<double> discrepancy_posterior::loo_variances() const {
-    const auto n = static_cast<Eigen::Index>(observed_.size());
-    std::vector<double> out(observed_.size(), 0.0);
-    if (n == 0) return out;
-    const Eigen::MatrixXd inverse_l =
-        chol_.triangularView<Eigen::Lower>().solve(Eigen::MatrixXd::Identity(n, n));
-    for (Eigen::Index i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = 1 / inverse_l.col(i).squaredNorm();
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double precision = inverse_l.col(i).squaredNorm();
+        out.residual[static_cast<std::size_t>(i)] = alpha_(i) / precision;
+        out.variance[static_cast<std::size_t>(i)] = 1 / precision;
+    }
     return out;
 }
 

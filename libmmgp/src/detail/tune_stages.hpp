@@ -145,12 +145,14 @@ public:
     const discrepancy_kernel& kernel() const noexcept { return kernel_; }
     std::size_t observed() const noexcept { return observed_.size(); }
     const std::vector<std::size_t>& observed_configs() const noexcept { return observed_; }
-    /// Per observed point (in observed_configs' order): its observation minus the posterior mean the other
-    /// points give it (the closed form alpha_i / [K^-1]_ii; the mean's fitted parameters are not refitted).
-    std::vector<double> loo_residuals() const;
-    /// Per observed point: the variance of that residual if the process were right (1 / [K^-1]_ii, its
-    /// observation's noise included).
-    std::vector<double> loo_variances() const;
+    /// Leave one out, per observed point (in observed_configs' order): `residual`, its observation minus the
+    /// posterior mean the other points give it (the closed form alpha_i / [K^-1]_ii; the mean's fitted
+    /// parameters are not refitted), and `variance`, that residual's variance if the process were right
+    /// (1 / [K^-1]_ii, its observation's noise included).
+    struct leave_one_out {
+        std::vector<double> residual, variance;
+    };
+    leave_one_out loo() const;
     std::size_t size() const noexcept { return prior_mean_.size(); }
 
 private:
