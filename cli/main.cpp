@@ -154,7 +154,9 @@ int run_subcommand(CLI::App& app, subcommands& cmd) {
 int checked_output(int status) {
     errno = 0;
     std::cout.flush();
-    const bool lost = !std::cout.good() | (std::fflush(stdout) != 0) | (std::ferror(stdout) != 0);
+    const bool stream_bad = !std::cout.good();
+    const bool flush_failed = std::fflush(stdout) != 0;  // flushed whatever the stream said
+    const bool lost = stream_bad || flush_failed || std::ferror(stdout) != 0;
     if (!lost) return status;
     // The write that failed set errno long ago; a stream known to be broken refuses one more byte the same way
     // (ENOSPC on a full disk or /dev/full, EBADF when closed).
