@@ -411,10 +411,10 @@ void check_runnable(launcher_kind kind, const std::vector<configuration>& space,
 
 // The tuner's options; resumed, a bad constant is the journal header's, not a command-line option's.
 tune_options resumed_tuner_options(const tune_options_cli& o, const std::string& resumed) {
-    if (resumed.empty()) return tuner_options(o);
     try {
         return tuner_options(o);
     } catch (const usage_error& e) {
+        if (resumed.empty()) throw;
         throw mmgp::error(resumed + ": line 1, /options/constants: " + e.what());
     }
 }

@@ -128,9 +128,12 @@ private:
                           {"p_beaten", a_.p_beaten},
                           {"chosen", a_.has_chosen ? json(key_of(t_.space()[a_.chosen])) : json(nullptr)}});
         show_progress(f, end);
-        if (end.outcome == run_outcome::failed) failures_.push_back(end.exit_status);
-        if (end.outcome == run_outcome::failed && !settings_.quiet) name_failure_pattern();
-        else if (end.outcome == run_outcome::ok || end.outcome == run_outcome::censored) any_ran_ = true;
+        if (end.outcome == run_outcome::failed) {
+            failures_.push_back(end.exit_status);
+            if (!settings_.quiet) name_failure_pattern();
+        } else if (end.outcome == run_outcome::ok || end.outcome == run_outcome::censored) {
+            any_ran_ = true;
+        }
         if (!any_ran_ && failures_.size() >= 3 &&
             std::all_of(failures_.begin(), failures_.end(), [&](int e) { return e == failures_[0]; })) {
             cannot_run_ = true;
@@ -151,10 +154,9 @@ private:
             {"m", &configuration::m, "several processes (a file or a redirection every rank writes, a port, an MPI setting)"},
             {"p", &configuration::p, "several threads or accelerators per process (the {p} placeholder's option?)"},
             {"nodes", &configuration::nodes, "several nodes (a path or a program missing on the others?)"}};
-        int failed = 0;
         for (const dimension& d : dims) {
             bool failed_above = true, ran_at_one = true, any_ran = false;
-            failed = 0;
+            int failed = 0;
             for (const tune_run& r : t_.runs()) {
                 const int v = t_.space()[r.config].*d.member;
                 if (r.outcome == run_outcome::failed) ++failed, failed_above = failed_above && v > 1;

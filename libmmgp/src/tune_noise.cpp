@@ -108,6 +108,19 @@ noise_estimate pool_noise(const std::vector<config_evidence>& evidence, const no
     return noise;
 }
 
+// The pool of pool_noise without its prior and its outlier bound: what repetitions alone say.
+double measured_noise(const run_evidence& evidence) {
+    double sum_squares = 0, dof = 0;
+    for (std::size_t c : evidence.measured) {
+        const auto& e = evidence[c];
+        if (e.logs.size() < 2) continue;
+        const auto e_dof = static_cast<double>(e.logs.size() - 1);
+        sum_squares += e_dof * e.own_var;
+        dof += e_dof;
+    }
+    return dof > 0 ? std::sqrt(sum_squares / dof) : 0.0;
+}
+
 noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior) {
     for (std::size_t c : evidence.measured) summarise_runs(evidence.per_config[c]);
     return pool_noise(evidence.per_config, prior);

@@ -404,24 +404,10 @@ bool stopped_unsure(const tune_assessment& a, const tune_options& opt) {
     return budget && a.has_chosen && a.p_beaten >= 1 - opt.confidence;
 }
 
-double measured_noise(const run_evidence& evidence) {
-    double sum_squares = 0, dof = 0;
-    for (std::size_t c : evidence.measured) {
-        const auto& e = evidence[c];
-        if (e.logs.size() < 2) continue;
-        const auto e_dof = static_cast<double>(e.logs.size() - 1);
-        sum_squares += e_dof * e.own_var;
-        dof += e_dof;
-    }
-    return dof > 0 ? std::sqrt(sum_squares / dof) : 0.0;
-}
-
 void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const run_evidence& evidence,
             const std::vector<int>& flying, const std::vector<configuration>& space, const tune_options& opt) {
-    a.has_chosen = ch.has_chosen;
-    a.chosen = ch.chosen;
+    rate_choice(a, ch, b, opt);
     const beat_probability beats(b.mean, ch, opt);
-    rate_rivals(a, beats, b);
     const bool any_runnable = bound_next_run(a, b, opt);
     const exhaustive_estimate exhaustive = exhaustive_seconds(a, b, evidence, space);
     a.exhaustive_s = exhaustive.total();
@@ -430,7 +416,6 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     a.exhaustive_expected = exhaustive.expected;
     a.cap_s = opt.cap_at_exhaustive ? a.exhaustive_s : 0.0;
     if (opt.max_cost_s > 0) a.cap_s = a.cap_s > 0 ? std::min(a.cap_s, opt.max_cost_s) : opt.max_cost_s;
-    rate_regret(a, b);
     a.stop = stop_rule(a, opt);
     if (a.stop != tune_stop::none || wait_for_flight(a, beats, b, flying, opt)) return;
     // While nothing predicts (no model, or too few runs to fit one without the prior): explore.

@@ -72,6 +72,9 @@ struct noise_prior {
 };
 /// The pooled and per-configuration noise of summarised evidence.
 noise_estimate pool_noise(const std::vector<config_evidence>& evidence, const noise_prior& prior);
+/// The run-to-run noise of repetitions alone: the pooled variance of log times of the configurations run at
+/// least twice, as a standard deviation (0: none).
+double measured_noise(const run_evidence& evidence);
 /// summarise_runs on every measured configuration, then pool_noise.
 noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior);
 
@@ -251,9 +254,6 @@ void rate_choice(tune_assessment& a, const choice& ch, const log_beliefs& b, con
 
 /// Whether the assessment stopped on a budget (cost cap, runs, seconds, uses) while not confident.
 bool stopped_unsure(const tune_assessment& a, const tune_options& opt);
-/// The run-to-run noise of repetitions alone: the pooled variance of log times of the configurations run at
-/// least twice, as a standard deviation (0: none).
-double measured_noise(const run_evidence& evidence);
 
 /// Everything the assessment decides: writes has_chosen, chosen, p_beats, p_beaten, next_bound_s,
 /// pathological, exhaustive_s, stop, next, has_next and why_next of `a`, whose configs (runs, censored,
