@@ -40,6 +40,8 @@ void setup_launch(CLI::App& app, launch_options& o) {
     sub->add_flag("--no-bind", o.no_bind,
                   "Do not bind processes to CPUs (local: no taskset; mpirun --bind-to none, mpiexec -bind-to none, "
                   "srun --cpu-bind=none)");
+    add_checked(sub, "--cuda-devices", o.devices,
+                "A GPU mapping (a platform with sharing modes): CUDA_VISIBLE_DEVICES for every process, e.g. 0");
     auto* e = sub->add_flag("--exec", o.exec,
                             "Run the command: forwards SIGINT/SIGTERM to the children, exits with their status");
     auto* j = sub->add_flag("--json", o.json, "Print the mapping and the command as one JSON document");
@@ -138,6 +140,8 @@ launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t
     rq.oversubscribe = o.oversubscribe;
     rq.bind = !o.no_bind;
     rq.allow_run_as_root = kind == launcher_kind::openmpi && geteuid() == 0;
+    rq.accelerators = o.accelerators;
+    rq.devices = o.devices;
     std::vector<int> cpus = available_cpus();
     if (o.cores_per_node)
         rq.cores_per_node = *o.cores_per_node;
@@ -175,8 +179,15 @@ int run_launch(const launch_options& o) {
     if (!parse_launcher(o.launcher, kind))
         throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launcher + "\"");
     check_launcher_options(kind, o);
+    if (!o.devices.empty() && (o.devices.find_first_not_of(
+                                   "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,-/") != std::string::npos))
+        throw usage_error("--cuda-devices: expected a CUDA_VISIBLE_DEVICES list (indices or UUIDs separated by commas), found \"" +
+                          o.devices + "\"");
     model_kind mk = parse_model_option(o.space.model);
     scenario s = load_with_options(o.profile, o.space);
+    if (!o.devices.empty() && s.plat.sharing.empty())
+        throw usage_error("--cuda-devices: expected a GPU platform (one with \"sharing\" modes) beside it, found " +
+                          (s.plat.name.empty() ? std::string("a platform") : "platform " + s.plat.name) + " without them");
     // Task units are part of the model: the mapping is chosen for the units to be launched.
     if (o.units && s.app.decomp == decomposition::task) s.app.units = *o.units;
     search_options opt(false);
@@ -198,7 +209,9 @@ int run_launch(const launch_options& o) {
         throw input_error(s.file, "/application/units", need + " (--units sets the count)", std::to_string(units));
     }
 
-    launch_plan plan = plan_launch(kind, best.c, units, o, o.command);
+    launch_options with_platform = o;
+    with_platform.accelerators = s.plat.apus;
+    launch_plan plan = plan_launch(kind, best.c, units, with_platform, o.command);
 
     if (o.exec) return spawn_and_wait(plan);
     const std::string name = s.name.empty() ? s.file : s.name;
@@ -217,6 +230,7 @@ int run_launch(const launch_options& o) {
                         {"time_s", best.pred.time_s},
                         {"node_hours", node_hours(best.c, best.pred.time_s)},
                         {"core_hours", core_hours(best.c, best.pred.time_s)}};
+        if (best.c.share != accelerator_sharing::dedicated) j["mapping"]["sharing"] = std::string(to_string(best.c.share));
         j["launcher"] = std::string(to_string(kind));
         j["units"] = plan.units;
         j["command"] = shell_command(plan);

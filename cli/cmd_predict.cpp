@@ -134,7 +134,7 @@ struct human_view {
             if (it == best_at.end() || x.pred.time_s < it->second.pred.time_s) best_at.insert_or_assign(x.c.nodes, x);
         }
         if ((x.c.m != best.c.m || x.c.p != best.c.p) && (!runner || x.pred.time_s < runner->pred.time_s)) runner = x;
-        if (x.c.nodes != best.c.nodes) return;
+        if (x.c.nodes != best.c.nodes || x.c.share != best.c.share) return;  // the grid: the best's nodes and sharing
         if (grid_fits) {
             const auto cell = static_cast<std::size_t>((x.c.m - m_min) * (p_max - p_min + 1) + x.c.p - p_min);
             grid[cell] = x.pred.time_s, grid_near[cell] = near;
@@ -174,8 +174,11 @@ void ranked_table(out_stream& out, const search_result& r, const goal_view& g) {
     else
         out.print("Cheapest {} in {} of the {} within {:g} % of the fastest time (seconds; vs best in {}):\n",
                   r.fastest.size(), to_string(goal), r.feasible, 100 * g.opt.within, to_string(goal));
-    out.print("{:>5} {:>5} {:>5} {:>6} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}{}\n", "rank", "m", "p",
-              "nodes", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin", "start-up",
+    // A platform with sharing modes (a GPU node): which one each configuration uses.
+    const bool shared = std::any_of(r.fastest.begin(), r.fastest.end(),
+                                    [](const ranked& x) { return x.c.share != accelerator_sharing::dedicated; });
+    out.print("{:>5} {:>5} {:>5} {:>6}{} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}{}\n", "rank", "m", "p",
+              "nodes", shared ? fmt::format(" {:>11}", "sharing") : "", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin", "start-up",
               g.cluster ? fmt::format(" {:>11}", goal == objective::core_hours ? "core-hours" : "node-hours") : "");
     const double best_key = objective_value(goal, r.best.c, best_t);
     bool any_extrap = false;
@@ -184,8 +187,8 @@ void ranked_table(out_stream& out, const search_result& r, const goal_view& g) {
         const breakdown& b = x.pred.parts;
         any_extrap = any_extrap || b.extrapolated;
         out.print(
-            "{:>5} {:>5} {:>5} {:>6} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}{}\n",
-            i + 1, x.c.m, x.c.p, x.c.nodes, x.pred.time_s, 100.0 * (objective_value(goal, x.c, x.pred.time_s) / best_key - 1.0),
+            "{:>5} {:>5} {:>5} {:>6}{} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}{}\n",
+            i + 1, x.c.m, x.c.p, x.c.nodes, shared ? fmt::format(" {:>11}", to_string(x.c.share)) : "", x.pred.time_s, 100.0 * (objective_value(goal, x.c, x.pred.time_s) / best_key - 1.0),
             b.host, b.accelerator, b.offload, b.context_switch, b.communication, b.spin, b.startup,
             g.cluster ? fmt::format(" {:>11.4g}", objective_value(goal == objective::core_hours ? goal : objective::node_hours,
                                                                  x.c, x.pred.time_s))
@@ -193,6 +196,18 @@ void ranked_table(out_stream& out, const search_result& r, const goal_view& g) {
             b.extrapolated ? " ~" : "");
     }
     if (any_extrap) out.print("  ~ communication cost extrapolated by the fitted latency-bandwidth model (outside the measured tables)\n");
+}
+
+// What bounds m·p: "m*p <= A"; with sharing modes, each mode's cap.
+std::string feasibility_text(const scenario& s) {
+    const std::vector<accelerator_sharing> modes = searched_modes(s);
+    if (modes.size() == 1 && modes.front() == accelerator_sharing::dedicated) return fmt::format("m*p <= {}", s.plat.apus);
+    std::string text = "sharing ";
+    for (std::size_t i = 0; i < modes.size(); ++i)
+        text += fmt::format("{}{}: {}", i ? "; " : "", to_string(modes[i]),
+                            modes[i] == accelerator_sharing::time_sliced ? fmt::format("p <= {}", s.plat.apus)
+                                                                         : fmt::format("m*p <= {}", s.plat.apus));
+    return text;
 }
 
 void human_report(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
@@ -207,13 +222,14 @@ void human_report(out_stream& out, const scenario& s, model_kind kind, const sea
     out.print("application {}: {} decomposition{}, {} scaling, N = {} phases{}\n", app.name, to_string(app.decomp),
               app.decomp == decomposition::task ? fmt::format(" ({} units)", app.units) : std::string(),
               to_string(app.scale), num(app.N), app.decomp == decomposition::task ? " per unit" : "");
-    out.print("searched m {}..{}, p {}..{}, nodes {}..{}: {} feasible configurations (m*p <= {})\n", sp.m.lo,
-              sp.m.hi, sp.p.lo, sp.p.hi, sp.nodes.lo, sp.nodes.hi, r.feasible, pl.apus);
+    out.print("searched m {}..{}, p {}..{}, nodes {}..{}: {} feasible configurations ({})\n", sp.m.lo, sp.m.hi, sp.p.lo,
+              sp.p.hi, sp.nodes.lo, sp.nodes.hi, r.feasible, feasibility_text(s));
     for (const auto& n : r.notes) out.print("note: {}\n", n);
     out.print("\n");
     // Grid of m x p at the best node count, when it fits on a screen.
     if (v.grid_fits) {
-        out.print("Predicted time (s) at nodes={}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
+        out.print("Predicted time (s) at nodes={}{}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
+                  r.best.c.share == accelerator_sharing::dedicated ? "" : fmt::format(" sharing={}", to_string(r.best.c.share)),
                   100 * sp.tolerance);
         out.print("  m\\p");
         for (int p = v.p_min; p <= v.p_max; ++p) out.print("{:>9}", p);
@@ -334,9 +350,11 @@ std::string uncertainty_json(const uncertainty_report& u) {
 
 // One configuration as a JSON object; `extra` is appended inside it (", \"key\": value").
 std::string json_entry(const ranked& x, std::string_view extra = {}) {
-    return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"node_hours\": {}, \"core_hours\": {}, "
+    return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, {}\"time_s\": {}, \"node_hours\": {}, \"core_hours\": {}, "
                        "\"breakdown\": {}{}}}",
-                       x.c.m, x.c.p, x.c.nodes, num(x.pred.time_s), num(node_hours(x.c, x.pred.time_s)),
+                       x.c.m, x.c.p, x.c.nodes,
+                       x.c.share == accelerator_sharing::dedicated ? "" : fmt::format("\"sharing\": \"{}\", ", to_string(x.c.share)),
+                       num(x.pred.time_s), num(node_hours(x.c, x.pred.time_s)),
                        num(core_hours(x.c, x.pred.time_s)), breakdown_json(x.pred.parts), extra);
 }
 
@@ -392,22 +410,25 @@ search_result csv_report(out_stream& out, const scenario& s, model_kind kind, se
     search_options first = opt;
     first.front = true;
     const search_result fr = search(s, kind, first);
-    std::vector<std::array<int, 3>> on_front;
-    for (const auto& x : fr.front) on_front.push_back({x.c.nodes, x.c.m, x.c.p});
+    std::vector<std::array<int, 4>> on_front;
+    for (const auto& x : fr.front) on_front.push_back({x.c.nodes, x.c.m, x.c.p, static_cast<int>(x.c.share)});
     std::sort(on_front.begin(), on_front.end());
+    const std::vector<accelerator_sharing> modes = searched_modes(s);
+    const bool shared = modes.size() > 1 || modes.front() != accelerator_sharing::dedicated;  // a last column, sharing
     bool header = false;
     opt.visit = [&](const ranked& x, const ranked&, bool near) {
         if (!header)
             out.print("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,"
-                      "startup_s,extrapolated,near_optimal,node_hours,core_hours,on_front\n");
+                      "startup_s,extrapolated,near_optimal,node_hours,core_hours,on_front{}\n", shared ? ",sharing" : "");
         header = true;
         const breakdown& b = x.pred.parts;
-        const bool front = std::binary_search(on_front.begin(), on_front.end(), std::array<int, 3>{x.c.nodes, x.c.m, x.c.p});
-        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
+        const bool front = std::binary_search(on_front.begin(), on_front.end(),
+                                              std::array<int, 4>{x.c.nodes, x.c.m, x.c.p, static_cast<int>(x.c.share)});
+        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
                   num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
                   num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0, near ? 1 : 0,
                   num(node_hours(x.c, x.pred.time_s)), num(core_hours(x.c, x.pred.time_s)),
-                  fr.front_thinned ? "" : front ? "1" : "0");
+                  fr.front_thinned ? "" : front ? "1" : "0", shared ? "," + std::string(to_string(x.c.share)) : "");
     };
     search(s, kind, opt);
     return fr;

@@ -156,6 +156,8 @@ struct launch_options {
     std::optional<int> cores_per_node;
     bool oversubscribe = false, no_bind = false, exec = false, json = false;
     std::vector<std::string> command;
+    std::string devices;   ///< --cuda-devices: CUDA_VISIBLE_DEVICES of a GPU mapping
+    int accelerators = 0;  ///< not an option: the platform's apus (a GPU node's SMs), for MPS's percentage
 };
 void setup_launch(CLI::App& app, launch_options& o);
 int run_launch(const launch_options& o);

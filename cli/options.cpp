@@ -76,6 +76,7 @@ constexpr value_rule rule_table[] = {
     {"launch", "--units", K::count, 1, big},
     {"launch", "--cores-per-node", K::count, 1, 1e6},
     {"launch", "--launcher-program", K::text},
+    {"launch", "--cuda-devices", K::text},
     // tune
     {"tune", "--policy", K::word, 0, 0, false, false, "edtlp|os|both"},
     {"tune", "--app", K::text},

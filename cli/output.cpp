@@ -184,7 +184,10 @@ std::string human_time(double s) {
     return fmt::format("{:.3g} ns", s * 1e9);
 }
 
-std::string label(const configuration& c) { return fmt::format("m={} p={} nodes={}", c.m, c.p, c.nodes); }
+std::string label(const configuration& c) {
+    if (c.share != accelerator_sharing::dedicated) return fmt::format("m={} p={} nodes={} sharing={}", c.m, c.p, c.nodes, to_string(c.share));
+    return fmt::format("m={} p={} nodes={}", c.m, c.p, c.nodes);
+}
 
 std::string breakdown_json(const breakdown& b) {
     return fmt::format(

@@ -362,3 +362,35 @@ TEST_CASE("local: the printed line runs what --exec runs, whatever the program's
     CHECK(ran.find("X=1 arg") != std::string::npos);
     CHECK(ran.find("exec arg") != std::string::npos);
 }
+
+TEST_CASE("a GPU mapping: p is SMs, one host core per process, MPS's percentage and the device list") {
+    // ⌈100·p/A⌉ on a 132-SM GPU: 33 SMs are a quarter; one SM still asks for 1 %; never above 100.
+    CHECK(mmgp::mps_percentage(33, 132) == 25);
+    CHECK(mmgp::mps_percentage(1, 132) == 1);
+    CHECK(mmgp::mps_percentage(67, 132) == 51);
+    CHECK(mmgp::mps_percentage(132, 132) == 100);
+    CHECK(mmgp::mps_percentage(200, 132) == 100);
+    CHECK(mmgp::mps_percentage(5, 0) == 100);
+    launch_request rq = request(launcher_kind::openmpi, 4, 33, 1, 16);
+    rq.mapping.share = mmgp::accelerator_sharing::mps;
+    rq.accelerators = 132;
+    rq.devices = "0";
+    const mmgp::launch_plan plan = mmgp::render_launch(rq, {"./a.out"});
+    const strings expected = {"mpirun", "-np", "4", "--map-by", "ppr:4:node:pe=1", "--bind-to", "core",
+                              "-x", "OMP_NUM_THREADS=1", "-x", "OMP_PLACES=cores", "-x", "OMP_PROC_BIND=close",
+                              "-x", "MMGP_M=4", "-x", "MMGP_P=33", "-x", "MMGP_NODES=1", "-x", "MMGP_NP=4",
+                              "-x", "MMGP_UNITS_TOTAL=10", "-x", "MMGP_SHARING=mps", "-x", "CUDA_VISIBLE_DEVICES=0",
+                              "-x", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25", "./a.out"};
+    CHECK(plan.argv == expected);
+    REQUIRE(plan.notes.size() == 1);
+    CHECK(plan.notes[0].find("nvidia-cuda-mps-control -d") != std::string::npos);
+    // Time-sliced: no MPS variable, no daemon note; 4·132 SMs oversubscribe nothing on 16 host cores.
+    rq.mapping.share = mmgp::accelerator_sharing::time_sliced;
+    rq.mapping.p = 132;
+    const mmgp::launch_plan sliced = mmgp::render_launch(rq, {"./a.out"});
+    CHECK(sliced.notes.empty());
+    CHECK(std::find(sliced.argv.begin(), sliced.argv.end(), "MMGP_SHARING=time_sliced") != sliced.argv.end());
+    CHECK(std::none_of(sliced.argv.begin(), sliced.argv.end(),
+                       [](const std::string& w) { return w.rfind("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", 0) == 0; }));
+    CHECK(std::find(sliced.argv.begin(), sliced.argv.end(), "ppr:4:node:pe=1") != sliced.argv.end());
+}

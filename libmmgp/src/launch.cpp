@@ -117,14 +117,41 @@ void check_request(const launch_request& rq, const std::vector<std::string>& com
 
 using environment = std::vector<std::pair<std::string, std::string>>;
 
+// Host cores one process uses: its p worker threads, or one host thread driving p SMs of a shared GPU.
+std::int64_t host_threads(const launch_request& rq) noexcept {
+    return rq.mapping.share == accelerator_sharing::dedicated ? rq.mapping.p : 1;
+}
+
+// What the host cores of a node are asked for: m*p worker threads, or m processes driving a shared GPU.
+std::string threads_word(const launch_request& rq) {
+    return rq.mapping.share == accelerator_sharing::dedicated ? "m*p" : "m (one host thread per GPU process)";
+}
+
+// A GPU mapping's variables: the sharing mode, the GPU, and under MPS each client's share of the SMs (MPS caps
+// a client's SMs at this percentage; it does not make the clients' SMs disjoint).
+void add_gpu_environment(const launch_request& rq, environment& env) {
+    const configuration& c = rq.mapping;
+    env.emplace_back("MMGP_SHARING", std::string(to_string(c.share)));
+    if (!rq.devices.empty()) env.emplace_back("CUDA_VISIBLE_DEVICES", rq.devices);
+    if (c.share == accelerator_sharing::mps && rq.accelerators > 0)
+        env.emplace_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::to_string(mps_percentage(c.p, rq.accelerators)));
+}
+
 // The variables every process gets: OpenMP's threads and placement, and the mapping.
 environment mapping_environment(const launch_request& rq) {
     const configuration& c = rq.mapping;
     const std::int64_t m = c.m, p = c.p, nodes = c.nodes, np = m * nodes;
     const std::string ps = std::to_string(p);
-    return {{"OMP_NUM_THREADS", ps},  {"OMP_PLACES", "cores"}, {"OMP_PROC_BIND", "close"}, {"MMGP_M", std::to_string(m)},
-            {"MMGP_P", ps},           {"MMGP_NODES", std::to_string(nodes)}, {"MMGP_NP", std::to_string(np)},
-            {"MMGP_UNITS_TOTAL", std::to_string(rq.units)}};
+    environment env{{"OMP_NUM_THREADS", std::to_string(host_threads(rq))},
+                    {"OMP_PLACES", "cores"},
+                    {"OMP_PROC_BIND", "close"},
+                    {"MMGP_M", std::to_string(m)},
+                    {"MMGP_P", ps},
+                    {"MMGP_NODES", std::to_string(nodes)},
+                    {"MMGP_NP", std::to_string(np)},
+                    {"MMGP_UNITS_TOTAL", std::to_string(rq.units)}};
+    if (c.share != accelerator_sharing::dedicated) add_gpu_environment(rq, env);
+    return env;
 }
 
 // Threads are placed on cores only inside a bound process: unbound, OMP_PROC_BIND=close would put every
@@ -136,14 +163,14 @@ void unbind(environment& env) {
 // --launcher local: one process per rank on this machine, each bound to its own p CPUs when they suffice.
 void add_local_processes(const launch_request& rq, const std::vector<std::string>& command, environment env,
                          launch_plan& plan) {
-    const std::int64_t m = rq.mapping.m, p = rq.mapping.p, np = m * rq.mapping.nodes;
+    const std::int64_t m = rq.mapping.m, p = host_threads(rq), np = m * rq.mapping.nodes;
     const std::int64_t ncpu = static_cast<std::int64_t>(rq.cpus.size());
     const bool bind = ncpu > 0 && m * p <= ncpu;
     if (ncpu > 0 && !bind)
-        plan.notes.push_back("not binding: m*p = " + std::to_string(m * p) + " exceeds the " + std::to_string(ncpu) +
+        plan.notes.push_back("not binding: " + threads_word(rq) + " = " + std::to_string(m * p) + " exceeds the " + std::to_string(ncpu) +
                              " CPUs available; the OS places the processes");
     if (!bind) unbind(env);
-    values v{m, p, rq.mapping.nodes, np, rq.units, 0, 0, true};
+    values v{m, rq.mapping.p, rq.mapping.nodes, np, rq.units, 0, 0, true};
     for (std::int64_t r = 0; r < m; ++r) {
         launch_process lp;
         lp.rank = static_cast<int>(r);
@@ -164,9 +191,9 @@ void add_local_processes(const launch_request& rq, const std::vector<std::string
 
 // What an MPI launcher line cannot do as asked: bind p cores per process, or start more processes than cores.
 void add_launcher_notes(const launch_request& rq, bool bind, launch_plan& plan) {
-    const std::int64_t m = rq.mapping.m, p = rq.mapping.p, cores = rq.cores_per_node;
+    const std::int64_t m = rq.mapping.m, p = host_threads(rq), cores = rq.cores_per_node;
     if (!bind && rq.bind)
-        plan.notes.push_back("m*p = " + std::to_string(m * p) + " exceeds the " + std::to_string(cores) +
+        plan.notes.push_back(threads_word(rq) + " = " + std::to_string(m * p) + " exceeds the " + std::to_string(cores) +
                              " cores per node: binding " + std::to_string(p) +
                              " cores per process cannot be satisfied, so processes are not bound (the OS places "
                              "their threads)");
@@ -180,7 +207,7 @@ void add_launcher_notes(const launch_request& rq, bool bind, launch_plan& plan) 
 // The MPI launcher's own words: the process counts, the binding and the environment, before the command.
 std::vector<std::string> launcher_words(const launch_request& rq, bool bind, const environment& env) {
     const std::int64_t m = rq.mapping.m, nodes = rq.mapping.nodes;
-    const std::string ps = std::to_string(rq.mapping.p), ms = std::to_string(m), nps = std::to_string(m * nodes);
+    const std::string ps = std::to_string(host_threads(rq)), ms = std::to_string(m), nps = std::to_string(m * nodes);
     std::vector<std::string> a;
     switch (rq.kind) {
         case launcher_kind::openmpi:
@@ -218,6 +245,12 @@ std::vector<std::string> launcher_words(const launch_request& rq, bool bind, con
 
 }  // namespace
 
+int mps_percentage(int p, int accelerators) noexcept {
+    if (accelerators <= 0) return 100;
+    const std::int64_t pct = (std::int64_t{100} * p + accelerators - 1) / accelerators;  // rounded up: at least p SMs
+    return static_cast<int>(std::clamp<std::int64_t>(pct, 1, 100));
+}
+
 launch_plan render_launch(const launch_request& rq, const std::vector<std::string>& command) {
     check_request(rq, command);
     launch_plan plan;
@@ -225,12 +258,15 @@ launch_plan render_launch(const launch_request& rq, const std::vector<std::strin
     plan.mapping = rq.mapping;
     plan.units = rq.units;
     environment env = mapping_environment(rq);
+    if (rq.mapping.share == accelerator_sharing::mps && rq.mapping.m > 1)
+        plan.notes.push_back("MPS: the control daemon must run on every node before the processes start "
+                             "(nvidia-cuda-mps-control -d); without it their kernels are time-sliced");
     if (rq.kind == launcher_kind::local) {
         add_local_processes(rq, command, std::move(env), plan);
         return plan;
     }
     const configuration& c = rq.mapping;
-    const bool bind = rq.bind && (rq.cores_per_node == 0 || std::int64_t{c.m} * c.p <= rq.cores_per_node);
+    const bool bind = rq.bind && (rq.cores_per_node == 0 || std::int64_t{c.m} * host_threads(rq) <= rq.cores_per_node);
     if (!bind) unbind(env);
     add_launcher_notes(rq, bind, plan);
     plan.argv = launcher_words(rq, bind, env);

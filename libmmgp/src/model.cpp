@@ -142,6 +142,14 @@ inline prediction dedicated_prediction(const dedicated_terms& unit, const host_s
     return out;
 }
 
+// Time-sliced: the processes wait for the accelerator when its busy time exceeds the dedicated time; the wait
+// is off-load time (a kernel queued behind other processes' kernels).
+inline void wait_for_slices(prediction& out, double busy) noexcept {
+    if (!(busy > out.time_s)) return;
+    out.parts.offload += busy - out.time_s;
+    out.time_s = busy;
+}
+
 inline double fixed_part(const host_share& share) noexcept {
     return share.host + share.context_switch + share.communication + share.startup;
 }
@@ -170,10 +178,29 @@ inline double fixed_part(const host_share& share) noexcept {
 }
 
 
-row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated) const noexcept {
+p_curve time_sliced_curve(const dedicated_terms& unit, double startup, int m, double units, double T_slice_switch) noexcept {
+    p_curve k;
+    const double busy = static_cast<double>(m) * units;
+    k.a = startup + busy * (unit.C_apu + unit.N * T_slice_switch);
+    k.b = busy * unit.apu_work / unit.apu_split;
+    k.c = 0.0;
+    return k;
+}
+
+// The time-sliced bound of configuration c (only called for time_sliced with m > 1).
+p_curve evaluator::slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept {
+    return time_sliced_curve(unit, share.startup, c.m, detail::share_of(s_->app, c).units, s_->plat.T_slice_switch);
+}
+
+row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated, accelerator_sharing sh) const noexcept {
     dedicated_terms unit;
     host_share share;
-    if (layers(m, nodes, pol, comm_phase, unit, share)) return row(unit, share, kind_ == model_kind::eq11 ? false : extrapolated);
+    if (layers(m, nodes, pol, comm_phase, unit, share)) {
+        const bool ex = kind_ == model_kind::eq11 ? false : extrapolated;
+        if (sh == accelerator_sharing::time_sliced && m > 1)
+            return row(unit, share, slice_curve(configuration{m, 1, nodes, pol, sh}, unit, share), ex);
+        return row(unit, share, ex);
+    }
     return row(*shared_, s_->app, configuration{m, 1, nodes, pol}, unit, extrapolated);
 }
 
@@ -181,9 +208,12 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
                                                                    bool extrapolated) const noexcept {
     dedicated_terms unit;
     host_share share;
-    if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share))
-        return dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
-                                    kind_ == model_kind::eq11 ? false : extrapolated);
+    if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share)) {
+        prediction out = dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
+                                              kind_ == model_kind::eq11 ? false : extrapolated);
+        if (c.share == accelerator_sharing::time_sliced && c.m > 1) wait_for_slices(out, slice_curve(c, unit, share)(c.p));
+        return out;
+    }
     return row(*shared_, s_->app, configuration{c.m, 1, c.nodes, c.pol}, unit, extrapolated).at(c.p);
 }
 
@@ -207,8 +237,18 @@ row::row(const detail::time_shared_cores& ts, const application& app, const conf
          bool extrapolated) noexcept
     : unit_(unit), ts_(&ts), app_(&app), c_(c), extrapolated_(extrapolated), closed_form_(false) {}
 
+row::row(const dedicated_terms& unit, const host_share& share, const p_curve& slice, bool extrapolated) noexcept
+    : row(unit, share, extrapolated) {
+    slice_ = slice;
+    sliced_ = true;
+}
+
 prediction row::at(int p) const noexcept {
-    if (!ts_) return dedicated_prediction(unit_, share_, curve_, p, extrapolated_);
+    if (!ts_) {
+        prediction out = dedicated_prediction(unit_, share_, curve_, p, extrapolated_);
+        if (sliced_) wait_for_slices(out, slice_(p));
+        return out;
+    }
     configuration c = c_;
     c.p = p;
     prediction out;

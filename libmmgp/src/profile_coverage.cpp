@@ -4,6 +4,7 @@
 // evaluator is built). Both name the JSON pointer at fault. Pure; calls only the communication term.
 #include "detail/coverage.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -34,14 +35,25 @@ model_error::model_error(std::string file, model_subject subject, std::size_t in
       subject_(subject),
       index_(index) {}
 
-space_bounds bounds(const scenario& s) noexcept {
+space_bounds bounds(const scenario& s, accelerator_sharing share) noexcept {
     const auto& pl = s.plat;
     const auto& sp = s.space;
     // m and p can never exceed A (m*p <= A), nodes never exceed the platform's.
     space_bounds b{sp.m.lo, std::min<std::int64_t>(sp.m.hi, pl.apus), sp.p.lo, std::min<std::int64_t>(sp.p.hi, pl.apus),
                    sp.nodes.lo, std::min<std::int64_t>(sp.nodes.hi, pl.nodes), pl.apus};
     if (pl.max_processes_per_node > 0) b.m_hi = std::min<std::int64_t>(b.m_hi, pl.max_processes_per_node);
+    b.sliced = share == accelerator_sharing::time_sliced;
     return b;
+}
+
+std::vector<accelerator_sharing> searched_modes(const scenario& s) {
+    return s.space.sharing.empty() ? s.plat.sharing_modes() : s.space.sharing;
+}
+
+space_bounds widest_bounds(const scenario& s) {
+    const auto modes = searched_modes(s);
+    const bool sliced = std::find(modes.begin(), modes.end(), accelerator_sharing::time_sliced) != modes.end();
+    return bounds(s, sliced ? accelerator_sharing::time_sliced : accelerator_sharing::dedicated);
 }
 
 void narrow(scenario& s, const configuration& c) noexcept {
@@ -49,6 +61,7 @@ void narrow(scenario& s, const configuration& c) noexcept {
     s.space.p = {c.p, c.p};
     s.space.nodes = {c.nodes, c.nodes};
     s.space.pol = c.pol;
+    if (!s.plat.sharing.empty() || c.share != accelerator_sharing::dedicated) s.space.sharing = {c.share};
 }
 
 namespace {
@@ -57,7 +70,7 @@ namespace {
 void check_not_empty(const scenario& s, const detail::reader& r) {
     const auto& pl = s.plat;
     const auto& sp = s.space;
-    const space_bounds b = bounds(s);
+    const space_bounds b = widest_bounds(s);
     if (sp.m.lo <= b.m_top() && sp.nodes.lo <= b.n_hi) return;
     std::string why = "m " + std::to_string(sp.m.lo) + ".." + std::to_string(sp.m.hi) + ", p " + std::to_string(sp.p.lo) +
                       ".." + std::to_string(sp.p.hi) + ", nodes " + std::to_string(sp.nodes.lo) + ".." +
@@ -84,7 +97,7 @@ std::int64_t first_missing(const m_function& f, std::int64_t m_lo, std::int64_t 
 }
 
 void check_table(const m_function& f, const std::string& path, const scenario& s, const detail::reader& r) {
-    const std::int64_t m_top = bounds(s).m_top();
+    const std::int64_t m_top = widest_bounds(s).m_top();
     const std::int64_t k = first_missing(f, s.space.m.lo, m_top, s.plat.hpu_contexts);
     if (k == 0) return;
     std::string have;
@@ -103,7 +116,7 @@ void check_coverage(const scenario& s) {
     check_table(s.plat.alpha, "/platform/alpha/table", s, r);
     check_table(s.app.O_col, "/application/O_col/table", s, r);
     const m_function& alpha = s.plat.alpha;
-    if (alpha.kind == m_function::form::linear && bounds(s).m_top() >= 2) {
+    if (alpha.kind == m_function::form::linear && widest_bounds(s).m_top() >= 2) {
         // slope >= 0, so the smallest α(k) over k >= 2 is α(2).
         double a = alpha.intercept + alpha.slope * 2 / s.plat.hpu_contexts;
         if (!(a > 0))
@@ -119,13 +132,13 @@ namespace {
 // Every (nodes, m) the search visits must be costed by a table or a model with the stages it needs.
 void check_communication(const scenario& s, const comm_models& models) {
     const platform& pl = s.plat;
-    const space_bounds bd = bounds(s);
+    const space_bounds bd = widest_bounds(s);
     for (std::size_t i = 0; i < s.app.comm.size(); ++i) {
         const comm_pattern& cp = s.app.comm[i];
         const std::optional<comm_model>& model = models[static_cast<std::size_t>(cp.prim)];
         if (model && model->has_intra && model->has_inter) continue;  // a model covers every pair
         for (std::int64_t n = bd.n_lo; n <= bd.n_hi; ++n) {
-            for (std::int64_t m = s.space.m.lo; m <= bd.m_hi && m * bd.p_lo <= pl.apus; ++m) {
+            for (std::int64_t m = s.space.m.lo; m <= bd.m_top(); ++m) {
                 const int ni = static_cast<int>(n), mi = static_cast<int>(m);
                 const stages st = stage_counts(cp.prim, ni, mi);
                 if (st.intra == 0 && st.inter == 0) continue;

@@ -23,7 +23,7 @@ using enum key_sampling;
 constexpr platform_key keys[] = {
     {"hpu_contexts", true, "", &platform::hpu_contexts, fixed, false, "",
      "H: host hardware contexts per node (PPE threads, host cores/SMT threads)"},
-    {"apus", true, "", &platform::apus, fixed, false, "", "A: accelerators per node (SPEs, worker cores, GPUs)"},
+    {"apus", true, "", &platform::apus, fixed, false, "", "A: accelerators per node (SPEs, worker cores; on a GPU node its SMs, docs/MODEL.md §7)"},
     {"nodes", false, "", &platform::nodes, fixed, false, "1", "nodes available"},
     {"max_processes_per_node", false, "", &platform::max_processes_per_node, fixed, false, "", "limit on m"},
     {"O_offload", true, "seconds", &platform::O_offload, log_normal, false, "",
@@ -52,6 +52,11 @@ constexpr platform_key keys[] = {
     {"hierarchy", false, "", &platform::hier, fixed, false, "",
      "where the accelerators sit and what a message between two of them costs, for the accelerator-driven mapping "
      "of a `wavefront` application (below, docs/MODEL.md §6)"},
+    {"sharing", false, "", &platform::sharing, fixed, false, "dedicated",
+     "how the processes of a node may share its accelerators, each searched: `[\"mps\", \"time_sliced\"]` on a GPU node "
+     "(docs/MODEL.md §7; without `cores`)"},
+    {"T_slice_switch", false, "seconds", &platform::T_slice_switch, log_normal, false, "",
+     "s, with `sharing` `time_sliced`: the accelerator's switch from one process's kernels to another's"},
 };
 
 }  // namespace
@@ -226,6 +231,36 @@ hierarchy read_hierarchy(const json& v, const reader& r, const std::string& path
     return h;
 }
 
+// platform.sharing: a non-empty array of distinct "mps" / "time_sliced" ("dedicated": the default, alone).
+std::vector<accelerator_sharing> read_sharing(const json& v, const reader& r, const std::string& path) {
+    static const char* expected = "a non-empty array of distinct sharing modes (\"mps\", \"time_sliced\"; or [\"dedicated\"])";
+    if (!v.is_array() || v.empty() || v.size() > 3) r.fail(path, expected, v);
+    std::vector<accelerator_sharing> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        accelerator_sharing a{};
+        if (!v[i].is_string() || !parse_sharing(v[i].get<std::string>(), a)) r.fail(child(path, i), expected, v[i]);
+        if (std::find(out.begin(), out.end(), a) != out.end()) r.fail(child(path, i), expected, "a second " + describe(v[i]));
+        out.push_back(a);
+    }
+    if (out.size() > 1 && std::find(out.begin(), out.end(), accelerator_sharing::dedicated) != out.end())
+        r.fail(path, "\"dedicated\" alone (the processes have their own accelerators) or GPU modes", v);
+    return out;
+}
+
+// The sharing keys agree: time-sliced sharing with its switch cost, neither on time-shared cores.
+void check_sharing(const json& obj, const reader& r, const std::string& path, const platform& pl) {
+    const bool sliced =
+        std::find(pl.sharing.begin(), pl.sharing.end(), accelerator_sharing::time_sliced) != pl.sharing.end();
+    if (!pl.sharing.empty() && pl.cores > 0)
+        r.fail(child(path, "sharing"), "no sharing modes with \"cores\" (threads share cores, not accelerators)",
+               obj["sharing"]);
+    if (sliced && !obj.contains("T_slice_switch"))
+        r.fail(child(path, "T_slice_switch"), "the switch cost of time-sliced sharing (seconds)", "nothing (the key is missing)");
+    if (!sliced && obj.contains("T_slice_switch"))
+        r.fail(child(path, "T_slice_switch"), "T_slice_switch only with \"time_sliced\" in \"sharing\"",
+               describe(obj["T_slice_switch"]));
+}
+
 // The provenance of a calibrated platform. Its sections are free-form (provenance keys): a member of another
 // shape is left out, never an error.
 platform_provenance read_provenance(const json& obj) {
@@ -295,6 +330,9 @@ struct platform_reading {
                        [&](hierarchy platform::*m) {
                            if (given) pl.*m = read_hierarchy(obj[k.name], r, kp, pl.apus);
                        },
+                       [&](std::vector<accelerator_sharing> platform::*m) {
+                           if (given) pl.*m = read_sharing(obj[k.name], r, kp);
+                       },
                    },
                    k.member);
     }
@@ -319,6 +357,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
         if (k.time_shared) reading.read(k);
     for (const platform_key& k : keys)
         if (!is_count(k) && !k.time_shared) reading.read(k);
+    check_sharing(obj, r, path, pl);
     pl.has_dma = obj.contains(key_of(&platform::dma));
     pl.provenance = read_provenance(obj);
     return pl;

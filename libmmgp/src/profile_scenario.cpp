@@ -2,6 +2,7 @@
 // (--set) as merge patches of its sections, and the public load/parse functions of every profile type. Called by
 // the commands, validate.cpp and the advisor; calls the registry, the platform and application readers and
 // check_coverage().
+#include <algorithm>
 #include <utility>
 
 #include "detail/profile_json.hpp"
@@ -14,7 +15,8 @@ namespace {
 
 constexpr schema::key scenario_keys[] = {{"platform", true}, {"application", true}, {"search", false}};
 
-constexpr schema::key search_keys[] = {{"m", false}, {"p", false}, {"nodes", false}, {"policy", false}, {"tolerance", false}};
+constexpr schema::key search_keys[] = {{"m", false}, {"p", false}, {"nodes", false}, {"policy", false}, {"tolerance", false},
+                                        {"sharing", false}};
 
 int_range read_range(const json& obj, const reader& r, const std::string& path, std::string_view key, int_range dflt) {
     if (!obj.contains(key)) return dflt;
@@ -28,6 +30,25 @@ int_range read_range(const json& obj, const reader& r, const std::string& path, 
     if (!v.is_array() || v.size() != 2) r.fail(p, "[lo, hi] with 1 <= lo <= hi, or one integer", v);
     int_range out{r.integer(v[0], child(p, 0), 1, big), r.integer(v[1], child(p, 1), 1, big)};
     if (out.lo > out.hi) r.fail(p, "[lo, hi] with lo <= hi", v);
+    return out;
+}
+
+// search.sharing: some of the platform's sharing modes, each once.
+std::vector<accelerator_sharing> read_searched_sharing(const json& v, const reader& r, const std::string& path,
+                                                       const platform& pl) {
+    const std::vector<accelerator_sharing> allowed = pl.sharing_modes();
+    std::string names;
+    for (accelerator_sharing a : allowed) names += (names.empty() ? "\"" : ", \"") + std::string(to_string(a)) + "\"";
+    const std::string expected = "a non-empty array of the platform's sharing modes (" + names + "), each once";
+    if (!v.is_array() || v.empty()) r.fail(path, expected, v);
+    std::vector<accelerator_sharing> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        accelerator_sharing a{};
+        if (!v[i].is_string() || !parse_sharing(v[i].get<std::string>(), a) ||
+            std::find(allowed.begin(), allowed.end(), a) == allowed.end() || std::find(out.begin(), out.end(), a) != out.end())
+            r.fail(child(path, i), expected, v[i]);
+        out.push_back(a);
+    }
     return out;
 }
 
@@ -45,6 +66,7 @@ search_space read_search(const json& v, const reader& r, const std::string& path
     s.nodes = read_range(v, r, path, "nodes", s.nodes);
     s.pol = static_cast<policy>(r.choice(v, path, "policy", {to_string(policy::edtlp), to_string(policy::os)}, 0, false));
     s.tolerance = r.number_or(v, path, "tolerance", 0.05, 0.0, false, "fraction of the best time");
+    if (v.contains("sharing")) s.sharing = read_searched_sharing(v["sharing"], r, child(path, "sharing"), pl);
     return s;
 }
 

@@ -15,9 +15,15 @@
 
 namespace mmgp {
 
-std::int64_t count_feasible(const scenario& s) noexcept {
-    const space_bounds b = bounds(s);
+namespace {
+
+// The feasible configurations of one sharing mode on one node.
+std::int64_t feasible_per_node(const space_bounds& b) noexcept {
     if (b.n_lo > b.n_hi || b.p_lo > b.p_hi) return 0;
+    if (b.sliced) {  // p <= apus for every m
+        const std::int64_t ps = std::min(b.p_hi, b.apus) - b.p_lo + 1;
+        return b.m_top() >= b.m_lo && ps > 0 ? (b.m_top() - b.m_lo + 1) * ps : 0;
+    }
     // Sum over m of (min(p_hi, A/m) - p_lo + 1)^+, in blocks of m with the same A/m: O(sqrt A) steps.
     std::int64_t per_node = 0;
     std::int64_t m = b.m_lo;
@@ -28,6 +34,16 @@ std::int64_t count_feasible(const scenario& s) noexcept {
         per_node += (block_end - m + 1) * (std::min(b.p_hi, q) - b.p_lo + 1);
         m = block_end + 1;
     }
+    return per_node;
+}
+
+}  // namespace
+
+std::int64_t count_feasible(const scenario& s) noexcept {
+    const space_bounds b = bounds(s);
+    if (b.n_lo > b.n_hi || b.p_lo > b.p_hi) return 0;
+    std::int64_t per_node = 0;
+    for (accelerator_sharing a : searched_modes(s)) per_node += feasible_per_node(bounds(s, a));
     const std::int64_t nodes = b.n_hi - b.n_lo + 1;
     if (per_node > 0 && nodes > std::numeric_limits<std::int64_t>::max() / per_node) return std::numeric_limits<std::int64_t>::max();
     return per_node * nodes;
@@ -35,48 +51,72 @@ std::int64_t count_feasible(const scenario& s) noexcept {
 
 namespace {
 
-// The (nodes, m) rows of a search space in search order (nodes, then m): row index = (nodes - n_lo) *
-// per_node_rows + (m - m_lo). p_top(m) is computed once per m (integer divisions cost more than a row's
-// evaluation).
+// The (nodes, sharing, m) rows of a search space in search order (nodes, then the sharing modes in the
+// platform's order, then m): a platform without sharing modes has one, dedicated. p_top(m) is computed once per
+// (sharing, m) (integer divisions cost more than a row's evaluation).
 class row_space {
 public:
-    explicit row_space(const space_bounds& b) : b_(b), m_top_(b.m_top()), p_lo_(static_cast<int>(b.p_lo)) {
-        per_node_rows_ = std::max<std::int64_t>(m_top_ - b.m_lo + 1, 0);
-        if (per_node_rows_ < (std::int64_t{1} << 20)) {
-            p_tops_.reserve(static_cast<std::size_t>(per_node_rows_));
-            for (std::int64_t m = b.m_lo; m <= m_top_; ++m) {
-                p_tops_.push_back(static_cast<int>(b.p_top(m)));
-            }
+    explicit row_space(const scenario& s) {
+        for (accelerator_sharing a : searched_modes(s)) {
+            mode md{bounds(s, a), a, 0, 0, {}};
+            md.m_top = md.b.m_top();
+            md.rows = std::max<std::int64_t>(md.m_top - md.b.m_lo + 1, 0);
+            per_node_rows_ += md.rows;
+            modes_.push_back(std::move(md));
         }
+        const space_bounds& b = modes_.front().b;
+        n_lo_ = b.n_lo, n_hi_ = b.n_hi, p_lo_ = static_cast<int>(b.p_lo);
+        if (per_node_rows_ < (std::int64_t{1} << 20))
+            for (mode& md : modes_) {
+                md.p_tops.reserve(static_cast<std::size_t>(md.rows));
+                for (std::int64_t m = md.b.m_lo; m <= md.m_top; ++m) md.p_tops.push_back(static_cast<int>(md.b.p_top(m)));
+            }
     }
-    std::int64_t rows() const noexcept { return (b_.n_hi - b_.n_lo + 1) * per_node_rows_; }
+    std::int64_t rows() const noexcept { return (n_hi_ - n_lo_ + 1) * per_node_rows_; }
     int p_lo() const noexcept { return p_lo_; }
-    int p_top(std::int64_t m) const noexcept {
-        return p_tops_.empty() ? static_cast<int>(b_.p_top(m)) : p_tops_[static_cast<std::size_t>(m - b_.m_lo)];
-    }
-    /// Calls f(n, m, p_top) for every row in search order.
+    /// Calls f(n, m, p_top, share) for every row in search order.
     template <class F>
     void each(F&& f) const {
-        for (std::int64_t n = b_.n_lo; n <= b_.n_hi; ++n)
-            for (std::int64_t m = b_.m_lo; m <= m_top_; ++m) f(n, m, p_top(m));
+        for (std::int64_t n = n_lo_; n <= n_hi_; ++n)
+            for (const mode& md : modes_)
+                for (std::int64_t m = md.b.m_lo; m <= md.m_top; ++m) f(n, m, p_top(md, m), md.share);
     }
-    /// Calls f(n, m, p_top) for the rows whose index `marked` accepts, in search order (only when usable()).
+    /// Calls f(n, m, p_top, share) for the rows whose index `marked` accepts, in search order (only when usable()).
     /// Configurations keep their relative order, which is all the ranking's ties depend on.
     template <class Marked, class F>
     void each_marked(Marked&& marked, F&& f) const {
         std::size_t index = 0;
-        for (std::int64_t n = b_.n_lo; n <= b_.n_hi; ++n)
-            for (std::size_t k = 0; k < p_tops_.size(); ++k, ++index)
-                if (marked(index, n, b_.m_lo + static_cast<std::int64_t>(k)))
-                    f(n, b_.m_lo + static_cast<std::int64_t>(k), p_tops_[k]);
+        for (std::int64_t n = n_lo_; n <= n_hi_; ++n)
+            for (const mode& md : modes_)
+                for (std::size_t k = 0; k < md.p_tops.size(); ++k, ++index)
+                    if (marked(index, n, md.b.m_lo + static_cast<std::int64_t>(k), md.share))
+                        f(n, md.b.m_lo + static_cast<std::int64_t>(k), md.p_tops[k], md.share);
     }
-    bool usable() const noexcept { return !p_tops_.empty() || per_node_rows_ == 0; }
+    bool usable() const noexcept {
+        return per_node_rows_ == 0 || std::all_of(modes_.begin(), modes_.end(), [](const mode& md) {
+                   return !md.p_tops.empty() || md.rows == 0;
+               });
+    }
+    /// The highest p of row m under `share`.
+    int p_top(accelerator_sharing share, std::int64_t m) const noexcept {
+        for (const mode& md : modes_)
+            if (md.share == share) return p_top(md, m);
+        return p_lo_ - 1;
+    }
 
 private:
-    space_bounds b_;
-    std::int64_t m_top_, per_node_rows_ = 0;
-    int p_lo_;
-    std::vector<int> p_tops_;
+    struct mode {
+        space_bounds b;
+        accelerator_sharing share;
+        std::int64_t m_top, rows;
+        std::vector<int> p_tops;
+    };
+    static int p_top(const mode& md, std::int64_t m) noexcept {
+        return md.p_tops.empty() ? static_cast<int>(md.b.p_top(m)) : md.p_tops[static_cast<std::size_t>(m - md.b.m_lo)];
+    }
+    std::vector<mode> modes_;
+    std::int64_t n_lo_ = 1, n_hi_ = 0, per_node_rows_ = 0;
+    int p_lo_ = 1;
 };
 
 // A float never above x (4 bytes a row for pass 2's bound). For x >= 2^-100 the nearest float to x·(1 − 2^-23)
@@ -89,15 +129,16 @@ inline float float_floor(double x) noexcept {
 }
 
 // The row of (n, m): the communication term depends on (m, nodes) only and is computed once per row.
-row row_at(const evaluator& ev, std::int64_t n, std::int64_t m, policy pol) {
+row row_at(const evaluator& ev, std::int64_t n, std::int64_t m, policy pol, accelerator_sharing share) {
     const int mi = static_cast<int>(m), ni = static_cast<int>(n);
     bool extrap = false;
     const double comm = ev.kind() != model_kind::eq11 ? ev.comm_per_phase(mi, ni, extrap) : 0.0;
-    return ev.row_of(mi, ni, pol, comm, extrap);
+    return ev.row_of(mi, ni, pol, comm, extrap, share);
 }
 
 std::string label_of(const configuration& c) {
-    return "m=" + std::to_string(c.m) + " p=" + std::to_string(c.p) + " nodes=" + std::to_string(c.nodes);
+    return "m=" + std::to_string(c.m) + " p=" + std::to_string(c.p) + " nodes=" + std::to_string(c.nodes) +
+           (c.share == accelerator_sharing::dedicated ? "" : " sharing=" + std::string(to_string(c.share)));
 }
 
 // Keeps the k fastest of a stream, ties in arrival order; memory O(k).
@@ -215,9 +256,9 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
     std::vector<std::pair<configuration, double>> base_rows;  // the rows at the fewest nodes: (its m, fastest time)
     std::vector<double> times;  // one row's times, p = p_lo, p_lo + 1, ...
     const std::int64_t n_lo = bounds(s).n_lo;
-    space.each([&](std::int64_t n, std::int64_t m, int p_top) {
-        const row r = row_at(ev, n, m, pol);
-        const configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol};
+    space.each([&](std::int64_t n, std::int64_t m, int p_top, accelerator_sharing share) {
+        const row r = row_at(ev, n, m, pol, share);
+        const configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol, share};
         const int count = p_top - p_lo + 1;
         times.resize(static_cast<std::size_t>(count));
         for (int i = 0; i < count; ++i) times[static_cast<std::size_t>(i)] = r.time(p_lo + i);
@@ -227,13 +268,13 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
             for (int i = 0; i < count; ++i)
                 if (!std::isfinite(times[static_cast<std::size_t>(i)]))
                     throw input_error(s.file, "", "parameters whose predicted times are finite",
-                                      "an overflowing prediction at " + label_of({c.m, p_lo + i, c.nodes, pol}));
+                                      "an overflowing prediction at " + label_of({c.m, p_lo + i, c.nodes, pol, share}));
         if (row_min < 0)  // parameters out of the model's domain (a negative intercept, a count that overflows)
             for (int i = 0; i < count; ++i)
                 if (times[static_cast<std::size_t>(i)] < 0)
                     throw input_error(s.file, "", "parameters whose predicted times are >= 0",
                                       "a negative prediction (" + std::to_string(times[static_cast<std::size_t>(i)]) +
-                                          " s) at " + label_of({c.m, p_lo + i, c.nodes, pol}));
+                                          " s) at " + label_of({c.m, p_lo + i, c.nodes, pol, share}));
         if (!have || row_min < fastest_t) {  // the first fastest in search order
             const auto first = std::find(times.begin(), times.end(), row_min) - times.begin();
             fastest_t = row_min, fastest_c = c, fastest_c.p = p_lo + static_cast<int>(first), have = true;
@@ -261,8 +302,8 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
     f.fastest_t = fastest_t, f.fastest_c = fastest_c;
     for (const auto& [c, t] : base_rows)  // the fastest row at the fewest nodes, then its fastest p
         if (t < f.base_t) f.base_t = t, f.base_c = c;
-    const row r = row_at(ev, f.base_c.nodes, f.base_c.m, pol);
-    for (int p = p_lo; p <= space.p_top(f.base_c.m); ++p)
+    const row r = row_at(ev, f.base_c.nodes, f.base_c.m, pol, f.base_c.share);
+    for (int p = p_lo; p <= space.p_top(f.base_c.share, f.base_c.m); ++p)
         if (r.time(p) == f.base_t) {
             f.base_c.p = p;
             break;
@@ -278,11 +319,11 @@ std::pair<configuration, double> first_in_window(const scenario& s, const evalua
     configuration best{};
     double best_key = std::numeric_limits<double>::infinity(), best_t = 0;
     std::size_t index = 0;
-    space.each([&](std::int64_t n, std::int64_t m, int p_top) {
+    space.each([&](std::int64_t n, std::int64_t m, int p_top, accelerator_sharing share) {
         const std::size_t i = index++;
         if (!f.row_floor.empty() && static_cast<double>(f.row_floor[i]) > ch.window) return;
-        const row r = row_at(ev, n, m, s.space.pol);
-        configuration c{static_cast<int>(m), 0, static_cast<int>(n), s.space.pol};
+        const row r = row_at(ev, n, m, s.space.pol, share);
+        configuration c{static_cast<int>(m), 0, static_cast<int>(n), s.space.pol, share};
         for (int p = space.p_lo(); p <= p_top; ++p) {
             c.p = p;
             const double t = r.time(p);
@@ -342,11 +383,11 @@ public:
         time_needed_ = !by_time ? ch.window : any_rank && ch.budget > 0 ? inf : std::max(limit, kth);
         cost_rows_ = !by_time && !any_rank;
     }
-    bool operator()(std::size_t index, std::int64_t n, std::int64_t m) const {
+    bool operator()(std::size_t index, std::int64_t n, std::int64_t m, accelerator_sharing share) const {
         const double floor_t = static_cast<double>(f_.row_floor[index]);
         if (floor_t > time_needed_) return false;
         if (!cost_rows_) return true;
-        const configuration least{static_cast<int>(m), p_lo_, static_cast<int>(n), pol_};
+        const configuration least{static_cast<int>(m), p_lo_, static_cast<int>(n), pol_, share};
         return objective_value(goal_, least, floor_t) <= limit_;
     }
 
@@ -418,9 +459,9 @@ void pass_two(const scenario& s, const evaluator& ev, const row_space& space, co
     if (opt.keep_all) {
         for (const auto& x : out.all) second(false, x.c, x.pred.time_s, [&] { return x; });
     } else {
-        auto evaluate_row = [&](std::int64_t n, std::int64_t m, int p_top) {
-            const row r = row_at(ev, n, m, pol);
-            configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol};
+        auto evaluate_row = [&](std::int64_t n, std::int64_t m, int p_top, accelerator_sharing share) {
+            const row r = row_at(ev, n, m, pol, share);
+            configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol, share};
             auto each_p = [&](auto is_plain) {
                 for (int p = p_lo; p <= p_top; ++p) {
                     c.p = p;
@@ -451,7 +492,7 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     if (opt.keep_all) out.all.reserve(static_cast<std::size_t>(count));
     // Pass 1 keeps a lower bound of each row's fastest time (a float, 4 bytes a row, for spaces of at most
     // max_marked_rows rows), so that pass 2 evaluates only the rows that can hold what it keeps.
-    const row_space space(bounds(s));
+    const row_space space(s);
     const bool skip_rows = !opt.keep_all && !opt.visit && space.usable() && space.rows() <= max_marked_rows;
     const first_pass f = pass_one(s, ev, space, opt, skip_rows, out);
     const choice ch = choose(s, ev, space, opt, f);

@@ -46,6 +46,10 @@ struct launch_request {
     bool allow_run_as_root = false;  ///< OpenMPI only: add --allow-run-as-root
     std::string program;             ///< launcher program; empty = "mpirun", "mpiexec", "srun" (local: none)
     bool bind = true;                ///< bind processes to cores (false: --bind-to none, -bind-to none, --cpu-bind=none)
+    /// A GPU mapping (mapping.share mps or time_sliced): p is SMs, each process one host thread. `accelerators`:
+    /// the node's SMs (0 = unknown: no MPS percentage); `devices`: CUDA_VISIBLE_DEVICES ("" = not set).
+    int accelerators = 0;
+    std::string devices;
 };
 
 /// One process the local launcher starts.
@@ -82,7 +86,14 @@ struct launch_plan {
 /// and a note says so; when m alone exceeds them and `oversubscribe` is false, a note warns that
 /// OpenMPI/srun will refuse to start. Throws mmgp::error for an empty command, a mapping below 1,
 /// negative units, nodes > 1 with the local launcher, or {rank}/{units} with another launcher.
+/// A GPU mapping (mapping.share mps or time_sliced) renders p as SMs: one host core per process (OMP_NUM_THREADS=1,
+/// one core bound), MMGP_SHARING, CUDA_VISIBLE_DEVICES when `devices` is set, and under MPS
+/// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = mps_percentage(p, accelerators) and a note that the daemon must run.
 launch_plan render_launch(const launch_request& rq, const std::vector<std::string>& command);
+
+/// MPS's active-thread percentage that lets a client use p of `accelerators` SMs: ⌈100·p/accelerators⌉ in
+/// [1, 100] (100 when accelerators is 0).
+int mps_percentage(int p, int accelerators) noexcept;
 
 /// Task units of one rank: U / procs, plus one for the first U mod procs ranks. procs >= 1.
 std::int64_t units_of_rank(std::int64_t units, std::int64_t procs, std::int64_t rank) noexcept;

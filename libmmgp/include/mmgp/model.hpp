@@ -9,6 +9,7 @@
 
 #include "mmgp/export.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,7 +99,9 @@ class row {
 public:
     /// Predicted time of p (the same number as at(p).time_s).
     double time(int p) const noexcept {
-        return closed_form_ ? curve_(p) : at(p).time_s;
+        if (!closed_form_) return at(p).time_s;
+        const double t = curve_(p);
+        return sliced_ ? std::max(t, slice_(p)) : t;
     }
     /// Predicted time of p and its breakdown.
     prediction at(int p) const noexcept;
@@ -108,6 +111,7 @@ public:
 private:
     friend class evaluator;
     row(const dedicated_terms& unit, const host_share& share, bool extrapolated) noexcept;
+    row(const dedicated_terms& unit, const host_share& share, const p_curve& slice, bool extrapolated) noexcept;
     row(const detail::time_shared_cores& ts, const application& app, const configuration& c, const dedicated_terms& unit,
         bool extrapolated) noexcept;
     dedicated_terms unit_;
@@ -117,6 +121,8 @@ private:
     configuration c_;
     bool extrapolated_ = false, closed_form_ = true;
     p_curve curve_;  // closed form: the time of p
+    p_curve slice_;  // time-sliced accelerators (sliced_): the accelerator's busy time, a lower bound of the time
+    bool sliced_ = false;
 };
 
 /// Evaluates one model on one platform and application. Build once, call many times.
@@ -140,8 +146,9 @@ public:
     /// nodes, excluding O_col; sets `extrapolated` when the fitted model was used.
     double comm_per_phase(int m, int nodes, bool& extrapolated) const noexcept;
 
-    /// The row of (m, nodes, pol), p varying, with the communication cost already known.
-    row row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated) const noexcept;
+    /// The row of (m, nodes, pol, share), p varying, with the communication cost already known.
+    row row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated,
+               accelerator_sharing share = accelerator_sharing::dedicated) const noexcept;
 
     /// Predicted time with the communication cost already known: row_of(...).at(c.p).
     prediction evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
@@ -154,6 +161,7 @@ public:
 
 private:
     bool layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit, host_share& share) const noexcept;
+    p_curve slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
     prediction evaluate_inline(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
     double alpha_at(int m) const noexcept;
     double ocol_at(int m) const noexcept;
@@ -168,6 +176,11 @@ private:
     std::shared_ptr<const detail::time_shared_cores> shared_;  // set when the platform has `cores`
     std::vector<std::string> notes_;
 };
+
+/// The accelerator's busy time when m > 1 processes share it time-sliced (docs/MODEL.md §7): every process's
+/// units, one kernel at a time, each off-load after a switch T_slice_switch: startup + m·u·(accelerator(p) +
+/// N·T_slice_switch), as a p_curve (its c is 0). u: the units one process runs.
+p_curve time_sliced_curve(const dedicated_terms& unit, double startup, int m, double units, double T_slice_switch) noexcept;
 
 /// [H] Eq. 11 computed directly from the profile fields (no precomputation): the reference the
 /// tests compare against. Requires α and O_col to cover c.m.

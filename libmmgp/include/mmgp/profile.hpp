@@ -27,6 +27,11 @@ enum class scaling { strong, weak };
 /// Host scheduling policy when processes share host contexts: `edtlp` switches on every
 /// off-load ([R] §5.2); `os` leaves processes on a context until they finish ([R] Table 1, Linux).
 enum class policy { edtlp, os };
+/// How the m processes of a node share its accelerators (docs/MODEL.md §7). `dedicated`: each process has its own
+/// p of them, m·p <= A (the Cell's SPEs, worker cores). On a GPU node (the APUs are SMs): `mps`, the processes'
+/// kernels run at once under the Multi-Process Service, m·p <= A as when dedicated; `time_sliced`, the default
+/// without MPS, one process's kernels at a time with a switch between them, p <= A and m·p may exceed A.
+enum class accelerator_sharing { dedicated, mps, time_sliced };
 /// How the off-load gap g is charged per phase: `per_apu` is [H] Eq. 11 (N*p*g); `per_extra_apu`
 /// charges N*(p-1)*g, for a g measured as the slope of the off-load cost per additional APU (mmgp profile).
 enum class gap_charge { per_apu, per_extra_apu };
@@ -38,8 +43,11 @@ std::string_view to_string(decomposition d) noexcept;
 std::string_view to_string(scaling s) noexcept;
 std::string_view to_string(policy p) noexcept;
 std::string_view to_string(primitive p) noexcept;
+std::string_view to_string(accelerator_sharing a) noexcept;
 /// Parses a policy name ("edtlp" or "os"); false when unknown.
 bool parse_policy(std::string_view text, policy& out) noexcept;
+/// Parses a sharing name ("dedicated", "mps" or "time_sliced"); false when unknown.
+bool parse_sharing(std::string_view text, accelerator_sharing& out) noexcept;
 
 /// A quantity that depends on the number m of host processes on a node: α(m) or O_col(m).
 struct m_function {
@@ -170,6 +178,16 @@ struct platform {
     /// Models given in the network section; the evaluator fits one to the tables of each other primitive.
     std::vector<std::pair<primitive, comm_model>> comm_models;
     hierarchy hier;         ///< the accelerators' communication hierarchy (empty when not given)
+    /// The ways the processes may share the accelerators, each searched (docs/MODEL.md §7); empty: dedicated
+    /// only. A GPU node lists `mps` where the MPS daemon can run and `time_sliced`.
+    std::vector<accelerator_sharing> sharing;
+    /// s, `time_sliced` only: the accelerator's switch from one process's kernels to another's (a time slice's
+    /// context switch), paid per off-load when m > 1.
+    double T_slice_switch = 0.0;
+    /// The sharing modes the search covers: `sharing`, or dedicated alone when it is empty.
+    std::vector<accelerator_sharing> sharing_modes() const {
+        return sharing.empty() ? std::vector<accelerator_sharing>{accelerator_sharing::dedicated} : sharing;
+    }
 };
 
 /// A wavefront sweep (Sweep3D-like, docs/MODEL.md §6): a 3-D grid of cells split over a 2-D grid of ranks in I
@@ -244,6 +262,8 @@ struct search_space {
     int_range m{1, 1}, p{1, 1}, nodes{1, 1};
     policy pol = policy::edtlp;
     double tolerance = 0.05;  ///< near-optimal set: time <= best * (1 + tolerance)
+    /// The sharing modes searched, a subset of the platform's; empty: all of the platform's sharing_modes().
+    std::vector<accelerator_sharing> sharing;
 };
 
 /// A platform, an application and a search space: what `mmgp predict` reads.
@@ -264,19 +284,34 @@ struct configuration {
     int p = 1;
     int nodes = 1;
     policy pol = policy::edtlp;
+    accelerator_sharing share = accelerator_sharing::dedicated;  ///< one of the platform's sharing_modes()
 };
 
-/// The feasible part of a scenario's search space: m in [m_lo, m_hi], p in [p_lo, p_hi],
-/// nodes in [n_lo, n_hi], and m*p <= apus. A configuration is feasible when it lies in
-/// s.space, m*p <= apus, nodes <= platform nodes and m <= max_processes_per_node (if set).
+/// The feasible part of a scenario's search space under one sharing mode: m in [m_lo, m_hi], p in [p_lo, p_hi],
+/// nodes in [n_lo, n_hi], and m*p <= apus (p <= apus alone when `sliced`: time-sliced sharing). A configuration
+/// is feasible when it lies in s.space, within those caps, nodes <= platform nodes and m <= max_processes_per_node
+/// (if set), its sharing one of the platform's.
 struct space_bounds {
     std::int64_t m_lo, m_hi, p_lo, p_hi, n_lo, n_hi, apus;
-    /// Highest feasible p for m (m*p <= apus), below p_lo when none.
-    std::int64_t p_top(std::int64_t m) const noexcept { return p_hi < apus / m ? p_hi : apus / m; }
+    bool sliced = false;
+    /// Highest feasible p for m (m*p <= apus, or p <= apus when sliced), below p_lo when none.
+    std::int64_t p_top(std::int64_t m) const noexcept {
+        const std::int64_t cap = sliced ? apus : apus / m;
+        return p_hi < cap ? p_hi : cap;
+    }
     /// Highest m with at least one feasible p (below m_lo when none).
-    std::int64_t m_top() const noexcept { return p_lo > p_hi ? m_lo - 1 : m_hi < apus / p_lo ? m_hi : apus / p_lo; }
+    std::int64_t m_top() const noexcept {
+        if (p_lo > p_hi) return m_lo - 1;
+        if (sliced) return m_hi;
+        return m_hi < apus / p_lo ? m_hi : apus / p_lo;
+    }
 };
-space_bounds bounds(const scenario& s) noexcept;
+/// The bounds of the scenario's space under `share` (dedicated and mps: m*p <= apus; time_sliced: p <= apus).
+space_bounds bounds(const scenario& s, accelerator_sharing share = accelerator_sharing::dedicated) noexcept;
+/// The sharing modes a scenario's search covers: its space's, else the platform's sharing_modes().
+std::vector<accelerator_sharing> searched_modes(const scenario& s);
+/// The widest bounds over the searched modes (time-sliced when searched): what the coverage checks cover.
+space_bounds widest_bounds(const scenario& s);
 
 /// Narrows the scenario's search space to configuration c alone (c's policy included): what
 /// fitting and validating evaluate.

@@ -30,9 +30,10 @@ enum class key_sampling {
 struct platform_key {
     /// The member the key fills; the reader reads each type its own way: counts (integers >= 1), numbers (finite,
     /// >= 0, in `unit`), the contention α(m), a link cost, the network's tables (and the models given beside them,
-    /// platform::comm_models), the hierarchy.
+    /// platform::comm_models), the hierarchy, the sharing modes.
     using member_type = std::variant<int platform::*, double platform::*, m_function platform::*, link_cost platform::*,
-                                     std::vector<comm_table> platform::*, hierarchy platform::*>;
+                                     std::vector<comm_table> platform::*, hierarchy platform::*,
+                                     std::vector<accelerator_sharing> platform::*>;
     std::string_view name;
     bool required;
     const char* unit;         ///< numbers: the unit errors name ("seconds"); "" for other shapes
