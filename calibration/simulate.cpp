@@ -17,21 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// A program built beside the running mmgp (build/calibration/NAME), or NAME on the PATH; "" when neither.
-std::string find_program(const std::string& given, const char* env, const std::string& name) {
-    if (!given.empty()) return given;
-    if (const char* e = std::getenv(env)) return e;
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        for (const fs::path& c : {self.parent_path() / ".." / "calibration" / name, self.parent_path() / name})
-            if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
-    std::string out;
-    if (mmgp::run_command("command -v " + name + " 2>/dev/null", &out) == 0 && !out.empty())
-        return out.substr(0, out.find('\n'));
-    return "";
-}
-
 /// Names ordered as a person counts them: node-2 before node-10.
 bool natural_less(const std::string& a, const std::string& b) {
     std::size_t i = 0, j = 0;
@@ -204,6 +189,22 @@ nlohmann::json simulated_platform(nlohmann::json node, const nlohmann::json& net
     node["description"] = fmt::format("{}{}Network simulated by SimGrid SMPI on {} ({}-{} nodes, 1-{} processes per node).",
                                       was, was.empty() ? "" : " ", s.cluster, s.nodes_lo, s.nodes_hi, s.ppn_max);
     return node;
+}
+
+// simulate.hpp.
+std::string find_program(const std::string& given, const char* env, const std::string& name) {
+    if (!given.empty()) return given;
+    if (const char* e = std::getenv(env)) return e;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        for (const fs::path& c : {self.parent_path() / ".." / "calibration" / name,
+                                  self.parent_path() / ".." / "calibration" / "gpu" / name, self.parent_path() / name})
+            if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
+    std::string out;
+    if (mmgp::run_command("command -v " + name + " 2>/dev/null", &out) == 0 && !out.empty())
+        return out.substr(0, out.find('\n'));
+    return "";
 }
 
 }  // namespace mmgp::calib

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "calibrate.hpp"
+#include "gpu_describe.hpp"
 #include "mmgp/io.hpp"
 #include "mpi_driver.hpp"
 #include "mmgp/error.hpp"
@@ -423,6 +424,99 @@ struct calibrate_run : scratch_dir {
 };
 
 }  // namespace
+
+namespace {
+
+// A GPU harness record made by hand (the shape gpu_harness.cu writes): 132 SMs, a 9 µs launch + synchronise,
+// copies of 8 bytes to 256 MiB, a block sweep, and both sharing measurements.
+nlohmann::json gpu_record() {
+    return nlohmann::json::parse(R"({
+      "harness": "mmgp-gpu-harness", "quick": true,
+      "device": {"index": 0, "name": "Test GPU", "sms": 132},
+      "offload": {"launch_sync_s": {"median": 9.1e-6, "min": 8.1e-6, "repetitions": 300},
+                  "enqueue_s": {"median": 3.8e-6, "min": 3.0e-6}, "by_blocks": [[1, 9.1e-6], [132, 9.6e-6]]},
+      "mailbox": {"answered": true, "round_trip_s": {"median": 1.8e-6, "min": 1.5e-6, "repetitions": 280}},
+      "copies": {"host_to_device": [[8, 3.8e-6], [268435456, 4.88e-3]],
+                 "device_to_host": [[8, 4.0e-6], [268435456, 4.80e-3]]},
+      "blocks": {"threads_per_block": 256, "by_blocks": [[1, 1.0e-3], [132, 1.0e-3], [264, 1.15e-3], [528, 2.25e-3]]},
+      "sharing": {"time_sliced": {"measured": true, "kernels": 200, "kernel_s": 5e-5, "alone_wall_s": 0.012,
+                                  "pair_wall_s": 0.028, "pair_over_alone": 2.33, "switch_s": 2e-5},
+                  "mps": {"measured": true, "kernels": 200, "kernel_s": 5e-5, "alone_wall_s": 0.012,
+                          "pair_wall_s": 0.013, "pair_over_alone": 1.08, "switch_s": -1.75e-5}}})");
+}
+
+nlohmann::json host_profile() {
+    return {{"schema", "mmgp/1"}, {"kind", "platform"}, {"name", "host"}, {"hpu_contexts", 16}, {"apus", 8},
+            {"O_offload", {{"value", 2e-7}}}, {"T_csw", {{"value", 3e-6}}}, {"alpha", 1.1},
+            {"dma", {{"latency_s", 1e-7}, {"bandwidth_Bps", 1e10}}}};
+}
+
+}  // namespace
+
+TEST_CASE("the GPU harness's record as platform keys: SMs, the launch, the copies, both sharing modes") {
+    const nlohmann::json g = gpu_record();
+    nlohmann::json p = host_profile();
+    describe_gpu(p, g);
+    const mmgp::platform pl = mmgp::parse_platform(p.dump(), "gpu.json");
+    CHECK(pl.apus == g["device"]["sms"].get<int>());
+    CHECK(pl.O_offload == g["offload"]["launch_sync_s"]["median"].get<double>());
+    // The slower direction of each: the larger smallest-copy time, the smaller bandwidth.
+    CHECK(pl.dma.latency_s == std::max(g["copies"]["host_to_device"][0][1].get<double>(), g["copies"]["device_to_host"][0][1].get<double>()));
+    const double bw_in = 268435456 / g["copies"]["host_to_device"][1][1].get<double>();
+    const double bw_out = 268435456 / g["copies"]["device_to_host"][1][1].get<double>();
+    CHECK(pl.dma.s_per_byte == doctest::Approx(1 / std::min(bw_in, bw_out)));
+    CHECK(pl.sharing == std::vector<mmgp::accelerator_sharing>{mmgp::accelerator_sharing::mps, mmgp::accelerator_sharing::time_sliced});
+    CHECK(pl.T_slice_switch == g["sharing"]["time_sliced"]["switch_s"].get<double>());
+    CHECK(pl.T_csw == 3e-6);  // the host's keys are kept
+    CHECK(pl.hpu_contexts == 16);
+    // 264 blocks (2 per SM) are 15 % slower than one: one block per SM holds the reference kernel's rate.
+    CHECK(blocks_per_sm(g) == 1);
+    CHECK(p["measurements"]["gpu"] == g);
+    // No MPS measured, or MPS that did not overlap: time slicing alone.
+    nlohmann::json no_mps = g;
+    no_mps["sharing"]["mps"] = nullptr;
+    nlohmann::json q = host_profile();
+    describe_gpu(q, no_mps);
+    CHECK(q["sharing"] == nlohmann::json::array({"time_sliced"}));
+    no_mps["sharing"]["mps"] = g["sharing"]["mps"];
+    no_mps["sharing"]["mps"]["pair_over_alone"] = 1.9;
+    nlohmann::json r = host_profile();
+    describe_gpu(r, no_mps);
+    CHECK(r["sharing"] == nlohmann::json::array({"time_sliced"}));
+    // A daemon already running: the "time-sliced" pair overlapped, so only MPS, and no switch cost.
+    nlohmann::json running = g;
+    running["sharing"]["time_sliced"]["pair_over_alone"] = 1.05;
+    running["sharing"]["mps"] = nullptr;
+    nlohmann::json t = host_profile();
+    describe_gpu(t, running);
+    CHECK(t["sharing"] == nlohmann::json::array({"mps"}));
+    CHECK_FALSE(t.contains("T_slice_switch"));
+    CHECK_NOTHROW(mmgp::parse_platform(t.dump(), "gpu.json"));
+}
+
+TEST_CASE("the GPU harness's record: a missing or impossible member is named") {
+    auto failure = [](nlohmann::json g) {
+        nlohmann::json p = host_profile();
+        try {
+            describe_gpu(p, g);
+        } catch (const incomplete_profile& e) {
+            return e.pointer();
+        }
+        return std::string("accepted");
+    };
+    nlohmann::json g = gpu_record();
+    g["device"].erase("sms");
+    CHECK(failure(g) == "/measurements/gpu/device/sms");
+    g = gpu_record();
+    g["offload"]["launch_sync_s"]["median"] = -1;
+    CHECK(failure(g) == "/measurements/gpu/offload/launch_sync_s/median");
+    g = gpu_record();
+    g["copies"]["device_to_host"] = nlohmann::json::array();
+    CHECK(failure(g) == "/measurements/gpu/copies/device_to_host");
+    g = gpu_record();
+    g["sharing"] = {{"time_sliced", {{"measured", false}}}, {"mps", nullptr}};
+    CHECK(failure(g) == "/measurements/gpu/sharing");
+}
 
 TEST_CASE_FIXTURE(scratch_dir, "write_atomically: replaces the file, or leaves the previous one and no temporary behind") {
     std::string f = (dir / "p.json").string();

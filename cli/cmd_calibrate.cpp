@@ -53,6 +53,11 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
         ->excludes(mpi);
     add_checked(sub, "--node", o.node, "With --simulate: the platform profile of one node of the cluster (a file or a bundled name: ps3, qs20, triblade)");
     add_checked(sub, "--nodes", o.sim_nodes, "With --simulate: the node counts simulated, LO:HI (powers of two and HI)");
+    add_checked(sub, "--accelerator", o.accelerator,
+                "cuda or cuda:DEVICE: a GPU node (apus = the GPU's SMs; off-load, copies and the sharing between "
+                "processes, with and without MPS, measured by the GPU harness; docs/GPU.md)")
+        ->excludes(dedicated)
+        ->excludes(shared);
     add_checked(sub, "--ppn", o.ppn,
                 "With --simulate: processes per node simulated, 1..N (default: the node's process limit or cores)");
 }
@@ -152,6 +157,7 @@ void summarize(const nlohmann::json& profile, const calibrate_options& o) {
 
 int run_calibrate(const calibrate_options& o) {
     if (!o.simulate.empty()) return run_calibrate_simulate(o);
+    if (!o.accelerator.empty()) return run_calibrate_gpu(o);
     if (!o.node.empty() || !o.sim_nodes.empty() || o.ppn)
         throw usage_error("--node, --nodes and --ppn: expected with --simulate CLUSTER.xml");
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");

@@ -132,10 +132,12 @@ struct calibrate_options {
     std::optional<long long> max_threads;  ///< --max-threads
     std::string simulate, node, sim_nodes;  ///< --simulate CLUSTER.xml --node NODE.json --nodes LO:HI
     std::optional<long long> ppn;           ///< --ppn: processes per node simulated, 1..N
+    std::string accelerator;                ///< --accelerator cuda[:DEVICE]: a GPU node
 };
 void setup_calibrate(CLI::App& app, calibrate_options& o);
 int run_calibrate(const calibrate_options& o);
 int run_calibrate_simulate(const calibrate_options& o);  ///< --simulate (cmd_calibrate_simulate.cpp)
+int run_calibrate_gpu(const calibrate_options& o);       ///< --accelerator cuda (cmd_calibrate_gpu.cpp)
 
 /// mmgp profile (calibration/kernels, built when libpll-dev is installed).
 struct profile_options {

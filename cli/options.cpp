@@ -61,6 +61,7 @@ constexpr value_rule rule_table[] = {
     {"calibrate", "--simulate", K::text},
     {"calibrate", "--node", K::text},
     {"calibrate", "--ppn", K::count, 1, 1024},
+    {"calibrate", "--accelerator", K::text},
     // profile
     {"profile", "--alignment", K::text},
     {"profile", "--simulate", K::text},

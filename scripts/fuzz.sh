@@ -18,7 +18,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if [ ! -f build-fuzz/build.ninja ]; then
-  CC=clang-14 CXX=clang++-14 meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+  CC=clang-14 CXX=clang++-14 meson setup build-fuzz -Dfuzz=true -Dcuda=disabled -Db_sanitize=address,undefined -Db_lundef=false \
     --buildtype=debugoptimized >/dev/null
 fi
 ninja -C build-fuzz --quiet tests/fuzz_profile tests/fuzz_runs

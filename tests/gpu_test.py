@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The gpu suite (meson test gpu): the GPU harness and `mmgp calibrate --accelerator cuda` on a real GPU.
+
+Skips with exit 77, saying why, where no GPU is usable: the harness was not built (no nvcc, -Dcuda=disabled), or
+it answers that no device is usable (no device, no driver, a driver too old: CUDA error 35). Never passes
+without a GPU. On a GPU: the harness's record is checked against physical ranges, the calibrated profile is read
+by mmgp predict on a GPU scenario, and the time-sliced and MPS modes it lists are searched.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+MMGP = os.environ.get("MMGP_BIN", "build/cli/mmgp")
+HARNESS = os.environ.get("MMGP_GPU_HARNESS", "")
+
+
+def skip(why):
+    print(f"SKIP gpu: {why}")
+    sys.exit(77)
+
+
+def check(cond, what):
+    if not cond:
+        print(f"FAIL gpu: {what}")
+        sys.exit(1)
+    print(f"ok   {what}")
+
+
+def main():
+    if not HARNESS or not os.path.exists(HARNESS):
+        skip("this build has no GPU harness (nvcc not found, or -Dcuda=disabled)")
+    probe = subprocess.run([HARNESS, "--check"], capture_output=True, text=True, timeout=120)
+    if probe.returncode == 77:
+        skip("no usable GPU: " + probe.stderr.strip())
+    check(probe.returncode == 0, f"the harness's device check exits 0 (found {probe.returncode}: {probe.stderr.strip()})")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "gpu.json")
+        env = dict(os.environ, MMGP_GPU_HARNESS=HARNESS)
+        run = subprocess.run([MMGP, "calibrate", "--accelerator", "cuda", "--quick", "-o", out], env=env,
+                             capture_output=True, text=True, timeout=280)
+        sys.stderr.write(run.stderr)
+        check(run.returncode == 0, "mmgp calibrate --accelerator cuda --quick exits 0")
+        p = json.load(open(out))
+        g = p["measurements"]["gpu"]
+        sms = g["device"]["sms"]
+        check(p["apus"]["value"] == sms and sms >= 1, f"apus is the device's SMs ({sms})")
+        check(1e-6 <= p["O_offload"]["value"] <= 1e-3, f"launch + synchronise in [1 us, 1 ms]: {p['O_offload']['value']}")
+        check(g["offload"]["enqueue_s"]["median"] < p["O_offload"]["value"], "the enqueue alone is shorter than the round trip")
+        check(1e8 <= p["dma"]["bandwidth_Bps"] <= 1e12, f"pinned copies in [0.1, 1000] GB/s: {p['dma']['bandwidth_Bps']}")
+        check(0 < p["dma"]["latency_s"] <= 1e-3, f"the smallest copy under 1 ms: {p['dma']['latency_s']}")
+        check(len(p["sharing"]) >= 1, f"sharing modes measured: {p['sharing']}")
+        scenario = {"platform": out,
+                    "application": {"decomposition": "task", "units": 64, "N": 1000, "T_hpu": 0.5, "T_apu": 50.0,
+                                    "C_apu": 0.0, "g": 0.0},
+                    "search": {"m": [1, 8], "p": [1, sms]}}
+        sp = os.path.join(tmp, "scenario.json")
+        json.dump(scenario, open(sp, "w"))
+        pred = subprocess.run([MMGP, "predict", sp, "--json"], capture_output=True, text=True, timeout=60)
+        check(pred.returncode == 0, "mmgp predict reads the calibrated GPU platform")
+        best = json.loads(pred.stdout)["best"]
+        check(best.get("sharing") in p["sharing"], f"the best mapping names one of the platform's modes: {best.get('sharing')}")
+    print("gpu: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
