@@ -11,7 +11,6 @@
 #include <tuple>
 #include <type_traits>
 
-#include "detail/json_reader.hpp"
 
 namespace mmgp {
 

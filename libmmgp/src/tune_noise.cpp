@@ -9,7 +9,6 @@
 
 #include "detail/tune_stages.hpp"
 #include "mmgp/statistics.hpp"
-#include "mmgp/validate.hpp"
 
 namespace mmgp::detail {
 
