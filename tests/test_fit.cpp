@@ -187,7 +187,8 @@ TEST_CASE("fit does not depend on the scale of the times; every interval holds i
             CHECK(f.params[static_cast<std::size_t>(j)].stderr_ == mmgp::test::approx(k * base.params[static_cast<std::size_t>(j)].stderr_).epsilon(1e-6));
         }
     }
-    // Random designs, some with parameters at the bound 0: the interval always holds the estimate.
+    // Random designs, some with parameters at the bound 0: the interval always holds the estimate, and only
+    // values a parameter can take (>= 0: a parameter at 0 has an interval starting at 0, not below).
     std::mt19937_64 rng(11);
     for (int trial = 0; trial < 40; ++trial) {
         mmgp::application a = truth_app();
@@ -200,6 +201,7 @@ TEST_CASE("fit does not depend on the scale of the times; every interval holds i
                 INFO(p.name << " " << p.value << " [" << p.ci95_lo << ", " << p.ci95_hi << "]");
                 CHECK(p.ci95_lo <= p.value);
                 CHECK(p.value <= p.ci95_hi);
+                CHECK(p.ci95_lo >= 0);
             }
     }
 }

@@ -326,6 +326,11 @@ TEST_CASE("network tables from OSU micro-benchmarks output, beside the platform 
     d.write("bw.txt", "# OSU MPI Bandwidth Test v5.8\n# Size      Bandwidth (MB/s)\n1      2.91\n");
     d.write("noheader.txt", "4 36.08\n");
     d.write("unordered.txt", "# Size Avg Latency(us)\n64 40\n4 36\n");
+    d.write("comma.txt", "# Size Latency (us)\n8 1,30\n");       // a decimal comma: not 1 us
+    d.write("junk.txt", "# Size Latency (us)\n8 1.30xyz\n");     // trailing junk: not 1.30 us
+    d.write("half.txt", "# Size Latency (us)\n4.5 1.30\n");      // half a byte
+    d.write("huge.txt", "# Size Latency (us)\n1e23 1.30\n");     // more bytes than any message
+    d.write("column.txt", "# Size Avg Latency(us) Iterations\n8 1.30 10O0\n");
     auto platform_with = [&](const json& tables) {
         json pl = {{"schema", "mmgp/1"}, {"kind", "platform"}, {"name", "osu"}, {"hpu_contexts", 2}, {"apus", 4},
                    {"nodes", 2}, {"O_offload", 1e-7}, {"T_csw", 1e-6}, {"alpha", 1}, {"network", {{"tables", tables}}}};
@@ -365,6 +370,12 @@ TEST_CASE("network tables from OSU micro-benchmarks output, beside the platform 
     refused(with({{"osu", "missing.txt"}}), "/network/tables/0/osu: expected a readable OSU output file, found \"");
     refused(with({{"osu", "latency.txt"}, {"points", {{8, 1e-6}}}}), "/network/tables/0/osu: expected either");
     refused(with({{"osu", 3}}), "/network/tables/0/osu: expected the path of an OSU output file");
+    // Every number read is the number written: each column whole, the size a whole count of bytes.
+    refused(with({{"osu", "comma.txt"}}), "comma.txt: line 2: expected LATENCY_US (microseconds) as a non-negative number with a decimal point, found \"1,30\"");
+    refused(with({{"osu", "junk.txt"}}), "junk.txt: line 2: expected LATENCY_US (microseconds) as a non-negative number, found \"1.30xyz\"");
+    refused(with({{"osu", "half.txt"}}), "half.txt: line 2: expected SIZE as a whole number of bytes up to 2^40, found \"4.5\"");
+    refused(with({{"osu", "huge.txt"}}), "huge.txt: line 2: expected SIZE as a whole number of bytes up to 2^40, found \"1e23\"");
+    refused(with({{"osu", "column.txt"}}), "column.txt: line 2: expected every column as a non-negative number, found \"10O0\"");
 }
 
 TEST_CASE("a key given twice in one object is refused with its path and both values, wherever it is") {

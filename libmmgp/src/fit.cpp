@@ -15,6 +15,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "detail/measured_range.hpp"
 #include "detail/json_reader.hpp"
 #include "detail/fit_terms.hpp"
 #include "detail/nnls.hpp"
@@ -156,6 +157,7 @@ measured_run csv_run(const std::vector<std::string>& f, const csv_columns& cols,
     run.c.nodes = static_cast<int>(integer(cols.col_nodes, 1));
     run.units = integer(cols.col_units, 1);
     run.time_s = seconds(cols.col_time, "a finite number > 0 (seconds)");
+    if (!detail::measured_in_range(run.time_s)) fail(cols.col_time, detail::measured_range_text);
     if (cols.col_policy >= 0) {
         if (!parse_policy(field(cols.col_policy), run.c.pol)) fail(cols.col_policy, "edtlp or os");
         run.has_policy = true;
@@ -225,6 +227,7 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
         run.c.nodes = static_cast<int>(r.integer_or(o, ip, "nodes", 1, 1, max_count));
         run.units = r.integer_or(o, ip, "units", 1, 1, max_count);
         run.time_s = r.number_at(o, ip, "time_s", 0.0, true, "seconds");
+        if (!detail::measured_in_range(run.time_s)) r.fail(detail::child(ip, "time_s"), detail::measured_range_text, o["time_s"]);
         if (o.contains("policy")) {
             run.c.pol = static_cast<policy>(r.choice(o, ip, "policy", {"edtlp", "os"}, 0, true));
             run.has_policy = true;
@@ -515,11 +518,12 @@ void express_g_per_phase(fit_result& out) {
 }
 
 // An interval always holds its own estimate (the estimate is the constrained solution, the interval that of
-// the unconstrained one around it).
+// the unconstrained one around it), and only values the parameter can take: every parameter is >= 0 (a time, a
+// count), so the interval is cut at 0 rather than reaching below it.
 void widen_to_estimates(std::vector<fitted_param>& params) {
     for (auto& fp : params)
         if (std::isfinite(fp.ci95_lo) && std::isfinite(fp.ci95_hi)) {
-            fp.ci95_lo = std::min(fp.ci95_lo, fp.value);
+            fp.ci95_lo = std::max(0.0, std::min(fp.ci95_lo, fp.value));
             fp.ci95_hi = std::max(fp.ci95_hi, fp.value);
         }
 }

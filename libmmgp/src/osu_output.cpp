@@ -3,6 +3,7 @@
 // "SIZE LATENCY_US ...". Called by the platform reader (network.tables[].osu); calls the file reader.
 #include "detail/osu.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -19,15 +20,37 @@ bool latency_header(const std::string& line, const std::string& shown, const std
     return line.find("Latency") != std::string::npos && line.find("(us)") != std::string::npos;
 }
 
-// One data line "SIZE LATENCY_US ...", starting at `first`, after the points read so far.
+// One whitespace-separated number of a data line, read whole: "1,30" (a decimal comma) and "1.30xyz" are refused.
+double whole_number(const std::string& token, const std::string& shown, const std::string& where, const char* what) {
+    char* end = nullptr;
+    const double v = std::strtod(token.c_str(), &end);
+    if (end == token.c_str() || *end != '\0' || !std::isfinite(v) || v < 0)
+        throw input_error(shown, where,
+                          std::string(what) + " as a non-negative number" +
+                              (token.find(',') != std::string::npos ? " with a decimal point" : ""),
+                          "\"" + token.substr(0, 40) + "\"");
+    return v;
+}
+
+// One data line "SIZE LATENCY_US ...", starting at `first`, after the points read so far: every column a whole
+// number, the size a whole count of bytes up to 2^40.
 comm_point data_line(const std::string& line, std::size_t first, const std::vector<comm_point>& before,
                      const std::string& shown, const std::string& where) {
-    char* rest = nullptr;
-    const double bytes = std::strtod(line.c_str() + first, &rest);
-    char* after = nullptr;
-    const double us = std::strtod(rest, &after);
-    if (after == rest || !std::isfinite(bytes) || !std::isfinite(us) || bytes < 0 || us < 0)
+    std::vector<std::string> tokens;
+    for (std::size_t at = first; at < line.size();) {
+        const std::size_t start = line.find_first_not_of(" \t\r", at);
+        if (start == std::string::npos) break;
+        const std::size_t end = std::min(line.find_first_of(" \t\r", start), line.size());
+        tokens.push_back(line.substr(start, end - start));
+        at = end;
+    }
+    if (tokens.size() < 2)
         throw input_error(shown, where, "SIZE LATENCY_US (two non-negative numbers)", "\"" + line.substr(first, 40) + "\"");
+    const double bytes = whole_number(tokens[0], shown, where, "SIZE (bytes)");
+    if (bytes != std::floor(bytes) || bytes > 0x1p40)
+        throw input_error(shown, where, "SIZE as a whole number of bytes up to 2^40", "\"" + tokens[0].substr(0, 40) + "\"");
+    const double us = whole_number(tokens[1], shown, where, "LATENCY_US (microseconds)");
+    for (std::size_t k = 2; k < tokens.size(); ++k) whole_number(tokens[k], shown, where, "every column");
     if (!before.empty() && bytes <= before.back().bytes)
         throw input_error(shown, where, "sizes in increasing order, above " + format_double(before.back().bytes),
                           format_double(bytes));

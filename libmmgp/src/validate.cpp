@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 
+#include "detail/measured_range.hpp"
 #include "detail/format.hpp"
 #include "detail/profile_json.hpp"
 #include "mmgp/statistics.hpp"
@@ -49,6 +50,7 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     vc.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
     vc.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
     vc.measured_s = r.number_at(c, cp, "measured_s", 0.0, true, "seconds");
+    if (!detail::measured_in_range(vc.measured_s)) r.fail(child(cp, "measured_s"), detail::measured_range_text, c["measured_s"]);
     if (c.contains("censored")) {
         const json& cz = c["censored"];
         if (!cz.is_boolean()) r.fail(child(cp, "censored"), "true or false (measured_s is a bound when true)", cz);
