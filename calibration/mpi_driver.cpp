@@ -1,6 +1,7 @@
 #include "mpi_driver.hpp"
 
 #include "mmgp/io.hpp"
+#include "process.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 
 /// Runs a shell command in a process group of its own (an interrupt kills it); returns its exit status and
 /// (optionally) its standard output.
-int sh(const std::string& cmd, std::string* out = nullptr) { return mmgp::run_command(cmd, out); }
+int sh(const std::string& cmd, std::string* out = nullptr) { return mmgp::run::shell(cmd, out); }
 
 bool have(const std::string& prog) { return sh("command -v " + prog + " >/dev/null 2>&1") == 0; }
 

@@ -2,6 +2,7 @@
 
 #include "mmgp/io.hpp"
 #include "mpi_driver.hpp"
+#include "process.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -47,7 +48,7 @@ std::string quoted(const std::string& s) {
 /// "key=value" (its "config KEY VALUE" lines).
 std::string simgrid_version(const std::string& cluster, const std::string& tool, std::vector<std::string>& config) {
     std::string out;
-    mmgp::run_command(quoted(tool) + " " + quoted(cluster) + " 2>/dev/null", &out);
+    mmgp::run::shell(quoted(tool) + " " + quoted(cluster) + " 2>/dev/null", &out);
     std::istringstream in(out);
     std::string line;
     while (std::getline(in, line))
@@ -76,7 +77,7 @@ nlohmann::json run_simulation(const simulate_settings& s, const std::string& ben
         "{} {} {} simulated 2>&1",
         nodes * ppn, quoted(s.cluster), quoted(hostfile.string()), quoted(bench), nodes, ppn);
     std::string out;
-    const int rc = mmgp::run_command(cmd, &out);
+    const int rc = mmgp::run::shell(cmd, &out);
     if (mmgp::interrupt_pending()) throw std::runtime_error("interrupted");
     const auto brace = out.find("{\"nodes\"");
     if (rc != 0 || brace == std::string::npos) {
@@ -90,7 +91,7 @@ nlohmann::json run_simulation(const simulate_settings& s, const std::string& ben
 
 std::vector<sim_host> cluster_hosts(const std::string& cluster, const std::string& hosts_tool) {
     std::string out;
-    const int rc = mmgp::run_command(quoted(hosts_tool) + " " + quoted(cluster) + " 2>&1", &out);
+    const int rc = mmgp::run::shell(quoted(hosts_tool) + " " + quoted(cluster) + " 2>&1", &out);
     if (rc != 0) {
         std::string msg = out.substr(0, out.find('\n'));
         if (msg.rfind("error: ", 0) == 0) msg = msg.substr(7);
@@ -202,7 +203,7 @@ std::string find_program(const std::string& given, const char* env, const std::s
                                   self.parent_path() / ".." / "calibration" / "gpu" / name, self.parent_path() / name})
             if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
     std::string out;
-    if (mmgp::run_command("command -v " + name + " 2>/dev/null", &out) == 0 && !out.empty())
+    if (mmgp::run::shell("command -v " + name + " 2>/dev/null", &out) == 0 && !out.empty())
         return out.substr(0, out.find('\n'));
     return "";
 }

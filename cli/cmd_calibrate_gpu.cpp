@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "gpu_describe.hpp"
 #include "mmgp/io.hpp"
+#include "process.hpp"
 #include "simulate.hpp"
 
 namespace mmgp::cli {
@@ -34,7 +35,7 @@ void check_gpu_options(const calibrate_options& o) {
 // The harness's record (its standard output), or an exit status: 77 no usable GPU, 1 a failure.
 int run_harness(const std::string& tool, int device, bool quick, nlohmann::json& record) {
     std::string out;
-    const int rc = run_command(fmt::format("'{}' --device {}{}", tool, device, quick ? " --quick" : ""), &out);
+    const int rc = run::shell(fmt::format("'{}' --device {}{}", tool, device, quick ? " --quick" : ""), &out);
     if (rc != 0) return rc == 77 ? 77 : 1;
     try {
         record = nlohmann::json::parse(out);

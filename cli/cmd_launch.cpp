@@ -13,6 +13,7 @@
 #include "common.hpp"
 #include "options.hpp"
 #include "mmgp/launch.hpp"
+#include "process.hpp"
 #include "mmgp/profile.hpp"  // available_cpus()
 
 namespace mmgp::cli {
@@ -81,26 +82,15 @@ int spawn_and_wait(const launch_plan& plan) {
     std::cerr.flush();
     int live = 0;
     for (auto& jb : jobs) {
-        std::vector<char*> argv;
-        for (auto& w : jb.argv) argv.push_back(w.data());
-        argv.push_back(nullptr);
-        pid_t pid = fork();
-        if (pid < 0) {
-            int err = errno;
+        try {
+            run::child c;
+            c.argv = jb.argv, c.env = jb.env;
+            jb.pid = run::start(c, old);
+        } catch (const std::runtime_error&) {
             for (auto& other : jobs)
                 if (other.pid > 0) kill(other.pid, SIGTERM);
-            throw std::runtime_error(std::string("fork: ") + std::strerror(err));
+            throw;
         }
-        if (pid == 0) {
-            sigprocmask(SIG_SETMASK, &old, nullptr);
-            for (const auto& [k, v] : jb.env) setenv(k.c_str(), v.c_str(), 1);
-            execvp(argv[0], argv.data());
-            std::string msg = "mmgp: " + jb.argv[0] + ": cannot execute: " + std::strerror(errno) + "\n";
-            ssize_t ignored = write(2, msg.data(), msg.size());
-            (void)ignored;
-            _exit(127);
-        }
-        jb.pid = pid;
         ++live;
     }
     while (live > 0) {
@@ -116,7 +106,7 @@ int spawn_and_wait(const launch_plan& plan) {
             int st = 0;
             pid_t r = waitpid(jb.pid, &st, WNOHANG);
             if (r == jb.pid) {
-                jb.status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+                jb.status = run::exit_code(st);
                 jb.pid = 0;
                 --live;
             }

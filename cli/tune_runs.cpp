@@ -2,6 +2,8 @@
 // base of the local and Slurm backends over it. Calls the system only.
 #include "tune_runs.hpp"
 
+#include "process.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -78,37 +80,19 @@ int run_flights::start(const std::vector<run_process>& procs, double bound_s, co
     f->done_file = done_file;
     f->start = now_s();
     for (const auto& pr : procs) {
-        std::vector<std::string> words = pr.argv;
-        std::vector<char*> argv;
-        for (auto& w : words) argv.push_back(w.data());
-        argv.push_back(nullptr);
-        pid_t pid = fork();
-        if (pid < 0) {
-            const int e = errno;
+        run::child c;
+        c.argv = pr.argv, c.env = pr.env;
+        c.group = f->group;  // 0 for the first process: it leads the run's group
+        c.stdout_file = stdout_file, c.output_fd = log_fd, c.stdout_to_stderr = log_fd < 0;
+        pid_t pid = -1;
+        try {
+            pid = run::start(c, old_);
+        } catch (const std::runtime_error&) {
             if (f->group > 0) kill(-f->group, SIGKILL);
             for (pid_t p : f->pids) waitpid(p, nullptr, 0);
             delete f;
-            throw std::runtime_error(std::string("fork: ") + std::strerror(e));
+            throw;
         }
-        if (pid == 0) {
-            setpgid(0, f->group);
-            sigprocmask(SIG_SETMASK, &old_, nullptr);
-            for (const auto& [k, v] : pr.env) setenv(k.c_str(), v.c_str(), 1);
-            if (!stdout_file.empty()) {
-                const int fd = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                if (fd >= 0) dup2(fd, 1), close(fd);
-            } else if (log_fd >= 0) {
-                dup2(log_fd, 1), dup2(log_fd, 2);  // the run's log: its output and its errors, apart from mmgp's
-            } else {
-                dup2(2, 1);  // the program's output beside mmgp's progress, never inside its report or --json
-            }
-            execvp(argv[0], argv.data());
-            std::string msg = "mmgp: " + words[0] + ": cannot execute: " + std::strerror(errno) + "\n";
-            ssize_t ignored = write(2, msg.data(), msg.size());
-            (void)ignored;
-            _exit(127);
-        }
-        setpgid(pid, f->group);  // also here: whichever runs first
         if (f->group == 0) f->group = pid;
         f->pids.push_back(pid);
     }
@@ -205,7 +189,7 @@ std::optional<std::pair<int, run_result>> run_flights::wait_any() {
                 if (f->pids[i] <= 0) continue;
                 int st = 0;
                 if (waitpid(f->pids[i], &st, WNOHANG) == f->pids[i]) {
-                    f->status[i] = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+                    f->status[i] = run::exit_code(st);
                     f->pids[i] = 0;
                     --f->live;
                 }
@@ -213,25 +197,7 @@ std::optional<std::pair<int, run_result>> run_flights::wait_any() {
     }
 }
 
-std::vector<std::string> command_lines(const std::string& command) {
-    std::vector<std::string> lines;
-    FILE* p = popen(command.c_str(), "r");
-    if (!p) return lines;
-    std::string text;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
-    pclose(p);
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t nl = text.find('\n', pos);
-        if (nl == std::string::npos) nl = text.size();
-        std::string line = text.substr(pos, nl - pos);
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        lines.push_back(std::move(line));
-        pos = nl + 1;
-    }
-    return lines;
-}
+std::vector<std::string> command_lines(const std::string& command) { return run::output_lines(command); }
 
 // --- The base of the process backends ----------------------------------------------------------------------
 

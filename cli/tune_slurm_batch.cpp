@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "process.hpp"
 #include "tune_backend.hpp"
 #include "tune_runs.hpp"
 
@@ -165,7 +166,7 @@ protected:
 
     void cancel_outside(int id) override {
         if (std::string job = batch_job_id(jobs_.at(id).base); !job.empty())
-            (void)std::system(("scancel " + job + " >/dev/null 2>&1").c_str());
+            (void)run::quietly("scancel " + job);
     }
 
     void read_end(run_end& end) override;

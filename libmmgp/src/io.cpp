@@ -30,12 +30,12 @@ char g_msg_new[4200];
 volatile std::sig_atomic_t g_guard = 0;
 volatile std::sig_atomic_t g_path_existed = 0;
 constexpr int max_children = 16;
-volatile std::sig_atomic_t g_children[max_children] = {};  // process groups started by run_command()
-volatile std::sig_atomic_t g_in_command = 0;               // > 0: hold the signal, run_command() returns
+volatile std::sig_atomic_t g_children[max_children] = {};  // process groups adopted by a child_scope
+volatile std::sig_atomic_t g_in_command = 0;               // > 0: hold the signal (a child_scope is alive)
 volatile std::sig_atomic_t g_pending = 0;                  // the held signal
 volatile std::sig_atomic_t g_count = 0;                    // signals handled so far
 
-// ---- installation, counted (guard, atomic write and run_command() may nest) ------------------------
+// ---- installation, counted (guard, atomic write and child_scope may nest) ---------------------------
 constexpr int g_signals[3] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_old[3];
 int g_users = 0;
@@ -83,7 +83,7 @@ void on_signal(int sig) {
     g_count = g_count + 1;
     kill_children();
     if (g_tmp_live) ::unlink(g_tmp);
-    if (g_in_command > 0) {  // run_command() returns; its caller cleans up, then finish_interrupt()
+    if (g_in_command > 0) {  // the child's runner returns; its caller cleans up, then finish_interrupt()
         g_pending = sig;
         errno = saved;
         return;
@@ -433,63 +433,44 @@ bool create_file_exclusively(const std::string& path, const std::string& text) {
     return linked;
 }
 
-int run_command(const std::string& command, std::string* out) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
-    counted_handler handler;
-    // Orphaned descendants (a daemon whose parent was killed) come back to this process, so that an
-    // interrupt can find and stop them all.
-    int was_subreaper = 0;
-    ::prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper, 0, 0, 0);
-    if (!was_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    sigset_t block, old;
+child_scope::child_scope() {
+    acquire();
+    int was = 0;
+    ::prctl(PR_GET_CHILD_SUBREAPER, &was, 0, 0, 0);
+    was_subreaper_ = was != 0;
+    if (!was_subreaper_) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    sigset_t block;
     sigemptyset(&block);
     for (int s : g_signals) sigaddset(&block, s);
-    ::pthread_sigmask(SIG_BLOCK, &block, &old);  // no signal between fork() and registering the child
-    const std::sig_atomic_t seen = g_count;
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        ::setpgid(0, 0);
-        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        ::dup2(fds[1], 1);
-        ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
-    ::close(fds[1]);
-    int slot = -1;
-    if (pid > 0) {
-        ::setpgid(pid, pid);
-        for (int i = 0; i < max_children && slot < 0; ++i)
+    ::pthread_sigmask(SIG_BLOCK, &block, &old_mask_);  // no signal between fork() and adopt()
+    seen_ = g_count;
+    g_in_command = g_in_command + 1;
+}
+
+void child_scope::adopt(int group) noexcept {
+    if (group > 0)
+        for (int i = 0; i < max_children && slot_ < 0; ++i)
             if (g_children[i] == 0) {
-                g_children[i] = pid;
-                slot = i;
+                g_children[i] = group;
+                slot_ = i;
             }
-        g_in_command = g_in_command + 1;
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (pid < 0) {
-        ::close(fds[0]);
-        return -1;
-    }
-    if (g_count != seen) ::kill(-pid, SIGKILL);  // the handler ran before the child was known
-    std::string text;
-    char buf[4096];
-    while (g_count == seen) {  // a descendant outside the group may hold the pipe: stop reading on an interrupt
-        ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fds[0]);
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    if (g_count != seen) kill_descendants();
-    if (!was_subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-    if (slot >= 0) g_children[slot] = 0;
+    ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+    unblocked_ = true;
+    if (group > 0 && g_count != seen_) ::kill(-group, SIGKILL);  // the handler ran before the child was known
+}
+
+bool child_scope::interrupted() const noexcept { return g_count != seen_; }
+
+void child_scope::reap_descendants() noexcept {
+    if (interrupted()) kill_descendants();
+}
+
+child_scope::~child_scope() {
+    if (!unblocked_) ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+    if (!was_subreaper_) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+    if (slot_ >= 0) g_children[slot_] = 0;
     g_in_command = g_in_command - 1;
-    if (out) *out = text;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    release();
 }
 
 bool interrupt_pending() noexcept { return g_pending != 0; }

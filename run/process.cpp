@@ -1,0 +1,145 @@
+// The one place that starts processes (run/process.hpp). The interrupt rules (which groups an interrupt kills,
+// when a signal is held) live with the signal handlers in libmmgp (mmgp/io.hpp, child_scope).
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <stdexcept>
+
+#include "mmgp/io.hpp"
+
+namespace mmgp::run {
+
+namespace {
+
+// In the child: its group, mask, environment and output, then the program. Never returns.
+[[noreturn]] void become(const child& c, const sigset_t& mask, std::vector<char*>& argv) {
+    if (c.group >= 0) ::setpgid(0, c.group);
+    ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+    for (const auto& [k, v] : c.env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (!c.stdout_file.empty()) {
+        const int fd = ::open(c.stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) ::dup2(fd, 1), ::close(fd);
+    } else if (c.output_fd >= 0) {
+        ::dup2(c.output_fd, 1), ::dup2(c.output_fd, 2);
+    } else if (c.stdout_to_stderr) {
+        ::dup2(2, 1);
+    }
+    ::execvp(argv[0], argv.data());
+    const std::string msg = "mmgp: " + c.argv[0] + ": cannot execute: " + std::strerror(errno) + "\n";
+    const ssize_t ignored = ::write(2, msg.data(), msg.size());
+    (void)ignored;
+    ::_exit(127);
+}
+
+// `/bin/sh -c command` with standard output into `out_fd` (-1: /dev/null) in a group of its own (when `own_group`).
+pid_t start_shell(const std::string& command, int out_fd, bool own_group, const sigset_t& mask) {
+    const pid_t pid = ::fork();
+    if (pid != 0) return pid;
+    if (own_group) ::setpgid(0, 0);
+    ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+    if (out_fd >= 0) {
+        ::dup2(out_fd, 1);
+    } else if (const int null = ::open("/dev/null", O_WRONLY); null >= 0) {
+        ::dup2(null, 1), ::dup2(null, 2);
+    }
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+}
+
+std::string read_all(int fd, const child_scope* scope) {
+    std::string text;
+    char buf[4096];
+    while (!scope || !scope->interrupted()) {  // a descendant outside the group may hold the pipe: stop on an interrupt
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    return text;
+}
+
+int wait_for(pid_t pid) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return st;
+}
+
+sigset_t current_mask() {
+    sigset_t mask;
+    ::pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+    return mask;
+}
+
+}  // namespace
+
+pid_t start(const child& c, const sigset_t& mask) {
+    std::vector<std::string> words = c.argv;
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) become(c, mask, argv);
+    if (c.group >= 0) ::setpgid(pid, c.group == 0 ? pid : c.group);  // also here: whichever runs first
+    return pid;
+}
+
+int exit_code(int st) noexcept { return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1; }
+
+int shell(const std::string& command, std::string* out) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+    child_scope scope;
+    const pid_t pid = start_shell(command, fds[1], true, scope.child_mask());
+    ::close(fds[1]);
+    if (pid > 0) ::setpgid(pid, pid);
+    scope.adopt(pid);
+    if (pid < 0) {
+        ::close(fds[0]);
+        return -1;
+    }
+    const std::string text = read_all(fds[0], &scope);
+    ::close(fds[0]);
+    const int st = wait_for(pid);
+    scope.reap_descendants();
+    if (out) *out = text;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+std::vector<std::string> output_lines(const std::string& command) {
+    std::vector<std::string> lines;
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return lines;
+    const pid_t pid = start_shell(command, fds[1], false, current_mask());
+    ::close(fds[1]);
+    if (pid < 0) {
+        ::close(fds[0]);
+        return lines;
+    }
+    const std::string text = read_all(fds[0], nullptr);
+    ::close(fds[0]);
+    wait_for(pid);
+    for (std::size_t pos = 0; pos < text.size();) {
+        std::size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) nl = text.size();
+        std::string line = text.substr(pos, nl - pos);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        lines.push_back(std::move(line));
+        pos = nl + 1;
+    }
+    return lines;
+}
+
+int quietly(const std::string& command) {
+    const pid_t pid = start_shell(command, -1, false, current_mask());
+    return pid < 0 ? -1 : exit_code(wait_for(pid));
+}
+
+}  // namespace mmgp::run

@@ -1,0 +1,51 @@
+// run/process.hpp — the one place that starts processes (fork and exec; never popen, system or posix_spawn
+// elsewhere): a program with its environment, process group and output; a shell line with its output captured
+// and the interrupt rules of mmgp/io.hpp (child_scope); the exit status in the project's words. Called by
+// `mmgp launch --exec` (cli/cmd_launch.cpp), the tuner's runs and its Slurm queries (cli/tune_runs.cpp,
+// cli/tune_slurm_batch.cpp) and calibration's MPI, SimGrid and GPU tools (calibration/mpi_driver.cpp,
+// calibration/simulate.cpp, cli/cmd_calibrate_gpu.cpp).
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mmgp::run {
+
+/// One program to start.
+struct child {
+    std::vector<std::string> argv;                           ///< execvp's: argv[0] found on the PATH
+    std::vector<std::pair<std::string, std::string>> env;    ///< set in the child's environment
+    /// Its process group: -1 this process's, 0 a new one it leads, > 0 that group (its leader started before).
+    pid_t group = -1;
+    std::string stdout_file;  ///< non-empty: standard output written there (created or truncated)
+    int output_fd = -1;       ///< >= 0 (and no stdout_file): standard output and error both go there
+    bool stdout_to_stderr = false;  ///< neither of the above: standard output joins standard error
+};
+
+/// Forks and execs `c`; in the child, `mask` is restored as the signal mask first (the caller blocks the signals
+/// it waits for before calling). A program that cannot be executed prints "mmgp: PROGRAM: cannot execute:
+/// REASON" on standard error and exits 127. Returns the child's pid; throws std::runtime_error when fork fails.
+pid_t start(const child& c, const sigset_t& mask);
+
+/// A wait status as an exit code: the program's own, 128 + n for one ended by signal n, 1 otherwise.
+int exit_code(int wait_status) noexcept;
+
+/// Runs `/bin/sh -c command` in a process group of its own with its standard output captured into `*out`
+/// (when given) and returns its exit status (-1 when it did not exit normally). An interrupt meanwhile
+/// (mmgp::child_scope) kills the whole group; shell() then returns and mmgp::interrupt_pending() is true, so that
+/// the caller can undo what it set up (network namespaces, temporary directories) before mmgp::finish_interrupt().
+int shell(const std::string& command, std::string* out = nullptr);
+
+/// The lines `/bin/sh -c command` prints on standard output (a trailing CR removed), its errors left on
+/// standard error; no interrupt handling (a query such as sinfo, run where the caller waits for signals itself).
+std::vector<std::string> output_lines(const std::string& command);
+
+/// Runs `/bin/sh -c command` with its output discarded and waits for it (a fire-and-forget command such as
+/// scancel); returns its exit code.
+int quietly(const std::string& command);
+
+}  // namespace mmgp::run
