@@ -101,6 +101,16 @@ bool is_platform_profile(const std::string& path) {
     return !bundled_text("platforms/" + path).empty();
 }
 
+// True when `path` is a scenario file or a bundled scenario with an application of its own.
+bool names_its_application(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) {
+        const json doc = json::parse(read_text_file(path), nullptr, false);
+        return doc.is_object() && doc.contains("application");
+    }
+    return !bundled_text("scenarios/" + path).empty();
+}
+
 // The options the tune runs with: the command line's or, with --resume, its journal's (opened and locked in `jr`,
 // its lines in `journal_lines`).
 tune_options_cli resolved_options(const tune_options_cli& given, journal& jr, std::vector<json>& journal_lines) {
@@ -158,6 +168,9 @@ scenario tune_scenario(tune_options_cli& o) {
     const scenario_edits edits = edits_of(o.space.sets);
     scenario s;
     const bool platform_only = !o.app.empty() || is_platform_profile(o.profile);
+    if (!o.app.empty() && !is_platform_profile(o.profile) && names_its_application(o.profile))
+        throw usage_error("--app: expected PROFILE to be a platform beside it (--app gives the application), found " +
+                          o.profile + ", a scenario that names its own application");
     if (platform_only) {
         s.plat = load_platform(o.profile, edits.platform);
         s.file = o.profile;

@@ -114,6 +114,7 @@ FILES = {
     "hugetime.csv": "m,p,time_s\n1,1,9.5\n1,2,1e308\n2,1,5.1\n2,2,3.2\n1,4,3.9\n",
     "tinyval.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "t", "scenario": "s.json", "cases": ['
                      '{"m": 1, "p": 1, "measured_s": 1e-300, "source": "t"}]}\n'),
+    "tol.json": SCENARIO.replace('"search": {', '"search": {"tolerance": 1e308, '),
     "dupval.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "d", "scenario": "s.json", "group": "g", "cases": ['
                     '{"m": 1, "p": 1, "measured_s": 9.5, "source": "t"}, {"m": 1, "p": 1, "measured_s": 5.0, "source": "t"}]}\n'),
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
@@ -359,6 +360,13 @@ REFUSED = [
      'hugetime.csv: row 3, column time_s: expected a time in [1e-09, 1e+09] seconds, found "1e308"'),
     ("validate: a measured time of 1e-300 s (was a 300-digit error)", "validate tinyval.json", 2,
      "tinyval.json: /cases/0/measured_s: expected a time in [1e-09, 1e+09] seconds, found the number 1e-300"),
+    ("search: a tolerance of 1e308 in a file (--tolerance stops at 100)", "predict tol.json", 2,
+     "tol.json: /search/tolerance: expected a fraction of the best time in [0, 100], found the number 1e+308"),
+    ("launch: a program word starting with '-' (mpirun would take it as its own option)",
+     "launch s.json --launcher openmpi -- --version", 2,
+     "COMMAND: expected a program after -- (openmpi's launcher would read a word starting with '-' as its own option"),
+    ("tune: --app beside a scenario with its own application", "tune s.json --app pbpi --launcher local -- true", 2,
+     "--app: expected PROFILE to be a platform beside it (--app gives the application), found s.json, a scenario that names its own application"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
      2, 'msg.json: /cases/0/message/level: expected a level of the platform\'s hierarchy (chip, blade, node, network), found the string "socket"'),
 ]

@@ -106,6 +106,11 @@ void check_request(const launch_request& rq, const std::vector<std::string>& com
         fail("--launcher local", "nodes = 1 (the local launcher starts processes on this machine)",
              "nodes=" + std::to_string(c.nodes));
     if (rq.kind == launcher_kind::local) return;
+    if (command.front()[0] == '-')  // the launcher would read it as one of its own options
+        fail("COMMAND", "a program after -- (" + std::string(to_string(rq.kind)) +
+                            "'s launcher would read a word starting with '-' as its own option; ./" + command.front() +
+                            " names a file of that name)",
+             shell_quote(command.front()));
     for (const auto& w : command)
         for (std::string_view key : {"{rank}", "{units}"})
             if (w.find(key) != std::string::npos)
