@@ -80,6 +80,12 @@ nlohmann::json run_simulation(const simulate_settings& s, const std::string& ben
     const int rc = mmgp::run::shell(cmd, &out);
     if (mmgp::interrupt_pending()) throw std::runtime_error("interrupted");
     const auto brace = out.find("{\"nodes\"");
+    // SMPI stopping on the cluster itself (no path between two hosts, a link it cannot use): the file's error.
+    if (const auto critical = out.find("[root/CRITICAL] "); rc != 0 && critical != std::string::npos) {
+        const std::string why = out.substr(critical + 16, out.find('\n', critical) - critical - 16);
+        throw cluster_error(fmt::format("{}: expected a cluster SMPI can simulate with nodes={} ppn={}, found: {}",
+                                        s.cluster, nodes, ppn, why));
+    }
     if (rc != 0 || brace == std::string::npos) {
         std::string last = out.substr(0, out.find('\n'));
         throw std::runtime_error(fmt::format("smpirun failed (status {}) for nodes={} ppn={}: {}", rc, nodes, ppn, last));
@@ -129,17 +135,27 @@ bool simulator_built() {
 nlohmann::json simulate_network(const simulate_settings& s) {
     const std::string bench = find_program(s.bench, "MMGP_MPI_BENCH_SMPI", "mmgp-mpi-bench-smpi");
     const std::string tool = find_program(s.hosts_tool, "MMGP_SIMGRID_HOSTS", "mmgp-simgrid-hosts");
-    if (bench.empty() || tool.empty() || find_program("", "MMGP_SMPIRUN", "smpirun").empty())
+    if (bench.empty() || tool.empty())
         throw std::runtime_error("the simulator is not built: install SimGrid (apt-get install libsimgrid-dev, "
                                  "scripts/setup.sh) and rebuild");
+    if (find_program("", "MMGP_SMPIRUN", "smpirun").empty())
+        throw cluster_error("PATH: expected SimGrid's smpirun on it (the simulator is built; its launcher is not found)");
     const std::vector<sim_host> hosts = cluster_hosts(s.cluster, tool);
     if (static_cast<int>(hosts.size()) < s.nodes_hi)
         throw cluster_error(fmt::format("{}: expected at least {} hosts (--nodes), found {}", s.cluster, s.nodes_hi,
                                         hosts.size()));
     std::vector<std::string> config;
     const std::string version = simgrid_version(s.cluster, tool, config);
-    const fs::path dir = fs::temp_directory_path() / fmt::format("mmgp-simulate-{}", static_cast<int>(getpid()));
-    fs::create_directories(dir);
+    std::error_code tmp_ec;
+    const fs::path tmp = fs::temp_directory_path(tmp_ec);
+    if (tmp_ec)
+        throw cluster_error(fmt::format("TMPDIR: expected a directory for the simulation's host files, found \"{}\" ({})",
+                                        std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "", tmp_ec.message()));
+    const fs::path dir = tmp / fmt::format("mmgp-simulate-{}", static_cast<int>(getpid()));
+    fs::create_directories(dir, tmp_ec);
+    if (tmp_ec)
+        throw cluster_error(fmt::format("TMPDIR: expected a directory the simulation's host files can be written in, found "
+                                        "\"{}\" ({})", tmp.string(), tmp_ec.message()));
     nlohmann::json tables = nlohmann::json::array(), runs = nlohmann::json::array();
     try {
         for (int nodes : simulated_node_counts(s.nodes_lo, s.nodes_hi))

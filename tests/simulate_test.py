@@ -32,8 +32,12 @@ def check(cond, what):
         failures.append(what)
 
 
-def run(args):
-    return subprocess.run([MMGP] + args, capture_output=True, text=True)
+def run(args, env=None):
+    return subprocess.run([MMGP] + args, capture_output=True, text=True, env=env)
+
+
+def tool_path(name):
+    return os.path.join(CALIB, name)
 
 
 def table(profile, prim, nodes, ppn):
@@ -111,6 +115,33 @@ def main():
         check(r.returncode == 2 and "--node" in r.stderr and not os.path.exists(dest), f"no --node: {r.stderr.strip()}")
         r = run(["calibrate", "--node", "ps3", "--nodes", "1:2", "-o", dest])
         check(r.returncode == 2 and "--simulate" in r.stderr, f"--node without --simulate: {r.stderr.strip()}")
+
+        # What SMPI cannot simulate is the file's error, in one line, exit 2, nothing written: a link of zero
+        # bandwidth, two hosts without a route between them; and the environment's: TMPDIR, smpirun not on PATH.
+        def refused(args, fragment, what, env=None):
+            r = run(args, env)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 2 and len(lines) == 1 and fragment in lines[0] and not os.path.exists(dest),
+                  f"{what}: {r.returncode} {lines}")
+        zero = os.path.join(d, "zero.xml")
+        open(zero, "w").write(CLUSTER.format(last=3, bw="0Bps", lat="50us"))
+        refused(["calibrate", "--simulate", zero, "--node", "ps3", "--nodes", "1:2", "-o", dest],
+                "has a bandwidth of 0.000000 B/s; SMPI needs one above 0", "a link of zero bandwidth")
+        noroute = os.path.join(d, "noroute.xml")
+        open(noroute, "w").write('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                                 '<platform version="4.1"><zone id="z" routing="Full"><host id="n1" speed="1Gf"/>'
+                                 '<host id="n2" speed="1Gf"/></zone></platform>\n')
+        refused(["calibrate", "--simulate", noroute, "--node", "ps3", "--nodes", "1:2", "-o", dest, "-q"],
+                "expected a cluster SMPI can simulate with nodes=2 ppn=1, found: You're trying to send data from n1 to n2",
+                "two hosts without a route")
+        gige = os.path.join(d, "gige.xml")
+        refused(["calibrate", "--simulate", gige, "--node", "ps3", "--nodes", "1:2", "-o", dest],
+                'TMPDIR: expected a directory for the simulation\'s host files, found "/nonexistent"', "TMPDIR missing",
+                dict(os.environ, TMPDIR="/nonexistent"))
+        refused(["calibrate", "--simulate", gige, "--node", "ps3", "--nodes", "1:2", "-o", dest],
+                "PATH: expected SimGrid's smpirun on it", "smpirun not on PATH",
+                dict(os.environ, PATH="/nonexistent", MMGP_SIMGRID_HOSTS=tool_path("mmgp-simgrid-hosts"),
+                     MMGP_MPI_BENCH_SMPI=tool_path("mmgp-mpi-bench-smpi")))
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
