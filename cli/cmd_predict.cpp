@@ -1,5 +1,6 @@
 // mmgp predict PROFILE: predicted time of every feasible mapping, the best one, the near-optimal set, and why.
 #include <algorithm>
+#include <exception>
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
@@ -85,13 +86,18 @@ std::string contrast(const ranked& best, const ranked& other, const char* why) {
 // Buffered standard output: the streamed reports write through it in constant memory.
 class out_stream {
 public:
-    ~out_stream() { flush(); }
+    // Left by an error: what was written stays (a stream cannot be taken back) and the error's line says so.
+    ~out_stream() {
+        if (std::uncaught_exceptions() > 0 && (written_ || buf_.size() > 0)) mark_report_incomplete();
+        flush();
+    }
     template <class... A>
     void print(fmt::format_string<A...> f, A&&... a) {
         fmt::format_to(std::back_inserter(buf_), f, std::forward<A>(a)...);
         if (buf_.size() > (1u << 20)) flush();
     }
     void flush() {
+        written_ = written_ || buf_.size() > 0;
         std::cout.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
         std::cout.flush();
         buf_.clear();
@@ -99,6 +105,7 @@ public:
 
 private:
     fmt::memory_buffer buf_;
+    bool written_ = false;
 };
 
 // What the human report shows besides the search's own result, gathered while the search
@@ -572,6 +579,7 @@ int run_predict(const predict_options& o) {
     opt.keep_all = false;
     apply_objective_options(o.goal, s, opt);
     if (!o.plot.empty()) check_output("--plot", o.plot, s.sources);
+    if (o.uncertainty) check_spreads(s);  // no report byte before every input is checked
     out_stream out;
     std::vector<std::string> what_if;  // said with the model's notes: the output is not the file's prediction
     for (const auto& set : o.space.sets) what_if.push_back("what-if: --set " + set);

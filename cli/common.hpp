@@ -161,6 +161,11 @@ struct launch_options {
     std::string devices;   ///< --cuda-devices: CUDA_VISIBLE_DEVICES of a GPU mapping
     int accelerators = 0;  ///< not an option: the platform's apus (a GPU node's SMs), for MPS's percentage
 };
+/// A streamed report was cut short by an error: main's error line then says that standard output holds an
+/// incomplete report (cmd_predict.cpp's out_stream marks it).
+void mark_report_incomplete() noexcept;
+bool report_incomplete() noexcept;
+
 void setup_launch(CLI::App& app, launch_options& o);
 int run_launch(const launch_options& o);
 /// The launch of `command` with mapping c and `units` task units, as `o` asks (launcher program, binding to the

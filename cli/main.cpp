@@ -140,7 +140,8 @@ int run_subcommand(CLI::App& app, subcommands& cmd) {
         return status;
     } catch (const mmgp::error& e) {
         mmgp::cli::drop_warnings();
-        std::cerr << "mmgp: " << e.what() << '\n';
+        std::cerr << "mmgp: " << e.what()
+                  << (mmgp::cli::report_incomplete() ? " (standard output holds an incomplete report)" : "") << '\n';
         return 2;
     } catch (const std::exception& e) {
         mmgp::cli::flush_warnings();

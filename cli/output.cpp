@@ -184,6 +184,13 @@ std::string human_time(double s) {
     return fmt::format("{:.3g} ns", s * 1e9);
 }
 
+namespace {
+bool g_report_incomplete = false;
+}  // namespace
+
+void mark_report_incomplete() noexcept { g_report_incomplete = true; }
+bool report_incomplete() noexcept { return g_report_incomplete; }
+
 std::string label(const configuration& c) {
     if (c.share != accelerator_sharing::dedicated) return fmt::format("m={} p={} nodes={} sharing={}", c.m, c.p, c.nodes, to_string(c.share));
     return fmt::format("m={} p={} nodes={}", c.m, c.p, c.nodes);

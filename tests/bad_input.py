@@ -13,6 +13,7 @@ Usage: bad_input.py MMGP_BINARY DOCS_BAD_INPUT_MD [--write-docs]
 import hashlib
 import json
 import os
+import resource
 import stat
 import subprocess
 import sys
@@ -115,6 +116,8 @@ FILES = {
     "tinyval.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "t", "scenario": "s.json", "cases": ['
                      '{"m": 1, "p": 1, "measured_s": 1e-300, "source": "t"}]}\n'),
     "tol.json": SCENARIO.replace('"search": {', '"search": {"tolerance": 1e308, '),
+    "unc.json": SCENARIO.replace('"O_offload": 1e-7', '"O_offload": {"value": 1e-7, "spread": 1e30}'),
+    "alpha02.json": SCENARIO.replace('"alpha": 1', '"alpha": {"table": {"1": 1, "2": 1.2, "02": 1.5}}'),
     "dupval.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "d", "scenario": "s.json", "group": "g", "cases": ['
                     '{"m": 1, "p": 1, "measured_s": 9.5, "source": "t"}, {"m": 1, "p": 1, "measured_s": 5.0, "source": "t"}]}\n'),
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
@@ -367,6 +370,13 @@ REFUSED = [
      "COMMAND: expected a program after -- (openmpi's launcher would read a word starting with '-' as its own option"),
     ("tune: --app beside a scenario with its own application", "tune s.json --app pbpi --launcher local -- true", 2,
      "--app: expected PROFILE to be a platform beside it (--app gives the application), found s.json, a scenario that names its own application"),
+    ("output: no report byte before every input is checked (a spread too large for --uncertainty)",
+     "predict unc.json --uncertainty --json", 2,
+     "unc.json: /platform/O_offload: expected a spread of at most 10 times the value to propagate (--uncertainty)"),
+    ("one value per key: an alpha table with keys \"2\" and \"02\" (one value would go unread)", "predict alpha02.json", 2,
+     'alpha02.json: /platform/alpha/table/02: expected a key that is a process count m between 1 and 100000000, written without leading zeros, found the key "02"'),
+    ("profile: bytes that are no alignment, shown escaped on one line", "profile --alignment noise.gz -o never.json", 2,
+     'noise.gz: line 1: expected the PHYLIP header "taxa sites", found "\\x8f\\x88\\x87x\\x93f\\x04"'),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
      2, 'msg.json: /cases/0/message/level: expected a level of the platform\'s hierarchy (chip, blade, node, network), found the string "socket"'),
 ]
@@ -430,17 +440,29 @@ def main():
             with open(os.path.join(d, name), "w", encoding="utf-8") as f:
                 f.write(content)
         os.mkfifo(os.path.join(d, "nobody.fifo"))
+        with open(os.path.join(d, "noise.gz"), "wb") as f:  # bytes that are no alignment (nor gzip)
+            f.write(bytes([0x8f, 0x88, 0x87, 0x78, 0x93, 0x66, 0x04, 0x0a, 0x1b, 0x5b, 0x32, 0x4a, 0x0d, 0x0a]))
         with open(os.path.join(d, "badbyte.csv"), "wb") as f:  # Latin-1 where UTF-8 belongs
             f.write(b"m,p,time_s,pol\xe9cy\n1,1,9.5,edtlp\n")
         # A build without libpll (-Dkernels=disabled) has no profile subcommand: its rows are skipped, visibly.
         has_profile = run(mmgp, "profile --help", d).returncode == 0
         skipped = []
-        for what, cmd, status, frag in REFUSED:
+        heavy = []  # refusals of inputs under 1 MB that raised the children's peak resident set to 100 MB or more
+        small_peak_mb = 0.0
+        # The streams without end (/dev/zero, read to a bound of up to 256 MiB) run last: the children's peak is a
+        # running maximum, and the bound on memory is for inputs under 1 MB.
+        for what, cmd, status, frag in sorted(REFUSED, key=lambda row: "/dev/zero" in row[1]):
             if cmd.startswith("profile ") and not has_profile:
                 skipped.append(what)
                 continue
             was = digest(d)
+            before_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
             r = run(mmgp, cmd, d)
+            after_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            if "/dev/zero" not in cmd:
+                small_peak_mb = after_mb
+            if after_mb > before_mb and after_mb >= 100 and "/dev/zero" not in cmd:
+                heavy.append(f"{what} ({after_mb:.0f} MB)")
             lines = r.stderr.splitlines()
             problems = []
             if r.returncode != status:
@@ -457,6 +479,15 @@ def main():
                 failures.append(f"{what}: mmgp {cmd}: {'; '.join(problems)}; stderr: {r.stderr.strip()[:300]!r}")
             else:
                 passed += 1
+
+        # Every refusal above ran within 100 MB (the largest input is under 1 MB): the children's peak resident set.
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"peak memory of a refusal: {small_peak_mb:.1f} MB on inputs under 1 MB, {peak_mb:.1f} MB with the streams "
+              "without end")
+        if heavy:
+            failures.append(f"refusals above 100 MB (expected under 100 MB): {'; '.join(heavy)}")
+        else:
+            passed += 1
 
         # The accepted side of the same fixes.
         def accepted(what, ok, detail):

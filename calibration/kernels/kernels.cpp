@@ -40,6 +40,22 @@ std::string read_all(const std::string& path) {
     return text;
 }
 
+// A token as text a terminal shows on one line: printable ASCII as it is, other bytes as \xNN, at most 40 shown.
+std::string shown_token(const std::string& t) {
+    std::string out = "\"";
+    for (std::size_t k = 0; k < t.size() && k < 40; ++k) {
+        const unsigned char c = static_cast<unsigned char>(t[k]);
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+            out += static_cast<char>(c);
+        } else {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\x%02x", c);
+            out += b;
+        }
+    }
+    return out + (t.size() > 40 ? "\"..." : "\"");
+}
+
 std::string shown(char c) {
     if (std::isprint(static_cast<unsigned char>(c))) return std::string("'") + c + "'";
     char b[16];
@@ -75,8 +91,8 @@ struct cursor {
         std::string t = token();
         if (t.empty()) fail(what, "the end of the file");
         for (char c : t)
-            if (!std::isdigit(static_cast<unsigned char>(c))) fail(what, "\"" + t + "\"");
-        if (t.size() > 9) fail(what, "\"" + t + "\" (too large)");
+            if (!std::isdigit(static_cast<unsigned char>(c))) fail(what, shown_token(t));
+        if (t.size() > 9) fail(what, shown_token(t) + " (too large)");
         return std::stol(t);
     }
 };
@@ -111,7 +127,7 @@ alignment parse_phylip(const std::string& text, const std::string& path) {
         a.names.push_back(name);
         a.rows.push_back(std::move(row));
     }
-    if (!c.eof()) c.fail("the end of the file after " + std::to_string(ntax) + " taxa", "\"" + c.token() + "\"");
+    if (!c.eof()) c.fail("the end of the file after " + std::to_string(ntax) + " taxa", shown_token(c.token()));
     return a;
 }
 

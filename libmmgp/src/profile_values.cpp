@@ -78,10 +78,13 @@ m_function read_table(const json& v, const reader& r, const std::string& path, c
     for (auto it = t.begin(); it != t.end(); ++it) {
         const std::string& k = it.key();
         std::int64_t m = 0;
-        bool ok = !k.empty() && k.size() <= 9 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
+        // Written as a count is written ("2", never "02"): two spellings of one m would leave one value unread.
+        bool ok = !k.empty() && k.size() <= 9 && k[0] != '0' &&
+                  std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; });
         if (ok) m = std::stoll(k);
         if (!ok || m < 1 || m > 100000000)
-            r.fail(child(tp, k), "a key that is a process count m between 1 and 100000000", "the key " + json(k).dump());
+            r.fail(child(tp, k), "a key that is a process count m between 1 and 100000000, written without leading zeros",
+                   "the key " + json(k).dump());
         entries.emplace_back(static_cast<int>(m), r.number(it.value(), child(tp, k), 0.0, u.strict, u.what));
     }
     int maxm = 0;

@@ -54,10 +54,12 @@ double percentile(std::vector<double>& xs, double q) {  // nearest rank on a sor
 
 }  // namespace
 
-uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const std::vector<configuration>& candidates,
-                                     const configuration& best, int samples, double confidence, std::uint64_t seed) {
-    uncertainty_report out;
-    scenario work = s;
+namespace {
+
+// The parameters of `work` (a copy of s) that carry a spread, each as the member it varies; those without a value
+// to vary are listed in out.not_varied, the varied ones described in out.parameters. Throws input_error for a
+// spread too large to propagate.
+std::vector<varied> varied_parameters(const scenario& s, scenario& work, uncertainty_report& out) {
     std::vector<varied> vs;
     auto collect = [&](const std::vector<parameter_spread>& spreads, const char* section, auto&& scalar) {
         for (const auto& sp : spreads) {
@@ -85,6 +87,22 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
     };
     collect(s.plat.provenance.spreads, "platform", [&](const std::string& k) { return varied_member(platform_keys(), work.plat, k); });
     collect(s.app.spreads, "application", [&](const std::string& k) { return varied_member(application_keys(), work.app, k); });
+    return vs;
+}
+
+}  // namespace
+
+void check_spreads(const scenario& s) {
+    scenario work = s;
+    uncertainty_report ignored;
+    (void)varied_parameters(s, work, ignored);
+}
+
+uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const std::vector<configuration>& candidates,
+                                     const configuration& best, int samples, double confidence, std::uint64_t seed) {
+    uncertainty_report out;
+    scenario work = s;
+    const std::vector<varied> vs = varied_parameters(s, work, out);
 
     const evaluator nominal(s, kind);
     const double best_nominal = nominal(best).time_s;

@@ -47,5 +47,9 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
                                      const configuration& best, int samples = 200, double confidence = 0.95,
                                      std::uint64_t seed = 1);
 
+/// Throws what propagate_spreads() would throw for the scenario's spreads (input_error naming the key whose spread
+/// is too large to propagate), without sampling: what a command checks before it writes any of its report.
+void check_spreads(const scenario& s);
+
 }  // namespace mmgp
 MMGP_API_END
