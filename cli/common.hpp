@@ -65,6 +65,8 @@ void warn_about_platform(const platform& pl, double max_age_days);
 void warn_about_columns(const std::string& file, const std::vector<std::string>& ignored);
 /// One held line (a note: "mmgp: note: ..."), printed and dropped with the warnings.
 void hold_note(const std::string& text);
+/// One held warning ("mmgp: warning: ..."), printed and dropped with the others.
+void hold_warning(const std::string& text);
 /// Prints the held warnings on stderr.
 void flush_warnings();
 /// Forgets the held warnings (the command was refused).

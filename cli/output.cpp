@@ -82,6 +82,8 @@ void warn_about_columns(const std::string& file, const std::vector<std::string>&
 
 void hold_note(const std::string& text) { pending_warnings().push_back("mmgp: note: " + text); }
 
+void hold_warning(const std::string& text) { pending_warnings().push_back("mmgp: warning: " + text); }
+
 void flush_warnings() {
     for (const auto& w : pending_warnings()) std::cerr << w << '\n';
     pending_warnings().clear();

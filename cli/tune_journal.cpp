@@ -62,10 +62,12 @@ std::vector<json> journal::open(const std::string& path) {
             if (!last || nl != std::string::npos)
                 throw input_error(path, "line " + std::to_string(line_no), "one JSON object per line",
                                   "\"" + utf8_prefix(line, 40) + "\"");
-            std::cerr << "mmgp: warning: " << path << ": line " << line_no
-                      << " is torn (an interrupted write): skipped, the " << lines.size() << " lines before it kept\n";
-            if (ftruncate(fd_, static_cast<off_t>(good_end)) != 0)
-                throw input_error(path, "(file)", "a journal that can be truncated", std::strerror(errno));
+            if (lines.empty())
+                throw input_error(path, "line 1", "the header of an mmgp tune journal",
+                                  "a torn line (an interrupted write) and no complete line");
+            hold_warning(path + ": line " + std::to_string(line_no) + " is torn (an interrupted write): skipped, the " +
+                         std::to_string(lines.size()) + " lines before it kept");
+            torn_at_ = static_cast<long long>(good_end);
             break;
         }
         lines.push_back(std::move(j));
@@ -85,6 +87,11 @@ void journal::create(const std::string& path, const json& header) {
 }
 
 void journal::append(const json& j) {
+    if (torn_at_ >= 0) {  // the torn line goes only when the journal goes on
+        if (ftruncate(fd_, static_cast<off_t>(torn_at_)) != 0)
+            throw input_error(path_, "(file)", "a journal that can be truncated", std::strerror(errno));
+        torn_at_ = -1;
+    }
     std::string line = j.dump() + "\n";
     const char* p = line.data();
     std::size_t left = line.size();

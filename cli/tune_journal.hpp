@@ -21,7 +21,9 @@ public:
     journal& operator=(const journal&) = delete;
     ~journal();
     /// Opens an existing journal, locks it, and returns the lines that read as JSON; a torn last line (an
-    /// interrupted write) is reported and cut off; a bad line before it is bad input.
+    /// interrupted write) is reported (a held warning) and cut off before the next line is written, so that a
+    /// refused command leaves the file as it was; a bad line before it is bad input, and so is a torn first line
+    /// (no header).
     std::vector<nlohmann::json> open(const std::string& path);
     /// A new journal at `path` that exists only with its header (create_file_exclusively; refused when `path`
     /// exists): a crash leaves no journal, never an empty one that the next command would call existing. Then
@@ -35,6 +37,7 @@ public:
 private:
     int fd_ = -1;
     std::string path_;
+    long long torn_at_ = -1;  ///< >= 0: where a torn last line begins, cut off by the first append()
 };
 
 /// The header of a new journal: the tune's options, and the directory it runs in.

@@ -118,6 +118,7 @@ FILES = {
     "tol.json": SCENARIO.replace('"search": {', '"search": {"tolerance": 1e308, '),
     "unc.json": SCENARIO.replace('"O_offload": 1e-7', '"O_offload": {"value": 1e-7, "spread": 1e30}'),
     "alpha02.json": SCENARIO.replace('"alpha": 1', '"alpha": {"table": {"1": 1, "2": 1.2, "02": 1.5}}'),
+    "tornhead.jsonl": json.dumps(HEADER),  # a header whose newline never reached the disk
     "dupval.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "d", "scenario": "s.json", "group": "g", "cases": ['
                     '{"m": 1, "p": 1, "measured_s": 9.5, "source": "t"}, {"m": 1, "p": 1, "measured_s": 5.0, "source": "t"}]}\n'),
     "msg.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "m", "scenario": "sweep3d-roadrunner", "cases": ['
@@ -377,6 +378,9 @@ REFUSED = [
      'alpha02.json: /platform/alpha/table/02: expected a key that is a process count m between 1 and 100000000, written without leading zeros, found the key "02"'),
     ("profile: bytes that are no alignment, shown escaped on one line", "profile --alignment noise.gz -o never.json", 2,
      'noise.gz: line 1: expected the PHYLIP header "taxa sites", found "\\x8f\\x88\\x87x\\x93f\\x04"'),
+    ("journal: a header without its newline (one line, the file left as it was; was a warning, then the error, "
+     "the file emptied)", "tune --resume tornhead.jsonl", 2,
+     "tornhead.jsonl: line 1: expected the header of an mmgp tune journal, found a torn line (an interrupted write) and no complete line"),
     ("validate: a message at a level the hierarchy lacks", "validate msg.json",
      2, 'msg.json: /cases/0/message/level: expected a level of the platform\'s hierarchy (chip, blade, node, network), found the string "socket"'),
 ]
