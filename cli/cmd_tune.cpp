@@ -83,6 +83,9 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--plot", o.plot, "Write measured vs predicted per configuration as an SVG file");
     sub->add_flag("--json", o.json, "Print the result as one JSON document");
     sub->add_flag("--quiet", o.quiet, "No progress lines on stderr");
+    sub->add_flag("--verbose", o.verbose,
+                  "The model's terms in the result too: the model's time beside each configuration's measured and "
+                  "expected ones, and the program's fitted parameters (T_hpu, T_apu, C_apu, g)");
 }
 
 namespace {
@@ -124,8 +127,9 @@ tune_options_cli resolved_options(const tune_options_cli& given, journal& jr, st
     }
     // The tune goes on with its journal's options: one given beside --resume would be ignored, so it is refused.
     for (const std::string& opt : given.given)
-        if (opt != "--resume" && opt != "--json" && opt != "--quiet" && opt != "--plot" && opt != "--retry-failed")
-            throw usage_error("--resume: expected no option but --json, --quiet, --plot and --retry-failed beside it "
+        if (opt != "--resume" && opt != "--json" && opt != "--quiet" && opt != "--verbose" && opt != "--plot" &&
+            opt != "--retry-failed")
+            throw usage_error("--resume: expected no option but --json, --quiet, --verbose, --plot and --retry-failed beside it "
                               "(the tune goes on with its journal's options), found " + opt);
     if (!given.profile.empty() || !given.journal.empty() || !given.launch.command.empty() || !given.replay.empty())
         throw usage_error("--resume: expected the journal alone (the tune's options are in its header), found "

@@ -197,6 +197,7 @@ struct tune_options_cli {
     unsigned long long seed = 1;
     std::string replay_first = "random";  ///< --replay-first: random or slowest (each configuration's first draw)
     bool no_prior = false, no_model = false, json = false, quiet = false;
+    bool verbose = false;  ///< --verbose: the model's terms in the text result (its column, the fitted parameters)
     bool retry_failed = false;  ///< --retry-failed (with --resume): the journal's failed runs not given to the tuner
     bool no_app = false;  ///< a platform without an application profile (set by the scenario): structure from the runs
     std::vector<std::string> given;  ///< the options given on the command line (their longest names), set by main

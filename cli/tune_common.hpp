@@ -2,7 +2,9 @@
 // index) and its text for people, and the time of day the journal records. Calls nothing of the tune's own.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,7 +18,19 @@ inline std::string key_of(const configuration& c) {
     return fmt::format("{}/{}/{}/{}", c.m, c.p, c.nodes, to_string(c.pol));
 }
 
-/// "m=4 p=4 nodes=1 edtlp": one configuration for people.
+/// "m=4 p=4 nodes=1 edtlp": one configuration for people, its policy named.
 inline std::string config_text(const configuration& c) { return label(c) + " " + std::string(to_string(c.pol)); }
+
+/// A tune's configurations for people: "m=4 p=4 nodes=1", with the policy only when the tune's space holds both
+/// (--policy both): a policy the user never chose is not a word of the tune's lines.
+class config_words {
+public:
+    explicit config_words(const std::vector<configuration>& space)
+        : policy_(std::any_of(space.begin(), space.end(), [&](const configuration& c) { return c.pol != space.front().pol; })) {}
+    std::string operator()(const configuration& c) const { return policy_ ? config_text(c) : label(c); }
+
+private:
+    bool policy_;
+};
 
 }  // namespace mmgp::cli

@@ -35,14 +35,15 @@ std::string plan_line(const tune_assessment& a, std::size_t configurations) {
 
 std::string progress_line(const run_progress& run, const tune_assessment& a, const std::vector<configuration>& space,
                           double tolerance, objective minimise) {
+    const config_words words(space);
     const std::string best = a.has_chosen ? fmt::format("chosen {} {}, P(beaten by > {:g} %{}) {:.2f}",
-                                                        config_text(space[a.chosen]), human_time(a.configs[a.chosen].time_s),
+                                                        words(space[a.chosen]), human_time(a.configs[a.chosen].time_s),
                                                         100 * tolerance, in_objective(minimise), a.p_beaten)
                                           : "nothing chosen yet";
     // The budget as it stands: what was spent against the cap (the estimate of running every configuration once).
     const std::string spent = a.cap_s > 0 ? fmt::format(" · spent {} of {}", human_time(a.machine_s), human_time(a.cap_s))
                                           : fmt::format(" · spent {}", human_time(a.machine_s));
-    return fmt::format("[run {}] {}: {} {}{}{} · {}{}\n", run.number, config_text(run.config), human_time(run.wall_s),
+    return fmt::format("[run {}] {}: {} {}{}{} · {}{}\n", run.number, words(run.config), human_time(run.wall_s),
                        to_string(run.outcome),
                        run.outcome == run_outcome::failed ? fmt::format(" (exit status {})", run.exit_status) : "",
                        run.in_flight == 0 ? "" : fmt::format(" ({} in flight)", run.in_flight), best, spent);
@@ -53,6 +54,7 @@ namespace {
 std::string pct(double v) { return fmt::format("{:.1f} %", 100 * v); }
 
 std::string plot_svg(const std::vector<configuration>& space, const tune_assessment& a, const std::string& title) {
+    const config_words words(space);
     // Log-log: expected (x, with its 90 % interval) against measured (y), one point per measured configuration.
     double lo = 1e300, hi = 0;
     for (std::size_t i = 0; i < space.size(); ++i) {
@@ -75,7 +77,7 @@ std::string plot_svg(const std::vector<configuration>& space, const tune_assessm
         s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#4a7\"/>\n"
                          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\"><title>{} ({} runs)</title></circle>\n",
                          plot.px(b.lo_s), plot.py(b.measured_s), plot.px(b.hi_s), plot.py(b.measured_s), plot.px(b.time_s),
-                         plot.py(b.measured_s), chosen ? 5 : 3, chosen ? "#d22" : "#246", xml_text(config_text(space[i])), b.runs);
+                         plot.py(b.measured_s), chosen ? 5 : 3, chosen ? "#d22" : "#246", xml_text(words(space[i])), b.runs);
     }
     return s + svg_plot::finish();
 }
@@ -189,6 +191,7 @@ std::string exhaustive_terms(const tune_assessment& a) {
 
 // Stopped unsure: what the choice was made by and why, and the configurations not run that may still win.
 std::string basis_text(const tune_summary& r) {
+    const config_words words(r.space);
     const tune_assessment& a = r.a;
     std::string out;
     if (a.chosen_by == choice_basis::measurements)
@@ -204,7 +207,7 @@ std::string basis_text(const tune_summary& r) {
     if (a.loo_error > 0 && !rivals.empty()) {
         out += "not run, may still win:";
         for (std::size_t i : rivals)
-            out += fmt::format(" {} (P = {:.2f}){}", config_text(r.space[i]), a.configs[i].p_beats, i == rivals.back() ? "" : ",");
+            out += fmt::format(" {} (P = {:.2f}){}", words(r.space[i]), a.configs[i].p_beats, i == rivals.back() ? "" : ",");
         out += "\n";
     }
     return out;
@@ -212,13 +215,14 @@ std::string basis_text(const tune_summary& r) {
 
 // The expected regret of the choice, and with --uses the arithmetic of the last decision to run or stop.
 std::string regret_text(const tune_summary& r) {
+    const config_words words(r.space);
     const tune_assessment& a = r.a;
     if (!a.has_chosen) return {};
     std::string out = fmt::format("expected regret: {:.2f} % ({} a run)\n", 100 * a.expected_regret,
                                   human_time(a.expected_regret_s));
     if (a.stop == tune_stop::not_worth)
         out += fmt::format("uses: one more run of {} would cost about {} and is expected to save {} over {:g} uses\n",
-                           config_text(r.space[a.next]), human_time(a.next_cost_s), human_time(a.next_saving_s),
+                           words(r.space[a.next]), human_time(a.next_cost_s), human_time(a.next_saving_s),
                            r.to.uses);
     return out;
 }
@@ -235,10 +239,14 @@ std::string stop_text(const tune_summary& r) {
 
 // The text's head: what was tuned, why it stopped, what it cost, the choice and its command.
 std::string text_head(const tune_summary& r, const std::string& launch) {
+    const config_words words(r.space);
     const tune_assessment& a = r.a;
     const bool replay = !r.o.replay.empty();
     std::string out = fmt::format("# mmgp tune: {}, {} configurations{}\n", r.s.name.empty() ? r.s.file : r.s.name,
                                   r.space.size(), replay ? fmt::format(", replay of {} (seed {})", r.o.replay, r.o.seed) : "");
+    // The mapping in the words of the machine: ranks x threads on a CPU node (time-shared cores), else the papers'.
+    out += r.s.plat.cores > 0 ? "# m: processes (MPI ranks) per node, p: threads per process\n"
+                              : "# m: processes per node, p: accelerators per process\n";
     out += fmt::format("stopped: {}\n", stop_text(r));
     out += fmt::format("spent: {} runs, {} of machine time; running every configuration once: about {} ({:.0f} %){}\n", a.runs,
                        human_time(a.machine_s), human_time(a.exhaustive_s), a.exhaustive_s > 0 ? 100 * a.machine_s / a.exhaustive_s : 0.0,
@@ -251,7 +259,7 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
     if (a.has_chosen) {
         const auto& b = a.configs[a.chosen];
         const objective m = r.to.minimise;
-        out += fmt::format("chosen: {}: measured {} (median of {} runs), expected {} [{}, {}]{}\n", config_text(r.space[a.chosen]),
+        out += fmt::format("chosen: {}: measured {} (median of {} runs), expected {} [{}, {}]{}\n", words(r.space[a.chosen]),
                            human_time(b.measured_s), b.runs, human_time(b.time_s), human_time(b.lo_s), human_time(b.hi_s),
                            m == objective::time
                                ? std::string()
@@ -270,9 +278,12 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
 
 // The text's table (the configurations run and the 15 fastest expected), then the fit.
 std::string text_table(const tune_summary& r) {
+    const config_words words(r.space);
     const tune_assessment& a = r.a;
-    std::string out = fmt::format("\n{:<30} {:>4} {:>11} {:>11} {:>11} {:>25} {:>9}\n", "configuration", "runs", "measured",
-                                  "model", "expected", "90 % interval", "P(beats)");
+    // The model's own column and the fitted parameters are its terms, not the user's: shown with --verbose.
+    const bool verbose = r.o.verbose;
+    std::string out = fmt::format("\n{:<30} {:>4} {:>11}{} {:>11} {:>25} {:>9}\n", "configuration", "runs", "measured",
+                                  verbose ? fmt::format(" {:>11}", "model") : "", "expected", "90 % interval", "P(beats)");
     std::size_t shown = 0;
     for (std::size_t i : shown_order(a)) {
         const auto& b = a.configs[i];
@@ -281,8 +292,9 @@ std::string text_table(const tune_summary& r) {
         std::string runs = std::to_string(b.runs);
         if (b.censored) runs += fmt::format(" ({} stopped)", b.censored);
         if (b.failed) runs += fmt::format(" ({} failed)", b.failed);
-        out += fmt::format("{:<30} {:>4} {:>11} {:>11} {:>11} {:>25} {:>9}{}\n", config_text(r.space[i]), runs,
-                           b.measured_s > 0 ? human_time(b.measured_s) : "-", b.model_s > 0 ? human_time(b.model_s) : "-",
+        out += fmt::format("{:<30} {:>4} {:>11}{} {:>11} {:>25} {:>9}{}\n", words(r.space[i]), runs,
+                           b.measured_s > 0 ? human_time(b.measured_s) : "-",
+                           verbose ? fmt::format(" {:>11}", b.model_s > 0 ? human_time(b.model_s) : "-") : "",
                            human_time(b.time_s), "[" + human_time(b.lo_s) + ", " + human_time(b.hi_s) + "]",
                            b.excluded ? "-" : fmt::format("{:.3f}", b.p_beats), a.has_chosen && i == a.chosen ? "  <- chosen" : "");
     }
@@ -290,6 +302,7 @@ std::string text_table(const tune_summary& r) {
         out += fmt::format("({} configurations not run and not among the 15 fastest expected: not shown)\n", r.space.size() - shown);
     out += fmt::format("\nrun-to-run noise {}, model error {}{}\n", pct(a.noise), pct(a.model_error),
                        a.model_used ? "" : " (the model is not used: runs alone)");
+    if (!verbose) return out;
     for (const auto& p : a.params)
         out += fmt::format("fitted {}: {:.4g} s{}\n", p.name, p.value, r.to.prior ? fmt::format(" (prior {:.4g} s)", p.prior) : "");
     return out;
