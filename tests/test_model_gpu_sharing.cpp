@@ -7,6 +7,7 @@
 
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
+#include "mmgp/validate.hpp"
 #include "support.hpp"
 
 namespace {
@@ -126,4 +127,34 @@ TEST_CASE("gpu sharing: the platform's sharing keys are checked") {
     // Without the key, one mode: dedicated (every existing platform).
     const mmgp::scenario plain = mmgp::load_scenario("pbpi-qs20");
     CHECK(mmgp::searched_modes(plain) == std::vector<mmgp::accelerator_sharing>{mmgp::accelerator_sharing::dedicated});
+}
+
+TEST_CASE("gpu sharing: validate predicts each case under its own sharing mode") {
+    mmgp::test::temp_dir d;
+    d.write("gpu.json", gpu_scenario());
+    // measured_s chosen 10 % above the hand-computed predictions (1.8018 s and 1.2018 s, see above).
+    d.write("v.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu.json", "group": "g", "cases": [
+        {"m": 4, "p": 33, "sharing": "mps", "measured_s": 1.98198},
+        {"m": 4, "p": 33, "sharing": "time_sliced", "measured_s": 3.564},
+        {"m": 4, "p": 132, "sharing": "time_sliced", "measured_s": 1.32198}]})");
+    const mmgp::validation_report rep = mmgp::run_validation((d.path / "v.json").string(), mmgp::model_kind::mmgp);
+    REQUIRE(rep.cases.size() == 3);
+    CHECK(rep.cases[0].predicted_s == mmgp::test::approx(2 * (0.5 + 0.4 + 100 * 9e-6)).epsilon(1e-12));
+    CHECK(rep.cases[1].predicted_s == mmgp::test::approx(4 * 2 * (0.4 + 100 * 5e-5)).epsilon(1e-12));
+    CHECK(rep.cases[2].predicted_s == mmgp::test::approx(2 * (0.5 + 0.1 + 100 * 9e-6)).epsilon(1e-12));
+    for (const auto& c : rep.cases) CHECK(c.err_pct == doctest::Approx(100 * (1 / 1.1 - 1)).epsilon(1e-9));
+    CHECK(rep.cases[0].label == "m=4 p=33 nodes=1 edtlp sharing=mps");
+    // m·p above the SMs only time-sliced; a mode the platform lacks is named.
+    d.write("bad.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu.json", "cases": [
+        {"m": 4, "p": 132, "sharing": "mps", "measured_s": 1.3}]})");
+    CHECK_THROWS_WITH_AS(mmgp::run_validation((d.path / "bad.json").string(), mmgp::model_kind::mmgp),
+                         doctest::Contains("expected a feasible configuration (m*p <= apus = 132"), mmgp::input_error);
+    std::string mps_only = gpu_scenario(R"(["mps"])");
+    const std::string sw = ", \"T_slice_switch\": 5e-5";
+    mps_only.erase(mps_only.find(sw), sw.size());
+    d.write("gpu-mps.json", mps_only);
+    d.write("lacks.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu-mps.json", "cases": [
+        {"m": 4, "p": 33, "sharing": "time_sliced", "measured_s": 1.3}]})");
+    CHECK_THROWS_WITH_AS(mmgp::run_validation((d.path / "lacks.json").string(), mmgp::model_kind::mmgp),
+                         doctest::Contains("/cases/0/sharing: expected one of the platform's sharing modes"), mmgp::input_error);
 }

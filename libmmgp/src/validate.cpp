@@ -38,6 +38,14 @@ const json& cases_array(const detail::reader& r, const json& doc) {
     return cases;
 }
 
+// A case's configuration as its default label and its key within a group: "m=2 p=1 nodes=1 edtlp", and the
+// sharing mode on a GPU node ("... sharing=mps").
+std::string config_label(const configuration& c) {
+    return "m=" + std::to_string(c.m) + " p=" + std::to_string(c.p) + " nodes=" + std::to_string(c.nodes) + " " +
+           std::string(to_string(c.pol)) +
+           (c.share == accelerator_sharing::dedicated ? "" : " sharing=" + std::string(to_string(c.share)));
+}
+
 // A case's configuration, measurement, role, runs and labels (the file's source and group by default).
 validation_case read_case(const detail::reader& r, const json& doc, const json& c, const std::string& cp,
                           const std::string& default_group) {
@@ -49,6 +57,9 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     vc.c.p = static_cast<int>(message ? r.integer_or(c, cp, "p", 1, 1, 1000000000) : r.integer_at(c, cp, "p", 1, 1000000000));
     vc.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
     vc.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
+    if (c.contains("sharing"))
+        vc.c.share = static_cast<accelerator_sharing>(
+            r.choice(c, cp, "sharing", {"dedicated", "mps", "time_sliced"}, 0, true));
     vc.measured_s = r.number_at(c, cp, "measured_s", 0.0, true, "seconds");
     if (!detail::measured_in_range(vc.measured_s)) r.fail(child(cp, "measured_s"), detail::measured_range_text, c["measured_s"]);
     if (c.contains("censored")) {
@@ -77,9 +88,7 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     }
     vc.source = r.string_or(c, cp, "source", r.string_or(doc, "", "source", ""));
     vc.group = r.string_or(c, cp, "group", default_group);
-    vc.label = r.string_or(c, cp, "label",
-                           "m=" + std::to_string(vc.c.m) + " p=" + std::to_string(vc.c.p) +
-                               " nodes=" + std::to_string(vc.c.nodes) + " " + std::string(to_string(vc.c.pol)));
+    vc.label = r.string_or(c, cp, "label", config_label(vc.c));
     return vc;
 }
 
@@ -140,9 +149,13 @@ prediction wavefront_case_prediction(const detail::reader& r, const json& c, con
 // What the case predicts: a message, a wavefront mapping, or the model at exactly this configuration.
 prediction predict_case(const detail::reader& r, const json& c, const std::string& cp, scenario& s,
                         const validation_case& vc, model_kind kind) {
-    if (static_cast<std::int64_t>(vc.c.m) * vc.c.p > s.plat.apus || vc.c.nodes > s.plat.nodes)
-        r.fail(cp, "a feasible configuration (m*p <= apus = " + std::to_string(s.plat.apus) +
-                       ", nodes <= " + std::to_string(s.plat.nodes) + ")",
+    const std::vector<accelerator_sharing> modes = s.plat.sharing_modes();
+    if (std::find(modes.begin(), modes.end(), vc.c.share) == modes.end())
+        r.fail(child(cp, "sharing"), "one of the platform's sharing modes", std::string(to_string(vc.c.share)));
+    const bool sliced = vc.c.share == accelerator_sharing::time_sliced;  // p <= apus alone (docs/MODEL.md §7)
+    if ((sliced ? std::int64_t{vc.c.p} : static_cast<std::int64_t>(vc.c.m) * vc.c.p) > s.plat.apus || vc.c.nodes > s.plat.nodes)
+        r.fail(cp, std::string("a feasible configuration (") + (sliced ? "p" : "m*p") + " <= apus = " +
+                       std::to_string(s.plat.apus) + ", nodes <= " + std::to_string(s.plat.nodes) + ")",
                vc.label);
     if (c.contains("message")) return message_prediction(r, c, cp, s);
     if (c.contains("mapping")) return wavefront_case_prediction(r, c, cp, s, vc);
@@ -307,8 +320,7 @@ validation_report run_validation(const std::string& path, model_kind kind, const
         // Cases of one group are ranked against each other: one configuration twice would be its own rival.
         const validation_case& vc = rep.cases.back();
         if (vc.group.empty() || c.contains("message")) continue;
-        const std::string config = "m=" + std::to_string(vc.c.m) + " p=" + std::to_string(vc.c.p) +
-                                   " nodes=" + std::to_string(vc.c.nodes) + " " + std::string(to_string(vc.c.pol));
+        const std::string config = config_label(vc.c);
         // The same configuration of another scenario, or of the case's own application or platform edits, is
         // another program or machine.
         std::string scenario;

@@ -20,7 +20,7 @@ inline constexpr key validation[] = {{"scenario", false}, {"cases", true}, {"gro
 inline constexpr key validation_case[] = {{"label", false},    {"group", false},      {"scenario", false}, {"application", false},
                                           {"platform", false}, {"m", true},           {"p", true},         {"nodes", false},
                                           {"policy", false},   {"measured_s", true},  {"censored", false}, {"role", false},
-                                          {"runs", false},     {"mapping", false},    {"message", false}};
+                                          {"runs", false},     {"mapping", false},    {"message", false},  {"sharing", false}};
 
 inline constexpr key runs_document[] = {{"runs", true}};
 
