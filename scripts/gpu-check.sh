@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# One device check on a GPU machine (docs/GPU.md): the harness's device check, mmgp calibrate --accelerator cuda
-# (quick), the gpu test checks and predictions on the calibrated platform; every result packed into at most 8
-# files in OUTDIR. Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of
-# Debian's packages:
+# One device check on a GPU machine (docs/GPU.md), every result packed into at most 8 files in OUTDIR:
+#   1. the harness's device check, then its full record (MPS too where the daemon can be started)   harness.json
+#   2. mmgp calibrate --accelerator cuda --quick                                                     platform.json
+#   3. the GPU workload's application profile, measured sequentially (p = 1)                         app.json
+#   4. predictions and a launch line on the calibrated platform                          scenario.json, predict.txt
+#   5. the workload swept: m in {1,2,4,8} x p in {1,8,32,SMs/m}, time-sliced and under MPS, 3 repetitions, every
+#      run bounded; predicted with nothing fitted (mmgp validate)                         sweep.json, validate.txt
+#   and check.log (the machine, each step, the gpu suite's checks where python3 exists, the calibration's lines).
+# Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
 #   scripts/gpu-check.sh OUTDIR [BUNDLE]          (default BUNDLE: gpu-bundle)
-# Exit 0: measured; 77: no usable GPU; 1: a step failed (the files say which).
+# Exit 0: measured; 77: no usable GPU; 1: a step failed (check.log says which).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUNDLE]}; bundle=${2:-gpu-bundle}
 mkdir -p "$out"
-mmgp=$bundle/bin/mmgp; harness=$bundle/bin/mmgp-gpu-harness
+mmgp=$bundle/bin/mmgp; harness=$bundle/bin/mmgp-gpu-harness; workload=$bundle/bin/mmgp-gpu-workload
 log=$out/check.log
 say() { echo "$*" | tee -a "$log"; }
 start=$(date +%s)
@@ -19,25 +24,67 @@ say "gpu-check: $(date -u +%FT%TZ) on $(hostname)"
 if [ "$rc" -eq 77 ]; then say "gpu-check: no usable GPU (see above)"; exit 77; fi
 [ "$rc" -eq 0 ] || { say "gpu-check: the harness's device check failed ($rc)"; exit 1; }
 status=0
-# The full harness record (with MPS when it can be started: root and nvidia-cuda-mps-control).
+step() { say "gpu-check: $* ($(( $(date +%s) - start )) s)"; }
+
+step "1. harness"
 timeout 150 "$harness" --mps auto > "$out/harness.json" 2>> "$log" || { say "gpu-check: harness failed"; status=1; }
-# The calibrated platform (the host harnesses quick; the GPU harness again, quick).
-timeout 150 "$mmgp" calibrate --accelerator cuda --quick -o "$out/platform.json" 2> "$out/calibrate.log" ||
+
+step "2. calibrate"
+timeout 150 "$mmgp" calibrate --accelerator cuda --quick -o "$out/platform.json" 2>> "$log" ||
   { say "gpu-check: calibrate failed"; status=1; }
-if [ -f "$out/platform.json" ]; then
-  # The gpu suite's checks, where python3 exists on the machine.
-  if command -v python3 >/dev/null; then
-    MMGP_BIN=$mmgp MMGP_GPU_HARNESS=$harness timeout 200 python3 tests/gpu_test.py >> "$log" 2>&1 ||
-      { say "gpu-check: gpu_test.py failed"; status=1; }
-  else
-    say "gpu-check: no python3 here: tests/gpu_test.py not run"
-  fi
-  # Predictions on the calibrated platform for a task program of 64 units (the scenario is in the log).
-  scen=$out/scenario.json
-  printf '{"platform": "platform.json", "application": {"decomposition": "task", "units": 64, "N": 1000, "T_hpu": 0.5, "T_apu": 50.0, "C_apu": 0.0, "g": 0.0}, "search": {"m": [1, 8]}}\n' > "$scen"
-  { "$mmgp" predict "$scen"; "$mmgp" predict "$scen" --set 'search.sharing=["time_sliced"]' --top 5;
-    "$mmgp" launch "$scen" --launcher local --cuda-devices 0 -- ./program {p}; } > "$out/predict.txt" 2>&1 ||
-    { say "gpu-check: predict failed"; status=1; }
+[ -f "$out/platform.json" ] || { say "gpu-check: no platform: stopping"; exit 1; }
+sms=$(grep -o '"sms": *[0-9]*' "$out/platform.json" | head -1 | grep -o '[0-9]*$')
+sharing=$(tr -d '\n ' < "$out/platform.json" | grep -o '"sharing":\[[^]]*\]' | head -1)
+say "gpu-check: $sms SMs, $sharing"
+if command -v python3 >/dev/null; then
+  MMGP_BIN=$mmgp MMGP_GPU_HARNESS=$harness timeout 200 python3 tests/gpu_test.py >> "$log" 2>&1 ||
+    { say "gpu-check: gpu_test.py failed"; status=1; }
+else
+  say "gpu-check: no python3 here: tests/gpu_test.py not run"
 fi
+
+step "3. the workload's profile"
+wl=(--units 8 --offloads 50 --host-us 200 --kernel-us 2000)
+timeout 60 "$workload" --profile "${wl[@]}" > "$out/app.json" 2>> "$log" || { say "gpu-check: profile failed"; status=1; }
+
+step "4. predict"
+printf '{"schema": "mmgp/1", "name": "gpu-workload", "platform": "platform.json", "application": "app.json", "search": {"m": [1, 8]}}\n' > "$out/scenario.json"
+{ "$mmgp" predict "$out/scenario.json"; "$mmgp" predict "$out/scenario.json" --set 'search.sharing=["time_sliced"]' --top 5;
+  "$mmgp" launch "$out/scenario.json" --launcher local --cuda-devices 0 -- ./program {p}; } > "$out/predict.txt" 2>&1 ||
+  { say "gpu-check: predict failed"; status=1; }
+
+step "5. sweep"
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+cases=""
+sweep_mode() {  # $1: time_sliced or mps
+  local mode=$1 m p reps t runs
+  for m in 1 2 4 8; do
+    for p in 1 8 32 $(( sms / m )); do
+      [ "$p" -ge 1 ] && [ "$p" -le "$sms" ] || continue
+      [ "$mode" = mps ] && [ $(( m * p )) -gt "$sms" ] && continue
+      reps=""
+      for rep in 1 2 3; do
+        t=$(MMGP_SHARING=$mode timeout 30 "$workload" --m "$m" --p "$p" "${wl[@]}" 2>> "$log" | awk '/^time_s/ {print $2}')
+        [ -n "$t" ] || { say "gpu-check: run m=$m p=$p $mode failed"; continue; }
+        reps="$reps $t"
+      done
+      [ -n "$reps" ] || continue
+      runs=$(echo $reps | tr ' ' ',')
+      t=$(echo $reps | tr ' ' '\n' | median)
+      cases="$cases${cases:+,}
+    {\"m\": $m, \"p\": $p, \"sharing\": \"$mode\", \"measured_s\": $t, \"runs\": [$runs], \"source\": \"mmgp-gpu-workload, 3 runs\"}"
+    done
+  done
+}
+case $sharing in *time_sliced*) sweep_mode time_sliced ;; esac
+case $sharing in
+  *mps*)
+    if [ "$(id -u)" -eq 0 ] && nvidia-cuda-mps-control -d >> "$log" 2>&1; then
+      sleep 1; sweep_mode mps; echo quit | nvidia-cuda-mps-control >> "$log" 2>&1; sleep 1
+    else say "gpu-check: the MPS daemon could not be started: MPS not swept"; fi ;;
+esac
+printf '{"schema": "mmgp/1", "kind": "validation", "name": "gpu-workload sweep", "scenario": "scenario.json", "group": "sweep", "cases": [%s\n]}\n' "$cases" > "$out/sweep.json"
+"$mmgp" validate "$out/sweep.json" > "$out/validate.txt" 2>&1 || { say "gpu-check: validate failed"; status=1; }
+tail -3 "$out/validate.txt" | tee -a "$log"
 say "gpu-check: done in $(( $(date +%s) - start )) s, status $status"
 exit $status
