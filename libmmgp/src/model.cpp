@@ -192,6 +192,18 @@ p_curve evaluator::slice_curve(const configuration& c, const dedicated_terms& un
     return time_sliced_curve(unit, share.startup, c.m, detail::share_of(s_->app, c).units, s_->plat.T_slice_switch);
 }
 
+// Out of the dedicated path's way (kept out of line: the common evaluation stays as small as before).
+[[gnu::noinline]] prediction evaluator::sliced_prediction(const configuration& c, double comm_phase,
+                                                          bool extrapolated) const noexcept {
+    dedicated_terms unit;
+    host_share share;
+    layers(c.m, c.nodes, c.pol, comm_phase, unit, share);
+    prediction out = dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
+                                          kind_ == model_kind::eq11 ? false : extrapolated);
+    wait_for_slices(out, slice_curve(c, unit, share)(c.p));
+    return out;
+}
+
 row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated, accelerator_sharing sh) const noexcept {
     dedicated_terms unit;
     host_share share;
@@ -209,10 +221,10 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     dedicated_terms unit;
     host_share share;
     if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share)) {
-        prediction out = dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
-                                              kind_ == model_kind::eq11 ? false : extrapolated);
-        if (c.share == accelerator_sharing::time_sliced && c.m > 1) wait_for_slices(out, slice_curve(c, unit, share)(c.p));
-        return out;
+        if (c.share == accelerator_sharing::time_sliced && c.m > 1) [[unlikely]]
+            return sliced_prediction(c, comm_phase, extrapolated);  // by value: unit and share stay in registers here
+        return dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
+                                    kind_ == model_kind::eq11 ? false : extrapolated);
     }
     return row(*shared_, s_->app, configuration{c.m, 1, c.nodes, c.pol}, unit, extrapolated).at(c.p);
 }

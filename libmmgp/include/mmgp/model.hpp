@@ -162,6 +162,7 @@ public:
 private:
     bool layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit, host_share& share) const noexcept;
     p_curve slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
+    prediction sliced_prediction(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
     prediction evaluate_inline(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
     double alpha_at(int m) const noexcept;
     double ocol_at(int m) const noexcept;
