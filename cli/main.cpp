@@ -145,7 +145,8 @@ int run_subcommand(CLI::App& app, subcommands& cmd) {
         return 2;
     } catch (const std::exception& e) {
         mmgp::cli::flush_warnings();
-        std::cerr << "mmgp: internal error: " << e.what() << '\n';
+        std::cerr << "mmgp: internal error: " << e.what()
+                  << (mmgp::cli::report_incomplete() ? " (standard output holds an incomplete report)" : "") << '\n';
         return 1;
     }
 }
