@@ -164,20 +164,26 @@ void check_launcher_options(launcher_kind kind, const launch_options& o) {
                           "), found --launcher " + std::string(to_string(kind)));
 }
 
+// --cuda-devices: a CUDA_VISIBLE_DEVICES list; with `pl`, beside a GPU platform (one with sharing modes).
+void check_cuda_devices(const launch_options& o, const platform* pl) {
+    if (o.devices.empty()) return;
+    if (!pl && o.devices.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,-/") != std::string::npos)
+        throw usage_error("--cuda-devices: expected a CUDA_VISIBLE_DEVICES list (indices or UUIDs separated by commas), found \"" +
+                          o.devices + "\"");
+    if (pl && pl->sharing.empty())
+        throw usage_error("--cuda-devices: expected a GPU platform (one with \"sharing\" modes) beside it, found " +
+                          (pl->name.empty() ? std::string("a platform") : "platform " + pl->name) + " without them");
+}
+
 int run_launch(const launch_options& o) {
     launcher_kind kind;
     if (!parse_launcher(o.launcher, kind))
         throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launcher + "\"");
     check_launcher_options(kind, o);
-    if (!o.devices.empty() && (o.devices.find_first_not_of(
-                                   "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,-/") != std::string::npos))
-        throw usage_error("--cuda-devices: expected a CUDA_VISIBLE_DEVICES list (indices or UUIDs separated by commas), found \"" +
-                          o.devices + "\"");
+    check_cuda_devices(o, nullptr);  // the list before the scenario is read, the platform after
     model_kind mk = parse_model_option(o.space.model);
     scenario s = load_with_options(o.profile, o.space);
-    if (!o.devices.empty() && s.plat.sharing.empty())
-        throw usage_error("--cuda-devices: expected a GPU platform (one with \"sharing\" modes) beside it, found " +
-                          (s.plat.name.empty() ? std::string("a platform") : "platform " + s.plat.name) + " without them");
+    check_cuda_devices(o, &s.plat);
     // Task units are part of the model: the mapping is chosen for the units to be launched.
     if (o.units && s.app.decomp == decomposition::task) s.app.units = *o.units;
     search_options opt(false);
