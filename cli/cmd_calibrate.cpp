@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "calibrate.hpp"
-#include "common.hpp"
+#include "cmd_calibrate.hpp"
 #include "options.hpp"
 #include "mmgp/profile.hpp"
 

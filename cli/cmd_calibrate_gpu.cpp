@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "calibrate.hpp"
-#include "common.hpp"
+#include "cmd_calibrate.hpp"
 #include "gpu_describe.hpp"
 #include "mmgp/io.hpp"
 #include "process.hpp"

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "common.hpp"
+#include "cmd_calibrate.hpp"
 #include "mmgp/io.hpp"
 #include "mmgp/profile.hpp"
 #include "simulate.hpp"

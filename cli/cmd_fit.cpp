@@ -7,7 +7,7 @@
 #include <iostream>
 #include <optional>
 
-#include "common.hpp"
+#include "cmd_fit.hpp"
 #include "options.hpp"
 #include "mmgp/fit.hpp"
 

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common.hpp"
+#include "cmd_launch.hpp"
 #include "options.hpp"
 #include "mmgp/launch.hpp"
 #include "process.hpp"

@@ -9,7 +9,7 @@
 #include <map>
 #include <optional>
 
-#include "common.hpp"
+#include "cmd_predict.hpp"
 #include "options.hpp"
 #include "mmgp/uncertainty.hpp"
 #include "mmgp/wavefront.hpp"

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "app_profile.hpp"
-#include "common.hpp"
+#include "cmd_profile.hpp"
 #include "options.hpp"
 
 namespace mmgp::cli {

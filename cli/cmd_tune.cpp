@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "common.hpp"
+#include "cmd_tune.hpp"
 #include "options.hpp"
 #include "tune_backend.hpp"
 #include "tune_journal.hpp"

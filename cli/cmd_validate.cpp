@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
-#include "common.hpp"
+#include "cmd_validate.hpp"
 #include "options.hpp"
 
 namespace mmgp::cli {

@@ -9,7 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "common.hpp"
+#include "cmd_calibrate.hpp"
+#include "cmd_fit.hpp"
+#include "cmd_launch.hpp"
+#include "cmd_predict.hpp"
+#include "cmd_profile.hpp"
+#include "cmd_tune.hpp"
+#include "cmd_validate.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common.hpp"
+#include "cmd_launch.hpp"
 #include "mmgp/tune.hpp"
 
 namespace mmgp::cli {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common.hpp"
+#include "cmd_tune.hpp"
 #include "mmgp/tune.hpp"
 
 namespace mmgp::cli {
