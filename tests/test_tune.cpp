@@ -629,6 +629,36 @@ TEST_CASE("tune policy stage: the next run, by P(beats the chosen) per machine s
         CHECK(t.a.next == 2);
         CHECK(t.a.why_next == "explore: the least known configuration (too few runs for the model yet)");
     }
+    SUBCASE("exploring by the platform: the least known per machine second the platform expects, 0.04 / 1 > 0.05 / 2") {
+        t.a.model_used = false;
+        t.b.var = {0.01, 0.04, 0.05};
+        t.b.explore_cost = {1, 1, 2};
+        t.decide();
+        CHECK(t.a.next == 1);
+    }
+}
+
+TEST_CASE("tune: exploring by the platform, the first run is the one the platform alone expects cheapest") {
+    // One run's work all parallel (T_apu = 1 s): over 16 task units, m processes on m of the host's 4 contexts
+    // each take 16 / m of them and p APUs share each unit, so m = 4, p = 4 costs 1/16 of m = 1, p = 1; every
+    // configuration is as little known before the first run, and the space lists m = 4, p = 4 last.
+    mmgp::scenario s;
+    s.plat.hpu_contexts = 4;
+    s.plat.apus = 16;
+    s.app.decomp = mmgp::decomposition::task;
+    s.app.units = 16;
+    s.app.T_apu = 123;  // the profile's times are not the platform's knowledge: replaced
+    const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp},
+                                                    {2, 2, 1, mmgp::policy::edtlp}, {4, 4, 1, mmgp::policy::edtlp}};
+    mmgp::tune_options o;
+    o.prior = false;
+    const mmgp::tune_assessment by_variance = mmgp::tuner(s, space, o).assess();
+    o.explore_by_platform = true;
+    const mmgp::tune_assessment by_platform = mmgp::tuner(s, space, o).assess();
+    REQUIRE(by_variance.has_next);
+    REQUIRE(by_platform.has_next);
+    CHECK(by_variance.next == 0);
+    CHECK(by_platform.next == 3);
 }
 
 TEST_CASE("tune policy stage: the next run by the knowledge gradient: the doubt, not the near tie") {

@@ -165,6 +165,29 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
 
 }  // namespace
 
+std::vector<double> platform_explore_cost(const scenario& s, const std::vector<configuration>& space) {
+    scenario unknown = s;
+    application& a = unknown.app;
+    a.T_hpu = a.C_apu = a.g = a.T_start = 0;
+    a.T_apu = 1;
+    a.N_start = 0;
+    a.comm.clear();
+    a.spreads.clear();
+    std::vector<double> cost(space.size(), 0.0);
+    try {
+        evaluator e(unknown, model_kind::mmgp);
+        for (std::size_t i = 0; i < space.size(); ++i) {
+            cost[i] = e(space[i]).time_s * space[i].nodes;
+            if (!(std::isfinite(cost[i]) && cost[i] > 0)) return {};
+        }
+    } catch (const error&) {
+        return {};
+    }
+    const double cheapest = *std::min_element(cost.begin(), cost.end());
+    for (double& c : cost) c /= cheapest;
+    return cost;
+}
+
 prior_fit fit_prior(const scenario& s, const std::vector<configuration>& space, const tune_options& opt,
                     const run_evidence& evidence, std::vector<std::vector<double>>& coefficients) {
     prior_fit out;

@@ -65,6 +65,11 @@ struct tune_options {
     /// The next run: the highest knowledge gradient per machine second (what one more run is expected to gain
     /// on the comparison with the chosen; true) rather than the highest P(beats the chosen) per machine second.
     bool next_by_gradient = false;
+    /// While the tune explores (without the prior's values, before min_fit_configurations): the next run by how
+    /// little is known of it per machine second that the platform alone expects it to take (the application's
+    /// structure with its times unknown: all of one run's work parallel, T_apu = 1 s), rather than by how
+    /// little is known alone.
+    bool explore_by_platform = false;
     /// Stopped unsure by a budget, when the posterior is trusted over the lowest measured time (tune_assessment::
     /// chosen_by): noise, its leave-one-out RMS within the noise repetitions measured; calibrated, its leave-one-
     /// out residuals no larger than its own predictive spread says (mean of r^2 / var at most 1) with some noise
@@ -192,6 +197,7 @@ private:
     tune_options opt_;
     std::vector<tune_run> runs_;
     mutable std::vector<std::vector<double>> coef_;  // fit coefficients per configuration, computed when first run
+    std::vector<double> explore_cost_;  // tune_options::explore_by_platform: the platform's cost of a run, 1 the cheapest
 };
 
 }  // namespace mmgp

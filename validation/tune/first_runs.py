@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Whether a new user's first runs should follow the platform: measured leave-one-group-out on the benchmark.
+
+    python3 validation/tune/first_runs.py [--mmgp build/cli/mmgp] [--seeds 40] [--jobs 2]
+
+Without an application profile, mmgp tune explores until fit.min_configurations configurations have finished runs:
+each next run is the configuration least known (the discrepancy process's variance). With
+`--constant policy.explore_platform=1` it is the least known per machine second the platform alone expects the
+run to take (the model with the application's times unknown: all of one run's work parallel). This command
+replays every group of bench.py (recorded and made up) in the new user's four variants (a as recorded, b deviations
+shrunk to a tenth, c the two best 0.5 % apart, d each configuration's first run its slowest) both ways, on seeds
+1001.. (not the benchmark's), and scores each setting with constants.py's loss (machine time as a fraction of
+exhaustive trial's plus 10 x the P shortfall below min(0.9, max(exhaustive P, the default's P))).
+
+The rule is switched on for a group only when, on the *other* groups, it lowers the loss by more than twice the
+standard error of the paired difference (over their settings); the group's own figures with that decision are
+reported (leave one group out), and the decision on all groups is what mmgp tune's default is to be. Writes
+first_runs/report.txt and first_runs/results.json beside this file.
+"""
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402  (the groups, variants and replay functions)
+import constants  # noqa: E402  (the loss)
+
+RULES = {"variance": [], "platform": ["--constant", "policy.explore_platform=1"]}
+SETTINGS = list(bench.VARIANTS)
+FIRST_SEED = 1001
+
+
+def measure(pool, mmgp, group, extra_rule, seeds, folder):
+    """Per new-user variant: P, median machine time fraction and runs of mmgp tune, and exhaustive trial's P."""
+    out = {}
+    for v in SETTINGS:
+        path, reps, truth, exh_cost, profile, extra = bench.setting_replay(group, v, folder)
+        exh = [bench.exhaustive(reps, sd, v == "d") for sd in seeds]
+        tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, extra + extra_rule), seeds))
+        s = bench.summary(tuned, truth, exh_cost)
+        out[v] = {"p": s["p_within_3pct"], "time_fraction": s["median_time_fraction"], "runs": s["median_runs"],
+                  "exhaustive_p": bench.summary(exh, truth, exh_cost)["p_within_3pct"]}
+    return out
+
+
+def losses(results, names, rule):
+    return [constants.loss(results[n][rule][s], results[n]["variance"][s]) for n in names for s in SETTINGS]
+
+
+def decide(results, names):
+    """'platform' when it lowers the mean loss on `names` by more than two standard errors of the paired
+    difference; else 'variance'. Returns it with the difference and its standard error."""
+    d = [x - y for x, y in zip(losses(results, names, "platform"), losses(results, names, "variance"))]
+    se = statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else 0.0
+    return ("platform" if statistics.mean(d) < -2 * se else "variance"), statistics.mean(d), se
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
+    ap.add_argument("--seeds", type=int, default=40)
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    groups = bench.groups() + bench.made_up_groups()
+    names = [g[0] for g in groups]
+    seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
+    pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
+    results = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for g in groups:
+            results[g[0]] = {rule: measure(pool, a.mmgp, g, extra, seeds, folder) for rule, extra in RULES.items()}
+            print(g[0], file=sys.stderr, flush=True)
+    overall, diff, se = decide(results, names)
+    lines = [f"# a new user's first runs, by the platform or by variance alone: python3 validation/tune/first_runs.py "
+             f"--seeds {a.seeds}",
+             "# settings per group: the new user's variants a, b, c, d; figures P<=3% / median machine time (fraction of "
+             "exhaustive trial's) / median runs",
+             f"# loss: constants.py's; seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", "",
+             f"all groups: loss {statistics.mean(losses(results, names, 'platform')):.3f} by the platform, "
+             f"{statistics.mean(losses(results, names, 'variance')):.3f} by variance alone; paired difference "
+             f"{diff:+.3f} (standard error {se:.3f}); decision: {overall}", "",
+             f"{'group':<22} {'decided on the others':<22} {'loss':>5} {'var.':>5}  " +
+             "  ".join(f"{'variance ' + s:>19} {'platform ' + s:>19}" for s in SETTINGS)]
+    held, before = [], []
+    for n in names:
+        rule = decide(results, [o for o in names if o != n])[0]
+        held.append(statistics.mean(losses(results, [n], rule)))
+        before.append(statistics.mean(losses(results, [n], "variance")))
+        cell = lambda x: f"{x['p']:.2f}/{100 * x['time_fraction']:5.1f}%/{x['runs']:>4g}"
+        lines.append(f"{n:<22} {rule:<22} {held[-1]:>5.2f} {before[-1]:>5.2f}  " +
+                     "  ".join(f"{cell(results[n]['variance'][s]):>19} {cell(results[n]['platform'][s]):>19}"
+                               for s in SETTINGS))
+    lines.append(f"mean loss on the left-out groups: {statistics.mean(held):.3f} with the rule decided without them, "
+                 f"{statistics.mean(before):.3f} by variance alone")
+    os.makedirs(os.path.join(HERE, "first_runs"), exist_ok=True)
+    open(os.path.join(HERE, "first_runs", "report.txt"), "w").write("\n".join(lines) + "\n")
+    json.dump({"seeds": seeds, "decision": overall, "results": results},
+              open(os.path.join(HERE, "first_runs", "results.json"), "w"), indent=1, sort_keys=True)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
