@@ -184,7 +184,8 @@ REFUSED = [
     ("tune: an out-of-range confidence", "tune p.json --confidence 1 -- true", 2, '--confidence: expected a number in (0, 1), found "1"'),
     ("tune: a constant the tuner does not have", "tune p.json --constant noise.spread=0.1 -- true", 2,
      '--constant: expected one of noise.sd, noise.dof, noise.few_runs_noisiest, model.error, '
-     'discrepancy.length_scale, fit.prior_weight, fit.min_configurations, policy.knowledge_gradient, fallback.trust, '
+     'discrepancy.length_scale, fit.prior_weight, fit.min_configurations, policy.knowledge_gradient, '
+     'policy.explore_platform, fallback.trust, '
      'found "noise.spread"'),
     ("tune: a constant out of its range", "tune p.json --constant noise.dof=0 -- true", 2,
      '--constant noise.dof: expected a number in [0.1, 1000], found "0"'),
