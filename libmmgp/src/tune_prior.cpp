@@ -173,16 +173,13 @@ std::vector<double> platform_explore_cost(const scenario& s, const std::vector<c
     a.N_start = 0;
     a.comm.clear();
     a.spreads.clear();
-    std::vector<double> cost(space.size(), 0.0);
-    try {
-        evaluator e(unknown, model_kind::mmgp);
-        for (std::size_t i = 0; i < space.size(); ++i) {
-            cost[i] = e(space[i]).time_s * space[i].nodes;
-            if (!(std::isfinite(cost[i]) && cost[i] > 0)) return {};
-        }
-    } catch (const error&) {
-        return {};
-    }
+    prior_fit platform_only;
+    platform_only.log_time.assign(space.size(), 0.0);
+    platform_only.model_s.assign(space.size(), 0.0);
+    evaluate_model(unknown, space, platform_only);
+    if (!platform_only.model_used) return {};
+    std::vector<double> cost = std::move(platform_only.model_s);
+    for (std::size_t i = 0; i < space.size(); ++i) cost[i] *= space[i].nodes;
     const double cheapest = *std::min_element(cost.begin(), cost.end());
     for (double& c : cost) c /= cheapest;
     return cost;
