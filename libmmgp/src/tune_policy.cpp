@@ -246,7 +246,7 @@ std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, 
     if (exploring || !ch.has_reference) {
         for (std::size_t c = 0; c < n; ++c)
             if (candidate[c])
-                score[c] = !exploring ? -b.mean[c] : b.explore_cost.empty() ? v_next[c] : v_next[c] / b.explore_cost[c];
+                score[c] = exploring ? v_next[c] / (b.explore_cost.empty() ? 1.0 : b.explore_cost[c]) : -b.mean[c];
         return score;
     }
     if (by_gradient && a.has_chosen && !ch.by_cost) {
