@@ -164,6 +164,8 @@ void check_launcher_options(launcher_kind kind, const launch_options& o) {
                           "), found --launcher " + std::string(to_string(kind)));
 }
 
+namespace {
+
 // --cuda-devices: a CUDA_VISIBLE_DEVICES list; with `pl`, beside a GPU platform (one with sharing modes).
 void check_cuda_devices(const launch_options& o, const platform* pl) {
     if (o.devices.empty()) return;
@@ -174,6 +176,44 @@ void check_cuda_devices(const launch_options& o, const platform* pl) {
         throw usage_error("--cuda-devices: expected a GPU platform (one with \"sharing\" modes) beside it, found " +
                           (pl->name.empty() ? std::string("a platform") : "platform " + pl->name) + " without them");
 }
+
+// --json: the chosen mapping, the launcher's command and each local process, as one JSON document.
+void launch_json(const scenario& s, const std::string& name, model_kind mk, const search_options& opt, const ranked& best,
+                 launcher_kind kind, const launch_plan& plan) {
+    nlohmann::json j;
+    j["schema"] = "mmgp/1";
+    j["kind"] = "launch";
+    j["objective"] = std::string(to_string(opt.minimise));
+    j["profile"] = name;
+    j["file"] = s.file;
+    j["model"] = std::string(to_string(mk));
+    j["mapping"] = {{"m", best.c.m},
+                    {"p", best.c.p},
+                    {"nodes", best.c.nodes},
+                    {"policy", std::string(to_string(best.c.pol))},
+                    {"time_s", best.pred.time_s},
+                    {"node_hours", node_hours(best.c, best.pred.time_s)},
+                    {"core_hours", core_hours(best.c, best.pred.time_s)}};
+    if (best.c.share != accelerator_sharing::dedicated) j["mapping"]["sharing"] = std::string(to_string(best.c.share));
+    j["launcher"] = std::string(to_string(kind));
+    j["units"] = plan.units;
+    j["command"] = shell_command(plan);
+    if (kind == launcher_kind::local) {
+        j["processes"] = nlohmann::json::array();
+        for (const auto& lp : plan.processes) {
+            nlohmann::json env = nlohmann::json::object();
+            for (const auto& [k, v] : lp.env) env[k] = v;
+            j["processes"].push_back(
+                {{"rank", lp.rank}, {"units", lp.units}, {"cpus", lp.cpus}, {"argv", lp.argv}, {"env", env}});
+        }
+    } else {
+        j["argv"] = plan.argv;
+    }
+    j["notes"] = plan.notes;
+    std::cout << j.dump() << '\n' << std::flush;
+}
+
+}  // namespace
 
 int run_launch(const launch_options& o) {
     launcher_kind kind;
@@ -212,37 +252,7 @@ int run_launch(const launch_options& o) {
     if (o.exec) return spawn_and_wait(plan);
     const std::string name = s.name.empty() ? s.file : s.name;
     if (o.json) {
-        nlohmann::json j;
-        j["schema"] = "mmgp/1";
-        j["kind"] = "launch";
-        j["objective"] = std::string(to_string(opt.minimise));
-        j["profile"] = name;
-        j["file"] = s.file;
-        j["model"] = std::string(to_string(mk));
-        j["mapping"] = {{"m", best.c.m},
-                        {"p", best.c.p},
-                        {"nodes", best.c.nodes},
-                        {"policy", std::string(to_string(best.c.pol))},
-                        {"time_s", best.pred.time_s},
-                        {"node_hours", node_hours(best.c, best.pred.time_s)},
-                        {"core_hours", core_hours(best.c, best.pred.time_s)}};
-        if (best.c.share != accelerator_sharing::dedicated) j["mapping"]["sharing"] = std::string(to_string(best.c.share));
-        j["launcher"] = std::string(to_string(kind));
-        j["units"] = plan.units;
-        j["command"] = shell_command(plan);
-        if (kind == launcher_kind::local) {
-            j["processes"] = nlohmann::json::array();
-            for (const auto& lp : plan.processes) {
-                nlohmann::json env = nlohmann::json::object();
-                for (const auto& [k, v] : lp.env) env[k] = v;
-                j["processes"].push_back(
-                    {{"rank", lp.rank}, {"units", lp.units}, {"cpus", lp.cpus}, {"argv", lp.argv}, {"env", env}});
-            }
-        } else {
-            j["argv"] = plan.argv;
-        }
-        j["notes"] = plan.notes;
-        std::cout << j.dump() << '\n' << std::flush;
+        launch_json(s, name, mk, opt, best, kind, plan);
         return 0;
     }
     const bool cluster = s.space.nodes.hi > s.space.nodes.lo;
