@@ -3,7 +3,7 @@
 // fills, whether `mmgp predict --uncertainty` varies it, and its line of docs/PROFILES.md. The readers (which keys
 // they accept, how and in which member they read each, the list an unknown key is told), `mmgp calibrate`'s
 // writer, the uncertainty sampler and the documentation's key tables all come from these tables; they are
-// defined beside their readers (profile_platform.cpp, profile_application.cpp).
+// defined beside their readers (profile/platform.cpp, profile/application.cpp).
 //
 //   for (const mmgp::platform_key& k : mmgp::platform_keys()) std::cout << k.name << '\n';
 //   mmgp::key_of(&mmgp::platform::T_wake);   // "T_wake"

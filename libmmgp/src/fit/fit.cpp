@@ -1,0 +1,756 @@
+// Fitting an application's parameters to measured runs (mmgp/fit.hpp): reading the runs (CSV or JSON), the
+// relative least squares on the model's own coefficients (fit/terms.hpp), and the fitted profile as JSON.
+// Pure but for read_runs, which reads its file.
+#include "mmgp/fit.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "fit/measured_range.hpp"
+#include "base/json_reader.hpp"
+#include "fit/terms.hpp"
+#include "base/nnls.hpp"
+#include "mmgp/io.hpp"
+#include "mmgp/statistics.hpp"
+
+namespace mmgp {
+
+namespace {
+
+using detail::json;
+
+constexpr std::int64_t max_count = 1000000000;
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+std::string trim(std::string s) {
+    auto sp = [](unsigned char c) { return std::isspace(c) != 0; };
+    while (!s.empty() && sp(static_cast<unsigned char>(s.back()))) s.pop_back();
+    std::size_t i = 0;
+    while (i < s.size() && sp(static_cast<unsigned char>(s[i]))) ++i;
+    return s.substr(i);
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char ch : line) {
+        if (ch == ',') {
+            out.push_back(trim(cur));
+            cur.clear();
+        } else {
+            cur += ch;
+        }
+    }
+    out.push_back(trim(cur));
+    return out;
+}
+
+// Reads all of `s` as a number of type T (false: not a number, or something after it).
+template <class T>
+bool read_whole(const std::string& s, T& v) {
+    auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+// The header row of a CSV file of runs and the index of each column read (-1: absent).
+struct csv_columns {
+    std::vector<std::string> header;
+    int header_row = 0;
+    int col_m = -1, col_p = -1, col_nodes = -1, col_units = -1, col_time = -1, col_policy = -1, col_cens = -1, col_bound = -1;
+    std::vector<std::string> ignored;  ///< the header's other columns
+
+    int* slot(const std::string& h) {
+        return h == "m"                                                              ? &col_m
+               : h == "p"                                                            ? &col_p
+               : h == "nodes"                                                        ? &col_nodes
+               : h == "units"                                                        ? &col_units
+               : (h == "time_s" || h == "time" || h == "wall_s" || h == "seconds") ? &col_time
+               : h == "policy"                                                       ? &col_policy
+               : h == "censored"                                                     ? &col_cens
+               : h == "bound_s"                                                      ? &col_bound
+                                                                                     : nullptr;
+    }
+};
+
+// Whether a and b are one edit apart: a letter inserted, removed, changed, or two neighbours swapped.
+bool one_edit_apart(std::string_view a, std::string_view b) {
+    if (a.size() > b.size()) std::swap(a, b);
+    if (b.size() - a.size() > 1 || a == b) return false;
+    std::size_t i = 0;
+    while (i < a.size() && a[i] == b[i]) ++i;
+    if (a.size() == b.size())
+        return a.substr(i + 1) == b.substr(i + 1) ||
+               (i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i] && a.substr(i + 2) == b.substr(i + 2));
+    return a.substr(i) == b.substr(i + 1);
+}
+
+// The columns named by header row `row` (fields f): each at most once; m, p and the time required. A column one
+// edit from a known name of four letters or more is refused as a likely typo (a misspelled `censored` would count
+// stopped runs as measured, a misspelled `nodes` would default every run to one node); other columns are listed
+// in `ignored`.
+csv_columns csv_header(const std::vector<std::string>& f, int row, const std::string& file) {
+    csv_columns cols;
+    cols.header = f;
+    cols.header_row = row;
+    const std::string where = "row " + std::to_string(row) + " (header)";
+    static constexpr std::string_view long_names[] = {"nodes", "units", "policy", "censored", "time_s", "bound_s",
+                                                      "wall_s", "seconds", "time"};
+    for (int i = 0; i < static_cast<int>(f.size()); ++i) {
+        const std::string& h = f[static_cast<std::size_t>(i)];
+        if (int* slot = cols.slot(h)) {
+            if (*slot >= 0) throw input_error(file, where, "each column once", "a second column \"" + h + "\"");
+            *slot = i;
+            continue;
+        }
+        for (std::string_view known : long_names)
+            if (one_edit_apart(h, known))
+                throw input_error(file, where + ", column " + utf8_prefix(h, 40),
+                                  "a known column name (\"" + std::string(known) + "\"? a misspelled column is ignored and "
+                                  "its default used)",
+                                  "\"" + utf8_prefix(h, 40) + "\", one letter from it");
+        cols.ignored.push_back(h);
+    }
+    std::string have;
+    for (const auto& h : f) have += (have.empty() ? "" : ", ") + h;
+    for (auto [col, name] : {std::pair{cols.col_m, "m"}, std::pair{cols.col_p, "p"}, std::pair{cols.col_time, "time_s"}})
+        if (col < 0) throw input_error(file, where, std::string("a column named ") + name, "the columns " + have);
+    return cols;
+}
+
+// The run of data row `row` (fields f).
+measured_run csv_run(const std::vector<std::string>& f, const csv_columns& cols, int row, const std::string& file) {
+    const auto& header = cols.header;
+    if (f.size() != header.size())
+        throw input_error(file, "row " + std::to_string(row),
+                          std::to_string(header.size()) + " comma-separated fields as in the header (row " +
+                              std::to_string(cols.header_row) + ")",
+                          std::to_string(f.size()) + " fields");
+    auto field = [&](int col) -> const std::string& { return f[static_cast<std::size_t>(col)]; };
+    auto fail = [&](int col, const std::string& expected) {
+        throw input_error(file, "row " + std::to_string(row) + ", column " + header[static_cast<std::size_t>(col)],
+                          expected, "\"" + field(col) + "\"");
+    };
+    auto integer = [&](int col, std::int64_t dflt) -> std::int64_t {
+        if (col < 0) return dflt;
+        long long v = 0;
+        if (!read_whole(field(col), v) || v < 1 || v > max_count)
+            fail(col, "an integer in [1, " + std::to_string(max_count) + "]");
+        return v;
+    };
+    auto seconds = [&](int col, const char* expected) {
+        double v = 0;
+        if (!read_whole(field(col), v) || !std::isfinite(v) || v <= 0) fail(col, expected);
+        return v;
+    };
+    measured_run run;
+    run.c.m = static_cast<int>(integer(cols.col_m, 1));
+    run.c.p = static_cast<int>(integer(cols.col_p, 1));
+    run.c.nodes = static_cast<int>(integer(cols.col_nodes, 1));
+    run.units = integer(cols.col_units, 1);
+    run.time_s = seconds(cols.col_time, "a finite number > 0 (seconds)");
+    if (!detail::measured_in_range(run.time_s)) fail(cols.col_time, detail::measured_range_text);
+    if (cols.col_policy >= 0) {
+        if (!parse_policy(field(cols.col_policy), run.c.pol)) fail(cols.col_policy, "edtlp or os");
+        run.has_policy = true;
+    }
+    if (cols.col_cens >= 0) {
+        const std::string& s = field(cols.col_cens);
+        if (s != "0" && s != "1") fail(cols.col_cens, "0 or 1");
+        run.censored = s == "1";
+    }
+    if (cols.col_bound >= 0 && !field(cols.col_bound).empty())
+        run.bound_s = seconds(cols.col_bound, "a finite number > 0 (seconds) or nothing");
+    run.where = "row " + std::to_string(row);
+    return run;
+}
+
+std::vector<measured_run> parse_csv(const std::string& text, const std::string& file, std::vector<std::string>* ignored) {
+    // Line ends of any convention: LF, CRLF, and the old Mac's lone CR (else a file of CR-ended lines would be
+    // read as one header line).
+    std::string lf;
+    lf.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i)
+        if (text[i] != '\r') lf += text[i];
+        else if (i + 1 >= text.size() || text[i + 1] != '\n') lf += '\n';
+    std::istringstream in(lf);
+    std::string line;
+    int row = 0;
+    std::optional<csv_columns> cols;  // after the header row
+    std::vector<measured_run> runs;
+    while (std::getline(in, line)) {
+        ++row;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        std::string t = trim(line);
+        if (t.empty() || t[0] == '#') continue;
+        std::vector<std::string> f = split_csv(t);
+        if (!cols)
+            cols = csv_header(f, row, file);
+        else
+            runs.push_back(csv_run(f, *cols, row, file));
+    }
+    if (!cols)
+        throw input_error(file, "row 1 (header)", "a header row naming the columns m, p, nodes, units, time_s", "no rows");
+    if (ignored) *ignored = cols->ignored;
+    return runs;
+}
+
+std::vector<measured_run> parse_json_runs(const std::string& text, const std::string& file) {
+    json doc = detail::parse_json(text, file);
+    detail::reader r{file};
+    const json* arr = &doc;
+    std::string base;
+    if (doc.is_object()) {
+        r.document(doc, "", "runs");
+        r.known_keys(doc, "", detail::schema::runs_document);
+        if (!doc.contains("runs")) r.fail("/runs", "an array of runs", "nothing (the key is missing)");
+        arr = &doc["runs"];
+        base = "/runs";
+    }
+    if (!arr->is_array()) r.fail(base, "an array of runs {\"m\", \"p\", \"nodes\", \"units\", \"time_s\"}", *arr);
+    std::vector<measured_run> runs;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+        std::string ip = detail::child(base, i);
+        const json& o = r.object((*arr)[i], ip);
+        r.known_keys(o, ip, detail::schema::run);
+        measured_run run;
+        run.c.m = static_cast<int>(r.integer_at(o, ip, "m", 1, max_count));
+        run.c.p = static_cast<int>(r.integer_at(o, ip, "p", 1, max_count));
+        run.c.nodes = static_cast<int>(r.integer_or(o, ip, "nodes", 1, 1, max_count));
+        run.units = r.integer_or(o, ip, "units", 1, 1, max_count);
+        run.time_s = r.number_at(o, ip, "time_s", 0.0, true, "seconds");
+        if (!detail::measured_in_range(run.time_s)) r.fail(detail::child(ip, "time_s"), detail::measured_range_text, o["time_s"]);
+        if (o.contains("policy")) {
+            run.c.pol = static_cast<policy>(r.choice(o, ip, "policy", {"edtlp", "os"}, 0, true));
+            run.has_policy = true;
+        }
+        run.where = ip;
+        runs.push_back(run);
+    }
+    return runs;
+}
+
+constexpr int n_params = 6;  // T_hpu, T_apu, C_apu, g (through N*g), N, T_start
+constexpr const char* param_names[n_params] = {"T_hpu", "T_apu", "C_apu", "g", "N", "T_start"};
+
+// The index of a parameter fit_options::fixed can hold (N is held through fit_options::N); -1 for another name.
+int fixable_index(std::string_view name) noexcept {
+    for (int k = 0; k < n_params; ++k)
+        if (k != 4 && name == param_names[k]) return k;
+    return -1;
+}
+
+// Which parameters are held, at which value (g is held through N*g), and which of them by --fix.
+struct held_params {
+    std::array<bool, n_params> held;
+    std::array<double, n_params> value;
+    std::array<bool, n_params> fixed{};
+};
+
+// The application the options describe, without its fitted parameters.
+application shape_of(const fit_options& opt) {
+    application shape;
+    shape.decomp = opt.decomp;
+    shape.scale = opt.scale;
+    shape.spin_limit = opt.spin_limit;
+    shape.N_start = opt.N_start;
+    return shape;
+}
+
+std::string fmt_g(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+// "T_apu=1000 (--fix), N=1 (--N) and the platform's costs": what a run's known part is made of.
+std::string known_parts(const held_params& h) {
+    std::string out;
+    for (int j = 0; j < n_params; ++j) {
+        const auto u = static_cast<std::size_t>(j);
+        if (!h.held[u] || (h.value[u] == 0 && !h.fixed[u])) continue;
+        out += (out.empty() ? "" : ", ") + std::string(param_names[j]) + "=" + fmt_g(h.value[u]) +
+               (h.fixed[u] ? " (--fix)" : j == 4 ? " (--N)" : "");
+    }
+    return out.empty() ? "the platform's costs" : out + " and the platform's costs";
+}
+
+// The held parameters: N unless fitted, T_start unless fitted, and those --fix names.
+held_params held_of(const fit_options& opt) {
+    held_params h{{false, false, false, false, !opt.fit_N, !opt.fit_T_start}, {0, 0, 0, 0, opt.N, 0}, {}};
+    for (const auto& [name, v] : opt.fixed) {
+        const int j = fixable_index(name);
+        if (j < 0) throw input_error("--fix", name, "one of T_hpu, T_apu, C_apu, g, T_start", "\"" + name + "\"");
+        h.held[static_cast<std::size_t>(j)] = h.fixed[static_cast<std::size_t>(j)] = true;
+        h.value[static_cast<std::size_t>(j)] = v;
+    }
+    if (opt.fit_N && h.held[3] && h.value[3] != 0.0)
+        throw input_error("--fix", "g", "g not held when N is fitted (N*g is the fitted quantity)", "both");
+    return h;
+}
+
+[[noreturn]] void too_few_runs(const std::string& file, int k, int n) {
+    throw input_error(file, "(all rows)",
+                      "at least " + std::to_string(k) + " runs to fit " + std::to_string(k) + " parameters",
+                      std::to_string(n) + " run" + (n == 1 ? "" : "s"));
+}
+
+// Enough runs, and enough distinct configurations, for the free parameters, each feasible on the platform.
+// Returns whether p varies among the runs (what would identify a parameter depends on it).
+bool check_runs(const platform& pl, const std::vector<measured_run>& runs, const held_params& h, const std::string& file) {
+    int k_free = 0;
+    for (int j = 0; j < n_params; ++j) k_free += !h.held[static_cast<std::size_t>(j)];
+    const int n = static_cast<int>(runs.size());
+    if (n == 0 || n < k_free) too_few_runs(file, k_free, n);
+    // Repetitions of one configuration give the same design row (up to scale): they measure noise,
+    // they cannot separate parameters.
+    std::set<std::tuple<int, int, int, std::int64_t, int>> distinct;
+    std::set<int> ps;
+    for (const auto& r : runs) {
+        distinct.insert({r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol)});
+        ps.insert(r.c.p);
+    }
+    if (static_cast<int>(distinct.size()) < k_free)
+        throw input_error(file, "(all rows)",
+                          "at least " + std::to_string(k_free) + " distinct configurations (m, p, nodes, units, policy) to fit " +
+                              std::to_string(k_free) + " parameters (repetitions of a configuration measure noise, they do not "
+                              "separate parameters; --fix NAME=VALUE holds one)",
+                          std::to_string(distinct.size()) + " distinct in " + std::to_string(n) + " runs");
+    for (const auto& r : runs)
+        if (static_cast<std::int64_t>(r.c.m) * r.c.p > pl.apus || r.c.nodes > pl.nodes)
+            throw input_error(file, r.where,
+                              "a configuration feasible on platform " + pl.name + " (m*p <= " + std::to_string(pl.apus) +
+                                  ", nodes <= " + std::to_string(pl.nodes) + ")",
+                              "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
+    return ps.size() >= 2;
+}
+
+// The free parameters are >= 0: a run shorter than the part of the model already known (held values and the
+// platform's fixed costs, t - rhs) cannot be fitted by any of them. Either a --fix value is inconsistent with
+// the runs, or the times are not on the platform's scale (not seconds?).
+[[noreturn]] void refuse_below_known(const std::string& file, const measured_run& run, const held_params& h,
+                                     const std::array<double, n_params + 1>& x, double rhs) {
+    double by_fix = 0;
+    for (int j : {0, 1, 2, 5})
+        if (h.fixed[static_cast<std::size_t>(j)]) by_fix += h.value[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(j)];
+    if (h.fixed[3]) by_fix += h.value[3] * h.value[4] * x[3];
+    const bool held_cause = by_fix > 0 && rhs + by_fix >= 0;
+    const double t = run.time_s;
+    throw input_error(file, run.where,
+                      "a measured time at least the model's known part (" + known_parts(h) + ")",
+                      "time_s " + fmt_g(t) + " s below the known " + fmt_g(t - rhs) + " s: " +
+                          (held_cause ? "a value held by --fix is inconsistent with the runs"
+                                      : "the times are out of scale with the platform's costs (seconds expected)"));
+}
+
+// The least-squares problem X b = y in relative form: each run's row divided by its measured time.
+struct fit_design {
+    Eigen::MatrixXd X;
+    Eigen::VectorXd y;
+};
+
+fit_design relative_design(const std::vector<measured_run>& runs, const std::vector<detail::fit_row>& rows,
+                           const held_params& h, const std::string& file) {
+    const int n = static_cast<int>(runs.size());
+    fit_design d{Eigen::MatrixXd(n, n_params), Eigen::VectorXd(n)};
+    for (int i = 0; i < n; ++i) {
+        const measured_run& run = runs[static_cast<std::size_t>(i)];
+        const detail::fit_row& x = rows[static_cast<std::size_t>(i)];
+        double t = run.time_s;
+        double rhs = t - x[n_params];
+        // Held N: the N*(O_offload + T_csw + ...) part is known; a held g enters through N*g.
+        if (h.held[4]) rhs -= h.value[4] * x[4];
+        if (h.held[3]) rhs -= h.value[3] * h.value[4] * x[3];
+        for (int j : {0, 1, 2, 5})
+            if (h.held[static_cast<std::size_t>(j)]) rhs -= h.value[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(j)];
+        for (int j = 0; j < n_params; ++j) d.X(i, j) = x[static_cast<std::size_t>(j)] / t;
+        d.y(i) = rhs / t;
+        if (!std::isfinite(d.y(i)) || !d.X.row(i).allFinite())
+            throw input_error(file, run.where,
+                              "a measured time on the scale of the platform's costs (the design's terms divided by it "
+                              "must be finite numbers)",
+                              "time_s " + fmt_g(t) + " s, out of scale");
+        if (rhs < 0) refuse_below_known(file, run, h, x, rhs);
+    }
+    return d;
+}
+
+// What would identify each parameter, given what these runs already vary.
+std::array<const char*, n_params> identifying_runs(bool p_varies) {
+    const char* host_load = "vary the host load: runs with m beyond the host contexts (alpha(m) changes) or with different units per process";
+    return {"vary the host load: runs with different m (or units per process)",
+            p_varies ? host_load : "vary p: runs with at least two different p",
+            p_varies ? host_load : "vary p: runs with at least two different p",
+            p_varies ? "more values of p: the gap grows with p while T_apu shrinks with 1/p (at least three p)"
+                     : "vary p: the gap grows with p",
+            "give N (--N) or vary m beyond the host contexts",
+            "vary the units per process: runs with at least two different unit counts"};
+}
+
+// Each parameter's entry in out.params: a held one at its value; a free one identified unless its column is zero
+// or a combination of the columns kept before it (then held at 0, with a warning). Returns the kept columns.
+std::vector<int> identified_columns(const Eigen::MatrixXd& X, const held_params& h, bool p_varies, fit_result& out) {
+    const std::array<const char*, n_params> hints = identifying_runs(p_varies);
+    std::vector<int> kept;
+    out.params.resize(n_params);
+    for (int j = 0; j < n_params; ++j) {
+        auto& fp = out.params[static_cast<std::size_t>(j)];
+        fp.name = param_names[j];
+        if (h.held[static_cast<std::size_t>(j)]) {
+            fp.value = h.value[static_cast<std::size_t>(j)];
+            fp.ci95_lo = fp.ci95_hi = fp.value;
+            fp.note = h.fixed[static_cast<std::size_t>(j)] ? "held (--fix)"
+                      : j == 4                              ? "held (--N)"
+                                                            : "held (not fitted without --fit-T-start)";
+            continue;
+        }
+        fp.fitted = true;
+        Eigen::VectorXd col = X.col(j);
+        double norm = col.stableNorm();
+        bool identified = norm > 0;
+        std::string with;
+        if (identified && !kept.empty()) {
+            Eigen::MatrixXd K(X.rows(), static_cast<Eigen::Index>(kept.size()));
+            for (std::size_t c = 0; c < kept.size(); ++c) K.col(static_cast<Eigen::Index>(c)) = X.col(kept[c]);
+            Eigen::VectorXd coef = K.colPivHouseholderQr().solve(col);
+            double resid = (K * coef - col).stableNorm() / norm;
+            if (resid < 1e-6) {
+                identified = false;
+                for (int c : kept) with += (with.empty() ? "" : ", ") + std::string(param_names[c]);
+            }
+        }
+        if (!identified) {
+            fp.identified = false;
+            fp.value = 0;
+            fp.note = norm > 0 ? "not identified: these runs cannot separate it from " + with + "; " + hints[static_cast<std::size_t>(j)]
+                               : std::string("not identified: it does not change any run's time; ") + hints[static_cast<std::size_t>(j)];
+            out.warnings.push_back(std::string(param_names[j]) + " " + fp.note + " (held at 0)");
+            continue;
+        }
+        kept.push_back(j);
+    }
+    return kept;
+}
+
+// Relative least squares, iteratively reweighted: rows were divided by the measured time; dividing by the
+// fitted time instead removes the bias of weights that carry the measurement noise. Leaves d reweighted.
+Eigen::VectorXd reweighted_nnls(fit_design& d, const std::vector<measured_run>& runs, const std::vector<int>& kept,
+                                const std::string& file) {
+    Eigen::VectorXd b = Eigen::VectorXd::Zero(n_params);
+    if (kept.empty()) return b;
+    std::vector<bool> usable(n_params, false);
+    for (int j : kept) usable[static_cast<std::size_t>(j)] = true;
+    const Eigen::MatrixXd X0 = d.X;
+    const Eigen::VectorXd y0 = d.y;
+    for (int iter = 0; iter < 3; ++iter) {
+        if (!detail::nnls_small(d.X, d.y, usable, b))
+            throw input_error(file, "(all rows)", "runs that determine the parameters", "a rank-deficient design");
+        for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
+            // X0 and y0 are already relative to the measured time t: scale row by t / fitted(t).
+            double known = runs[static_cast<std::size_t>(i)].time_s * (1.0 - y0(i));  // held parts, seconds
+            double fitted = (X0.row(i) * b)(0) * runs[static_cast<std::size_t>(i)].time_s + known;
+            double w = fitted > 0 ? runs[static_cast<std::size_t>(i)].time_s / fitted : 1.0;
+            d.X.row(i) = X0.row(i) * w;
+            d.y(i) = y0(i) * w;
+        }
+    }
+    if (!detail::nnls_small(d.X, d.y, usable, b))
+        throw input_error(file, "(all rows)", "runs that determine the parameters", "a rank-deficient design");
+    return b;
+}
+
+// The kept parameters' estimates b, with standard errors and 95 % intervals from the covariance of the
+// unconstrained least squares on the identified columns; out.dof.
+void set_estimates(const fit_design& d, const Eigen::VectorXd& b, const std::vector<int>& kept, fit_result& out) {
+    const int n = static_cast<int>(d.X.rows()), k = static_cast<int>(kept.size());
+    out.dof = n - k;
+    double rss = k > 0 ? (d.X * b - d.y).squaredNorm() : d.y.squaredNorm();
+    Eigen::MatrixXd cov_n;  // of the parameters times their column norms dn
+    Eigen::VectorXd dn;
+    if (k > 0 && out.dof > 0) {
+        // Columns at unit norm for the inverse (parameters differ by many orders of magnitude), scaled back.
+        Eigen::MatrixXd K(n, k);
+        dn.resize(k);
+        for (int c = 0; c < k; ++c) {
+            K.col(c) = d.X.col(kept[static_cast<std::size_t>(c)]);
+            dn(c) = K.col(c).stableNorm();
+            K.col(c) /= dn(c);
+        }
+        cov_n = (K.transpose() * K).inverse() * (rss / out.dof);
+    }
+    const double tq = t_quantile_975(out.dof);
+    for (int c = 0; c < k; ++c) {
+        int j = kept[static_cast<std::size_t>(c)];
+        auto& fp = out.params[static_cast<std::size_t>(j)];
+        fp.value = b(j);
+        fp.stderr_ = out.dof > 0 ? std::sqrt(std::max(0.0, cov_n(c, c))) / dn(c) : nan;
+        fp.ci95_lo = out.dof > 0 ? fp.value - tq * fp.stderr_ : nan;
+        fp.ci95_hi = out.dof > 0 ? fp.value + tq * fp.stderr_ : nan;
+        if (out.dof == 0) fp.note = "exactly determined: no degrees of freedom left for a confidence interval";
+    }
+}
+
+// Column 3 is N*g: report g itself (not identified when N is 0).
+void express_g_per_phase(fit_result& out) {
+    const double N = out.params[4].value;
+    auto& g = out.params[3];
+    if (!g.fitted || !g.identified) return;
+    if (N > 0) {
+        g.value /= N;
+        g.stderr_ /= N;
+        g.ci95_lo /= N;
+        g.ci95_hi /= N;
+    } else {
+        out.warnings.push_back("g: N is 0, so the gap term cannot be expressed per phase (held at 0)");
+        g.value = 0;
+        g.identified = false;
+        g.stderr_ = g.ci95_lo = g.ci95_hi = nan;
+        g.note = "not identified: N is 0, so the gap term cannot be expressed per phase";
+    }
+}
+
+// An interval always holds its own estimate (the estimate is the constrained solution, the interval that of
+// the unconstrained one around it), and only values the parameter can take: every parameter is >= 0 (a time, a
+// count), so the interval is cut at 0 rather than reaching below it.
+void widen_to_estimates(std::vector<fitted_param>& params) {
+    for (auto& fp : params)
+        if (std::isfinite(fp.ci95_lo) && std::isfinite(fp.ci95_hi)) {
+            fp.ci95_lo = std::max(0.0, std::min(fp.ci95_lo, fp.value));
+            fp.ci95_hi = std::max(fp.ci95_hi, fp.value);
+        }
+}
+
+// The fitted application: the options' shape with the estimates, units the largest among the runs.
+application fitted_application(const std::vector<fitted_param>& params, const fit_options& opt,
+                               const std::vector<measured_run>& runs) {
+    application a = shape_of(opt);
+    a.name = opt.name;
+    a.T_hpu = params[0].value;
+    a.T_apu = params[1].value;
+    a.C_apu = params[2].value;
+    a.g = params[3].value;
+    a.N = params[4].value;
+    a.T_start = params[5].value;
+    a.units = 1;
+    for (const auto& r : runs) a.units = std::max(a.units, r.units);
+    return a;
+}
+
+// The residuals of out.app on the runs, computed by the model itself (rows null) or from the runs' coefficient
+// rows (the same model in its linear form, no evaluation), and their rms and largest error.
+void add_residuals(const platform& pl, const std::vector<measured_run>& runs, const std::vector<detail::fit_row>* rows,
+                   const std::string& file, fit_result& out) {
+    double ss = 0;
+    std::map<detail::run_key, double> by_model;  // repetitions of a configuration: one evaluation
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const measured_run& r = runs[i];
+        fit_residual fr;
+        fr.run = r;
+        if (rows) {
+            fr.predicted_s = detail::fit_time((*rows)[i], out.app);
+        } else if (auto it = by_model.find(detail::key_of(r)); it != by_model.end()) {
+            fr.predicted_s = it->second;
+        } else {
+            scenario s;
+            s.file = file;
+            s.plat = pl;
+            s.app = out.app;
+            s.app.units = r.units;
+            narrow(s, r.c);
+            fr.predicted_s = by_model[detail::key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
+        }
+        fr.err_pct = 100.0 * (fr.predicted_s - r.time_s) / r.time_s;
+        ss += fr.err_pct * fr.err_pct;
+        out.max_abs_err_pct = std::max(out.max_abs_err_pct, std::fabs(fr.err_pct));
+        out.residuals.push_back(fr);
+    }
+    out.rms_err_pct = std::sqrt(ss / static_cast<int>(runs.size()));
+}
+
+}  // namespace
+
+std::array<double, detail::fit_term_count + 1> detail::fit_coefficients(const platform& pl, const application& shape,
+                                                                      const configuration& c, std::int64_t units) {
+    scenario s;
+    s.name = "fit";
+    s.file = pl.name.empty() ? std::string("platform") : "platform " + pl.name;
+    s.plat = pl;
+    s.app = shape;
+    s.app.units = units;
+    narrow(s, c);
+    check_coverage(s);
+    auto eval = [&](double T_hpu, double T_apu, double C_apu, double N, double g, double T_start = 0) {
+        s.app.T_hpu = T_hpu;
+        s.app.T_apu = T_apu;
+        s.app.C_apu = C_apu;
+        s.app.N = N;
+        s.app.g = g;
+        s.app.T_start = T_start;
+        return evaluator(s, model_kind::mmgp)(c).time_s;
+    };
+    const double base = eval(0, 0, 0, 0, 0);
+    const double xN = eval(0, 0, 0, 1, 0) - base;
+    return {eval(1, 0, 0, 0, 0) - base, eval(0, 1, 0, 0, 0) - base, eval(0, 0, 1, 0, 0) - base,
+            eval(0, 0, 0, 1, 1) - base - xN, xN, eval(0, 0, 0, 0, 0, 1) - base, base};
+}
+
+bool fixable_parameter(std::string_view name) noexcept { return fixable_index(name) >= 0; }
+
+std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json,
+                                     std::vector<std::string>* ignored) {
+    if (ignored) ignored->clear();
+    return as_json ? parse_json_runs(text, file) : parse_csv(text, file, ignored);
+}
+
+std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json) {
+    return parse_runs(text, file, as_json, nullptr);
+}
+
+std::vector<measured_run> read_runs(const std::string& path, std::vector<std::string>* ignored) {
+    std::string text = detail::read_file(path);
+    std::size_t i = text.find_first_not_of(" \t\r\n");
+    bool as_json = path.ends_with(".json") || (i != std::string::npos && (text[i] == '{' || text[i] == '['));
+    return parse_runs(text, path, as_json, ignored);
+}
+
+std::vector<measured_run> read_runs(const std::string& path) { return read_runs(path, nullptr); }
+
+std::vector<measured_run> detail::runs_to_fit(const std::vector<measured_run>& runs_in, policy pol, std::size_t& n_censored) {
+    std::vector<measured_run> runs;
+    for (const auto& r : runs_in) {
+        if (r.censored) ++n_censored;
+        else runs.push_back(r);
+    }
+    for (auto& r : runs)
+        if (!r.has_policy) r.c.pol = pol;
+    return runs;
+}
+
+std::vector<detail::fit_row> detail::fit_row_cache::rows(const std::vector<measured_run>& runs, const fit_options& opt) {
+    const application shape = shape_of(opt);
+    std::vector<fit_row> out;
+    out.reserve(runs.size());
+    for (const auto& r : runs) {
+        const auto k = std::tuple{static_cast<int>(opt.decomp), static_cast<int>(opt.scale), opt.spin_limit, opt.N_start,
+                                  key_of(r)};
+        auto it = cache_.find(k);
+        if (it == cache_.end()) it = cache_.emplace(k, fit_coefficients(pl_, shape, r.c, r.units)).first;
+        out.push_back(it->second);
+    }
+    return out;
+}
+
+double detail::fit_time(const fit_row& x, const application& a) {
+    return x[term_base] + x[term_T_hpu] * a.T_hpu + x[term_T_apu] * a.T_apu + x[term_C_apu] * a.C_apu +
+           x[term_Ng] * a.N * a.g + x[term_N] * a.N + x[term_T_start] * a.T_start;
+}
+
+fit_result detail::fit_rows(const platform& pl, const std::vector<measured_run>& runs, const std::vector<fit_row>& rows,
+                            const fit_options& opt, const std::string& file, std::size_t n_censored, bool by_model) {
+    const held_params h = held_of(opt);
+    const bool p_varies = check_runs(pl, runs, h, file);
+    fit_design d = relative_design(runs, rows, h, file);
+    fit_result out;
+    const std::vector<int> kept = identified_columns(d.X, h, p_varies, out);
+    const int n = static_cast<int>(runs.size()), k = static_cast<int>(kept.size());
+    if (n < k) too_few_runs(file, k, n);
+    const Eigen::VectorXd b = reweighted_nnls(d, runs, kept, file);
+    set_estimates(d, b, kept, out);
+    if (n_censored > 0)
+        out.warnings.push_back(std::to_string(n_censored) + " censored run" + (n_censored == 1 ? "" : "s") +
+                               " (stopped at the bound: the time is only a lower limit) not fitted");
+    express_g_per_phase(out);
+    widen_to_estimates(out.params);
+    out.app = fitted_application(out.params, opt, runs);
+    add_residuals(pl, runs, by_model ? nullptr : &rows, file, out);
+    return out;
+}
+
+fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs_in, const fit_options& opt,
+                           const std::string& file) {
+    std::size_t n_censored = 0;
+    const std::vector<measured_run> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
+    return detail::fit_rows(pl, runs, detail::fit_row_cache(pl).rows(runs, opt), opt, file, n_censored, true);
+}
+
+namespace {
+
+json application_doc(const fit_result& f, const std::string& data_file) {
+    json doc;
+    doc["schema"] = "mmgp/1";
+    doc["kind"] = "application";
+    doc["name"] = f.app.name;
+    doc["decomposition"] = std::string(to_string(f.app.decomp));
+    doc["scaling"] = std::string(to_string(f.app.scale));
+    if (f.app.decomp == decomposition::task)
+        doc["units"] = {{"value", f.app.units}, {"source", "largest units value among the fitted runs"}};
+    const std::string src = "mmgp fit of " + data_file + " (" + std::to_string(f.residuals.size()) + " runs)";
+    for (const auto& p : f.params) {
+        json v = {{"value", p.value}};
+        if (p.fitted && p.identified) {
+            v["source"] = src;
+            if (std::isfinite(p.ci95_lo)) v["ci95"] = {p.ci95_lo, p.ci95_hi};
+            // The standard error, which mmgp predict --uncertainty propagates (docs/MODEL.md "Uncertainty").
+            if (p.stderr_ > 0 && std::isfinite(p.stderr_)) v["std_error"] = p.stderr_;
+        } else {
+            v["source"] = src + ": " + p.note;
+        }
+        doc[p.name] = v;
+    }
+    if (f.app.spin_limit == application::spin_unbounded)
+        doc["spin_limit"] = "unbounded";
+    else if (f.app.spin_limit > 0)
+        doc["spin_limit"] = f.app.spin_limit;
+    if (f.app.N_start > 0) doc["N_start"] = {{"value", f.app.N_start}, {"source", "given to mmgp fit (--N-start)"}};
+    json res = json::array();
+    for (const auto& r : f.residuals)
+        res.push_back({{"m", r.run.c.m}, {"p", r.run.c.p}, {"nodes", r.run.c.nodes}, {"units", r.run.units},
+                       {"policy", std::string(to_string(r.run.c.pol))}, {"measured_s", r.run.time_s},
+                       {"predicted_s", r.predicted_s}, {"err_pct", r.err_pct}});
+    doc["statistics"] = {{"runs", f.residuals.size()}, {"dof", f.dof},       {"rms_err_pct", f.rms_err_pct},
+                         {"max_abs_err_pct", f.max_abs_err_pct}, {"residuals", res}, {"warnings", f.warnings}};
+    return doc;
+}
+
+}  // namespace
+
+std::string application_json(const fit_result& f, const std::string& data_file) {
+    return application_doc(f, data_file).dump(2) + "\n";
+}
+
+std::string application_json(const structure_selection& s, const std::string& data_file) {
+    json doc = application_doc(s.fit, data_file);
+    if (!s.chose) return doc.dump(2) + "\n";
+    json cands = json::array();
+    for (const auto& c : s.candidates) {
+        json j = {{"structure", c.label}, {"fitted", c.fitted}};
+        if (c.fitted) {
+            j["parameters"] = c.k;
+            j["rms_err_pct"] = c.rms_err_pct;
+            j["max_abs_err_pct"] = c.max_abs_err_pct;
+            if (s.criterion != "BIC") j["loo_err_pct"] = c.score;
+            j["score"] = c.score;
+        } else {
+            j["why_not"] = c.why_not;
+        }
+        cands.push_back(j);
+    }
+    doc["statistics"]["structure"] = {{"chosen", s.candidates.front().label},
+                                      {"criterion", s.criterion},
+                                      {"noise_pct", s.noise_pct},
+                                      {"noise_source", s.noise_source},
+                                      {"configurations", s.configurations},
+                                      {"candidates", cands}};
+    for (const auto& w : s.warnings) doc["statistics"]["warnings"].push_back(w);
+    return doc.dump(2) + "\n";
+}
+
+}  // namespace mmgp

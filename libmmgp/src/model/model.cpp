@@ -1,0 +1,274 @@
+// The evaluator: the model as the sum of its layers (docs/MODEL.md): (a) one process on dedicated
+// hardware (model/dedicated.hpp), (b) host sharing (model/host_sharing.hpp) or (c) time-shared
+// cores (model/time_shared.cpp). Built once per scenario: it fits the communication models the tables identify
+// (model/comm.cpp) and has the scenario's coverage checked (model/coverage.cpp) before it evaluates anything.
+#include "mmgp/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "model/comm.hpp"
+#include "model/coverage.hpp"
+#include "base/format.hpp"
+#include "model/dedicated.hpp"
+#include "model/host_sharing.hpp"
+#include "model/time_shared.hpp"
+#include "mmgp/error.hpp"
+
+namespace mmgp {
+
+std::string_view to_string(model_kind k) noexcept { return k == model_kind::eq11 ? "eq11" : "mmgp"; }
+
+bool parse_model(std::string_view text, model_kind& out) noexcept {
+    static constexpr std::pair<std::string_view, model_kind> names[] = {{"eq11", model_kind::eq11}, {"mmgp", model_kind::mmgp}};
+    return detail::parse_named(text, names, out);
+}
+
+namespace detail {
+
+double alpha_of(const platform& pl, int k) noexcept {
+    if (k <= 1) return 1.0;
+    const m_function& f = pl.alpha;
+    switch (f.kind) {
+        case m_function::form::constant: return f.value;
+        case m_function::form::table: return f.table[static_cast<std::size_t>(k)];
+        case m_function::form::linear: return f.intercept + f.slope * k / pl.hpu_contexts;
+    }
+    return 1.0;
+}
+
+double ocol_of(const application& app, int k) noexcept {
+    const m_function& f = app.O_col;
+    switch (f.kind) {
+        case m_function::form::constant: return k <= 1 ? 0.0 : f.value;
+        case m_function::form::table: return f.covers(k) ? f.table[static_cast<std::size_t>(k)] : 0.0;
+        case m_function::form::linear: return k <= 1 ? 0.0 : f.intercept + f.slope * k;
+    }
+    return 0.0;
+}
+
+}  // namespace detail
+
+double eq11_time(const platform& pl, const application& app, int m, int p) {
+    const dedicated_terms t = detail::eq11_terms(pl, app, detail::alpha_of(pl, m), detail::ocol_of(app, m), m);
+    return t.host + t.accelerator(p) + t.offload(p) + t.context_switch + t.communication;
+}
+
+evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
+    const platform& pl = s.plat;
+    const application& app = s.app;
+    const detail::comm_models models = detail::models_for(pl, app.comm);
+    detail::check_evaluable(s, kind, models);
+    // α and O_col are tabulated for small m (the common case); larger m are computed on the fly.
+    const std::int64_t m_hi = bounds(s).m_hi;
+    std::size_t table_size = static_cast<std::size_t>(std::min<std::int64_t>(std::max<std::int64_t>(m_hi, pl.hpu_contexts), 4096)) + 1;
+    alpha_.assign(table_size, 1.0);
+    ocol_.assign(table_size, 0.0);
+    rounds_.assign(table_size, 1);
+    for (std::size_t k = 1; k < table_size; ++k) {
+        int ki = static_cast<int>(k);
+        if (pl.alpha.kind != m_function::form::table || pl.alpha.covers(ki) || ki == 1) alpha_[k] = detail::alpha_of(pl, ki);
+        ocol_[k] = detail::ocol_of(app, ki);
+        rounds_[k] = static_cast<int>((std::int64_t{ki} + pl.hpu_contexts - 1) / pl.hpu_contexts);  // no int overflow
+    }
+    if (pl.has_dma) {
+        dma_lat_ = pl.dma.latency_s;
+        dma_spb_ = pl.dma.s_per_byte;
+    }
+    models_.assign(detail::primitive_count, comm_model{});
+    has_model_.assign(detail::primitive_count, 0);
+    for (std::size_t k = 0; k < detail::primitive_count; ++k) {
+        if (!models[k]) continue;
+        models_[k] = *models[k];
+        has_model_[k] = 1;
+    }
+    has_table_.assign(detail::primitive_count, 0);
+    for (const comm_table& t : pl.comm_tables) has_table_[static_cast<int>(t.prim)] = 1;
+    if (kind == model_kind::eq11) return;
+    if (pl.cores > 0) {
+        shared_ = std::make_shared<const detail::time_shared_cores>(pl, app);
+        if (shared_->wake_from == detail::time_shared_cores::wake_source::application)
+            notes_.push_back("the idle-core wake-up T_wake is the application's T_offload_idle - O_offload = " +
+                             detail::format_double(shared_->wake_idle) + " s" +
+                             (pl.T_wake >= 0 ? " (the platform's T_wake " + detail::format_double(pl.T_wake) + " s is not used)"
+                                             : ""));
+    }
+}
+
+double evaluator::alpha_at(int m) const noexcept {
+    return static_cast<std::size_t>(m) < alpha_.size() ? alpha_[static_cast<std::size_t>(m)] : detail::alpha_of(s_->plat, m);
+}
+
+double evaluator::ocol_at(int m) const noexcept {
+    return static_cast<std::size_t>(m) < ocol_.size() ? ocol_[static_cast<std::size_t>(m)] : detail::ocol_of(s_->app, m);
+}
+
+double evaluator::comm_per_phase(int m, int nodes, bool& extrapolated) const noexcept {
+    const application& app = s_->app;
+    double total = 0.0;
+    for (const comm_pattern& cp : app.comm) {
+        if (nodes == 1 && m == 1) continue;
+        const auto t = has_table_[static_cast<int>(cp.prim)] ? detail::table_cost(s_->plat.comm_tables, cp.prim, nodes, m, cp.bytes)
+                                                               : std::nullopt;
+        if (t) {
+            total += cp.count * *t;
+        } else {
+            total += cp.count * detail::model_cost(models_[static_cast<int>(cp.prim)], cp.prim, nodes, m, cp.bytes);
+            extrapolated = true;
+        }
+    }
+    return total;
+}
+
+namespace {
+
+// The prediction of p from the dedicated layers' terms: its time is the row's p_curve, as in row::time(p), so
+// both give the same number; the breakdown splits it into the model's terms.
+inline prediction dedicated_prediction(const dedicated_terms& unit, const host_share& share, const p_curve& curve,
+                                       int p, bool extrapolated) noexcept {
+    prediction out;
+    breakdown& b = out.parts;
+    const double accelerator = unit.accelerator(p), offload = unit.offload(p);
+    b.host = share.host;
+    b.accelerator = share.per_unit * accelerator;
+    b.offload = share.per_unit * offload;
+    b.context_switch = share.context_switch;
+    b.communication = share.communication;
+    b.startup = share.startup;
+    b.extrapolated = extrapolated;
+    out.time_s = curve(p);
+    return out;
+}
+
+// Time-sliced: the processes wait for the accelerator when its busy time exceeds the dedicated time; the wait
+// is off-load time (a kernel queued behind other processes' kernels).
+inline void wait_for_slices(prediction& out, double busy) noexcept {
+    if (!(busy > out.time_s)) return;
+    out.parts.offload += busy - out.time_s;
+    out.time_s = busy;
+}
+
+inline double fixed_part(const host_share& share) noexcept {
+    return share.host + share.context_switch + share.communication + share.startup;
+}
+
+}  // namespace
+
+// (a) one process, one unit of work, on dedicated hardware; then (b) how the processes share the host. False
+// when the platform time-shares its cores: layer (c) replaces (b) and `unit` alone is set.
+[[gnu::always_inline]] inline bool evaluator::layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit,
+                                                    host_share& share) const noexcept {
+    const platform& pl = s_->plat;
+    const application& app = s_->app;
+    if (kind_ == model_kind::eq11) {
+        unit = detail::eq11_terms(pl, app, alpha_at(m), ocol_at(m), m);
+        share = detail::unshared(unit);
+        return true;
+    }
+    const configuration c{m, 1, nodes, pol};
+    unit = detail::process_terms(pl, app, c, alpha_at(m), ocol_at(m), comm_phase, dma_lat_, dma_spb_);
+    if (shared_) return false;
+    const int H = pl.hpu_contexts;
+    const int rounds = static_cast<std::size_t>(m) < rounds_.size() ? rounds_[static_cast<std::size_t>(m)]
+                                                                    : static_cast<int>((std::int64_t{m} + H - 1) / H);
+    share = detail::host_sharing(unit, app, c, H, rounds, detail::share_of(app, c).units, [this](int k) { return alpha_at(k); });
+    return true;
+}
+
+
+p_curve time_sliced_curve(const dedicated_terms& unit, double startup, int m, double units, double T_slice_switch) noexcept {
+    p_curve k;
+    const double busy = static_cast<double>(m) * units;
+    k.a = startup + busy * (unit.C_apu + unit.N * T_slice_switch);
+    k.b = busy * unit.apu_work / unit.apu_split;
+    k.c = 0.0;
+    return k;
+}
+
+// The time-sliced bound of configuration c (only called for time_sliced with m > 1).
+p_curve evaluator::slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept {
+    return time_sliced_curve(unit, share.startup, c.m, detail::share_of(s_->app, c).units, s_->plat.T_slice_switch);
+}
+
+// Out of the dedicated path's way (kept out of line: the common evaluation stays as small as before).
+[[gnu::noinline]] prediction evaluator::sliced_prediction(const configuration& c, double comm_phase,
+                                                          bool extrapolated) const noexcept {
+    dedicated_terms unit;
+    host_share share;
+    layers(c.m, c.nodes, c.pol, comm_phase, unit, share);
+    prediction out = dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
+                                          kind_ == model_kind::eq11 ? false : extrapolated);
+    wait_for_slices(out, slice_curve(c, unit, share)(c.p));
+    return out;
+}
+
+row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated, accelerator_sharing sh) const noexcept {
+    dedicated_terms unit;
+    host_share share;
+    if (layers(m, nodes, pol, comm_phase, unit, share)) {
+        const bool ex = kind_ == model_kind::eq11 ? false : extrapolated;
+        if (sh == accelerator_sharing::time_sliced && m > 1)
+            return row(unit, share, slice_curve(configuration{m, 1, nodes, pol, sh}, unit, share), ex);
+        return row(unit, share, ex);
+    }
+    return row(*shared_, s_->app, configuration{m, 1, nodes, pol}, unit, extrapolated);
+}
+
+[[gnu::always_inline]] inline prediction evaluator::evaluate_inline(const configuration& c, double comm_phase,
+                                                                   bool extrapolated) const noexcept {
+    dedicated_terms unit;
+    host_share share;
+    if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share)) {
+        if (c.share == accelerator_sharing::time_sliced && c.m > 1) [[unlikely]]
+            return sliced_prediction(c, comm_phase, extrapolated);  // by value: unit and share stay in registers here
+        return dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
+                                    kind_ == model_kind::eq11 ? false : extrapolated);
+    }
+    return row(*shared_, s_->app, configuration{c.m, 1, c.nodes, c.pol}, unit, extrapolated).at(c.p);
+}
+
+prediction evaluator::evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept {
+    return evaluate_inline(c, comm_phase, extrapolated);
+}
+
+prediction evaluator::operator()(const configuration& c) const noexcept {
+    bool extrapolated = false;
+    const double comm = kind_ == model_kind::eq11 ? 0.0 : comm_per_phase(c.m, c.nodes, extrapolated);
+    return evaluate_inline(c, comm, extrapolated);
+}
+
+row::row(const dedicated_terms& unit, const host_share& share, bool extrapolated) noexcept
+    : unit_(unit),
+      share_(share),
+      extrapolated_(extrapolated),
+      curve_(unit, share, fixed_part(share)) {}
+
+row::row(const detail::time_shared_cores& ts, const application& app, const configuration& c, const dedicated_terms& unit,
+         bool extrapolated) noexcept
+    : unit_(unit), ts_(&ts), app_(&app), c_(c), extrapolated_(extrapolated), closed_form_(false) {}
+
+row::row(const dedicated_terms& unit, const host_share& share, const p_curve& slice, bool extrapolated) noexcept
+    : row(unit, share, extrapolated) {
+    slice_ = slice;
+    sliced_ = true;
+}
+
+prediction row::at(int p) const noexcept {
+    if (!ts_) {
+        prediction out = dedicated_prediction(unit_, share_, curve_, p, extrapolated_);
+        if (sliced_) wait_for_slices(out, slice_(p));
+        return out;
+    }
+    configuration c = c_;
+    c.p = p;
+    prediction out;
+    breakdown& b = out.parts;
+    b = ts_->run(*app_, c, unit_, detail::share_of(*app_, c).procs);
+    b.extrapolated = extrapolated_;
+    out.time_s = b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup;
+    return out;
+}
+
+}  // namespace mmgp

@@ -1,0 +1,160 @@
+// Accelerators shared between processes (libmmgp/src/model/model.cpp time_sliced_curve, docs/MODEL.md §7): MPS as the
+// dedicated layer, time slicing as the accelerator's busy time with a switch per off-load, m·p > A feasible only
+// when time-sliced; the platform's sharing keys and the search over the modes.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "mmgp/model.hpp"
+#include "mmgp/search.hpp"
+#include "mmgp/validate.hpp"
+#include "support.hpp"
+
+namespace {
+
+// A GPU node by hand: 16 host cores, 132 SMs; 8 task units of T_hpu 0.5 s and T_apu 13.2 s (on one SM), 100
+// off-loads each of 9 µs; a time slice's switch 50 µs.
+std::string gpu_scenario(const std::string& sharing = R"(["mps", "time_sliced"])", const std::string& search_extra = "") {
+    return R"({"platform": {"hpu_contexts": 16, "apus": 132, "O_offload": 9e-6, "T_csw": 0, "alpha": 1.0,
+                            "sharing": )" +
+           sharing + R"(, "T_slice_switch": 5e-5},
+               "application": {"decomposition": "task", "units": 8, "N": 100, "T_hpu": 0.5, "T_apu": 13.2, "C_apu": 0, "g": 0},
+               "search": {"m": [1, 4], "p": [1, 132])" +
+           search_extra + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("gpu sharing: MPS is the dedicated layer; time slicing waits for the accelerator's busy time") {
+    const mmgp::scenario s = mmgp::parse_scenario(gpu_scenario(), "gpu.json");
+    const mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    using mmgp::accelerator_sharing;
+    auto at = [&](int m, int p, accelerator_sharing a) { return ev({m, p, 1, mmgp::policy::edtlp, a}); };
+    // m = 4, p = 33, MPS: 2 units each of 0.5 + 13.2/33 + 100·9 µs, concurrently.
+    const double mps = 2 * (0.5 + 0.4 + 100 * 9e-6);
+    CHECK(at(4, 33, accelerator_sharing::mps).time_s == mmgp::test::approx(mps).epsilon(1e-12));
+    // Time-sliced: the GPU runs the 4·2 units one kernel at a time, each off-load after a 50 µs switch.
+    const double busy = 4 * 2 * (0.4 + 100 * 5e-5);
+    const mmgp::prediction sliced = at(4, 33, accelerator_sharing::time_sliced);
+    CHECK(sliced.time_s == mmgp::test::approx(busy).epsilon(1e-12));
+    // The wait is off-load time: the parts still add up.
+    CHECK(sliced.parts.offload == mmgp::test::approx(2 * 100 * 9e-6 + (busy - mps)).epsilon(1e-12));
+    const mmgp::breakdown& b = sliced.parts;
+    CHECK(b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup ==
+          mmgp::test::approx(sliced.time_s).epsilon(1e-12));
+    // m·p > A: each kernel gets the whole GPU; the host work now dominates the busy time 8·(0.1 + 0.005).
+    CHECK(at(4, 132, accelerator_sharing::time_sliced).time_s == mmgp::test::approx(2 * (0.5 + 0.1 + 100 * 9e-6)).epsilon(1e-12));
+    // One process: nothing to share, both modes are the dedicated time.
+    CHECK(at(1, 66, accelerator_sharing::time_sliced).time_s == at(1, 66, accelerator_sharing::mps).time_s);
+    CHECK(at(1, 66, accelerator_sharing::mps).time_s == mmgp::test::approx(8 * (0.5 + 0.2 + 100 * 9e-6)).epsilon(1e-12));
+}
+
+TEST_CASE("gpu sharing: a row's time(p) is at(p) and the evaluator's, for each mode") {
+    const mmgp::scenario s = mmgp::parse_scenario(gpu_scenario(), "gpu.json");
+    const mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    for (auto a : {mmgp::accelerator_sharing::mps, mmgp::accelerator_sharing::time_sliced})
+        for (int m = 1; m <= 4; ++m) {
+            const mmgp::row r = ev.row_of(m, 1, mmgp::policy::edtlp, 0.0, false, a);
+            for (int p : {1, 7, 33, 100, 132}) {
+                CHECK(r.time(p) == r.at(p).time_s);
+                CHECK(r.time(p) == ev({m, p, 1, mmgp::policy::edtlp, a}).time_s);
+            }
+        }
+}
+
+TEST_CASE("gpu sharing: the search covers every mode; m·p > A only time-sliced") {
+    const mmgp::scenario s = mmgp::parse_scenario(gpu_scenario(), "gpu.json");
+    // MPS: m·p <= 132 (132 + 66 + 44 + 33 configurations); time-sliced: p <= 132 for each m (4·132).
+    CHECK(mmgp::count_feasible(s) == 132 + 66 + 44 + 33 + 4 * 132);
+    mmgp::search_options opt;
+    opt.keep_all = true;
+    const mmgp::search_result r = mmgp::search(s, mmgp::model_kind::mmgp, opt);
+    CHECK(static_cast<std::int64_t>(r.all.size()) == mmgp::count_feasible(s));
+    int over_a = 0;
+    for (const auto& x : r.all)
+        if (x.c.m * x.c.p > 132) {
+            ++over_a;
+            CHECK(x.c.share == mmgp::accelerator_sharing::time_sliced);
+        }
+    CHECK(over_a == 4 * 132 - (132 + 66 + 44 + 33));
+    // The best by hand: time-sliced m = 4, p = 132 (the GPU busy 8·(0.1 + 0.005) = 0.84 s, the host-bound
+    // processes 2·(0.5 + 0.1 + 0.0009) = 1.2018 s) beats MPS's best, m = 4 × 33 SMs (1.8018 s): under time slicing
+    // each kernel has the whole GPU while the other processes work on the host.
+    const double sliced_best = 2 * (0.5 + 0.1 + 100 * 9e-6);
+    CHECK(r.best.pred.time_s == mmgp::test::approx(sliced_best).epsilon(1e-12));
+    CHECK(r.best.c.share == mmgp::accelerator_sharing::time_sliced);
+    CHECK(r.best.c.m == 4);
+    CHECK(r.best.c.p == 132);
+    // The same search without the row skipping of pass 2 (no keep_all) finds the same best.
+    const mmgp::search_result quick = mmgp::search(s, mmgp::model_kind::mmgp);
+    CHECK(quick.best.c.share == r.best.c.share);
+    CHECK(quick.best.c.m == r.best.c.m);
+    CHECK(quick.best.c.p == r.best.c.p);
+    // A search restricted to MPS: m = 4, p = 33 (1.8018 s) is its best.
+    const mmgp::scenario only_mps = mmgp::parse_scenario(gpu_scenario(R"(["mps", "time_sliced"])", R"(, "sharing": ["mps"])"), "gpu.json");
+    CHECK(mmgp::count_feasible(only_mps) == 132 + 66 + 44 + 33);
+    const mmgp::search_result rm = mmgp::search(only_mps, mmgp::model_kind::mmgp);
+    CHECK(rm.best.c.share == mmgp::accelerator_sharing::mps);
+    CHECK(rm.best.c.m == 4);
+    CHECK(rm.best.c.p == 33);
+    CHECK(rm.best.pred.time_s == mmgp::test::approx(2 * (0.5 + 0.4 + 100 * 9e-6)).epsilon(1e-12));
+}
+
+TEST_CASE("gpu sharing: the platform's sharing keys are checked") {
+    auto bad = [](const std::string& sharing, const std::string& extra, const std::string& must_contain) {
+        std::string doc = gpu_scenario(sharing);
+        if (!extra.empty()) doc.replace(doc.find("\"T_slice_switch\": 5e-5"), 22, extra);
+        try {
+            mmgp::parse_scenario(doc, "gpu.json");
+            FAIL("accepted: " << sharing << " " << extra);
+        } catch (const mmgp::input_error& e) {
+            CHECK_MESSAGE(std::string(e.what()).find(must_contain) != std::string::npos, std::string(e.what()));
+        }
+    };
+    bad(R"(["time_sliced"])", R"("nodes": 1)", "/platform/T_slice_switch");  // time-sliced without its switch cost
+    bad(R"(["mps"])", "", "T_slice_switch only with");                        // the switch without time slicing
+    bad(R"(["mps", "mps", "time_sliced"])", "", "/platform/sharing/1");
+    bad(R"(["shared"])", "", "/platform/sharing/0");
+    bad(R"([])", "", "/platform/sharing");
+    bad(R"(["dedicated", "time_sliced"])", "", "\"dedicated\" alone");
+    bad(R"(["mps", "time_sliced"])", R"("T_slice_switch": 5e-5, "cores": 16)", "sharing modes with \"cores\"");
+    try {
+        mmgp::parse_scenario(gpu_scenario(R"(["time_sliced"])", R"(, "sharing": ["mps"])"), "gpu.json");
+        FAIL("a searched mode the platform lacks was accepted");
+    } catch (const mmgp::input_error& e) {
+        CHECK(std::string(e.what()).find("/search/sharing/0") != std::string::npos);
+    }
+    // Without the key, one mode: dedicated (every existing platform).
+    const mmgp::scenario plain = mmgp::load_scenario("pbpi-qs20");
+    CHECK(mmgp::searched_modes(plain) == std::vector<mmgp::accelerator_sharing>{mmgp::accelerator_sharing::dedicated});
+}
+
+TEST_CASE("gpu sharing: validate predicts each case under its own sharing mode") {
+    mmgp::test::temp_dir d;
+    d.write("gpu.json", gpu_scenario());
+    // measured_s chosen 10 % above the hand-computed predictions (1.8018 s and 1.2018 s, see above).
+    d.write("v.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu.json", "group": "g", "cases": [
+        {"m": 4, "p": 33, "sharing": "mps", "measured_s": 1.98198},
+        {"m": 4, "p": 33, "sharing": "time_sliced", "measured_s": 3.564},
+        {"m": 4, "p": 132, "sharing": "time_sliced", "measured_s": 1.32198}]})");
+    const mmgp::validation_report rep = mmgp::run_validation((d.path / "v.json").string(), mmgp::model_kind::mmgp);
+    REQUIRE(rep.cases.size() == 3);
+    CHECK(rep.cases[0].predicted_s == mmgp::test::approx(2 * (0.5 + 0.4 + 100 * 9e-6)).epsilon(1e-12));
+    CHECK(rep.cases[1].predicted_s == mmgp::test::approx(4 * 2 * (0.4 + 100 * 5e-5)).epsilon(1e-12));
+    CHECK(rep.cases[2].predicted_s == mmgp::test::approx(2 * (0.5 + 0.1 + 100 * 9e-6)).epsilon(1e-12));
+    for (const auto& c : rep.cases) CHECK(c.err_pct == doctest::Approx(100 * (1 / 1.1 - 1)).epsilon(1e-9));
+    CHECK(rep.cases[0].label == "m=4 p=33 nodes=1 edtlp sharing=mps");
+    // m·p above the SMs only time-sliced; a mode the platform lacks is named.
+    d.write("bad.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu.json", "cases": [
+        {"m": 4, "p": 132, "sharing": "mps", "measured_s": 1.3}]})");
+    CHECK_THROWS_WITH_AS(mmgp::run_validation((d.path / "bad.json").string(), mmgp::model_kind::mmgp),
+                         doctest::Contains("expected a feasible configuration (m*p <= apus = 132"), mmgp::input_error);
+    std::string mps_only = gpu_scenario(R"(["mps"])");
+    const std::string sw = ", \"T_slice_switch\": 5e-5";
+    mps_only.erase(mps_only.find(sw), sw.size());
+    d.write("gpu-mps.json", mps_only);
+    d.write("lacks.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu-mps.json", "cases": [
+        {"m": 4, "p": 33, "sharing": "time_sliced", "measured_s": 1.3}]})");
+    CHECK_THROWS_WITH_AS(mmgp::run_validation((d.path / "lacks.json").string(), mmgp::model_kind::mmgp),
+                         doctest::Contains("/cases/0/sharing: expected one of the platform's sharing modes"), mmgp::input_error);
+}
