@@ -419,6 +419,182 @@ def render():
     return "\n".join(lines)
 
 
+class Tally:
+    """The test's outcome so far: how many checks passed, and a line for each failure."""
+
+    def __init__(self):
+        self.passed, self.failures = 0, []
+
+    def accept(self, what, ok, detail):
+        """One check of the accepted side: passed, or a failure naming it with `detail`."""
+        if ok:
+            self.passed += 1
+        else:
+            self.failures.append(f"{what}: {detail}")
+
+
+def write_files(d):
+    """The test's directory: FILES, a FIFO nobody writes to, and two files of bytes that are not UTF-8 text."""
+    for name, content in FILES.items():
+        with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+            f.write(content)
+    os.mkfifo(os.path.join(d, "nobody.fifo"))
+    with open(os.path.join(d, "noise.gz"), "wb") as f:  # bytes that are no alignment (nor gzip)
+        f.write(bytes([0x8f, 0x88, 0x87, 0x78, 0x93, 0x66, 0x04, 0x0a, 0x1b, 0x5b, 0x32, 0x4a, 0x0d, 0x0a]))
+    with open(os.path.join(d, "badbyte.csv"), "wb") as f:  # Latin-1 where UTF-8 belongs
+        f.write(b"m,p,time_s,pol\xe9cy\n1,1,9.5,edtlp\n")
+
+
+def refusal_problems(r, status, frag, d, was):
+    """What a refusal did wrong: its exit status, its stderr (one line, the fragment), its stdout, its files."""
+    lines = r.stderr.splitlines()
+    problems = []
+    if r.returncode != status:
+        problems.append(f"exit {r.returncode}, expected {status}")
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} lines on stderr, expected 1")
+    if frag not in r.stderr:
+        problems.append(f"stderr lacks {frag!r}")
+    if r.stdout:
+        problems.append(f"stdout not empty: {r.stdout[:200]!r}")
+    if digest(d) != was:
+        problems.append("files changed")
+    return problems
+
+
+def run_refused(mmgp, d, t):
+    """Every class of REFUSED run in d and checked; returns (the classes skipped, the refusals of inputs under
+    1 MB that raised the children's peak resident set to 100 MB or more, that peak before the endless streams)."""
+    # A build without libpll (-Dkernels=disabled) has no profile subcommand: its rows are skipped, visibly.
+    has_profile = run(mmgp, "profile --help", d).returncode == 0
+    skipped = []
+    heavy = []
+    small_peak_mb = 0.0
+    # The streams without end (/dev/zero, read to a bound of up to 256 MiB) run last: the children's peak is a
+    # running maximum, and the bound on memory is for inputs under 1 MB.
+    for what, cmd, status, frag in sorted(REFUSED, key=lambda row: "/dev/zero" in row[1]):
+        if cmd.startswith("profile ") and not has_profile:
+            skipped.append(what)
+            continue
+        was = digest(d)
+        before_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        r = run(mmgp, cmd, d)
+        after_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        if "/dev/zero" not in cmd:
+            small_peak_mb = after_mb
+        if after_mb > before_mb and after_mb >= 100 and "/dev/zero" not in cmd:
+            heavy.append(f"{what} ({after_mb:.0f} MB)")
+        problems = refusal_problems(r, status, frag, d, was)
+        if problems:
+            t.failures.append(f"{what}: mmgp {cmd}: {'; '.join(problems)}; stderr: {r.stderr.strip()[:300]!r}")
+        else:
+            t.passed += 1
+    return skipped, heavy, small_peak_mb
+
+
+def check_memory(mmgp, heavy, small_peak_mb, t):
+    """Every refusal above ran within 100 MB (the largest input is under 1 MB): the children's peak resident set."""
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak memory of a refusal: {small_peak_mb:.1f} MB on inputs under 1 MB, {peak_mb:.1f} MB with the streams "
+          "without end")
+    with open(mmgp, "rb") as f:
+        sanitized = b"__asan_init" in f.read()
+    if sanitized:  # AddressSanitizer's shadow memory alone is hundreds of MB: the bound is a release build's
+        print("not checked: the 100 MB bound on a refusal (a sanitizer build)")
+    elif heavy:
+        t.failures.append(f"refusals above 100 MB (expected under 100 MB): {'; '.join(heavy)}")
+    else:
+        t.passed += 1
+
+
+def accept_huge_and_bom(mmgp, d, t):
+    """The largest measured time and a byte-order mark accepted; returns `fit runs.csv --json`, which the other
+    forms of the same runs must print alike."""
+    r = run(mmgp, "validate huge.json --json", d)
+    t.accept("the largest measured time accepted (1e9 s) gives finite errors", r.returncode == 0 and "nan" not in r.stdout.lower()
+             and "inf" not in r.stdout.lower() and '"err_pct": -99.99' in r.stdout, r.stdout[-400:] + r.stderr)
+    r = run(mmgp, "fit bom.csv --json", d)
+    r2 = run(mmgp, "fit runs.csv --json", d)
+    t.accept("a CSV with a UTF-8 byte-order mark reads as without it", r.returncode == 0 and r.stdout.replace("bom.csv", "runs.csv") == r2.stdout,
+             r.stderr)
+    return r2
+
+
+def accept_link_and_fifo(mmgp, d, t):
+    """-o onto a symbolic link or a FIFO writes through it and leaves it what it was."""
+    os.symlink("result.json", os.path.join(d, "link.json"))
+    r = run(mmgp, "fit runs.csv -o link.json", d)
+    link = os.path.join(d, "link.json")
+    t.accept("-o onto a symbolic link replaces its target and keeps the link",
+             r.returncode == 0 and os.path.islink(link) and '"T_apu"' in open(os.path.join(d, "result.json")).read(),
+             r.stderr)
+    # A FIFO stands for a device (never /dev/null itself: a broken binary run as root would replace it).
+    fifo = os.path.join(d, "pipe.json")
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
+    reader.start()
+    r = run(mmgp, "fit runs.csv -o pipe.json", d)
+    reader.join(timeout=10)
+    t.accept("-o onto a FIFO (or a device) writes into it and leaves it what it was",
+             r.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and '"T_apu"' in got[0], r.stderr)
+    if reader.is_alive():  # unblock the reader if mmgp never opened the FIFO
+        with open(fifo, "w"):
+            pass
+
+
+def accept_csv_forms(mmgp, d, t, r2):
+    """Other columns, CR-only line ends and standard input read as the plain runs.csv (`r2`, its fit)."""
+    with open(os.path.join(d, "extra.csv"), "w") as f:
+        f.write(RUNS.replace("m,p,time_s", "m,p,time_s,rep").replace("\n", ",0\n").replace("time_s,rep,0", "time_s,rep"))
+    r = run(mmgp, "fit extra.csv --json", d)
+    t.accept("other columns (rep) are read past, named once on stderr",
+             r.returncode == 0 and r.stderr.count("column rep not read") == 1 and r.stdout.replace("extra.csv", "runs.csv")
+             == r2.stdout, r.stderr)
+    with open(os.path.join(d, "cr.csv"), "w", newline="") as f:  # the old Mac's line ends: CR alone
+        f.write(RUNS.replace("\n", "\r"))
+    r = run(mmgp, "fit cr.csv --json", d)
+    t.accept("a CSV with CR-only line ends reads as with LF (not as one header line)",
+             r.returncode == 0 and r.stdout.replace("cr.csv", "runs.csv") == r2.stdout, r.stderr)
+    r = run(mmgp, "fit /dev/stdin --json < runs.csv", d)
+    t.accept("runs read from a stream (standard input) as from a file", r.returncode == 0 and r.stdout == r2.stdout.replace(
+        "runs.csv", "/dev/stdin"), r.stderr)
+
+
+def accept_stream_and_readonly(mmgp, d, t):
+    """-o /dev/stdout is written as a stream; a read-only profile replaced keeps its mode."""
+    with open(os.path.join(d, "shell.txt"), "w") as f:
+        f.write("written by the shell\n")
+    r = run(mmgp, "fit runs.csv --json -o /dev/stdout >> shell.txt", d)
+    shell = open(os.path.join(d, "shell.txt")).read()
+    t.accept("-o /dev/stdout is a stream: the profile follows what the shell wrote there (not a file replaced)",
+             r.returncode == 0 and shell.startswith("written by the shell\n{") and '"T_apu"' in shell, r.stderr)
+    ro = os.path.join(d, "readonly.json")
+    with open(ro, "w") as f:
+        f.write("{}\n")
+    os.chmod(ro, 0o444)
+    r = run(mmgp, "fit runs.csv -o readonly.json", d)
+    t.accept("a read-only profile replaced stays read-only (mode 0444 kept)",
+             r.returncode == 0 and stat.S_IMODE(os.stat(ro).st_mode) == 0o444 and '"T_apu"' in open(ro).read(), r.stderr)
+
+
+def accept_results(mmgp, d, t):
+    """A tune that chose nothing exits 1 and keeps its journal; predict's Best line is rank 1 of its table."""
+    with open(os.path.join(d, "allcens.csv"), "w") as f:
+        f.write("m,p,time_s,censored,bound_s\n1,1,5,1,5\n1,2,5,1,5\n")
+    r = run(mmgp, "tune p.json --replay allcens.csv --m 1 --p 1:2 --journal nothing.jsonl --quiet", d)
+    t.accept("a tune that chose nothing (every run stopped) is not a success: exit 1, one line, the journal kept",
+             r.returncode == 1 and r.stderr.count("\n") == 1 and "nothing chosen" in r.stderr and
+             "chosen: none" in r.stdout and os.path.getsize(os.path.join(d, "nothing.jsonl")) > 0, r.stderr)
+    r = run(mmgp, "predict s.json --tolerance 0.5", d)
+    out_lines = r.stdout.splitlines()
+    fastest = [i for i, l in enumerate(out_lines) if l.startswith("Fastest ")]
+    rank1 = [out_lines[fastest[0] + 2]] if fastest and len(out_lines) > fastest[0] + 2 else []
+    best = [l for l in r.stdout.splitlines() if l.startswith("Best: ")]
+    t.accept("the Best line is rank 1 of the table", r.returncode == 0 and rank1 and best and
+             best[0].split(",")[0] == "Best: m={} p={} nodes={}".format(*rank1[0].split()[1:4]), r.stdout[:800])
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -435,149 +611,26 @@ def main():
             f.write(before + render() + after)
         print(f"wrote the catalogue section of {doc}")
         return 0
-    failures = []
+    t = Tally()
     if before + render() + after != text:
-        failures.append(f"{doc}: the catalogue section differs from tests/bad_input.py's table "
-                        f"(run tests/bad_input.py MMGP {doc} --write-docs)")
-    passed = 0
+        t.failures.append(f"{doc}: the catalogue section differs from tests/bad_input.py's table "
+                          f"(run tests/bad_input.py MMGP {doc} --write-docs)")
     with tempfile.TemporaryDirectory(prefix="mmgp-bad-input-") as d:
-        for name, content in FILES.items():
-            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
-                f.write(content)
-        os.mkfifo(os.path.join(d, "nobody.fifo"))
-        with open(os.path.join(d, "noise.gz"), "wb") as f:  # bytes that are no alignment (nor gzip)
-            f.write(bytes([0x8f, 0x88, 0x87, 0x78, 0x93, 0x66, 0x04, 0x0a, 0x1b, 0x5b, 0x32, 0x4a, 0x0d, 0x0a]))
-        with open(os.path.join(d, "badbyte.csv"), "wb") as f:  # Latin-1 where UTF-8 belongs
-            f.write(b"m,p,time_s,pol\xe9cy\n1,1,9.5,edtlp\n")
-        # A build without libpll (-Dkernels=disabled) has no profile subcommand: its rows are skipped, visibly.
-        has_profile = run(mmgp, "profile --help", d).returncode == 0
-        skipped = []
-        heavy = []  # refusals of inputs under 1 MB that raised the children's peak resident set to 100 MB or more
-        small_peak_mb = 0.0
-        # The streams without end (/dev/zero, read to a bound of up to 256 MiB) run last: the children's peak is a
-        # running maximum, and the bound on memory is for inputs under 1 MB.
-        for what, cmd, status, frag in sorted(REFUSED, key=lambda row: "/dev/zero" in row[1]):
-            if cmd.startswith("profile ") and not has_profile:
-                skipped.append(what)
-                continue
-            was = digest(d)
-            before_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            r = run(mmgp, cmd, d)
-            after_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            if "/dev/zero" not in cmd:
-                small_peak_mb = after_mb
-            if after_mb > before_mb and after_mb >= 100 and "/dev/zero" not in cmd:
-                heavy.append(f"{what} ({after_mb:.0f} MB)")
-            lines = r.stderr.splitlines()
-            problems = []
-            if r.returncode != status:
-                problems.append(f"exit {r.returncode}, expected {status}")
-            if len(lines) != 1:
-                problems.append(f"{len(lines)} lines on stderr, expected 1")
-            if frag not in r.stderr:
-                problems.append(f"stderr lacks {frag!r}")
-            if r.stdout:
-                problems.append(f"stdout not empty: {r.stdout[:200]!r}")
-            if digest(d) != was:
-                problems.append("files changed")
-            if problems:
-                failures.append(f"{what}: mmgp {cmd}: {'; '.join(problems)}; stderr: {r.stderr.strip()[:300]!r}")
-            else:
-                passed += 1
-
-        # Every refusal above ran within 100 MB (the largest input is under 1 MB): the children's peak resident set.
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        print(f"peak memory of a refusal: {small_peak_mb:.1f} MB on inputs under 1 MB, {peak_mb:.1f} MB with the streams "
-              "without end")
-        with open(mmgp, "rb") as f:
-            sanitized = b"__asan_init" in f.read()
-        if sanitized:  # AddressSanitizer's shadow memory alone is hundreds of MB: the bound is a release build's
-            print("not checked: the 100 MB bound on a refusal (a sanitizer build)")
-        elif heavy:
-            failures.append(f"refusals above 100 MB (expected under 100 MB): {'; '.join(heavy)}")
-        else:
-            passed += 1
-
+        write_files(d)
+        skipped, heavy, small_peak_mb = run_refused(mmgp, d, t)
+        check_memory(mmgp, heavy, small_peak_mb, t)
         # The accepted side of the same fixes.
-        def accepted(what, ok, detail):
-            nonlocal passed
-            if ok:
-                passed += 1
-            else:
-                failures.append(f"{what}: {detail}")
-
-        r = run(mmgp, "validate huge.json --json", d)
-        accepted("the largest measured time accepted (1e9 s) gives finite errors", r.returncode == 0 and "nan" not in r.stdout.lower()
-                 and "inf" not in r.stdout.lower() and '"err_pct": -99.99' in r.stdout, r.stdout[-400:] + r.stderr)
-        r = run(mmgp, "fit bom.csv --json", d)
-        r2 = run(mmgp, "fit runs.csv --json", d)
-        accepted("a CSV with a UTF-8 byte-order mark reads as without it", r.returncode == 0 and r.stdout.replace("bom.csv", "runs.csv") == r2.stdout,
-                 r.stderr)
-        os.symlink("result.json", os.path.join(d, "link.json"))
-        r = run(mmgp, "fit runs.csv -o link.json", d)
-        link = os.path.join(d, "link.json")
-        accepted("-o onto a symbolic link replaces its target and keeps the link",
-                 r.returncode == 0 and os.path.islink(link) and '"T_apu"' in open(os.path.join(d, "result.json")).read(),
-                 r.stderr)
-        # A FIFO stands for a device (never /dev/null itself: a broken binary run as root would replace it).
-        fifo = os.path.join(d, "pipe.json")
-        os.mkfifo(fifo)
-        got = []
-        reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
-        reader.start()
-        r = run(mmgp, "fit runs.csv -o pipe.json", d)
-        reader.join(timeout=10)
-        accepted("-o onto a FIFO (or a device) writes into it and leaves it what it was",
-                 r.returncode == 0 and stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and '"T_apu"' in got[0], r.stderr)
-        if reader.is_alive():  # unblock the reader if mmgp never opened the FIFO
-            with open(fifo, "w"):
-                pass
-        with open(os.path.join(d, "extra.csv"), "w") as f:
-            f.write(RUNS.replace("m,p,time_s", "m,p,time_s,rep").replace("\n", ",0\n").replace("time_s,rep,0", "time_s,rep"))
-        r = run(mmgp, "fit extra.csv --json", d)
-        accepted("other columns (rep) are read past, named once on stderr",
-                 r.returncode == 0 and r.stderr.count("column rep not read") == 1 and r.stdout.replace("extra.csv", "runs.csv")
-                 == r2.stdout, r.stderr)
-        with open(os.path.join(d, "cr.csv"), "w", newline="") as f:  # the old Mac's line ends: CR alone
-            f.write(RUNS.replace("\n", "\r"))
-        r = run(mmgp, "fit cr.csv --json", d)
-        accepted("a CSV with CR-only line ends reads as with LF (not as one header line)",
-                 r.returncode == 0 and r.stdout.replace("cr.csv", "runs.csv") == r2.stdout, r.stderr)
-        r = run(mmgp, "fit /dev/stdin --json < runs.csv", d)
-        accepted("runs read from a stream (standard input) as from a file", r.returncode == 0 and r.stdout == r2.stdout.replace(
-            "runs.csv", "/dev/stdin"), r.stderr)
-        with open(os.path.join(d, "shell.txt"), "w") as f:
-            f.write("written by the shell\n")
-        r = run(mmgp, "fit runs.csv --json -o /dev/stdout >> shell.txt", d)
-        shell = open(os.path.join(d, "shell.txt")).read()
-        accepted("-o /dev/stdout is a stream: the profile follows what the shell wrote there (not a file replaced)",
-                 r.returncode == 0 and shell.startswith("written by the shell\n{") and '"T_apu"' in shell, r.stderr)
-        ro = os.path.join(d, "readonly.json")
-        with open(ro, "w") as f:
-            f.write("{}\n")
-        os.chmod(ro, 0o444)
-        r = run(mmgp, "fit runs.csv -o readonly.json", d)
-        accepted("a read-only profile replaced stays read-only (mode 0444 kept)",
-                 r.returncode == 0 and stat.S_IMODE(os.stat(ro).st_mode) == 0o444 and '"T_apu"' in open(ro).read(), r.stderr)
-        with open(os.path.join(d, "allcens.csv"), "w") as f:
-            f.write("m,p,time_s,censored,bound_s\n1,1,5,1,5\n1,2,5,1,5\n")
-        r = run(mmgp, "tune p.json --replay allcens.csv --m 1 --p 1:2 --journal nothing.jsonl --quiet", d)
-        accepted("a tune that chose nothing (every run stopped) is not a success: exit 1, one line, the journal kept",
-                 r.returncode == 1 and r.stderr.count("\n") == 1 and "nothing chosen" in r.stderr and
-                 "chosen: none" in r.stdout and os.path.getsize(os.path.join(d, "nothing.jsonl")) > 0, r.stderr)
-        r = run(mmgp, "predict s.json --tolerance 0.5", d)
-        out_lines = r.stdout.splitlines()
-        fastest = [i for i, l in enumerate(out_lines) if l.startswith("Fastest ")]
-        rank1 = [out_lines[fastest[0] + 2]] if fastest and len(out_lines) > fastest[0] + 2 else []
-        best = [l for l in r.stdout.splitlines() if l.startswith("Best: ")]
-        accepted("the Best line is rank 1 of the table", r.returncode == 0 and rank1 and best and
-                 best[0].split(",")[0] == "Best: m={} p={} nodes={}".format(*rank1[0].split()[1:4]), r.stdout[:800])
+        r2 = accept_huge_and_bom(mmgp, d, t)
+        accept_link_and_fifo(mmgp, d, t)
+        accept_csv_forms(mmgp, d, t, r2)
+        accept_stream_and_readonly(mmgp, d, t)
+        accept_results(mmgp, d, t)
     for w in skipped:
         print("SKIPPED (no profile subcommand: a build without libpll):", w)
-    for f in failures:
+    for f in t.failures:
         print("FAIL:", f)
-    print(f"{passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    print(f"{t.passed} passed, {len(t.failures)} failed")
+    return 1 if t.failures else 0
 
 
 if __name__ == "__main__":

@@ -48,8 +48,15 @@ SLEEP = 'sleep $(awk "BEGIN{print 0.05*{m}+0.1/{p}}")'
 
 
 def parallel_cases(slurm):
+    """mmgp tune --parallel 2 through Slurm: job steps in an allocation, then batch jobs outside one."""
     tmp = os.path.dirname(sf.BASE)
-    # 1. Two one-CPU runs at once in a two-CPU allocation: job steps on CPUs of their own.
+    parallel_steps(slurm, tmp)
+    parallel_whole_node(slurm, tmp)
+    parallel_batch_jobs(slurm, tmp)
+
+
+def parallel_steps(slurm, tmp):
+    """1. Two one-CPU runs at once in a two-CPU allocation: job steps on CPUs of their own."""
     journal = os.path.join(tmp, f"mmgp-slurm-par1-{os.getpid()}.jsonl")
     cpus_file = journal + ".cpus"
     try:
@@ -81,7 +88,9 @@ def parallel_cases(slurm):
             if os.path.exists(f):
                 os.remove(f)
 
-    # 2. The whole-node configurations never beside another run; the best chosen; the step that does not fit failed.
+
+def parallel_whole_node(slurm, tmp):
+    """2. The whole-node configurations never beside another run; the best chosen; the step that does not fit failed."""
     journal = os.path.join(tmp, f"mmgp-slurm-par2-{os.getpid()}.jsonl")
     try:
         r = subprocess.run(["salloc", "-N", "1", "-n", "2", MMGP, "tune", "qs20", "--m", "1:2", "--p", "1:2", "--launcher", "srun",
@@ -101,8 +110,10 @@ def parallel_cases(slurm):
         if os.path.exists(journal):
             os.remove(journal)
 
-    # 3. Outside an allocation: each run its own batch job. m=2 p=2 fits no node: failed, no job. The first run of
-    # m=2 p=1 cancels its own job (as an operator's scancel would): recorded as cancelled, and run again later.
+
+def parallel_batch_jobs(slurm, tmp):
+    """3. Outside an allocation: each run its own batch job. m=2 p=2 fits no node: failed, no job. The first run of
+    m=2 p=1 cancels its own job (as an operator's scancel would): recorded as cancelled, and run again later."""
     journal = os.path.join(tmp, f"mmgp-slurm-par3-{os.getpid()}.jsonl")
     marker = journal + ".cancelled-once"
     try:

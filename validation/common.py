@@ -1,4 +1,5 @@
 """Shared helpers of the validation sweeps and the report (standard library only)."""
+import argparse
 import atexit
 import csv
 import datetime
@@ -115,6 +116,22 @@ def run_json(cmd, timeout=None):
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[:400]}")
     return json.loads(p.stdout)
+
+
+def live_tune_start(doc, live, workdir):
+    """The start of a live tune script (validation/tune/live_*.py): its arguments (--build, --reps) parsed, the
+    directory `workdir` made, the journal and platform of an earlier run in `live` removed; returns (arguments,
+    the mmgp binary of --build)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    mmgp = os.path.join(a.build, "cli", "mmgp")
+    os.makedirs(workdir, exist_ok=True)
+    for f in ("journal.jsonl", "platform.json"):
+        if os.path.exists(os.path.join(live, f)):
+            os.remove(os.path.join(live, f))
+    return a, mmgp
 
 
 def log(msg):

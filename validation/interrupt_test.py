@@ -181,25 +181,60 @@ def trial(sw, d, sig, point, tag, group=False, prev_exists=True):
     its process group) at point and checks the outcome. point is ("time", s): s seconds after the sweep's
     interrupt handling is installed, or ("line", k, s): s seconds after the sweep's k-th progress line.
     Returns (seconds from handler installation to exit, number of progress lines)."""
-    prev = sw.seed(d, tag) if prev_exists else {}
-    label = describe(sw, sig, group, point, tag)
-    out = []
-    p = sw.start(d)
-    t_sig = seen_at_kill = None
+    t = Trial(sw, d, sig, point, tag, group, prev_exists)
+    t.run()
+    t.inspect()
+    t.check_signal_timing()
+    t.check_files()
+    t.check_end()
+    return t.took, t.progress
 
-    def drain():
+
+def progress_lines(out):
+    """How many of the sweep's stderr lines so far are progress lines (common.log's, "[HH:MM:SS load ...] ...")."""
+    return sum(l.startswith("[") for l in list(out))
+
+
+class Trial:
+    """One trial (see trial()): the sweep run and signalled, then what it printed and left in d, checked."""
+
+    def __init__(self, sw, d, sig, point, tag, group, prev_exists):
+        self.sw, self.d, self.sig, self.point, self.group, self.prev_exists = sw, d, sig, point, group, prev_exists
+        self.prev = sw.seed(d, tag) if prev_exists else {}
+        self.label = describe(sw, sig, group, point, tag)
+        self.out = []  # the sweep's stderr lines, read as they come
+        self.t_sig = self.seen_at_kill = None
+
+    def run(self):
+        """Starts the sweep, signals it at the point, waits for its end and reaps what is left of it."""
+        p = self.sw.start(self.d)
+        reader = threading.Thread(target=self._drain, args=(p,), daemon=True)
+        reader.start()
+        t_wait = time.monotonic() + 60
+        while not handler_installed(p.pid) and p.poll() is None and time.monotonic() < t_wait:
+            time.sleep(0.002)
+        t0 = time.monotonic()
+        check(p.poll() is None, f"{self.label}: sweep started")
+        if self.sig is not None:
+            self._signal(p, t0)
+        self.rc = self._wait(p)
+        self.took = time.monotonic() - t0
+        self.stop = time.monotonic() - self.t_sig if self.t_sig is not None else None
+        self.survivors = live_children()
+        reap_all()
+        reader.join(timeout=10)  # after SIGKILL, a surviving child may hold the pipe until reap_all()
+        p.stderr.close()
+
+    def _drain(self, p):
+        """Reads the sweep's stderr into self.out, line by line, until it closes."""
         for raw in p.stderr:
-            out.append(raw.decode(errors="replace").rstrip("\n"))
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    t_wait = time.monotonic() + 60
-    while not handler_installed(p.pid) and p.poll() is None and time.monotonic() < t_wait:
-        time.sleep(0.002)
-    t0 = time.monotonic()
-    check(p.poll() is None, f"{label}: sweep started")
-    if sig is not None:
+            self.out.append(raw.decode(errors="replace").rstrip("\n"))
+
+    def _signal(self, p, t0):
+        """Waits for the point (from t0, or from a progress line) and sends the signal, unless the sweep ended first."""
+        point = self.point
         if point[0] == "line":
-            while sum(l.startswith("[") for l in list(out)) < point[1] and p.poll() is None:
+            while progress_lines(self.out) < point[1] and p.poll() is None:
                 time.sleep(0.001)
             t1 = time.monotonic()
             while time.monotonic() - t1 < point[2] and p.poll() is None:
@@ -208,79 +243,100 @@ def trial(sw, d, sig, point, tag, group=False, prev_exists=True):
             while time.monotonic() - t0 < point[1] and p.poll() is None:
                 time.sleep(0.002)
         if p.poll() is None:
-            seen_at_kill = sum(l.startswith("[") for l in list(out))
-            t_sig = time.monotonic()
-            (os.killpg if group else os.kill)(p.pid, sig)
-    try:
-        rc = p.wait(timeout=180)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        rc = p.wait()
-        check(False, f"{label}: sweep did not end within 180 s")
-    took = time.monotonic() - t0
-    stop = time.monotonic() - t_sig if t_sig is not None else None
-    survivors = live_children()
-    reap_all()
-    reader.join(timeout=10)  # after SIGKILL, a surviving child may hold the pipe until reap_all()
-    p.stderr.close()
-    progress = sum(l.startswith("[") for l in out)
-    mine = [l for l in out if l.startswith(f"{sw.script}: interrupted (")]
-    state = {f: read(os.path.join(d, f)) for f in sw.files}
-    old = [f for f in sw.files if prev_exists and state[f] == prev[f]]
-    new = [f for f in sw.files if state[f] is not None and sw.valid_new(d, f)]
-    print(f"{label}: exit {rc} after {took:.1f} s"
-          + (f" ({stop:.3f} s after the signal)" if stop is not None else "")
-          + f", {len(old)} old and {len(new)} new of {len(sw.files)} files"
-          + (f"; {mine[0]}" if mine else ""), file=sys.stderr, flush=True)
-    # A signal sent while at least two progress lines (the last one is "done: ...") were still to come found
-    # the sweep at work: it must have been interrupted, not have finished (a sweep that ignored the signal
-    # would finish and be judged by the branch below that accepts a finished sweep).
-    if sig in (signal.SIGINT, signal.SIGTERM) and seen_at_kill is not None and sw.progress is not None \
-            and seen_at_kill <= sw.progress - 2:
-        check(rc == -sig, f"{label}: signalled with {sw.progress - seen_at_kill} progress lines to go, but exit {rc}")
-    if sig in (signal.SIGINT, signal.SIGTERM) and stop is not None and rc == -sig:
-        stops.append(stop)
-        check(stop < 1.0, f"{label}: stopped {stop:.3f} s after the signal, expected < 1 s")
-    # Never corrupted: each file is the previous one or a complete new one.
-    for f in sw.files:
-        if prev_exists:
-            check(f in old or f in new, f"{label}: {f} is neither the previous file nor a complete new one "
-                                        f"({'missing' if state[f] is None else f'{len(state[f])} bytes'})")
+            self.seen_at_kill = progress_lines(self.out)
+            self.t_sig = time.monotonic()
+            (os.killpg if self.group else os.kill)(p.pid, self.sig)
+
+    def _wait(self, p):
+        """The sweep's exit status; killed (a failure) when it does not end within 180 s."""
+        try:
+            return p.wait(timeout=180)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            rc = p.wait()
+            check(False, f"{self.label}: sweep did not end within 180 s")
+            return rc
+
+    def inspect(self):
+        """What the sweep printed and left: its progress and interrupt lines, the old and new files; one line."""
+        sw, d, out = self.sw, self.d, self.out
+        self.progress = sum(l.startswith("[") for l in out)
+        self.mine = [l for l in out if l.startswith(f"{sw.script}: interrupted (")]
+        self.state = {f: read(os.path.join(d, f)) for f in sw.files}
+        self.old = [f for f in sw.files if self.prev_exists and self.state[f] == self.prev[f]]
+        self.new = [f for f in sw.files if self.state[f] is not None and sw.valid_new(d, f)]
+        print(f"{self.label}: exit {self.rc} after {self.took:.1f} s"
+              + (f" ({self.stop:.3f} s after the signal)" if self.stop is not None else "")
+              + f", {len(self.old)} old and {len(self.new)} new of {len(sw.files)} files"
+              + (f"; {self.mine[0]}" if self.mine else ""), file=sys.stderr, flush=True)
+
+    def check_signal_timing(self):
+        """A signal sent while at least two progress lines (the last one is "done: ...") were still to come found
+        the sweep at work: it must have been interrupted, not have finished (a sweep that ignored the signal
+        would finish and be judged by check_end()'s branch that accepts a finished sweep); and within 1 s."""
+        sig, sw, rc, stop, label = self.sig, self.sw, self.rc, self.stop, self.label
+        if sig in (signal.SIGINT, signal.SIGTERM) and self.seen_at_kill is not None and sw.progress is not None \
+                and self.seen_at_kill <= sw.progress - 2:
+            check(rc == -sig, f"{label}: signalled with {sw.progress - self.seen_at_kill} progress lines to go, but exit {rc}")
+        if sig in (signal.SIGINT, signal.SIGTERM) and stop is not None and rc == -sig:
+            stops.append(stop)
+            check(stop < 1.0, f"{label}: stopped {stop:.3f} s after the signal, expected < 1 s")
+
+    def check_files(self):
+        """Never corrupted: each file is the previous one or a complete new one."""
+        state = self.state
+        for f in self.sw.files:
+            if self.prev_exists:
+                check(f in self.old or f in self.new, f"{self.label}: {f} is neither the previous file nor a complete new one "
+                                                      f"({'missing' if state[f] is None else f'{len(state[f])} bytes'})")
+            else:
+                check(state[f] is None or f in self.new, f"{self.label}: {f} was created but is not complete")
+
+    def check_end(self):
+        """The checks of how the sweep ended: finished, interrupted (SIGINT, SIGTERM) or killed (SIGKILL)."""
+        sig, rc, label = self.sig, self.rc, self.label
+        # Finished: exit 0, or the signal came after the sweep had logged its end ("done: ...") while the
+        # interpreter was shutting down (no Python handler runs then; every file had been renamed before the line).
+        done = any(l.startswith("[") and "] done: " in l for l in self.out)
+        if rc == 0 or (sig is not None and done and rc == -sig and not self.mine):
+            self.check_finished()
+        elif sig in (signal.SIGINT, signal.SIGTERM):
+            self.check_interrupted()
+        elif sig == signal.SIGKILL:
+            check(rc == -signal.SIGKILL, f"{label}: killed (exit {rc})")
         else:
-            check(state[f] is None or f in new, f"{label}: {f} was created but is not complete")
-    # Finished: exit 0, or the signal came after the sweep had logged its end ("done: ...") while the
-    # interpreter was shutting down (no Python handler runs then; every file had been renamed before the line).
-    done = any(l.startswith("[") and "] done: " in l for l in out)
-    if rc == 0 or (sig is not None and done and rc == -sig and not mine):
-        check(len(new) == len(sw.files), f"{label}: finished but not all files are new: {sorted(set(sw.files) - set(new))}")
+            check(False, f"{label}: unexpected exit {rc}; stderr tail: {self.out[-8:]}")
+
+    def check_finished(self):
+        """A finished sweep: every file new, no temporary file left, no interrupt line."""
+        sw, d, label = self.sw, self.d, self.label
+        check(len(self.new) == len(sw.files), f"{label}: finished but not all files are new: {sorted(set(sw.files) - set(self.new))}")
         check(not tmp_files(d), f"{label}: temporary files left after a finished sweep: {tmp_files(d)}")
-        check(not mine, f"{label}: a finished sweep printed an interrupt line")
-    elif sig in (signal.SIGINT, signal.SIGTERM):
+        check(not self.mine, f"{label}: a finished sweep printed an interrupt line")
+
+    def check_interrupted(self):
+        """A sweep ended by SIGINT/SIGTERM: its one interrupt line, all old or all new files, nothing left over."""
+        sw, d, sig, label, mine, new, old = self.sw, self.d, self.sig, self.label, self.mine, self.new, self.old
         name = signal.Signals(sig).name
-        check(rc == -sig, f"{label}: ends with the signal (exit {rc}); stderr tail: {out[-8:]}")
+        check(self.rc == -sig, f"{label}: ends with the signal (exit {self.rc}); stderr tail: {self.out[-8:]}")
         check(len(mine) == 1, f"{label}: exactly one '{sw.script}: interrupted' line, found {len(mine)}: {mine}")
-        others = [l for l in out if "interrupted (" in l and l not in mine]
+        others = [l for l in self.out if "interrupted (" in l and l not in mine]
         # Only Ctrl-C reaches mmgp itself too; its own guard then reports on its (staged, temporary) file.
-        check(not others or (group and all(l.startswith("mmgp: interrupted (") and TMP_TAG in l for l in others)),
+        check(not others or (self.group and all(l.startswith("mmgp: interrupted (") and TMP_TAG in l for l in others)),
               f"{label}: other interrupt lines: {others}")
         line = mine[0] if mine else ""
         check(f"interrupted ({name})" in line, f"{label}: the line names {name}: {line!r}")
         if "had been written" in line:  # the signal came during the final renames: all new
             check(len(new) == len(sw.files), f"{label}: says the new files were written, but only {new} are new")
-        elif prev_exists:
+        elif self.prev_exists:
             check(len(old) == len(sw.files), f"{label}: not all previous files kept (old: {old}, new: {new})")
             check(f"kept {', '.join(sw.files)} in {d} as they were" in line, f"{label}: the line names what was kept: {line!r}")
         else:
-            check(all(state[f] is None for f in sw.files), f"{label}: files created by an interrupted sweep")
+            check(all(self.state[f] is None for f in sw.files), f"{label}: files created by an interrupted sweep")
             check(f"nothing written to {d} ({', '.join(sw.files)} not created)" in line,
                   f"{label}: the line says nothing was written: {line!r}")
         check(not tmp_files(d), f"{label}: temporary files left: {tmp_files(d)}")
-        check(not survivors, f"{label}: measurement processes survived the sweep: {survivors}")
-    elif sig == signal.SIGKILL:
-        check(rc == -signal.SIGKILL, f"{label}: killed (exit {rc})")
-    else:
-        check(False, f"{label}: unexpected exit {rc}; stderr tail: {out[-8:]}")
-    return took, progress
+        check(not self.survivors, f"{label}: measurement processes survived the sweep: {self.survivors}")
 
 
 COMMIT_SCRIPT = r"""
@@ -323,19 +379,22 @@ def commit_trial(tmp):
     check(not tmp_files(d), f"commit: temporary files left: {tmp_files(d)}")
 
 
-def main():
+def parse_args():
+    """The command line: the build to test, the time budget of the random kills, the random seed."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--budget", type=float, default=45.0,
                     help="seconds after which no further random kills are added to the fixed ones (default 45)")
     ap.add_argument("--seed", type=int, default=None)
-    a = ap.parse_args()
-    seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 30)
-    rng = random.Random(seed)
-    print(f"interrupt test: seed {seed} (--seed {seed} repeats the kill points)", file=sys.stderr)
-    become_subreaper()
-    INT, TERM, KILL = signal.SIGINT, signal.SIGTERM, signal.SIGKILL
-    # (sweep, the kills every run makes: (signal, to the whole process group?)); Ctrl-C = SIGINT to the group.
+    return ap.parse_args()
+
+
+INT, TERM, KILL = signal.SIGINT, signal.SIGTERM, signal.SIGKILL
+
+
+def make_sweeps(a):
+    """(sweep, the kills every run makes: (signal, to the whole process group?)) per sweep; Ctrl-C = SIGINT to the
+    group. Returns (them, the off-load sweep, the RAxML sweep or None where RAxML is not installed)."""
     # --profile-tolerance 0: every run also calibrates and profiles again after its sweep (the profile check), so
     # that kills land in that step too (its first set of files is renamed aside meanwhile).
     offload = Sweep("sweep_offload.py", ["--quick", "--build", a.build, "--profile-tolerance", "0"],
@@ -350,54 +409,93 @@ def main():
         raxml = Sweep("sweep_raxml.py", ["--quick"], ["runs.csv", "machine.json"])
     else:
         print("note: raxml not installed, sweep_raxml skipped", file=sys.stderr)
-    t_start = time.monotonic()
-    n = 0
+    return sweeps, offload, raxml
 
-    def kill(sw, sig, group, mode):
+
+class Kills:
+    """The random kills: how many so far (each trial's tag "run N") and the random points they come at."""
+
+    def __init__(self, rng):
+        self.rng, self.n = rng, 0
+
+    def tag(self):
+        """The next kill's tag."""
+        self.n += 1
+        return f"run {self.n}"
+
+    def kill(self, sw, sig, group, mode):
         """One kill at a random point: a random time within the first run, or a random moment shortly after a
         random progress line (so that short phases, e.g. between the last measurement and the end, get hit)."""
-        nonlocal n
-        n += 1
-        point = ("time", rng.uniform(0.0, sw.full)) if mode == "time" else \
-            ("line", rng.randint(1, sw.progress), rng.uniform(0.0, 0.03))
-        trial(sw, sw.dir, sig, point, f"run {n}", group=group)
+        tag = self.tag()
+        point = ("time", self.rng.uniform(0.0, sw.full)) if mode == "time" else \
+            ("line", self.rng.randint(1, sw.progress), self.rng.uniform(0.0, 0.03))
+        trial(sw, sw.dir, sig, point, tag, group=group)
 
+
+def first_runs(sweeps, kills, tmp):
+    """Every sweep once to the end into its directory, then killed with its fixed signals at random points."""
+    rng = kills.rng
+    for sw, fixed in sweeps:
+        sw.dir = os.path.join(tmp, sw.name, "out")
+        os.makedirs(sw.dir)
+        sw.full, sw.progress = trial(sw, sw.dir, None, None, "run 0")
+        check(sw.progress >= 2, f"{sw.name}: progress lines on stderr ({sw.progress})")
+        if sw.progress < 2 or failures:
+            continue
+        sw.rows = sum(1 for _ in open(os.path.join(sw.dir, "runs.csv"))) - 1
+        modes = ["time", "line"] + [rng.choice(["time", "line"]) for _ in fixed[2:]]
+        rng.shuffle(modes)
+        for (sig, group), mode in zip(fixed, modes):
+            kills.kill(sw, sig, group, mode)
+
+
+def raxml_kills(raxml, sweeps, kills, tmp):
+    """The RAxML sweep killed (Ctrl-C, SIGTERM, SIGKILL) at random times in its first 8 s; it joins `sweeps`."""
+    raxml.dir = os.path.join(tmp, raxml.name, "out")
+    os.makedirs(raxml.dir)
+    for sig, group in ((INT, True), (TERM, False), (KILL, False)):
+        tag = kills.tag()
+        trial(raxml, raxml.dir, sig, ("time", kills.rng.uniform(0.0, 8.0)), tag, group=group)
+    sweeps.append((raxml, []))
+
+
+def budget_kills(offload, kills, budget, t_start):
+    """More random kills of the off-load sweep while the time budget lasts."""
+    extra = [(INT, False), (TERM, False), (KILL, False), (INT, True)]
+    i = 0
+    while offload.full is not None and offload.progress >= 2 and not failures:
+        if time.monotonic() - t_start + 0.6 * offload.full > budget:
+            break
+        sig, group = extra[i % len(extra)]
+        kills.kill(offload, sig, group, kills.rng.choice(["time", "line"]))
+        i += 1
+
+
+def cleanup_runs(sweeps):
+    """The next sweep removes what SIGKILLed ones left; interrupted at once, it leaves nothing behind."""
+    for sw, _ in sweeps:
+        if getattr(sw, "dir", None) is None:
+            continue
+        trial(sw, sw.dir, signal.SIGTERM, ("time", 0.0), "cleanup run")
+        check(not tmp_files(sw.dir), f"{sw.name}: stray temporary files not removed by the next sweep: {tmp_files(sw.dir)}")
+
+
+def main():
+    a = parse_args()
+    seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 30)
+    rng = random.Random(seed)
+    print(f"interrupt test: seed {seed} (--seed {seed} repeats the kill points)", file=sys.stderr)
+    become_subreaper()
+    sweeps, offload, raxml = make_sweeps(a)
+    t_start = time.monotonic()
+    kills = Kills(rng)
     with tempfile.TemporaryDirectory(prefix="mmgp-interrupt-") as tmp:
         commit_trial(tmp)
-        for sw, fixed in sweeps:
-            sw.dir = os.path.join(tmp, sw.name, "out")
-            os.makedirs(sw.dir)
-            sw.full, sw.progress = trial(sw, sw.dir, None, None, "run 0")
-            check(sw.progress >= 2, f"{sw.name}: progress lines on stderr ({sw.progress})")
-            if sw.progress < 2 or failures:
-                continue
-            sw.rows = sum(1 for _ in open(os.path.join(sw.dir, "runs.csv"))) - 1
-            modes = ["time", "line"] + [rng.choice(["time", "line"]) for _ in fixed[2:]]
-            rng.shuffle(modes)
-            for (sig, group), mode in zip(fixed, modes):
-                kill(sw, sig, group, mode)
+        first_runs(sweeps, kills, tmp)
         if raxml is not None and not failures:
-            raxml.dir = os.path.join(tmp, raxml.name, "out")
-            os.makedirs(raxml.dir)
-            for sig, group in ((INT, True), (TERM, False), (KILL, False)):
-                n += 1
-                trial(raxml, raxml.dir, sig, ("time", rng.uniform(0.0, 8.0)), f"run {n}", group=group)
-            sweeps.append((raxml, []))
-        # More random kills of the off-load sweep while the time budget lasts.
-        extra = [(INT, False), (TERM, False), (KILL, False), (INT, True)]
-        i = 0
-        while offload.full is not None and offload.progress >= 2 and not failures:
-            if time.monotonic() - t_start + 0.6 * offload.full > a.budget:
-                break
-            sig, group = extra[i % len(extra)]
-            kill(offload, sig, group, rng.choice(["time", "line"]))
-            i += 1
-        for sw, _ in sweeps:
-            if getattr(sw, "dir", None) is None:
-                continue
-            # The next sweep removes what SIGKILLed ones left; interrupted at once, it leaves nothing behind.
-            trial(sw, sw.dir, signal.SIGTERM, ("time", 0.0), "cleanup run")
-            check(not tmp_files(sw.dir), f"{sw.name}: stray temporary files not removed by the next sweep: {tmp_files(sw.dir)}")
+            raxml_kills(raxml, sweeps, kills, tmp)
+        budget_kills(offload, kills, a.budget, t_start)
+        cleanup_runs(sweeps)
         # A sweep interrupted in a directory without a previous data set creates none of its files.
         d = os.path.join(tmp, "empty", "out")
         os.makedirs(d)
@@ -407,7 +505,7 @@ def main():
         print(f"interrupt test: stopped {sorted(stops)[len(stops) // 2]:.3f} s (median) / {max(stops):.3f} s (max) "
               f"after SIGINT/SIGTERM over {len(stops)} kills", file=sys.stderr)
     check(len(stops) >= 3, f"at least 3 SIGINT/SIGTERM kills ended a sweep by the signal, found {len(stops)}")
-    print(f"interrupt test: {n} random kills, {checks} checks in {time.monotonic() - t_start:.1f} s", file=sys.stderr)
+    print(f"interrupt test: {kills.n} random kills, {checks} checks in {time.monotonic() - t_start:.1f} s", file=sys.stderr)
     common.finish_checks(failures, "sweep interrupt test: OK", f" (seed {seed})")
 
 

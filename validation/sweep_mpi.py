@@ -107,12 +107,17 @@ def examl(work, np_, placement, name, env=()):
     return float(m.group(1)), wall
 
 
-def main():
+def parse_args():
+    """The command line (the module's docstring above says what it runs)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--skip-calibrate", action="store_true", help="keep mpi/platform-calibrated.json")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def check_requirements():
+    """Exits with a line naming what is missing: root (the namespaces), OpenMPI, examl, iproute2."""
     if os.geteuid() != 0:
         raise SystemExit("sweep_mpi: the emulated nodes are network namespaces: run as root")
     for prog in ("mpirun", "mpicc", "parse-examl", "ip", "taskset"):
@@ -120,47 +125,45 @@ def main():
             raise SystemExit(f"sweep_mpi: {prog} not found (scripts/setup.sh installs OpenMPI, examl, iproute2)")
     if not os.path.exists(EXAML):
         raise SystemExit(f"sweep_mpi: {EXAML} not found (apt-get install examl)")
-    mmgp = os.path.join(a.build, "cli", "mmgp")
-    os.makedirs(OUT, exist_ok=True)
-    info = common.machine_info([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
-    plat = os.path.join(OUT, "platform-calibrated.json")
-    if not a.skip_calibrate:
-        common.log("mmgp calibrate --quick --mpi")
-        subprocess.run([mmgp, "calibrate", "--quick", "--mpi", "--quiet", "-o", plat], check=True)
-    cores = os.cpu_count() or 1
 
-    with tempfile.TemporaryDirectory(prefix="mmgp-examl-") as work:
-        subprocess.run(f"zcat {TESTDATA}/49.gz > 49.phy && cp {TESTDATA}/49.tree . && "
-                       "parse-examl -s 49.phy -m DNA -n 49 > /dev/null", shell=True, cwd=work, check=True)
-        # The collectives, counted in a run of 2 processes (each rank makes the same calls).
-        lib = os.path.join(work, "libcount.so")
-        subprocess.run(["mpicc", "-shared", "-fPIC", "-O2", "-o", lib, os.path.join(OUT, "pmpi_count.c")], check=True)
-        counts_file = os.path.join(work, "counts.jsonl")
-        examl(work, 2, ["--bind-to", "core"], "count", env=(f"LD_PRELOAD={lib}", f"MPI_COUNT_OUT={counts_file}"))
-        ranks = [json.loads(line) for line in open(counts_file) if line.strip()]
-        counts = ranks[0]["calls"]
-        common.write_if_changed(os.path.join(OUT, "counts.json"), json.dumps(
-            {"program": "ExaML -f e on examl's 49-taxon test data, 2 processes",
-             "counted_by": "validation/mpi/pmpi_count.c (PMPI, preloaded)", "ranks": ranks}, indent=1) + "\n")
 
-        rows = []
-        layouts = [("1x1", 1, 1), ("1x2", 1, 2), ("2x1", 2, 1)]
-        for rep in range(a.reps):
-            for label, nodes, ppn in layouts:
-                if nodes == 1:
-                    t, wall = examl(work, ppn, ["--bind-to", "core"], f"{label}r{rep}")
-                else:
-                    with namespaces(nodes, cores) as placement:
-                        t, wall = examl(work, nodes * ppn, placement, f"{label}r{rep}")
-                common.log(f"rep {rep} nodes={nodes} ppn={ppn}: {t:.3f} s (wall {wall:.3f} s)")
-                rows.append({"rep": rep, "nodes": nodes, "ppn": ppn, "time_s": t, "wall_s": wall})
-    text = "rep,nodes,ppn,time_s,wall_s\n" + "".join(f"{r['rep']},{r['nodes']},{r['ppn']},{r['time_s']},{r['wall_s']:.4f}\n"
-                                                     for r in rows)
-    common.write_if_changed(os.path.join(OUT, "runs.csv"), text)
-    med = {(n, p): common.median(r["time_s"] for r in rows if (r["nodes"], r["ppn"]) == (n, p)) for _, n, p in layouts}
+def count_collectives(work):
+    """The collectives, counted in a run of 2 processes (each rank makes the same calls): mpi/counts.json written,
+    the first rank's calls returned."""
+    lib = os.path.join(work, "libcount.so")
+    subprocess.run(["mpicc", "-shared", "-fPIC", "-O2", "-o", lib, os.path.join(OUT, "pmpi_count.c")], check=True)
+    counts_file = os.path.join(work, "counts.jsonl")
+    examl(work, 2, ["--bind-to", "core"], "count", env=(f"LD_PRELOAD={lib}", f"MPI_COUNT_OUT={counts_file}"))
+    ranks = [json.loads(line) for line in open(counts_file) if line.strip()]
+    counts = ranks[0]["calls"]
+    common.write_if_changed(os.path.join(OUT, "counts.json"), json.dumps(
+        {"program": "ExaML -f e on examl's 49-taxon test data, 2 processes",
+         "counted_by": "validation/mpi/pmpi_count.c (PMPI, preloaded)", "ranks": ranks}, indent=1) + "\n")
+    return counts
 
-    # The application: all its work split over the ranks (T_apu, measured on 1 process), the counted collectives
-    # once per run (N = 1: one phase); reduce and bcast as ExaML calls them, the one allreduce, the barriers left out.
+
+LAYOUTS = [("1x1", 1, 1), ("1x2", 1, 2), ("2x1", 2, 1)]  # (label, nodes, processes per node) of the runs
+
+
+def run_layouts(work, reps, cores):
+    """The runs, `reps` times each, repetitions outermost: a row each (the program's time and the wall time)."""
+    rows = []
+    for rep in range(reps):
+        for label, nodes, ppn in LAYOUTS:
+            if nodes == 1:
+                t, wall = examl(work, ppn, ["--bind-to", "core"], f"{label}r{rep}")
+            else:
+                with namespaces(nodes, cores) as placement:
+                    t, wall = examl(work, nodes * ppn, placement, f"{label}r{rep}")
+            common.log(f"rep {rep} nodes={nodes} ppn={ppn}: {t:.3f} s (wall {wall:.3f} s)")
+            rows.append({"rep": rep, "nodes": nodes, "ppn": ppn, "time_s": t, "wall_s": wall})
+    return rows
+
+
+def application(counts, med):
+    """The application (mpi/app-examl.json, written): all its work split over the ranks (T_apu, measured on 1
+    process), the counted collectives once per run (N = 1: one phase); reduce and bcast as ExaML calls them, the
+    one allreduce, the barriers left out. Returns (the profile, its communication)."""
     comm = []
     for prim in ("allreduce", "reduce", "bcast"):
         for size, count in sorted(counts.get(prim, {}).items(), key=lambda kv: int(kv[0])):
@@ -176,18 +179,20 @@ def main():
                        "T_hpu, C_apu, g": "0: no host-only part and no off-load in an MPI-only program"}}
     app_path = os.path.join(OUT, "app-examl.json")
     common.write_if_changed(app_path, json.dumps(app, indent=1) + "\n")
-    scen = {"schema": "mmgp/1", "name": "ExaML 49 taxa over emulated nodes", "platform": "platform-calibrated.json",
-            "application": "app-examl.json", "search": {"m": [1, 2], "p": [1, 1], "nodes": [1, 2]}}
-    scen_path = os.path.join(OUT, "scenario-examl.json")
-    common.write_if_changed(scen_path, json.dumps(scen, indent=1) + "\n")
-    def predict(path, nodes, ppn):
-        r = subprocess.run([mmgp, "predict", path, "--m", str(ppn), "--p", "1", "--nodes", str(nodes), "--json"],
-                           capture_output=True, text=True, check=True)
-        return json.loads(r.stdout)["best"]
+    return app, comm
 
-    pred = {(nodes, ppn): predict(scen_path, nodes, ppn) for _, nodes, ppn in layouts}
-    # The same with the program's serial part taken from the 1-node runs: t(1x1) = S + P, t(1x2) = S + P/2 + c(1x2)
-    # (c: the predicted communication); S stays whole on every rank (T_hpu), P is split (T_apu). Predicts 2 nodes.
+
+def predict(mmgp, path, nodes, ppn):
+    """mmgp predict's best configuration of scenario `path` at m = ppn, p = 1 on `nodes` nodes."""
+    r = subprocess.run([mmgp, "predict", path, "--m", str(ppn), "--p", "1", "--nodes", str(nodes), "--json"],
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)["best"]
+
+
+def one_node_prediction(mmgp, app, scen, med, pred):
+    """The same with the program's serial part taken from the 1-node runs: t(1x1) = S + P, t(1x2) = S + P/2 + c(1x2)
+    (c: the predicted communication); S stays whole on every rank (T_hpu), P is split (T_apu). Predicts 2 nodes
+    (mpi/app-examl-1node.json, mpi/scenario-examl-1node.json written); returns (S, P, the prediction)."""
     c12 = pred[(1, 2)]["breakdown"]["communication"]
     par = 2 * (med[(1, 1)] - med[(1, 2)] + c12)
     serial = med[(1, 1)] - par
@@ -197,13 +202,17 @@ def main():
     common.write_if_changed(os.path.join(OUT, "app-examl-1node.json"), json.dumps(app2, indent=1) + "\n")
     scen2_path = os.path.join(OUT, "scenario-examl-1node.json")
     common.write_if_changed(scen2_path, json.dumps(dict(scen, application="app-examl-1node.json"), indent=1) + "\n")
-    pred2 = predict(scen2_path, 2, 1)
+    return serial, par, predict(mmgp, scen2_path, 2, 1)
+
+
+def write_report(reps, info, comm, med, pred, serial, par, pred2):
+    """mpi/report.txt (also printed) and mpi/report.json: predicted against measured."""
     lines = [f"# ExaML -f e, examl 49-taxon test data: predicted (mmgp predict mpi/scenario-examl.json) against measured",
-             f"# (median of {a.reps} runs, the program's own time); python3 validation/sweep_mpi.py --reps {a.reps}",
+             f"# (median of {reps} runs, the program's own time); python3 validation/sweep_mpi.py --reps {reps}",
              f"# collectives per rank (counted): " + ", ".join(f"{c['primitive']} {c['bytes']} B x {c['count']}" for c in comm),
              "", f"{'nodes':>5} {'ppn':>3} {'measured':>10} {'predicted':>10} {'error':>8}  {'of which communication':>22}"]
     report = {"machine": info, "rows": []}
-    for _, nodes, ppn in layouts:
+    for _, nodes, ppn in LAYOUTS:
         t = pred[(nodes, ppn)]["time_s"]
         comm_s = pred[(nodes, ppn)]["breakdown"]["communication"]
         err = (t - med[(nodes, ppn)]) / med[(nodes, ppn)]
@@ -220,6 +229,37 @@ def main():
     common.write_if_changed(os.path.join(OUT, "report.txt"), "\n".join(lines) + "\n")
     common.write_if_changed(os.path.join(OUT, "report.json"), json.dumps(report, indent=1) + "\n")
     print("\n".join(lines))
+
+
+def main():
+    a = parse_args()
+    check_requirements()
+    mmgp = os.path.join(a.build, "cli", "mmgp")
+    os.makedirs(OUT, exist_ok=True)
+    info = common.machine_info([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])
+    plat = os.path.join(OUT, "platform-calibrated.json")
+    if not a.skip_calibrate:
+        common.log("mmgp calibrate --quick --mpi")
+        subprocess.run([mmgp, "calibrate", "--quick", "--mpi", "--quiet", "-o", plat], check=True)
+    cores = os.cpu_count() or 1
+
+    with tempfile.TemporaryDirectory(prefix="mmgp-examl-") as work:
+        subprocess.run(f"zcat {TESTDATA}/49.gz > 49.phy && cp {TESTDATA}/49.tree . && "
+                       "parse-examl -s 49.phy -m DNA -n 49 > /dev/null", shell=True, cwd=work, check=True)
+        counts = count_collectives(work)
+        rows = run_layouts(work, a.reps, cores)
+    text = "rep,nodes,ppn,time_s,wall_s\n" + "".join(f"{r['rep']},{r['nodes']},{r['ppn']},{r['time_s']},{r['wall_s']:.4f}\n"
+                                                     for r in rows)
+    common.write_if_changed(os.path.join(OUT, "runs.csv"), text)
+    med = {(n, p): common.median(r["time_s"] for r in rows if (r["nodes"], r["ppn"]) == (n, p)) for _, n, p in LAYOUTS}
+    app, comm = application(counts, med)
+    scen = {"schema": "mmgp/1", "name": "ExaML 49 taxa over emulated nodes", "platform": "platform-calibrated.json",
+            "application": "app-examl.json", "search": {"m": [1, 2], "p": [1, 1], "nodes": [1, 2]}}
+    scen_path = os.path.join(OUT, "scenario-examl.json")
+    common.write_if_changed(scen_path, json.dumps(scen, indent=1) + "\n")
+    pred = {(nodes, ppn): predict(mmgp, scen_path, nodes, ppn) for _, nodes, ppn in LAYOUTS}
+    serial, par, pred2 = one_node_prediction(mmgp, app, scen, med, pred)
+    write_report(a.reps, info, comm, med, pred, serial, par, pred2)
 
 
 if __name__ == "__main__":

@@ -67,27 +67,26 @@ def run_config(aln, m, p, B, bound, workdir):
     return wall, False
 
 
-def main():
+def parse_args():
+    """The command line (the module's docstring above says what it runs)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", "raxml"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repetitions", type=int, default=None)
     common.add_extra_repetition_args(ap, EXTRA_SECONDS, 9)
-    a = ap.parse_args()
-    if shutil.which(BINARY) is None:
-        sys.exit(f"sweep_raxml: {BINARY} not found (apt-get install raxml)")
-    os.makedirs(os.path.join(a.out, "inputs"), exist_ok=True)
-    common.begin_sweep(a.out, ["runs.csv", "machine.json", "platform-calibrated.json"])
+    return ap.parse_args()
+
+
+def space(a):
+    """What the sweep runs: (inputs {name: (taxa, sites)}, configurations (m, p), bootstrap counts, repetitions)."""
     if a.quick:
-        inputs = {"8x1200": (8, 1200)}
-        confs = [(1, 2), (1, 3), (2, 2)]
-        bootstraps = [1, 2]
-        reps = a.repetitions or 1
-    else:
-        inputs = {"16x1200": (16, 1200), "24x1200": (24, 1200)}
-        confs = [(1, 2), (2, 2), (1, 3), (1, 4), (3, 2), (2, 3), (4, 2), (2, 4)]
-        bootstraps = [1, 2, 4, 8]
-        reps = a.repetitions or 3
+        return {"8x1200": (8, 1200)}, [(1, 2), (1, 3), (2, 2)], [1, 2], a.repetitions or 1
+    return ({"16x1200": (16, 1200), "24x1200": (24, 1200)},
+            [(1, 2), (2, 2), (1, 3), (1, 4), (3, 2), (2, 3), (4, 2), (2, 4)], [1, 2, 4, 8], a.repetitions or 3)
+
+
+def describe(inputs):
+    """machine.json's description of the runs: the machine, the binary and its version, the inputs and command."""
     info = common.machine_info([os.path.relpath(sys.argv[0], common.ROOT)] + sys.argv[1:])
     info["binary"] = shutil.which(BINARY)
     info["raxml_version"] = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "raxml"], capture_output=True,
@@ -95,7 +94,12 @@ def main():
     info["inputs"] = {k: f"first {t} taxa x {s} sites of {EXAML_49}" for k, (t, s) in inputs.items()}
     info["raxml_command"] = (f"{BINARY} -T p -m GTRCAT -s ALN -n r<i> -w TMP -p 12345+i -x 54321+i -N B_i, "
                              "i = 0..m-1 started together; wall = first start to last exit")
-    # N of the model: RAxML's synchronisations per bootstrap, counted in the program itself (gdb, one worker).
+    return info
+
+
+def count_barriers(a, inputs, info):
+    """N of the model: RAxML's synchronisations per bootstrap, counted in the program itself (gdb, one worker),
+    for every input (written to OUT/inputs/ first)."""
     info["barriers"] = {}
     for name, (taxa, sites) in inputs.items():
         aln = os.path.join(a.out, "inputs", f"{name}.phy")
@@ -106,48 +110,37 @@ def main():
             sys.exit(f"sweep_raxml: counting RAxML's synchronisations: {e}")
         common.log(f"{name}: {info['barriers'][name]['N_per_bootstrap']} synchronisations per bootstrap, "
                    f"{info['barriers'][name]['start_up_jobs']} in the start-up")
-    floor = 2.0  # seconds: the bound is 5x the fastest run of the group, at least this
-    info["bound"] = f"5 x the fastest configuration of the (input, B) group measured so far, at least {floor} s"
-    t0 = time.time()
-    rows = []
-    best = {}
-    censored_once = set()
 
-    def measure(name, B, m, p, rep):
-        key = (name, B)
-        aln = os.path.join(a.out, "inputs", f"{name}.phy")
-        make_input(aln, *inputs[name])
-        bound = max(floor, 5.0 * best[key]) if key in best else 300.0
-        l0 = common.load1()
-        ext = common.ExternalCpu()
-        with tempfile.TemporaryDirectory() as wd:
-            wall, cens = run_config(os.path.abspath(aln), m, p, B, bound, wd)
-        ext_share = ext.share(wall)
-        if cens:
-            censored_once.add((name, B, m, p))
-        else:
-            best[key] = min(best.get(key, wall), wall)
-        common.log(f"rep {rep} {name} B={B} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''} (others {ext_share:.2f} core)")
-        return {"input": name, "units": B, "m": m, "p": p, "policy": "edtlp", "rep": rep,
-                "wall_s": f"{wall:.4f}", "censored": int(cens), "bound_s": f"{bound:.2f}",
-                "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
-                "external_cpu_share": f"{ext_share:.3f}"}
 
-    for rep in range(reps):
-        for name in inputs:
-            for B in bootstraps:
-                for (m, p) in confs:
-                    if (name, B, m, p) in censored_once:
-                        continue  # censored once: not repeated (it would only cost the bound again)
-                    rows.append(measure(name, B, m, p, rep))
-    # More repetitions where the median is still uncertain (common.extra_repetitions); not for m > B, which
-    # runs the processes of m = B (the report pools them).
-    common.extra_repetitions_step(
-        a, EXTRA_SECONDS, rows, ("input", "units", "m", "p"),
-        lambda r: measure(r["input"], r["units"], r["m"], r["p"], int(r["rep"]) + 1), info, reps,
-        eligible=lambda r: int(r["m"]) <= int(r["units"]), which=" with m <= B")
-    # The predictions use the calibration of the offload sweep run just before (the same state of the
-    # machine): it joins this data set, renamed into place with runs.csv.
+FLOOR = 2.0  # seconds: the bound is 5x the fastest run of the group, at least this
+
+
+def measure(a, inputs, best, censored_once, name, B, m, p, rep):
+    """One bounded run of configuration (m, p) with B bootstraps, as a row of runs.csv; `best` holds each
+    (input, B) group's fastest finished run so far, `censored_once` the configurations that reached their bound."""
+    key = (name, B)
+    aln = os.path.join(a.out, "inputs", f"{name}.phy")
+    make_input(aln, *inputs[name])
+    bound = max(FLOOR, 5.0 * best[key]) if key in best else 300.0
+    l0 = common.load1()
+    ext = common.ExternalCpu()
+    with tempfile.TemporaryDirectory() as wd:
+        wall, cens = run_config(os.path.abspath(aln), m, p, B, bound, wd)
+    ext_share = ext.share(wall)
+    if cens:
+        censored_once.add((name, B, m, p))
+    else:
+        best[key] = min(best.get(key, wall), wall)
+    common.log(f"rep {rep} {name} B={B} m={m} p={p}: {wall:.2f} s{' CENSORED' if cens else ''} (others {ext_share:.2f} core)")
+    return {"input": name, "units": B, "m": m, "p": p, "policy": "edtlp", "rep": rep,
+            "wall_s": f"{wall:.4f}", "censored": int(cens), "bound_s": f"{bound:.2f}",
+            "load1_before": f"{l0:.2f}", "load1_after": f"{common.load1():.2f}",
+            "external_cpu_share": f"{ext_share:.3f}"}
+
+
+def join_calibration(a, info):
+    """The predictions use the calibration of the offload sweep run just before (the same state of the
+    machine): it joins this data set, renamed into place with runs.csv."""
     src = common.offload_calibration(a.out)
     if os.path.exists(src):
         cal = os.path.join(a.out, "platform-calibrated.json")
@@ -156,6 +149,36 @@ def main():
     elif os.path.exists(os.path.join(a.out, "platform-calibrated.json")):
         common.log(f"sweep_raxml: no {src}: the predictions keep the data set's older platform-calibrated.json")
         info["platform_calibration"] = "the data set's own platform-calibrated.json, older than these runs (no offload sweep)"
+
+
+def main():
+    a = parse_args()
+    if shutil.which(BINARY) is None:
+        sys.exit(f"sweep_raxml: {BINARY} not found (apt-get install raxml)")
+    os.makedirs(os.path.join(a.out, "inputs"), exist_ok=True)
+    common.begin_sweep(a.out, ["runs.csv", "machine.json", "platform-calibrated.json"])
+    inputs, confs, bootstraps, reps = space(a)
+    info = describe(inputs)
+    count_barriers(a, inputs, info)
+    info["bound"] = f"5 x the fastest configuration of the (input, B) group measured so far, at least {FLOOR} s"
+    t0 = time.time()
+    rows = []
+    best = {}
+    censored_once = set()
+    for rep in range(reps):
+        for name in inputs:
+            for B in bootstraps:
+                for (m, p) in confs:
+                    if (name, B, m, p) in censored_once:
+                        continue  # censored once: not repeated (it would only cost the bound again)
+                    rows.append(measure(a, inputs, best, censored_once, name, B, m, p, rep))
+    # More repetitions where the median is still uncertain (common.extra_repetitions); not for m > B, which
+    # runs the processes of m = B (the report pools them).
+    common.extra_repetitions_step(
+        a, EXTRA_SECONDS, rows, ("input", "units", "m", "p"),
+        lambda r: measure(a, inputs, best, censored_once, r["input"], r["units"], r["m"], r["p"], int(r["rep"]) + 1),
+        info, reps, eligible=lambda r: int(r["m"]) <= int(r["units"]), which=" with m <= B")
+    join_calibration(a, info)
     common.finish_sweep(a.out, rows, info, t0)
 
 

@@ -444,7 +444,8 @@ def target_miss(configurations, x):
     return "+".join(miss)
 
 
-def main():
+def parse_args():
+    """The command line (the module's docstring above says what it runs)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mmgp", default=os.path.join(ROOT, "build", "cli", "mmgp"))
     ap.add_argument("--seeds", type=int, default=100)
@@ -454,70 +455,67 @@ def main():
                     help="the new user's platform profile (default: host.json beside this file)")
     ap.add_argument("--calibrate", action="store_true",
                     help="calibrate this machine first (mmgp calibrate --quick), writing the --platform file")
-    args = ap.parse_args()
-    import_optuna()
-    if args.calibrate:
-        subprocess.run([args.mmgp, "calibrate", "--quick", "-o", args.platform], check=True)
-    vdir = tempfile.mkdtemp(prefix="mmgp-bench-")
-    gdir = os.path.join(HERE, "groups")
-    os.makedirs(gdir, exist_ok=True)
-    fractions = [10 ** (-2.5 + 0.05 * i) for i in range(51)]  # 0.003 .. 1
-    report = {}
-    todo = groups()
-    if args.groups:
-        todo = [g for g in todo if g[0] in args.groups.split(",")]
-    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
-    for name, scen, units, rows in todo:
-        path = write_group(name, units, rows, gdir)
-        reps = reps_of(rows)
-        truth = truth_of(reps)
-        exh_cost = exhaustive_cost(truth)
-        res = {}
-        for method, extra in (("mmgp-tune", []), ("mmgp-tune-no-prior", ["--no-prior"])):
-            res[method] = list(pool.map(lambda sd: run_tune(args.mmgp, scen, path, sd, extra), range(1, args.seeds + 1)))
-        par = {k: list(pool.map(lambda sd: run_tune(args.mmgp, scen, path, sd, ["--parallel", str(k)]), range(1, args.seeds + 1)))
-               for k in PARALLEL[1:]}
-        par[1] = res["mmgp-tune"]
-        budget = statistics.median(r["machine_s"] for r in res["mmgp-tune"])
-        res["exhaustive"] = [exhaustive(reps, sd) for sd in range(1, args.seeds + 1)]
-        # Random search and Optuna run up to exhaustive trial's machine time (their whole curve); the table
-        # gives their state at mmgp tune's median machine time.
-        full = {"random": [random_search(reps, sd, exh_cost) for sd in range(1, args.seeds + 1)],
-                "optuna": list(pool.map(lambda sd: optuna_search(reps, sd, exh_cost), range(1, args.seeds + 1)))}
-        for m in full:
-            res[m] = [at_budget(r, budget) for r in full[m]]
-        report[name] = {
-            "configurations": len(reps),
-            "best": min(truth, key=truth.get),
-            "best_s": min(truth.values()),
-            "exhaustive_s": exh_cost,
-            "budget_s": budget,
-            "methods": {m: summary(res[m], truth, exh_cost) for m in METHODS},
-            "curves": {m: curve(full.get(m, res[m]), truth, exh_cost, fractions) for m in METHODS},
-            "resolution": resolution(reps),
-            # Runs in flight: P, and the medians of machine time and time to decision relative to K = 1.
-            "parallel": {str(k): {"p_within_3pct": summary(par[k], truth, exh_cost)["p_within_3pct"],
-                                  "machine_ratio": statistics.median(r["machine_s"] for r in par[k]) /
-                                                   statistics.median(r["machine_s"] for r in par[1]),
-                                  "decision_ratio": statistics.median(r["elapsed_s"] for r in par[k]) /
-                                                    statistics.median(r["elapsed_s"] for r in par[1]),
-                                  "median_runs": statistics.median(r["runs"] for r in par[k])} for k in PARALLEL},
-            "stops": {s: sum(r["stop"] == s for r in res["mmgp-tune"]) for s in {r["stop"] for r in res["mmgp-tune"]}},
-            # How far its "confident" can be trusted: of the replays that stopped confident, the share within 3 %.
-            "confident_right": [sum(regret(truth, r["chosen"]) <= TOL + 1e-12 for r in res["mmgp-tune"] if r["stop"] == "confident"),
-                                sum(r["stop"] == "confident" for r in res["mmgp-tune"])],
-        }
-        report[name]["new_user"] = new_user(pool, args.mmgp, args.platform, name, units, rows, args.seeds, vdir)
-        print(name, json.dumps({m: round(v["p_within_3pct"], 2) for m, v in report[name]["methods"].items()}),
-              file=sys.stderr, flush=True)
-    for name, _, units, rows in made_up_groups():  # the new-user setting alone: no application profile
-        if args.groups and name not in args.groups.split(","):
-            continue
-        report[name] = {"configurations": len(reps_of(rows)),
-                        "new_user": new_user(pool, args.mmgp, args.platform, name, units, rows, args.seeds, vdir)}
-        print(name, file=sys.stderr, flush=True)
-    profiled = {name: g for name, g in report.items() if "methods" in g}
+    return ap.parse_args()
 
+
+def replay_methods(pool, args, scen, path, reps, exh_cost):
+    """Every method replayed on one group, --seeds times: (results per method of METHODS, mmgp tune's results per
+    K of PARALLEL, the whole runs of random search and Optuna, mmgp tune's median machine time)."""
+    seeds = range(1, args.seeds + 1)
+    res = {}
+    for method, extra in (("mmgp-tune", []), ("mmgp-tune-no-prior", ["--no-prior"])):
+        res[method] = list(pool.map(lambda sd: run_tune(args.mmgp, scen, path, sd, extra), seeds))
+    par = {k: list(pool.map(lambda sd: run_tune(args.mmgp, scen, path, sd, ["--parallel", str(k)]), seeds))
+           for k in PARALLEL[1:]}
+    par[1] = res["mmgp-tune"]
+    budget = statistics.median(r["machine_s"] for r in res["mmgp-tune"])
+    res["exhaustive"] = [exhaustive(reps, sd) for sd in seeds]
+    # Random search and Optuna run up to exhaustive trial's machine time (their whole curve); the table
+    # gives their state at mmgp tune's median machine time.
+    full = {"random": [random_search(reps, sd, exh_cost) for sd in seeds],
+            "optuna": list(pool.map(lambda sd: optuna_search(reps, sd, exh_cost), seeds))}
+    for m in full:
+        res[m] = [at_budget(r, budget) for r in full[m]]
+    return res, par, full, budget
+
+
+def parallel_summary(par, truth, exh_cost):
+    """Runs in flight: P, and the medians of machine time and time to decision relative to K = 1."""
+    return {str(k): {"p_within_3pct": summary(par[k], truth, exh_cost)["p_within_3pct"],
+                     "machine_ratio": statistics.median(r["machine_s"] for r in par[k]) /
+                                      statistics.median(r["machine_s"] for r in par[1]),
+                     "decision_ratio": statistics.median(r["elapsed_s"] for r in par[k]) /
+                                       statistics.median(r["elapsed_s"] for r in par[1]),
+                     "median_runs": statistics.median(r["runs"] for r in par[k])} for k in PARALLEL}
+
+
+def bench_group(pool, args, name, scen, units, rows, gdir, fractions):
+    """One recorded group: its replay CSV written into gdir, every method replayed on it; its report entry."""
+    path = write_group(name, units, rows, gdir)
+    reps = reps_of(rows)
+    truth = truth_of(reps)
+    exh_cost = exhaustive_cost(truth)
+    res, par, full, budget = replay_methods(pool, args, scen, path, reps, exh_cost)
+    tuned = res["mmgp-tune"]
+    return {
+        "configurations": len(reps),
+        "best": min(truth, key=truth.get),
+        "best_s": min(truth.values()),
+        "exhaustive_s": exh_cost,
+        "budget_s": budget,
+        "methods": {m: summary(res[m], truth, exh_cost) for m in METHODS},
+        "curves": {m: curve(full.get(m, res[m]), truth, exh_cost, fractions) for m in METHODS},
+        "resolution": resolution(reps),
+        "parallel": parallel_summary(par, truth, exh_cost),
+        "stops": {s: sum(r["stop"] == s for r in tuned) for s in {r["stop"] for r in tuned}},
+        # How far its "confident" can be trusted: of the replays that stopped confident, the share within 3 %.
+        "confident_right": [sum(regret(truth, r["chosen"]) <= TOL + 1e-12 for r in tuned if r["stop"] == "confident"),
+                            sum(r["stop"] == "confident" for r in tuned)],
+    }
+
+
+def method_lines(args, profiled):
+    """The report's header and its table of every method per group."""
     lines = [f"# mmgp tune against other tuners: {args.seeds} seeded replays per group and method "
              f"(python3 validation/tune/bench.py --seeds {args.seeds})",
              "# P<=3%: fraction of replays whose choice is within 3 % of the best (pooled medians); regret median and 90th "
@@ -535,21 +533,61 @@ def main():
             lines.append(f"{name:<22} {g['configurations']:>3} {m:<19} {v['p_within_3pct']:>6.2f} {fmt(v['median_regret']):>10} "
                          f"{fmt(v['p90_regret']):>10} {100 * v['median_time_fraction']:>6.1f}% {v['median_runs']:>5g}")
         lines.append("")
-    lines.append("runs in flight (mmgp tune --parallel K on the replays): P<=3%, and median machine time and median time to")
-    lines.append("decision as fractions of the sequential loop's (K = 1); runs: median, cancelled ones included")
+    return lines
+
+
+def parallel_lines(profiled):
+    """The report's table of runs in flight (mmgp tune --parallel K) per group."""
+    lines = ["runs in flight (mmgp tune --parallel K on the replays): P<=3%, and median machine time and median time to",
+             "decision as fractions of the sequential loop's (K = 1); runs: median, cancelled ones included"]
     lines.append(f"{'group':<22} " + " ".join(f"{'K=' + str(k) + ' P':>7} {'machine':>7} {'decide':>6} {'runs':>5}" for k in PARALLEL))
     for name, g in profiled.items():
         lines.append(f"{name:<22} " + " ".join(
             f"{g['parallel'][str(k)]['p_within_3pct']:>7.2f} {100 * g['parallel'][str(k)]['machine_ratio']:>6.0f}% "
             f"{100 * g['parallel'][str(k)]['decision_ratio']:>5.0f}% {g['parallel'][str(k)]['median_runs']:>5g}" for k in PARALLEL))
     lines.append("")
-    lines += new_user_lines(report, args.seeds)
+    return lines
+
+
+def overall_lines(args, profiled):
+    """The report's last lines: the mean P over all groups, and how often mmgp tune's "confident" was right."""
     allp = {m: statistics.mean(g["methods"][m]["p_within_3pct"] for g in profiled.values()) for m in METHODS}
-    lines.append("all groups, mean P<=3%: " + ", ".join(f"{m} {allp[m]:.3f}" for m in METHODS))
+    lines = ["all groups, mean P<=3%: " + ", ".join(f"{m} {allp[m]:.3f}" for m in METHODS)]
     right = sum(g["confident_right"][0] for g in profiled.values())
     conf = sum(g["confident_right"][1] for g in profiled.values())
     lines.append(f"mmgp-tune stopped confident in {conf} of {args.seeds * len(profiled)} replays; {right} of them "
                  f"({right / max(conf, 1):.3f}) within 3 % of the best (the confidence asked for: 0.95)")
+    return lines
+
+
+def main():
+    args = parse_args()
+    import_optuna()
+    if args.calibrate:
+        subprocess.run([args.mmgp, "calibrate", "--quick", "-o", args.platform], check=True)
+    vdir = tempfile.mkdtemp(prefix="mmgp-bench-")
+    gdir = os.path.join(HERE, "groups")
+    os.makedirs(gdir, exist_ok=True)
+    fractions = [10 ** (-2.5 + 0.05 * i) for i in range(51)]  # 0.003 .. 1
+    report = {}
+    todo = groups()
+    if args.groups:
+        todo = [g for g in todo if g[0] in args.groups.split(",")]
+    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
+    for name, scen, units, rows in todo:
+        report[name] = bench_group(pool, args, name, scen, units, rows, gdir, fractions)
+        report[name]["new_user"] = new_user(pool, args.mmgp, args.platform, name, units, rows, args.seeds, vdir)
+        print(name, json.dumps({m: round(v["p_within_3pct"], 2) for m, v in report[name]["methods"].items()}),
+              file=sys.stderr, flush=True)
+    for name, _, units, rows in made_up_groups():  # the new-user setting alone: no application profile
+        if args.groups and name not in args.groups.split(","):
+            continue
+        report[name] = {"configurations": len(reps_of(rows)),
+                        "new_user": new_user(pool, args.mmgp, args.platform, name, units, rows, args.seeds, vdir)}
+        print(name, file=sys.stderr, flush=True)
+    profiled = {name: g for name, g in report.items() if "methods" in g}
+    lines = method_lines(args, profiled) + parallel_lines(profiled) + new_user_lines(report, args.seeds) \
+        + overall_lines(args, profiled)
     open(os.path.join(HERE, "report.txt"), "w").write("\n".join(lines) + "\n")
     json.dump({"seeds": args.seeds, "fractions": fractions, "groups": report}, open(os.path.join(HERE, "results.json"), "w"),
               indent=1, sort_keys=True)

@@ -13,7 +13,6 @@ calibrated here and the program, no application profile. Checked against an exha
 4. live-iqtree/report.txt: the tune's choice, its regret against the sweep's medians, its machine time against
    running every configuration once (the sum of the sweep's medians, a stopped configuration at its bound).
 """
-import argparse
 import csv
 import json
 import os
@@ -26,6 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "validation"))
+import common  # noqa: E402  (validation/common.py: the live scripts' start)
 import ranks_threads  # noqa: E402  (the recorded sweep's rounds and bounds)
 import sweep_iqtree  # noqa: E402  (the recorded sweep's input, command and bounded run)
 
@@ -53,15 +53,7 @@ def sweep(reps):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--reps", type=int, default=3)
-    a = ap.parse_args()
-    mmgp = os.path.join(a.build, "cli", "mmgp")
-    os.makedirs(os.path.join(LIVE, "work"), exist_ok=True)
-    for f in ("journal.jsonl", "platform.json"):
-        if os.path.exists(os.path.join(LIVE, f)):
-            os.remove(os.path.join(LIVE, f))
+    a, mmgp = common.live_tune_start(__doc__, LIVE, os.path.join(LIVE, "work"))
     t0 = time.time()
     platform = os.path.join(LIVE, "platform.json")
     subprocess.run([mmgp, "calibrate", "--quick", "--quiet", "-o", platform], check=True)

@@ -11,7 +11,6 @@ sweep of the same space.
    (live/sweep.csv);
 4. live/report.txt: the tune's choice, its regret against the sweep's medians, and the machine time of each.
 """
-import argparse
 import csv
 import json
 import os
@@ -23,7 +22,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "validation"))
-import common  # noqa: E402  (validation/common.py: the sweeps' bounded wait)
+import common  # noqa: E402  (validation/common.py: the live scripts' start, the sweeps' bounded wait)
 LIVE = os.path.join(HERE, "live")
 ALN = os.path.join(ROOT, "validation", "raxml", "inputs", "16x1200.phy")
 UNITS = 4
@@ -35,15 +34,7 @@ PROGRAM = ["sh", "-c", "d=$(mktemp -d) && raxmlHPC-PTHREADS-SSE3 -T {p} -m GTRCA
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--reps", type=int, default=3)
-    a = ap.parse_args()
-    mmgp = os.path.join(a.build, "cli", "mmgp")
-    os.makedirs(LIVE, exist_ok=True)
-    for f in ("journal.jsonl", "platform.json"):
-        if os.path.exists(os.path.join(LIVE, f)):
-            os.remove(os.path.join(LIVE, f))
+    a, mmgp = common.live_tune_start(__doc__, LIVE, LIVE)
     t0 = time.time()
     subprocess.run([mmgp, "calibrate", "--quick", "--quiet", "-o", os.path.join(LIVE, "platform.json")], check=True)
     calib_s = time.time() - t0
