@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common.hpp"
+#include "cost.hpp"
 
 namespace mmgp::cli {
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common.hpp"
+#include "cost.hpp"
 
 namespace mmgp::cli {
 

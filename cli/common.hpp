@@ -13,7 +13,6 @@
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
-#include "cost.hpp"
 
 namespace mmgp::cli {
 

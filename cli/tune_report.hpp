@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cmd_tune.hpp"
+#include "tune_options.hpp"
 #include "mmgp/tune.hpp"
 
 namespace mmgp::cli {
