@@ -1,0 +1,390 @@
+// mmgp predict's reports (predict_report.hpp): the human report (the ranked table, the grid, the per-node table,
+// why the best wins), --json and --csv streamed while the search evaluates, and --uncertainty's intervals. Called
+// by cmd_predict.cpp; calls the search, the objective's phrases (cost.cpp) and the spreads' propagation.
+#include "predict_report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "mmgp/uncertainty.hpp"
+
+namespace mmgp::cli::predict {
+
+namespace {
+
+const char* part_names[] = {"host", "accelerator", "offload", "context switch", "communication", "spin", "start-up"};
+
+double part(const breakdown& b, int i) {
+    switch (i) {
+        case 0: return b.host;
+        case 1: return b.accelerator;
+        case 2: return b.offload;
+        case 3: return b.context_switch;
+        case 4: return b.communication;
+        case 5: return b.spin;
+        default: return b.startup;
+    }
+}
+
+// "vs m=16 p=1 nodes=1 (32.47 s, +9.1 %): host +5.04 s, offload -2.41 s"
+std::string contrast(const ranked& best, const ranked& other, const char* why) {
+    std::vector<difference> diffs;
+    for (int i = 0; i < 7; ++i) diffs.emplace_back(part(other.pred.parts, i) - part(best.pred.parts, i), part_names[i]);
+    largest_first(diffs);
+    std::string list;
+    int shown = 0;
+    for (const auto& d : diffs) {
+        if (shown == 3 || std::fabs(d.first) < 1e-3 * best.pred.time_s) break;
+        add_difference(list, d);
+        ++shown;
+    }
+    return fmt::format("  vs {} {} ({}, {:+.1f} %):", label(other.c), why, human_time(other.pred.time_s),
+                       100.0 * (other.pred.time_s / best.pred.time_s - 1.0)) +
+           (list.empty() ? " the same time" : list) + "\n";
+}
+
+// What the human report shows besides the search's own result, gathered while the search
+// streams every configuration: memory independent of the size of the space.
+struct human_view {
+    space_bounds b;
+    int m_min, m_max, p_min, p_max;  // the grid at the best node count
+    bool grid_fits;
+    std::vector<double> grid;        // (m - m_min) * width + (p - p_min); NaN: not feasible
+    std::vector<char> grid_near;     // the same cells: in the near-optimal set
+    std::vector<int> shown_nodes;    // node counts of the per-node table
+    std::map<int, ranked> best_at;   // the fastest at each shown node count
+    std::optional<ranked> runner, most_m, most_p;
+
+    explicit human_view(const scenario& s)
+        : b(bounds(s)), m_min(static_cast<int>(b.m_lo)), m_max(static_cast<int>(b.m_top())),
+          p_min(static_cast<int>(b.p_lo)), p_max(static_cast<int>(b.p_top(b.m_lo))),
+          grid_fits(p_max - p_min < 16 && m_max - m_min < 40) {
+        if (grid_fits)
+            grid.assign(static_cast<std::size_t>((m_max - m_min + 1) * (p_max - p_min + 1)), std::nan("")),
+                grid_near.assign(grid.size(), 0);
+    }
+
+    void see(const ranked& x, const ranked& best, bool near) {
+        if (shown_nodes.empty()) {  // first call: the best is known
+            for (std::int64_t n = 1; n <= b.n_hi; n *= 2) shown_nodes.push_back(static_cast<int>(n));
+            shown_nodes.insert(shown_nodes.end(), {static_cast<int>(b.n_lo), static_cast<int>(b.n_hi), best.c.nodes});
+            std::sort(shown_nodes.begin(), shown_nodes.end());
+            shown_nodes.erase(std::unique(shown_nodes.begin(), shown_nodes.end()), shown_nodes.end());
+        }
+        if (std::binary_search(shown_nodes.begin(), shown_nodes.end(), x.c.nodes)) {
+            auto it = best_at.find(x.c.nodes);
+            if (it == best_at.end() || x.pred.time_s < it->second.pred.time_s) best_at.insert_or_assign(x.c.nodes, x);
+        }
+        if ((x.c.m != best.c.m || x.c.p != best.c.p) && (!runner || x.pred.time_s < runner->pred.time_s)) runner = x;
+        if (x.c.nodes != best.c.nodes || x.c.share != best.c.share) return;  // the grid: the best's nodes and sharing
+        if (grid_fits) {
+            const auto cell = static_cast<std::size_t>((x.c.m - m_min) * (p_max - p_min + 1) + x.c.p - p_min);
+            grid[cell] = x.pred.time_s, grid_near[cell] = near;
+        }
+        if (x.c.m == m_max && x.c.p == p_min) most_m = x;  // most host parallelism, fewest APUs
+        if (x.c.m == m_min && x.c.p == b.p_top(m_min)) most_p = x;  // most APUs, fewest processes
+    }
+};
+
+void goal_lines(out_stream& out, const search_result& r, const goal_view& g) {
+    if (!g.cluster && g.opt.minimise == objective::time && g.opt.budget_node_hours <= 0) return;
+    out.print("Chosen by {}.{}\n", objective_phrase(g.opt), g.others.empty() ? "" : " The other objectives would choose:");
+    for (const auto& o : g.others)
+        out.print("  {:<11} {:<22} ({})\n", to_string(o.goal), label(o.best.c), value_phrase(o.best, o.goal, g.cluster));
+    if (g.opt.minimise != objective::time && !same_mapping(r.quickest.c, r.best.c)) {
+        const double cb = objective_value(g.opt.minimise, r.best.c, r.best.pred.time_s);
+        const double cq = objective_value(g.opt.minimise, r.quickest.c, r.quickest.pred.time_s);
+        out.print("  against the fastest, {} ({}): {:+.1f} % time for {:.3g}x fewer {}\n", label(r.quickest.c),
+                  value_phrase(r.quickest, g.opt.minimise, g.cluster), 100.0 * (r.best.pred.time_s / r.quickest.pred.time_s - 1.0),
+                  cq / cb, to_string(g.opt.minimise));
+    }
+}
+
+// The ranked table: the fastest (under a cost objective, the cheapest of the window) with their breakdown.
+void ranked_table(out_stream& out, const search_result& r, const goal_view& g) {
+    const double best_t = r.best.pred.time_s;
+    const objective goal = g.opt.minimise;
+    if (goal == objective::time)
+        out.print("Fastest {} of {} (seconds):\n", r.fastest.size(), r.feasible);
+    else
+        out.print("Cheapest {} in {} of the {} within {:g} % of the fastest time (seconds; vs best in {}):\n",
+                  r.fastest.size(), to_string(goal), r.feasible, 100 * g.opt.within, to_string(goal));
+    // A platform with sharing modes (a GPU node): which one each configuration uses.
+    const bool shared = std::any_of(r.fastest.begin(), r.fastest.end(),
+                                    [](const ranked& x) { return x.c.share != accelerator_sharing::dedicated; });
+    out.print("{:>5} {:>5} {:>5} {:>6}{} {:>11} {:>8} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}{}\n", "rank", "m", "p",
+              "nodes", shared ? fmt::format(" {:>11}", "sharing") : "", "time", "vs best", "host", "accelerator", "offload", "ctx switch", "comm", "spin", "start-up",
+              g.cluster ? fmt::format(" {:>11}", goal == objective::core_hours ? "core-hours" : "node-hours") : "");
+    const double best_key = objective_value(goal, r.best.c, best_t);
+    bool any_extrap = false;
+    for (std::size_t i = 0; i < r.fastest.size(); ++i) {
+        const ranked& x = r.fastest[i];
+        const breakdown& b = x.pred.parts;
+        any_extrap = any_extrap || b.extrapolated;
+        out.print(
+            "{:>5} {:>5} {:>5} {:>6}{} {:>11.5g} {:>7.1f}% {:>10.4g} {:>11.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g} {:>10.4g}{}{}\n",
+            i + 1, x.c.m, x.c.p, x.c.nodes, shared ? fmt::format(" {:>11}", to_string(x.c.share)) : "", x.pred.time_s, 100.0 * (objective_value(goal, x.c, x.pred.time_s) / best_key - 1.0),
+            b.host, b.accelerator, b.offload, b.context_switch, b.communication, b.spin, b.startup,
+            g.cluster ? fmt::format(" {:>11.4g}", objective_value(goal == objective::core_hours ? goal : objective::node_hours,
+                                                                 x.c, x.pred.time_s))
+                      : "",
+            b.extrapolated ? " ~" : "");
+    }
+    if (any_extrap) out.print("  ~ communication cost extrapolated by the fitted latency-bandwidth model (outside the measured tables)\n");
+}
+
+// What bounds m·p: "m*p <= A"; with sharing modes, each mode's cap.
+std::string feasibility_text(const scenario& s) {
+    const std::vector<accelerator_sharing> modes = searched_modes(s);
+    if (modes.size() == 1 && modes.front() == accelerator_sharing::dedicated) return fmt::format("m*p <= {}", s.plat.apus);
+    std::string text = "sharing ";
+    for (std::size_t i = 0; i < modes.size(); ++i)
+        text += fmt::format("{}{}: {}", i ? "; " : "", to_string(modes[i]),
+                            modes[i] == accelerator_sharing::time_sliced ? fmt::format("p <= {}", s.plat.apus)
+                                                                         : fmt::format("m*p <= {}", s.plat.apus));
+    return text;
+}
+
+void human_report(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
+                  const goal_view& g) {
+    const auto& pl = s.plat;
+    const auto& app = s.app;
+    const auto& sp = s.space;
+    out.print("{} ({}): model {}, policy {}\n", s.name.empty() ? "scenario" : s.name, s.file, to_string(kind),
+              to_string(sp.pol));
+    out.print("platform {}: {} host contexts, {} accelerators per node, {} node{} available\n", pl.name,
+              pl.hpu_contexts, pl.apus, pl.nodes, pl.nodes == 1 ? "" : "s");
+    out.print("application {}: {} decomposition{}, {} scaling, N = {} phases{}\n", app.name, to_string(app.decomp),
+              app.decomp == decomposition::task ? fmt::format(" ({} units)", app.units) : std::string(),
+              to_string(app.scale), num(app.N), app.decomp == decomposition::task ? " per unit" : "");
+    out.print("searched m {}..{}, p {}..{}, nodes {}..{}: {} feasible configurations ({})\n", sp.m.lo, sp.m.hi, sp.p.lo,
+              sp.p.hi, sp.nodes.lo, sp.nodes.hi, r.feasible, feasibility_text(s));
+    for (const auto& n : r.notes) out.print("note: {}\n", n);
+    out.print("\n");
+    // Grid of m x p at the best node count, when it fits on a screen.
+    if (v.grid_fits) {
+        out.print("Predicted time (s) at nodes={}{}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
+                  r.best.c.share == accelerator_sharing::dedicated ? "" : fmt::format(" sharing={}", to_string(r.best.c.share)),
+                  100 * sp.tolerance);
+        out.print("  m\\p");
+        for (int p = v.p_min; p <= v.p_max; ++p) out.print("{:>9}", p);
+        out.print("\n");
+        for (int m = v.m_min; m <= v.m_max; ++m) {
+            out.print("{:>5}", m);
+            for (int p = v.p_min; p <= v.p_max; ++p) {
+                const double t = v.grid[static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min)];
+                if (std::isnan(t))
+                    out.print("{:>9}", ".");
+                else
+                    out.print("{:>8.4g}{}", t,
+                              v.grid_near[static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min)] ? "*" : " ");
+            }
+            out.print("\n");
+        }
+        out.print("\n");
+    }
+    // Best per node count (cluster searches).
+    if (sp.nodes.hi > sp.nodes.lo) {
+        out.print("Best mapping per node count:\n");
+        for (const auto& [n, x] : v.best_at)
+            out.print("  nodes={:<6} m={:<3} p={:<3} {:>12}{}\n", n, x.c.m, x.c.p, human_time(x.pred.time_s),
+                      x.pred.parts.extrapolated ? "  (communication extrapolated)" : "");
+        out.print("\n");
+    }
+    ranked_table(out, r, g);
+    // Best and why.
+    const breakdown& bb = r.best.pred.parts;
+    out.print("\nBest: {}, {}\n", label(r.best.c), value_phrase(r.best, g.opt.minimise, g.cluster));
+    out.print("  = host {} + accelerator {} + offload {} + context switch {} + communication {}", human_time(bb.host),
+              human_time(bb.accelerator), human_time(bb.offload), human_time(bb.context_switch),
+              human_time(bb.communication));
+    if (bb.spin > 0) out.print(" + spin {}", human_time(bb.spin));
+    if (bb.startup > 0) out.print(" + start-up {}", human_time(bb.startup));
+    out.print("\n");
+    out.print("Why it wins (what each alternative loses, largest differences first):\n");
+    std::vector<std::pair<const ranked*, const char*>> alts;
+    if (v.runner) alts.push_back({&*v.runner, "(fastest other m, p)"});
+    if (v.most_m) alts.push_back({&*v.most_m, "(most host parallelism)"});
+    if (v.most_p) alts.push_back({&*v.most_p, "(most accelerator parallelism)"});
+    std::vector<configuration> done;
+    for (auto [x, why] : alts) {
+        if (same_mapping(x->c, r.best.c)) continue;
+        if (std::any_of(done.begin(), done.end(), [&](const configuration& d) { return same_mapping(d, x->c); })) continue;
+        done.push_back(x->c);
+        out.print("{}", contrast(r.best, *x, why));
+    }
+    goal_lines(out, r, g);
+    if (g.cluster) out.print("\n{}", front_table(r.front, r.best, r.base, g.opt.minimise));
+    out.print("\n{}", near_optimal_summary(r, sp.tolerance, g.opt.minimise));
+    if (r.near_optimal_count > 1)
+        out.print("  Configurations inside this margin cannot be told apart at the model's accuracy ([H] §4.4).\n");
+}
+
+// The configurations --uncertainty samples: the listed ones (fastest, near-optimal), best first, each once.
+std::vector<configuration> uncertainty_candidates(const search_result& r) {
+    std::vector<configuration> out{r.best.c};
+    auto add = [&](const configuration& c) {
+        if (std::none_of(out.begin(), out.end(), [&](const configuration& d) {
+                return d.m == c.m && d.p == c.p && d.nodes == c.nodes && d.pol == c.pol;
+            }))
+            out.push_back(c);
+    };
+    for (const auto& x : r.fastest) add(x.c);
+    for (const auto& x : r.near_optimal) add(x.c);
+    for (std::size_t i : thin_front(r.front, {}, 20)) add(r.front[i].c);
+    return out;
+}
+
+void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster) {
+    out.print("\nUncertainty (--uncertainty): ");
+    if (u.samples == 0) {
+        out.print("no spread is given for a parameter the model varies{}; every interval is the point.\n",
+                  u.not_varied.empty() ? "" : " (not varied: " + fmt::format("{}", fmt::join(u.not_varied, ", ")) + ")");
+        return;
+    }
+    out.print("{} samples of the parameters with a spread, independent and log-normal around their values:\n",
+              u.samples);
+    for (const auto& p : u.parameters) out.print("  {}\n", p);
+    if (!u.not_varied.empty()) out.print("  not varied (no scalar of the model): {}\n", fmt::join(u.not_varied, ", "));
+    out.print("{:>5} {:>5} {:>6} {:>11} {:>23} {:>16}{}\n", "m", "p", "nodes", "time", "90 % interval", "P(<= best)",
+              cluster ? fmt::format(" {:>23} {:>12}", "node-hours 90 %", "P(on front)") : "");
+    for (const auto& x : u.configs)
+        out.print("{:>5} {:>5} {:>6} {:>11.5g} {:>11.5g} - {:<9.5g} {:>15.1f}%{}\n", x.c.m, x.c.p, x.c.nodes, x.time_s, x.lo,
+                  x.hi, 100 * x.p_not_slower,
+                  cluster ? fmt::format(" {:>11.4g} - {:<9.4g} {:>11.1f}%", node_hours(x.c, x.lo), node_hours(x.c, x.hi),
+                                        100 * x.p_on_front)
+                          : "");
+    out.print("Cannot be told apart from the best at these spreads (at least as fast in >= 5 % of the samples, {} "
+              "configuration{}): ",
+              u.indistinguishable.size(), u.indistinguishable.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < u.indistinguishable.size(); ++i) out.print("{}{}", i ? ", " : "", label(u.indistinguishable[i]));
+    out.print("\n");
+}
+
+std::string uncertainty_json(const uncertainty_report& u) {
+    auto strings = [](const std::vector<std::string>& xs) {
+        std::string s = "[";
+        for (std::size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + quote(xs[i]);
+        return s + "]";
+    };
+    std::string s = fmt::format("{{\"samples\": {}, \"parameters\": {}, \"not_varied\": {}, \"configurations\": [",
+                                u.samples, strings(u.parameters), strings(u.not_varied));
+    for (std::size_t i = 0; i < u.configs.size(); ++i) {
+        const auto& x = u.configs[i];
+        s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"lo_s\": {}, \"hi_s\": {}, "
+                         "\"p_not_slower\": {}, \"p_on_front\": {}}}",
+                         i ? ", " : "", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(x.lo), num(x.hi), num(x.p_not_slower),
+                         num(x.p_on_front));
+    }
+    s += "], \"indistinguishable\": [";
+    for (std::size_t i = 0; i < u.indistinguishable.size(); ++i)
+        s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}}}", i ? ", " : "", u.indistinguishable[i].m,
+                         u.indistinguishable[i].p, u.indistinguishable[i].nodes);
+    return s + "]}";
+}
+
+// One configuration as a JSON object; `extra` is appended inside it (", \"key\": value").
+std::string json_entry(const ranked& x, std::string_view extra = {}) {
+    return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, {}\"time_s\": {}, \"node_hours\": {}, \"core_hours\": {}, "
+                       "\"breakdown\": {}{}}}",
+                       x.c.m, x.c.p, x.c.nodes,
+                       x.c.share == accelerator_sharing::dedicated ? "" : fmt::format("\"sharing\": \"{}\", ", to_string(x.c.share)),
+                       num(x.pred.time_s), num(node_hours(x.c, x.pred.time_s)),
+                       num(core_hours(x.c, x.pred.time_s)), breakdown_json(x.pred.parts), extra);
+}
+
+
+}  // namespace
+
+search_result human_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt,
+                           const std::vector<std::string>& what_if, goal_view& g, bool uncertainty) {
+    human_view view(s);
+    opt.visit = [&](const ranked& x, const ranked& best, bool near) { view.see(x, best, near); };
+    search_result r = search(s, kind, opt);
+    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
+    g.opt = opt;
+    human_report(out, s, kind, r, view, g);
+    if (uncertainty) uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c), g.cluster);
+    return r;
+}
+
+// --json: the configurations are written while the search evaluates them.
+void json_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt, search_result& r,
+                 const std::vector<std::string>& what_if, bool uncertainty, const goal_view& g) {
+    std::int64_t written = 0;
+    opt.visit = [&](const ranked& x, const ranked&, bool near) {
+        if (written == 0) {
+            out.print("{{\"schema\": \"mmgp/1\", \"kind\": \"prediction\", \"profile\": {}, \"file\": {}, \"model\": \"{}\", "
+                      "\"policy\": \"{}\", \"tolerance\": {}, ",
+                      quote(s.name.empty() ? s.file : s.name), quote(s.file), to_string(kind), to_string(s.space.pol),
+                      num(s.space.tolerance));
+            out.print("\"objective\": \"{}\", \"within\": {}, \"budget_node_hours\": {}, ", to_string(opt.minimise),
+                      opt.minimise == objective::time ? "null" : num(opt.within),
+                      opt.budget_node_hours > 0 ? num(opt.budget_node_hours) : "null");
+            out.print("\"search\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}}, \"feasible\": {},\n",
+                      s.space.m.lo, s.space.m.hi, s.space.p.lo, s.space.p.hi, s.space.nodes.lo, s.space.nodes.hi,
+                      count_feasible(s));
+            out.print("\"configurations\": [\n");
+        }
+        out.print("{}  {}", written ? ",\n" : "", json_entry(x, near ? ", \"near_optimal\": true" : ", \"near_optimal\": false"));
+        ++written;
+    };
+    r = search(s, kind, opt);
+    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
+    const auto& sp = r.near_optimal_span;
+    out.print("\n],\n\"best\": {},\n\"fastest\": {},\n\"near_optimal_count\": {},\n", json_entry(r.best), json_entry(r.quickest),
+              r.near_optimal_count);
+    out.print("\"near_optimal_span\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}},\n\"near_optimal\": [\n",
+              sp.m_lo, sp.m_hi, sp.p_lo, sp.p_hi, sp.nodes_lo, sp.nodes_hi);
+    for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
+        out.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
+    out.print("],\n");
+    if (g.cluster) {
+        out.print("\"front_points\": {},\n\"front\": {},\n\"chosen_by\": {{\"{}\": {}", r.front.size(),
+                  front_json(r.front, r.best, r.base), to_string(opt.minimise), json_entry(r.best));
+        for (const auto& o : g.others) out.print(", \"{}\": {}", to_string(o.goal), json_entry(o.best));
+        out.print("}},\n");
+    }
+    out.print("\"notes\": [");
+    for (std::size_t i = 0; i < r.notes.size(); ++i) out.print("{}{}", i ? ", " : "", quote(r.notes[i]));
+    out.print("]");
+    if (uncertainty)
+        out.print(",\n\"uncertainty\": {}",
+                  uncertainty_json(propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c)));
+    out.print("}}\n");
+}
+
+// --csv: every configuration, written while the search evaluates it; `on_front` from a first search of the
+// front (empty when that front was thinned: membership is then not known exactly).
+search_result csv_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt) {
+    search_options first = opt;
+    first.front = true;
+    const search_result fr = search(s, kind, first);
+    std::vector<std::array<int, 4>> on_front;
+    for (const auto& x : fr.front) on_front.push_back({x.c.nodes, x.c.m, x.c.p, static_cast<int>(x.c.share)});
+    std::sort(on_front.begin(), on_front.end());
+    const std::vector<accelerator_sharing> modes = searched_modes(s);
+    const bool shared = modes.size() > 1 || modes.front() != accelerator_sharing::dedicated;  // a last column, sharing
+    bool header = false;
+    opt.visit = [&](const ranked& x, const ranked&, bool near) {
+        if (!header)
+            out.print("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,"
+                      "startup_s,extrapolated,near_optimal,node_hours,core_hours,on_front{}\n", shared ? ",sharing" : "");
+        header = true;
+        const breakdown& b = x.pred.parts;
+        const bool front = std::binary_search(on_front.begin(), on_front.end(),
+                                              std::array<int, 4>{x.c.nodes, x.c.m, x.c.p, static_cast<int>(x.c.share)});
+        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
+                  num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
+                  num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0, near ? 1 : 0,
+                  num(node_hours(x.c, x.pred.time_s)), num(core_hours(x.c, x.pred.time_s)),
+                  fr.front_thinned ? "" : front ? "1" : "0", shared ? "," + std::string(to_string(x.c.share)) : "");
+    };
+    search(s, kind, opt);
+    return fr;
+}
+
+}  // namespace mmgp::cli::predict
