@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 
+#include "base/measured.hpp"
 #include "fit/terms.hpp"
 #include "mmgp/error.hpp"
 #include "mmgp/fit.hpp"
@@ -124,19 +125,25 @@ std::vector<fit_options> candidate_options(const fit_options& base, const struct
 }
 
 // The pooled standard deviation of log times within configurations, with its degrees of freedom.
+// The runs grouped by configuration, in the order of their keys: each one's finished runs' log times and its
+// censored runs.
+std::map<config_key, detail::measured_configuration> by_configuration(const std::vector<measured_run>& runs) {
+    std::map<config_key, detail::measured_configuration> groups;
+    for (const auto& r : runs) {
+        auto& g = groups[key_of(r)];
+        if (r.censored) ++g.censored, g.censored_at = std::max(g.censored_at, r.time_s);
+        else g.logs.push_back(std::log(r.time_s));
+    }
+    return groups;
+}
+
 std::pair<double, int> repetition_noise(const std::vector<measured_run>& runs) {
-    std::map<config_key, std::vector<double>> groups;
-    for (const auto& r : runs)
-        if (!r.censored) groups[key_of(r)].push_back(std::log(r.time_s));
     double ss = 0;
     int df = 0;
-    for (const auto& [k, v] : groups) {
-        if (v.size() < 2) continue;
-        double mean = 0;
-        for (double x : v) mean += x;
-        mean /= static_cast<double>(v.size());
-        for (double x : v) ss += (x - mean) * (x - mean);
-        df += static_cast<int>(v.size()) - 1;
+    for (const auto& [k, g] : by_configuration(runs)) {
+        if (g.logs.size() < 2) continue;
+        g.add_squared_deviations(g.log_mean(), ss);
+        df += static_cast<int>(g.logs.size()) - 1;
     }
     return {df > 0 ? std::sqrt(ss / df) : 0.0, df};
 }
@@ -158,10 +165,8 @@ std::vector<measured_run> one_per_configuration(const std::vector<measured_run>&
 }
 
 int distinct_configurations(const std::vector<measured_run>& runs) {
-    std::map<config_key, int> seen;
-    for (const auto& r : runs)
-        if (!r.censored) ++seen[key_of(r)];
-    return static_cast<int>(seen.size());
+    const auto groups = by_configuration(runs);
+    return static_cast<int>(std::count_if(groups.begin(), groups.end(), [](const auto& g) { return !g.second.logs.empty(); }));
 }
 
 // The |error| (percent) of each configuration's median time predicted by a fit of the other configurations;

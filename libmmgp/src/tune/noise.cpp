@@ -48,9 +48,7 @@ run_evidence gather_evidence(const std::vector<tune_run>& runs, std::size_t n_co
 void summarise_runs(config_evidence& e) {
     const std::size_t n = e.logs.size();
     if (n == 0) return;
-    double mean = 0;
-    for (double v : e.logs) mean += v;
-    mean /= static_cast<double>(n);
+    const double mean = e.log_mean();
     // From three runs on the median and the MAD: robust to a run slowed by something else on the machine.
     e.center = n >= 3 ? median_of(e.logs) : mean;
     e.median_var = median_variance(e.logs);
@@ -61,7 +59,8 @@ void summarise_runs(config_evidence& e) {
         const double sd = mad_to_sd * median_of(deviations);
         e.own_var = sd * sd;
     } else if (n == 2) {
-        e.own_var = (e.logs[0] - mean) * (e.logs[0] - mean) + (e.logs[1] - mean) * (e.logs[1] - mean);
+        e.own_var = 0;
+        e.add_squared_deviations(mean, e.own_var);
     }
 }
 

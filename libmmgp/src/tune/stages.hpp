@@ -18,6 +18,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/measured.hpp"
 #include "mmgp/tune.hpp"
 
 namespace mmgp::detail {
@@ -33,10 +34,7 @@ double median_variance(const std::vector<double>& v);
 // --- 1. noise (tune/noise.cpp) -----------------------------------------------------------------------
 
 /// What the runs of one configuration say.
-struct config_evidence {
-    std::vector<double> logs;  // log of the finished runs' times
-    int censored = 0, failed = 0;
-    double censored_at = 0;    // the longest bound it was stopped at
+struct config_evidence : measured_configuration {  // its runs: logs, censored, failed, censored_at
     double center = 0;         // the log time the runs point to
     double weight = 0;         // number of finished runs behind `center` (median: fewer)
     double median_var = 0;     // distribution-free variance of `center` from five runs on (0: fewer)
