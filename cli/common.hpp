@@ -83,7 +83,7 @@ void add_set_option(CLI::App* sub, std::vector<std::string>& sets, const std::st
 scenario_edits edits_of(const std::vector<std::string>& sets);
 
 /// A streamed report was cut short by an error: main's error line then says that standard output holds an
-/// incomplete report (cmd_predict.cpp's out_stream marks it).
+/// incomplete report (predict_report.hpp's out_stream marks it).
 void mark_report_incomplete() noexcept;
 bool report_incomplete() noexcept;
 

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "mmgp/error.hpp"
-#include "mmgp/search.hpp"
 
 namespace mmgp {
 

@@ -1,7 +1,8 @@
-// The measured runs a fit, a structure selection, a validation or a tune reads (mmgp/fit.hpp's parse_runs and
+// The measured runs a fit, its structure selection or a replayed tune reads (mmgp/fit.hpp's parse_runs and
 // read_runs): CSV with a header row, or JSON (an array of runs, or {"runs": [...]}), every value checked, every
 // refusal one line naming the file, the row or JSON path, what was expected and what was found. Called by
-// mmgp fit, validate and tune; calls the JSON reader. Pure but for read_runs, which reads its file.
+// mmgp fit and mmgp tune --replay (and the fuzz target); calls the JSON reader. Pure but for read_runs, which
+// reads its file.
 #include "mmgp/fit.hpp"
 
 #include <cctype>

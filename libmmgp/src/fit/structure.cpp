@@ -124,7 +124,6 @@ std::vector<fit_options> candidate_options(const fit_options& base, const struct
     return out;
 }
 
-// The pooled standard deviation of log times within configurations, with its degrees of freedom.
 // The runs grouped by configuration, in the order of their keys: each one's finished runs' log times and its
 // censored runs.
 std::map<config_key, detail::measured_configuration> by_configuration(const std::vector<measured_run>& runs) {
@@ -137,6 +136,7 @@ std::map<config_key, detail::measured_configuration> by_configuration(const std:
     return groups;
 }
 
+// The pooled standard deviation of log times within configurations, with its degrees of freedom.
 std::pair<double, int> repetition_noise(const std::vector<measured_run>& runs) {
     double ss = 0;
     int df = 0;

@@ -1,7 +1,8 @@
 // Whether a scenario's profiles cover its search space, in one place: the space is not empty and the tables of
 // α(m) and O_col(m) hold every m it reaches (check_coverage, run when a scenario is read), and the model can cost
 // every configuration: the nodes eq11 takes, the transfer cost, the communication (check_evaluable, run when the
-// evaluator is built). Both name the JSON pointer at fault. Pure; calls only the communication term.
+// evaluator is built). Both name the JSON pointer at fault. Pure; calls the communication term and the profile's
+// value types (m_function::covers, to_string: profile/values.cpp).
 #include "model/coverage.hpp"
 
 #include <algorithm>

@@ -1,7 +1,8 @@
 // Internal: the profile readers' shared steps. The bundled registry and references (profile/registry.cpp), the
 // value shapes both profile types use (profile/values.cpp), the platform, application and scenario readers
 // (profile/platform.cpp, profile/application.cpp, profile/scenario.cpp); fit/validate.cpp reads its scenarios
-// through them. Readers read and check; they call no model code (the evaluator fits and checks coverage).
+// through them. Readers read and check; of the model they call only check_coverage (model/coverage.cpp) on a
+// scenario read (the evaluator fits the communication models and checks the rest of the coverage).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,9 @@
 // Stage 1 of the tuner (tuner::assess, tune/tune.cpp): the evidence and the run-to-run noise of log times, from the
 // recorded runs alone. Per configuration: the log times of its finished runs, its censored and failed runs, the
 // log time they point to (mean below three runs, median from three on) and its own noise (1.4826 x the MAD from
-// three runs on); then the pooled noise and the noise assumed for one run of each configuration. Calls only
-// median_ci90 (validate.hpp); the later stages read what it returns.
+// three runs on); then the pooled noise and the noise assumed for one run of each configuration. Each configuration's
+// runs are a base/measured.hpp record (config_evidence); calls only the statistics of mmgp/statistics.hpp (median,
+// median_ci90); the later stages read what it returns.
 #include <algorithm>
 #include <cmath>
 #include <limits>
