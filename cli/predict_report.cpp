@@ -148,8 +148,8 @@ std::string feasibility_text(const scenario& s) {
     return text;
 }
 
-void human_report(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
-                  const goal_view& g) {
+void human_text(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
+                const goal_view& g) {
     const auto& pl = s.plat;
     const auto& app = s.app;
     const auto& sp = s.space;
@@ -306,7 +306,7 @@ search_result human_report(out_stream& out, const scenario& s, model_kind kind, 
     search_result r = search(s, kind, opt);
     r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
     g.opt = opt;
-    human_report(out, s, kind, r, view, g);
+    human_text(out, s, kind, r, view, g);
     if (uncertainty) uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c), g.cluster);
     return r;
 }

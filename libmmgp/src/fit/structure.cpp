@@ -126,8 +126,9 @@ std::vector<fit_options> candidate_options(const fit_options& base, const struct
 
 // The runs grouped by configuration, in the order of their keys: each one's finished runs' log times and its
 // censored runs.
-std::map<config_key, detail::measured_configuration> by_configuration(const std::vector<measured_run>& runs) {
-    std::map<config_key, detail::measured_configuration> groups;
+using configuration_groups = std::map<config_key, detail::measured_configuration>;
+configuration_groups by_configuration(const std::vector<measured_run>& runs) {
+    configuration_groups groups;
     for (const auto& r : runs) {
         auto& g = groups[key_of(r)];
         if (r.censored) ++g.censored, g.censored_at = std::max(g.censored_at, r.time_s);
@@ -137,10 +138,10 @@ std::map<config_key, detail::measured_configuration> by_configuration(const std:
 }
 
 // The pooled standard deviation of log times within configurations, with its degrees of freedom.
-std::pair<double, int> repetition_noise(const std::vector<measured_run>& runs) {
+std::pair<double, int> repetition_noise(const configuration_groups& groups) {
     double ss = 0;
     int df = 0;
-    for (const auto& [k, g] : by_configuration(runs)) {
+    for (const auto& [k, g] : groups) {
         if (g.logs.size() < 2) continue;
         g.add_squared_deviations(g.log_mean(), ss);
         df += static_cast<int>(g.logs.size()) - 1;
@@ -164,8 +165,8 @@ std::vector<measured_run> one_per_configuration(const std::vector<measured_run>&
     return out;
 }
 
-int distinct_configurations(const std::vector<measured_run>& runs) {
-    const auto groups = by_configuration(runs);
+// The configurations with a finished run.
+int distinct_configurations(const configuration_groups& groups) {
     return static_cast<int>(std::count_if(groups.begin(), groups.end(), [](const auto& g) { return !g.second.logs.empty(); }));
 }
 
@@ -352,8 +353,9 @@ void simplest_within_one_se(structure_selection& out) {
 structure_selection select_structure(const platform& pl, const std::vector<measured_run>& runs, const fit_options& base,
                                      const structure_held& held, const std::string& file, const selection_options& sel) {
     structure_selection out;
-    out.configurations = distinct_configurations(runs);
-    const auto [rep_sigma, df] = repetition_noise(runs);
+    const configuration_groups groups = by_configuration(runs);
+    out.configurations = distinct_configurations(groups);
+    const auto [rep_sigma, df] = repetition_noise(groups);
     if (df >= 3) {
         out.noise_pct = std::max(100.0 * rep_sigma, noise_floor_pct);
         out.noise_source = "repetitions (" + std::to_string(df) + " degrees of freedom)";
