@@ -485,10 +485,7 @@ def run_refused(mmgp, d, t):
         if after_mb > before_mb and after_mb >= 100 and "/dev/zero" not in cmd:
             heavy.append(f"{what} ({after_mb:.0f} MB)")
         problems = refusal_problems(r, status, frag, d, was)
-        if problems:
-            t.failures.append(f"{what}: mmgp {cmd}: {'; '.join(problems)}; stderr: {r.stderr.strip()[:300]!r}")
-        else:
-            t.passed += 1
+        t.accept(what, not problems, f"mmgp {cmd}: {'; '.join(problems)}; stderr: {r.stderr.strip()[:300]!r}")
     return skipped, heavy, small_peak_mb
 
 
