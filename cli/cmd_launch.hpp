@@ -1,5 +1,5 @@
 // mmgp launch (cmd_launch.cpp): its options and entry points, for main.cpp's command table; the launch plan is
-// also what mmgp tune runs (tune_runs.cpp).
+// also what mmgp tune runs (cmd_tune.cpp hands it to run/tune_backend.hpp).
 #pragma once
 
 #include "common.hpp"

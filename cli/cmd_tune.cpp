@@ -1,8 +1,8 @@
 // mmgp tune PROFILE [--app APP] --launcher KIND -- COMMAND: run the program where the model and the runs so far
 // say it is worth it, until the choice is sure (docs/TUNE.md). The statistics live in libmmgp (mmgp/tune.hpp);
 // this file takes the options (or a journal's, on --resume), builds the scenario and the space of configurations,
-// chooses where the runs go (tune_backend.hpp), and hands over to the journal (tune_journal.cpp), the loop
-// (tune_loop.cpp) and the report (tune_report.cpp).
+// chooses where the runs go (run/tune_backend.hpp), and hands over to the journal (run/tune_journal.cpp), the
+// loop (run/tune_loop.cpp) and the report (tune_report.cpp); the journal's header is tune_header.cpp's.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -17,11 +17,22 @@
 #include "cmd_tune.hpp"
 #include "options.hpp"
 #include "tune_backend.hpp"
+#include "tune_header.hpp"
 #include "tune_journal.hpp"
 #include "tune_loop.hpp"
 #include "tune_report.hpp"
 
 namespace mmgp::cli {
+
+// The tune machinery this command drives (run/).
+using run::add_recorded_runs;
+using run::journal;
+using run::journal_history;
+using run::launch_setup;
+using run::loop_result;
+using run::read_recorded_runs;
+using run::recorded_runs;
+using run::tune_backend;
 
 void setup_tune(CLI::App& app, tune_options_cli& o) {
     auto* sub = app.add_subcommand(
@@ -135,6 +146,7 @@ tune_options_cli resolved_options(const tune_options_cli& given, journal& jr, st
         throw usage_error("--resume: expected the journal alone (the tune's options are in its header), found "
                           "other options or a profile beside it");
     journal_lines = jr.open(given.resume);
+    if (!jr.torn_warning().empty()) hold_warning(jr.torn_warning());
     if (journal_lines.empty() || !journal_lines[0].contains("mmgp_tune"))
         throw input_error(given.resume, "line 1", "the header of an mmgp tune journal", "no header");
     return options_from_header(journal_lines[0], given, given.resume);
@@ -367,14 +379,17 @@ tune_options tuner_options(const tune_options_cli& o) {
 // Slurm job steps inside the allocation mmgp runs in, or each run its own batch job outside one.
 std::unique_ptr<tune_backend> chosen_backend(const tune_options_cli& o, launcher_kind kind, std::int64_t units,
                                              std::optional<recorded_runs>& replay) {
-    if (replay) return replay_backend(std::move(*replay), o.seed, o.replay_first == "slowest");
-    launch_setup setup{kind, units, o.launch};
-    if (static_cast<int>(o.parallel) <= 1) return local_backend(std::move(setup));
+    if (replay) return run::replay_backend(std::move(*replay), o.seed, o.replay_first == "slowest");
+    launch_setup setup{kind, [kind, units, lo = o.launch](const configuration& c) {
+                           return plan_launch(kind, c, units, lo, lo.command);
+                       },
+                       o.launch.cores_per_node, o.launch.oversubscribe};
+    if (static_cast<int>(o.parallel) <= 1) return run::local_backend(std::move(setup));
     if (kind != launcher_kind::srun)
         throw usage_error("--parallel: expected --launcher srun (runs in flight as Slurm job steps or jobs) or "
                           "--replay, found --launcher " + std::string(to_string(kind)));
-    if (auto steps = slurm_steps_backend(setup)) return steps;
-    return slurm_batch_backend(std::move(setup));
+    if (auto steps = run::slurm_steps_backend(setup)) return steps;
+    return run::slurm_batch_backend(std::move(setup));
 }
 
 // The command's program (local launcher) or the launcher program, resolved as execvp would: a word with a '/'
@@ -447,7 +462,10 @@ int run_tune(const tune_options_cli& given) {
     scenario s = tune_scenario(o);
     if (!o.plot.empty()) check_output("--plot", o.plot, s.sources);  // the files the scenario names, too
     std::optional<recorded_runs> replay;
-    if (!o.replay.empty()) replay = read_recorded_runs(o.replay, o.launch.units);
+    if (!o.replay.empty()) {
+        replay = read_recorded_runs(o.replay, o.launch.units);
+        warn_about_columns(o.replay, replay->ignored_columns);
+    }
     const std::vector<configuration> space = tune_space(o, s, replay);
     const tune_options to = resumed_tuner_options(o, given.resume);
     tuner t(s, space, to);
@@ -471,7 +489,7 @@ int run_tune(const tune_options_cli& given) {
     const int parallel = static_cast<int>(o.parallel);
     flush_warnings();  // every check passed: the platform's warnings before the first run, not after the last
     backend->begin();
-    const loop_result done = run_tune_loop(t, *backend, jr, history, {parallel, o.quiet, o.tolerance, to.minimise});
+    const loop_result done = run::run_tune_loop(t, *backend, jr, history, {parallel, o.quiet, o.tolerance, to.minimise});
     if (done.interrupted_status) return *done.interrupted_status;
     const tune_assessment assessment = t.assess();
     return print_report({o, s, kind, space, to, assessment, jr.is_open() ? jr.path() : std::string(), parallel,

@@ -13,6 +13,7 @@
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
+#include "words.hpp"
 
 namespace mmgp::cli {
 
@@ -33,10 +34,8 @@ policy parse_policy_option(const std::string& text);
 
 /// Shortest round-trip text of a double (JSON and CSV output).
 std::string num(double v);
-/// A time for people: "27.83 s", "412 ms", "3.1 us".
-std::string human_time(double s);
-/// A configuration for people: "m=4 p=4 nodes=1".
-std::string label(const configuration& c);
+using run::human_time;  // a time for people (run/words.hpp)
+using run::label;       // a configuration for people
 /// The breakdown as a JSON object (seconds).
 std::string breakdown_json(const breakdown& b);
 /// JSON string literal.

@@ -178,25 +178,12 @@ std::string num(double v) {
     return fmt::format("{}", v);
 }
 
-std::string human_time(double s) {
-    double a = std::fabs(s);
-    if (a >= 1.0 || a == 0.0) return fmt::format("{:.2f} s", s);
-    if (a >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
-    if (a >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);
-    return fmt::format("{:.3g} ns", s * 1e9);
-}
-
 namespace {
 bool g_report_incomplete = false;
 }  // namespace
 
 void mark_report_incomplete() noexcept { g_report_incomplete = true; }
 bool report_incomplete() noexcept { return g_report_incomplete; }
-
-std::string label(const configuration& c) {
-    if (c.share != accelerator_sharing::dedicated) return fmt::format("m={} p={} nodes={} sharing={}", c.m, c.p, c.nodes, to_string(c.share));
-    return fmt::format("m={} p={} nodes={}", c.m, c.p, c.nodes);
-}
 
 std::string breakdown_json(const breakdown& b) {
     return fmt::format(

@@ -1,5 +1,5 @@
 // mmgp tune's options as the command line gives them: read by cmd_tune.cpp, written into the journal's header and
-// checked on --resume (tune_journal.cpp), echoed by the report (tune_report.cpp).
+// checked on --resume (tune_header.cpp), echoed by the report (tune_report.cpp).
 #pragma once
 
 #include "common.hpp"

@@ -1,8 +1,8 @@
 // run/process.hpp — the one place that starts processes (fork and exec; never popen, system or posix_spawn
 // elsewhere): a program with its environment, process group and output; a shell line with its output captured
 // and the interrupt rules of mmgp/io.hpp (child_scope); the exit status in the project's words. Called by
-// `mmgp launch --exec` (cli/cmd_launch.cpp), the tuner's runs and its Slurm queries (cli/tune_runs.cpp,
-// cli/tune_slurm_batch.cpp) and calibration's MPI, SimGrid and GPU tools (calibration/mpi_driver.cpp,
+// `mmgp launch --exec` (cli/cmd_launch.cpp), the tuner's runs and its Slurm queries (tune_runs.cpp,
+// tune_slurm_batch.cpp) and calibration's MPI, SimGrid and GPU tools (calibration/mpi_driver.cpp,
 // calibration/simulate.cpp, cli/cmd_calibrate_gpu.cpp).
 #pragma once
 

@@ -1,11 +1,13 @@
-// Where the runs of mmgp tune go, behind one interface the loop (tune_loop.cpp) drives: recorded runs replayed
+// Where the runs of a tune go, behind one interface the loop (tune_loop.cpp) drives: recorded runs replayed
 // (tune_replay.cpp), local or MPI processes (tune_local.cpp), Slurm job steps inside an allocation
-// (tune_slurm_steps.cpp) or Slurm batch jobs (tune_slurm_batch.cpp). cmd_tune.cpp chooses one; a backend calls
-// nothing of the loop: it starts, bounds, stops and reports runs, and writes their command into their journal line.
+// (tune_slurm_steps.cpp) or Slurm batch jobs (tune_slurm_batch.cpp). The caller (mmgp tune: cli/cmd_tune.cpp)
+// chooses one; a backend calls nothing of the loop: it starts, bounds, stops and reports runs, and writes their
+// command into their journal line.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cmd_launch.hpp"
+#include "mmgp/launch.hpp"
 #include "mmgp/tune.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 /// A run the loop asks for.
 struct run_request {
@@ -74,12 +76,13 @@ public:
     virtual void close() {}
 };
 
-/// How a live run is started: the launcher, the task units of each run ({U}) and the launch options with the
-/// command.
+/// How a live run is started: its launcher, the launch of a configuration (the command with its placeholders
+/// filled, the binding: mmgp launch's, cli/cmd_launch.cpp plan_launch) and what a Slurm batch job may hold.
 struct launch_setup {
     launcher_kind kind = launcher_kind::local;
-    std::int64_t units = 0;
-    launch_options launch;
+    std::function<launch_plan(const configuration&)> plan;
+    std::optional<int> cores_per_node;  ///< the CPUs a batch job asks of a node (not given: what sinfo offers)
+    bool oversubscribe = false;         ///< more processes than a node's CPUs allowed
 };
 
 /// The recorded repetitions of --replay RUNS.csv.
@@ -92,6 +95,7 @@ struct recorded_runs {
     std::vector<configuration> space;                       ///< in the file's order of first appearance
     std::map<std::string, std::vector<recorded_run>> reps;  ///< by key_of
     std::int64_t units = 0;                                 ///< the file's units (0: no column)
+    std::vector<std::string> ignored_columns;               ///< the file's columns not read (a caller warns)
 };
 /// The rows of `path` with `units_wanted` (--units), or all when they are of one units value.
 recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted);
@@ -102,9 +106,9 @@ std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long l
 /// Each run the launcher's command (or the local processes), one at a time.
 std::unique_ptr<tune_backend> local_backend(launch_setup setup);
 /// Each run a job step with CPUs of its own inside the Slurm allocation mmgp runs in; nullptr outside one.
-/// Throws usage_error when the allocation's variables cannot be read.
+/// Throws mmgp::error when the allocation's variables cannot be read.
 std::unique_ptr<tune_backend> slurm_steps_backend(launch_setup setup);
-/// Each run its own Slurm batch job (sbatch --wait). Throws usage_error when no Slurm cluster answers (sinfo).
+/// Each run its own Slurm batch job (sbatch --wait). Throws mmgp::error when no Slurm cluster answers (sinfo).
 std::unique_ptr<tune_backend> slurm_batch_backend(launch_setup setup);
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

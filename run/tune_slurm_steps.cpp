@@ -10,7 +10,7 @@
 #include "tune_backend.hpp"
 #include "tune_runs.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 namespace {
 
@@ -45,7 +45,7 @@ std::vector<int> parse_cpus_per_node(const std::string& text) {
 /// many as a node has (or more), whole nodes; so a configuration that needs the whole node never shares it.
 class slurm_allocation {
 public:
-    /// The allocation of this process's environment; nullopt outside one. Throws usage_error when the
+    /// The allocation of this process's environment; nullopt outside one. Throws mmgp::error when the
     /// variables cannot be read.
     static std::optional<slurm_allocation> from_environment() {
         const char* job = std::getenv("SLURM_JOB_ID");
@@ -55,14 +55,14 @@ public:
         const char* list = std::getenv("SLURM_JOB_NODELIST");
         const char* cpn = std::getenv("SLURM_JOB_CPUS_PER_NODE");
         if (!list || !cpn)
-            throw usage_error("--parallel: expected SLURM_JOB_NODELIST and SLURM_JOB_CPUS_PER_NODE inside the Slurm "
+            throw mmgp::error("--parallel: expected SLURM_JOB_NODELIST and SLURM_JOB_CPUS_PER_NODE inside the Slurm "
                               "job " + job_id + ", found them unset");
         a.cpus_ = parse_cpus_per_node(cpn);
         // The node names: scontrol expands the host list ("node[1-3]").
         for (std::string& name : command_lines("scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null"))
             if (!name.empty()) a.names_.push_back(std::move(name));
         if (a.names_.empty() || a.cpus_.size() != a.names_.size())
-            throw usage_error(fmt::format("--parallel: expected the nodes of Slurm job {} (scontrol show hostnames {}) "
+            throw mmgp::error(fmt::format("--parallel: expected the nodes of Slurm job {} (scontrol show hostnames {}) "
                                           "and their CPUs (SLURM_JOB_CPUS_PER_NODE) to match, found {} node names and "
                                           "\"{}\"",
                                           job_id, list, a.names_.size(), cpn));
@@ -112,7 +112,7 @@ public:
         const long long cpus = static_cast<long long>(c.m) * c.p;
         const std::vector<int> where = allocation_.place(c.nodes, cpus);
         if (where.empty() && request.in_flight > 0) return {start_verdict::no_room, 0};
-        launch_plan plan = plan_launch(setup_.kind, c, setup_.units, setup_.launch, setup_.launch.command);
+        launch_plan plan = setup_.plan(c);
         if (!where.empty()) {
             plan.argv.insert(plan.argv.begin() + 1, {"--exclusive", "-w", allocation_.node_list(where)});
             allocation_.hold(where, cpus, +1);
@@ -149,4 +149,4 @@ std::unique_ptr<tune_backend> slurm_steps_backend(launch_setup setup) {
     return std::make_unique<slurm_step_runs>(std::move(setup), std::move(*allocation));
 }
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

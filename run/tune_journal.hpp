@@ -1,6 +1,7 @@
-// The journal of mmgp tune: one JSON Lines file, a header with the tune's options, then one line per run, each
-// written whole and fsynced before the next run starts; --resume reads it back (tune_journal.cpp). Called by
-// cmd_tune.cpp (open, header, recorded runs) and the loop (tune_loop.cpp: a line per run).
+// The journal of a tune: one JSON Lines file, a header with the tune's options (the caller's: mmgp tune writes
+// and reads them in cli/tune_header.cpp), then one line per run, each written whole and fsynced before the next
+// run starts; a resumed tune reads it back (tune_journal.cpp). Called by mmgp tune (cli/cmd_tune.cpp: open,
+// create, recorded runs) and the loop (tune_loop.cpp: a line per run).
 #pragma once
 
 #include <string>
@@ -8,10 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tune_options.hpp"
 #include "mmgp/tune.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 /// The file, held under an exclusive lock while a tune uses it.
 class journal {
@@ -21,7 +21,7 @@ public:
     journal& operator=(const journal&) = delete;
     ~journal();
     /// Opens an existing journal, locks it, and returns the lines that read as JSON; a torn last line (an
-    /// interrupted write) is reported (a held warning) and cut off before the next line is written, so that a
+    /// interrupted write) is reported (torn_warning()) and cut off before the next line is written, so that a
     /// refused command leaves the file as it was; a bad line before it is bad input, and so is a torn first line
     /// (no header).
     std::vector<nlohmann::json> open(const std::string& path);
@@ -33,20 +33,15 @@ public:
     void append(const nlohmann::json& line);
     bool is_open() const { return fd_ >= 0; }
     const std::string& path() const { return path_; }
+    /// After open(): "PATH: line N is torn (an interrupted write): skipped, the K lines before it kept", or "".
+    const std::string& torn_warning() const { return torn_warning_; }
 
 private:
     int fd_ = -1;
     std::string path_;
     long long torn_at_ = -1;  ///< >= 0: where a torn last line begins, cut off by the first append()
+    std::string torn_warning_;
 };
-
-/// The header of a new journal: the tune's options, and the directory it runs in.
-nlohmann::json journal_header(const tune_options_cli& o);
-
-/// The options a journal's header recorded, each checked as on the command line, the tune's directory entered;
-/// the output options (--json, --quiet, --plot) stay the caller's.
-tune_options_cli options_from_header(const nlohmann::json& header, const tune_options_cli& caller,
-                                     const std::string& path);
 
 /// What the runs a journal recorded leave for the runs to come.
 struct journal_history {
@@ -59,4 +54,4 @@ struct journal_history {
 journal_history add_recorded_runs(const std::vector<nlohmann::json>& lines, const std::string& path, tuner& t,
                                   bool skip_failed = false);
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

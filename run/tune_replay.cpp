@@ -7,16 +7,14 @@
 
 #include "mmgp/fit.hpp"
 #include "tune_backend.hpp"
-#include "tune_common.hpp"
+#include "words.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted) {
     recorded_runs d;
     d.file = path;
-    std::vector<std::string> ignored;
-    std::vector<measured_run> rows = read_runs(path, &ignored);
-    warn_about_columns(path, ignored);
+    std::vector<measured_run> rows = read_runs(path, &d.ignored_columns);
     std::set<std::int64_t> units;
     for (const auto& r : rows) units.insert(r.units);
     if (units_wanted) {
@@ -128,4 +126,4 @@ std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long l
     return std::make_unique<replay_runs>(std::move(runs), seed, slowest_first);
 }
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

@@ -18,7 +18,7 @@
 #include <fstream>
 #include <iostream>
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 namespace {
 
@@ -267,4 +267,4 @@ double load1() {
     return in ? v : -1;
 }
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

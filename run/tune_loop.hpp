@@ -1,6 +1,7 @@
 // The loop of mmgp tune: up to --parallel runs in flight on one backend (tune_backend.hpp), each journaled as it
 // ends (in any order), the next chosen knowing which are in flight (tuner::assess), until the tuner stops.
-// Called by cmd_tune.cpp; calls the backend, the journal and the tuner, and prints the progress lines.
+// Called by mmgp tune (cli/cmd_tune.cpp); calls the backend, the journal and the tuner, and prints the progress
+// lines (tune_progress.hpp).
 #pragma once
 
 #include <optional>
@@ -10,7 +11,7 @@
 #include "tune_backend.hpp"
 #include "tune_journal.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 struct loop_settings {
     int parallel = 1;  ///< runs in flight at once
@@ -27,8 +28,8 @@ struct loop_result {
 };
 
 /// Runs the tune to its end; the runs still in flight then are cancelled and the backend closed. Throws
-/// usage_error when the program cannot run (its first runs all failed alike, none succeeded).
+/// mmgp::error when the program cannot run (its first runs all failed alike, none succeeded).
 loop_result run_tune_loop(tuner& t, tune_backend& backend, journal& jr, const journal_history& history,
                           const loop_settings& settings);
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

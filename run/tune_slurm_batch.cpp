@@ -16,10 +16,11 @@
 #include <fmt/format.h>
 
 #include "process.hpp"
+#include "mmgp/io.hpp"
 #include "tune_backend.hpp"
 #include "tune_runs.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 namespace {
 
@@ -46,7 +47,7 @@ partitions query_partitions() {
     found.nodes = static_cast<long long>(names.size());
     while (!said.empty() && said.back() == ' ') said.pop_back();
     if (found.cpus == 0)
-        throw usage_error("--parallel: expected a Slurm allocation (salloc/sbatch) or a Slurm cluster to submit batch "
+        throw mmgp::error("--parallel: expected a Slurm allocation (salloc/sbatch) or a Slurm cluster to submit batch "
                           "jobs to (sinfo), found neither" + (said.empty() ? std::string() : " (sinfo: " + said + ")"));
     return found;
 }
@@ -100,7 +101,7 @@ class slurm_batch_runs final : public process_backend {
 public:
     slurm_batch_runs(launch_setup setup, partitions offered)
         : setup_(std::move(setup)), offered_(offered),
-          node_cpus_(setup_.launch.cores_per_node ? *setup_.launch.cores_per_node : offered.cpus) {}
+          node_cpus_(setup_.cores_per_node ? *setup_.cores_per_node : offered.cpus) {}
 
     // The job files go to JOURNAL.jobs/.
     void attach_journal(const std::string& journal_path) override {
@@ -114,14 +115,14 @@ public:
     run_start start(const run_request& request, nlohmann::json& journal_line) override {
         const configuration& c = request.config;
         if (c.nodes > offered_.nodes ||
-            (!setup_.launch.oversubscribe && static_cast<long long>(c.m) * c.p > offered_.cpus)) {
+            (!setup_.oversubscribe && static_cast<long long>(c.m) * c.p > offered_.cpus)) {
             journal_line["command"] = fmt::format("(none: no node of the partitions holds it, {} nodes of at most {} "
                                                   "CPUs)",
                                                   offered_.nodes, offered_.cpus);
             return {start_verdict::refused, 0};
         }
         const std::string step =
-            shell_command(plan_launch(setup_.kind, c, setup_.units, setup_.launch, setup_.launch.command));
+            shell_command(setup_.plan(c));
         const std::string base = fmt::format("{}/run-{}.{}", dir_, request.number, getpid());
         remove_job_files(base);
         write_file_atomically(base + ".sh", job_script(request.number, base, request.bound_s, step));
@@ -224,4 +225,4 @@ std::unique_ptr<tune_backend> slurm_batch_backend(launch_setup setup) {
     return std::make_unique<slurm_batch_runs>(std::move(setup), query_partitions());
 }
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

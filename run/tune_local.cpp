@@ -7,7 +7,7 @@
 #include "tune_backend.hpp"
 #include "tune_runs.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 namespace {
 
@@ -16,8 +16,7 @@ public:
     explicit local_runs(launch_setup setup) : setup_(std::move(setup)) {}
 
     run_start start(const run_request& request, nlohmann::json& journal_line) override {
-        const launch_plan plan =
-            plan_launch(setup_.kind, request.config, setup_.units, setup_.launch, setup_.launch.command);
+        const launch_plan plan = setup_.plan(request.config);
         journal_line["command"] = shell_command(plan);
         std::vector<run_process> procs;
         if (plan.kind == launcher_kind::local)
@@ -51,4 +50,4 @@ private:
 
 std::unique_ptr<tune_backend> local_backend(launch_setup setup) { return std::make_unique<local_runs>(std::move(setup)); }
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

@@ -1,5 +1,7 @@
-// The small pieces every file of mmgp tune uses: a configuration's key (the journal's trace, the replayed runs'
-// index) and its text for people, and the time of day the journal records. Calls nothing of the tune's own.
+// run/words.hpp — the words of a run's lines: a configuration's key (the journal's trace, the replayed runs'
+// index), a configuration and a time for people (words.cpp), and the time of day the journal records. Called by
+// every file of the tune machinery and by the mmgp command's outputs (cli/common.hpp); calls nothing of the
+// tune's own.
 #pragma once
 
 #include <algorithm>
@@ -8,10 +10,15 @@
 
 #include <fmt/format.h>
 
-#include "common.hpp"
+#include "mmgp/model.hpp"
 #include "mmgp/profile.hpp"  // utc_now(), the time of day the journal records
 
-namespace mmgp::cli {
+namespace mmgp::run {
+
+/// A time for people: "27.83 s", "412 ms", "3.1 us".
+std::string human_time(double s);
+/// A configuration for people: "m=4 p=4 nodes=1" (its sharing named when not dedicated).
+std::string label(const configuration& c);
 
 /// "m/p/nodes/policy": one configuration, as the journal's trace and the replayed runs name it.
 inline std::string key_of(const configuration& c) {
@@ -33,4 +40,4 @@ private:
     bool policy_;
 };
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

@@ -1,6 +1,6 @@
 // The loop of mmgp tune: fills --parallel places with the runs the tuner asks for, journals each run as it ends,
 // tightens the bounds of the runs in flight as results set the scale, and once the choice is made cancels what
-// still runs. Called by cmd_tune.cpp; calls one tune_backend, the journal, the tuner and the progress line.
+// still runs. Called by mmgp tune (cli/cmd_tune.cpp); calls one tune_backend, the journal, the tuner and the progress line.
 #include "tune_loop.hpp"
 
 #include <algorithm>
@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "tune_common.hpp"
-#include "tune_report.hpp"
+#include "words.hpp"
+#include "tune_progress.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 using nlohmann::json;
 
@@ -42,7 +42,7 @@ public:
         if (!cancel_in_flight()) return {interrupted()};
         backend_.close();
         if (cannot_run_)
-            throw usage_error(fmt::format("COMMAND: expected a program that runs, found its first {} runs failed with "
+            throw mmgp::error(fmt::format("COMMAND: expected a program that runs, found its first {} runs failed with "
                                           "exit status {} and none succeeded ({} keeps them; its runs' commands say "
                                           "how it was started)",
                                           failures_.size(), failures_[0],
@@ -235,4 +235,4 @@ loop_result run_tune_loop(tuner& t, tune_backend& backend, journal& jr, const jo
     return tune_loop(t, backend, jr, history, settings).run();
 }
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run

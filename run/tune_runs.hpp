@@ -14,7 +14,7 @@
 
 #include "tune_backend.hpp"
 
-namespace mmgp::cli {
+namespace mmgp::run {
 
 /// One process of a run: argv and the variables added to its environment.
 struct run_process {
@@ -110,4 +110,4 @@ private:
 /// keeps it (a busy machine explains a slow run).
 double load1();
 
-}  // namespace mmgp::cli
+}  // namespace mmgp::run
