@@ -1,0 +1,153 @@
+// run/: a tune driven through the library alone, as a program embedding it would (no mmgp command): the loop over
+// the replay backend with a journal, the journal read back into a fresh tuner (a resume), and a live run of the
+// local backend through a launch function of the caller's.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "mmgp/profile.hpp"
+#include "mmgp/tune.hpp"
+#include "tune_backend.hpp"
+#include "tune_journal.hpp"
+#include "tune_loop.hpp"
+#include "words.hpp"
+
+namespace {
+
+// Recorded runs of every (m, p) with m*p <= 4, three each: time 1 / (m*p)^0.9 times 1, 1.02, 0.98.
+mmgp::run::recorded_runs recorded() {
+    mmgp::run::recorded_runs d;
+    d.file = "<memory>";
+    for (int m = 1; m <= 4; ++m)
+        for (int p = 1; m * p <= 4; ++p) {
+            const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp};
+            d.space.push_back(c);
+            const double t = 1.0 / std::pow(m * p, 0.9);
+            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({t * f, false});
+        }
+    return d;
+}
+
+std::string temp_dir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "mmgp-run-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    return tmpl;
+}
+
+std::vector<nlohmann::json> read_lines(const std::string& path) {
+    std::ifstream in(path);
+    std::vector<nlohmann::json> out;
+    for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("run: a replayed tune through the library journals every run, and a resume from its journal sees the same") {
+    const mmgp::scenario s = mmgp::load_scenario("raxml-qs20");  // the prior: a bundled scenario
+    const mmgp::run::recorded_runs d = recorded();
+    const std::string dir = temp_dir();
+    const std::string path = dir + "/tune.jsonl";
+
+    mmgp::tuner t(s, d.space, {});
+    const nlohmann::json header = {{"mmgp_tune", 1}, {"options", {{"by", "test"}}}};
+    mmgp::run::loop_result done;
+    {
+        mmgp::run::journal jr;  // locked while it is open: closed at the end of the tune
+        jr.create(path, header);
+        auto backend = mmgp::run::replay_backend(d, 7, false);
+        backend->attach_journal(jr.path());
+        backend->begin();
+        done = mmgp::run::run_tune_loop(t, *backend, jr, {}, {1, true, 0.03, mmgp::objective::time});
+    }
+    REQUIRE_FALSE(done.interrupted_status);
+    const mmgp::tune_assessment a = t.assess();
+    REQUIRE(a.has_chosen);
+    CHECK(a.stop != mmgp::tune_stop::none);
+
+    // The journal: its header, then one line per run the tuner counts, each a draw from its configuration's
+    // recorded times; the trace has one entry per run.
+    const std::vector<nlohmann::json> lines = read_lines(path);
+    REQUIRE(lines.size() == t.runs().size() + 1);
+    CHECK(lines[0] == header);
+    CHECK(done.trace.size() == t.runs().size());
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+        const nlohmann::json& l = lines[i];
+        CHECK(l["run"].get<int>() == static_cast<int>(i));
+        const mmgp::configuration c{l["m"].get<int>(), l["p"].get<int>(), 1, mmgp::policy::edtlp};
+        const auto& reps = d.reps.at(mmgp::run::key_of(c));
+        const double wall = l["wall_s"].get<double>();
+        CHECK(std::any_of(reps.begin(), reps.end(), [&](const mmgp::run::recorded_run& r) { return r.time_s == wall; }));
+    }
+
+    // Resumed: a fresh tuner given the journal's runs assesses what the first one did.
+    mmgp::run::journal again;
+    const std::vector<nlohmann::json> read = again.open(path);
+    CHECK(again.torn_warning().empty());
+    mmgp::tuner t2(s, d.space, {});
+    const mmgp::run::journal_history h = mmgp::run::add_recorded_runs(read, path, t2);
+    CHECK(h.next_run_number == static_cast<int>(t.runs().size()) + 1);
+    CHECK(h.any_ran);
+    const mmgp::tune_assessment a2 = t2.assess();
+    CHECK(a2.runs == a.runs);
+    CHECK(a2.chosen == a.chosen);
+    CHECK(a2.p_beaten == doctest::Approx(a.p_beaten));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run: a torn last journal line is reported, not read, and cut off by the next line") {
+    const std::string dir = temp_dir();
+    const std::string path = dir + "/torn.jsonl";
+    {
+        std::ofstream out(path);
+        out << "{\"mmgp_tune\": 1}\n{\"run\": 1, \"m\"";  // the second line cut by a crash
+    }
+    mmgp::run::journal jr;
+    const std::vector<nlohmann::json> lines = jr.open(path);
+    CHECK(lines.size() == 1);
+    CHECK(jr.torn_warning() == path + ": line 2 is torn (an interrupted write): skipped, the 1 lines before it kept");
+    jr.append({{"run", 1}});
+    const std::vector<nlohmann::json> after = read_lines(path);
+    REQUIRE(after.size() == 2);
+    CHECK(after[1] == nlohmann::json({{"run", 1}}));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run: the local backend runs the caller's launch of a configuration and reports its exit status") {
+    const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp}};
+    // The launch: every rank exits with status 3 when m > 1 (a program broken only for several processes).
+    mmgp::run::launch_setup setup;
+    setup.plan = [](const mmgp::configuration& c) {
+        mmgp::launch_plan plan;
+        plan.mapping = c;
+        for (int r = 0; r < c.m; ++r)
+            plan.processes.push_back({r, 1, {}, {"sh", "-c", c.m > 1 ? "exit 3" : "exit 0"}, {}});
+        return plan;
+    };
+    auto backend = mmgp::run::local_backend(setup);
+    backend->begin();
+    for (const mmgp::configuration& c : space) {
+        nlohmann::json line = nlohmann::json::object();
+        const mmgp::run::run_start st = backend->start({c, 1, 0, 0}, line);
+        REQUIRE(st.verdict == mmgp::run::start_verdict::started);
+        CHECK(line["command"].get<std::string>().find("exit") != std::string::npos);
+        const std::optional<mmgp::run::run_end> end = backend->wait_any();
+        REQUIRE(end);
+        CHECK(end->id == st.id);
+        CHECK(end->exit_status == (c.m > 1 ? 3 : 0));
+        CHECK(end->outcome == (c.m > 1 ? mmgp::run_outcome::failed : mmgp::run_outcome::ok));
+        backend->release(end->id);
+    }
+    backend->close();
+}
