@@ -18,6 +18,25 @@
 
 namespace mmgp::cli {
 
+void add_launcher_options(CLI::App* sub, launch_options& o, bool launcher_required) {
+    auto* launcher = add_checked(sub, "--launcher", o.launcher,
+                                 std::string("openmpi (mpirun), mpich (mpiexec), srun (Slurm) or local") +
+                                     (launcher_required ? "" : " (default local)"));
+    if (launcher_required) launcher->required();
+    add_checked(sub, "--units", o.units,
+                "Task units to share among the processes ({U} all of them, {units} a local rank's share); default: "
+                "the application's units");
+    add_checked(sub, "--cores-per-node", o.cores_per_node,
+                "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1, else "
+                "unknown)");
+    add_checked(sub, "--launcher-program", o.program, "Launcher executable (default mpirun, mpiexec or srun)");
+    sub->add_flag("--oversubscribe", o.oversubscribe,
+                  "Allow more processes than cores (mpirun --oversubscribe, srun --overcommit)");
+    sub->add_flag("--no-bind", o.no_bind,
+                  "Do not bind processes to CPUs (local: no taskset; mpirun --bind-to none, mpiexec -bind-to none, "
+                  "srun --cpu-bind=none)");
+}
+
 void setup_launch(CLI::App& app, launch_options& o) {
     auto* sub = app.add_subcommand(
         "launch",
@@ -28,19 +47,9 @@ void setup_launch(CLI::App& app, launch_options& o) {
                     "After --: the program and its arguments. Placeholders {m} {p} {nodes} {np} {U}; with the local "
                     "launcher also {rank} and {units} (the rank's share of the task units)")
         ->required();
-    add_checked(sub, "--launcher", o.launcher, "openmpi (mpirun), mpich (mpiexec), srun (Slurm) or local")->required();
+    add_launcher_options(sub, o, true);
     add_space_options(sub, o.space);
     add_objective_options(sub, o.goal, true);
-    add_checked(sub, "--units", o.units, "Task units to share among the processes ({units}); default: the application's units");
-    add_checked(sub, "--cores-per-node", o.cores_per_node,
-                    "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1, "
-                    "else unknown)");
-    add_checked(sub, "--launcher-program", o.program, "Launcher executable (default mpirun, mpiexec or srun)");
-    sub->add_flag("--oversubscribe", o.oversubscribe,
-                  "Allow more processes than cores (mpirun --oversubscribe, srun --overcommit)");
-    sub->add_flag("--no-bind", o.no_bind,
-                  "Do not bind processes to CPUs (local: no taskset; mpirun --bind-to none, mpiexec -bind-to none, "
-                  "srun --cpu-bind=none)");
     add_checked(sub, "--cuda-devices", o.devices,
                 "A GPU mapping (a platform with sharing modes): CUDA_VISIBLE_DEVICES for every process, e.g. 0");
     auto* e = sub->add_flag("--exec", o.exec,

@@ -19,6 +19,9 @@ struct launch_options {
     int accelerators = 0;  ///< not an option: the platform's apus (a GPU node's SMs), for MPS's percentage
 };
 void setup_launch(CLI::App& app, launch_options& o);
+/// --launcher, --units, --cores-per-node, --launcher-program, --oversubscribe and --no-bind: how a mapping is
+/// started, for mmgp launch and for each run of mmgp tune (there --launcher may be left out: local).
+void add_launcher_options(CLI::App* sub, launch_options& o, bool launcher_required);
 int run_launch(const launch_options& o);
 /// The launch of `command` with mapping c and `units` task units, as `o` asks (launcher program, binding to the
 /// CPUs available here, --cores-per-node, --oversubscribe, --no-bind): what launch and tune run.

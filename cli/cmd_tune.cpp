@@ -46,12 +46,7 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
                     "{rank} {units}");
     add_checked(sub, "--app", o.app, "Application profile: the prior of the program's parameters (PROFILE is then a platform)");
     add_space_options(sub, o.space);
-    add_checked(sub, "--launcher", o.launch.launcher, "openmpi, mpich, srun or local (default local)");
-    add_checked(sub, "--units", o.launch.units, "Task units of each run ({U}); default: the application's units");
-    add_checked(sub, "--cores-per-node", o.launch.cores_per_node, "Cores per node for the binding fallback");
-    add_checked(sub, "--launcher-program", o.launch.program, "Launcher executable (default mpirun, mpiexec or srun)");
-    sub->add_flag("--oversubscribe", o.launch.oversubscribe, "Allow more processes than cores");
-    sub->add_flag("--no-bind", o.launch.no_bind, "Do not bind processes to CPUs (as for mmgp launch)");
+    add_launcher_options(sub, o.launch, false);
     add_checked(sub, "--replay", o.replay,
                 "Draw each run's time from the recorded repetitions of RUNS.csv (columns m, p, time_s; optional "
                 "nodes, policy, units, censored, bound_s) instead of running anything");
