@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cmd_validate.hpp"
 #include "options.hpp"
 
@@ -22,60 +24,59 @@ void setup_validate(CLI::App& app, validate_options& o) {
 
 namespace {
 
-std::string stats_json(const error_stats& st) {
-    if (st.cases == 0) return "null";
-    return fmt::format("{{\"cases\": {}, \"mean_abs_err_pct\": {}, \"max_abs_err_pct\": {}, \"std_abs_err_pct\": {}}}",
-                       st.cases, num(st.mean_abs_err_pct), num(st.max_abs_err_pct), num(st.std_abs_err_pct));
+using json = nlohmann::ordered_json;  // the keys in the order the report documents them
+
+json stats_json(const error_stats& st) {
+    if (st.cases == 0) return nullptr;
+    return {{"cases", st.cases}, {"mean_abs_err_pct", json_number(st.mean_abs_err_pct)},
+            {"max_abs_err_pct", json_number(st.max_abs_err_pct)}, {"std_abs_err_pct", json_number(st.std_abs_err_pct)}};
 }
 
-std::string runs_json(const std::vector<double>& runs) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < runs.size(); ++i) s += (i ? ", " : "") + num(runs[i]);
-    return s + "]";
+json breakdown_object(const breakdown& b) {
+    return {{"host", json_number(b.host)},       {"accelerator", json_number(b.accelerator)},
+            {"offload", json_number(b.offload)}, {"context_switch", json_number(b.context_switch)},
+            {"communication", json_number(b.communication)}, {"spin", json_number(b.spin)},
+            {"startup", json_number(b.startup)}, {"extrapolated", b.extrapolated}};
 }
 
-std::string case_json(const validation_case& c, bool last) {
-    return fmt::format(
-        "  {{\"label\": {}, \"group\": {}, \"m\": {}, \"p\": {}, \"nodes\": {}, \"policy\": \"{}\", "
-        "\"measured_s\": {}, \"predicted_s\": {}, \"err_pct\": {}, \"censored\": {}, \"role\": {}, "
-        "\"runs\": {}, \"median_ci90\": {}, \"source\": {}, \"breakdown\": {}}}{}\n",
-        quote(c.label), quote(c.group), c.c.m, c.c.p, c.c.nodes, to_string(c.c.pol), num(c.measured_s),
-        num(c.predicted_s), num(c.err_pct), c.censored ? "true" : "false",
-        c.role.empty() ? std::string("null") : quote(c.role), runs_json(c.runs),
-        std::isfinite(c.ci90_lo) ? runs_json({c.ci90_lo, c.ci90_hi}) : std::string("null"), quote(c.source),
-        breakdown_json(c.parts), last ? "" : ",");
+json case_json(const validation_case& c) {
+    json runs = json::array();
+    for (double r : c.runs) runs.push_back(json_number(r));
+    return {{"label", c.label}, {"group", c.group}, {"m", c.c.m}, {"p", c.c.p}, {"nodes", c.c.nodes},
+            {"policy", std::string(to_string(c.c.pol))}, {"measured_s", json_number(c.measured_s)},
+            {"predicted_s", json_number(c.predicted_s)}, {"err_pct", json_number(c.err_pct)}, {"censored", c.censored},
+            {"role", c.role.empty() ? json(nullptr) : json(c.role)}, {"runs", runs},
+            {"median_ci90", std::isfinite(c.ci90_lo) ? json::array({json_number(c.ci90_lo), json_number(c.ci90_hi)}) : json(nullptr)},
+            {"source", c.source}, {"breakdown", breakdown_object(c.parts)}};
 }
 
-std::string group_json(const group_summary& g, bool first) {
-    return fmt::format(
-        "{}\n  {{\"group\": {}, \"cases\": {}, \"predicted_best\": {}, \"measured_best\": {}, \"optimal_hit\": {}, "
-        "\"regret_pct\": {}, \"errors\": {}, \"censored\": {}, \"censored_right\": {}, \"censored_ranked_last\": {}}}",
-        first ? "" : ",", quote(g.group), g.cases, quote(g.predicted_best), quote(g.measured_best),
-        g.optimal_hit ? "true" : "false", num(g.regret_pct), stats_json(g.errors), g.censored, g.censored_right,
-        g.censored_ranked_last ? "true" : "false");
+json group_json(const group_summary& g) {
+    return {{"group", g.group}, {"cases", g.cases}, {"predicted_best", g.predicted_best},
+            {"measured_best", g.measured_best}, {"optimal_hit", g.optimal_hit}, {"regret_pct", json_number(g.regret_pct)},
+            {"errors", stats_json(g.errors)}, {"censored", g.censored}, {"censored_right", g.censored_right},
+            {"censored_ranked_last", g.censored_ranked_last}};
 }
 
-std::string summary_json(const validation_report& rep) {
-    return fmt::format(
-        "],\n\"summary\": {{\"cases\": {}, \"mean_abs_err_pct\": {}, \"max_abs_err_pct\": {}, \"std_abs_err_pct\": {}, "
-        "\"optimal_hit\": {}, \"regret_pct\": {}, \"uncensored\": {}, \"censored\": {}, \"censored_right\": {}, "
-        "\"censored_ranked_last\": {}, \"fitted\": {}, \"held_back\": {}, \"with_ci\": {}, \"within_ci\": {}, "
-        "\"mean_ci_halfwidth_pct\": {}}}}}\n",
-        rep.cases.size(), num(rep.mean_abs_err_pct), num(rep.max_abs_err_pct), num(rep.std_abs_err_pct),
-        rep.groups.empty() ? "null" : rep.optimal_hit ? "true" : "false", rep.groups.empty() ? "null" : num(rep.regret_pct),
-        rep.uncensored, rep.censored, rep.censored_right, rep.censored_ranked_last ? "true" : "false",
-        stats_json(rep.fitted), stats_json(rep.held_back), rep.with_ci, rep.within_ci,
-        rep.with_ci ? num(rep.mean_ci_halfwidth_pct) : std::string("null"));
+json summary_json(const validation_report& rep) {
+    return {{"cases", rep.cases.size()}, {"mean_abs_err_pct", json_number(rep.mean_abs_err_pct)},
+            {"max_abs_err_pct", json_number(rep.max_abs_err_pct)}, {"std_abs_err_pct", json_number(rep.std_abs_err_pct)},
+            {"optimal_hit", rep.groups.empty() ? json(nullptr) : json(rep.optimal_hit)},
+            {"regret_pct", rep.groups.empty() ? json(nullptr) : json_number(rep.regret_pct)},
+            {"uncensored", rep.uncensored}, {"censored", rep.censored}, {"censored_right", rep.censored_right},
+            {"censored_ranked_last", rep.censored_ranked_last}, {"fitted", stats_json(rep.fitted)},
+            {"held_back", stats_json(rep.held_back)}, {"with_ci", rep.with_ci}, {"within_ci", rep.within_ci},
+            {"mean_ci_halfwidth_pct", rep.with_ci ? json_number(rep.mean_ci_halfwidth_pct) : json(nullptr)}};
 }
 
-// The report as one JSON document (schema mmgp/1, kind validation-report).
+// The report as one JSON document (schema mmgp/1, kind validation-report) on one line.
 std::string report_json(const validation_report& rep, model_kind kind) {
-    std::string out = fmt::format("{{\"schema\": \"mmgp/1\", \"kind\": \"validation-report\", \"file\": {}, \"name\": {}, \"model\": \"{}\",\n\"cases\": [\n", quote(rep.file),
-                                  quote(rep.name), to_string(kind));
-    for (std::size_t i = 0; i < rep.cases.size(); ++i) out += case_json(rep.cases[i], i + 1 == rep.cases.size());
-    out += "],\n\"groups\": [";
-    for (std::size_t i = 0; i < rep.groups.size(); ++i) out += group_json(rep.groups[i], i == 0);
-    return out + summary_json(rep);
+    json cases = json::array(), groups = json::array();
+    for (const auto& c : rep.cases) cases.push_back(case_json(c));
+    for (const auto& g : rep.groups) groups.push_back(group_json(g));
+    const json doc = {{"schema", "mmgp/1"}, {"kind", "validation-report"}, {"file", rep.file}, {"name", rep.name},
+                      {"model", std::string(to_string(kind))}, {"cases", cases}, {"groups", groups},
+                      {"summary", summary_json(rep)}};
+    return doc.dump() + "\n";
 }
 
 // The table of cases: measured, predicted, error, role and source.

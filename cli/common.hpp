@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,8 +33,10 @@ model_kind parse_model_option(const std::string& text);
 /// Parses a --policy value.
 policy parse_policy_option(const std::string& text);
 
-/// Shortest round-trip text of a double (JSON and CSV output).
+/// Shortest round-trip text of a double (CSV output and predict's streamed JSON rows).
 std::string num(double v);
+/// A number for a JSON document: itself when finite, else null.
+nlohmann::ordered_json json_number(double v);
 using run::human_time;  // a time for people (run/words.hpp)
 using run::label;       // a configuration for people
 /// The breakdown as a JSON object (seconds).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common.hpp"
 #include "options.hpp"
@@ -143,16 +144,16 @@ std::string front_json(const std::vector<front_point>& front, const ranked& chos
     const std::size_t knee = knee_of(front), ci = chosen_index(front, chosen);
     std::vector<std::size_t> keep{knee};
     if (ci < front.size()) keep.push_back(ci);
-    std::string s = "[";
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (std::size_t i : thin_front(front, keep, json_front_max)) {
         const auto& x = front[i];
-        s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"node_hours\": {}, \"core_hours\": {}, "
-                         "\"efficiency\": {}, \"knee\": {}, \"chosen\": {}}}",
-                         s.size() > 1 ? ",\n  " : "\n  ", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(node_hours(x.c, x.time_s)),
-                         num(core_hours(x.c, x.time_s)), num(efficiency(x, base)),
-                         i == knee && front.size() >= 3 ? "true" : "false", same_mapping(x.c, chosen.c) ? "true" : "false");
+        list.push_back({{"m", x.c.m}, {"p", x.c.p}, {"nodes", x.c.nodes}, {"time_s", json_number(x.time_s)},
+                        {"node_hours", json_number(node_hours(x.c, x.time_s))},
+                        {"core_hours", json_number(core_hours(x.c, x.time_s))},
+                        {"efficiency", json_number(efficiency(x, base))}, {"knee", i == knee && front.size() >= 3},
+                        {"chosen", same_mapping(x.c, chosen.c)}});
     }
-    return s + "]";
+    return list.dump();
 }
 
 std::string front_svg(const std::vector<front_point>& front, const ranked& chosen, objective cost,

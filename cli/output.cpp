@@ -173,6 +173,10 @@ void write_profile(const std::string& path, const std::string& text, profile_kin
         write_file_atomically(path, text);
 }
 
+nlohmann::ordered_json json_number(double v) {
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
 std::string num(double v) {
     if (!std::isfinite(v)) return "null";
     return fmt::format("{}", v);

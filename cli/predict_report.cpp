@@ -265,25 +265,15 @@ void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster
 }
 
 std::string uncertainty_json(const uncertainty_report& u) {
-    auto strings = [](const std::vector<std::string>& xs) {
-        std::string s = "[";
-        for (std::size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + quote(xs[i]);
-        return s + "]";
-    };
-    std::string s = fmt::format("{{\"samples\": {}, \"parameters\": {}, \"not_varied\": {}, \"configurations\": [",
-                                u.samples, strings(u.parameters), strings(u.not_varied));
-    for (std::size_t i = 0; i < u.configs.size(); ++i) {
-        const auto& x = u.configs[i];
-        s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}, \"time_s\": {}, \"lo_s\": {}, \"hi_s\": {}, "
-                         "\"p_not_slower\": {}, \"p_on_front\": {}}}",
-                         i ? ", " : "", x.c.m, x.c.p, x.c.nodes, num(x.time_s), num(x.lo), num(x.hi), num(x.p_not_slower),
-                         num(x.p_on_front));
-    }
-    s += "], \"indistinguishable\": [";
-    for (std::size_t i = 0; i < u.indistinguishable.size(); ++i)
-        s += fmt::format("{}{{\"m\": {}, \"p\": {}, \"nodes\": {}}}", i ? ", " : "", u.indistinguishable[i].m,
-                         u.indistinguishable[i].p, u.indistinguishable[i].nodes);
-    return s + "]}";
+    using json = nlohmann::ordered_json;
+    json configs = json::array(), tied = json::array();
+    for (const auto& x : u.configs)
+        configs.push_back({{"m", x.c.m}, {"p", x.c.p}, {"nodes", x.c.nodes}, {"time_s", json_number(x.time_s)},
+                           {"lo_s", json_number(x.lo)}, {"hi_s", json_number(x.hi)},
+                           {"p_not_slower", json_number(x.p_not_slower)}, {"p_on_front", json_number(x.p_on_front)}});
+    for (const auto& c : u.indistinguishable) tied.push_back({{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}});
+    return json{{"samples", u.samples}, {"parameters", u.parameters}, {"not_varied", u.not_varied},
+                {"configurations", configs}, {"indistinguishable", tied}}.dump();
 }
 
 // One configuration as a JSON object; `extra` is appended inside it (", \"key\": value").

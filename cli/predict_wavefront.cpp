@@ -49,20 +49,23 @@ std::vector<wave_pair> wave_rows(const scenario& s, int lo, int hi) {
 }
 
 // One mapping of a wavefront row as a JSON object (null when it cannot run).
-std::string wave_json(const scenario& s, const wavefront_prediction& t, const configuration& c) {
-    if (!t.valid) return "null";
-    return fmt::format("{{\"m\": {}, \"p\": {}, \"time_s\": {}, \"compute\": {}, \"fill\": {}, \"transfer\": {}, "
-                       "\"communication\": {}, \"grid\": [{}, {}], \"level_i\": {}, \"level_j\": {}, \"step_s\": {}}}",
-                       c.m, c.p, num(t.time_s), num(t.compute), num(t.fill), num(t.transfer), num(t.communication), t.px,
-                       t.py, quote(level_name(s, t.level_i)), quote(level_name(s, t.level_j)), num(t.step_s));
+nlohmann::ordered_json wave_json(const scenario& s, const wavefront_prediction& t, const configuration& c) {
+    if (!t.valid) return nullptr;
+    return {{"m", c.m}, {"p", c.p}, {"time_s", json_number(t.time_s)}, {"compute", json_number(t.compute)},
+            {"fill", json_number(t.fill)}, {"transfer", json_number(t.transfer)},
+            {"communication", json_number(t.communication)}, {"grid", {t.px, t.py}},
+            {"level_i", level_name(s, t.level_i)}, {"level_j", level_name(s, t.level_j)},
+            {"step_s", json_number(t.step_s)}};
 }
 
 void wavefront_json(out_stream& out, const scenario& s, const std::vector<wave_pair>& rows) {
-    out.print("{{\"schema\": \"mmgp/1\", \"kind\": \"wavefront\", \"scenario\": {}, \"rows\": [", quote(s.name));
-    for (std::size_t i = 0; i < rows.size(); ++i)
-        out.print("{}\n  {{\"nodes\": {}, \"accelerator_driven\": {}, \"host_driven\": {}}}", i ? "," : "", rows[i].nodes,
-                  wave_json(s, rows[i].acc, rows[i].acc_c), wave_json(s, rows[i].host, rows[i].host_c));
-    out.print("]}}\n");
+    using json = nlohmann::ordered_json;
+    json list = json::array();
+    for (const wave_pair& r : rows)
+        list.push_back({{"nodes", r.nodes}, {"accelerator_driven", wave_json(s, r.acc, r.acc_c)},
+                        {"host_driven", wave_json(s, r.host, r.host_c)}});
+    const json doc = {{"schema", "mmgp/1"}, {"kind", "wavefront"}, {"scenario", s.name}, {"rows", list}};
+    out.print("{}\n", doc.dump());
 }
 
 // The table of both mappings at each node count, and which wins where.

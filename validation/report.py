@@ -39,9 +39,9 @@ def mmgp_validate(mmgp, cases_path, d):
     txt = subprocess.run([mmgp, "validate", rel], capture_output=True, text=True, check=True, cwd=common.ROOT).stdout
     with open(os.path.join(d, "report.txt"), "w") as f:
         f.write(txt)
-    with open(os.path.join(d, "report.json"), "w") as f:
-        f.write(js)
-    return json.loads(js)
+    doc = json.loads(js)
+    common.write_json(os.path.join(d, "report.json"), doc)  # indented: a committed report diffs line by line
+    return doc
 
 
 # Variants that describe the edtlp wake-up by the platform alone: the program's T_offload_idle (which takes
