@@ -1,7 +1,5 @@
 #include "mmgp/io.hpp"
 
-#include "base/json_reader.hpp"
-
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -363,8 +361,6 @@ interrupt_guard::~interrupt_guard() {
     g_guard = 0;
     release();
 }
-
-std::string read_text_file(const std::string& path) { return detail::read_file(path); }
 
 void write_file_atomically(const std::string& path, const std::string& text,
                            const std::function<void(const std::string&)>& check) {

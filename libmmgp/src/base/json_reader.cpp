@@ -1,6 +1,7 @@
 // Validated JSON reading: parsing (a key given twice refused), whole files, and the reader's typed accessors,
 // whose errors name the file, the JSON pointer, what was expected and what was found. Every reader calls it; it
-// calls nothing of the library but the error types.
+// calls nothing of the library but the error types. It also defines the text checks mmgp/io.hpp declares for
+// every reader of files (read_text_file, check_unique_keys, utf8_prefix, invalid_utf8_at).
 #include "base/json_reader.hpp"
 #include "mmgp/io.hpp"
 
@@ -431,6 +432,8 @@ std::size_t reader::choice(const json& obj, const std::string& path, std::string
 }  // namespace mmgp::detail
 
 namespace mmgp {
+
+std::string read_text_file(const std::string& path) { return detail::read_file(path); }
 
 void check_unique_keys(std::string_view text, const std::string& file, const std::string& location_prefix) {
     detail::refuse_duplicate_keys(text, file, location_prefix);

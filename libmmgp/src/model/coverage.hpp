@@ -3,7 +3,8 @@
 #pragma once
 
 #include "model/comm.hpp"
-#include "mmgp/model.hpp"
+#include "mmgp/model_terms.hpp"
+#include "mmgp/profile.hpp"
 
 namespace mmgp::detail {
 

@@ -3,7 +3,8 @@
 // task units, the gap charge and the transfer term in process_terms(). Pure, inline, allocation-free.
 #pragma once
 
-#include "mmgp/model.hpp"
+#include "mmgp/model_terms.hpp"
+#include "mmgp/profile.hpp"
 
 namespace mmgp::detail {
 

@@ -3,7 +3,8 @@
 // each is paid. Pure, inline, allocation-free.
 #pragma once
 
-#include "mmgp/model.hpp"
+#include "mmgp/model_terms.hpp"
+#include "mmgp/profile.hpp"
 
 namespace mmgp::detail {
 

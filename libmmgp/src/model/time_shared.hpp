@@ -4,7 +4,8 @@
 // §4's table is one member function.
 #pragma once
 
-#include "mmgp/model.hpp"
+#include "mmgp/model_terms.hpp"
+#include "mmgp/profile.hpp"
 
 namespace mmgp::detail {
 
