@@ -24,56 +24,56 @@ void setup_validate(CLI::App& app, validate_options& o) {
 
 namespace {
 
-using json = nlohmann::ordered_json;  // the keys in the order the report documents them
+using ojson = nlohmann::ordered_json;  // the keys in the order the report documents them
 
-json stats_json(const error_stats& st) {
+ojson stats_json(const error_stats& st) {
     if (st.cases == 0) return nullptr;
     return {{"cases", st.cases}, {"mean_abs_err_pct", json_number(st.mean_abs_err_pct)},
             {"max_abs_err_pct", json_number(st.max_abs_err_pct)}, {"std_abs_err_pct", json_number(st.std_abs_err_pct)}};
 }
 
-json breakdown_object(const breakdown& b) {
+ojson breakdown_object(const breakdown& b) {
     return {{"host", json_number(b.host)},       {"accelerator", json_number(b.accelerator)},
             {"offload", json_number(b.offload)}, {"context_switch", json_number(b.context_switch)},
             {"communication", json_number(b.communication)}, {"spin", json_number(b.spin)},
             {"startup", json_number(b.startup)}, {"extrapolated", b.extrapolated}};
 }
 
-json case_json(const validation_case& c) {
-    json runs = json::array();
+ojson case_json(const validation_case& c) {
+    ojson runs = ojson::array();
     for (double r : c.runs) runs.push_back(json_number(r));
     return {{"label", c.label}, {"group", c.group}, {"m", c.c.m}, {"p", c.c.p}, {"nodes", c.c.nodes},
             {"policy", std::string(to_string(c.c.pol))}, {"measured_s", json_number(c.measured_s)},
             {"predicted_s", json_number(c.predicted_s)}, {"err_pct", json_number(c.err_pct)}, {"censored", c.censored},
-            {"role", c.role.empty() ? json(nullptr) : json(c.role)}, {"runs", runs},
-            {"median_ci90", std::isfinite(c.ci90_lo) ? json::array({json_number(c.ci90_lo), json_number(c.ci90_hi)}) : json(nullptr)},
+            {"role", c.role.empty() ? ojson(nullptr) : ojson(c.role)}, {"runs", runs},
+            {"median_ci90", std::isfinite(c.ci90_lo) ? ojson::array({json_number(c.ci90_lo), json_number(c.ci90_hi)}) : ojson(nullptr)},
             {"source", c.source}, {"breakdown", breakdown_object(c.parts)}};
 }
 
-json group_json(const group_summary& g) {
+ojson group_json(const group_summary& g) {
     return {{"group", g.group}, {"cases", g.cases}, {"predicted_best", g.predicted_best},
             {"measured_best", g.measured_best}, {"optimal_hit", g.optimal_hit}, {"regret_pct", json_number(g.regret_pct)},
             {"errors", stats_json(g.errors)}, {"censored", g.censored}, {"censored_right", g.censored_right},
             {"censored_ranked_last", g.censored_ranked_last}};
 }
 
-json summary_json(const validation_report& rep) {
+ojson summary_json(const validation_report& rep) {
     return {{"cases", rep.cases.size()}, {"mean_abs_err_pct", json_number(rep.mean_abs_err_pct)},
             {"max_abs_err_pct", json_number(rep.max_abs_err_pct)}, {"std_abs_err_pct", json_number(rep.std_abs_err_pct)},
-            {"optimal_hit", rep.groups.empty() ? json(nullptr) : json(rep.optimal_hit)},
-            {"regret_pct", rep.groups.empty() ? json(nullptr) : json_number(rep.regret_pct)},
+            {"optimal_hit", rep.groups.empty() ? ojson(nullptr) : ojson(rep.optimal_hit)},
+            {"regret_pct", rep.groups.empty() ? ojson(nullptr) : json_number(rep.regret_pct)},
             {"uncensored", rep.uncensored}, {"censored", rep.censored}, {"censored_right", rep.censored_right},
             {"censored_ranked_last", rep.censored_ranked_last}, {"fitted", stats_json(rep.fitted)},
             {"held_back", stats_json(rep.held_back)}, {"with_ci", rep.with_ci}, {"within_ci", rep.within_ci},
-            {"mean_ci_halfwidth_pct", rep.with_ci ? json_number(rep.mean_ci_halfwidth_pct) : json(nullptr)}};
+            {"mean_ci_halfwidth_pct", rep.with_ci ? json_number(rep.mean_ci_halfwidth_pct) : ojson(nullptr)}};
 }
 
 // The report as one JSON document (schema mmgp/1, kind validation-report) on one line.
 std::string report_json(const validation_report& rep, model_kind kind) {
-    json cases = json::array(), groups = json::array();
+    ojson cases = ojson::array(), groups = ojson::array();
     for (const auto& c : rep.cases) cases.push_back(case_json(c));
     for (const auto& g : rep.groups) groups.push_back(group_json(g));
-    const json doc = {{"schema", "mmgp/1"}, {"kind", "validation-report"}, {"file", rep.file}, {"name", rep.name},
+    const ojson doc = {{"schema", "mmgp/1"}, {"kind", "validation-report"}, {"file", rep.file}, {"name", rep.name},
                       {"model", std::string(to_string(kind))}, {"cases", cases}, {"groups", groups},
                       {"summary", summary_json(rep)}};
     return doc.dump() + "\n";

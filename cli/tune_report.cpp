@@ -10,7 +10,6 @@
 
 #include "svg.hpp"
 #include "tune_progress.hpp"
-#include "words.hpp"
 
 namespace mmgp::cli {
 

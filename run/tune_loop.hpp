@@ -22,7 +22,9 @@ struct loop_settings {
 
 /// What the loop leaves for the report.
 struct loop_result {
-    std::optional<int> interrupted_status;  ///< 128 + signal when mmgp was interrupted (the rest then unset)
+    /// 128 + signal when mmgp was interrupted (the rest then unset). The loop re-raises the signal with its
+    /// default action first, so a caller sees it only where that action does not end the process.
+    std::optional<int> interrupted_status;
     double decided_s = 0;                   ///< when the choice was made, seconds since the tune began
     nlohmann::json trace = nlohmann::json::array();  ///< after each run: machine time, time since the start, choice
 };

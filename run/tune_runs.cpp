@@ -48,7 +48,7 @@ run_flights::run_flights() {
     struct sigaction sa {};
     sa.sa_handler = on_child;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGCHLD, &sa, nullptr);
+    sigaction(SIGCHLD, &sa, &old_chld_);
     sigprocmask(SIG_BLOCK, &wanted_, &old_);
 }
 
@@ -59,6 +59,7 @@ run_flights::~run_flights() {
             if (p > 0) waitpid(p, nullptr, 0);
         delete f;
     }
+    sigaction(SIGCHLD, &old_chld_, nullptr);  // the caller's handler back (a program embedding the tune)
     sigprocmask(SIG_SETMASK, &old_, nullptr);
 }
 

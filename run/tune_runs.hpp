@@ -37,7 +37,7 @@ struct run_result {
 class run_flights {
 public:
     run_flights();
-    ~run_flights();  ///< kills and reaps whatever still runs, restores the signal mask
+    ~run_flights();  ///< kills and reaps whatever still runs, restores the signal mask and SIGCHLD's action
     run_flights(const run_flights&) = delete;
     run_flights& operator=(const run_flights&) = delete;
 
@@ -67,6 +67,7 @@ private:
     int next_id_ = 1;
     int interrupted_by_ = 0;
     sigset_t wanted_{}, old_{};
+    struct sigaction old_chld_ {};  // SIGCHLD's action before, restored by the destructor
     flight* find(int id) const;
 };
 

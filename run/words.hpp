@@ -1,7 +1,7 @@
 // run/words.hpp — the words of a run's lines: a configuration's key (the journal's trace, the replayed runs'
 // index), a configuration and a time for people (words.cpp), and the time of day the journal records. Called by
-// every file of the tune machinery and by the mmgp command's outputs (cli/common.hpp); calls nothing of the
-// tune's own.
+// the replay, the journal, the loop and its progress lines, and by the mmgp command's outputs (cli/common.hpp);
+// calls nothing of the tune's own.
 #pragma once
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "mmgp/model.hpp"
 #include "mmgp/profile.hpp"  // utc_now(), the time of day the journal records
 
 namespace mmgp::run {

@@ -3,8 +3,7 @@
 // local backend through a launch function of the caller's.
 #include <doctest/doctest.h>
 
-#include <sys/stat.h>
-#include <unistd.h>
+#include <unistd.h>  // mkdtemp
 
 #include <algorithm>
 #include <cmath>
