@@ -8,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "mmgp/fit.hpp"
-#include "mmgp/model.hpp"
+#include "mmgp/fit_values.hpp"
+#include "mmgp/profile.hpp"
 
 namespace mmgp::detail {
 
