@@ -107,41 +107,25 @@ json configurations_json(const tune_summary& r) {
 
 std::string json_report(const tune_summary& r, const std::string& launch) {
     const tune_assessment& a = r.a;
-    json j;
-    j["schema"] = "mmgp/1";
-    j["kind"] = "tune";
-    j["objective"] = std::string(to_string(r.to.minimise));
-    j["within"] = r.to.minimise == objective::time ? json(nullptr) : json(r.to.within);
-    j["profile"] = r.s.file;
-    j["replay"] = r.o.replay.empty() ? json(nullptr) : json(r.o.replay);
-    j["journal"] = r.journal.empty() ? json(nullptr) : json(r.journal);
-    j["stop"] = std::string(to_string(a.stop));
-    j["p_beaten"] = a.p_beaten;
-    j["runs"] = a.runs;
-    j["parallel"] = r.parallel;
-    j["machine_s"] = a.machine_s;
-    j["elapsed_s"] = r.decided_s;
-    j["exhaustive_s_estimate"] = a.exhaustive_s;
-    j["exhaustive_stopped"] = a.exhaustive_stopped;
-    j["exhaustive_expected"] = a.exhaustive_expected;
-    j["cap_s"] = a.cap_s > 0 ? json(a.cap_s) : json(nullptr);
-    j["expected_regret"] = a.has_chosen ? json(a.expected_regret) : json(nullptr);
-    j["expected_regret_s"] = a.has_chosen ? json(a.expected_regret_s) : json(nullptr);
-    j["uses"] = r.to.uses > 0 ? json(r.to.uses) : json(nullptr);
-    j["noise"] = a.noise;
-    j["model_error"] = a.model_error;
-    j["model_used"] = a.model_used;
-    j["chosen"] = chosen_json(r);
-    j["chosen_by"] = std::string(to_string(a.chosen_by));
-    j["loo_error"] = a.loo_error > 0 ? json(a.loo_error) : json(nullptr);
-    j["measured_noise"] = a.measured_noise > 0 ? json(a.measured_noise) : json(nullptr);
-    j["open_rivals"] = json::array();
-    for (std::size_t i : open_rivals(a)) j["open_rivals"].push_back(config_text(r.space[i]));
+    const auto or_null = [](bool given, const json& v) { return given ? v : json(nullptr); };
+    json rivals = json::array(), params = json::array();
+    for (std::size_t i : open_rivals(a)) rivals.push_back(config_text(r.space[i]));
+    for (const auto& p : a.params) params.push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}});
+    json j = {{"schema", "mmgp/1"}, {"kind", "tune"}, {"objective", std::string(to_string(r.to.minimise))},
+              {"within", or_null(r.to.minimise != objective::time, r.to.within)}, {"profile", r.s.file},
+              {"replay", or_null(!r.o.replay.empty(), r.o.replay)}, {"journal", or_null(!r.journal.empty(), r.journal)},
+              {"stop", std::string(to_string(a.stop))}, {"p_beaten", a.p_beaten}, {"runs", a.runs},
+              {"parallel", r.parallel}, {"machine_s", a.machine_s}, {"elapsed_s", r.decided_s},
+              {"exhaustive_s_estimate", a.exhaustive_s}, {"exhaustive_stopped", a.exhaustive_stopped},
+              {"exhaustive_expected", a.exhaustive_expected}, {"cap_s", or_null(a.cap_s > 0, a.cap_s)},
+              {"expected_regret", or_null(a.has_chosen, a.expected_regret)},
+              {"expected_regret_s", or_null(a.has_chosen, a.expected_regret_s)},
+              {"uses", or_null(r.to.uses > 0, r.to.uses)}, {"noise", a.noise}, {"model_error", a.model_error},
+              {"model_used", a.model_used}, {"chosen", chosen_json(r)},
+              {"chosen_by", std::string(to_string(a.chosen_by))}, {"loo_error", or_null(a.loo_error > 0, a.loo_error)},
+              {"measured_noise", or_null(a.measured_noise > 0, a.measured_noise)}, {"open_rivals", rivals},
+              {"trace", r.trace}, {"params", params}, {"configurations", configurations_json(r)}};
     if (!launch.empty()) j["command"] = launch;
-    j["trace"] = r.trace;
-    j["params"] = json::array();
-    for (const auto& p : a.params) j["params"].push_back({{"name", p.name}, {"prior", p.prior}, {"value", p.value}});
-    j["configurations"] = configurations_json(r);
     return j.dump() + '\n';
 }
 

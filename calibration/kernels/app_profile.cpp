@@ -252,18 +252,10 @@ nlohmann::json measurements_json(const profile_request& rq, const profile_report
 nlohmann::json provenance_json(const profile_request& rq, const profile_report& rep) {
     const result& first = rep.runs.front();
     const auto& c = rq.base;
-    nlohmann::json prov;
-    prov["command"] = rq.command;
-    prov["date"] = utc_now();
-    prov["elapsed_s"] = rep.elapsed_s;
-    if (!c.synthetic) {
-        prov["data"] = first.data_source;
-        prov["taxa"] = first.taxa;
-        prov["sites"] = first.sites;
-        prov["rounds"] = c.rounds;
-        prov["newton"] = c.newton;
-        prov["seed"] = c.seed;
-    }
+    nlohmann::json prov = {{"command", rq.command}, {"date", utc_now()}, {"elapsed_s", rep.elapsed_s}};
+    if (!c.synthetic)  // the data and the search the program ran
+        prov.update({{"data", first.data_source}, {"taxa", first.taxa}, {"sites", first.sites}, {"rounds", c.rounds},
+                     {"newton", c.newton}, {"seed", c.seed}});
     return prov;
 }
 
