@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates what a restructuring must leave byte-identical and says whether anything changed:
-#   every bundled scenario's prediction (text, JSON, CSV, uncertainty; both models; every objective),
+#   every bundled scenario's prediction (text, JSON, CSV, uncertainty; both models; every objective), launch
+#   lines, validate's reports, every --help, mmgp tune replayed on five recorded groups in four forms,
 #   the validation reports (validation/report.py), the tuner benchmark (validation/tune/bench.py),
 #   the bad-input catalogue (docs/BAD_INPUT.md) and the unit-test case count.
 # Usage: scripts/same-outputs.sh [BUILD] [--write REF | --check REF]
@@ -21,6 +22,18 @@ out=$(mktemp)
     done
     for l in openmpi srun local; do
       echo "launch $s $l: $({ $mmgp launch $s --launcher $l -- prog {m} {p} {np} 2>&1; echo "exit $?"; } | sha256sum | cut -c1-16)"
+    done
+  done
+  h() { { "$@" 2>&1; echo "exit $?"; } | sed "s|$mmgp|MMGP|g" | sha256sum | cut -c1-16; }
+  for s in pbpi-qs20 sweep3d-roadrunner; do echo "predict $s --uncertainty --json: $(h $mmgp predict $s --uncertainty --json)"; done
+  for s in pbpi-qs20 raxml-qs20; do echo "launch --json $s: $(h $mmgp launch $s --json --launcher openmpi -- prog {m} {p})"; done
+  echo "validate: $(h $mmgp validate edtlp-table1) $(h $mmgp validate edtlp-table1 --json)"
+  for c in "" predict launch tune fit validate profile calibrate; do echo "help $c: $(h $mmgp $c --help)"; done
+  # The tuner, replayed as a new user (the platform alone): text, JSON, runs in flight, the slowest run first.
+  for g in validation/tune/groups/{raxml-16x1200-U4,libpll-24x600-U5,gromacs-water3nm-U1000,pwx-si64-U1}.csv \
+           validation/tune/shape/runs.csv; do
+    for args in "--seed 1" "--seed 2 --json" "--seed 3 --parallel 3" "--seed 4 --replay-first slowest --verbose"; do
+      echo "tune $g $args: $(h $mmgp tune validation/tune/host.json --replay $g $args)"
     done
   done
   echo "unit cases: $("$build/tests/mmgp-tests" --count 2>&1 | grep -o 'filters: [0-9]*' | head -1)"
