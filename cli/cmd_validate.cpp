@@ -32,13 +32,6 @@ ojson stats_json(const error_stats& st) {
             {"max_abs_err_pct", json_number(st.max_abs_err_pct)}, {"std_abs_err_pct", json_number(st.std_abs_err_pct)}};
 }
 
-ojson breakdown_object(const breakdown& b) {
-    return {{"host", json_number(b.host)},       {"accelerator", json_number(b.accelerator)},
-            {"offload", json_number(b.offload)}, {"context_switch", json_number(b.context_switch)},
-            {"communication", json_number(b.communication)}, {"spin", json_number(b.spin)},
-            {"startup", json_number(b.startup)}, {"extrapolated", b.extrapolated}};
-}
-
 ojson case_json(const validation_case& c) {
     ojson runs = ojson::array();
     for (double r : c.runs) runs.push_back(json_number(r));

@@ -39,7 +39,9 @@ std::string num(double v);
 nlohmann::ordered_json json_number(double v);
 using run::human_time;  // a time for people (run/words.hpp)
 using run::label;       // a configuration for people
-/// The breakdown as a JSON object (seconds).
+/// The breakdown as a JSON object (seconds): for a document (breakdown_object), and as text for predict's
+/// streamed rows (breakdown_json, one fmt call on the hot path); the same keys in the same order.
+nlohmann::ordered_json breakdown_object(const breakdown& b);
 std::string breakdown_json(const breakdown& b);
 /// JSON string literal.
 std::string quote(const std::string& s);

@@ -189,6 +189,13 @@ bool g_report_incomplete = false;
 void mark_report_incomplete() noexcept { g_report_incomplete = true; }
 bool report_incomplete() noexcept { return g_report_incomplete; }
 
+nlohmann::ordered_json breakdown_object(const breakdown& b) {
+    return {{"host", json_number(b.host)},       {"accelerator", json_number(b.accelerator)},
+            {"offload", json_number(b.offload)}, {"context_switch", json_number(b.context_switch)},
+            {"communication", json_number(b.communication)}, {"spin", json_number(b.spin)},
+            {"startup", json_number(b.startup)}, {"extrapolated", b.extrapolated}};
+}
+
 std::string breakdown_json(const breakdown& b) {
     return fmt::format(
         "{{\"host\": {}, \"accelerator\": {}, \"offload\": {}, \"context_switch\": {}, \"communication\": {}, "
