@@ -99,7 +99,7 @@ constexpr value_rule rule_table[] = {
     {"tune", "--uses", K::count, 1, 1e12},
     {"tune", "--timeout", K::real, 0, 1e9, true},
     {"tune", "--bound-factor", K::real, 1, 1e6, true},
-    {"tune", "--constant", K::assignment, 0, 0, false, false, "noise|model|discrepancy|fit|policy|fallback"},
+    {"tune", "--constant", K::assignment, 0, 0, false, false, "noise|model|discrepancy|fit|policy|bound|fallback"},
     // the values of `mmgp tune --constant NAME=VALUE`, one row per constant (cli/cmd_tune.cpp set_constant)
     {"tune --constant", "noise.sd", K::real, 1e-4, 2},
     {"tune --constant", "noise.dof", K::real, 0.1, 1e3},
@@ -110,6 +110,7 @@ constexpr value_rule rule_table[] = {
     {"tune --constant", "fit.min_configurations", K::count, 1, 1000},
     {"tune --constant", "policy.knowledge_gradient", K::word, 0, 0, false, false, "0|1"},
     {"tune --constant", "policy.explore_platform", K::word, 0, 0, false, false, "0|1"},
+    {"tune --constant", "bound.noise_z", K::real, 0, 10},
     {"tune --constant", "fallback.trust", K::word, 0, 0, false, false, "noise|calibrated|never|always"},
     {"tune", "--plot", K::text},
 };

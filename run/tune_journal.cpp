@@ -145,8 +145,10 @@ std::pair<long long, tune_run> journal_run(const json& j, const std::string& pat
     if (j.contains("bound_s") && !j.at("bound_s").is_null() &&
         !(j.at("bound_s").is_number() && j.at("bound_s").get<double>() >= 0 && j.at("bound_s").get<double>() <= 1e9))
         fail("bound_s", "null or a bound in [0, 1000000000] seconds");
+    if (j.contains("early_bound") && !j.at("early_bound").is_boolean()) fail("early_bound", "true or false");
+    const bool early = known->second == run_outcome::censored && j.value("early_bound", false);
     const long long run_no = j.at("run").get<long long>();
-    return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second}};
+    return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second, early}};
 }
 
 }  // namespace

@@ -88,6 +88,7 @@ private:
         f.line = {{"run", f.number}, {"m", c.m}, {"p", c.p}, {"nodes", c.nodes},
                   {"policy", std::string(to_string(c.pol))}, {"start", utc_now()}, {"bound_s", a_.next_bound_s},
                   {"why", a_.why_next}};
+        if (a_.next_bound_s > 0 && a_.next_bound_s < a_.chosen_bound_s) f.line["early_bound"] = true;
         if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();
         const run_start started = backend_.start({c, f.number, a_.next_bound_s, flights_.size()}, f.line);
         if (started.verdict == start_verdict::no_room) return false;
@@ -115,7 +116,8 @@ private:
         if (settings_.parallel > 1) line["end_s"] = backend_.now();
         line.update(end.journal_fields);
         if (jr_.is_open()) jr_.append(line);
-        t_.add({f.config, end.wall_s, end.outcome});
+        const bool early = end.outcome == run_outcome::censored && line.value("early_bound", false);
+        t_.add({f.config, end.wall_s, end.outcome, early});
         if (f.id != 0) backend_.release(f.id);
         return f;
     }
@@ -179,13 +181,17 @@ private:
         std::cerr << progress_line(run, a_, t_.space(), settings_.tolerance, settings_.minimise) << std::flush;
     }
 
-    // Runs started before a result set their scale get the bound the results set now (never a looser one).
+    // Runs started before a result set their scale get the bound the results set now for their configuration
+    // (never a looser one).
     void tighten_bounds() {
-        if (a_.next_bound_s <= 0) return;
         for (auto& f : flights_) {
+            const double now = a_.bound_of(f.config);
+            if (now <= 0) continue;
             const double b = f.line["bound_s"].get<double>();
-            if (b > 0 && b <= a_.next_bound_s) continue;
-            if (backend_.tighten_bound(f.id, a_.next_bound_s)) f.line["bound_s"] = a_.next_bound_s;
+            if (b > 0 && b <= now) continue;
+            if (!backend_.tighten_bound(f.id, now)) continue;
+            f.line["bound_s"] = now;
+            if (now < a_.chosen_bound_s) f.line["early_bound"] = true;
         }
     }
 

@@ -109,6 +109,7 @@ FILES = {
     "runfrac.jsonl": journal(run={"run": 3.5}),
     "censyes.jsonl": journal(run={"censored": "yes"}),
     "boundneg.jsonl": journal(run={"bound_s": -5}),
+    "earlyyes.jsonl": journal(run={"early_bound": "yes"}),
     "opttype.jsonl": journal(options={"no_bind": "yes"}),
     "optnot.jsonl": journal(header={"options": "x"}),
     "constnan.jsonl": journal(options={"constants": ["noise.sd=nan"]}),
@@ -185,7 +186,7 @@ REFUSED = [
     ("tune: a constant the tuner does not have", "tune p.json --constant noise.spread=0.1 -- true", 2,
      '--constant: expected one of noise.sd, noise.dof, noise.few_runs_noisiest, model.error, '
      'discrepancy.length_scale, fit.prior_weight, fit.min_configurations, policy.knowledge_gradient, '
-     'policy.explore_platform, fallback.trust, '
+     'policy.explore_platform, bound.noise_z, fallback.trust, '
      'found "noise.spread"'),
     ("tune: a constant out of its range", "tune p.json --constant noise.dof=0 -- true", 2,
      '--constant noise.dof: expected a number in [0.1, 1000], found "0"'),
@@ -334,6 +335,8 @@ REFUSED = [
      'censyes.jsonl: line 2, /censored: expected true or false, found the value "yes"'),
     ("journal: a negative bound", "tune --resume boundneg.jsonl", 2,
      "boundneg.jsonl: line 2, /bound_s: expected null or a bound in [0, 1000000000] seconds, found the value -5"),
+    ("journal: an early-bound flag that is not a boolean", "tune --resume earlyyes.jsonl", 2,
+     'earlyyes.jsonl: line 2, /early_bound: expected true or false, found the value "yes"'),
     ("journal: an option of the wrong type, named by the journal's line and key (not the JSON library's words)",
      "tune --resume opttype.jsonl", 2, 'opttype.jsonl: line 1, /options/no_bind: expected a value of the type the tune writes there (as its option takes), found "yes"'),
     ("journal: options that are not an object", "tune --resume optnot.jsonl", 2,

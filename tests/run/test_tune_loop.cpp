@@ -150,3 +150,65 @@ TEST_CASE("run: the local backend runs the caller's launch of a configuration an
     }
     backend->close();
 }
+
+TEST_CASE("run: a new user's tune journals rivals stopped by the noise, and a resume reads them as stopped early") {
+    // A platform and no application profile (as `mmgp tune PLATFORM` runs it); recorded runs in which only
+    // m = 1, p = 4 is fast and steady, every other configuration at least twice as slow.
+    mmgp::scenario s = mmgp::load_scenario("raxml-qs20");
+    s.app = {};
+    s.app.decomp = mmgp::decomposition::data;
+    s.app.N = 1;
+    s.app.units = 4;
+    mmgp::run::recorded_runs d;
+    d.file = "<memory>";
+    for (int m = 1; m <= 4; ++m)
+        for (int p = 1; m * p <= 4; ++p) {
+            const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp};
+            d.space.push_back(c);
+            const double t = m == 1 && p == 4 ? 1.0 : 2.0 + 0.1 * (m + p);
+            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({t * f, false});
+        }
+    mmgp::tune_options o;
+    o.prior = false;
+    o.choose_structure = true;
+    o.bound_noise_z = 2.33;  // `--constant bound.noise_z=2.33`
+    const std::string dir = temp_dir();
+    const std::string path = dir + "/tune.jsonl";
+    mmgp::tuner t(s, d.space, o);
+    {
+        mmgp::run::journal jr;
+        jr.create(path, {{"mmgp_tune", 1}, {"options", {{"by", "test"}}}});
+        auto backend = mmgp::run::replay_backend(d, 3, false);
+        backend->attach_journal(jr.path());
+        backend->begin();
+        const mmgp::run::loop_result done = mmgp::run::run_tune_loop(t, *backend, jr, {}, {1, true, 0.03, mmgp::objective::time});
+        REQUIRE_FALSE(done.interrupted_status);
+    }
+    const mmgp::tune_assessment a = t.assess();
+    REQUIRE(a.has_chosen);
+    CHECK(d.space[a.chosen].p == 4);
+
+    // Each run stopped early is censored below the bound factor's bound and marked so in the journal; the tuner
+    // counted it as stopped early (it rules nothing out).
+    const std::vector<nlohmann::json> lines = read_lines(path);
+    int early = 0;
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+        const bool marked = lines[i].value("early_bound", false);
+        const mmgp::tune_run& r = t.runs()[i - 1];
+        CHECK(r.early == (marked && r.outcome == mmgp::run_outcome::censored));
+        if (r.early) ++early;
+    }
+    CHECK(early >= 1);
+
+    // Resumed from the journal: the same runs, stopped early the same, the same assessment.
+    mmgp::run::journal again;
+    const std::vector<nlohmann::json> read = again.open(path);
+    mmgp::tuner t2(s, d.space, o);
+    mmgp::run::add_recorded_runs(read, path, t2);
+    REQUIRE(t2.runs().size() == t.runs().size());
+    for (std::size_t i = 0; i < t.runs().size(); ++i) CHECK(t2.runs()[i].early == t.runs()[i].early);
+    const mmgp::tune_assessment a2 = t2.assess();
+    CHECK(a2.chosen == a.chosen);
+    CHECK(a2.p_beaten == doctest::Approx(a.p_beaten));
+    std::filesystem::remove_all(dir);
+}

@@ -887,3 +887,223 @@ TEST_CASE("tune policy stage: already unlikely to be beaten, the chosen is confi
         CHECK(u.a.stop == mmgp::tune_stop::confident);
     }
 }
+
+TEST_CASE("tune policy stage: a rival's run stopped by the measured noise, the chosen's by the bound factor") {
+    // The chosen (config 0) run twice, log times -0.05 and 0.05 (center 0, largest excess 0.05); configs 1 and 2
+    // not run. Pooled noise of one run 0.01, the chosen's variance 0.01: with z = 2 a rival's bound is
+    // 1.03 e^max(0.05, 2 sqrt(0.02)) = 1.03 e^0.283 = 1.367 s, the chosen's stays 3 x e^0 = 3 s.
+    policy_case t({0.0, 0.0, 0.0}, {0.01, 0.04, 0.04}, {2, 0, 0}, 1);
+    t.evidence.per_config[0].logs = {-0.05, 0.05};
+    mmgp::detail::summarise_runs(t.evidence.per_config[0]);
+    t.b.pooled_run_var = 0.01;
+    t.opt.cap_at_exhaustive = false;
+    t.opt.prior = false;  // a tune without an application profile
+    t.opt.choose_structure = true;
+    const double rival = 1.03 * std::exp(2 * std::sqrt(0.02));
+    SUBCASE("off (z = 0): one bound, the bound factor's") {
+        t.opt.bound_noise_z = 0;
+        t.decide();
+        CHECK(t.a.rival_bound_s == doctest::Approx(3.0));
+        CHECK(t.a.chosen_bound_s == doctest::Approx(3.0));
+        CHECK(t.a.next_bound_s == doctest::Approx(3.0));
+    }
+    SUBCASE("with an application profile (its times as the prior, or not): the bound factor's") {
+        t.opt.bound_noise_z = 2;
+        t.opt.choose_structure = false;
+        t.decide();
+        CHECK(t.a.rival_bound_s == doctest::Approx(3.0));
+        CHECK(t.a.chosen_bound_s == doctest::Approx(3.0));
+        CHECK(t.a.next_bound_s == doctest::Approx(3.0));
+    }
+    SUBCASE("z = 2: a rival's run at the noise's bound, the chosen's at the bound factor's") {
+        t.opt.bound_noise_z = 2;
+        t.decide();
+        CHECK(t.a.rival_bound_s == doctest::Approx(rival));
+        CHECK(t.a.chosen_bound_s == doctest::Approx(3.0));
+        CHECK(t.a.bound_of(0) == doctest::Approx(3.0));
+        CHECK(t.a.bound_of(1) == doctest::Approx(rival));
+        REQUIRE(t.a.has_next);
+        CHECK(t.a.next != 0);
+        CHECK(t.a.next_bound_s == doctest::Approx(rival));
+        CHECK(t.a.next_cost_s == doctest::Approx(std::exp(0.02)));  // its expected time, below the bound
+    }
+    SUBCASE("a posterior below what the chosen's runs measured does not pull the bound down") {
+        t.opt.bound_noise_z = 2;
+        t.b.mean[0] = -0.2;  // a model below the chosen's own runs (center 0): 1.03 e^(-0.2 + 0.283) = 1.12 s
+        t.decide();
+        CHECK(t.a.rival_bound_s == doctest::Approx(rival));
+        CHECK(t.a.chosen_bound_s == doctest::Approx(3.0 * std::exp(-0.2)));
+    }
+    SUBCASE("a measured excess larger than z sd sets the bound") {
+        t.evidence.per_config[0].logs = {-0.5, 0.5};
+        mmgp::detail::summarise_runs(t.evidence.per_config[0]);
+        t.opt.bound_noise_z = 2;
+        t.decide();
+        CHECK(t.a.rival_bound_s == doctest::Approx(1.03 * std::exp(0.5)));
+    }
+    SUBCASE("never later than the bound factor allows") {
+        t.evidence.per_config[0].logs = {-2.0, 2.0};
+        mmgp::detail::summarise_runs(t.evidence.per_config[0]);
+        t.opt.bound_noise_z = 2;
+        t.decide();
+        CHECK(t.a.rival_bound_s == doctest::Approx(3.0));
+    }
+    SUBCASE("no configuration run twice: no noise measured, the bound factor's") {
+        t.evidence.per_config[0].logs = {0.0};
+        mmgp::detail::summarise_runs(t.evidence.per_config[0]);
+        t.opt.bound_noise_z = 2;
+        t.decide();
+        CHECK(t.a.rival_bound_s == doctest::Approx(3.0));
+    }
+    SUBCASE("under a cost objective a slower rival may still be cheaper: the bound factor's") {
+        t.opt.bound_noise_z = 2;
+        t.opt.minimise = mmgp::objective::node_hours;
+        t.decide();
+        CHECK(t.a.rival_bound_s == doctest::Approx(3.0));
+    }
+    SUBCASE("the cap's estimate: a rival stopped early at its bound, one not run under the bound factor's") {
+        // Config 1 stopped early at the rival bound; config 2 not run, expected e^(0 + 0.04 / 2) = e^0.02, which
+        // its run is charged at (below either bound). With a rival expected beyond the rival bound (config 2 at
+        // e^0.5 = 1.65 s), its run is charged at the rival bound and its term of the cap is its expected time
+        // under the bound factor's bound: the sooner stop makes the run cheaper, not the cap lower.
+        t.opt.bound_noise_z = 2;
+        t.evidence.per_config[1].censored = t.evidence.per_config[1].early = 1;
+        t.evidence.per_config[1].censored_at = rival;
+        t.a.configs[1].censored = 1;
+        t.a.model_used = false;
+        t.decide();
+        CHECK(t.a.exhaustive_stopped == 1);
+        CHECK(t.a.exhaustive_stopped_s == doctest::Approx(rival));
+        CHECK(t.a.exhaustive_expected == 1);
+        CHECK(t.a.exhaustive_s == doctest::Approx(1.0 + rival + std::exp(0.02)));
+        t.b.mean[2] = 0.5;
+        t.decide();
+        CHECK(t.a.exhaustive_s == doctest::Approx(1.0 + rival + std::exp(0.52)));
+        CHECK(mmgp::detail::run_cost(t.a, t.b, t.space, 2) == doctest::Approx(rival));
+    }
+}
+
+TEST_CASE("tune noise and discrepancy stages: a run stopped early rules nothing out and counts as one noisy run") {
+    std::vector<mmgp::tune_run> runs = {{0, 1.0, mmgp::run_outcome::ok},
+                                        {1, 1.4, mmgp::run_outcome::censored, true},
+                                        {2, 3.0, mmgp::run_outcome::censored}};
+    mmgp::detail::run_evidence e = mmgp::detail::gather_evidence(runs, 3);
+    CHECK(e[1].censored == 1);
+    CHECK(e[1].early == 1);
+    CHECK(e[1].censored_at == doctest::Approx(1.4));
+    CHECK_FALSE(e[1].excluded());  // may run again
+    CHECK(e[2].excluded());        // stopped at the bound factor's: ruled out
+    mmgp::detail::noise_estimate noise;
+    noise.pooled_var = 0.01;
+    noise.config_var = {0.01, 0.09, 0.01};
+    const mmgp::detail::observations obs = mmgp::detail::observe(e, noise);
+    REQUIRE(obs.configs.size() == 3);
+    CHECK(obs.log_time[1] == doctest::Approx(std::log(1.4)));  // at least its bound
+    CHECK(obs.var[1] == doctest::Approx(0.09));                // as noisy as one run of it
+    CHECK(obs.var[2] == doctest::Approx(0.01));                // a bound: the pooled noise, as before
+    SUBCASE("stopped early, then at the bound factor's: ruled out") {
+        runs.push_back({1, 3.0, mmgp::run_outcome::censored});
+        CHECK(mmgp::detail::gather_evidence(runs, 3)[1].excluded());
+    }
+}
+
+TEST_CASE("tune policy stage: before any noise is measured, the chosen's cheap run again, then the rivals'") {
+    // No model yet (exploring): the chosen (config 0) run once at e^0 = 1 s, config 1 once at e^0.5; config 2 not
+    // run, the least known (variance 0.05) and expected to cost more (e^0.025 against the chosen's e^0.005).
+    policy_case t({0.0, 0.5, 0.0}, {0.01, 0.01, 0.05}, {1, 1, 0}, 1);
+    t.a.model_used = false;
+    t.opt.cap_at_exhaustive = false;
+    t.opt.prior = false;
+    t.opt.choose_structure = true;
+    SUBCASE("off: explore the least known") {
+        t.opt.bound_noise_z = 0;
+        t.decide();
+        CHECK(t.a.next == 2);
+    }
+    SUBCASE("z > 0: the chosen again, whose noise then bounds the rivals' runs") {
+        t.opt.bound_noise_z = 2.33;
+        t.decide();
+        CHECK(t.a.next == 0);
+        CHECK(t.a.why_next == "repeat the chosen: its noise sets how soon the others' runs are stopped");
+        CHECK(t.a.next_bound_s == doctest::Approx(3.0));
+    }
+    SUBCASE("z > 0 after the first run alone (often the slowest corner): not repeated") {
+        policy_case u({0.0, 0.5, 0.0}, {0.01, 0.01, 0.05}, {1, 0, 0}, 1);
+        u.a.model_used = false;
+        u.opt.cap_at_exhaustive = false;
+        u.opt.prior = false;
+        u.opt.choose_structure = true;
+        u.opt.bound_noise_z = 2.33;
+        u.decide();
+        CHECK(u.a.next == 2);
+    }
+    SUBCASE("z > 0 under the cost cap, when the repeat would leave no room for the one not run: the rival") {
+        // The cap: 1 + e^0.5 + e^0.025 (config 2 at its run's cost), all but config 2's term spent; the repeat
+        // (e^0.005) and config 2's run (e^0.025, below the noise prior's bound 1.03 e^(2.33 x 0.1)) exceed it.
+        t.opt.bound_noise_z = 2.33;
+        t.opt.cap_at_exhaustive = true;
+        t.a.machine_s = 1.0 + std::exp(0.5);
+        t.decide();
+        CHECK(t.a.cap_s == doctest::Approx(1.0 + std::exp(0.5) + std::exp(0.025)));
+        CHECK(t.a.next == 2);
+    }
+    SUBCASE("z > 0 but a rival expected cheaper than the chosen's run: the rival") {
+        t.opt.bound_noise_z = 2.33;
+        t.b.mean[2] = -0.5;
+        t.decide();
+        CHECK(t.a.next == 2);
+    }
+    SUBCASE("z > 0 with the model predicting: no repeat first") {
+        t.opt.bound_noise_z = 2.33;
+        t.a.model_used = true;
+        t.decide();
+        CHECK(t.a.next != 0);
+    }
+}
+
+TEST_CASE_FIXTURE(tune_fixture, "tune: a steady program whose rivals are slow: stopped by the noise, the same choice for less") {
+    // The model's own times, every configuration but the fastest at least 1.5 times slower, 2 % noise; no prior.
+    mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    std::vector<double> truth;
+    for (const auto& c : space) truth.push_back(ev(c).time_s);
+    const std::size_t best = static_cast<std::size_t>(std::min_element(truth.begin(), truth.end()) - truth.begin());
+    for (std::size_t c = 0; c < truth.size(); ++c)
+        if (c != best) truth[c] = std::max(truth[c], 1.5 * truth[best]);
+    auto run = [&](double z) {
+        mmgp::tune_options o;
+        o.prior = false;
+        o.choose_structure = true;  // no application profile: a new user
+        o.bound_noise_z = z;
+        mmgp::tuner t(s, space, o);
+        std::mt19937_64 rng(11);
+        std::normal_distribution<double> n01(0.0, 1.0);
+        for (int guard = 0; guard < 1000; ++guard) {
+            const mmgp::tune_assessment a = t.assess();
+            if (a.stop != mmgp::tune_stop::none || !a.has_next) return std::pair{a, t.runs()};
+            const double time = truth[a.next] * std::exp(0.02 * n01(rng));
+            const bool early = a.next_bound_s > 0 && a.next_bound_s < a.chosen_bound_s;
+            if (a.next_bound_s > 0 && time > a.next_bound_s)
+                t.add({a.next, a.next_bound_s, mmgp::run_outcome::censored, early});
+            else
+                t.add({a.next, time, mmgp::run_outcome::ok});
+        }
+        FAIL("the loop did not stop");
+        return std::pair{mmgp::tune_assessment{}, t.runs()};
+    };
+    const auto [off, off_runs] = run(0);
+    const auto [on, on_runs] = run(2.33);
+    REQUIRE(off.has_chosen);
+    REQUIRE(on.has_chosen);
+    CHECK(off.chosen == best);
+    CHECK(on.chosen == best);
+    CHECK_FALSE(std::any_of(off_runs.begin(), off_runs.end(), [](const mmgp::tune_run& r) { return r.early; }));
+    // Rivals' runs stopped early: each below its configuration's time, and below the bound factor's bound.
+    int early = 0;
+    for (const auto& r : on_runs) {
+        if (!r.early) continue;
+        ++early;
+        CHECK(r.time_s < truth[r.config]);
+        CHECK(r.time_s < on.chosen_bound_s);
+    }
+    CHECK(early >= 2);
+}

@@ -4,8 +4,11 @@
 //   for (;;) {
 //       mmgp::tune_assessment a = t.assess();
 //       if (a.stop != mmgp::tune_stop::none) break;     // confident, budget spent, or nothing left to run
-//       double seconds = run_the_program(space[a.next], a.next_bound_s);
-//       t.add({a.next, seconds, mmgp::run_outcome::ok});
+//       double seconds = run_the_program(space[a.next], a.next_bound_s);  // stopped at the bound (0: none)
+//       if (a.next_bound_s > 0 && seconds >= a.next_bound_s)             // at least the bound; stopped early
+//           t.add({a.next, a.next_bound_s, mmgp::run_outcome::censored, a.next_bound_s < a.chosen_bound_s});
+//       else
+//           t.add({a.next, seconds, mmgp::run_outcome::ok});
 //   }
 //
 // With runs in flight (several at once, e.g. Slurm job steps), assess(in_flight) names the configurations
@@ -58,6 +61,15 @@ struct tune_options {
     bool few_runs_noisiest = true;
     double length_scale = 1.0;   ///< how far the discrepancy is correlated, in doublings of m, p and nodes
     double bound_factor = 3.0;   ///< a run is stopped after this many times the chosen configuration's time
+    /// Without an application profile (choose_structure: prior false, the structure chosen from the runs) and
+    /// under objective time, a run of a rival of the chosen is stopped sooner once repetitions have measured the
+    /// noise: at (1 + tolerance) x the chosen's expected
+    /// time x exp(max(the largest excess of a measured run over its configuration's center, bound_noise_z x
+    /// the sd of the chosen's mean and one run's noise)), never later than bound_factor allows; a run of the
+    /// chosen itself keeps bound_factor. Such a run, censored, rules nothing out (tune_run::early). 0: off, the
+    /// default: validation/tune/bound_noise.py (leave one group out, bound_noise/report.txt) finds no z that
+    /// beats off beyond the noise of its replays.
+    double bound_noise_z = 0;
     double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value
     /// Without the prior's values (prior false): the model is fitted, and the next run chosen by it rather than by
     /// how little is known, once this many configurations have finished runs.
@@ -106,6 +118,9 @@ struct tune_run {
     std::size_t config = 0;  ///< index into the tuner's space
     double time_s = 0;       ///< wall time (censored: the bound it was stopped at)
     run_outcome outcome = run_outcome::ok;
+    /// Censored at a rival's bound below the bound factor's (tune_options::bound_noise_z): the time is at least
+    /// the bound, and the configuration may run again (a run censored at the bound factor's rules it out).
+    bool early = false;
 };
 
 /// What the tuner believes about one configuration.
@@ -147,6 +162,11 @@ struct tune_assessment {
     std::size_t next = 0;      ///< the configuration to run next (when stop == none)
     std::string why_next;      ///< one phrase: why that one
     double next_bound_s = 0;   ///< stop that run after this long (0: no bound)
+    /// The bounds of a run of the chosen and of any other configuration (tune_options::bound_noise_z; equal
+    /// without it); next_bound_s is one of them.
+    double chosen_bound_s = 0, rival_bound_s = 0;
+    /// The bound of a run of configuration c started now (or tightened now, in flight).
+    double bound_of(std::size_t c) const noexcept { return has_chosen && c == chosen ? chosen_bound_s : rival_bound_s; }
     int runs = 0;              ///< runs recorded (cancelled ones included)
     int in_flight = 0;         ///< runs in flight given to assess
     double machine_s = 0;      ///< machine seconds spent so far (wall x nodes)

@@ -87,18 +87,52 @@ void rate_rivals(tune_assessment& a, const beat_probability& beats, const log_be
     a.p_beaten = 1 - p_none;
 }
 
-// The bound of the next run, and the configurations confidently slower than it. No bound before a run has
-// finished: the model's scale is not yet checked against this machine. Returns whether any configuration
-// left is not pathological.
-bool bound_next_run(tune_assessment& a, const log_beliefs& b, const tune_options& opt) {
-    double bound = 0;
-    if (a.has_chosen) bound = opt.bound_factor * std::exp(b.mean[a.chosen]);
-    if (opt.max_run_s > 0) bound = bound > 0 ? std::min(bound, opt.max_run_s) : opt.max_run_s;
-    a.next_bound_s = bound;
+// The largest log excess of a finished run over its configuration's center, over the configurations with two
+// finished runs or more: how far the noise measured so far reaches above a center; negative when none.
+double measured_excess(const run_evidence& evidence) {
+    double excess = -1;
+    for (std::size_t c : evidence.measured) {
+        const auto& logs = evidence[c].logs;
+        if (logs.size() >= 2) excess = std::max(excess, *std::max_element(logs.begin(), logs.end()) - evidence[c].center);
+    }
+    return excess;
+}
+
+// The bound of a rival's run (tune_options::bound_noise_z): a run of a configuration no slower than the chosen
+// by more than the tolerance exceeds it only by noise beyond both the largest measured excess and z sd of the
+// chosen's mean and one run; never later than `loose`. Without measured noise, `loose`; with an application
+// profile, too (tune_options::bound_noise_z).
+double rival_bound(const tune_assessment& a, const log_beliefs& b, double excess, double center, double loose,
+                   const tune_options& opt) {
+    if (opt.bound_noise_z <= 0 || !opt.choose_structure || opt.minimise != objective::time || excess < 0)
+        return loose;
+    const std::size_t ch = a.chosen;
+    const double spread = std::max(excess, opt.bound_noise_z * std::sqrt(b.var[ch] + b.pooled_run_var));
+    const double chosen_log = std::max(b.mean[ch], center);  // never below what the chosen's runs measured
+    return std::min(loose, std::exp(chosen_log + std::log1p(opt.tolerance) + spread));
+}
+
+// The bounds of the next run (of the chosen, of a rival), and the configurations confidently slower than
+// their bound. No bound before a run has finished: the model's scale is not yet checked against this machine.
+// Returns whether any configuration left is not pathological.
+bool bound_next_run(tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
+                    const tune_options& opt) {
+    double loose = 0, tight = 0;
+    if (a.has_chosen) {
+        loose = opt.bound_factor * std::exp(b.mean[a.chosen]);
+        tight = rival_bound(a, b, measured_excess(evidence), evidence[a.chosen].center, loose, opt);
+    }
+    auto with_limit = [&opt](double bound) {
+        return opt.max_run_s > 0 ? (bound > 0 ? std::min(bound, opt.max_run_s) : opt.max_run_s) : bound;
+    };
+    a.chosen_bound_s = with_limit(loose);
+    a.rival_bound_s = with_limit(tight);
+    a.next_bound_s = a.rival_bound_s;
     bool any_runnable = false;
     for (std::size_t c = 0; c < a.configs.size(); ++c) {
         auto& belief = a.configs[c];
         if (belief.excluded) continue;
+        const double bound = a.bound_of(c);
         belief.pathological = bound > 0 && b.mean[c] - z90 * std::sqrt(b.var[c]) > std::log(bound);
         any_runnable = any_runnable || !belief.pathological;
     }
@@ -113,21 +147,29 @@ double expected_beyond(double mean, double var, double bound) {
     return std::max(bound, std::exp(mean + 0.5 * sd * sd) * normal_cdf((mean + sd * sd - lb) / sd) / tail);
 }
 
+// A run's expected machine seconds if stopped at `bound` (0: none): its expected time (the mean of its
+// log-normal posterior), at most the bound, times its nodes.
+double cost_within(const log_beliefs& b, const std::vector<configuration>& space, std::size_t c, double bound) {
+    double t = std::exp(b.mean[c] + 0.5 * b.var[c]);
+    if (bound > 0) t = std::min(t, bound);
+    return t * space[c].nodes;
+}
+
 }  // namespace
 
 // The machine seconds a run of c is expected to take: its expected time (the mean of its log-normal posterior),
 // at most the bound, times its nodes. The one statistic of a run's cost: the cap's estimate of a configuration
-// not run yet is this same number, so the cap alone never prices one out.
+// not run yet is this same number (under the bound factor's bound, never less), so the cap alone never prices
+// one out.
 double run_cost(const tune_assessment& a, const log_beliefs& b, const std::vector<configuration>& space,
                 std::size_t c) {
-    double t = std::exp(b.mean[c] + 0.5 * b.var[c]);
-    if (a.next_bound_s > 0) t = std::min(t, a.next_bound_s);
-    return t * space[c].nodes;
+    return cost_within(b, space, c, a.bound_of(c));
 }
 
 // Machine seconds of running every configuration once: the runs' medians where measured; a stopped one at no
 // less than its bound (with the model: its expected time given that it exceeds the bound); else a run's
-// expected cost (run_cost: the statistic the next run is charged at).
+// expected cost (run_cost: the statistic the next run is charged at) under the bound factor's bound (a rival's
+// run stopped sooner, bound_noise_z, is cheaper than the naive way's: no reason to cap the tune lower).
 exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
                                        const std::vector<configuration>& space) {
     exhaustive_estimate out;
@@ -142,7 +184,7 @@ exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_belie
             out.stopped_s += t * space[c].nodes;
             ++out.stopped;
         } else {
-            out.expected_s += run_cost(a, b, space, c);
+            out.expected_s += cost_within(b, space, c, a.chosen_bound_s);  // run_cost under the bound factor
             ++out.expected;
         }
     }
@@ -245,7 +287,7 @@ std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, 
         candidate[c] = !a.configs[c].excluded && !(a.configs[c].pathological && any_runnable);
     if (exploring || !ch.has_reference) {
         for (std::size_t c = 0; c < n; ++c)
-            if (candidate[c])
+            if (candidate[c] && !(exploring && a.configs[c].censored > 0))  // stopped early: not unknown
                 score[c] = exploring ? v_next[c] / (b.explore_cost.empty() ? 1.0 : b.explore_cost[c]) : -b.mean[c];
         return score;
     }
@@ -305,6 +347,41 @@ void confirm_the_chosen(const tune_assessment& a, const choice& ch, const std::v
     score[a.chosen] = std::numeric_limits<double>::max();
 }
 
+// Rivals are stopped by the noise only once some configuration has run twice (tune_options::bound_noise_z):
+// until then, while no model predicts (each rival is run to learn it, as exhaustive trial would), once a rival
+// has run beside the chosen (the first run, often the slowest corner of the space, is not repeated) and when
+// the run the scores ask for is a rival's expected to cost more than one of the chosen, the next run is the
+// chosen again, whose noise then sets how soon the rivals' runs are stopped — provided that under the cost cap
+// the repeat leaves room for one run of every configuration not run yet, each at most at the bound the noise
+// prior alone would set (the repeat never prices one out). Returns whether it set the next run so.
+bool measure_noise_first(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
+                         const std::vector<configuration>& space, const std::vector<int>& flying, double excess,
+                         const tune_options& opt, std::vector<double>& score) {
+    if (opt.bound_noise_z <= 0 || !opt.choose_structure || opt.minimise != objective::time || !a.has_chosen ||
+        excess >= 0 || a.model_used)
+        return false;
+    const std::size_t ch = a.chosen;
+    if (a.configs[ch].excluded || a.configs[ch].runs + flying[ch] >= 2) return false;
+    const auto ran = std::count_if(a.configs.begin(), a.configs.end(),
+                                   [](const config_belief& c) { return c.runs > c.failed; });
+    if (ran < 2) return false;
+    const std::size_t asked = static_cast<std::size_t>(std::max_element(score.begin(), score.end()) - score.begin());
+    if (asked == ch || (!std::isfinite(score[asked]) && score[asked] < 0)) return false;
+    if (!(run_cost(a, b, space, ch) < run_cost(a, b, space, asked))) return false;
+    if (a.cap_s > 0) {
+        const double prior_bound = rival_bound(a, b, 0.0, evidence[ch].center, a.chosen_bound_s, opt);
+        double need = committed_seconds(a, b, space, flying) + run_cost(a, b, space, ch);
+        for (std::size_t c = 0; c < a.configs.size(); ++c)
+            if (a.configs[c].runs == 0 && flying[c] == 0 && !a.configs[c].excluded)
+                need += cost_within(b, space, c, prior_bound);
+        if (over_cap(need, a.cap_s)) return false;
+    }
+    for (std::size_t c = 0; c < score.size(); ++c)
+        if (c != ch) score[c] = -std::numeric_limits<double>::infinity();
+    score[ch] = std::numeric_limits<double>::max();
+    return true;
+}
+
 // The next run: the highest score. Returns whether it is the reference (the chosen one) again.
 bool choose_next(tune_assessment& a, const choice& ch, const std::vector<double>& score) {
     double best_score = -std::numeric_limits<double>::infinity();
@@ -347,8 +424,10 @@ double expected_saving(const tune_assessment& a, const log_beliefs& b, std::size
     return std::expm1(best) * std::exp(b.mean[ch]);
 }
 
-std::string why_next(const tune_assessment& a, bool exploring, bool has_reference, bool repeat_chosen) {
+std::string why_next(const tune_assessment& a, bool exploring, bool has_reference, bool repeat_chosen,
+                     bool noise_first) {
     const auto& next = a.configs[a.next];
+    if (noise_first) return "repeat the chosen: its noise sets how soon the others' runs are stopped";
     if (exploring) return "explore: the least known configuration (too few runs for the model yet)";
     if (!has_reference) return "the lowest expected time";
     if (repeat_chosen)
@@ -409,7 +488,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
             const std::vector<int>& flying, const std::vector<configuration>& space, const tune_options& opt) {
     rate_choice(a, ch, b, opt);
     const beat_probability beats(b.mean, ch, opt);
-    const bool any_runnable = bound_next_run(a, b, opt);
+    const bool any_runnable = bound_next_run(a, b, evidence, opt);
     const exhaustive_estimate exhaustive = exhaustive_seconds(a, b, evidence, space);
     a.exhaustive_s = exhaustive.total();
     a.exhaustive_stopped = exhaustive.stopped;
@@ -426,11 +505,13 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         next_run_scores(a, ch, beats, b, flying, space, exploring, any_runnable, opt.next_by_gradient);
     if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);
     if (!exploring) confirm_the_chosen(a, ch, flying, opt, score);
+    const bool noise_first = measure_noise_first(a, b, evidence, space, flying, measured_excess(evidence), opt, score);
     const bool repeat_chosen = choose_next(a, ch, score);
     if (!a.has_next) {
         a.stop = tune_stop::exhausted;
         return;
     }
+    a.next_bound_s = a.bound_of(a.next);
     a.next_cost_s = run_cost(a, b, space, a.next);
     // Nothing more starts past the cap, or when it is not worth its cost; the runs in flight are waited for
     // (they are paid for already), and the tune stops when none is left.
@@ -444,7 +525,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;
         if (a.next_saving_s < a.next_cost_s) return hold(tune_stop::not_worth);
     }
-    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen);
+    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen, noise_first);
 }
 
 }  // namespace mmgp::detail

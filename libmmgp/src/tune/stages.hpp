@@ -39,7 +39,8 @@ struct config_evidence : measured_configuration {  // its runs: logs, censored, 
     double weight = 0;         // number of finished runs behind `center` (median: fewer)
     double median_var = 0;     // distribution-free variance of `center` from five runs on (0: fewer)
     double own_var = 0;        // its own run-to-run variance of log times (0: fewer than two runs)
-    bool excluded() const noexcept { return censored > 0 || failed > 0; }  // never chosen, never run again
+    int early = 0;             // of the censored runs, those stopped early (tune_run::early)
+    bool excluded() const noexcept { return censored > early || failed > 0; }  // never chosen, never run again
 };
 
 /// The evidence of every configuration, and which ones have finished runs (the stages visit those alone
@@ -216,6 +217,7 @@ struct log_beliefs {
     std::vector<double> var_fantasy;  // then, each configuration's variance
     std::vector<double> cov_fantasy;  // and its covariance with the reference (empty without fantasies)
     std::vector<double> run_var;      // the variance of one more run of each configuration (its noise)
+    double pooled_run_var = 0;        // the pooled variance of one run (noise_estimate::pooled_var)
     std::vector<double> explore_cost; // what the platform alone expects a run to cost, 1 the cheapest (empty: not used)
 };
 /// Stage 3 again: every configuration's posterior and its covariances with the chosen and the reference.
@@ -249,7 +251,7 @@ struct exhaustive_estimate {
     int stopped = 0, expected = 0;
     double total() const noexcept { return measured_s + stopped_s + expected_s; }
 };
-/// Reads configs[].measured_s, censored (of `a`, as decide receives it) and a.next_bound_s.
+/// Reads configs[].measured_s, censored (of `a`, as decide receives it) and its bounds (bound_of).
 exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
                                        const std::vector<configuration>& space);
 
@@ -260,10 +262,10 @@ void rate_choice(tune_assessment& a, const choice& ch, const log_beliefs& b, con
 /// Whether the assessment stopped on a budget (cost cap, runs, seconds, uses) while not confident.
 bool stopped_unsure(const tune_assessment& a, const tune_options& opt);
 
-/// Everything the assessment decides: writes has_chosen, chosen, p_beats, p_beaten, next_bound_s,
-/// pathological, exhaustive_s, stop, next, has_next and why_next of `a`, whose configs (runs, censored,
-/// excluded, measured_s), runs, in_flight, machine_s and model_used are already filled. `flying`: runs in
-/// flight per configuration.
+/// Everything the assessment decides: writes has_chosen, chosen, p_beats, p_beaten, next_bound_s and the
+/// chosen's and rivals' bounds, pathological, exhaustive_s, stop, next, has_next and why_next of `a`, whose
+/// configs (runs, censored, excluded, measured_s), runs, in_flight, machine_s and model_used are already filled.
+/// `flying`: runs in flight per configuration.
 void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const run_evidence& evidence,
             const std::vector<int>& flying, const std::vector<configuration>& space, const tune_options& opt);
 

@@ -187,6 +187,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
                                              in_flight);
     detail::log_beliefs beliefs = detail::believe(gp, fantasy, ch);
     beliefs.run_var = noise.config_var;
+    beliefs.pooled_run_var = noise.pooled_var;
     beliefs.explore_cost = explore_cost_;
     describe_configs(a.configs, evidence, prior.model_s, beliefs);
     detail::decide(a, ch, beliefs, evidence, flying, space_, opt_);

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""How soon a rival's run is stopped: bound.noise_z chosen leave-one-group-out on the benchmark's replays.
+
+    python3 validation/tune/bound_noise.py [--mmgp build/cli/mmgp] [--seeds 40] [--jobs 2] [--from results.json]
+
+A run of a configuration other than the chosen one is stopped at its bound. With `--constant bound.noise_z=Z`
+(Z > 0) the bound is no longer only --bound-factor x the chosen's expected time: once some configuration has
+run twice, a rival's run is stopped at (1 + tolerance) x the chosen's expected time x exp(max(the largest excess
+of a measured run over its configuration's center, Z x the sd of the chosen's mean and one run)), never later
+than the bound factor allows. Such a run says "at least the bound" and rules nothing out: the configuration may
+run again. This command replays every group of bench.py (recorded, simulated and made up) with each candidate
+Z in five settings (the new user's variants a, b, c, d and, where the group has one, its scenario's prior) on
+seeds 1001.. (not the benchmark's), and scores each with constants.py's loss (machine time as a fraction of
+exhaustive trial's plus 10 x the P shortfall below min(0.9, max(exhaustive P, the default's P)), plus 10 x machine
+time above exhaustive trial's where that reaches P >= 0.9).
+
+A candidate replaces the default (off) for a group only when, on the *other* groups, it has the lowest loss and
+lowers it by more than twice the standard error of the paired difference (over their settings); the group's own
+figures with that choice are reported (leave one group out), and the choice on all groups is what mmgp tune's
+default is to be. Writes bound_noise/report.txt and bound_noise/results.json beside this file.
+"""
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402  (the groups, variants and replay functions)
+import constants  # noqa: E402  (the loss)
+
+CANDIDATES = ["0", "1.64", "2.33", "3.09"]  # the first: off, mmgp tune's default before this command chose
+SETTINGS = list(bench.VARIANTS) + ["prior"]
+FIRST_SEED = 1001
+
+
+def measure(pool, mmgp, group, z, seeds, folder):
+    """Per setting the group has: P, median machine time fraction and runs of mmgp tune, exhaustive trial's P."""
+    out = {}
+    for s in SETTINGS:
+        if s == "prior" and not group[1]:
+            continue  # a made-up group: no program, no application profile
+        path, reps, truth, exh_cost, profile, extra = bench.setting_replay(group, s, folder)
+        exh = [bench.exhaustive(reps, sd, s == "d") for sd in seeds]
+        words = extra + ["--constant", f"bound.noise_z={z}"]
+        tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, words), seeds))
+        x = bench.summary(tuned, truth, exh_cost)
+        out[s] = {"p": x["p_within_3pct"], "time_fraction": x["median_time_fraction"], "runs": x["median_runs"],
+                  "exhaustive_p": bench.summary(exh, truth, exh_cost)["p_within_3pct"]}
+    return out
+
+
+def losses(results, names, z):
+    """The loss of candidate z in every setting of the groups `names`, against the default's, in one order."""
+    off = CANDIDATES[0]
+    return [constants.loss(results[n][z][s], results[n][off][s]) for n in names for s in results[n][off]]
+
+
+def choose(results, names):
+    """The candidate with the lowest mean loss on `names` when it beats the default by more than twice the
+    standard error of the paired difference; else the default. Returns it, the lowest one, the difference and
+    its standard error."""
+    off = CANDIDATES[0]
+    best = min(CANDIDATES, key=lambda z: statistics.mean(losses(results, names, z)))
+    d = [x - y for x, y in zip(losses(results, names, best), losses(results, names, off))]
+    se = statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else 0.0
+    return (best if statistics.mean(d) < -2 * se else off), best, statistics.mean(d), se
+
+
+def cell(x):
+    return f"{x['p']:.2f}/{100 * x['time_fraction']:5.1f}%"
+
+
+def report(results, names, seeds):
+    off = CANDIDATES[0]
+    overall, best, diff, se = choose(results, names)
+    lines = [f"# how soon a rival's run is stopped, bound.noise_z chosen leave one group out: python3 "
+             f"validation/tune/bound_noise.py --seeds {len(seeds)}",
+             "# settings per group: the new user's variants a, b, c, d and the scenario's prior; figures P<=3% / median "
+             "machine time (fraction of exhaustive trial's)",
+             f"# loss: constants.py's; seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", "",
+             "candidate (loss on all groups):"]
+    lines += [f"  {statistics.mean(losses(results, names, z)):.3f}  bound.noise_z={z}" + ("  (off)" if z == off else "")
+              for z in CANDIDATES]
+    lines += ["", f"lowest loss: bound.noise_z={best}, {diff:+.3f} against off (standard error {se:.3f}, paired over "
+              "the groups' settings)",
+              f"chosen on all groups (the lowest when more than two standard errors below off, else off): "
+              f"bound.noise_z={overall}", "",
+              "left-out group: the candidate chosen on the others, and the group's own figures with it, against off",
+              f"{'group':<22} {'chosen':>6} {'loss':>5} {'off':>5}  " +
+              "  ".join(f"{'off ' + s:>13} {'chosen ' + s:>13}" for s in SETTINGS)]
+    held, before = [], []
+    for n in names:
+        z = choose(results, [o for o in names if o != n])[0]
+        held.append(statistics.mean(losses(results, [n], z)))
+        before.append(statistics.mean(losses(results, [n], off)))
+        lines.append(f"{n:<22} {z:>6} {held[-1]:>5.2f} {before[-1]:>5.2f}  " +
+                     "  ".join(f"{cell(results[n][off][s]):>13} {cell(results[n][z][s]):>13}" if s in results[n][off]
+                               else f"{'-':>13} {'-':>13}" for s in SETTINGS))
+    lines.append(f"mean loss on the left-out groups: {statistics.mean(held):.3f} with the candidate chosen without them, "
+                 f"{statistics.mean(before):.3f} off")
+    return lines, overall
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
+    ap.add_argument("--seeds", type=int, default=40)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--from", dest="from_results", default="",
+                    help="read the replays' figures from a results.json this command wrote (no replays)")
+    a = ap.parse_args()
+    if a.from_results:
+        saved = json.load(open(a.from_results))
+        results, seeds = saved["results"], saved["seeds"]
+    else:
+        seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
+        pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
+        results = {}
+        with tempfile.TemporaryDirectory() as folder:
+            for g in bench.groups() + bench.made_up_groups():
+                results[g[0]] = {z: measure(pool, a.mmgp, g, z, seeds, folder) for z in CANDIDATES}
+                print(g[0], file=sys.stderr, flush=True)
+    lines, overall = report(results, list(results), seeds)
+    os.makedirs(os.path.join(HERE, "bound_noise"), exist_ok=True)
+    open(os.path.join(HERE, "bound_noise", "report.txt"), "w").write("\n".join(lines) + "\n")
+    json.dump({"seeds": seeds, "candidates": CANDIDATES, "chosen": overall, "results": results},
+              open(os.path.join(HERE, "bound_noise", "results.json"), "w"), indent=1, sort_keys=True)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
