@@ -24,16 +24,16 @@
 
 namespace {
 
-// Recorded runs of every (m, p) with m*p <= 4, three each: time 1 / (m*p)^0.9 times 1, 1.02, 0.98.
-mmgp::run::recorded_runs recorded() {
+// Recorded runs of every (m, p) with m*p <= 4, three each: time(m, p) times 1, 1.02, 0.98 (by default
+// 1 / (m*p)^0.9).
+mmgp::run::recorded_runs recorded(double (*time)(int m, int p) = [](int m, int p) { return 1.0 / std::pow(m * p, 0.9); }) {
     mmgp::run::recorded_runs d;
     d.file = "<memory>";
     for (int m = 1; m <= 4; ++m)
         for (int p = 1; m * p <= 4; ++p) {
             const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp};
             d.space.push_back(c);
-            const double t = 1.0 / std::pow(m * p, 0.9);
-            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({t * f, false});
+            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({time(m, p) * f, false});
         }
     return d;
 }
@@ -159,15 +159,8 @@ TEST_CASE("run: a new user's tune journals rivals stopped by the noise, and a re
     s.app.decomp = mmgp::decomposition::data;
     s.app.N = 1;
     s.app.units = 4;
-    mmgp::run::recorded_runs d;
-    d.file = "<memory>";
-    for (int m = 1; m <= 4; ++m)
-        for (int p = 1; m * p <= 4; ++p) {
-            const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp};
-            d.space.push_back(c);
-            const double t = m == 1 && p == 4 ? 1.0 : 2.0 + 0.1 * (m + p);
-            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({t * f, false});
-        }
+    const mmgp::run::recorded_runs d =
+        recorded([](int m, int p) { return m == 1 && p == 4 ? 1.0 : 2.0 + 0.1 * (m + p); });
     mmgp::tune_options o;
     o.prior = false;
     o.choose_structure = true;

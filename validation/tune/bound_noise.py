@@ -19,7 +19,6 @@ lowers it by more than twice the standard error of the paired difference (over t
 figures with that choice are reported (leave one group out), and the choice on all groups is what mmgp tune's
 default is to be. Writes bound_noise/report.txt and bound_noise/results.json beside this file.
 """
-import argparse
 import concurrent.futures
 import json
 import math
@@ -107,13 +106,7 @@ def report(results, names, seeds):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=40)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--from", dest="from_results", default="",
-                    help="read the replays' figures from a results.json this command wrote (no replays)")
-    a = ap.parse_args()
+    a = constants.replay_arguments(__doc__.split("\n")[0], 40).parse_args()
     if a.from_results:
         saved = json.load(open(a.from_results))
         results, seeds = saved["results"], saved["seeds"]
@@ -125,7 +118,8 @@ def main():
             for g in bench.groups() + bench.made_up_groups():
                 results[g[0]] = {z: measure(pool, a.mmgp, g, z, seeds, folder) for z in CANDIDATES}
                 print(g[0], file=sys.stderr, flush=True)
-    lines, overall = report(results, list(results), seeds)
+    names = [g[0] for g in bench.groups() + bench.made_up_groups() if g[0] in results]  # the benchmark's order
+    lines, overall = report(results, names, seeds)
     os.makedirs(os.path.join(HERE, "bound_noise"), exist_ok=True)
     open(os.path.join(HERE, "bound_noise", "report.txt"), "w").write("\n".join(lines) + "\n")
     json.dump({"seeds": seeds, "candidates": CANDIDATES, "chosen": overall, "results": results},

@@ -114,14 +114,20 @@ def choose(results, names, keys):
     return chosen, best, statistics.mean(d), se
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def replay_arguments(description, seeds):
+    """The options of a command that replays the benchmark's groups and chooses a constant (this one,
+    bound_noise.py): the binary, the seeds, the jobs, and a results.json to re-read instead of replaying."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--seeds", type=int, default=seeds)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--from", dest="from_results", default="",
                     help="read the replays' figures from a results.json this command wrote (no replays)")
-    a = ap.parse_args()
+    return ap
+
+
+def main():
+    a = replay_arguments(__doc__.split("\n")[0], 20).parse_args()
     combos = [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
     keys = [label(c) for c in combos]
     groups = bench.groups()
