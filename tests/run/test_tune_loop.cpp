@@ -24,16 +24,16 @@
 
 namespace {
 
-// Recorded runs of every (m, p) with m*p <= 4, three each: time(m, p) times 1, 1.02, 0.98 (by default
+// Recorded runs of every (m, p) with m*p <= 4, three each: time_of(m, p) times 1, 1.02, 0.98 (by default
 // 1 / (m*p)^0.9).
-mmgp::run::recorded_runs recorded(double (*time)(int m, int p) = [](int m, int p) { return 1.0 / std::pow(m * p, 0.9); }) {
+mmgp::run::recorded_runs recorded(double (*time_of)(int m, int p) = [](int m, int p) { return 1.0 / std::pow(m * p, 0.9); }) {
     mmgp::run::recorded_runs d;
     d.file = "<memory>";
     for (int m = 1; m <= 4; ++m)
         for (int p = 1; m * p <= 4; ++p) {
             const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp};
             d.space.push_back(c);
-            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({time(m, p) * f, false});
+            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({time_of(m, p) * f, false});
         }
     return d;
 }
