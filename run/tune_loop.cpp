@@ -88,7 +88,7 @@ private:
         f.line = {{"run", f.number}, {"m", c.m}, {"p", c.p}, {"nodes", c.nodes},
                   {"policy", std::string(to_string(c.pol))}, {"start", utc_now()}, {"bound_s", a_.next_bound_s},
                   {"why", a_.why_next}};
-        if (a_.next_bound_s > 0 && a_.next_bound_s < a_.chosen_bound_s) f.line["early_bound"] = true;
+        if (a_.stops_early(a_.next_bound_s)) f.line["early_bound"] = true;
         if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();
         const run_start started = backend_.start({c, f.number, a_.next_bound_s, flights_.size()}, f.line);
         if (started.verdict == start_verdict::no_room) return false;
@@ -191,7 +191,7 @@ private:
             if (b > 0 && b <= now) continue;
             if (!backend_.tighten_bound(f.id, now)) continue;
             f.line["bound_s"] = now;
-            if (now < a_.chosen_bound_s) f.line["early_bound"] = true;
+            if (a_.stops_early(now)) f.line["early_bound"] = true;
         }
     }
 

@@ -1081,7 +1081,7 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: a steady program whose rivals are slow: s
             const mmgp::tune_assessment a = t.assess();
             if (a.stop != mmgp::tune_stop::none || !a.has_next) return std::pair{a, t.runs()};
             const double time = truth[a.next] * std::exp(0.02 * n01(rng));
-            const bool early = a.next_bound_s > 0 && a.next_bound_s < a.chosen_bound_s;
+            const bool early = a.stops_early(a.next_bound_s);
             if (a.next_bound_s > 0 && time > a.next_bound_s)
                 t.add({a.next, a.next_bound_s, mmgp::run_outcome::censored, early});
             else

@@ -6,7 +6,7 @@
 //       if (a.stop != mmgp::tune_stop::none) break;     // confident, budget spent, or nothing left to run
 //       double seconds = run_the_program(space[a.next], a.next_bound_s);  // stopped at the bound (0: none)
 //       if (a.next_bound_s > 0 && seconds >= a.next_bound_s)             // at least the bound; stopped early
-//           t.add({a.next, a.next_bound_s, mmgp::run_outcome::censored, a.next_bound_s < a.chosen_bound_s});
+//           t.add({a.next, a.next_bound_s, mmgp::run_outcome::censored, a.stops_early(a.next_bound_s)});
 //       else
 //           t.add({a.next, seconds, mmgp::run_outcome::ok});
 //   }
@@ -63,10 +63,9 @@ struct tune_options {
     double bound_factor = 3.0;   ///< a run is stopped after this many times the chosen configuration's time
     /// Without an application profile (choose_structure: prior false, the structure chosen from the runs) and
     /// under objective time, a run of a rival of the chosen is stopped sooner once repetitions have measured the
-    /// noise: at (1 + tolerance) x the chosen's expected
-    /// time x exp(max(the largest excess of a measured run over its configuration's center, bound_noise_z x
-    /// the sd of the chosen's mean and one run's noise)), never later than bound_factor allows; a run of the
-    /// chosen itself keeps bound_factor. Such a run, censored, rules nothing out (tune_run::early). 0: off, the
+    /// noise: at (1 + tolerance) x the chosen's expected time x exp(max(the largest excess of a measured run
+    /// over its configuration's center, bound_noise_z x the sd of the chosen's mean and one run's noise)), never
+    /// later than bound_factor allows; a run of the chosen itself keeps bound_factor. Such a run, censored, rules nothing out (tune_run::early). 0: off, the
     /// default: validation/tune/bound_noise.py (leave one group out, bound_noise/report.txt) finds no z that
     /// beats off beyond the noise of its replays.
     double bound_noise_z = 0;
@@ -167,6 +166,9 @@ struct tune_assessment {
     double chosen_bound_s = 0, rival_bound_s = 0;
     /// The bound of a run of configuration c started now (or tightened now, in flight).
     double bound_of(std::size_t c) const noexcept { return has_chosen && c == chosen ? chosen_bound_s : rival_bound_s; }
+    /// Whether a run given `bound` is stopped early (sooner than the bound factor's): censored there, it is
+    /// tune_run::early.
+    bool stops_early(double bound) const noexcept { return bound > 0 && bound < chosen_bound_s; }
     int runs = 0;              ///< runs recorded (cancelled ones included)
     int in_flight = 0;         ///< runs in flight given to assess
     double machine_s = 0;      ///< machine seconds spent so far (wall x nodes)

@@ -87,6 +87,12 @@ void rate_rivals(tune_assessment& a, const beat_probability& beats, const log_be
     a.p_beaten = 1 - p_none;
 }
 
+// Whether rivals may be stopped by the noise at all (tune_options::bound_noise_z): asked for, without an
+// application profile, under objective time.
+bool bounds_by_noise(const tune_options& opt) {
+    return opt.bound_noise_z > 0 && opt.choose_structure && opt.minimise == objective::time;
+}
+
 // The largest log excess of a finished run over its configuration's center, over the configurations with two
 // finished runs or more: how far the noise measured so far reaches above a center; negative when none.
 double measured_excess(const run_evidence& evidence) {
@@ -104,8 +110,7 @@ double measured_excess(const run_evidence& evidence) {
 // profile, too (tune_options::bound_noise_z).
 double rival_bound(const tune_assessment& a, const log_beliefs& b, double excess, double center, double loose,
                    const tune_options& opt) {
-    if (opt.bound_noise_z <= 0 || !opt.choose_structure || opt.minimise != objective::time || excess < 0)
-        return loose;
+    if (!bounds_by_noise(opt) || excess < 0) return loose;
     const std::size_t ch = a.chosen;
     const double spread = std::max(excess, opt.bound_noise_z * std::sqrt(b.var[ch] + b.pooled_run_var));
     const double chosen_log = std::max(b.mean[ch], center);  // never below what the chosen's runs measured
@@ -114,13 +119,13 @@ double rival_bound(const tune_assessment& a, const log_beliefs& b, double excess
 
 // The bounds of the next run (of the chosen, of a rival), and the configurations confidently slower than
 // their bound. No bound before a run has finished: the model's scale is not yet checked against this machine.
-// Returns whether any configuration left is not pathological.
-bool bound_next_run(tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
+// `excess`: measured_excess. Returns whether any configuration left is not pathological.
+bool bound_next_run(tune_assessment& a, const log_beliefs& b, const run_evidence& evidence, double excess,
                     const tune_options& opt) {
     double loose = 0, tight = 0;
     if (a.has_chosen) {
         loose = opt.bound_factor * std::exp(b.mean[a.chosen]);
-        tight = rival_bound(a, b, measured_excess(evidence), evidence[a.chosen].center, loose, opt);
+        tight = rival_bound(a, b, excess, evidence[a.chosen].center, loose, opt);
     }
     auto with_limit = [&opt](double bound) {
         return opt.max_run_s > 0 ? (bound > 0 ? std::min(bound, opt.max_run_s) : opt.max_run_s) : bound;
@@ -357,9 +362,7 @@ void confirm_the_chosen(const tune_assessment& a, const choice& ch, const std::v
 bool measure_noise_first(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
                          const std::vector<configuration>& space, const std::vector<int>& flying, double excess,
                          const tune_options& opt, std::vector<double>& score) {
-    if (opt.bound_noise_z <= 0 || !opt.choose_structure || opt.minimise != objective::time || !a.has_chosen ||
-        excess >= 0 || a.model_used)
-        return false;
+    if (!bounds_by_noise(opt) || !a.has_chosen || excess >= 0 || a.model_used) return false;
     const std::size_t ch = a.chosen;
     if (a.configs[ch].excluded || a.configs[ch].runs + flying[ch] >= 2) return false;
     const auto ran = std::count_if(a.configs.begin(), a.configs.end(),
@@ -488,7 +491,8 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
             const std::vector<int>& flying, const std::vector<configuration>& space, const tune_options& opt) {
     rate_choice(a, ch, b, opt);
     const beat_probability beats(b.mean, ch, opt);
-    const bool any_runnable = bound_next_run(a, b, evidence, opt);
+    const double excess = measured_excess(evidence);
+    const bool any_runnable = bound_next_run(a, b, evidence, excess, opt);
     const exhaustive_estimate exhaustive = exhaustive_seconds(a, b, evidence, space);
     a.exhaustive_s = exhaustive.total();
     a.exhaustive_stopped = exhaustive.stopped;
@@ -505,7 +509,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         next_run_scores(a, ch, beats, b, flying, space, exploring, any_runnable, opt.next_by_gradient);
     if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);
     if (!exploring) confirm_the_chosen(a, ch, flying, opt, score);
-    const bool noise_first = measure_noise_first(a, b, evidence, space, flying, measured_excess(evidence), opt, score);
+    const bool noise_first = measure_noise_first(a, b, evidence, space, flying, excess, opt, score);
     const bool repeat_chosen = choose_next(a, ch, score);
     if (!a.has_next) {
         a.stop = tune_stop::exhausted;
