@@ -567,7 +567,6 @@ TEST_CASE("tune policy stage: stop when confident, the bound and the pathologica
     CHECK(t.a.next_bound_s == doctest::Approx(3.0));  // 3 x e^0
     // 1.5 - 1.645 x 0.02 > log 3 = 1.10
     CHECK(t.a.configs[1].pathological);
-    CHECK_FALSE(t.a.configs[0].pathological);
     CHECK(t.a.exhaustive_s == doctest::Approx(1.0 + std::exp(1.5) * 2));  // the medians, x nodes
     CHECK_FALSE(t.a.has_next);
 
@@ -927,11 +926,26 @@ TEST_CASE("tune policy stage: a rival's run stopped by the measured noise, the c
         CHECK(t.a.next_bound_s == doctest::Approx(rival));
         CHECK(t.a.next_cost_s == doctest::Approx(std::exp(0.02)));  // its expected time, below the bound
     }
-    SUBCASE("a posterior below what the chosen's runs measured does not pull the bound down") {
+    SUBCASE("a posterior below what the chosen's runs measured pulls neither bound down") {
         t.opt.bound_noise_z = 2;
         t.b.mean[0] = -0.2;  // a model below the chosen's own runs (center 0): 1.03 e^(-0.2 + 0.283) = 1.12 s
         t.decide();
         CHECK(t.a.rival_bound_s == doctest::Approx(rival));
+        CHECK(t.a.chosen_bound_s == doctest::Approx(3.0));  // 3 e^0, not 3 e^-0.2 = 2.46 s
+    }
+    SUBCASE("off, too: a run of the chosen taking its usual time is not stopped by a model fitted below it") {
+        t.opt.bound_noise_z = 0;
+        t.b.mean[0] = -1.2;  // 3 e^-1.2 = 0.90 s would stop a run of the chosen's measured 1 s
+        t.decide();
+        CHECK(t.a.chosen_bound_s == doctest::Approx(3.0));
+        CHECK(t.a.rival_bound_s == doctest::Approx(3.0));
+    }
+    SUBCASE("a chosen without a finished run: the bound factor times its posterior") {
+        t.opt.bound_noise_z = 0;
+        t.evidence.per_config[0].logs.clear();
+        mmgp::detail::summarise_runs(t.evidence.per_config[0]);
+        t.b.mean[0] = -0.2;
+        t.decide();
         CHECK(t.a.chosen_bound_s == doctest::Approx(3.0 * std::exp(-0.2)));
     }
     SUBCASE("a measured excess larger than z sd sets the bound") {

@@ -60,7 +60,9 @@ struct tune_options {
     /// times or more (true), or as noisy as its own runs and the pool say (false).
     bool few_runs_noisiest = true;
     double length_scale = 1.0;   ///< how far the discrepancy is correlated, in doublings of m, p and nodes
-    double bound_factor = 3.0;   ///< a run is stopped after this many times the chosen configuration's time
+    /// A run is stopped after this many times the chosen configuration's time (its expected time, never below
+    /// what its own finished runs measured).
+    double bound_factor = 3.0;
     /// Without an application profile (choose_structure: prior false, the structure chosen from the runs) and
     /// under objective time, a run of a rival of the chosen is stopped sooner once repetitions have measured the
     /// noise: at (1 + tolerance) x the chosen's expected time x exp(max(the largest excess of a measured run

@@ -104,16 +104,23 @@ double measured_excess(const run_evidence& evidence) {
     return excess;
 }
 
+// The chosen's log time that its runs' bounds start from: the posterior mean, never below what the chosen's
+// own finished runs measured (a model fitted badly elsewhere must not stop a run of the chosen that takes its
+// usual time, and so exclude it).
+double chosen_log_time(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence) {
+    const auto& e = evidence[a.chosen];
+    return e.logs.empty() ? b.mean[a.chosen] : std::max(b.mean[a.chosen], e.center);
+}
+
 // The bound of a rival's run (tune_options::bound_noise_z): a run of a configuration no slower than the chosen
 // by more than the tolerance exceeds it only by noise beyond both the largest measured excess and z sd of the
 // chosen's mean and one run; never later than `loose`. Without measured noise, `loose`; with an application
-// profile, too (tune_options::bound_noise_z).
-double rival_bound(const tune_assessment& a, const log_beliefs& b, double excess, double center, double loose,
+// profile, too (tune_options::bound_noise_z). `chosen_log`: chosen_log_time.
+double rival_bound(const tune_assessment& a, const log_beliefs& b, double excess, double chosen_log, double loose,
                    const tune_options& opt) {
     if (!bounds_by_noise(opt) || excess < 0) return loose;
     const std::size_t ch = a.chosen;
     const double spread = std::max(excess, opt.bound_noise_z * std::sqrt(b.var[ch] + b.pooled_run_var));
-    const double chosen_log = std::max(b.mean[ch], center);  // never below what the chosen's runs measured
     return std::min(loose, std::exp(chosen_log + std::log1p(opt.tolerance) + spread));
 }
 
@@ -124,8 +131,9 @@ bool bound_next_run(tune_assessment& a, const log_beliefs& b, const run_evidence
                     const tune_options& opt) {
     double loose = 0, tight = 0;
     if (a.has_chosen) {
-        loose = opt.bound_factor * std::exp(b.mean[a.chosen]);
-        tight = rival_bound(a, b, excess, evidence[a.chosen].center, loose, opt);
+        const double chosen_log = chosen_log_time(a, b, evidence);
+        loose = opt.bound_factor * std::exp(chosen_log);
+        tight = rival_bound(a, b, excess, chosen_log, loose, opt);
     }
     auto with_limit = [&opt](double bound) {
         return opt.max_run_s > 0 ? (bound > 0 ? std::min(bound, opt.max_run_s) : opt.max_run_s) : bound;
@@ -372,7 +380,7 @@ bool measure_noise_first(const tune_assessment& a, const log_beliefs& b, const r
     if (asked == ch || (!std::isfinite(score[asked]) && score[asked] < 0)) return false;
     if (!(run_cost(a, b, space, ch) < run_cost(a, b, space, asked))) return false;
     if (a.cap_s > 0) {
-        const double prior_bound = rival_bound(a, b, 0.0, evidence[ch].center, a.chosen_bound_s, opt);
+        const double prior_bound = rival_bound(a, b, 0.0, chosen_log_time(a, b, evidence), a.chosen_bound_s, opt);
         double need = committed_seconds(a, b, space, flying) + run_cost(a, b, space, ch);
         for (std::size_t c = 0; c < a.configs.size(); ++c)
             if (a.configs[c].runs == 0 && flying[c] == 0 && !a.configs[c].excluded)
