@@ -21,7 +21,6 @@ default is to be. Writes bound_noise/report.txt and bound_noise/results.json bes
 """
 import concurrent.futures
 import json
-import math
 import os
 import statistics
 import sys
@@ -39,35 +38,12 @@ FIRST_SEED = 1001
 
 def measure(pool, mmgp, group, z, seeds, folder):
     """Per setting the group has: P, median machine time fraction and runs of mmgp tune, exhaustive trial's P."""
-    out = {}
-    for s in SETTINGS:
-        if s == "prior" and not group[1]:
-            continue  # a made-up group: no program, no application profile
-        path, reps, truth, exh_cost, profile, extra = bench.setting_replay(group, s, folder)
-        exh = [bench.exhaustive(reps, sd, s == "d") for sd in seeds]
-        words = extra + ["--constant", f"bound.noise_z={z}"]
-        tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, words), seeds))
-        x = bench.summary(tuned, truth, exh_cost)
-        out[s] = {"p": x["p_within_3pct"], "time_fraction": x["median_time_fraction"], "runs": x["median_runs"],
-                  "exhaustive_p": bench.summary(exh, truth, exh_cost)["p_within_3pct"]}
-    return out
+    return constants.measure_settings(pool, mmgp, group, SETTINGS, ["--constant", f"bound.noise_z={z}"], seeds, folder)
 
 
-def losses(results, names, z):
-    """The loss of candidate z in every setting of the groups `names`, against the default's, in one order."""
-    off = CANDIDATES[0]
-    return [constants.loss(results[n][z][s], results[n][off][s]) for n in names for s in results[n][off]]
-
-
-def choose(results, names):
-    """The candidate with the lowest mean loss on `names` when it beats the default by more than twice the
-    standard error of the paired difference; else the default. Returns it, the lowest one, the difference and
-    its standard error."""
-    off = CANDIDATES[0]
-    best = min(CANDIDATES, key=lambda z: statistics.mean(losses(results, names, z)))
-    d = [x - y for x, y in zip(losses(results, names, best), losses(results, names, off))]
-    se = statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else 0.0
-    return (best if statistics.mean(d) < -2 * se else off), best, statistics.mean(d), se
+def mean_loss(results, names, z):
+    """The mean loss of candidate z over the settings of the groups `names`, against the default's (off)."""
+    return constants.mean_loss(results, names, z, CANDIDATES[0])
 
 
 def cell(x):
@@ -76,14 +52,14 @@ def cell(x):
 
 def report(results, names, seeds):
     off = CANDIDATES[0]
-    overall, best, diff, se = choose(results, names)
+    overall, best, diff, se = constants.paired_choice(results, names, CANDIDATES, off)
     lines = [f"# how soon a rival's run is stopped, bound.noise_z chosen leave one group out: python3 "
              f"validation/tune/bound_noise.py --seeds {len(seeds)}",
              "# settings per group: the new user's variants a, b, c, d and the scenario's prior; figures P<=3% / median "
              "machine time (fraction of exhaustive trial's)",
              f"# loss: constants.py's; seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", "",
              "candidate (loss on all groups):"]
-    lines += [f"  {statistics.mean(losses(results, names, z)):.3f}  bound.noise_z={z}" + ("  (off)" if z == off else "")
+    lines += [f"  {mean_loss(results, names, z):.3f}  bound.noise_z={z}" + ("  (off)" if z == off else "")
               for z in CANDIDATES]
     lines += ["", f"lowest loss: bound.noise_z={best}, {diff:+.3f} against off (standard error {se:.3f}, paired over "
               "the groups' settings)",
@@ -93,10 +69,9 @@ def report(results, names, seeds):
               f"{'group':<22} {'chosen':>6} {'loss':>5} {'off':>5}  " +
               "  ".join(f"{'off ' + s:>13} {'chosen ' + s:>13}" for s in SETTINGS)]
     held, before = [], []
-    for n in names:
-        z = choose(results, [o for o in names if o != n])[0]
-        held.append(statistics.mean(losses(results, [n], z)))
-        before.append(statistics.mean(losses(results, [n], off)))
+    for n, z in constants.left_out_choices(results, names, CANDIDATES, off).items():
+        held.append(mean_loss(results, [n], z))
+        before.append(mean_loss(results, [n], off))
         lines.append(f"{n:<22} {z:>6} {held[-1]:>5.2f} {before[-1]:>5.2f}  " +
                      "  ".join(f"{cell(results[n][off][s]):>13} {cell(results[n][z][s]):>13}" if s in results[n][off]
                                else f"{'-':>13} {'-':>13}" for s in SETTINGS))

@@ -77,41 +77,50 @@ def loss(x, before):
     return x["time_fraction"] + PENALTY * max(0.0, target - x["p"]) + PENALTY * over
 
 
-def measure(pool, mmgp, group, combo, seeds, folder):
-    """The figures of one group with one combination: per setting, P, median machine time fraction, runs."""
+def measure_settings(pool, mmgp, group, settings, words, seeds, folder):
+    """The figures of one group with mmgp tune's extra `words`, per setting the group has ("prior" needs its
+    scenario; "d" replays each configuration's slowest run first): P, median machine time fraction and runs of
+    mmgp tune, and exhaustive trial's P. Shared by the commands that choose a constant (first_runs.py,
+    bound_noise.py)."""
     out = {}
-    for setting in SETTINGS:
-        path, reps, truth, exh_cost, profile, extra = bench.setting_replay(group, setting, folder)
-        exh = [bench.exhaustive(reps, sd) for sd in seeds]
-        extra = extra + args_of(combo)
-        tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, extra), seeds))
-        s = bench.summary(tuned, truth, exh_cost)
-        out[setting] = {"p": s["p_within_3pct"], "time_fraction": s["median_time_fraction"],
-                        "runs": s["median_runs"], "exhaustive_p": bench.summary(exh, truth, exh_cost)["p_within_3pct"]}
+    for s in settings:
+        if s == "prior" and not group[1]:
+            continue  # a made-up group: no program, no application profile
+        path, reps, truth, exh_cost, profile, extra = bench.setting_replay(group, s, folder)
+        exh = [bench.exhaustive(reps, sd, s == "d") for sd in seeds]
+        tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, extra + words), seeds))
+        x = bench.summary(tuned, truth, exh_cost)
+        out[s] = {"p": x["p_within_3pct"], "time_fraction": x["median_time_fraction"], "runs": x["median_runs"],
+                  "exhaustive_p": bench.summary(exh, truth, exh_cost)["p_within_3pct"]}
     return out
 
 
-DEFAULT = label({name: values[0] for name, values in GRID.items()})
+def paired_losses(results, names, key, base):
+    """The loss of `key` in every setting `base` was measured in, over the groups `names`, against `base`'s
+    figures in the same setting; in one order, so that two keys' lists pair up."""
+    return [loss(results[n][key][s], results[n][base][s]) for n in names for s in results[n][base]]
 
 
-def losses(results, names, key):
-    """The loss of combination `key` in every setting of the groups `names`, in one order."""
-    return [loss(results[n][key][s], results[n][DEFAULT][s]) for n in names for s in SETTINGS]
+def mean_loss(results, names, key, base):
+    return statistics.mean(paired_losses(results, names, key, base))
 
 
-def mean_loss(results, names, key):
-    return statistics.mean(losses(results, names, key))
-
-
-def choose(results, names, keys):
-    """The combination with the least loss on `names` when it beats the defaults before by more than twice the
-    standard error of the paired difference (over the groups' settings); else the defaults before. Returns it,
-    and the lowest-loss combination with its difference and standard error."""
-    best = min(keys, key=lambda k: mean_loss(results, names, k))
-    d = [x - y for x, y in zip(losses(results, names, best), losses(results, names, DEFAULT))]
+def paired_choice(results, names, keys, base):
+    """The key with the least loss on `names` when it beats `base` by more than twice the standard error of the
+    paired difference (over the groups' settings); else `base`. Returns it, and the lowest-loss key with its
+    difference and standard error."""
+    best = min(keys, key=lambda k: mean_loss(results, names, k, base))
+    d = [x - y for x, y in zip(paired_losses(results, names, best, base), paired_losses(results, names, base, base))]
     se = statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else 0.0
-    chosen = best if statistics.mean(d) < -2 * se else DEFAULT
-    return chosen, best, statistics.mean(d), se
+    return (best if statistics.mean(d) < -2 * se else base), best, statistics.mean(d), se
+
+
+def left_out_choices(results, names, keys, base):
+    """For each group, paired_choice made on the *other* groups (leave one group out)."""
+    return {n: paired_choice(results, [o for o in names if o != n], keys, base)[0] for n in names}
+
+
+DEFAULT = label({name: values[0] for name, values in GRID.items()})
 
 
 def replay_arguments(description, seeds):
@@ -142,11 +151,13 @@ def main():
         results = {}
         with tempfile.TemporaryDirectory() as folder:
             for g in groups:
-                results[g[0]] = {label(c): measure(pool, a.mmgp, g, c, seeds, folder) for c in combos}
+                results[g[0]] = {label(c): measure_settings(pool, a.mmgp, g, SETTINGS, args_of(c), seeds, folder)
+                                 for c in combos}
                 print(g[0], file=sys.stderr, flush=True)
 
+    names = [n for n in names if n in results]  # re-read (--from): the groups measured then
     default = DEFAULT
-    overall, lowest, diff, se = choose(results, names, keys)
+    overall, lowest, diff, se = paired_choice(results, names, keys, default)
     lines = [f"# mmgp tune's constants chosen leave-one-group-out: python3 validation/tune/constants.py --seeds {a.seeds}",
              f"# {len(combos)} combinations of {', '.join(GRID)}; settings per group: the new user's variants a, b, c "
              "and the scenario's prior",
@@ -154,8 +165,8 @@ def main():
              f"{PENALTY:g} x machine time above exhaustive trial's where it reaches P >= 0.9",
              f"# seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", "",
              "combination (loss on all groups):"]
-    for k in sorted(keys, key=lambda k: mean_loss(results, names, k)):
-        lines.append(f"  {mean_loss(results, names, k):.3f}  {k}" + ("  (the defaults before)" if k == default else ""))
+    for k in sorted(keys, key=lambda k: mean_loss(results, names, k, default)):
+        lines.append(f"  {mean_loss(results, names, k, default):.3f}  {k}" + ("  (the defaults before)" if k == default else ""))
     lines += ["", f"lowest loss: {lowest}, {diff:+.3f} against the defaults before (standard error {se:.3f}, "
               "paired over the groups' settings)",
               f"chosen on all groups (the lowest when it is more than two standard errors below the defaults before, "
@@ -164,16 +175,14 @@ def main():
               "(P<=3% / machine time fraction per setting), against the defaults before",
               f"{'group':<22} {'chosen on the others':<66} {'loss':>5} {'before':>6}  " +
               "  ".join(f"{s:>12}" for s in SETTINGS)]
-    logo = {}
-    for n in names:
-        others = [o for o in names if o != n]
-        k = choose(results, others, keys)[0]
-        logo[n] = k
+    logo = left_out_choices(results, names, keys, default)
+    for n, k in logo.items():
         own = results[n][k]
-        lines.append(f"{n:<22} {k:<66} {mean_loss(results, [n], k):>5.2f} {mean_loss(results, [n], default):>6.2f}  " +
+        lines.append(f"{n:<22} {k:<66} {mean_loss(results, [n], k, default):>5.2f} "
+                     f"{mean_loss(results, [n], default, default):>6.2f}  " +
                      "  ".join(f"{own[s]['p']:.2f}/{100 * own[s]['time_fraction']:>5.1f}%" for s in SETTINGS))
-    held = statistics.mean(mean_loss(results, [n], logo[n]) for n in names)
-    before = statistics.mean(mean_loss(results, [n], default) for n in names)
+    held = statistics.mean(mean_loss(results, [n], logo[n], default) for n in names)
+    before = statistics.mean(mean_loss(results, [n], default, default) for n in names)
     lines.append(f"mean loss on the left-out groups: {held:.3f} with the constants chosen without them, "
                  f"{before:.3f} with the defaults before")
     # The chosen combination with ALSO on top, on the same seeds: its loss on all groups against the chosen's.
@@ -181,9 +190,9 @@ def main():
     if label(also) not in results[names[0]]:
         with tempfile.TemporaryDirectory() as folder:
             for g in groups:
-                results[g[0]][label(also)] = measure(pool, a.mmgp, g, also, seeds, folder)
-    lines.append(f"the chosen with {label(ALSO)}: loss {mean_loss(results, names, label(also)):.3f} on all groups "
-                 f"(the chosen: {mean_loss(results, names, overall):.3f})")
+                results[g[0]][label(also)] = measure_settings(pool, a.mmgp, g, SETTINGS, args_of(also), seeds, folder)
+    lines.append(f"the chosen with {label(ALSO)}: loss {mean_loss(results, names, label(also), default):.3f} on all "
+                 f"groups (the chosen: {mean_loss(results, names, overall, default):.3f})")
     os.makedirs(os.path.join(HERE, "constants"), exist_ok=True)
     open(os.path.join(HERE, "constants", "report.txt"), "w").write("\n".join(lines) + "\n")
     json.dump({"grid": GRID, "seeds": seeds, "penalty": PENALTY, "chosen": overall, "left_out": logo,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whether a new user's first runs should follow the platform: measured leave-one-group-out on the benchmark.
 
-    python3 validation/tune/first_runs.py [--mmgp build/cli/mmgp] [--seeds 40] [--jobs 2]
+    python3 validation/tune/first_runs.py [--mmgp build/cli/mmgp] [--seeds 40] [--jobs 2] [--from results.json]
 
 Without an application profile, mmgp tune explores until fit.min_configurations configurations have finished runs:
 each next run is the configuration least known (the discrepancy process's variance). With
@@ -17,10 +17,8 @@ standard error of the paired difference (over their settings); the group's own f
 reported (leave one group out), and the decision on all groups is what mmgp tune's default is to be. Writes
 first_runs/report.txt and first_runs/results.json beside this file.
 """
-import argparse
 import concurrent.futures
 import json
-import math
 import os
 import statistics
 import sys
@@ -36,62 +34,49 @@ SETTINGS = list(bench.VARIANTS)
 FIRST_SEED = 1001
 
 
-def measure(pool, mmgp, group, extra_rule, seeds, folder):
-    """Per new-user variant: P, median machine time fraction and runs of mmgp tune, and exhaustive trial's P."""
-    out = {}
-    for v in SETTINGS:
-        path, reps, truth, exh_cost, profile, extra = bench.setting_replay(group, v, folder)
-        exh = [bench.exhaustive(reps, sd, v == "d") for sd in seeds]
-        tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, extra + extra_rule), seeds))
-        s = bench.summary(tuned, truth, exh_cost)
-        out[v] = {"p": s["p_within_3pct"], "time_fraction": s["median_time_fraction"], "runs": s["median_runs"],
-                  "exhaustive_p": bench.summary(exh, truth, exh_cost)["p_within_3pct"]}
-    return out
-
-
-def losses(results, names, rule):
-    return [constants.loss(results[n][rule][s], results[n]["variance"][s]) for n in names for s in SETTINGS]
+def mean_loss(results, names, rule):
+    """The mean loss of `rule` over the settings of the groups `names`, against variance alone's."""
+    return constants.mean_loss(results, names, rule, "variance")
 
 
 def decide(results, names):
     """'platform' when it lowers the mean loss on `names` by more than two standard errors of the paired
     difference; else 'variance'. Returns it with the difference and its standard error."""
-    d = [x - y for x, y in zip(losses(results, names, "platform"), losses(results, names, "variance"))]
-    se = statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else 0.0
-    return ("platform" if statistics.mean(d) < -2 * se else "variance"), statistics.mean(d), se
+    chosen, _, diff, se = constants.paired_choice(results, names, ["platform"], "variance")
+    return chosen, diff, se
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=40)
-    ap.add_argument("--jobs", type=int, default=2)
-    a = ap.parse_args()
+    a = constants.replay_arguments(__doc__.split("\n")[0], 40).parse_args()
     groups = bench.groups() + bench.made_up_groups()
-    names = [g[0] for g in groups]
-    seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
-    pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
-    results = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for g in groups:
-            results[g[0]] = {rule: measure(pool, a.mmgp, g, extra, seeds, folder) for rule, extra in RULES.items()}
-            print(g[0], file=sys.stderr, flush=True)
+    if a.from_results:
+        saved = json.load(open(a.from_results))
+        results, seeds = saved["results"], saved["seeds"]
+    else:
+        seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
+        pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
+        results = {}
+        with tempfile.TemporaryDirectory() as folder:
+            for g in groups:
+                results[g[0]] = {rule: constants.measure_settings(pool, a.mmgp, g, SETTINGS, words, seeds, folder)
+                                 for rule, words in RULES.items()}
+                print(g[0], file=sys.stderr, flush=True)
+    names = [g[0] for g in groups if g[0] in results]  # the benchmark's order
     overall, diff, se = decide(results, names)
     lines = [f"# a new user's first runs, by the platform or by variance alone: python3 validation/tune/first_runs.py "
              f"--seeds {a.seeds}",
              "# settings per group: the new user's variants a, b, c, d; figures P<=3% / median machine time (fraction of "
              "exhaustive trial's) / median runs",
              f"# loss: constants.py's; seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", "",
-             f"all groups: loss {statistics.mean(losses(results, names, 'platform')):.3f} by the platform, "
-             f"{statistics.mean(losses(results, names, 'variance')):.3f} by variance alone; paired difference "
+             f"all groups: loss {mean_loss(results, names, 'platform'):.3f} by the platform, "
+             f"{mean_loss(results, names, 'variance'):.3f} by variance alone; paired difference "
              f"{diff:+.3f} (standard error {se:.3f}); decision: {overall}", "",
              f"{'group':<22} {'decided on the others':<22} {'loss':>5} {'var.':>5}  " +
              "  ".join(f"{'variance ' + s:>19} {'platform ' + s:>19}" for s in SETTINGS)]
     held, before = [], []
-    for n in names:
-        rule = decide(results, [o for o in names if o != n])[0]
-        held.append(statistics.mean(losses(results, [n], rule)))
-        before.append(statistics.mean(losses(results, [n], "variance")))
+    for n, rule in constants.left_out_choices(results, names, ["platform"], "variance").items():
+        held.append(mean_loss(results, [n], rule))
+        before.append(mean_loss(results, [n], "variance"))
         cell = lambda x: f"{x['p']:.2f}/{100 * x['time_fraction']:5.1f}%/{x['runs']:>4g}"
         lines.append(f"{n:<22} {rule:<22} {held[-1]:>5.2f} {before[-1]:>5.2f}  " +
                      "  ".join(f"{cell(results[n]['variance'][s]):>19} {cell(results[n]['platform'][s]):>19}"
