@@ -19,12 +19,10 @@ lowers it by more than twice the standard error of the paired difference (over t
 figures with that choice are reported (leave one group out), and the choice on all groups is what mmgp tune's
 default is to be. Writes bound_noise/report.txt and bound_noise/results.json beside this file.
 """
-import concurrent.futures
 import json
 import os
 import statistics
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -34,11 +32,6 @@ import constants  # noqa: E402  (the loss)
 CANDIDATES = ["0", "1.64", "2.33", "3.09"]  # the first: off, mmgp tune's default before this command chose
 SETTINGS = list(bench.VARIANTS) + ["prior"]
 FIRST_SEED = 1001
-
-
-def measure(pool, mmgp, group, z, seeds, folder):
-    """Per setting the group has: P, median machine time fraction and runs of mmgp tune, exhaustive trial's P."""
-    return constants.measure_settings(pool, mmgp, group, SETTINGS, ["--constant", f"bound.noise_z={z}"], seeds, folder)
 
 
 def mean_loss(results, names, z):
@@ -82,18 +75,9 @@ def report(results, names, seeds):
 
 def main():
     a = constants.replay_arguments(__doc__.split("\n")[0], 40).parse_args()
-    if a.from_results:
-        saved = json.load(open(a.from_results))
-        results, seeds = saved["results"], saved["seeds"]
-    else:
-        seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
-        pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
-        results = {}
-        with tempfile.TemporaryDirectory() as folder:
-            for g in bench.groups() + bench.made_up_groups():
-                results[g[0]] = {z: measure(pool, a.mmgp, g, z, seeds, folder) for z in CANDIDATES}
-                print(g[0], file=sys.stderr, flush=True)
-    names = [g[0] for g in bench.groups() + bench.made_up_groups() if g[0] in results]  # the benchmark's order
+    words = {z: ["--constant", f"bound.noise_z={z}"] for z in CANDIDATES}
+    results, seeds, names = constants.replayed_or_read(a, bench.groups() + bench.made_up_groups(), SETTINGS, words,
+                                                       FIRST_SEED)
     lines, overall = report(results, names, seeds)
     os.makedirs(os.path.join(HERE, "bound_noise"), exist_ok=True)
     open(os.path.join(HERE, "bound_noise", "report.txt"), "w").write("\n".join(lines) + "\n")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The tuner's constants, chosen leave-one-group-out on the benchmark's replays.
 
-    python3 validation/tune/constants.py [--mmgp build/cli/mmgp] [--seeds 20] [--jobs 2]
+    python3 validation/tune/constants.py [--mmgp build/cli/mmgp] [--seeds 20] [--jobs 2] [--from results.json]
 
 mmgp tune has constants no measurement fixes by itself: the prior of the run-to-run noise (`noise.sd`), what that
 prior is worth in degrees of freedom of repetitions (`noise.dof`), whether a configuration with fewer than three
@@ -26,7 +26,8 @@ combinations lie within each other's noise, and the lowest one alone is chosen b
 choice is made on the *other* groups and the group's own figures with it are reported (leave one group out): what
 a program no group uses can expect. The choice on all groups is what mmgp tune's defaults
 (libmmgp/include/mmgp/tune.hpp) are to be. Writes constants/report.txt and constants/results.json beside this
-file.
+file. The other commands that choose a constant this way (bound_noise.py, first_runs.py) take their options,
+replays, loss and leave-one-group-out choice from here.
 """
 import argparse
 import concurrent.futures
@@ -123,6 +124,25 @@ def left_out_choices(results, names, keys, base):
 DEFAULT = label({name: values[0] for name, values in GRID.items()})
 
 
+def replayed_or_read(a, groups, settings, words_of, first_seed):
+    """The figures of every group (measure_settings in `settings`) for each key of words_of (key -> mmgp tune's
+    extra words), on seeds first_seed.. (a: replay_arguments' options); with --from, those a previous run wrote.
+    Returns (results, seeds, the names of the groups measured in the benchmark's order)."""
+    if a.from_results:
+        saved = json.load(open(a.from_results))
+        results, seeds = saved["results"], saved["seeds"]
+    else:
+        seeds = list(range(first_seed, first_seed + a.seeds))
+        pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
+        results = {}
+        with tempfile.TemporaryDirectory() as folder:
+            for g in groups:
+                results[g[0]] = {k: measure_settings(pool, a.mmgp, g, settings, words, seeds, folder)
+                                 for k, words in words_of.items()}
+                print(g[0], file=sys.stderr, flush=True)
+    return results, seeds, [g[0] for g in groups if g[0] in results]
+
+
 def replay_arguments(description, seeds):
     """The options of a command that replays the benchmark's groups and chooses a constant (this one,
     bound_noise.py): the binary, the seeds, the jobs, and a results.json to re-read instead of replaying."""
@@ -140,22 +160,8 @@ def main():
     combos = [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
     keys = [label(c) for c in combos]
     groups = bench.groups()
-    names = [g[0] for g in groups]
-    pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
-    if a.from_results:
-        saved = json.load(open(a.from_results))
-        results, seeds = saved["results"], saved["seeds"]
-        a.seeds = len(seeds)
-    else:
-        seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
-        results = {}
-        with tempfile.TemporaryDirectory() as folder:
-            for g in groups:
-                results[g[0]] = {label(c): measure_settings(pool, a.mmgp, g, SETTINGS, args_of(c), seeds, folder)
-                                 for c in combos}
-                print(g[0], file=sys.stderr, flush=True)
-
-    names = [n for n in names if n in results]  # re-read (--from): the groups measured then
+    results, seeds, names = replayed_or_read(a, groups, SETTINGS, {label(c): args_of(c) for c in combos}, FIRST_SEED)
+    a.seeds = len(seeds)
     default = DEFAULT
     overall, lowest, diff, se = paired_choice(results, names, keys, default)
     lines = [f"# mmgp tune's constants chosen leave-one-group-out: python3 validation/tune/constants.py --seeds {a.seeds}",
@@ -188,9 +194,12 @@ def main():
     # The chosen combination with ALSO on top, on the same seeds: its loss on all groups against the chosen's.
     also = dict(combos[keys.index(overall)], **ALSO)
     if label(also) not in results[names[0]]:
+        pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
         with tempfile.TemporaryDirectory() as folder:
             for g in groups:
-                results[g[0]][label(also)] = measure_settings(pool, a.mmgp, g, SETTINGS, args_of(also), seeds, folder)
+                if g[0] in results:
+                    results[g[0]][label(also)] = measure_settings(pool, a.mmgp, g, SETTINGS, args_of(also), seeds,
+                                                                  folder)
     lines.append(f"the chosen with {label(ALSO)}: loss {mean_loss(results, names, label(also), default):.3f} on all "
                  f"groups (the chosen: {mean_loss(results, names, overall, default):.3f})")
     os.makedirs(os.path.join(HERE, "constants"), exist_ok=True)

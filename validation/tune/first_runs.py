@@ -17,12 +17,10 @@ standard error of the paired difference (over their settings); the group's own f
 reported (leave one group out), and the decision on all groups is what mmgp tune's default is to be. Writes
 first_runs/report.txt and first_runs/results.json beside this file.
 """
-import concurrent.futures
 import json
 import os
 import statistics
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -48,20 +46,8 @@ def decide(results, names):
 
 def main():
     a = constants.replay_arguments(__doc__.split("\n")[0], 40).parse_args()
-    groups = bench.groups() + bench.made_up_groups()
-    if a.from_results:
-        saved = json.load(open(a.from_results))
-        results, seeds = saved["results"], saved["seeds"]
-    else:
-        seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
-        pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
-        results = {}
-        with tempfile.TemporaryDirectory() as folder:
-            for g in groups:
-                results[g[0]] = {rule: constants.measure_settings(pool, a.mmgp, g, SETTINGS, words, seeds, folder)
-                                 for rule, words in RULES.items()}
-                print(g[0], file=sys.stderr, flush=True)
-    names = [g[0] for g in groups if g[0] in results]  # the benchmark's order
+    results, seeds, names = constants.replayed_or_read(a, bench.groups() + bench.made_up_groups(), SETTINGS, RULES,
+                                                       FIRST_SEED)
     overall, diff, se = decide(results, names)
     lines = [f"# a new user's first runs, by the platform or by variance alone: python3 validation/tune/first_runs.py "
              f"--seeds {a.seeds}",
