@@ -110,6 +110,7 @@ constexpr value_rule rule_table[] = {
     {"tune --constant", "fit.min_configurations", K::count, 1, 1000},
     {"tune --constant", "policy.knowledge_gradient", K::word, 0, 0, false, false, "0|1"},
     {"tune --constant", "policy.explore_platform", K::word, 0, 0, false, false, "0|1"},
+    {"tune --constant", "policy.first_platform", K::word, 0, 0, false, false, "0|1"},
     {"tune --constant", "bound.noise_z", K::real, 0, 10},
     {"tune --constant", "fallback.trust", K::word, 0, 0, false, false, "noise|calibrated|never|always"},
     {"tune", "--plot", K::text},

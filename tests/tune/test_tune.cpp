@@ -660,6 +660,41 @@ TEST_CASE("tune: exploring by the platform, the first run is the one the platfor
     CHECK(by_platform.next == 3);
 }
 
+TEST_CASE("tune: the first run by the platform, the one it expects fastest; the later ones as by default") {
+    // As above, with two nodes: one run's work all parallel, m = 4, p = 4 on two nodes takes half the time of
+    // one node (the same machine cost, so exploring by cost alone does not tell them apart); the first run,
+    // the only one without a bound, is the platform's fastest. Once a run has finished, the rule says nothing.
+    mmgp::scenario s;
+    s.plat.hpu_contexts = 4;
+    s.plat.apus = 16;
+    s.plat.nodes = 2;
+    s.app.decomp = mmgp::decomposition::task;
+    s.app.units = 16;
+    const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {4, 4, 1, mmgp::policy::edtlp},
+                                                    {4, 4, 2, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp}};
+    mmgp::tune_options o;
+    o.prior = false;
+    const mmgp::tune_assessment by_variance = mmgp::tuner(s, space, o).assess();
+    o.first_by_platform = true;
+    const mmgp::tune_assessment first = mmgp::tuner(s, space, o).assess();
+    REQUIRE(by_variance.has_next);
+    REQUIRE(first.has_next);
+    CHECK(by_variance.next != 2);
+    CHECK(first.next == 2);
+    CHECK(first.why_next == "first: the one the platform alone expects fastest (its time bounds the next runs)");
+    SUBCASE("after a run has finished: the least known, as without the rule") {
+        mmgp::tune_options d = o;
+        d.first_by_platform = false;
+        mmgp::tuner with(s, space, o), without(s, space, d);
+        for (mmgp::tuner* u : {&with, &without}) u->add({2, 0.5, mmgp::run_outcome::ok});
+        const mmgp::tune_assessment w = with.assess(), wo = without.assess();
+        REQUIRE(w.has_next);
+        REQUIRE(wo.has_next);
+        CHECK(w.next == wo.next);
+        CHECK(w.why_next == wo.why_next);
+    }
+}
+
 TEST_CASE("tune policy stage: the next run by the knowledge gradient: the doubt, not the near tie") {
     // Config 1: measured four times, 0.5 % slower than the chosen, sd 0.063 (a near tie); config 2: not run,
     // expected 16 % slower but with sd 0.3 (its interval reaches far below the chosen).

@@ -83,6 +83,10 @@ struct tune_options {
     /// structure with its times unknown: all of one run's work parallel, T_apu = 1 s), rather than by how
     /// little is known alone.
     bool explore_by_platform = false;
+    /// Without the prior's values: the first run (the only one without a bound, whose time bounds the next ones)
+    /// is the configuration the platform alone expects to be the fastest (as explore_by_platform sees the
+    /// application), rather than the least known.
+    bool first_by_platform = false;
     /// Stopped unsure by a budget, when the posterior is trusted over the lowest measured time (tune_assessment::
     /// chosen_by): noise, its leave-one-out RMS within the noise repetitions measured; calibrated, its leave-one-
     /// out residuals no larger than its own predictive spread says (mean of r^2 / var at most 1) with some noise
@@ -222,6 +226,7 @@ private:
     std::vector<tune_run> runs_;
     mutable std::vector<std::vector<double>> coef_;  // fit coefficients per configuration, computed when first run
     std::vector<double> explore_cost_;  // tune_options::explore_by_platform: the platform's cost of a run, 1 the cheapest
+    std::vector<double> first_time_;    // tune_options::first_by_platform: the platform's time of a run, seconds
 };
 
 }  // namespace mmgp

@@ -283,6 +283,14 @@ void knowledge_gradient_scores(const tune_assessment& a, const choice& ch, const
     if (candidate[chosen]) score[chosen] = chosen_gain / run_cost(a, b, space, chosen);
 }
 
+// Whether the next run is the tune's first (none finished, none in flight) and the platform picks it: the
+// configuration it alone expects fastest (tune_options::first_by_platform).
+bool first_by_platform(const tune_assessment& a, const log_beliefs& b, const std::vector<int>& flying) {
+    return !b.first_time.empty() &&
+           std::all_of(a.configs.begin(), a.configs.end(), [](const config_belief& c) { return c.runs == 0; }) &&
+           std::all_of(flying.begin(), flying.end(), [](int k) { return k == 0; });
+}
+
 // Each configuration's score for the next run, higher first (-infinity: not a candidate). While nothing
 // predicts (no model, too few runs to fit one): how little is known of it. Before anything is chosen: the
 // lowest expected time. Then the probability it beats the chosen (or the reference) by more than the
@@ -298,6 +306,11 @@ std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, 
     std::vector<bool> candidate(n, false);
     for (std::size_t c = 0; c < n; ++c)
         candidate[c] = !a.configs[c].excluded && !(a.configs[c].pathological && any_runnable);
+    if (exploring && first_by_platform(a, b, flying)) {
+        for (std::size_t c = 0; c < n; ++c)
+            if (candidate[c]) score[c] = -b.first_time[c];
+        return score;
+    }
     if (exploring || !ch.has_reference) {
         for (std::size_t c = 0; c < n; ++c)
             if (candidate[c] && !(exploring && a.configs[c].censored > 0))  // stopped early: not unknown
@@ -436,9 +449,10 @@ double expected_saving(const tune_assessment& a, const log_beliefs& b, std::size
 }
 
 std::string why_next(const tune_assessment& a, bool exploring, bool has_reference, bool repeat_chosen,
-                     bool noise_first) {
+                     bool noise_first, bool platform_first) {
     const auto& next = a.configs[a.next];
     if (noise_first) return "repeat the chosen: its noise sets how soon the others' runs are stopped";
+    if (platform_first) return "first: the one the platform alone expects fastest (its time bounds the next runs)";
     if (exploring) return "explore: the least known configuration (too few runs for the model yet)";
     if (!has_reference) return "the lowest expected time";
     if (repeat_chosen)
@@ -537,7 +551,8 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;
         if (a.next_saving_s < a.next_cost_s) return hold(tune_stop::not_worth);
     }
-    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen, noise_first);
+    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen, noise_first,
+                          exploring && first_by_platform(a, b, flying));
 }
 
 }  // namespace mmgp::detail

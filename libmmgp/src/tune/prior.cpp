@@ -165,7 +165,7 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
 
 }  // namespace
 
-std::vector<double> platform_explore_cost(const scenario& s, const std::vector<configuration>& space) {
+std::vector<double> platform_only_times(const scenario& s, const std::vector<configuration>& space) {
     scenario unknown = s;
     application& a = unknown.app;
     a.T_hpu = a.C_apu = a.g = a.T_start = 0;
@@ -178,7 +178,12 @@ std::vector<double> platform_explore_cost(const scenario& s, const std::vector<c
     platform_only.model_s.assign(space.size(), 0.0);
     evaluate_model(unknown, space, platform_only);
     if (!platform_only.model_used) return {};
-    std::vector<double> cost = std::move(platform_only.model_s);
+    return std::move(platform_only.model_s);
+}
+
+std::vector<double> platform_explore_cost(const scenario& s, const std::vector<configuration>& space) {
+    std::vector<double> cost = platform_only_times(s, space);
+    if (cost.empty()) return {};
     for (std::size_t i = 0; i < space.size(); ++i) cost[i] *= space[i].nodes;
     const double cheapest = *std::min_element(cost.begin(), cost.end());
     for (double& c : cost) c /= cheapest;

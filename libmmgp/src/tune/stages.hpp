@@ -85,10 +85,12 @@ inline std::size_t fit_threshold(const tune_options& opt) {
     return static_cast<std::size_t>(std::max(opt.min_fit_configurations, 1));
 }
 
-/// Stage 2 without a model yet: what the platform alone expects one run of each configuration to cost, relative
-/// to the cheapest (1), with the scenario's application structure and its times unknown (all of one run's work
-/// parallel: T_apu = 1 s, the other times 0); empty when the model cannot evaluate that (tune_options::
-/// explore_by_platform).
+/// Stage 2 without a model yet: what the platform alone expects one run of each configuration to take, seconds,
+/// with the scenario's application structure and its times unknown (all of one run's work parallel: T_apu = 1 s,
+/// the other times 0); empty when the model cannot evaluate that (tune_options::first_by_platform).
+std::vector<double> platform_only_times(const scenario& s, const std::vector<configuration>& space);
+/// The same times as the machine cost of a run (times its nodes), relative to the cheapest (1); empty when the
+/// model cannot evaluate them (tune_options::explore_by_platform).
 std::vector<double> platform_explore_cost(const scenario& s, const std::vector<configuration>& space);
 
 struct prior_fit {
@@ -219,6 +221,7 @@ struct log_beliefs {
     std::vector<double> run_var;      // the variance of one more run of each configuration (its noise)
     double pooled_run_var = 0;        // the pooled variance of one run (noise_estimate::pooled_var)
     std::vector<double> explore_cost; // what the platform alone expects a run to cost, 1 the cheapest (empty: not used)
+    std::vector<double> first_time;   // what the platform alone expects a run to take, for the first run (empty: not used)
 };
 /// Stage 3 again: every configuration's posterior and its covariances with the chosen and the reference.
 log_beliefs believe(discrepancy_posterior& gp, fantasy_posterior& fantasy, const choice& ch);

@@ -71,6 +71,7 @@ tuner::tuner(const scenario& s, std::vector<configuration> space, const tune_opt
     if (opt_.use_model) check_coverage(s_);
     coef_.resize(space_.size());
     if (opt_.explore_by_platform && !opt_.prior) explore_cost_ = detail::platform_explore_cost(s_, space_);
+    if (opt_.first_by_platform && !opt_.prior) first_time_ = detail::platform_only_times(s_, space_);
 }
 
 void tuner::add(const tune_run& r) {
@@ -189,6 +190,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     beliefs.run_var = noise.config_var;
     beliefs.pooled_run_var = noise.pooled_var;
     beliefs.explore_cost = explore_cost_;
+    beliefs.first_time = first_time_;
     describe_configs(a.configs, evidence, prior.model_s, beliefs);
     detail::decide(a, ch, beliefs, evidence, flying, space_, opt_);
 
