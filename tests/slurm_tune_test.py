@@ -43,8 +43,10 @@ def main():
             check(r.returncode == 0, f"tune --parallel 2 of the off-load runtime inside salloc: exit 0 ({r.stderr.strip()[-300:]})")
             if r.returncode != 0:
                 print(f"the fixture's daemons: {slurm.logs()}")  # what Slurm said (a daemon down, a step refused)
-                if os.path.exists(journal):
+                try:
                     print("the journal's runs:", *[f"  {x}" for x in sf.journal_runs(journal)], sep="\n")
+                except (OSError, ValueError) as e:  # none written, or a line cut short
+                    print(f"the journal: {e}")
                 return 1
             j, runs = json.loads(r.stdout), sf.journal_runs(journal)
             print(f"stop: {j['stop']}; {j['runs']} runs, {j['machine_s']:.2f} machine s, decided after {j['elapsed_s']:.2f} s")

@@ -567,6 +567,7 @@ TEST_CASE("tune policy stage: stop when confident, the bound and the pathologica
     CHECK(t.a.next_bound_s == doctest::Approx(3.0));  // 3 x e^0
     // 1.5 - 1.645 x 0.02 > log 3 = 1.10
     CHECK(t.a.configs[1].pathological);
+    CHECK_FALSE(t.a.configs[0].pathological);
     CHECK(t.a.exhaustive_s == doctest::Approx(1.0 + std::exp(1.5) * 2));  // the medians, x nodes
     CHECK_FALSE(t.a.has_next);
 
@@ -682,16 +683,25 @@ TEST_CASE("tune: the first run by the platform, the one it expects fastest; the 
     CHECK(by_variance.next != 2);
     CHECK(first.next == 2);
     CHECK(first.why_next == "first: the one the platform alone expects fastest (its time bounds the next runs)");
-    SUBCASE("after a run has finished: the least known, as without the rule") {
-        mmgp::tune_options d = o;
-        d.first_by_platform = false;
-        mmgp::tuner with(s, space, o), without(s, space, d);
-        for (mmgp::tuner* u : {&with, &without}) u->add({2, 0.5, mmgp::run_outcome::ok});
-        const mmgp::tune_assessment w = with.assess(), wo = without.assess();
+    // Not the first run any more: the rule says nothing, the next run is the default's.
+    mmgp::tune_options d = o;
+    d.first_by_platform = false;
+    mmgp::tuner with(s, space, o), without(s, space, d);
+    auto same_next = [&](const std::vector<std::size_t>& in_flight) {
+        const mmgp::tune_assessment w = with.assess(in_flight), wo = without.assess(in_flight);
         REQUIRE(w.has_next);
         REQUIRE(wo.has_next);
         CHECK(w.next == wo.next);
         CHECK(w.why_next == wo.why_next);
+    };
+    SUBCASE("beside the first run in flight (--parallel): the least known, as without the rule") { same_next({2}); }
+    SUBCASE("after a failed first run: as without the rule") {
+        for (mmgp::tuner* u : {&with, &without}) u->add({1, 0.5, mmgp::run_outcome::failed});
+        same_next({});
+    }
+    SUBCASE("after a run has finished: as without the rule") {
+        for (mmgp::tuner* u : {&with, &without}) u->add({2, 0.5, mmgp::run_outcome::ok});
+        same_next({});
     }
 }
 

@@ -81,7 +81,7 @@ def loss(x, before):
 def measure_settings(pool, mmgp, group, settings, words, seeds, folder):
     """The figures of one group with mmgp tune's extra `words`, per setting the group has ("prior" needs its
     scenario; "d" replays each configuration's slowest run first): P, median machine time fraction and runs of
-    mmgp tune, and exhaustive trial's P. Shared by the commands that choose a constant (first_runs.py,
+    mmgp tune, and exhaustive trial's P. Shared by the commands that choose a constant (this one, first_runs.py,
     bound_noise.py)."""
     out = {}
     for s in settings:
@@ -145,7 +145,8 @@ def replayed_or_read(a, groups, settings, words_of, first_seed):
 
 def replay_arguments(description, seeds):
     """The options of a command that replays the benchmark's groups and chooses a constant (this one,
-    bound_noise.py): the binary, the seeds, the jobs, and a results.json to re-read instead of replaying."""
+    bound_noise.py, first_runs.py): the binary, the seeds, the jobs, and a results.json to re-read instead of
+    replaying."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
     ap.add_argument("--seeds", type=int, default=seeds)

@@ -9,8 +9,9 @@ Two rules let the platform speak, the model with the application's times unknown
 parallel):
 - "platform" (`--constant policy.explore_platform=1`): each exploring run is the least known per machine second
   the platform alone expects it to take;
-- "first" (`--constant policy.first_platform=1`): the first run, the only one without a bound (its time bounds
-  every later run), is the configuration the platform alone expects to be the fastest; the others as by default.
+- "first" (`--constant policy.first_platform=1`): the tune's first run (it runs without a bound, and its time
+  bounds the later runs) is the configuration the platform alone expects to be the fastest; the others as by
+  default.
 This command replays every group of bench.py (recorded and made up) in the new user's four variants (a as
 recorded, b deviations shrunk to a tenth, c the two best 0.5 % apart, d each configuration's first run its
 slowest) under each rule, on seeds 1001.. (not the benchmark's), and scores each setting with constants.py's loss
@@ -54,7 +55,7 @@ def main():
     results, seeds, names = constants.replayed_or_read(a, bench.groups() + bench.made_up_groups(), SETTINGS, RULES,
                                                        FIRST_SEED)
     overall, lowest, diff, se = constants.paired_choice(results, names, OTHERS, BASE)
-    lines = [f"# a new user's first runs, by the platform or by variance alone: python3 validation/tune/first_runs.py "
+    lines = [f"# a new user's first runs, by the platform or by how little is known: python3 validation/tune/first_runs.py "
              f"--seeds {len(seeds)}",
              "# settings per group: the new user's variants a, b, c, d; figures P<=3% / median machine time (fraction of "
              "exhaustive trial's) / median runs",

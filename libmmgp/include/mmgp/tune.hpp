@@ -83,9 +83,10 @@ struct tune_options {
     /// structure with its times unknown: all of one run's work parallel, T_apu = 1 s), rather than by how
     /// little is known alone.
     bool explore_by_platform = false;
-    /// Without the prior's values: the first run (the only one without a bound, whose time bounds the next ones)
-    /// is the configuration the platform alone expects to be the fastest (as explore_by_platform sees the
-    /// application), rather than the least known.
+    /// Without the prior's values: the tune's first run (nothing recorded, nothing in flight; it runs without a
+    /// bound and its time bounds the later runs) is the configuration the platform alone expects to be the
+    /// fastest, in wall time whatever the objective (as explore_by_platform sees the application), rather than
+    /// the least known. With --parallel, the runs started beside it explore as by default.
     bool first_by_platform = false;
     /// Stopped unsure by a budget, when the posterior is trusted over the lowest measured time (tune_assessment::
     /// chosen_by): noise, its leave-one-out RMS within the noise repetitions measured; calibrated, its leave-one-

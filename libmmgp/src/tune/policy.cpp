@@ -106,7 +106,8 @@ double measured_excess(const run_evidence& evidence) {
 
 // The chosen's log time that its runs' bounds start from: the posterior mean, never below what the chosen's
 // own finished runs measured (a model fitted badly elsewhere must not stop a run of the chosen that takes its
-// usual time, and so exclude it).
+// usual time, and so exclude it). The loop chooses only measured configurations; a hand-made assessment may
+// choose one without a finished run, which keeps its posterior.
 double chosen_log_time(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence) {
     const auto& e = evidence[a.chosen];
     return e.logs.empty() ? b.mean[a.chosen] : std::max(b.mean[a.chosen], e.center);
