@@ -25,6 +25,7 @@ import csv
 import json
 import os
 import random
+import select
 import shutil
 import signal
 import subprocess
@@ -204,6 +205,7 @@ class Trial:
         self.label = describe(sw, sig, group, point, tag)
         self.out = []  # the sweep's stderr lines, read as they come
         self.t_sig = self.seen_at_kill = None
+        self.waiting = False  # the reader is waiting for more of the pipe, all it read is in self.out
 
     def run(self):
         """Starts the sweep, signals it at the point, waits for its end and reaps what is left of it."""
@@ -226,9 +228,28 @@ class Trial:
         p.stderr.close()
 
     def _drain(self, p):
-        """Reads the sweep's stderr into self.out, line by line, until it closes."""
-        for raw in p.stderr:
-            self.out.append(raw.decode(errors="replace").rstrip("\n"))
+        """Reads the sweep's stderr into self.out, line by line as it comes (unbuffered: what the pipe gave is in
+        self.out before the next read), until it closes."""
+        fd, rest = p.stderr.fileno(), b""
+        while True:
+            self.waiting = True
+            data = os.read(fd, 65536)
+            self.waiting = False
+            if not data:
+                break
+            *lines, rest = (rest + data).split(b"\n")
+            self.out.extend(raw.decode(errors="replace") for raw in lines)
+        if rest:
+            self.out.append(rest.decode(errors="replace"))
+
+    def _caught_up(self, p):
+        """Waits (at most 0.5 s) until the reader has taken everything the sweep wrote so far: nothing left in the
+        pipe and the reader waiting for more. A line the sweep writes after that comes after the count."""
+        fd, t_end = p.stderr.fileno(), time.monotonic() + 0.5
+        while time.monotonic() < t_end:
+            if not select.select([fd], [], [], 0)[0] and self.waiting:
+                return
+            time.sleep(0.0005)
 
     def _signal(self, p, t0):
         """Waits for the point (from t0, or from a progress line) and sends the signal, unless the sweep ended first."""
@@ -243,6 +264,7 @@ class Trial:
             while time.monotonic() - t0 < point[1] and p.poll() is None:
                 time.sleep(0.002)
         if p.poll() is None:
+            self._caught_up(p)  # the lines written before the signal, counted (not those still in the pipe)
             self.seen_at_kill = progress_lines(self.out)
             self.t_sig = time.monotonic()
             (os.killpg if self.group else os.kill)(p.pid, self.sig)
