@@ -638,54 +638,61 @@ TEST_CASE("tune policy stage: the next run, by P(beats the chosen) per machine s
     }
 }
 
+namespace {
+
+// A host of 4 contexts and 16 APUs per node, `nodes` nodes, and a program of 16 task units: the platform-only
+// model (one run's work all parallel, T_apu = 1 s) of the tests of a new user's first runs.
+mmgp::scenario sixteen_task_units(int nodes) {
+    mmgp::scenario s;
+    s.plat.hpu_contexts = 4;
+    s.plat.apus = 16;
+    s.plat.nodes = nodes;
+    s.app.decomp = mmgp::decomposition::task;
+    s.app.units = 16;
+    return s;
+}
+
+// The first run of a new user's tune (no prior) with `set` applied to the options.
+mmgp::tune_assessment first_of(const mmgp::scenario& s, const std::vector<mmgp::configuration>& space,
+                               const std::function<void(mmgp::tune_options&)>& set) {
+    mmgp::tune_options o;
+    o.prior = false;
+    set(o);
+    mmgp::tune_assessment a = mmgp::tuner(s, space, o).assess();
+    REQUIRE(a.has_next);
+    return a;
+}
+
+}  // namespace
+
 TEST_CASE("tune: exploring by the platform, the first run is the one the platform alone expects cheapest") {
     // One run's work all parallel (T_apu = 1 s): over 16 task units, m processes on m of the host's 4 contexts
     // each take 16 / m of them and p APUs share each unit, so m = 4, p = 4 costs 1/16 of m = 1, p = 1; every
     // configuration is as little known before the first run, and the space lists m = 4, p = 4 last.
-    mmgp::scenario s;
-    s.plat.hpu_contexts = 4;
-    s.plat.apus = 16;
-    s.app.decomp = mmgp::decomposition::task;
-    s.app.units = 16;
+    mmgp::scenario s = sixteen_task_units(1);
     s.app.T_apu = 123;  // the profile's times are not the platform's knowledge: replaced
     const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp},
                                                     {2, 2, 1, mmgp::policy::edtlp}, {4, 4, 1, mmgp::policy::edtlp}};
-    mmgp::tune_options o;
-    o.prior = false;
-    const mmgp::tune_assessment by_variance = mmgp::tuner(s, space, o).assess();
-    o.explore_by_platform = true;
-    const mmgp::tune_assessment by_platform = mmgp::tuner(s, space, o).assess();
-    REQUIRE(by_variance.has_next);
-    REQUIRE(by_platform.has_next);
-    CHECK(by_variance.next == 0);
-    CHECK(by_platform.next == 3);
+    CHECK(first_of(s, space, [](mmgp::tune_options&) {}).next == 0);
+    CHECK(first_of(s, space, [](mmgp::tune_options& o) { o.explore_by_platform = true; }).next == 3);
 }
 
 TEST_CASE("tune: the first run by the platform, the one it expects fastest; the later ones as by default") {
     // As above, with two nodes: one run's work all parallel, m = 4, p = 4 on two nodes takes half the time of
-    // one node (the same machine cost, so exploring by cost alone does not tell them apart); the first run,
-    // the only one without a bound, is the platform's fastest. Once a run has finished, the rule says nothing.
-    mmgp::scenario s;
-    s.plat.hpu_contexts = 4;
-    s.plat.apus = 16;
-    s.plat.nodes = 2;
-    s.app.decomp = mmgp::decomposition::task;
-    s.app.units = 16;
+    // one node (the same machine cost, so exploring by cost alone does not tell them apart); the tune's first run
+    // is the platform's fastest. Beside it in flight, or once a run has ended, the rule says nothing.
+    const mmgp::scenario s = sixteen_task_units(2);
     const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {4, 4, 1, mmgp::policy::edtlp},
                                                     {4, 4, 2, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp}};
-    mmgp::tune_options o;
-    o.prior = false;
-    const mmgp::tune_assessment by_variance = mmgp::tuner(s, space, o).assess();
-    o.first_by_platform = true;
-    const mmgp::tune_assessment first = mmgp::tuner(s, space, o).assess();
-    REQUIRE(by_variance.has_next);
-    REQUIRE(first.has_next);
-    CHECK(by_variance.next != 2);
+    CHECK(first_of(s, space, [](mmgp::tune_options&) {}).next != 2);
+    const mmgp::tune_assessment first = first_of(s, space, [](mmgp::tune_options& o) { o.first_by_platform = true; });
     CHECK(first.next == 2);
     CHECK(first.why_next == "first: the one the platform alone expects fastest (its time bounds the next runs)");
     // Not the first run any more: the rule says nothing, the next run is the default's.
-    mmgp::tune_options d = o;
-    d.first_by_platform = false;
+    mmgp::tune_options d;
+    d.prior = false;
+    mmgp::tune_options o = d;
+    o.first_by_platform = true;
     mmgp::tuner with(s, space, o), without(s, space, d);
     auto same_next = [&](const std::vector<std::size_t>& in_flight) {
         const mmgp::tune_assessment w = with.assess(in_flight), wo = without.assess(in_flight);

@@ -19,7 +19,6 @@ lowers it by more than twice the standard error of the paired difference (over t
 figures with that choice are reported (leave one group out), and the choice on all groups is what mmgp tune's
 default is to be. Writes bound_noise/report.txt and bound_noise/results.json beside this file.
 """
-import json
 import os
 import statistics
 import sys
@@ -46,12 +45,11 @@ def cell(x):
 def report(results, names, seeds):
     off = CANDIDATES[0]
     overall, best, diff, se = constants.paired_choice(results, names, CANDIDATES, off)
-    lines = [f"# how soon a rival's run is stopped, bound.noise_z chosen leave one group out: python3 "
-             f"validation/tune/bound_noise.py --seeds {len(seeds)}",
-             "# settings per group: the new user's variants a, b, c, d and the scenario's prior; figures P<=3% / median "
-             "machine time (fraction of exhaustive trial's)",
-             f"# loss: constants.py's; seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", "",
-             "candidate (loss on all groups):"]
+    lines = constants.report_header("how soon a rival's run is stopped, bound.noise_z chosen leave one group out",
+                                    "bound_noise.py", seeds,
+                                    "the new user's variants a, b, c, d and the scenario's prior; figures P<=3% / "
+                                    "median machine time (fraction of exhaustive trial's)")
+    lines += ["candidate (loss on all groups):"]
     lines += [f"  {mean_loss(results, names, z):.3f}  bound.noise_z={z}" + ("  (off)" if z == off else "")
               for z in CANDIDATES]
     lines += ["", f"lowest loss: bound.noise_z={best}, {diff:+.3f} against off (standard error {se:.3f}, paired over "
@@ -79,11 +77,8 @@ def main():
     results, seeds, names = constants.replayed_or_read(a, bench.groups() + bench.made_up_groups(), SETTINGS, words,
                                                        FIRST_SEED)
     lines, overall = report(results, names, seeds)
-    os.makedirs(os.path.join(HERE, "bound_noise"), exist_ok=True)
-    open(os.path.join(HERE, "bound_noise", "report.txt"), "w").write("\n".join(lines) + "\n")
-    json.dump({"seeds": seeds, "candidates": CANDIDATES, "chosen": overall, "results": results},
-              open(os.path.join(HERE, "bound_noise", "results.json"), "w"), indent=1, sort_keys=True)
-    print("\n".join(lines))
+    constants.write_report("bound_noise", lines,
+                           {"seeds": seeds, "candidates": CANDIDATES, "chosen": overall, "results": results})
 
 
 if __name__ == "__main__":

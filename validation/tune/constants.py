@@ -143,6 +143,21 @@ def replayed_or_read(a, groups, settings, words_of, first_seed):
     return results, seeds, [g[0] for g in groups if g[0] in results]
 
 
+def report_header(what, script, seeds, settings):
+    """The first lines of a report of a command that chooses a constant with constants.py's loss."""
+    return [f"# {what}: python3 validation/tune/{script} --seeds {len(seeds)}", f"# settings per group: {settings}",
+            f"# loss: constants.py's; seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", ""]
+
+
+def write_report(folder, lines, doc):
+    """Writes folder/report.txt (the lines) and folder/results.json (doc) beside this file, and prints the
+    report."""
+    os.makedirs(os.path.join(HERE, folder), exist_ok=True)
+    open(os.path.join(HERE, folder, "report.txt"), "w").write("\n".join(lines) + "\n")
+    json.dump(doc, open(os.path.join(HERE, folder, "results.json"), "w"), indent=1, sort_keys=True)
+    print("\n".join(lines))
+
+
 def replay_arguments(description, seeds):
     """The options of a command that replays the benchmark's groups and chooses a constant (this one,
     bound_noise.py, first_runs.py): the binary, the seeds, the jobs, and a results.json to re-read instead of
@@ -203,11 +218,8 @@ def main():
                                                                   folder)
     lines.append(f"the chosen with {label(ALSO)}: loss {mean_loss(results, names, label(also), default):.3f} on all "
                  f"groups (the chosen: {mean_loss(results, names, overall, default):.3f})")
-    os.makedirs(os.path.join(HERE, "constants"), exist_ok=True)
-    open(os.path.join(HERE, "constants", "report.txt"), "w").write("\n".join(lines) + "\n")
-    json.dump({"grid": GRID, "seeds": seeds, "penalty": PENALTY, "chosen": overall, "left_out": logo,
-               "results": results}, open(os.path.join(HERE, "constants", "results.json"), "w"), indent=1, sort_keys=True)
-    print("\n".join(lines))
+    write_report("constants", lines, {"grid": GRID, "seeds": seeds, "penalty": PENALTY, "chosen": overall,
+                                      "left_out": logo, "results": results})
 
 
 if __name__ == "__main__":

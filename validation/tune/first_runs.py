@@ -23,7 +23,6 @@ more than twice the standard error of the paired difference (over their settings
 that decision are reported (leave one group out), and the decision on all groups is what mmgp tune's default is
 to be. Writes first_runs/report.txt and first_runs/results.json beside this file.
 """
-import json
 import os
 import statistics
 import sys
@@ -55,16 +54,15 @@ def main():
     results, seeds, names = constants.replayed_or_read(a, bench.groups() + bench.made_up_groups(), SETTINGS, RULES,
                                                        FIRST_SEED)
     overall, lowest, diff, se = constants.paired_choice(results, names, OTHERS, BASE)
-    lines = [f"# a new user's first runs, by the platform or by how little is known: python3 validation/tune/first_runs.py "
-             f"--seeds {len(seeds)}",
-             "# settings per group: the new user's variants a, b, c, d; figures P<=3% / median machine time (fraction of "
-             "exhaustive trial's) / median runs",
-             f"# loss: constants.py's; seeds {seeds[0]}..{seeds[-1]} (the benchmark reports seeds 1..N)", "",
-             "all groups: loss " + ", ".join(f"{mean_loss(results, names, r):.3f} {r}" for r in RULES) +
-             f"; lowest: {lowest}, paired difference {diff:+.3f} against {BASE} (standard error {se:.3f}); "
-             f"decision: {overall}", "",
-             f"{'group':<22} {'decided on the others':<22} {'loss':>5} {'var.':>5}  " +
-             "  ".join(f"{r + ' ' + s:>19}" for s in SETTINGS for r in RULES)]
+    lines = constants.report_header("a new user's first runs, by the platform or by how little is known",
+                                    "first_runs.py", seeds,
+                                    "the new user's variants a, b, c, d; figures P<=3% / median machine time "
+                                    "(fraction of exhaustive trial's) / median runs")
+    lines += ["all groups: loss " + ", ".join(f"{mean_loss(results, names, r):.3f} {r}" for r in RULES) +
+              f"; lowest: {lowest}, paired difference {diff:+.3f} against {BASE} (standard error {se:.3f}); "
+              f"decision: {overall}", "",
+              f"{'group':<22} {'decided on the others':<22} {'loss':>5} {'var.':>5}  " +
+              "  ".join(f"{r + ' ' + s:>19}" for s in SETTINGS for r in RULES)]
     held, before = [], []
     for n, rule in constants.left_out_choices(results, names, OTHERS, BASE).items():
         held.append(mean_loss(results, [n], rule))
@@ -73,11 +71,7 @@ def main():
                      "  ".join(f"{cell(results[n][r][s]):>19}" for s in SETTINGS for r in RULES))
     lines.append(f"mean loss on the left-out groups: {statistics.mean(held):.3f} with the rule decided without them, "
                  f"{statistics.mean(before):.3f} by variance alone")
-    os.makedirs(os.path.join(HERE, "first_runs"), exist_ok=True)
-    open(os.path.join(HERE, "first_runs", "report.txt"), "w").write("\n".join(lines) + "\n")
-    json.dump({"seeds": seeds, "rules": RULES, "decision": overall, "results": results},
-              open(os.path.join(HERE, "first_runs", "results.json"), "w"), indent=1, sort_keys=True)
-    print("\n".join(lines))
+    constants.write_report("first_runs", lines, {"seeds": seeds, "rules": RULES, "decision": overall, "results": results})
 
 
 if __name__ == "__main__":
