@@ -552,6 +552,12 @@ struct policy_case {
         flying.assign(n, 0);
     }
     void decide() { mmgp::detail::decide(a, ch, b, evidence, flying, space, opt); }
+    // A tune without an application profile (a new user's), without the cost cap.
+    void as_new_user() {
+        opt.cap_at_exhaustive = false;
+        opt.prior = false;
+        opt.choose_structure = true;
+    }
 };
 
 }  // namespace
@@ -947,24 +953,23 @@ TEST_CASE("tune policy stage: a rival's run stopped by the measured noise, the c
     t.evidence.per_config[0].logs = {-0.05, 0.05};
     mmgp::detail::summarise_runs(t.evidence.per_config[0]);
     t.b.pooled_run_var = 0.01;
-    t.opt.cap_at_exhaustive = false;
-    t.opt.prior = false;  // a tune without an application profile
-    t.opt.choose_structure = true;
+    t.as_new_user();
     const double rival = 1.03 * std::exp(2 * std::sqrt(0.02));
-    SUBCASE("off (z = 0): one bound, the bound factor's") {
-        t.opt.bound_noise_z = 0;
-        t.decide();
+    auto one_bound_the_factors = [&t] {  // every run's bound 3 x e^0
         CHECK(t.a.rival_bound_s == doctest::Approx(3.0));
         CHECK(t.a.chosen_bound_s == doctest::Approx(3.0));
         CHECK(t.a.next_bound_s == doctest::Approx(3.0));
+    };
+    SUBCASE("off (z = 0): one bound, the bound factor's") {
+        t.opt.bound_noise_z = 0;
+        t.decide();
+        one_bound_the_factors();
     }
     SUBCASE("with an application profile (its times as the prior, or not): the bound factor's") {
         t.opt.bound_noise_z = 2;
         t.opt.choose_structure = false;
         t.decide();
-        CHECK(t.a.rival_bound_s == doctest::Approx(3.0));
-        CHECK(t.a.chosen_bound_s == doctest::Approx(3.0));
-        CHECK(t.a.next_bound_s == doctest::Approx(3.0));
+        one_bound_the_factors();
     }
     SUBCASE("z = 2: a rival's run at the noise's bound, the chosen's at the bound factor's") {
         t.opt.bound_noise_z = 2;
@@ -1078,9 +1083,7 @@ TEST_CASE("tune policy stage: before any noise is measured, the chosen's cheap r
     // run, the least known (variance 0.05) and expected to cost more (e^0.025 against the chosen's e^0.005).
     policy_case t({0.0, 0.5, 0.0}, {0.01, 0.01, 0.05}, {1, 1, 0}, 1);
     t.a.model_used = false;
-    t.opt.cap_at_exhaustive = false;
-    t.opt.prior = false;
-    t.opt.choose_structure = true;
+    t.as_new_user();
     SUBCASE("off: explore the least known") {
         t.opt.bound_noise_z = 0;
         t.decide();
@@ -1096,9 +1099,7 @@ TEST_CASE("tune policy stage: before any noise is measured, the chosen's cheap r
     SUBCASE("z > 0 after the first run alone (often the slowest corner): not repeated") {
         policy_case u({0.0, 0.5, 0.0}, {0.01, 0.01, 0.05}, {1, 0, 0}, 1);
         u.a.model_used = false;
-        u.opt.cap_at_exhaustive = false;
-        u.opt.prior = false;
-        u.opt.choose_structure = true;
+        u.as_new_user();
         u.opt.bound_noise_z = 2.33;
         u.decide();
         CHECK(u.a.next == 2);

@@ -67,9 +67,9 @@ struct tune_options {
     /// under objective time, a run of a rival of the chosen is stopped sooner once repetitions have measured the
     /// noise: at (1 + tolerance) x the chosen's expected time x exp(max(the largest excess of a measured run
     /// over its configuration's center, bound_noise_z x the sd of the chosen's mean and one run's noise)), never
-    /// later than bound_factor allows; a run of the chosen itself keeps bound_factor. Such a run, censored, rules nothing out (tune_run::early). 0: off, the
-    /// default: validation/tune/bound_noise.py (leave one group out, bound_noise/report.txt) finds no z that
-    /// beats off beyond the noise of its replays.
+    /// later than bound_factor allows; a run of the chosen itself keeps bound_factor. Such a run, censored,
+    /// rules nothing out (tune_run::early). 0: off, the default: validation/tune/bound_noise.py (leave one group
+    /// out, bound_noise/report.txt) finds no z that beats off beyond the noise of its replays.
     double bound_noise_z = 0;
     double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value
     /// Without the prior's values (prior false): the model is fitted, and the next run chosen by it rather than by

@@ -292,22 +292,23 @@ bool first_by_platform(const tune_assessment& a, const log_beliefs& b, const std
            std::all_of(flying.begin(), flying.end(), [](int k) { return k == 0; });
 }
 
-// Each configuration's score for the next run, higher first (-infinity: not a candidate). While nothing
-// predicts (no model, too few runs to fit one): how little is known of it. Before anything is chosen: the
+// Each configuration's score for the next run, higher first (-infinity: not a candidate). The tune's first run
+// by the platform (`platform_first`, first_by_platform): the platform's fastest. While nothing predicts (no
+// model, too few runs to fit one): how little is known of it. Before anything is chosen: the
 // lowest expected time. Then the probability it beats the chosen (or the reference) by more than the
 // tolerance per machine second of its run, and the chosen itself when its own interval is the wider of the two
 // (both sides of the comparison that keeps the loop going).
 std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, const beat_probability& beats,
                                     const log_beliefs& b, const std::vector<int>& flying,
-                                    const std::vector<configuration>& space, bool exploring, bool any_runnable,
-                                    bool by_gradient) {
+                                    const std::vector<configuration>& space, bool exploring, bool platform_first,
+                                    bool any_runnable, bool by_gradient) {
     const std::size_t n = a.configs.size(), ref = ch.reference;
     const std::vector<double>& v_next = b.fantasies ? b.var_fantasy : b.var;
     std::vector<double> score(n, -std::numeric_limits<double>::infinity());
     std::vector<bool> candidate(n, false);
     for (std::size_t c = 0; c < n; ++c)
         candidate[c] = !a.configs[c].excluded && !(a.configs[c].pathological && any_runnable);
-    if (exploring && first_by_platform(a, b, flying)) {
+    if (platform_first) {
         for (std::size_t c = 0; c < n; ++c)
             if (candidate[c]) score[c] = -b.first_time[c];
         return score;
@@ -362,6 +363,12 @@ void keep_room_for_unmeasured(const tune_assessment& a, const log_beliefs& b,
         if (!open_rival(c)) score[c] = -std::numeric_limits<double>::infinity();
 }
 
+// The next run is c's, whatever the scores said.
+void run_only(std::vector<double>& score, std::size_t c) {
+    std::fill(score.begin(), score.end(), -std::numeric_limits<double>::infinity());
+    score[c] = std::numeric_limits<double>::max();
+}
+
 // Already unlikely to be beaten but with too few runs of its own to stop confident: the open question is the
 // chosen's own noise, so the next run is the chosen again (a rival no more likely to win than the confidence
 // allows is not worth a run; if the repeats show the chosen slower, P(beaten) rises and the rivals come back).
@@ -369,9 +376,7 @@ void confirm_the_chosen(const tune_assessment& a, const choice& ch, const std::v
                         const tune_options& opt, std::vector<double>& score) {
     if (!a.has_chosen || ch.by_cost || a.p_beaten >= 1 - opt.confidence) return;
     if (a.configs[a.chosen].runs + flying[a.chosen] >= 3 || a.configs[a.chosen].excluded) return;
-    for (std::size_t c = 0; c < score.size(); ++c)
-        if (c != a.chosen) score[c] = -std::numeric_limits<double>::infinity();
-    score[a.chosen] = std::numeric_limits<double>::max();
+    run_only(score, a.chosen);
 }
 
 // Rivals are stopped by the noise only once some configuration has run twice (tune_options::bound_noise_z):
@@ -401,9 +406,7 @@ bool measure_noise_first(const tune_assessment& a, const log_beliefs& b, const r
                 need += cost_within(b, space, c, prior_bound);
         if (over_cap(need, a.cap_s)) return false;
     }
-    for (std::size_t c = 0; c < score.size(); ++c)
-        if (c != ch) score[c] = -std::numeric_limits<double>::infinity();
-    score[ch] = std::numeric_limits<double>::max();
+    run_only(score, ch);
     return true;
 }
 
@@ -528,8 +531,9 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     // While nothing predicts (no model, or too few runs to fit one without the prior): explore.
     const bool exploring =
         !a.model_used && (opt.use_model ? evidence.measured.size() < fit_threshold(opt) : !a.has_chosen);
-    std::vector<double> score =
-        next_run_scores(a, ch, beats, b, flying, space, exploring, any_runnable, opt.next_by_gradient);
+    const bool platform_first = exploring && first_by_platform(a, b, flying);
+    std::vector<double> score = next_run_scores(a, ch, beats, b, flying, space, exploring, platform_first,
+                                                any_runnable, opt.next_by_gradient);
     if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);
     if (!exploring) confirm_the_chosen(a, ch, flying, opt, score);
     const bool noise_first = measure_noise_first(a, b, evidence, space, flying, excess, opt, score);
@@ -552,8 +556,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;
         if (a.next_saving_s < a.next_cost_s) return hold(tune_stop::not_worth);
     }
-    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen, noise_first,
-                          exploring && first_by_platform(a, b, flying));
+    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen, noise_first, platform_first);
 }
 
 }  // namespace mmgp::detail
