@@ -49,6 +49,8 @@ def import_optuna():
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+import common  # noqa: E402  (validation/common.py: the reports are written atomically)
 TOL = 0.03
 
 
@@ -588,10 +590,10 @@ def main():
     profiled = {name: g for name, g in report.items() if "methods" in g}
     lines = method_lines(args, profiled) + parallel_lines(profiled) + new_user_lines(report, args.seeds) \
         + overall_lines(args, profiled)
-    open(os.path.join(HERE, "report.txt"), "w").write("\n".join(lines) + "\n")
-    json.dump({"seeds": args.seeds, "fractions": fractions, "groups": report}, open(os.path.join(HERE, "results.json"), "w"),
-              indent=1, sort_keys=True)
-    open(os.path.join(HERE, "curve.svg"), "w").write(svg(profiled, fractions))
+    doc = {"seeds": args.seeds, "fractions": fractions, "groups": report}
+    common.atomic_write(os.path.join(HERE, "report.txt"), lambda f: f.write("\n".join(lines) + "\n"))
+    common.atomic_write(os.path.join(HERE, "results.json"), lambda f: json.dump(doc, f, indent=1, sort_keys=True))
+    common.atomic_write(os.path.join(HERE, "curve.svg"), lambda f: f.write(svg(profiled, fractions)))
     print("\n".join(lines))
 
 

@@ -150,11 +150,12 @@ def report_header(what, script, seeds, settings):
 
 
 def write_report(folder, lines, doc):
-    """Writes folder/report.txt (the lines) and folder/results.json (doc) beside this file, and prints the
-    report."""
+    """Writes folder/report.txt (the lines) and folder/results.json (doc) beside this file, each atomically (a
+    kill leaves the old file or the new one), and prints the report."""
     os.makedirs(os.path.join(HERE, folder), exist_ok=True)
-    open(os.path.join(HERE, folder, "report.txt"), "w").write("\n".join(lines) + "\n")
-    json.dump(doc, open(os.path.join(HERE, folder, "results.json"), "w"), indent=1, sort_keys=True)
+    bench.common.atomic_write(os.path.join(HERE, folder, "report.txt"), lambda f: f.write("\n".join(lines) + "\n"))
+    bench.common.atomic_write(os.path.join(HERE, folder, "results.json"),
+                              lambda f: json.dump(doc, f, indent=1, sort_keys=True))
     print("\n".join(lines))
 
 
