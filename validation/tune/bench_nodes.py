@@ -19,7 +19,8 @@ the truth's and its time within W of the fastest, with the same 3 % of slack (by
   mmgp-tune-no-prior  the same with --no-prior
   exhaustive          every configuration once; the cheapest whose run is within W of the fastest run
 
-Writes groups/synthetic-nodes.csv and nodes_report.txt beside this file.
+Writes groups/synthetic-nodes.csv and nodes_report.txt beside this file (or into --out DIR: the test
+tune-nodes-report compares what it writes there with the committed files).
 """
 import argparse
 import concurrent.futures
@@ -29,9 +30,12 @@ import os
 import random
 import statistics
 import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "validation"))
+import common  # noqa: E402  (validation/common.py: the report is written atomically)
 TOL = 0.03
 SPACE = ["--nodes", "1:16", "--m", "1:4", "--p", "1:4"]
 TRUTH_SET = ["--set", "application.T_apu=300", "--set", "application.g=6e-5"]
@@ -54,13 +58,13 @@ def true_times(mmgp):
 def write_group(times, path):
     rng = random.Random("synthetic-nodes")
     reps = {}
-    with open(path, "w") as f:
-        f.write("m,p,nodes,policy,time_s\n")
-        for (m, p, n), t in sorted(times.items()):
-            for _ in range(3):
-                x = round(t * math.exp(rng.gauss(0, 0.03)), 4)
-                reps.setdefault((m, p, n), []).append(x)
-                f.write(f"{m},{p},{n},edtlp,{x}\n")
+    lines = ["m,p,nodes,policy,time_s"]
+    for (m, p, n), t in sorted(times.items()):
+        for _ in range(3):
+            x = round(t * math.exp(rng.gauss(0, 0.03)), 4)
+            reps.setdefault((m, p, n), []).append(x)
+            lines.append(f"{m},{p},{n},edtlp,{x}")
+    common.atomic_write(path, lambda f: f.write("\n".join(lines) + "\n"))
     return reps
 
 
@@ -110,9 +114,13 @@ def main():
     ap.add_argument("--mmgp", default=os.path.join(ROOT, "build", "cli", "mmgp"))
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", default=HERE,
+                    help="the folder to write groups/synthetic-nodes.csv and nodes_report.txt into (default: beside "
+                         "this file, the committed ones)")
     args = ap.parse_args()
     times = true_times(args.mmgp)
-    path = os.path.join(HERE, "groups", "synthetic-nodes.csv")
+    os.makedirs(os.path.join(args.out, "groups"), exist_ok=True)
+    path = os.path.join(args.out, "groups", "synthetic-nodes.csv")
     reps = write_group(times, path)
     med = {c: statistics.median(v) for c, v in reps.items()}
     exh_cost = sum(c[2] * statistics.mean(v) for c, v in reps.items())
@@ -141,7 +149,7 @@ def main():
             lines.append(f"{100 * within:>6g}% {f'{best[0]} x {best[1]}, {best[2]}':>22} {method:<19} {p:>5.2f} "
                          f"{'out' if math.isinf(mr) else f'{100 * mr:.1f} %':>10} {100 * frac:>6.1f}% "
                          f"{statistics.median(r['runs'] for r in rs):>5g}")
-    open(os.path.join(HERE, "nodes_report.txt"), "w").write("\n".join(lines) + "\n")
+    common.atomic_write(os.path.join(args.out, "nodes_report.txt"), lambda f: f.write("\n".join(lines) + "\n"))
     print("\n".join(lines))
 
 
