@@ -591,9 +591,9 @@ def main():
     lines = method_lines(args, profiled) + parallel_lines(profiled) + new_user_lines(report, args.seeds) \
         + overall_lines(args, profiled)
     doc = {"seeds": args.seeds, "fractions": fractions, "groups": report}
-    common.atomic_write(os.path.join(HERE, "report.txt"), lambda f: f.write("\n".join(lines) + "\n"))
-    common.atomic_write(os.path.join(HERE, "results.json"), lambda f: json.dump(doc, f, indent=1, sort_keys=True))
-    common.atomic_write(os.path.join(HERE, "curve.svg"), lambda f: f.write(svg(profiled, fractions)))
+    common.write_if_changed(os.path.join(HERE, "report.txt"), "\n".join(lines) + "\n")
+    common.write_if_changed(os.path.join(HERE, "results.json"), json.dumps(doc, indent=1, sort_keys=True))
+    common.write_if_changed(os.path.join(HERE, "curve.svg"), svg(profiled, fractions))
     print("\n".join(lines))
 
 

@@ -64,7 +64,7 @@ def write_group(times, path):
             x = round(t * math.exp(rng.gauss(0, 0.03)), 4)
             reps.setdefault((m, p, n), []).append(x)
             lines.append(f"{m},{p},{n},edtlp,{x}")
-    common.atomic_write(path, lambda f: f.write("\n".join(lines) + "\n"))
+    common.write_if_changed(path, "\n".join(lines) + "\n")
     return reps
 
 
@@ -149,7 +149,7 @@ def main():
             lines.append(f"{100 * within:>6g}% {f'{best[0]} x {best[1]}, {best[2]}':>22} {method:<19} {p:>5.2f} "
                          f"{'out' if math.isinf(mr) else f'{100 * mr:.1f} %':>10} {100 * frac:>6.1f}% "
                          f"{statistics.median(r['runs'] for r in rs):>5g}")
-    common.atomic_write(os.path.join(args.out, "nodes_report.txt"), lambda f: f.write("\n".join(lines) + "\n"))
+    common.write_if_changed(os.path.join(args.out, "nodes_report.txt"), "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -42,6 +42,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench  # noqa: E402  (the benchmark's groups, variants and replay functions)
+import common  # noqa: E402  (validation/common.py, on the path bench puts it on: the reports written atomically)
 
 # The candidates; the first value of each is mmgp tune's default before this command chose.
 GRID = {
@@ -153,9 +154,8 @@ def write_report(folder, lines, doc):
     """Writes folder/report.txt (the lines) and folder/results.json (doc) beside this file, each atomically (a
     kill leaves the old file or the new one), and prints the report."""
     os.makedirs(os.path.join(HERE, folder), exist_ok=True)
-    bench.common.atomic_write(os.path.join(HERE, folder, "report.txt"), lambda f: f.write("\n".join(lines) + "\n"))
-    bench.common.atomic_write(os.path.join(HERE, folder, "results.json"),
-                              lambda f: json.dump(doc, f, indent=1, sort_keys=True))
+    common.write_if_changed(os.path.join(HERE, folder, "report.txt"), "\n".join(lines) + "\n")
+    common.write_if_changed(os.path.join(HERE, folder, "results.json"), json.dumps(doc, indent=1, sort_keys=True))
     print("\n".join(lines))
 
 
