@@ -474,4 +474,67 @@ nlohmann::json calibrate_platform(const calibrate_settings& s) {
     return p;
 }
 
+roles gpu_host_roles(const topology& t, const std::string& hpu) {
+    roles r;
+    if (hpu.empty()) {
+        for (const auto& c : t.cores) r.hpu.insert(r.hpu.end(), c.begin(), c.end());
+        if (r.hpu.empty()) throw std::invalid_argument("no CPU this process may use");
+        return r;
+    }
+    try {
+        r.hpu = parse_cpu_list(hpu, t);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("--hpu-cpus: ") + e.what());
+    }
+    return r;
+}
+
+nlohmann::json calibrate_gpu_host(const calibrate_settings& s) {
+    const clk::time_point start = clk::now();
+    const topology topo = detect_topology();
+    harness_options o;
+    o.r = gpu_host_roles(topo, s.hpu_cpus);
+    o.quick = s.quick;
+    o.cv_threshold = s.cv_threshold;
+    o.progress = s.progress;
+    o.retry_budget_s = s.quick ? 1.5 : 8.0;
+    auto step = [&](int i, const char* what) {
+        if (s.progress) s.progress(fmt::format("[{}/2] {} on the host's {} context(s)", i, what, o.r.hpu.size()));
+    };
+    step(1, "context switch");
+    const measurement csw_yield = run_csw(o, csw_mode::yield), csw_futex = run_csw(o, csw_mode::futex);
+    step(2, "host contention alpha");
+    const alpha_result alpha = run_alpha(o);
+    const nlohmann::json machine = machine_info(topo);
+    nlohmann::json p;
+    p["schema"] = "mmgp/1";
+    p["kind"] = "platform";
+    p["name"] = s.name.empty() ? "gpu-node" : s.name;
+    at_key(p, &platform::hpu_contexts) = {
+        {"value", static_cast<int>(o.r.hpu.size())},
+        {"source", fmt::format("{}: every hardware context the processes may use is a host context on a GPU node "
+                               "(CPUs {}; the accelerators are the GPU's SMs)",
+                               topo.source, fmt::join(o.r.hpu, ","))}};
+    at_key(p, &platform::nodes) = {{"value", 1}, {"source", "one machine measured"}};
+    at_key(p, &platform::T_csw) = to_param(csw_yield);
+    at_key(p, &platform::T_csw)["source"] = "csw harness: two threads pinned to one host context handing off with "
+                                            "sched_yield() (futex hand-off under measurements.csw_futex)";
+    at_key(p, &platform::alpha) = alpha_json(alpha);
+    p["machine"] = machine;
+    p["calibration"] = {{"tool", "mmgp calibrate"},
+                        {"mode", s.quick ? "quick" : "full"},
+                        {"duration_s", std::chrono::duration<double>(clk::now() - start).count()},
+                        {"hpu_cpus", o.r.hpu},
+                        {"apu_cpus", nlohmann::json::array()},
+                        {"cv_threshold", s.cv_threshold}};
+    p["measurements"] = {{"csw_yield", to_json(csw_yield)}, {"csw_futex", to_json(csw_futex)}};
+    nlohmann::json notes = nlohmann::json::array();
+    std::vector<const measurement*> all = {&csw_yield, &csw_futex};
+    for (const auto& a : alpha.per_m) all.push_back(&a);
+    for (const auto* x : all)
+        if (x->flagged) notes.push_back(x->name + ": " + x->warning);
+    p["notes"] = notes;
+    return p;
+}
+
 }  // namespace mmgp::calib

@@ -27,6 +27,15 @@ roles resolve_roles(const topology& t, const std::string& hpu, const std::string
 /// Runs every harness and returns the platform profile. Throws std::runtime_error when a harness fails.
 nlohmann::json calibrate_platform(const calibrate_settings& s);
 
+/// A GPU node's host roles: every context this process may use (or the CPU list `hpu`, which may name them all)
+/// is a host context, and no CPU is an accelerator (the SMs are). Throws std::invalid_argument for a bad list.
+roles gpu_host_roles(const topology& t, const std::string& hpu);
+
+/// The host half of a GPU node's platform (mmgp calibrate --accelerator cuda): hpu_contexts = the host roles'
+/// contexts, T_csw and α measured on them; no CPU off-load, gap or transfer harness runs (the GPU harness measures
+/// those, gpu_describe.hpp). Throws std::runtime_error when a harness fails.
+nlohmann::json calibrate_gpu_host(const calibrate_settings& s);
+
 /// The platform's `nodes` for a measured network section: the most nodes any of its tables was measured on
 /// (calibrate --mpi: the emulated nodes), 1 without tables.
 int nodes_of_network(const nlohmann::json& network);

@@ -92,19 +92,75 @@ void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json&
 
 }  // namespace
 
-double blocks_per_sm(const nlohmann::json& gpu) {
+nlohmann::json slot_time_of(const nlohmann::json& gpu) {
     const double sms = number_at(gpu, "/device/sms");
     const nlohmann::json::json_pointer ptr("/blocks/by_blocks");
     if (!gpu.contains(ptr) || !gpu.at(ptr).is_array() || gpu.at(ptr).empty())
         throw incomplete_profile("/measurements/gpu/blocks/by_blocks", "the GPU harness's record has no block sweep");
-    const double one = number_at(gpu, "/blocks/by_blocks/0/1");
-    double best = 1;
+    double base = 0;  // the grid of one block per SM: every SM busy with one block
+    nlohmann::json points = nlohmann::json::array();
     for (std::size_t i = 0; i < gpu.at(ptr).size(); ++i) {
         const std::string at = "/blocks/by_blocks/" + std::to_string(i);
         const double blocks = number_at(gpu, at + "/0"), t = number_at(gpu, at + "/1");
-        if (t <= 1.1 * one) best = std::max(best, blocks / sms);
+        const double k = blocks / sms;
+        if (k < 1 || k != std::floor(k)) continue;  // whole grids of k blocks per SM only
+        if (k == 1) base = t;
+        if (base > 0 && (points.empty() || k > points.back()[0].get<double>())) points.push_back({k, t / base});
     }
-    return best;
+    if (points.empty())
+        throw incomplete_profile("/measurements/gpu/blocks/by_blocks",
+                                 "the GPU harness's block sweep has no grid of one block per SM (blocks = SMs)");
+    return points;
+}
+
+int slots_of(const nlohmann::json& gpu, std::string& source) {
+    if (gpu.contains("/blocks/resident_per_sm"_json_pointer)) {
+        source = "GPU harness: cudaOccupancyMaxActiveBlocksPerMultiprocessor of the 256-thread reference kernel";
+        return static_cast<int>(std::min(1024.0, number_at(gpu, "/blocks/resident_per_sm")));
+    }
+    if (gpu.contains("/device/max_threads_per_sm"_json_pointer)) {
+        source = "GPU harness: the SM's resident threads / the reference kernel's 256 threads per block";
+        return static_cast<int>(std::clamp(number_at(gpu, "/device/max_threads_per_sm") /
+                                               number_at(gpu, "/blocks/threads_per_block"), 1.0, 1024.0));
+    }
+    // Records made before either was written: the SM's resident threads by compute capability (CUDA C++
+    // Programming Guide, "Technical Specifications per Compute Capability": maximum resident threads per SM).
+    static constexpr std::pair<const char*, int> threads_per_sm[] = {
+        {"7.0", 2048}, {"7.5", 1024}, {"8.0", 2048}, {"8.6", 1536}, {"8.7", 2048}, {"8.9", 1536}, {"9.0", 2048}};
+    const std::string cc = gpu.value("/device/compute_capability"_json_pointer, std::string());
+    for (const auto& [name, threads] : threads_per_sm)
+        if (cc == name && gpu.contains("/blocks/threads_per_block"_json_pointer)) {
+            source = fmt::format("CUDA C++ Programming Guide, technical specifications per compute capability: {} "
+                                 "resident threads per SM at {}, over the reference kernel's 256 threads per block "
+                                 "(the record has no occupancy of its own)",
+                                 threads, cc);
+            return static_cast<int>(std::clamp(threads / number_at(gpu, "/blocks/threads_per_block"), 1.0, 1024.0));
+        }
+    source.clear();
+    return 1;
+}
+
+void redescribe_gpu_host(nlohmann::json& p) {
+    const nlohmann::json::json_pointer cpus("/machine/num_cpus");
+    if (!p.contains(cpus) || !p.at(cpus).is_number_integer() || p.at(cpus).get<long long>() < 1 ||
+        p.at(cpus).get<long long>() > 1000000)
+        throw incomplete_profile("/machine/num_cpus", "the measured machine's hardware contexts (a positive integer)");
+    if (!p.contains("/measurements/gpu"_json_pointer) || !p["measurements"]["gpu"].is_object())
+        throw incomplete_profile("/measurements/gpu", "the GPU harness's record (a profile of calibrate --accelerator cuda)");
+    const int n = p.at(cpus).get<int>();
+    const std::string measured_on =
+        p.contains("/calibration/hpu_cpus"_json_pointer) ? p["calibration"]["hpu_cpus"].dump() : std::string("?");
+    p["hpu_contexts"] = {{"value", n},
+                         {"source", fmt::format("machine.num_cpus: every hardware context of the measured machine is a "
+                                                "host context on a GPU node (re-described by calibrate --accelerator cuda "
+                                                "--from; T_csw and alpha were measured on CPUs {})",
+                                                measured_on)}};
+    p.erase("apu_slots");
+    p.erase("slot_time");
+    const nlohmann::json gpu = p["measurements"]["gpu"];
+    describe_gpu(p, gpu);
+    p["calibration"]["redescribed"] = "calibrate --accelerator cuda --from: host contexts recounted, the GPU harness's "
+                                      "record described again; nothing measured";
 }
 
 void describe_gpu(nlohmann::json& p, const nlohmann::json& gpu) {
@@ -127,8 +183,19 @@ void describe_gpu(nlohmann::json& p, const nlohmann::json& gpu) {
         notes.push_back(fmt::format("a persistent kernel answering through mapped host memory: {} round trip (median), "
                                     "the off-load a runtime could use instead of a launch",
                                     number_at(gpu, "/mailbox/round_trip_s/median")));
-    notes.push_back(fmt::format("the reference kernel (256-thread blocks) runs {:g} block(s) per SM before they slow "
-                                "each other by more than 10 %", blocks_per_sm(gpu)));
+    std::string slots_source;
+    const int slots = slots_of(gpu, slots_source);
+    p["slot_time"] = slot_time_of(gpu);
+    p["sources"]["slot_time"] = "GPU harness, blocks.by_blocks: a 256-thread FMA-chain kernel (every block the same "
+                                "work) at k blocks per SM, its time over the time at one block per SM (CUDA events)";
+    if (slots > 1) {
+        p["apu_slots"] = {{"value", slots}, {"source", slots_source}};
+    } else {
+        p.erase("slot_time");
+        p["sources"].erase("slot_time");
+        notes.push_back("apu_slots not written: the harness's record has no occupancy (a record made before it was "
+                        "measured); p and m*p stay within the SMs");
+    }
     notes.push_back("O_offload's cost against the grid size p is under measurements.gpu.offload.by_blocks; the gap g is "
                     "an application parameter in mmgp/1");
     p["notes"] = notes;

@@ -438,7 +438,8 @@ nlohmann::json gpu_record() {
       "mailbox": {"answered": true, "round_trip_s": {"median": 1.8e-6, "min": 1.5e-6, "repetitions": 280}},
       "copies": {"host_to_device": [[8, 3.8e-6], [268435456, 4.88e-3]],
                  "device_to_host": [[8, 4.0e-6], [268435456, 4.80e-3]]},
-      "blocks": {"threads_per_block": 256, "by_blocks": [[1, 1.0e-3], [132, 1.0e-3], [264, 1.15e-3], [528, 2.25e-3]]},
+      "blocks": {"threads_per_block": 256, "resident_per_sm": 8,
+                 "by_blocks": [[1, 1.0e-3], [132, 1.0e-3], [264, 1.15e-3], [396, 1.8e-3], [528, 2.25e-3]]},
       "sharing": {"time_sliced": {"measured": true, "kernels": 200, "kernel_s": 5e-5, "alone_wall_s": 0.012,
                                   "pair_wall_s": 0.028, "pair_over_alone": 2.33, "switch_s": 2e-5},
                   "mps": {"measured": true, "kernels": 200, "kernel_s": 5e-5, "alone_wall_s": 0.012,
@@ -469,8 +470,16 @@ TEST_CASE("the GPU harness's record as platform keys: SMs, the launch, the copie
     CHECK(pl.T_slice_switch == g["sharing"]["time_sliced"]["switch_s"].get<double>());
     CHECK(pl.T_csw == 3e-6);  // the host's keys are kept
     CHECK(pl.hpu_contexts == 16);
-    // 264 blocks (2 per SM) are 15 % slower than one: one block per SM holds the reference kernel's rate.
-    CHECK(blocks_per_sm(g) == 1);
+    // The slots are the occupancy; the curve is each whole number of blocks per SM against one per SM (132 blocks).
+    CHECK(pl.apu_slots == 8);
+    CHECK(pl.capacity() == 8 * 132);
+    CHECK(pl.slot_time.k == std::vector<double>{1, 2, 3, 4});
+    CHECK(pl.slot_time.factor[1] == doctest::Approx(1.15));
+    CHECK(pl.slot_time.factor[3] == doctest::Approx(2.25));
+    // Between points the most loaded SM's count (1.5 per SM: 2), beyond the last one waves at its throughput.
+    CHECK(pl.slot_time.at(1.5) == doctest::Approx(1.15));
+    CHECK(pl.slot_time.at(8) == doctest::Approx(2.25 * 2));
+    CHECK(pl.slot_time.at(0.5) == 1);
     CHECK(p["measurements"]["gpu"] == g);
     // No MPS measured, or MPS that did not overlap: time slicing alone.
     nlohmann::json no_mps = g;
@@ -492,6 +501,45 @@ TEST_CASE("the GPU harness's record as platform keys: SMs, the launch, the copie
     CHECK(t["sharing"] == nlohmann::json::array({"mps"}));
     CHECK_FALSE(t.contains("T_slice_switch"));
     CHECK_NOTHROW(mmgp::parse_platform(t.dump(), "gpu.json"));
+    // A record without the occupancy: the resident threads by compute capability; without either, one slot.
+    nlohmann::json older = g;
+    older["blocks"].erase("resident_per_sm");
+    older["device"]["compute_capability"] = "8.6";
+    nlohmann::json o1 = host_profile();
+    describe_gpu(o1, older);
+    CHECK(o1["apu_slots"]["value"] == 1536 / 256);
+    older["device"]["compute_capability"] = "1.0";
+    nlohmann::json o2 = host_profile();
+    describe_gpu(o2, older);
+    CHECK_FALSE(o2.contains("apu_slots"));
+    CHECK_FALSE(o2.contains("slot_time"));
+    CHECK(mmgp::parse_platform(o2.dump(), "gpu.json").capacity() == 132);
+}
+
+TEST_CASE("calibrate --accelerator cuda --from: every context of the measured machine a host context") {
+    nlohmann::json p = host_profile();
+    describe_gpu(p, gpu_record());
+    p["hpu_contexts"] = 2;
+    p["machine"] = {{"num_cpus", 16}};
+    p["calibration"] = {{"hpu_cpus", {0, 1}}};
+    redescribe_gpu_host(p);
+    CHECK(p["hpu_contexts"]["value"] == 16);
+    CHECK(p["apu_slots"]["value"] == 8);
+    CHECK(mmgp::parse_platform(p.dump(), "gpu.json").hpu_contexts == 16);
+    nlohmann::json q = host_profile();
+    q["machine"] = {{"num_cpus", 16}};
+    CHECK_THROWS_AS(redescribe_gpu_host(q), incomplete_profile);  // no GPU record: not a GPU platform
+}
+
+TEST_CASE("a GPU node's host roles: every context, or the list given, and no CPU an accelerator") {
+    topology t;
+    t.cores = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+    const roles all = gpu_host_roles(t, "");
+    CHECK(all.hpu.size() == 8);
+    CHECK(all.apu.empty());
+    CHECK(gpu_host_roles(t, "0-7").hpu.size() == 8);  // --hpu-cpus may name every context
+    CHECK(gpu_host_roles(t, "1,3").hpu == std::vector<int>{1, 3});
+    CHECK_THROWS_AS(gpu_host_roles(t, "0-9"), std::invalid_argument);
 }
 
 TEST_CASE("the GPU harness's record: a missing or impossible member is named") {

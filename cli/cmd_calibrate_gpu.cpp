@@ -1,5 +1,6 @@
-// mmgp calibrate --accelerator cuda[:DEVICE]: a GPU node. The host's keys (host contexts, T_csw, α) come from the
-// host harnesses as for --dedicated; the accelerator's (apus = SMs, O_offload, dma, sharing, T_slice_switch) from
+// mmgp calibrate --accelerator cuda[:DEVICE]: a GPU node. The host's keys come from the host harnesses: every
+// context the processes may use is a host context (or --hpu-cpus, which may name them all), T_csw and α are measured
+// on them, and no CPU plays an accelerator (calib::calibrate_gpu_host); the accelerator's (apus = SMs, O_offload, dma, sharing, T_slice_switch) from
 // the GPU harness, a separate executable (calibration/gpu/gpu_harness.cu) this file runs and reads
 // (calibration/gpu_describe.cpp turns its record into keys). Nothing is written on failure.
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "cmd_calibrate.hpp"
 #include "gpu_describe.hpp"
 #include "mmgp/io.hpp"
+#include "mmgp/profile.hpp"
 #include "process.hpp"
 #include "simulate.hpp"
 
@@ -26,10 +28,20 @@ int device_of(const std::string& accelerator) {
     throw usage_error("--accelerator: expected cuda or cuda:DEVICE (a device index), found \"" + accelerator + "\"");
 }
 
+// Everything the options can be refused for, before anything runs.
 void check_gpu_options(const calibrate_options& o) {
-    if (!o.from.empty() || !o.simulate.empty() || o.mpi || !o.apu_cpus.empty() || o.max_threads)
-        throw usage_error("--accelerator cuda: expected none of --from, --simulate, --mpi, --apu-cpus, --max-threads "
+    if (!o.simulate.empty() || o.mpi || !o.apu_cpus.empty() || o.max_threads)
+        throw usage_error("--accelerator cuda: expected none of --simulate, --mpi, --apu-cpus, --max-threads "
                           "(the accelerators are the GPU's SMs)");
+    if (!o.from.empty() && (!o.hpu_cpus.empty() || o.quick))
+        throw usage_error("--accelerator cuda --from: expected neither --hpu-cpus nor --quick (nothing is measured)");
+    if (!o.node.empty() || !o.sim_nodes.empty() || o.ppn)
+        throw usage_error("--node, --nodes and --ppn: expected with --simulate CLUSTER.xml");
+    try {
+        calib::gpu_host_roles(calib::detect_topology(), o.hpu_cpus);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
 }
 
 // The harness's record (its standard output), or an exit status: 77 no usable GPU, 1 a failure.
@@ -46,13 +58,37 @@ int run_harness(const std::string& tool, int device, bool quick, nlohmann::json&
     return 0;
 }
 
+// --from: a GPU platform calibrated before, described again (host contexts recounted); nothing measured.
+int redescribe_gpu(const calibrate_options& o) {
+    const std::string text = read_text_file(o.from);
+    (void)parse_platform(text, o.from);  // a platform the engine reads, else the reader's one-line error
+    nlohmann::json p = nlohmann::json::parse(text);
+    try {
+        calib::redescribe_gpu_host(p);
+    } catch (const calib::incomplete_profile& e) {
+        throw input_error(o.from, e.pointer(), e.what(), "nothing of that shape");
+    } catch (const nlohmann::json::exception& e) {
+        throw input_error(o.from, "/measurements/gpu", "the GPU harness's record",
+                          std::string("a member of another type (") + e.what() + ")");
+    }
+    if (!o.name.empty()) p["name"] = o.name;
+    write_profile(o.output, p.dump(2) + "\n", profile_kind::platform, "calibrate");
+    if (!o.quiet)
+        std::cerr << fmt::format("mmgp calibrate: {} re-described as a GPU node: {} host contexts, {} SMs x {} slots{}\n",
+                                 o.from, p["hpu_contexts"]["value"].get<int>(), p["apus"]["value"].get<int>(),
+                                 p.contains("apu_slots") ? p["apu_slots"]["value"].get<int>() : 1,
+                                 o.output.empty() ? "" : ", written to " + o.output);
+    return 0;
+}
+
 }  // namespace
 
 int run_calibrate_gpu(const calibrate_options& o) {
     check_gpu_options(o);
     const int device = device_of(o.accelerator);
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
-    if (!o.output.empty()) check_output("-o", o.output, {});
+    if (!o.output.empty()) check_output("-o", o.output, {o.from});
+    if (!o.from.empty()) return redescribe_gpu(o);
     const std::string tool = calib::find_program("", "MMGP_GPU_HARNESS", "mmgp-gpu-harness");
     if (tool.empty())
         throw usage_error("--accelerator cuda: this mmgp was built without the GPU harness (install the CUDA toolkit "
@@ -77,11 +113,10 @@ int run_calibrate_gpu(const calibrate_options& o) {
     s.hpu_cpus = o.hpu_cpus;
     s.cv_threshold = o.cv_threshold;
     s.name = o.name.empty() ? "gpu-node" : o.name;
-    s.time_shared = false;
     if (!o.quiet) s.progress = progress;
     nlohmann::json profile;
     try {
-        profile = calib::calibrate_platform(s);
+        profile = calib::calibrate_gpu_host(s);
         calib::describe_gpu(profile, record);
     } catch (const calib::incomplete_profile& e) {
         std::cerr << "mmgp: calibrate: " << e.what() << " (" << e.pointer() << "; nothing written)\n";

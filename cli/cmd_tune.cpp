@@ -193,8 +193,8 @@ scenario tune_scenario(tune_options_cli& o) {
             o.no_prior = true;
             o.no_app = true;
         }
-        s.space.m = {1, s.plat.apus};
-        s.space.p = {1, s.plat.apus};
+        s.space.m = {1, s.plat.capacity()};
+        s.space.p = {1, s.plat.capacity()};
         s.space.nodes = {1, 1};
     } else {
         s = load_scenario(o.profile, edits);

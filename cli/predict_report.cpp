@@ -139,12 +139,13 @@ void ranked_table(out_stream& out, const search_result& r, const goal_view& g) {
 // What bounds m·p: "m*p <= A"; with sharing modes, each mode's cap.
 std::string feasibility_text(const scenario& s) {
     const std::vector<accelerator_sharing> modes = searched_modes(s);
-    if (modes.size() == 1 && modes.front() == accelerator_sharing::dedicated) return fmt::format("m*p <= {}", s.plat.apus);
+    const std::int64_t cap = s.plat.capacity();
+    if (modes.size() == 1 && modes.front() == accelerator_sharing::dedicated) return fmt::format("m*p <= {}", cap);
     std::string text = "sharing ";
     for (std::size_t i = 0; i < modes.size(); ++i)
         text += fmt::format("{}{}: {}", i ? "; " : "", to_string(modes[i]),
-                            modes[i] == accelerator_sharing::time_sliced ? fmt::format("p <= {}", s.plat.apus)
-                                                                         : fmt::format("m*p <= {}", s.plat.apus));
+                            modes[i] == accelerator_sharing::time_sliced ? fmt::format("p <= {}", cap)
+                                                                         : fmt::format("m*p <= {}", cap));
     return text;
 }
 

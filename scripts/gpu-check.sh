@@ -3,9 +3,11 @@
 #   1. the harness's device check, then its full record (MPS too where the daemon can be started)   harness.json
 #   2. mmgp calibrate --accelerator cuda --quick                                                     platform.json
 #   3. the GPU workload's application profile, measured sequentially (p = 1)                         app.json
+#      and that of its 256-thread compute mode (--compute, with its kernel's slot_time)      (in sweep.json)
 #   4. predictions and a launch line on the calibrated platform                          scenario.json, predict.txt
-#   5. the workload swept: m in {1,2,4,8} x p in {1,8,32,SMs/m}, time-sliced and under MPS, 3 repetitions, every
-#      run bounded; predicted with nothing fitted (mmgp validate)                         sweep.json, validate.txt
+#   5. the workload swept: m in {1,2,4,8} x p in {1,8,32,SMs/m}, time-sliced and under MPS (group "sweep"), and its
+#      compute mode with p also SMs, 2 SMs, 4 SMs (group "compute"; m*p may exceed the SMs under MPS), 3
+#      repetitions, every run bounded; predicted with nothing fitted (mmgp validate)      sweep.json, validate.txt
 #   and check.log (the machine, each step, the gpu suite's checks where python3 exists, the calibration's lines).
 # Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
 #   scripts/gpu-check.sh OUTDIR [BUNDLE]          (default BUNDLE: gpu-bundle)
@@ -46,33 +48,50 @@ fi
 step "3. the workload's profile"
 wl=(--units 8 --offloads 50 --host-us 200 --kernel-us 2000)
 timeout 60 "$workload" --profile "${wl[@]}" > "$out/app.json" 2>> "$log" || { say "gpu-check: profile failed"; status=1; }
+wlc=(--compute --units 8 --offloads 50 --host-us 200 --kernel-us 1000)
+app_compute=$(timeout 60 "$workload" --profile "${wlc[@]}" 2>> "$log") || { say "gpu-check: compute profile failed"; status=1; }
+compute_scenario="{\"schema\": \"mmgp/1\", \"platform\": \"platform.json\", \"application\": ${app_compute:-null}}"
 
 step "4. predict"
 printf '{"schema": "mmgp/1", "name": "gpu-workload", "platform": "platform.json", "application": "app.json", "search": {"m": [1, 8]}}\n' > "$out/scenario.json"
 { "$mmgp" predict "$out/scenario.json"; "$mmgp" predict "$out/scenario.json" --set 'search.sharing=["time_sliced"]' --top 5;
-  "$mmgp" launch "$out/scenario.json" --launcher local --cuda-devices 0 -- ./program {p}; } > "$out/predict.txt" 2>&1 ||
+  "$mmgp" launch "$out/scenario.json" --launcher local --cuda-devices 0 -- ./program {p};
+  echo "== the compute mode's profile"; echo "$app_compute"; } > "$out/predict.txt" 2>&1 ||
   { say "gpu-check: predict failed"; status=1; }
 
 step "5. sweep"
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 cases=""
+slots=$(tr -d '\n ' < "$out/platform.json" | grep -o '"apu_slots":{"value":[0-9]*' | grep -o '[0-9]*$')
+cap=$(( sms * ${slots:-1} ))
+one_case() {  # mode m p group: 3 bounded runs, one case
+  local mode=$1 m=$2 p=$3 group=$4 reps="" t runs extra=() scen=""
+  [ "$group" = compute ] && extra=(--compute) && scen=", \"scenario\": $compute_scenario"
+  local w=("${wl[@]}"); [ "$group" = compute ] && w=("${wlc[@]}")
+  for rep in 1 2 3; do
+    t=$(MMGP_SHARING=$mode timeout 30 "$workload" --m "$m" --p "$p" "${w[@]}" 2>> "$log" | awk '/^time_s/ {print $2}')
+    [ -n "$t" ] || { say "gpu-check: run m=$m p=$p $mode $group failed"; continue; }
+    reps="$reps $t"
+  done
+  [ -n "$reps" ] || return
+  runs=$(echo $reps | tr ' ' ',')
+  t=$(echo $reps | tr ' ' '\n' | median)
+  cases="$cases${cases:+,}
+    {\"m\": $m, \"p\": $p, \"sharing\": \"$mode\", \"group\": \"$group\", \"measured_s\": $t, \"runs\": [$runs], \"source\": \"mmgp-gpu-workload${extra:+ --compute}, 3 runs\"$scen}"
+}
 sweep_mode() {  # $1: time_sliced or mps
-  local mode=$1 m p reps t runs
+  local mode=$1 m p
   for m in 1 2 4 8; do
     for p in 1 8 32 $(( sms / m )); do
       [ "$p" -ge 1 ] && [ "$p" -le "$sms" ] || continue
       [ "$mode" = mps ] && [ $(( m * p )) -gt "$sms" ] && continue
-      reps=""
-      for rep in 1 2 3; do
-        t=$(MMGP_SHARING=$mode timeout 30 "$workload" --m "$m" --p "$p" "${wl[@]}" 2>> "$log" | awk '/^time_s/ {print $2}')
-        [ -n "$t" ] || { say "gpu-check: run m=$m p=$p $mode failed"; continue; }
-        reps="$reps $t"
-      done
-      [ -n "$reps" ] || continue
-      runs=$(echo $reps | tr ' ' ',')
-      t=$(echo $reps | tr ' ' '\n' | median)
-      cases="$cases${cases:+,}
-    {\"m\": $m, \"p\": $p, \"sharing\": \"$mode\", \"measured_s\": $t, \"runs\": [$runs], \"source\": \"mmgp-gpu-workload, 3 runs\"}"
+      one_case "$mode" "$m" "$p" sweep
+    done
+    [ -n "$app_compute" ] || continue
+    for p in $(printf '%s\n' 1 8 32 $(( sms / m )) "$sms" $(( 2 * sms )) $(( 4 * sms )) | sort -nu); do
+      [ "$p" -ge 1 ] && [ "$p" -le "$cap" ] || continue
+      [ "$mode" = mps ] && [ $(( m * p )) -gt "$cap" ] && continue
+      one_case "$mode" "$m" "$p" compute
     done
   done
 }

@@ -51,10 +51,17 @@ def main():
         check(1e8 <= p["dma"]["bandwidth_Bps"] <= 1e12, f"pinned copies in [0.1, 1000] GB/s: {p['dma']['bandwidth_Bps']}")
         check(0 < p["dma"]["latency_s"] <= 1e-3, f"the smallest copy under 1 ms: {p['dma']['latency_s']}")
         check(len(p["sharing"]) >= 1, f"sharing modes measured: {p['sharing']}")
+        cpus = sorted(os.sched_getaffinity(0))
+        check(p["hpu_contexts"]["value"] == len(cpus) and p["calibration"]["apu_cpus"] == [],
+              f"every CPU this process may use is a host context ({len(cpus)}), none an accelerator")
+        slots = g["blocks"].get("resident_per_sm")
+        check(slots is not None and slots >= 1 and p.get("apu_slots", {"value": 1})["value"] == min(slots, 1024),
+              f"apu_slots is the reference kernel's occupancy ({slots})")
+        check(p["slot_time"][0] == [1.0, 1.0] if slots and slots > 1 else True, "the slot curve starts at [1, 1]")
         scenario = {"platform": out,
                     "application": {"decomposition": "task", "units": 64, "N": 1000, "T_hpu": 0.5, "T_apu": 50.0,
                                     "C_apu": 0.0, "g": 0.0},
-                    "search": {"m": [1, 8], "p": [1, sms]}}
+                    "search": {"m": [1, 8]}}
         sp = os.path.join(tmp, "scenario.json")
         json.dump(scenario, open(sp, "w"))
         pred = subprocess.run([MMGP, "predict", sp, "--json"], capture_output=True, text=True, timeout=60)

@@ -256,7 +256,11 @@ std::string blocks_json(int sms, bool quick) {
     }
     cudaEventDestroy(a), cudaEventDestroy(b);
     cudaFree(out);
-    return "{\"threads_per_block\": 256, \"iterations\": " + std::to_string(iterations) + ", \"by_blocks\": " + pts + "]}";
+    // The blocks of this kernel an SM holds at once (its occupancy at 256 threads): the platform's apu_slots.
+    int resident = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, work_kernel, 256, 0), "occupancy");
+    return "{\"threads_per_block\": 256, \"iterations\": " + std::to_string(iterations) +
+           ", \"resident_per_sm\": " + std::to_string(resident) + ", \"by_blocks\": " + pts + "]}";
 }
 
 // ---- sharing between processes ---------------------------------------------------------------------------------
@@ -430,6 +434,7 @@ int main(int argc, char** argv) {
                       ", \"compute_capability\": \"" + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
                       "\", \"memory_bytes\": " + std::to_string(prop.totalGlobalMem) +
                       ", \"max_blocks_per_sm\": " + std::to_string(prop.maxBlocksPerMultiProcessor) +
+                      ", \"max_threads_per_sm\": " + std::to_string(prop.maxThreadsPerMultiProcessor) +
                       ", \"driver_version\": " + std::to_string(driver) + ", \"runtime_version\": " + std::to_string(runtime) +
                       ", \"compute_mode\": " + std::to_string(compute_mode) + "}";
     out += ", \"quick\": " + std::string(o.quick ? "true" : "false");

@@ -1,14 +1,17 @@
 // mmgp-gpu-workload: a multi-grain program on a GPU node whose structure is known, for validating the GPU model
 // with nothing fitted (scripts/gpu-check.sh): m host processes, each running its share of U task units; a unit is
-// N off-loads, each a host phase (a spin of H µs) then one kernel of p blocks sharing K µs of one-block work (each
-// block spins K/p µs; p at most the SMs) and a synchronise.
+// N off-loads, each a host phase (a spin of H µs) then one kernel of p blocks sharing K µs of one-block work and a
+// synchronise. The default kernel is a one-thread clock64 spin in 32-thread blocks (each block spins K/p µs; p at
+// most the SMs); --compute makes it 256-thread blocks of FMA chains, as real kernels fill an SM, whose grid may
+// exceed the SMs (each block K/p µs of one block's work alone; blocks resident together share the SM).
 //
-//   mmgp-gpu-workload --m M --p P [--units U] [--offloads N] [--host-us H] [--kernel-us K] [--device D]
-//   mmgp-gpu-workload --profile [--units U] [--offloads N] [--host-us H] [--kernel-us K] [--device D]
+//   mmgp-gpu-workload --m M --p P [--compute] [--units U] [--offloads N] [--host-us H] [--kernel-us K] [--device D]
+//   mmgp-gpu-workload --profile [--compute] [--units U] [--offloads N] [--host-us H] [--kernel-us K] [--device D]
 //
 // The run prints "time_s T" (from the processes' common start to the last one's end). --profile runs one process
 // with p = 1 and prints the application profile of the program as measured (mmgp/1): T_hpu (the host phases),
-// T_apu (the kernels' device time at p = 1, CUDA events), the off-load round trip of the run beside it, N, units.
+// T_apu (the kernels' device time at p = 1, CUDA events), the off-load round trip of the run beside it, N, units;
+// with --compute also the kernel's slot_time, measured at p = SMs, 2·SMs and 4·SMs (every block the same work).
 // The processes are forked before CUDA is initialised; under MPS (the daemon running) each sets
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE from p when MMGP_SHARING=mps (as mmgp launch sets it). Exit 77: no usable GPU.
 #include <cuda_runtime.h>
@@ -30,7 +33,7 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 struct options {
     int m = 1, p = 1, units = 16, offloads = 100, device = 0;
     double host_us = 200, kernel_us = 2000;
-    bool profile = false;
+    bool profile = false, compute = false;
 };
 
 options parse(int argc, char** argv) {
@@ -52,6 +55,7 @@ options parse(int argc, char** argv) {
         else if (a == "--kernel-us") o.kernel_us = std::atof(next());
         else if (a == "--device") o.device = std::atoi(next());
         else if (a == "--profile") o.profile = true;
+        else if (a == "--compute") o.compute = true;
         else {
             std::fprintf(stderr, "mmgp-gpu-workload: unknown argument \"%s\"\n", a.c_str());
             std::exit(2);
@@ -71,41 +75,75 @@ __global__ void share_kernel(long long cycles) {
     }
 }
 
+// --compute: a 256-thread block of FMA chains, `iterations` each (the GPU harness's reference kernel).
+__global__ void fma_kernel(float* out, long long iterations) {
+    float a = 1.0f + 1e-7f * threadIdx.x, b = 0.999999f;
+    for (long long i = 0; i < iterations; ++i) a = a * b + 1e-7f;
+    if (a == 12345.0f) out[blockIdx.x] = a;  // never true: keeps the chain alive
+}
+
+// Device time (s) of one fma_kernel grid, CUDA events.
+double fma_time(int blocks, long long iterations, float* out) {
+    cudaEvent_t a, b;
+    cudaEventCreate(&a), cudaEventCreate(&b);
+    cudaEventRecord(a);
+    fma_kernel<<<blocks, 256>>>(out, iterations);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    cudaEventDestroy(a), cudaEventDestroy(b);
+    return 1e-3 * ms;
+}
+
 void host_spin(double us) {
     const double end = now_s() + us * 1e-6;
     while (now_s() < end) {
     }
 }
 
-// The device's SMs and SM clock (kHz), asked in a child so that this process stays without CUDA; 0 SMs: unusable.
-void device_facts(int device, int& sms, int& khz) {
+// The device's SMs, SM clock (kHz) and one 256-thread block's FMA iterations per µs alone (--compute), asked in a
+// child so that this process stays without CUDA; 0 SMs: unusable.
+void device_facts(int device, int& sms, int& khz, double& iters_per_us) {
     int fds[2];
     if (pipe(fds) != 0) std::exit(1);
     const pid_t pid = fork();
     if (pid == 0) {
-        int v[2] = {0, 0};
-        if (cudaDeviceGetAttribute(&v[0], cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-            cudaDeviceGetAttribute(&v[1], cudaDevAttrClockRate, device) != cudaSuccess) {
+        double v[3] = {0, 0, 0};
+        int n = 0, clock = 0;
+        float* out = nullptr;
+        if (cudaSetDevice(device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+            cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, device) != cudaSuccess ||
+            cudaMalloc(&out, sizeof(float)) != cudaSuccess) {
             std::fprintf(stderr, "mmgp-gpu-workload: no usable GPU: %s\n", cudaGetErrorString(cudaGetLastError()));
-            v[0] = 0;
+            n = 0;
+        } else {
+            const long long probe = 200000;
+            fma_time(1, probe, out);  // warm-up
+            double best = fma_time(1, probe, out);
+            for (int r = 0; r < 2; ++r) best = std::min(best, fma_time(1, probe, out));
+            v[2] = best > 0 ? probe / (1e6 * best) : 0;
         }
+        v[0] = n, v[1] = clock;
         (void)!write(fds[1], v, sizeof v);
         _exit(0);
     }
-    int v[2] = {0, 0};
+    double v[3] = {0, 0, 0};
     close(fds[1]);
     (void)!read(fds[0], v, sizeof v);
     close(fds[0]);
     waitpid(pid, nullptr, 0);
-    sms = v[0], khz = v[1];
+    sms = static_cast<int>(v[0]), khz = static_cast<int>(v[1]), iters_per_us = v[2];
 }
 
 struct unit_times {
     double host_s = 0, kernel_s = 0, offload_s = 0;  // per run of this process: host phases, kernels (events), wall of off-loads
+    double slot[3] = {0, 0, 0};  // --profile --compute: one grid at 1, 2, 4 blocks per SM (events)
 };
 
 // One process's units. Writes its times to `fd` after the start signal on `go`.
-[[noreturn]] void process(const options& o, int rank, int sms, int khz, int ready_fd, int go_fd) {
+[[noreturn]] void process(const options& o, int rank, int sms, int khz, double iters_per_us, int ready_fd, int go_fd) {
     if (const char* sh = std::getenv("MMGP_SHARING"); sh && std::string(sh) == "mps") {
         const int pct = std::clamp((100 * o.p + sms - 1) / sms, 1, 100);
         setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::to_string(pct).c_str(), 1);
@@ -113,9 +151,13 @@ struct unit_times {
     if (cudaSetDevice(o.device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) _exit(1);
     const int units = o.units / o.m + (rank < o.units % o.m ? 1 : 0);
     const long long cycles = static_cast<long long>(o.kernel_us / o.p * 1e-3 * khz);
+    const long long iterations = std::max(1LL, static_cast<long long>(o.kernel_us / o.p * iters_per_us));
+    float* out = nullptr;
+    if (o.compute && cudaMalloc(&out, sizeof(float) * static_cast<std::size_t>(o.p)) != cudaSuccess) _exit(1);
     cudaEvent_t a, b;
     cudaEventCreate(&a), cudaEventCreate(&b);
-    share_kernel<<<o.p, 32>>>(1000);  // warm-up
+    if (o.compute) fma_kernel<<<o.p, 256>>>(out, 1000);  // warm-up
+    else share_kernel<<<o.p, 32>>>(1000);
     cudaDeviceSynchronize();
     char c = 'r';
     (void)!write(ready_fd, &c, 1);
@@ -127,7 +169,8 @@ struct unit_times {
             host_spin(o.host_us);
             const double h1 = now_s();
             cudaEventRecord(a);
-            share_kernel<<<o.p, 32>>>(cycles);
+            if (o.compute) fma_kernel<<<o.p, 256>>>(out, iterations);
+            else share_kernel<<<o.p, 32>>>(cycles);
             cudaEventRecord(b);
             cudaEventSynchronize(b);
             const double h2 = now_s();
@@ -135,6 +178,16 @@ struct unit_times {
             cudaEventElapsedTime(&ms, a, b);
             t.host_s += h1 - h0, t.kernel_s += 1e-3 * ms, t.offload_s += h2 - h1;
         }
+    if (o.profile && o.compute) {  // the kernel's slot_time: k·SMs blocks of the same work against SMs blocks
+        const long long per_block = std::max(1LL, static_cast<long long>(500 * iters_per_us));  // ~0.5 ms alone
+        cudaFree(out);
+        if (cudaMalloc(&out, sizeof(float) * 4 * static_cast<std::size_t>(sms)) != cudaSuccess) _exit(1);
+        for (int k : {1, 2, 4}) {
+            double best = fma_time(k * sms, per_block, out);
+            for (int r = 0; r < 2; ++r) best = std::min(best, fma_time(k * sms, per_block, out));
+            t.slot[k == 1 ? 0 : k == 2 ? 1 : 2] = best;
+        }
+    }
     (void)!write(ready_fd, &t, sizeof t);
     _exit(cudaGetLastError() == cudaSuccess ? 0 : 1);
 }
@@ -145,11 +198,17 @@ int main(int argc, char** argv) {
     options o = parse(argc, argv);
     if (o.profile) o.m = 1, o.p = 1;
     int sms = 0, khz = 0;
-    device_facts(o.device, sms, khz);
+    double iters_per_us = 0;
+    device_facts(o.device, sms, khz, iters_per_us);
     if (sms == 0) return 77;
-    if (o.p > sms) {
-        std::fprintf(stderr, "mmgp-gpu-workload: --p %d: expected at most the device's %d SMs\n", o.p, sms);
+    if (o.p > sms * (o.compute ? 32 : 1)) {
+        std::fprintf(stderr, "mmgp-gpu-workload: --p %d: expected at most %d (the device's %d SMs%s)\n", o.p,
+                     sms * (o.compute ? 32 : 1), sms, o.compute ? " x 32 blocks" : "");
         return 2;
+    }
+    if (o.compute && !(iters_per_us > 0)) {
+        std::fprintf(stderr, "mmgp-gpu-workload: --compute: the FMA kernel's rate could not be measured\n");
+        return 1;
     }
     std::vector<pid_t> pids;
     std::vector<int> ready, go;
@@ -159,7 +218,7 @@ int main(int argc, char** argv) {
         const pid_t pid = fork();
         if (pid == 0) {
             close(rf[0]), close(gf[1]);
-            process(o, r, sms, khz, rf[1], gf[0]);
+            process(o, r, sms, khz, iters_per_us, rf[1], gf[0]);
         }
         close(rf[1]), close(gf[0]);
         pids.push_back(pid), ready.push_back(rf[0]), go.push_back(gf[1]);
@@ -174,6 +233,7 @@ int main(int argc, char** argv) {
         unit_times t;
         if (read(fd, &t, sizeof t) != static_cast<ssize_t>(sizeof t)) ok = false;
         total.host_s += t.host_s, total.kernel_s += t.kernel_s, total.offload_s += t.offload_s;
+        for (int k = 0; k < 3; ++k) total.slot[k] += t.slot[k];
     }
     const double wall = now_s() - t0;
     for (pid_t pid : pids) {
@@ -192,14 +252,21 @@ int main(int argc, char** argv) {
     // The sequential run as an application profile: per unit, the host phases and the kernels' device time; the
     // off-load round trip beyond the kernel is the platform's O_offload (calibrated), not the program's.
     const double per_unit_host = total.host_s / o.units, per_unit_kernel = total.kernel_s / o.units;
+    char slots[256] = "";
+    if (o.compute && total.slot[0] > 0)
+        std::snprintf(slots, sizeof slots,
+                      " \"slot_time\": [[1, 1], [2, %.6g], [4, %.6g]],\n"
+                      " \"sources\": {\"slot_time\": \"mmgp-gpu-workload --profile --compute: the kernel at 2 and 4 blocks "
+                      "per SM over 1, every block the same work, CUDA events\"},\n",
+                      total.slot[1] / total.slot[0], total.slot[2] / total.slot[0]);
     std::printf("{\"schema\": \"mmgp/1\", \"kind\": \"application\", \"name\": \"gpu-workload\",\n"
                 " \"description\": \"mmgp-gpu-workload: %d units of %d off-loads, host %.6g us and kernel %.6g us each\",\n"
                 " \"decomposition\": \"task\", \"units\": %d, \"N\": %d,\n"
                 " \"T_hpu\": {\"value\": %.9g, \"source\": \"mmgp-gpu-workload --profile: host phases per unit, measured\"},\n"
                 " \"T_apu\": {\"value\": %.9g, \"source\": \"mmgp-gpu-workload --profile: kernels per unit at p = 1, CUDA events\"},\n"
-                " \"C_apu\": 0, \"g\": 0,\n"
+                " \"C_apu\": 0, \"g\": 0,\n%s"
                 " \"measurements\": {\"wall_s\": %.9g, \"offload_wall_s_per_unit\": %.9g}}\n",
-                o.units, o.offloads, o.host_us, o.kernel_us, o.units, o.offloads, per_unit_host, per_unit_kernel, wall,
+                o.units, o.offloads, o.host_us, o.kernel_us, o.units, o.offloads, per_unit_host, per_unit_kernel, slots, wall,
                 total.offload_s / o.units);
     return 0;
 }

@@ -42,8 +42,10 @@ TEST_CASE("gpu sharing: MPS is the dedicated layer; time slicing waits for the a
     const mmgp::breakdown& b = sliced.parts;
     CHECK(b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup ==
           mmgp::test::approx(sliced.time_s).epsilon(1e-12));
-    // m·p > A: each kernel gets the whole GPU; the host work now dominates the busy time 8·(0.1 + 0.005).
-    CHECK(at(4, 132, accelerator_sharing::time_sliced).time_s == mmgp::test::approx(2 * (0.5 + 0.1 + 100 * 9e-6)).epsilon(1e-12));
+    // m·p > A: each kernel gets the whole GPU; the host work now dominates the busy time 8·(0.1 + 0.005). The
+    // kernels of the processes alternate, so each off-load also waits for the switch to its own context.
+    CHECK(at(4, 132, accelerator_sharing::time_sliced).time_s ==
+          mmgp::test::approx(2 * (0.5 + 0.1 + 100 * (9e-6 + 5e-5))).epsilon(1e-12));
     // One process: nothing to share, both modes are the dedicated time.
     CHECK(at(1, 66, accelerator_sharing::time_sliced).time_s == at(1, 66, accelerator_sharing::mps).time_s);
     CHECK(at(1, 66, accelerator_sharing::mps).time_s == mmgp::test::approx(8 * (0.5 + 0.2 + 100 * 9e-6)).epsilon(1e-12));
@@ -78,9 +80,9 @@ TEST_CASE("gpu sharing: the search covers every mode; m·p > A only time-sliced"
         }
     CHECK(over_a == 4 * 132 - (132 + 66 + 44 + 33));
     // The best by hand: time-sliced m = 4, p = 132 (the GPU busy 8·(0.1 + 0.005) = 0.84 s, the host-bound
-    // processes 2·(0.5 + 0.1 + 0.0009) = 1.2018 s) beats MPS's best, m = 4 × 33 SMs (1.8018 s): under time slicing
-    // each kernel has the whole GPU while the other processes work on the host.
-    const double sliced_best = 2 * (0.5 + 0.1 + 100 * 9e-6);
+    // processes 2·(0.5 + 0.1 + 100·(9 + 50) µs) = 1.2118 s) beats MPS's best, m = 4 × 33 SMs (1.8018 s): under time
+    // slicing each kernel has the whole GPU while the other processes work on the host.
+    const double sliced_best = 2 * (0.5 + 0.1 + 100 * (9e-6 + 5e-5));
     CHECK(r.best.pred.time_s == mmgp::test::approx(sliced_best).epsilon(1e-12));
     CHECK(r.best.c.share == mmgp::accelerator_sharing::time_sliced);
     CHECK(r.best.c.m == 4);
@@ -132,16 +134,16 @@ TEST_CASE("gpu sharing: the platform's sharing keys are checked") {
 TEST_CASE("gpu sharing: validate predicts each case under its own sharing mode") {
     mmgp::test::temp_dir d;
     d.write("gpu.json", gpu_scenario());
-    // measured_s chosen 10 % above the hand-computed predictions (1.8018 s and 1.2018 s, see above).
+    // measured_s chosen 10 % above the hand-computed predictions (1.8018 s, 3.24 s and 1.2118 s, see above).
     d.write("v.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu.json", "group": "g", "cases": [
         {"m": 4, "p": 33, "sharing": "mps", "measured_s": 1.98198},
         {"m": 4, "p": 33, "sharing": "time_sliced", "measured_s": 3.564},
-        {"m": 4, "p": 132, "sharing": "time_sliced", "measured_s": 1.32198}]})");
+        {"m": 4, "p": 132, "sharing": "time_sliced", "measured_s": 1.33298}]})");
     const mmgp::validation_report rep = mmgp::run_validation((d.path / "v.json").string(), mmgp::model_kind::mmgp);
     REQUIRE(rep.cases.size() == 3);
     CHECK(rep.cases[0].predicted_s == mmgp::test::approx(2 * (0.5 + 0.4 + 100 * 9e-6)).epsilon(1e-12));
     CHECK(rep.cases[1].predicted_s == mmgp::test::approx(4 * 2 * (0.4 + 100 * 5e-5)).epsilon(1e-12));
-    CHECK(rep.cases[2].predicted_s == mmgp::test::approx(2 * (0.5 + 0.1 + 100 * 9e-6)).epsilon(1e-12));
+    CHECK(rep.cases[2].predicted_s == mmgp::test::approx(2 * (0.5 + 0.1 + 100 * (9e-6 + 5e-5))).epsilon(1e-12));
     for (const auto& c : rep.cases) CHECK(c.err_pct == doctest::Approx(100 * (1 / 1.1 - 1)).epsilon(1e-9));
     CHECK(rep.cases[0].label == "m=4 p=33 nodes=1 edtlp sharing=mps");
     // m·p above the SMs only time-sliced; a mode the platform lacks is named.
@@ -157,4 +159,91 @@ TEST_CASE("gpu sharing: validate predicts each case under its own sharing mode")
         {"m": 4, "p": 33, "sharing": "time_sliced", "measured_s": 1.3}]})");
     CHECK_THROWS_WITH_AS(mmgp::run_validation((d.path / "lacks.json").string(), mmgp::model_kind::mmgp),
                          doctest::Contains("/cases/0/sharing: expected one of the platform's sharing modes"), mmgp::input_error);
+}
+
+namespace {
+
+// The same node with 8 blocks per SM and the reference kernel's curve (a 256-thread FMA chain on an H200: 1.2x at
+// 2 blocks per SM, 2.32x at 4, 4.47x at 8); the host phases 0.01 s per unit so that the SMs can be the bottleneck.
+std::string slotted_scenario(double T_hpu, const std::string& app_extra = "") {
+    return R"({"platform": {"hpu_contexts": 16, "apus": 132, "O_offload": 9e-6, "T_csw": 0, "alpha": 1.0,
+                            "sharing": ["mps", "time_sliced"], "T_slice_switch": 5e-5, "apu_slots": 8,
+                            "slot_time": [[1, 1], [2, 1.2], [4, 2.32], [8, 4.47]]},
+               "application": {"decomposition": "task", "units": 8, "N": 100, "T_hpu": )" +
+           std::to_string(T_hpu) + R"(, "T_apu": 13.2, "C_apu": 0, "g": 0)" + app_extra + R"(},
+               "search": {"m": [1, 8]}})";
+}
+
+}  // namespace
+
+TEST_CASE("gpu grids beyond the SMs: p counts blocks, the SMs' slots priced by the curve") {
+    const mmgp::scenario s = mmgp::parse_scenario(slotted_scenario(0.01), "gpu.json");
+    const mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    using mmgp::accelerator_sharing;
+    auto at = [&](int m, int p, accelerator_sharing a) { return ev({m, p, 1, mmgp::policy::edtlp, a}); };
+    CHECK(s.plat.capacity() == 132 * 8);
+    // Within the SMs nothing changes: m = 8 × p = 16 under MPS is 1 unit of 0.01 + 13.2/16 + 100·9 µs.
+    CHECK(at(8, 16, accelerator_sharing::mps).time_s == mmgp::test::approx(0.01 + 13.2 / 16 + 100 * 9e-6).epsilon(1e-12));
+    // One process, 264 blocks: two per SM, each block 13.2/264 s of one block's work, 1.2x as long together.
+    CHECK(at(1, 264, accelerator_sharing::mps).time_s ==
+          mmgp::test::approx(8 * (0.01 + 1.2 * 13.2 / 264 + 100 * 9e-6)).epsilon(1e-12));
+    // 1.5 blocks per SM: the most loaded SMs hold two.
+    CHECK(at(1, 198, accelerator_sharing::mps).time_s ==
+          mmgp::test::approx(8 * (0.01 + 1.2 * 13.2 / 198 + 100 * 9e-6)).epsilon(1e-12));
+    // MPS, m = 8 × p = 132 (1056 blocks, 8 per SM): each process alone would take 0.01 + 0.1 + 0.0009 s, but the
+    // SMs' slots hold every process's blocks at once: 8 units of 13.2 s of one-block work at 1056/4.47 blocks' rate.
+    const double busy = 8 * 13.2 * 4.47 / 1056;
+    const mmgp::prediction full = at(8, 132, accelerator_sharing::mps);
+    CHECK(full.time_s == mmgp::test::approx(busy).epsilon(1e-12));
+    const mmgp::breakdown& b = full.parts;
+    CHECK(b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup ==
+          mmgp::test::approx(full.time_s).epsilon(1e-12));
+    // Time-sliced, m = 2 × p = 264: one grid at a time through the same curve, each off-load after a switch.
+    const double grid = 1.2 * 13.2 / 264;
+    CHECK(at(2, 264, accelerator_sharing::time_sliced).time_s ==
+          mmgp::test::approx(std::max(2 * 4 * (grid + 100 * 5e-5), 4 * (0.01 + grid + 100 * (9e-6 + 5e-5)))).epsilon(1e-12));
+    // The search covers m·p up to 1056 under MPS and p up to 1056 time-sliced, and each row's time(p) is at(p).
+    std::int64_t mps = 0;
+    for (int m = 1; m <= 8; ++m) mps += 1056 / m;
+    CHECK(mmgp::count_feasible(s) == mps + 8 * 1056);
+    for (auto a : {accelerator_sharing::mps, accelerator_sharing::time_sliced})
+        for (int m : {1, 2, 8}) {
+            const mmgp::row r = ev.row_of(m, 1, mmgp::policy::edtlp, 0.0, false, a);
+            for (int p : {1, 16, 132, 133, 264, 1056 / m}) {
+                CHECK(r.time(p) == r.at(p).time_s);
+                CHECK(r.time(p) == ev({m, p, 1, mmgp::policy::edtlp, a}).time_s);
+            }
+        }
+}
+
+TEST_CASE("gpu grids beyond the SMs: the program's own kernel curve replaces the platform's") {
+    const mmgp::scenario s = mmgp::parse_scenario(slotted_scenario(0.01, R"(, "slot_time": [[1, 1], [2, 1.0]])"), "gpu.json");
+    const mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    // A kernel whose two blocks per SM run as fast as one: 264 blocks halve its time.
+    CHECK(ev({1, 264, 1, mmgp::policy::edtlp, mmgp::accelerator_sharing::mps}).time_s ==
+          mmgp::test::approx(8 * (0.01 + 13.2 / 264 + 100 * 9e-6)).epsilon(1e-12));
+}
+
+TEST_CASE("gpu grids beyond the SMs: the slot keys are checked") {
+    auto error_of = [](const std::string& doc) {
+        try {
+            mmgp::parse_scenario(doc, "gpu.json");
+        } catch (const mmgp::input_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    std::string doc = slotted_scenario(0.01);
+    const std::string curve = R"("slot_time": [[1, 1], [2, 1.2], [4, 2.32], [8, 4.47]])";
+    auto with_curve = [&](const std::string& c) {
+        std::string d = doc;
+        return d.replace(d.find(curve), curve.size(), c);
+    };
+    CHECK(error_of(with_curve(R"("nodes": 1)")).find("/platform/slot_time: expected the accelerator's time") != std::string::npos);
+    CHECK(error_of(with_curve(R"("slot_time": [[2, 1.2]])")).find("/platform/slot_time/0: expected [1, 1] first") != std::string::npos);
+    CHECK(error_of(with_curve(R"("slot_time": [[1, 1], [4, 2], [2, 1.2]])")).find("/platform/slot_time/2/0") != std::string::npos);
+    CHECK(error_of(with_curve(R"("slot_time": [[1, 1], [2, -1]])")).find("/platform/slot_time/1/1") != std::string::npos);
+    std::string many = doc;
+    many.replace(many.find("\"apu_slots\": 8"), 14, "\"apu_slots\": 4096");
+    CHECK(error_of(many).find("/platform/apu_slots: expected at most 1024") != std::string::npos);
 }

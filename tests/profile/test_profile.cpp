@@ -149,7 +149,7 @@ TEST_CASE("bad input: one message naming file, JSON path, expected and found") {
     CHECK(error_of(with("/platform/T_cws", 1e-6)) ==
           "p.json: /platform/T_cws: expected one of the keys hpu_contexts, apus, nodes, max_processes_per_node, "
           "O_offload, T_csw, alpha, dma, network, cores, T_wake, T_wake_busy, spin_pause, sched_slice, hierarchy, sharing, "
-              "T_slice_switch, found the unknown key \"T_cws\"");
+              "T_slice_switch, apu_slots, slot_time, found the unknown key \"T_cws\"");
     CHECK(error_of(with("/schema", "mmgp/2")) == "p.json: /schema: expected \"mmgp/1\", found the string \"mmgp/2\"");
     CHECK(error_of(with("/platform", "cell9")) ==
           "p.json: /platform: expected an existing file or a bundled platforms name (ps3, ps3-cluster, qs20, triblade), found the "

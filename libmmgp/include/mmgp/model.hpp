@@ -34,7 +34,7 @@ class row {
 public:
     /// Predicted time of p (the same number as at(p).time_s).
     double time(int p) const noexcept {
-        if (!closed_form_) return at(p).time_s;
+        if (!closed_form_ || p > grid_.from) [[unlikely]] return at(p).time_s;
         const double t = curve_(p);
         return sliced_ ? std::max(t, slice_(p)) : t;
     }
@@ -58,6 +58,7 @@ private:
     p_curve curve_;  // closed form: the time of p
     p_curve slice_;  // time-sliced accelerators (sliced_): the accelerator's busy time, a lower bound of the time
     bool sliced_ = false;
+    grid_terms grid_;  // a GPU's grids beyond one block per SM (inactive elsewhere)
 };
 
 /// Evaluates one model on one platform and application. Build once, call many times.
@@ -99,6 +100,8 @@ private:
     p_curve slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
     prediction sliced_prediction(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
     prediction evaluate_inline(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
+    grid_terms grid_of(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
+    void slice_switch(dedicated_terms& unit) const noexcept;
     double alpha_at(int m) const noexcept;
     double ocol_at(int m) const noexcept;
     const scenario* s_;
@@ -110,6 +113,7 @@ private:
     std::vector<char> has_model_, has_table_;  // index by primitive
     double dma_lat_ = 0.0, dma_spb_ = 0.0;
     std::shared_ptr<const detail::time_shared_cores> shared_;  // set when the platform has `cores`
+    const slot_curve* slots_ = nullptr;  // apu_slots > 1: the application's kernel curve, or the platform's
     std::vector<std::string> notes_;
 };
 

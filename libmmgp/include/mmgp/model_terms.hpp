@@ -6,6 +6,7 @@
 #pragma once
 
 #include "mmgp/export.hpp"
+#include "mmgp/profile.hpp"
 
 #include <string_view>
 
@@ -74,6 +75,29 @@ struct p_curve {
           b(s.per_unit * (u.apu_work / u.apu_split + u.N * u.over_p)),
           c(s.per_unit * (u.N * u.per_apu)) {}
     double operator()(int p) const noexcept { return a + b / p + c * p; }
+};
+
+/// A GPU's grids beyond one block per accelerator (docs/MODEL.md §7): what the blocks resident on an SM add to a
+/// row's time. Inactive (`from` infinite) where an accelerator holds one block (apu_slots = 1).
+struct grid_terms {
+    double from = 1e308;  ///< the row's time changes for p above this: apus (time-sliced), apus/m (otherwise)
+    double apus = 1e308;  ///< S: the accelerators the blocks spread over (infinite: inactive)
+    const slot_curve* curve = nullptr;
+    double work = 0.0;    ///< the p-split accelerator work of the row's time (work/p at one block per accelerator)
+    bool sliced = false;
+    /// Not time-sliced: the accelerators' busy bound, busy_fixed + busy_work·f(m·p/S)/(m·p), the blocks of all m
+    /// processes sharing the accelerators' slots. Time-sliced: busy_work is the slice curve's p-split work.
+    double busy_fixed = 0.0, busy_work = 0.0;
+    int m = 1;
+    /// The dedicated time's addition at p: work·(f(p/S) − 1)/p.
+    double dedicated_extra(int p) const noexcept { return p > apus ? work * (curve->at(p / apus) - 1.0) / p : 0.0; }
+    /// Not time-sliced: the busy bound at p (a lower bound of the time).
+    double busy(int p) const noexcept {
+        const double blocks = static_cast<double>(m) * p;
+        return busy_fixed + busy_work * curve->at(blocks / apus) / blocks;
+    }
+    /// Time-sliced: the slice curve's addition at p (one grid at a time, through the same curve).
+    double slice_extra(int p) const noexcept { return p > apus ? busy_work * (curve->at(p / apus) - 1.0) / p : 0.0; }
 };
 
 }  // namespace mmgp

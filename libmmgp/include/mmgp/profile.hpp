@@ -10,6 +10,7 @@
 
 #include "mmgp/export.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -62,6 +63,17 @@ struct m_function {
     double intercept = 0.0, slope = 0.0;
     /// True when value(m) is defined (a table covers m; other forms cover every m >= 1).
     bool covers(int m) const noexcept;
+};
+
+/// How an accelerator's time grows with the blocks resident on it (a GPU's SM, docs/MODEL.md §7): `factor[i]` is
+/// the time of a grid with `k[i]` blocks per accelerator over the time with one, every block the same work (k
+/// increasing from 1, where the factor is 1). Between points the most loaded accelerator's count, ⌈k⌉, is
+/// interpolated; beyond the last point blocks run in waves at its throughput (the factor grows with k).
+struct slot_curve {
+    std::vector<double> k, factor;
+    bool empty() const noexcept { return k.empty(); }
+    /// The factor at k blocks per accelerator (1 for k <= 1).
+    double at(double blocks_per_apu) const noexcept;
 };
 
 /// A latency + per-byte cost: cost(bytes) = latency_s + s_per_byte * bytes.
@@ -184,6 +196,15 @@ struct platform {
     /// s, `time_sliced` only: the accelerator's switch from one process's kernels to another's (a time slice's
     /// context switch), paid per off-load when m > 1.
     double T_slice_switch = 0.0;
+    /// Blocks one accelerator holds at once at the reference block size (a GPU's SM: its occupancy, 8 blocks of
+    /// 256 threads on an H100 or H200); 1 elsewhere. p (time-sliced) or m·p (otherwise) may reach apus·apu_slots.
+    int apu_slots = 1;
+    /// The accelerator's time against its resident blocks (required when apu_slots > 1): the reference kernel's.
+    slot_curve slot_time;
+    /// The most blocks the processes of a node may keep on its accelerators: apus·apu_slots.
+    std::int64_t capacity() const noexcept {
+        return std::min<std::int64_t>(static_cast<std::int64_t>(apus) * apu_slots, 2147483647);
+    }
     /// The sharing modes the search covers: `sharing`, or dedicated alone when it is empty.
     std::vector<accelerator_sharing> sharing_modes() const {
         return sharing.empty() ? std::vector<accelerator_sharing>{accelerator_sharing::dedicated} : sharing;
@@ -248,6 +269,9 @@ struct application {
     double dma_bytes = 0.0;  ///< bytes per off-load not overlapped with computation
     std::vector<comm_pattern> comm;  ///< communication per phase (cluster term)
     std::vector<parameter_spread> spreads;  ///< the spreads written beside values (mmgp predict --uncertainty)
+    /// The program's own kernel's time against the blocks resident per accelerator (measured by mmgp profile on a
+    /// GPU); empty: the platform's slot_time.
+    slot_curve slot_time;
     bool has_wavefront = false;  ///< `wavefront` given: the program can also be mapped accelerator-driven
     wavefront wave;
 };

@@ -30,10 +30,10 @@ enum class key_sampling {
 struct platform_key {
     /// The member the key fills; the reader reads each type its own way: counts (integers >= 1), numbers (finite,
     /// >= 0, in `unit`), the contention α(m), a link cost, the network's tables (and the models given beside them,
-    /// platform::comm_models), the hierarchy, the sharing modes.
+    /// platform::comm_models), the hierarchy, the sharing modes, the accelerator's time against its resident blocks.
     using member_type = std::variant<int platform::*, double platform::*, m_function platform::*, link_cost platform::*,
                                      std::vector<comm_table> platform::*, hierarchy platform::*,
-                                     std::vector<accelerator_sharing> platform::*>;
+                                     std::vector<accelerator_sharing> platform::*, slot_curve platform::*>;
     std::string_view name;
     bool required;
     const char* unit;         ///< numbers: the unit errors name ("seconds"); "" for other shapes
@@ -49,7 +49,8 @@ struct application_key {
     /// The member the key fills (numbers: finite, >= 0, in `unit`).
     using member_type = std::variant<double application::*, std::int64_t application::*, decomposition application::*,
                                      scaling application::*, gap_charge application::*, m_function application::*,
-                                     std::vector<comm_pattern> application::*, wavefront application::*>;
+                                     std::vector<comm_pattern> application::*, wavefront application::*,
+                                     slot_curve application::*>;
     std::string_view name;
     bool required;            ///< a `wavefront` makes the work keys optional; `units` is required with `task`
     const char* unit;         ///< numbers: the unit errors name ("seconds"); "" for other shapes

@@ -113,9 +113,9 @@ bool check_runs(const platform& pl, const std::vector<measured_run>& runs, const
                               "separate parameters; --fix NAME=VALUE holds one)",
                           std::to_string(distinct.size()) + " distinct in " + std::to_string(n) + " runs");
     for (const auto& r : runs)
-        if (static_cast<std::int64_t>(r.c.m) * r.c.p > pl.apus || r.c.nodes > pl.nodes)
+        if (static_cast<std::int64_t>(r.c.m) * r.c.p > pl.capacity() || r.c.nodes > pl.nodes)
             throw input_error(file, r.where,
-                              "a configuration feasible on platform " + pl.name + " (m*p <= " + std::to_string(pl.apus) +
+                              "a configuration feasible on platform " + pl.name + " (m*p <= " + std::to_string(pl.capacity()) +
                                   ", nodes <= " + std::to_string(pl.nodes) + ")",
                               "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
     return ps.size() >= 2;

@@ -152,10 +152,13 @@ prediction predict_case(const detail::reader& r, const json& c, const std::strin
     const std::vector<accelerator_sharing> modes = s.plat.sharing_modes();
     if (std::find(modes.begin(), modes.end(), vc.c.share) == modes.end())
         r.fail(child(cp, "sharing"), "one of the platform's sharing modes", std::string(to_string(vc.c.share)));
-    const bool sliced = vc.c.share == accelerator_sharing::time_sliced;  // p <= apus alone (docs/MODEL.md §7)
-    if ((sliced ? std::int64_t{vc.c.p} : static_cast<std::int64_t>(vc.c.m) * vc.c.p) > s.plat.apus || vc.c.nodes > s.plat.nodes)
-        r.fail(cp, std::string("a feasible configuration (") + (sliced ? "p" : "m*p") + " <= apus = " +
-                       std::to_string(s.plat.apus) + ", nodes <= " + std::to_string(s.plat.nodes) + ")",
+    // time-sliced: p <= apus·slots alone; otherwise m*p <= apus·slots (docs/MODEL.md §7)
+    const bool sliced = vc.c.share == accelerator_sharing::time_sliced;
+    const std::int64_t cap = s.plat.capacity();
+    const std::string cap_text = s.plat.apu_slots > 1 ? "apus x apu_slots = " + std::to_string(cap) : "apus = " + std::to_string(cap);
+    if ((sliced ? std::int64_t{vc.c.p} : static_cast<std::int64_t>(vc.c.m) * vc.c.p) > cap || vc.c.nodes > s.plat.nodes)
+        r.fail(cp, std::string("a feasible configuration (") + (sliced ? "p" : "m*p") + " <= " + cap_text +
+                       ", nodes <= " + std::to_string(s.plat.nodes) + ")",
                vc.label);
     if (c.contains("message")) return message_prediction(r, c, cp, s);
     if (c.contains("mapping")) return wavefront_case_prediction(r, c, cp, s, vc);

@@ -39,9 +39,11 @@ model_error::model_error(std::string file, model_subject subject, std::size_t in
 space_bounds bounds(const scenario& s, accelerator_sharing share) noexcept {
     const auto& pl = s.plat;
     const auto& sp = s.space;
-    // m and p can never exceed A (m*p <= A), nodes never exceed the platform's.
-    space_bounds b{sp.m.lo, std::min<std::int64_t>(sp.m.hi, pl.apus), sp.p.lo, std::min<std::int64_t>(sp.p.hi, pl.apus),
-                   sp.nodes.lo, std::min<std::int64_t>(sp.nodes.hi, pl.nodes), pl.apus};
+    // m and p can never exceed the blocks the accelerators hold, A·slots (m*p <= A·slots; A on a CPU node), nodes
+    // never exceed the platform's.
+    const std::int64_t cap = pl.capacity();
+    space_bounds b{sp.m.lo, std::min<std::int64_t>(sp.m.hi, cap), sp.p.lo, std::min<std::int64_t>(sp.p.hi, cap),
+                   sp.nodes.lo, std::min<std::int64_t>(sp.nodes.hi, pl.nodes), cap};
     if (pl.max_processes_per_node > 0) b.m_hi = std::min<std::int64_t>(b.m_hi, pl.max_processes_per_node);
     b.sliced = share == accelerator_sharing::time_sliced;
     return b;
@@ -75,7 +77,8 @@ void check_not_empty(const scenario& s, const detail::reader& r) {
     if (sp.m.lo <= b.m_top() && sp.nodes.lo <= b.n_hi) return;
     std::string why = "m " + std::to_string(sp.m.lo) + ".." + std::to_string(sp.m.hi) + ", p " + std::to_string(sp.p.lo) +
                       ".." + std::to_string(sp.p.hi) + ", nodes " + std::to_string(sp.nodes.lo) + ".." +
-                      std::to_string(sp.nodes.hi) + " with apus " + std::to_string(pl.apus) + " and nodes " +
+                      std::to_string(sp.nodes.hi) + " with apus " + std::to_string(pl.apus) +
+                      (pl.apu_slots > 1 ? " x " + std::to_string(pl.apu_slots) + " slots" : std::string()) + " and nodes " +
                       std::to_string(pl.nodes);
     r.fail("/search", "a search space with at least one configuration with m*p <= apus and nodes <= platform nodes",
            "an empty space (" + why + ")");

@@ -87,6 +87,7 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
     has_table_.assign(detail::primitive_count, 0);
     for (const comm_table& t : pl.comm_tables) has_table_[static_cast<int>(t.prim)] = 1;
     if (kind == model_kind::eq11) return;
+    if (pl.apu_slots > 1) slots_ = s.app.slot_time.empty() ? &pl.slot_time : &s.app.slot_time;
     if (pl.cores > 0) {
         shared_ = std::make_shared<const detail::time_shared_cores>(pl, app);
         if (shared_->wake_from == detail::time_shared_cores::wake_source::application)
@@ -150,6 +151,21 @@ inline void wait_for_slices(prediction& out, double busy) noexcept {
     out.time_s = busy;
 }
 
+// The blocks beyond one per SM (docs/MODEL.md §7): the process's own grid through the curve, then, unless
+// time-sliced, the busy bound of every process's blocks sharing the SMs; the excess is accelerator time.
+inline void with_grid(prediction& out, const grid_terms& g, int p) noexcept {
+    if (!(p > g.from)) return;
+    const double extra = g.dedicated_extra(p);
+    out.parts.accelerator += extra;
+    out.time_s += extra;
+    if (g.sliced) return;
+    const double busy = g.busy(p);
+    if (busy > out.time_s) {
+        out.parts.accelerator += busy - out.time_s;
+        out.time_s = busy;
+    }
+}
+
 inline double fixed_part(const host_share& share) noexcept {
     return share.host + share.context_switch + share.communication + share.startup;
 }
@@ -178,6 +194,32 @@ inline double fixed_part(const host_share& share) noexcept {
 }
 
 
+// A GPU row's grid terms (docs/MODEL.md §7): inactive unless the platform's accelerators hold several blocks.
+grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept {
+    grid_terms g;
+    if (!slots_) return g;
+    const double S = s_->plat.apus;
+    const double units = detail::share_of(s_->app, c).units;
+    g.apus = S;
+    g.curve = slots_;
+    g.m = c.m;
+    g.work = share.per_unit * unit.apu_work / unit.apu_split;
+    g.sliced = c.share == accelerator_sharing::time_sliced && c.m > 1;
+    g.from = g.sliced || c.share == accelerator_sharing::time_sliced ? S : S / c.m;
+    if (g.sliced) {
+        g.busy_work = static_cast<double>(c.m) * units * unit.apu_work / unit.apu_split;
+    } else {
+        g.busy_fixed = share.startup;
+        g.busy_work = static_cast<double>(c.m) * units * unit.apu_work / unit.apu_split;
+    }
+    return g;
+}
+
+// Time-sliced with m > 1: the processes' kernels alternate, so each off-load waits for the switch to its own
+// context on its own path too (not only in the accelerator's busy time): the host phase that follows a kernel
+// cannot hide the switch in front of the next one (docs/MODEL.md §7).
+void evaluator::slice_switch(dedicated_terms& unit) const noexcept { unit.offload_fixed += s_->plat.T_slice_switch; }
+
 p_curve time_sliced_curve(const dedicated_terms& unit, double startup, int m, double units, double T_slice_switch) noexcept {
     p_curve k;
     const double busy = static_cast<double>(m) * units;
@@ -198,9 +240,12 @@ p_curve evaluator::slice_curve(const configuration& c, const dedicated_terms& un
     dedicated_terms unit;
     host_share share;
     layers(c.m, c.nodes, c.pol, comm_phase, unit, share);
+    if (kind_ != model_kind::eq11) slice_switch(unit);
     prediction out = dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
                                           kind_ == model_kind::eq11 ? false : extrapolated);
-    wait_for_slices(out, slice_curve(c, unit, share)(c.p));
+    const grid_terms g = grid_of(c, unit, share);
+    with_grid(out, g, c.p);
+    wait_for_slices(out, slice_curve(c, unit, share)(c.p) + g.slice_extra(c.p));
     return out;
 }
 
@@ -209,9 +254,16 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     host_share share;
     if (layers(m, nodes, pol, comm_phase, unit, share)) {
         const bool ex = kind_ == model_kind::eq11 ? false : extrapolated;
-        if (sh == accelerator_sharing::time_sliced && m > 1)
-            return row(unit, share, slice_curve(configuration{m, 1, nodes, pol, sh}, unit, share), ex);
-        return row(unit, share, ex);
+        const configuration c{m, 1, nodes, pol, sh};
+        if (sh == accelerator_sharing::time_sliced && m > 1) {
+            if (kind_ != model_kind::eq11) slice_switch(unit);
+            row r(unit, share, slice_curve(c, unit, share), ex);
+            r.grid_ = grid_of(c, unit, share);
+            return r;
+        }
+        row r(unit, share, ex);
+        r.grid_ = grid_of(c, unit, share);
+        return r;
     }
     return row(*shared_, s_->app, configuration{m, 1, nodes, pol}, unit, extrapolated);
 }
@@ -223,6 +275,8 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share)) {
         if (c.share == accelerator_sharing::time_sliced && c.m > 1) [[unlikely]]
             return sliced_prediction(c, comm_phase, extrapolated);  // by value: unit and share stay in registers here
+        if (slots_ && static_cast<double>(c.p) * c.m > s_->plat.apus) [[unlikely]]
+            return row_of(c.m, c.nodes, c.pol, comm_phase, extrapolated, c.share).at(c.p);
         return dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
                                     kind_ == model_kind::eq11 ? false : extrapolated);
     }
@@ -258,7 +312,8 @@ row::row(const dedicated_terms& unit, const host_share& share, const p_curve& sl
 prediction row::at(int p) const noexcept {
     if (!ts_) {
         prediction out = dedicated_prediction(unit_, share_, curve_, p, extrapolated_);
-        if (sliced_) wait_for_slices(out, slice_(p));
+        with_grid(out, grid_, p);
+        if (sliced_) wait_for_slices(out, slice_(p) + grid_.slice_extra(p));
         return out;
     }
     configuration c = c_;

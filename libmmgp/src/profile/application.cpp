@@ -52,6 +52,9 @@ constexpr application_key keys[] = {
      "s, with a time-shared platform: the program's own per-off-load overhead in its sequential edtlp run (HPU round "
      "trip minus APU busy time, written by `mmgp profile`); the idle-core wake-up is then T_offload_idle − O_offload "
      "instead of the platform's T_wake"},
+    {"slot_time", false, "", &application::slot_time, fixed, "",
+     "`[[1, 1], [2, f2], ...]`: the program's own kernel's time against the blocks per accelerator (measured on a GPU); "
+     "without it the platform's `slot_time`"},
     {"wavefront", false, "", &application::wave, fixed, "",
      "a wavefront sweep (Sweep3D-like) that `mmgp predict` maps accelerator-driven and host-driven (below, "
      "docs/MODEL.md §6); with it, `N`, `T_hpu`, `T_apu`, `C_apu` and `g` may be left out"},
@@ -196,6 +199,8 @@ struct application_reading {
         number(&application::dma_bytes);
         if (given(&application::comm))
             a.comm = read_communication(obj[key(&application::comm).name], r, pointer(&application::comm));
+        if (given(&application::slot_time))
+            a.slot_time = read_slot_curve(obj[key(&application::slot_time).name], r, pointer(&application::slot_time));
     }
 };
 

@@ -57,6 +57,12 @@ constexpr platform_key keys[] = {
      "(docs/MODEL.md §7; without `cores`)"},
     {"T_slice_switch", false, "seconds", &platform::T_slice_switch, log_normal, false, "",
      "s, with `sharing` `time_sliced`: the accelerator's switch from one process's kernels to another's"},
+    {"apu_slots", false, "", &platform::apu_slots, fixed, false, "1",
+     "blocks one accelerator holds at once (a GPU's SM at the reference block size: its occupancy, at most 1024); p "
+     "(time-sliced) or m·p (otherwise) may reach apus·apu_slots (docs/MODEL.md §7)"},
+    {"slot_time", false, "", &platform::slot_time, fixed, false, "",
+     "`[[1, 1], [2, f2], [4, f4], ...]`: the time of a grid with k blocks per accelerator over one block's, every "
+     "block the same work (the GPU harness's reference kernel); required when `apu_slots` > 1"},
 };
 
 }  // namespace
@@ -247,6 +253,16 @@ std::vector<accelerator_sharing> read_sharing(const json& v, const reader& r, co
     return out;
 }
 
+// The accelerators' block slots: at most 1024 each, and with more than one the curve that prices them.
+void check_slots(const json& obj, const reader& r, const std::string& path, const platform& pl) {
+    if (pl.apu_slots > 1024) r.fail(child(path, "apu_slots"), "at most 1024 blocks per accelerator", obj["apu_slots"]);
+    if (pl.apu_slots > 1 && pl.slot_time.empty())
+        r.fail(child(path, "slot_time"), "the accelerator's time against its resident blocks (apu_slots > 1)",
+               "nothing (the key is missing)");
+    if (pl.apu_slots > 1 && pl.cores > 0)
+        r.fail(child(path, "apu_slots"), "apu_slots only on dedicated accelerators (without \"cores\")", obj["apu_slots"]);
+}
+
 // The sharing keys agree: time-sliced sharing with its switch cost, neither on time-shared cores.
 void check_sharing(const json& obj, const reader& r, const std::string& path, const platform& pl) {
     const bool sliced =
@@ -333,6 +349,9 @@ struct platform_reading {
                        [&](std::vector<accelerator_sharing> platform::*m) {
                            if (given) pl.*m = read_sharing(obj[k.name], r, kp);
                        },
+                       [&](slot_curve platform::*m) {
+                           if (given) pl.*m = read_slot_curve(obj[k.name], r, kp);
+                       },
                    },
                    k.member);
     }
@@ -358,6 +377,7 @@ platform platform_from_json(const json& obj, const reader& r, const std::string&
     for (const platform_key& k : keys)
         if (!is_count(k) && !k.time_shared) reading.read(k);
     check_sharing(obj, r, path, pl);
+    check_slots(obj, r, path, pl);
     pl.has_dma = obj.contains(key_of(&platform::dma));
     pl.provenance = read_provenance(obj);
     return pl;

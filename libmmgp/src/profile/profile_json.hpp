@@ -67,6 +67,8 @@ inline constexpr std::int64_t int_max = std::numeric_limits<int>::max();
 enum class m_quantity { contention, seconds };
 /// A number, {"constant"|"value": x}, {"table": {"m": x, ...}} or {"linear": {"intercept", "slope"}}.
 m_function read_m_function(const json& v, const reader& r, const std::string& path, m_quantity q);
+/// [[k, factor], ...]: an accelerator's time against its resident blocks (slot_curve), k increasing from [1, 1].
+slot_curve read_slot_curve(const json& v, const reader& r, const std::string& path);
 /// {"latency_s", "bandwidth_Bps"|"s_per_byte"}.
 link_cost read_link(const json& v, const reader& r, const std::string& path);
 /// The required member "primitive" of obj: one of primitive_names.

@@ -55,8 +55,8 @@ std::vector<accelerator_sharing> read_searched_sharing(const json& v, const read
 // The search space; by default every m, p and nodes the platform allows.
 search_space read_search(const json& v, const reader& r, const std::string& path, const platform& pl) {
     search_space s;
-    s.m = {1, pl.apus};
-    s.p = {1, pl.apus};
+    s.m = {1, pl.capacity()};
+    s.p = {1, pl.capacity()};
     s.nodes = {1, pl.nodes};
     if (v.is_null()) return s;
     r.object(v, path);

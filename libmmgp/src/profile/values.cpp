@@ -41,7 +41,35 @@ bool m_function::covers(int m) const noexcept {
     return m >= 1 && static_cast<std::size_t>(m) < table.size() && !std::isnan(table[static_cast<std::size_t>(m)]);
 }
 
+double slot_curve::at(double blocks_per_apu) const noexcept {
+    if (!(blocks_per_apu > 1) || k.empty()) return std::max(1.0, blocks_per_apu);
+    const double c = std::ceil(blocks_per_apu - 1e-9);  // the most loaded accelerator sets the grid's time
+    if (c >= k.back()) return factor.back() * c / k.back();  // beyond the last point: waves at its throughput
+    std::size_t i = 1;
+    while (k[i] < c) ++i;
+    const double w = (c - k[i - 1]) / (k[i] - k[i - 1]);
+    return factor[i - 1] + w * (factor[i] - factor[i - 1]);
+}
+
 namespace detail {
+
+slot_curve read_slot_curve(const json& v, const reader& r, const std::string& path) {
+    static const char* expected = "an array of [blocks per accelerator, time factor] pairs from [1, 1], blocks increasing";
+    if (!v.is_array() || v.empty() || v.size() > 64) r.fail(path, expected, v);
+    slot_curve c;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::string ip = child(path, i);
+        if (!v[i].is_array() || v[i].size() != 2) r.fail(ip, "a [blocks per accelerator, time factor] pair", v[i]);
+        const double k = r.number(v[i][0], child(ip, 0), 1.0, false, "blocks per accelerator");
+        const double f = r.number(v[i][1], child(ip, 1), 0.0, true, "time factor");
+        if (i == 0 && (k != 1 || f != 1)) r.fail(ip, "[1, 1] first (one block per accelerator is the unit)", v[i]);
+        if (i > 0 && !(k > c.k.back())) r.fail(child(ip, 0), "blocks above " + format_double(c.k.back()), v[i][0]);
+        if (k > 1e6) r.fail(child(ip, 0), "at most 1e6 blocks per accelerator", v[i][0]);
+        c.k.push_back(k);
+        c.factor.push_back(f);
+    }
+    return c;
+}
 
 namespace {
 
