@@ -76,18 +76,26 @@ BENCHMARK(BM_search_pbpi_qs20)->Unit(benchmark::kMicrosecond);
 
 // A GPU node of 132 SMs, 16 host cores, m up to 32, as a benchmark's input (made up, not a measured machine):
 // the search over both sharing modes against the same node and program with dedicated accelerators, per
-// configuration searched (ns_per_configuration).
-std::string node_scenario(bool gpu) {
+// configuration searched (ns_per_configuration); and the GPU node with 8 blocks per SM (apu_slots, the H200's
+// measured slot curve), p up to 1,056 blocks, where the grid terms price every p above S/m.
+enum class node { dedicated, gpu, gpu_slots };
+
+std::string node_scenario(node kind) {
+    const bool gpu = kind != node::dedicated;
     return std::string(R"({"platform": {"hpu_contexts": 16, "apus": 132, "O_offload": 9e-6, "T_csw": 2e-6, "alpha": 1.1,
                             "dma": {"latency_s": 4e-6, "bandwidth_Bps": 5.5e10})") +
            (gpu ? R"(, "sharing": ["mps", "time_sliced"], "T_slice_switch": 2e-5)" : "") +
+           (kind == node::gpu_slots ? R"(, "apu_slots": 8, "slot_time": [[1, 1], [2, 1.20], [3, 1.93], [4, 2.32],
+                                                                       [6, 3.39], [8, 4.45], [16, 8.62]])"
+                                    : "") +
            R"(}, "application": {"decomposition": "task", "units": 64, "N": 1000, "T_hpu": 0.5, "T_apu": 50, "C_apu": 0.01,
                                  "g": 1e-7, "dma_bytes": 65536},
-               "search": {"m": [1, 32], "p": [1, 132]}})";
+               "search": {"m": [1, 32], "p": [1, )" +
+           (kind == node::gpu_slots ? "1056" : "132") + "]}}";
 }
 
-void search_node(benchmark::State& st, bool gpu) {
-    const mmgp::scenario s = mmgp::parse_scenario(node_scenario(gpu), gpu ? "gpu.json" : "dedicated.json");
+void search_node(benchmark::State& st, node kind) {
+    const mmgp::scenario s = mmgp::parse_scenario(node_scenario(kind), "node.json");
     for (auto _ : st) {
         auto r = mmgp::search(s, mmgp::model_kind::mmgp, {false});
         benchmark::DoNotOptimize(r.best.pred.time_s);
@@ -97,9 +105,11 @@ void search_node(benchmark::State& st, bool gpu) {
     st.counters["ns_per_configuration"] =
         benchmark::Counter(n * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-void BM_search_gpu_node(benchmark::State& st) { search_node(st, true); }
+void BM_search_gpu_node(benchmark::State& st) { search_node(st, node::gpu); }
 BENCHMARK(BM_search_gpu_node)->Unit(benchmark::kMicrosecond);
-void BM_search_dedicated_node(benchmark::State& st) { search_node(st, false); }
+void BM_search_gpu_slots_node(benchmark::State& st) { search_node(st, node::gpu_slots); }
+BENCHMARK(BM_search_gpu_slots_node)->Unit(benchmark::kMicrosecond);
+void BM_search_dedicated_node(benchmark::State& st) { search_node(st, node::dedicated); }
 BENCHMARK(BM_search_dedicated_node)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -34,12 +34,19 @@ class row {
 public:
     /// Predicted time of p (the same number as at(p).time_s).
     double time(int p) const noexcept {
-        if (!closed_form_ || p > grid_.from) [[unlikely]] return at(p).time_s;
+        if (!closed_form_) return at(p).time_s;
         const double t = curve_(p);
+        if (p > grid_.from) return grid_time(t, p);
         return sliced_ ? std::max(t, slice_(p)) : t;
     }
     /// Predicted time of p and its breakdown.
     prediction at(int p) const noexcept;
+    /// time(p) beyond the SMs (grid_): the same number as at(p).time_s.
+    double grid_time(double t, int p) const noexcept {
+        t += grid_.dedicated_extra(p);
+        if (sliced_) return std::max(t, slice_(p) + grid_.slice_extra(p));
+        return std::max(t, grid_.busy(p));
+    }
     /// True when time() is the dedicated-hardware form (no per-p branching).
     bool closed_form() const noexcept { return closed_form_; }
 
@@ -113,7 +120,7 @@ private:
     std::vector<char> has_model_, has_table_;  // index by primitive
     double dma_lat_ = 0.0, dma_spb_ = 0.0;
     std::shared_ptr<const detail::time_shared_cores> shared_;  // set when the platform has `cores`
-    const slot_curve* slots_ = nullptr;  // apu_slots > 1: the application's kernel curve, or the platform's
+    std::vector<double> slot_factors_;  // apu_slots > 1: f(c), c = 0..slots, of the application's curve or the platform's
     std::vector<std::string> notes_;
 };
 

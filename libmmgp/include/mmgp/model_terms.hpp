@@ -8,6 +8,7 @@
 #include "mmgp/export.hpp"
 #include "mmgp/profile.hpp"
 
+#include <cstdint>
 #include <string_view>
 
 MMGP_API_BEGIN
@@ -81,23 +82,26 @@ struct p_curve {
 /// row's time. Inactive (`from` infinite) where an accelerator holds one block (apu_slots = 1).
 struct grid_terms {
     double from = 1e308;  ///< the row's time changes for p above this: apus (time-sliced), apus/m (otherwise)
-    double apus = 1e308;  ///< S: the accelerators the blocks spread over (infinite: inactive)
-    const slot_curve* curve = nullptr;
+    int apus = 2147483647;  ///< S: the accelerators the blocks spread over (the largest int: inactive)
+    /// f(c) for c = ⌈blocks/S⌉ = 0..slots: the slot curve at the most loaded accelerator's count (the evaluator's).
+    const double* factor_by_count = nullptr;
     double work = 0.0;    ///< the p-split accelerator work of the row's time (work/p at one block per accelerator)
     bool sliced = false;
     /// Not time-sliced: the accelerators' busy bound, busy_fixed + busy_work·f(m·p/S)/(m·p), the blocks of all m
     /// processes sharing the accelerators' slots. Time-sliced: busy_work is the slice curve's p-split work.
     double busy_fixed = 0.0, busy_work = 0.0;
     int m = 1;
+    /// f at `blocks` blocks over the S accelerators (blocks <= S·slots).
+    double factor(std::int64_t blocks) const noexcept { return factor_by_count[(blocks + apus - 1) / apus]; }
     /// The dedicated time's addition at p: work·(f(p/S) − 1)/p.
-    double dedicated_extra(int p) const noexcept { return p > apus ? work * (curve->at(p / apus) - 1.0) / p : 0.0; }
+    double dedicated_extra(int p) const noexcept { return p > apus ? work * (factor(p) - 1.0) / p : 0.0; }
     /// Not time-sliced: the busy bound at p (a lower bound of the time).
     double busy(int p) const noexcept {
-        const double blocks = static_cast<double>(m) * p;
-        return busy_fixed + busy_work * curve->at(blocks / apus) / blocks;
+        const std::int64_t blocks = std::int64_t{m} * p;
+        return busy_fixed + busy_work * factor(blocks) / static_cast<double>(blocks);
     }
     /// Time-sliced: the slice curve's addition at p (one grid at a time, through the same curve).
-    double slice_extra(int p) const noexcept { return p > apus ? busy_work * (curve->at(p / apus) - 1.0) / p : 0.0; }
+    double slice_extra(int p) const noexcept { return p > apus ? busy_work * (factor(p) - 1.0) / p : 0.0; }
 };
 
 }  // namespace mmgp

@@ -87,7 +87,10 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
     has_table_.assign(detail::primitive_count, 0);
     for (const comm_table& t : pl.comm_tables) has_table_[static_cast<int>(t.prim)] = 1;
     if (kind == model_kind::eq11) return;
-    if (pl.apu_slots > 1) slots_ = s.app.slot_time.empty() ? &pl.slot_time : &s.app.slot_time;
+    if (pl.apu_slots > 1) {  // f at each count of blocks on the most loaded SM: one lookup per p
+        const slot_curve& f = s.app.slot_time.empty() ? pl.slot_time : s.app.slot_time;
+        for (int c = 0; c <= pl.apu_slots; ++c) slot_factors_.push_back(f.at(c));
+    }
     if (pl.cores > 0) {
         shared_ = std::make_shared<const detail::time_shared_cores>(pl, app);
         if (shared_->wake_from == detail::time_shared_cores::wake_source::application)
@@ -197,15 +200,15 @@ inline double fixed_part(const host_share& share) noexcept {
 // A GPU row's grid terms (docs/MODEL.md §7): inactive unless the platform's accelerators hold several blocks.
 grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept {
     grid_terms g;
-    if (!slots_) return g;
-    const double S = s_->plat.apus;
+    if (slot_factors_.empty()) return g;
+    const int S = s_->plat.apus;
     const double units = detail::share_of(s_->app, c).units;
     g.apus = S;
-    g.curve = slots_;
+    g.factor_by_count = slot_factors_.data();
     g.m = c.m;
     g.work = share.per_unit * unit.apu_work / unit.apu_split;
     g.sliced = c.share == accelerator_sharing::time_sliced && c.m > 1;
-    g.from = g.sliced || c.share == accelerator_sharing::time_sliced ? S : S / c.m;
+    g.from = c.share == accelerator_sharing::time_sliced ? S : static_cast<double>(S) / c.m;
     if (g.sliced) {
         g.busy_work = static_cast<double>(c.m) * units * unit.apu_work / unit.apu_split;
     } else {
@@ -275,7 +278,7 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share)) {
         if (c.share == accelerator_sharing::time_sliced && c.m > 1) [[unlikely]]
             return sliced_prediction(c, comm_phase, extrapolated);  // by value: unit and share stay in registers here
-        if (slots_ && static_cast<double>(c.p) * c.m > s_->plat.apus) [[unlikely]]
+        if (!slot_factors_.empty() && static_cast<double>(c.p) * c.m > s_->plat.apus) [[unlikely]]
             return row_of(c.m, c.nodes, c.pol, comm_phase, extrapolated, c.share).at(c.p);
         return dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
                                     kind_ == model_kind::eq11 ? false : extrapolated);
