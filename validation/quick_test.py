@@ -97,9 +97,9 @@ def main():
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="mmgp-validation-") as tmp:
         # 1. committed data -> same report
-        for kind in ("offload", "raxml"):
+        for kind, data in (("offload", "runs.csv"), ("raxml", "runs.csv"), ("gpu", "sweep.json")):
             src = os.path.join(HERE, kind)
-            if not os.path.exists(os.path.join(src, "runs.csv")):
+            if not os.path.exists(os.path.join(src, data)):
                 print(f"note: no committed {kind} data", file=sys.stderr)
                 continue
             dst = os.path.join(tmp, "committed", kind)

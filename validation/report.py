@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates the validation report from measured data (no measuring here):
 
-    validation/report.py                      # both data sets under validation/ (offload/, raxml/)
+    validation/report.py                      # the data sets under validation/ (offload/, raxml/, gpu/)
     validation/report.py --dir DIR --kind offload   # one data set (the quick test uses a temporary DIR)
 
 For a data set DIR it writes DIR/platform.json (the calibrated profile described as this machine runs the
@@ -10,7 +10,9 @@ program, see README), DIR/cases.json (an mmgp validation file), DIR/report.txt a
 
 offload: predictions use only DIR/platform-calibrated.json (mmgp calibrate) and DIR/app-<input>.json
 (mmgp profile). raxml: the application profile of each input is fitted with `mmgp fit` on at most a third
-of its configurations (role "fitted"); the others are predicted ("held_back").
+of its configurations (role "fitted"); the others are predicted ("held_back"). gpu: a device check's files
+(scripts/gpu-check.sh), the calibrated platform described again by `mmgp calibrate --accelerator cuda --from` and
+the measured workload profile, nothing fitted (gpu_set.py).
 """
 import argparse
 import json
@@ -22,6 +24,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+import gpu_set  # noqa: E402
 import raxml_fit  # noqa: E402
 from measured import aggregate, offload_platform, quiet_rule, read_runs, source_of  # noqa: E402
 
@@ -216,7 +219,7 @@ plot x with lines lc rgb 'black' title 'y = x', 1.05*x with lines dt 2 lc rgb 'g
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", action="append", help="data set directory (default validation/offload and validation/raxml)")
-    ap.add_argument("--kind", choices=["offload", "raxml"], help="with --dir: the kind of data set")
+    ap.add_argument("--kind", choices=["offload", "raxml", "gpu"], help="with --dir: the kind of data set")
     ap.add_argument("--build", default=os.path.join(common.ROOT, "build"))
     ap.add_argument("--g-charge", default="per_extra_apu", choices=["per_apu", "per_extra_apu"],
                     help="how the libpll runtime's g is charged (default per_extra_apu: g is mmgp profile's slope per extra APU)")
@@ -228,14 +231,17 @@ def main():
     if a.dir:
         sets = [(x, a.kind or os.path.basename(os.path.normpath(x))) for x in a.dir]
     else:
-        for k in ("offload", "raxml"):
+        for k, data in (("offload", "runs.csv"), ("raxml", "runs.csv"), ("gpu", "sweep.json")):
             x = os.path.join(common.ROOT, "validation", k)
-            if os.path.exists(os.path.join(x, "runs.csv")):
+            if os.path.exists(os.path.join(x, data)):
                 sets.append((x, k))
     for d, kind in sets:
         if kind == "offload":
             path, inputs = build_offload(d, mmgp, a.g_charge)
             title = "libpll off-load runtime"
+        elif kind == "gpu":
+            path, inputs = gpu_set.build_gpu(d, mmgp)
+            title = "GPU workload (H200)"
         else:
             path, inputs = raxml_fit.build_raxml(d, mmgp)
             title = "RAxML (Debian)"
