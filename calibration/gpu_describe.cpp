@@ -13,14 +13,29 @@ namespace mmgp::calib {
 
 namespace {
 
-// The member at JSON pointer `where` of the record, a finite number > 0 (or >= 0 when zero is allowed).
-double number_at(const nlohmann::json& gpu, const std::string& where, bool zero_ok = false) {
+// What a number of the record may be: every one has a range, counts are integers.
+enum class quantity { seconds, seconds_or_zero, count, bytes, ratio };
+
+// The member at JSON pointer `where` of the record: a finite number in the range of its quantity.
+double number_at(const nlohmann::json& gpu, const std::string& where, quantity q = quantity::seconds) {
     const nlohmann::json::json_pointer ptr(where);
     if (!gpu.contains(ptr) || !gpu.at(ptr).is_number())
         throw incomplete_profile("/measurements/gpu" + where, "the GPU harness's record has no number at " + where);
     const double v = gpu.at(ptr).get<double>();
-    if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_ok))
-        throw incomplete_profile("/measurements/gpu" + where, fmt::format("the GPU harness measured {} at {}", v, where));
+    struct bounds {
+        double lo, hi;
+        bool lo_ok, integer;
+        const char* what;
+    };
+    static constexpr bounds table[] = {{0, 3600, false, false, "seconds in (0, 3600]"},
+                                       {0, 3600, true, false, "seconds in [0, 3600]"},
+                                       {1, 1e9, true, true, "an integer in [1, 1e9]"},
+                                       {0, 1e15, false, false, "bytes in (0, 1e15]"},
+                                       {0, 1e6, false, false, "a ratio in (0, 1e6]"}};
+    const bounds& b = table[static_cast<int>(q)];
+    if (!std::isfinite(v) || v < b.lo || (v == b.lo && !b.lo_ok) || v > b.hi || (b.integer && v != std::floor(v)))
+        throw incomplete_profile("/measurements/gpu" + where,
+                                 fmt::format("{} at {} of the GPU harness's record, found {}", b.what, where, v));
     return v;
 }
 
@@ -41,7 +56,7 @@ nlohmann::json dma_of(const nlohmann::json& gpu) {
         const std::string base = std::string("/copies/") + d;
         const double small = number_at(gpu, base + "/0/1");
         const std::string last = base + "/" + std::to_string(pts.size() - 1);
-        const double bw = number_at(gpu, last + "/0") / number_at(gpu, last + "/1");
+        const double bw = number_at(gpu, last + "/0", quantity::bytes) / number_at(gpu, last + "/1");
         latency = std::max(latency, small);
         bandwidth = bandwidth == 0 ? bw : std::min(bandwidth, bw);
     }
@@ -60,14 +75,14 @@ void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json&
     nlohmann::json modes = nlohmann::json::array();
     bool sliced = false, concurrent = false;
     if (measured(gpu, "time_sliced")) {
-        const double ratio = number_at(gpu, "/sharing/time_sliced/pair_over_alone");
+        const double ratio = number_at(gpu, "/sharing/time_sliced/pair_over_alone", quantity::ratio);
         if (ratio < concurrent_below) {
             concurrent = true;
             notes.push_back(fmt::format("two processes overlapped without a daemon started by the harness (pair/alone "
                                         "{:.2f}): an MPS daemon was already running; time slicing was not measured", ratio));
         } else {
             sliced = true;
-            const double sw = number_at(gpu, "/sharing/time_sliced/switch_s", true);
+            const double sw = number_at(gpu, "/sharing/time_sliced/switch_s", quantity::seconds_or_zero);
             p["T_slice_switch"] = {{"value", std::max(0.0, sw)},
                                    {"source", fmt::format("GPU harness, sharing: two processes off-loading {}-µs kernels "
                                                           "at once took {:.2f}x one alone; per off-load, the pair's wall "
@@ -76,7 +91,7 @@ void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json&
         }
     }
     if (measured(gpu, "mps")) {
-        const double ratio = number_at(gpu, "/sharing/mps/pair_over_alone");
+        const double ratio = number_at(gpu, "/sharing/mps/pair_over_alone", quantity::ratio);
         if (ratio < concurrent_below) concurrent = true;
         else
             notes.push_back(fmt::format("under the MPS daemon two processes still ran one after the other (pair/alone "
@@ -93,7 +108,7 @@ void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json&
 }  // namespace
 
 nlohmann::json slot_time_of(const nlohmann::json& gpu) {
-    const double sms = number_at(gpu, "/device/sms");
+    const double sms = number_at(gpu, "/device/sms", quantity::count);
     const nlohmann::json::json_pointer ptr("/blocks/by_blocks");
     if (!gpu.contains(ptr) || !gpu.at(ptr).is_array() || gpu.at(ptr).empty())
         throw incomplete_profile("/measurements/gpu/blocks/by_blocks", "the GPU harness's record has no block sweep");
@@ -101,7 +116,7 @@ nlohmann::json slot_time_of(const nlohmann::json& gpu) {
     nlohmann::json points = nlohmann::json::array();
     for (std::size_t i = 0; i < gpu.at(ptr).size(); ++i) {
         const std::string at = "/blocks/by_blocks/" + std::to_string(i);
-        const double blocks = number_at(gpu, at + "/0"), t = number_at(gpu, at + "/1");
+        const double blocks = number_at(gpu, at + "/0", quantity::count), t = number_at(gpu, at + "/1");
         const double k = blocks / sms;
         if (k < 1 || k != std::floor(k)) continue;  // whole grids of k blocks per SM only
         if (k == 1) base = t;
@@ -116,12 +131,12 @@ nlohmann::json slot_time_of(const nlohmann::json& gpu) {
 int slots_of(const nlohmann::json& gpu, std::string& source) {
     if (gpu.contains("/blocks/resident_per_sm"_json_pointer)) {
         source = "GPU harness: cudaOccupancyMaxActiveBlocksPerMultiprocessor of the 256-thread reference kernel";
-        return static_cast<int>(std::min(1024.0, number_at(gpu, "/blocks/resident_per_sm")));
+        return static_cast<int>(std::min(1024.0, number_at(gpu, "/blocks/resident_per_sm", quantity::count)));
     }
     if (gpu.contains("/device/max_threads_per_sm"_json_pointer)) {
         source = "GPU harness: the SM's resident threads / the reference kernel's 256 threads per block";
-        return static_cast<int>(std::clamp(number_at(gpu, "/device/max_threads_per_sm") /
-                                               number_at(gpu, "/blocks/threads_per_block"), 1.0, 1024.0));
+        return static_cast<int>(std::clamp(number_at(gpu, "/device/max_threads_per_sm", quantity::count) /
+                                               number_at(gpu, "/blocks/threads_per_block", quantity::count), 1.0, 1024.0));
     }
     // Records made before either was written: the SM's resident threads by compute capability (CUDA C++
     // Programming Guide, "Technical Specifications per Compute Capability": maximum resident threads per SM).
@@ -134,7 +149,7 @@ int slots_of(const nlohmann::json& gpu, std::string& source) {
                                  "resident threads per SM at {}, over the reference kernel's 256 threads per block "
                                  "(the record has no occupancy of its own)",
                                  threads, cc);
-            return static_cast<int>(std::clamp(threads / number_at(gpu, "/blocks/threads_per_block"), 1.0, 1024.0));
+            return static_cast<int>(std::clamp(threads / number_at(gpu, "/blocks/threads_per_block", quantity::count), 1.0, 1024.0));
         }
     source.clear();
     return 1;
@@ -163,8 +178,10 @@ void redescribe_gpu_host(nlohmann::json& p) {
                                       "record described again; nothing measured";
 }
 
-void describe_gpu(nlohmann::json& p, const nlohmann::json& gpu) {
-    const int sms = static_cast<int>(number_at(gpu, "/device/sms"));
+namespace {
+
+void describe(nlohmann::json& p, const nlohmann::json& gpu) {
+    const int sms = static_cast<int>(number_at(gpu, "/device/sms", quantity::count));
     const std::string device = gpu.contains("/device/name"_json_pointer) && gpu["device"]["name"].is_string()
                                    ? gpu["device"]["name"].get<std::string>()
                                    : "GPU";
@@ -172,7 +189,7 @@ void describe_gpu(nlohmann::json& p, const nlohmann::json& gpu) {
     p["apus"] = {{"value", sms}, {"source", fmt::format("GPU harness: {}'s streaming multiprocessors (an APU is an SM)", device)}};
     p["O_offload"] = {{"value", number_at(gpu, "/offload/launch_sync_s/median")},
                       {"min", number_at(gpu, "/offload/launch_sync_s/min")},
-                      {"repetitions", static_cast<int>(number_at(gpu, "/offload/launch_sync_s/repetitions"))},
+                      {"repetitions", static_cast<int>(number_at(gpu, "/offload/launch_sync_s/repetitions", quantity::count))},
                       {"source", "GPU harness: launch + cudaStreamSynchronize of an empty one-block kernel, host-timed"}};
     p["dma"] = dma_of(gpu);
     write_sharing(p, gpu, notes);
@@ -206,6 +223,19 @@ void describe_gpu(nlohmann::json& p, const nlohmann::json& gpu) {
     p["description"] = fmt::format("Measured by mmgp calibrate --accelerator cuda: host = this machine's cores, "
                                    "accelerators = the {} SMs of {}.", sms, device);
     p.erase("cores");  // a GPU node's accelerators are not threads on the host's cores
+}
+
+}  // namespace
+
+void describe_gpu(nlohmann::json& p, const nlohmann::json& gpu) {
+    if (!gpu.is_object()) throw incomplete_profile("/measurements/gpu", "the GPU harness's record: a JSON object");
+    try {
+        describe(p, gpu);
+    } catch (const nlohmann::json::exception&) {  // a member of another type than the harness writes
+        throw incomplete_profile("/measurements/gpu", "the GPU harness's record with the types it writes (a boolean "
+                                                      "for answered and measured, a string for names, objects for "
+                                                      "sections), found a member of another type");
+    }
 }
 
 }  // namespace mmgp::calib

@@ -11,6 +11,7 @@
 #include "cmd_calibrate.hpp"
 #include "gpu_describe.hpp"
 #include "mmgp/io.hpp"
+#include "mmgp/launch.hpp"
 #include "mmgp/profile.hpp"
 #include "process.hpp"
 #include "simulate.hpp"
@@ -44,10 +45,21 @@ void check_gpu_options(const calibrate_options& o) {
     }
 }
 
-// The harness's record (its standard output), or an exit status: 77 no usable GPU, 1 a failure.
+// The most a harness record may take (a record is a few kB): what every other input of mmgp is bounded by.
+constexpr std::size_t max_record = std::size_t{16} << 20;
+
+// The harness's record (its standard output, at most max_record), or an exit status: 77 no usable GPU, 1 a
+// failure. An interrupt meanwhile stops the harness and ends mmgp by the signal (128 + n), the previous file kept.
 int run_harness(const std::string& tool, int device, bool quick, nlohmann::json& record) {
     std::string out;
-    const int rc = run::shell(fmt::format("'{}' --device {}{}", tool, device, quick ? " --quick" : ""), &out);
+    const int rc = run::shell(fmt::format("{} --device {}{}", shell_quote(tool), device, quick ? " --quick" : ""), &out,
+                              max_record);
+    if (mmgp::interrupt_pending()) mmgp::finish_interrupt();
+    if (rc == run::output_too_long) {
+        std::cerr << "mmgp: calibrate: the GPU harness printed more than 16 MiB (its record is a few kB): stopped it; "
+                     "nothing written\n";
+        return 2;
+    }
     if (rc != 0) return rc == 77 ? 77 : 1;
     try {
         record = nlohmann::json::parse(out);
@@ -89,6 +101,8 @@ int run_calibrate_gpu(const calibrate_options& o) {
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
     if (!o.output.empty()) check_output("-o", o.output, {o.from});
     if (!o.from.empty()) return redescribe_gpu(o);
+    if (const char* e = std::getenv("MMGP_GPU_HARNESS"); e && !*e)
+        throw usage_error("MMGP_GPU_HARNESS: expected the path of the GPU harness (or unset), found an empty value");
     const std::string tool = calib::find_program("", "MMGP_GPU_HARNESS", "mmgp-gpu-harness");
     if (tool.empty())
         throw usage_error("--accelerator cuda: this mmgp was built without the GPU harness (install the CUDA toolkit "
@@ -104,6 +118,7 @@ int run_calibrate_gpu(const calibrate_options& o) {
         std::cerr << "mmgp: calibrate: no usable GPU (the harness's reason is above); nothing written\n";
         return 1;
     }
+    if (rc == 2) return 1;  // said above
     if (rc != 0) {
         std::cerr << "mmgp: calibrate: the GPU harness failed (nothing written)\n";
         return 1;

@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "mmgp 0.1.0");
     subcommands cmd(app);
     if (!all_utf8(argc, argv) || !known_first_word(app, argc, argv)) return 2;
-    if (const std::optional<int> status = parse_command_line(app, argc, argv)) return *status;
+    // --help and --version print on standard output: a lost one exits 1 like any other lost output.
+    if (const std::optional<int> status = parse_command_line(app, argc, argv)) return *status == 0 ? checked_output(0) : *status;
     return checked_output(run_subcommand(app, cmd));
 }

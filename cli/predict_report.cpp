@@ -49,7 +49,7 @@ std::string contrast(const ranked& best, const ranked& other, const char* why) {
 // What the human report shows besides the search's own result, gathered while the search
 // streams every configuration: memory independent of the size of the space.
 struct human_view {
-    space_bounds b;
+    space_bounds b;  // the widest over the searched modes: time-sliced rows may reach p where MPS rows stop
     int m_min, m_max, p_min, p_max;  // the grid at the best node count
     bool grid_fits;
     std::vector<double> grid;        // (m - m_min) * width + (p - p_min); NaN: not feasible
@@ -59,7 +59,7 @@ struct human_view {
     std::optional<ranked> runner, most_m, most_p;
 
     explicit human_view(const scenario& s)
-        : b(bounds(s)), m_min(static_cast<int>(b.m_lo)), m_max(static_cast<int>(b.m_top())),
+        : b(widest_bounds(s)), m_min(static_cast<int>(b.m_lo)), m_max(static_cast<int>(b.m_top())),
           p_min(static_cast<int>(b.p_lo)), p_max(static_cast<int>(b.p_top(b.m_lo))),
           grid_fits(p_max - p_min < 16 && m_max - m_min < 40) {
         if (grid_fits)

@@ -52,13 +52,19 @@ pid_t start_shell(const std::string& command, int out_fd, bool own_group, const 
     ::_exit(127);
 }
 
-std::string read_all(int fd, const child_scope* scope) {
+// Everything on fd until its end, or until `max` bytes were exceeded (`over` set, the first max kept).
+std::string read_all(int fd, const child_scope* scope, std::size_t max = SIZE_MAX, bool* over = nullptr) {
     std::string text;
     char buf[4096];
     while (!scope || !scope->interrupted()) {  // a descendant outside the group may hold the pipe: stop on an interrupt
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
+        if (static_cast<std::size_t>(n) > max - text.size()) {
+            text.append(buf, max - text.size());
+            if (over) *over = true;
+            break;
+        }
         text.append(buf, static_cast<std::size_t>(n));
     }
     return text;
@@ -93,7 +99,7 @@ pid_t start(const child& c, const sigset_t& mask) {
 
 int exit_code(int st) noexcept { return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1; }
 
-int shell(const std::string& command, std::string* out) {
+int shell(const std::string& command, std::string* out, std::size_t max_out) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
     child_scope scope;
@@ -105,11 +111,14 @@ int shell(const std::string& command, std::string* out) {
         ::close(fds[0]);
         return -1;
     }
-    const std::string text = read_all(fds[0], &scope);
+    bool over = false;
+    const std::string text = read_all(fds[0], &scope, max_out, &over);
+    if (over) ::kill(-pid, SIGKILL);  // the whole group: the shell and what it started
     ::close(fds[0]);
     const int st = wait_for(pid);
     scope.reap_descendants();
     if (out) *out = text;
+    if (over) return output_too_long;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,7 +39,10 @@ int exit_code(int wait_status) noexcept;
 /// (when given) and returns its exit status (-1 when it did not exit normally). An interrupt meanwhile
 /// (mmgp::child_scope) kills the whole group; shell() then returns and mmgp::interrupt_pending() is true, so that
 /// the caller can undo what it set up (network namespaces, temporary directories) before mmgp::finish_interrupt().
-int shell(const std::string& command, std::string* out = nullptr);
+/// With `max_out`, a command whose standard output grows beyond it is stopped (its group killed) and shell()
+/// returns output_too_long, `*out` holding the first max_out bytes.
+int shell(const std::string& command, std::string* out = nullptr, std::size_t max_out = SIZE_MAX);
+inline constexpr int output_too_long = -2;
 
 /// The lines `/bin/sh -c command` prints on standard output (a trailing CR removed), its errors left on
 /// standard error; no interrupt handling (a query such as sinfo, run where the caller waits for signals itself).

@@ -318,6 +318,20 @@ REFUSED = [
     ("output: standard output on a full device (the profile would be lost with exit 0)", "fit runs.csv --json > /dev/full",
      1, "mmgp: standard output: No space left on device (the output is incomplete)"),
     ("output: standard output closed", "predict s.json >&-", 1, "mmgp: standard output: Bad file descriptor"),
+    ("output: --help on a full device (exit 0 once)", "--help > /dev/full", 1,
+     "mmgp: standard output: No space left on device (the output is incomplete)"),
+    ("output: --version on a full device", "--version > /dev/full", 1,
+     "mmgp: standard output: No space left on device (the output is incomplete)"),
+    ("output: a subcommand's --help on a full device", "tune --help > /dev/full", 1,
+     "mmgp: standard output: No space left on device (the output is incomplete)"),
+    ("GPU calibrate: a bad CPU list, refused before the GPU harness runs (once after it, exit 1)",
+     "calibrate --accelerator cuda --hpu-cpus x-y -o g.json", 2, '--hpu-cpus: expected a CPU list like 0-3,8, found "x-y"'),
+    ("GPU calibrate: --ppn without --simulate (once ignored)", "calibrate --accelerator cuda --ppn 2 -o g.json", 2,
+     "--node, --nodes and --ppn: expected with --simulate CLUSTER.xml"),
+    ("GPU calibrate: --from and --quick (nothing is measured)", "calibrate --accelerator cuda --from p.json --quick -o g.json",
+     2, "--quick excludes --from"),
+    ("GPU calibrate --from: a platform without the GPU harness's record", "calibrate --accelerator cuda --from p.json -o g.json",
+     2, "p.json: /machine/num_cpus: expected the measured machine's hardware contexts"),
     ("no effect: --replay-first without a replay", "tune p.json --replay-first slowest -- true",
      2, "--replay-first: expected with --replay (it orders the replayed draws), found it without"),
     ("journal: a FIFO (it would wait for a writer for ever)", "tune --resume nobody.fifo", 2,
@@ -597,6 +611,11 @@ def accept_results(mmgp, d, t):
     fastest = [i for i, l in enumerate(out_lines) if l.startswith("Fastest ")]
     rank1 = [out_lines[fastest[0] + 2]] if fastest and len(out_lines) > fastest[0] + 2 else []
     best = [l for l in r.stdout.splitlines() if l.startswith("Best: ")]
+    # Every configuration time-sliced beyond what MPS allows: the text report's grid spans the widest mode.
+    r = run(mmgp, "predict pbpi-qs20 --set 'platform.sharing=[\"mps\",\"time_sliced\"]' --set platform.T_slice_switch=1e-5 "
+                  "--m 2 --p 9", d)
+    t.accept("predict's text report when the only rows are time-sliced with m*p above the accelerators (once SIGSEGV)",
+             r.returncode == 0 and "Best: m=2 p=9 nodes=1 sharing=time_sliced" in r.stdout, r.stderr[-300:])
     t.accept("the Best line is rank 1 of the table", r.returncode == 0 and rank1 and best and
              best[0].split(",")[0] == "Best: m={} p={} nodes={}".format(*rank1[0].split()[1:4]), r.stdout[:800])
 

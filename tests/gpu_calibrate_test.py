@@ -9,9 +9,11 @@ Usage: gpu_calibrate_test.py MMGP RECORD
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 MMGP, RECORD = sys.argv[1], sys.argv[2]
 failures = []
@@ -90,10 +92,93 @@ def main():
         check(new["hpu_contexts"]["value"] == 16 and new["apu_slots"]["value"] == 8,
               "--from: every context of the measured machine, the slots again")
         check(not os.path.exists(marker), "--from measures nothing")
+    bad_harnesses()
     if failures:
         print(f"{len(failures)} failed")
         sys.exit(1)
     print("gpu-calibrate: all checks passed")
+
+
+def stand_in(d, name, body):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body + "\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+def bad_harnesses():
+    """Harnesses that misbehave: one line, nothing written, never the JSON library's words or an int cast."""
+    record = json.load(open(RECORD))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "gpu.json")
+        with open(out, "w") as f:
+            f.write("previous\n")
+
+        def calibrate(harness, *args, timeout=240):
+            env = dict(os.environ, MMGP_GPU_HARNESS=harness)
+            return subprocess.run([MMGP, "calibrate", "--accelerator", "cuda", "--quick", "--quiet",
+                                   *(args or ("-o", out))], env=env, capture_output=True, text=True, timeout=timeout)
+
+        def kept():
+            return open(out).read() == "previous\n"
+
+        def edited(where, value):
+            r = json.loads(json.dumps(record))
+            node = r
+            for k in where[:-1]:
+                node = node[k] if not isinstance(node, list) else node[int(k)]
+            node[where[-1]] = value
+            path = os.path.join(tmp, "record.json")
+            json.dump(r, open(path, "w"))
+            return stand_in(tmp, "edited.sh", f"cat '{path}'")
+
+        for where, value, pointer in ((["device", "sms"], 0.5, "/measurements/gpu/device/sms"),
+                                      (["device", "sms"], 3e9, "/measurements/gpu/device/sms"),
+                                      (["device", "sms"], 131.9, "/measurements/gpu/device/sms"),
+                                      (["offload", "launch_sync_s", "repetitions"], 1e20,
+                                       "/measurements/gpu/offload/launch_sync_s/repetitions"),
+                                      (["offload", "launch_sync_s", "median"], 1e300,
+                                       "/measurements/gpu/offload/launch_sync_s/median"),
+                                      (["mailbox", "answered"], "yes", "/measurements/gpu")):
+            r = calibrate(edited(where, value))
+            check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and pointer in r.stderr and
+                  "internal error" not in r.stderr and "json.exception" not in r.stderr and kept(),
+                  f"a record with {'/'.join(where)} = {value}: one line naming {pointer}, nothing written "
+                  f"({r.returncode}: {r.stderr.strip()[-200:]})")
+        quoted = os.path.join(tmp, "it's here")
+        os.mkdir(quoted)
+        r = calibrate(stand_in(quoted, "harness.sh", f"cat '{os.path.abspath(RECORD)}'"), "-o", os.path.join(tmp, "q.json"))
+        check(r.returncode == 0, f"a harness path with a quote runs ({r.stderr.strip()[-200:]})")
+        r = calibrate(stand_in(tmp, "flood.sh", "head -c 100000000 /dev/zero"))
+        check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "more than 16 MiB" in r.stderr and kept(),
+              f"a harness printing 100 MB is stopped at 16 MiB, nothing written ({r.stderr.strip()[-200:]})")
+        r = calibrate("")
+        check(r.returncode == 2 and "MMGP_GPU_HARNESS: expected the path" in r.stderr and kept(),
+              f"MMGP_GPU_HARNESS='' is named, not taken for a build without the harness ({r.stderr.strip()})")
+        pidfile = os.path.join(tmp, "pid")
+        slow = stand_in(tmp, "slow.sh", f"echo $$ > '{pidfile}'\nsleep 60")
+        env = dict(os.environ, MMGP_GPU_HARNESS=slow)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if os.path.exists(pidfile):
+                os.remove(pidfile)
+            proc = subprocess.Popen([MMGP, "calibrate", "--accelerator", "cuda", "--quick", "-o", out], env=env,
+                                    stderr=subprocess.PIPE, text=True)
+            for _ in range(100):
+                if os.path.exists(pidfile) and open(pidfile).read().strip():
+                    break
+                time.sleep(0.05)
+            proc.send_signal(sig)
+            err = proc.communicate(timeout=30)[1]
+            harness_pid = int(open(pidfile).read())
+            try:
+                os.kill(harness_pid, 0)
+                alive = True
+            except ProcessLookupError:
+                alive = False
+            check(proc.returncode in (128 + sig, -sig) and "interrupted" in err and kept() and not alive,
+                  f"{signal.Signals(sig).name} while the harness runs: exit {128 + sig}, 'interrupted', the previous "
+                  f"file kept, the harness stopped ({proc.returncode}: {err.strip()[-200:]})")
 
 
 if __name__ == "__main__":
