@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd_tune.hpp"
@@ -21,6 +23,8 @@
 #include "tune_journal.hpp"
 #include "tune_loop.hpp"
 #include "tune_report.hpp"
+
+namespace fs = std::filesystem;
 
 namespace mmgp::cli {
 
@@ -147,6 +151,44 @@ tune_options_cli resolved_options(const tune_options_cli& given, journal& jr, st
     return options_from_header(journal_lines[0], given, given.resume);
 }
 
+// The program a command runs: its first word as a path, or found on the PATH; empty when neither.
+std::string program_of(const std::vector<std::string>& command) {
+    if (command.empty() || command.front().empty()) return "";
+    const std::string& word = command.front();
+    if (word.find('/') != std::string::npos) return word;
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs(path ? path : "");
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+        const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + word;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return "";
+}
+
+// --plot never over what the tune reads, runs or writes: its profiles, replay and journal (a resumed tune would
+// then refuse its journal), the program and every file its command names, nor inside the journal's run logs.
+void check_plot(const tune_options_cli& o, const tune_options_cli& given) {
+    std::vector<std::string> inputs;
+    for (const std::string& in : {o.profile, o.app, o.replay, o.journal, given.resume})
+        if (!in.empty()) inputs.push_back(in);
+    const std::string journal = !given.resume.empty() ? given.resume : !o.journal.empty() ? o.journal : "mmgp-tune.jsonl";
+    if (o.journal.empty() && o.replay.empty() && given.resume.empty()) inputs.push_back(journal);
+    if (const std::string program = program_of(o.launch.command); !program.empty()) inputs.push_back(program);
+    for (std::size_t i = 1; i < o.launch.command.size(); ++i) {
+        struct stat st {};
+        if (::stat(o.launch.command[i].c_str(), &st) == 0 && S_ISREG(st.st_mode)) inputs.push_back(o.launch.command[i]);
+    }
+    check_output("--plot", o.plot, inputs);
+    if (o.replay.empty()) {  // the runs' logs: JOURNAL.logs/run-N.log
+        std::error_code e1, e2;
+        const fs::path logs = fs::weakly_canonical(journal + ".logs", e1);
+        const fs::path dir = fs::weakly_canonical(fs::absolute(o.plot, e2).parent_path(), e2);
+        if (!e1 && !e2 && logs == dir)
+            throw usage_error("--plot " + o.plot + ": expected a file outside the runs' logs " + journal +
+                              ".logs/, found a file inside it (a run's log would overwrite it, or it a log)");
+    }
+}
+
 // The options that must agree before anything is loaded; returns the launcher.
 launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli& given) {
     if (o.space.model != "mmgp") throw usage_error("--model: expected mmgp (tune fits the engine's model), found \"" + o.space.model + "\"");
@@ -156,6 +198,11 @@ launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli
     check_launcher_options(kind, o.launch);
     if (o.replay.empty() && o.launch.command.empty())
         throw usage_error("command: expected the program to tune after -- (or --replay RUNS.csv), found nothing");
+    std::size_t command_bytes = 0;
+    for (const std::string& w : o.launch.command) command_bytes += w.size() + 1;
+    if (command_bytes > (std::size_t{1} << 20))
+        throw usage_error(fmt::format("command: expected at most 1 MiB of words (the journal's header keeps it whole and "
+                                      "--resume reads at most 16 MiB), found {} bytes", command_bytes));
     if (!o.replay.empty() && !o.launch.command.empty())
         throw usage_error("command: expected nothing after -- with --replay (nothing runs), found \"" +
                           o.launch.command[0] + "\"");
@@ -164,13 +211,7 @@ launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli
                           o.launch.launcher);
     if (o.replay.empty() && o.replay_first != "random")
         throw usage_error("--replay-first: expected with --replay (it orders the replayed draws), found it without");
-    if (!o.plot.empty()) {  // never over an input or the journal (a resumed tune would then refuse its journal)
-        std::vector<std::string> inputs;
-        for (const std::string& in : {o.profile, o.app, o.replay, o.journal, given.resume})
-            if (!in.empty()) inputs.push_back(in);
-        if (o.journal.empty() && o.replay.empty() && given.resume.empty()) inputs.push_back("mmgp-tune.jsonl");
-        check_output("--plot", o.plot, inputs);
-    }
+    if (!o.plot.empty()) check_plot(o, given);
     return kind;
 }
 

@@ -17,7 +17,7 @@ public:
 
     run_start start(const run_request& request, nlohmann::json& journal_line) override {
         const launch_plan plan = setup_.plan(request.config);
-        journal_line["command"] = shell_command(plan);
+        journal_line["command"] = journal_command(shell_command(plan));
         std::vector<run_process> procs;
         if (plan.kind == launcher_kind::local)
             for (const auto& lp : plan.processes) procs.push_back({lp.argv, lp.env});

@@ -2,6 +2,8 @@
 // base of the local and Slurm backends over it. Calls the system only.
 #include "tune_runs.hpp"
 
+#include <fmt/format.h>
+
 #include "process.hpp"
 
 #include <algorithm>
@@ -266,6 +268,16 @@ double load1() {
     double v = -1;
     in >> v;
     return in ? v : -1;
+}
+
+std::string journal_command(const std::string& command) {
+    constexpr std::size_t keep = 4096;
+    if (command.size() <= keep) return command;
+    std::size_t cut = keep;
+    while (cut > 0 && (static_cast<unsigned char>(command[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    return command.substr(0, cut) + fmt::format(" ... ({} bytes in all: the journal header's command, rendered for "
+                                                "this run's mapping as mmgp launch renders it)",
+                                                command.size());
 }
 
 }  // namespace mmgp::run

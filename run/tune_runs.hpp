@@ -111,4 +111,9 @@ private:
 /// keeps it (a busy machine explains a slow run).
 double load1();
 
+/// A run's command as its journal line keeps it: whole up to 4 KiB; a longer one cut there, with its length and
+/// where the whole is (the header's command, rendered for the run's mapping as `mmgp launch` renders it), so that
+/// the journal stays far below what --resume reads (16 MiB) whatever the command's size.
+std::string journal_command(const std::string& command);
+
 }  // namespace mmgp::run

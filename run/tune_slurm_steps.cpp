@@ -117,7 +117,7 @@ public:
             plan.argv.insert(plan.argv.begin() + 1, {"--exclusive", "-w", allocation_.node_list(where)});
             allocation_.hold(where, cpus, +1);
         }
-        journal_line["command"] = shell_command(plan);
+        journal_line["command"] = journal_command(shell_command(plan));
         journal_line["load1"] = load1();
         const int id = launch({{plan.argv, {}}}, request.bound_s);
         held_[id] = {where, cpus};

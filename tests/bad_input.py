@@ -66,6 +66,7 @@ FILES = {
     "osuhuge.json": '{"schema": "mmgp/1", "kind": "platform", "name": "t", "hpu_contexts": 2, "apus": 4, "nodes": 2, '
                     '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1, "network": {"tables": [{"primitive": "sendrecv", '
                     '"nodes": 2, "ppn": 1, "osu": "osuhuge.txt"}]}}\n',
+    "run.sh": "#!/bin/sh\nexit 0\n",
     "s.json": SCENARIO,
     "stale.json": STALE,
     "p.json": PLATFORM,
@@ -324,6 +325,11 @@ REFUSED = [
      "mmgp: standard output: No space left on device (the output is incomplete)"),
     ("output: a subcommand's --help on a full device", "tune --help > /dev/full", 1,
      "mmgp: standard output: No space left on device (the output is incomplete)"),
+    ("tune --plot: the program being tuned (once overwritten, exit 0)",
+     "tune p.json --m 1 --p 1:2 --journal jp.jsonl --plot run.sh -- ./run.sh", 2,
+     "--plot run.sh: expected a file other than the input ./run.sh, found the same file"),
+    ("tune --plot: a file the program's command names", "tune p.json --m 1 --p 1:2 --journal jp.jsonl --plot s.json -- cat s.json",
+     2, "--plot s.json: expected a file other than the input s.json, found the same file"),
     ("GPU calibrate: a bad CPU list, refused before the GPU harness runs (once after it, exit 1)",
      "calibrate --accelerator cuda --hpu-cpus x-y -o g.json", 2, '--hpu-cpus: expected a CPU list like 0-3,8, found "x-y"'),
     ("GPU calibrate: --ppn without --simulate (once ignored)", "calibrate --accelerator cuda --ppn 2 -o g.json", 2,

@@ -247,6 +247,38 @@ with tempfile.TemporaryDirectory() as tmp:
           "a program that prints: its output in one log per run beside the journal (named by its journal line), "
           "not on stderr; --json one document")
 
+    # --plot never over the program, a file its command names, or a run's log (once: the program overwritten, exit 0).
+    prog = os.path.join(tmp, "prog.sh")
+    with open(prog, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    os.chmod(prog, 0o755)
+    data = os.path.join(tmp, "in.txt")
+    with open(data, "w") as f:
+        f.write("input\n")
+    new_tune = ["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", os.path.join(tmp, "plot.jsonl")]
+    logged_plot = os.path.join(j6 + ".logs", "plot.svg")
+    for plot, args in ((prog, new_tune + ["--plot", prog, "--", prog]),
+                       (data, new_tune + ["--plot", data, "--", "sh", "-c", "true", data]),
+                       (logged_plot, ["tune", "--resume", j6, "--plot", logged_plot])):
+        before = open(plot).read() if os.path.exists(plot) else None
+        r = run(args)
+        after = open(plot).read() if os.path.exists(plot) else None
+        check(r.returncode == 2 and r.stderr.count("\n") == 1 and after == before,
+              f"--plot {os.path.basename(plot)} over what the tune runs or logs: refused, the file intact ({r.stderr.strip()})")
+
+    # A command of 900 kB: the journal keeps it once and stays readable by its own --resume (once 19 MB, refused).
+    jb = os.path.join(tmp, "big.jsonl")
+    r = run(["tune", "qs20", "--m", "1:4", "--p", "1:3", "--journal", jb, "--quiet", "--no-bind", "--", "sh", "-c", "true"]
+            + ["x" * 100000] * 9)
+    size = os.path.getsize(jb) if os.path.exists(jb) else 0
+    resumed = run(["tune", "--resume", jb, "--quiet"])
+    check(r.returncode == 0 and 0 < size < 2 * 900000 and resumed.returncode == 0,
+          f"a 900 kB command: journal {size} bytes, resumable ({r.returncode}, {resumed.returncode}: {resumed.stderr.strip()[-200:]})")
+    r = run(["tune", "qs20", "--m", "1:4", "--p", "1:3", "--journal", os.path.join(tmp, "big2.jsonl"), "--quiet", "--",
+             "sh", "-c", "true"] + ["y" * 100000] * 11)
+    check(r.returncode == 2 and "at most 1 MiB" in r.stderr and not os.path.exists(os.path.join(tmp, "big2.jsonl")),
+          f"a command over 1 MiB: refused before any run, no journal ({r.stderr.strip()})")
+
     j5 = os.path.join(tmp, "missing.jsonl")
     r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j5, "--no-bind", "--", "./no-such-program-here"])
     check(r.returncode == 2 and not os.path.exists(j5) and "no such file" in r.stderr,
