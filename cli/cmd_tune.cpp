@@ -216,6 +216,27 @@ launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli
 }
 
 // The scenario: a platform (+ --app) or a whole scenario. Without an application profile there is no prior.
+// --set search.sharing beside a platform (no scenario): the sharing mode the runs use; the box itself is --m, --p
+// and --nodes there, so any other search key is refused rather than ignored.
+std::vector<accelerator_sharing> platform_search_sharing(const std::string& search, const platform& pl) {
+    const nlohmann::json edit = nlohmann::json::parse(search);
+    std::vector<accelerator_sharing> modes;
+    for (auto it = edit.begin(); it != edit.end(); ++it) {
+        if (it.key() != "sharing")
+            throw usage_error("--set search." + it.key() + ": expected only search.sharing beside a platform (the box is "
+                              "--m, --p and --nodes), found search." + it.key());
+        const std::vector<accelerator_sharing> allowed = pl.sharing_modes();
+        for (const auto& v : it.value().is_array() ? it.value() : nlohmann::json::array({it.value()})) {
+            accelerator_sharing a{};
+            if (!v.is_string() || !parse_sharing(v.get<std::string>(), a) ||
+                std::find(allowed.begin(), allowed.end(), a) == allowed.end())
+                throw usage_error("--set search.sharing: expected the platform's sharing modes, found " + v.dump());
+            modes.push_back(a);
+        }
+    }
+    return modes;
+}
+
 scenario tune_scenario(tune_options_cli& o) {
     const scenario_edits edits = edits_of(o.space.sets);
     scenario s;
@@ -237,6 +258,7 @@ scenario tune_scenario(tune_options_cli& o) {
         s.space.m = {1, s.plat.capacity()};
         s.space.p = {1, s.plat.capacity()};
         s.space.nodes = {1, 1};
+        if (!edits.search.empty()) s.space.sharing = platform_search_sharing(edits.search, s.plat);
     } else {
         s = load_scenario(o.profile, edits);
     }
@@ -285,14 +307,21 @@ std::vector<configuration> replay_space(const tune_options_cli& o, const recorde
     return space;
 }
 
-// The feasible configurations of the box; those of the box the platform cannot hold (m*p above its apus) are
-// named in a note, not dropped in silence.
+// The sharing mode of a tune's runs on a GPU platform (one with `sharing` modes): the first searched mode, which
+// --set 'search.sharing=["time_sliced"]' chooses; dedicated elsewhere. One mode per tune: its runs are launched
+// as mmgp launch launches that mode (docs/GPU.md).
+accelerator_sharing tune_sharing(const scenario& s) { return searched_modes(s).front(); }
+
+// The feasible configurations of the box under the tune's sharing mode; those of the box the platform cannot hold
+// (m*p, or p time-sliced, above its apus x slots) are named in a note, not dropped in silence.
 std::vector<configuration> box_space(const scenario& s, const narrowed_box& box, bool quiet) {
     scenario t = s;
     t.space.m = box.m;
     t.space.p = box.p;
     t.space.nodes = box.nodes;
-    const space_bounds b = bounds(t);
+    const accelerator_sharing share = tune_sharing(s);
+    if (!s.plat.sharing.empty()) t.space.sharing = {share};
+    const space_bounds b = bounds(t, share);
     const std::int64_t n = count_feasible(t);
     const auto policies = static_cast<std::int64_t>(box.policies.size());
     if (n * policies > 2000000)
@@ -302,15 +331,19 @@ std::vector<configuration> box_space(const scenario& s, const narrowed_box& box,
     for (policy pol : box.policies)
         for (std::int64_t nd = b.n_lo; nd <= b.n_hi; ++nd)
             for (std::int64_t m = b.m_lo; m <= b.m_hi; ++m)
-                for (std::int64_t p = b.p_lo; p <= std::min(b.p_hi, b.apus / m); ++p)
-                    space.push_back({static_cast<int>(m), static_cast<int>(p), static_cast<int>(nd), pol});
+                for (std::int64_t p = b.p_lo; p <= b.p_top(m); ++p)
+                    space.push_back({static_cast<int>(m), static_cast<int>(p), static_cast<int>(nd), pol, share});
     if (space.empty()) throw usage_error("--m/--p/--nodes: expected a space with a feasible configuration, found none");
     const double whole = static_cast<double>(b.m_hi - b.m_lo + 1) * static_cast<double>(b.p_hi - b.p_lo + 1) *
                          static_cast<double>(b.n_hi - b.n_lo + 1) * static_cast<double>(policies);
     if (!quiet && whole > static_cast<double>(space.size()))
-        hold_note(fmt::format("{:.0f} of the {:.0f} configurations of m {}..{} x p {}..{} left out: m*p "
-                              "above the platform's apus = {} (the most processes x threads it describes per node)",
-                              whole - static_cast<double>(space.size()), whole, b.m_lo, b.m_hi, b.p_lo, b.p_hi, b.apus));
+        hold_note(fmt::format("{:.0f} of the {:.0f} configurations of m {}..{} x p {}..{} left out: {} "
+                              "above the platform's {} = {} (the most processes x threads it describes per node)",
+                              whole - static_cast<double>(space.size()), whole, b.m_lo, b.m_hi, b.p_lo, b.p_hi,
+                              b.sliced ? "p" : "m*p", s.plat.apu_slots > 1 ? "apus x apu_slots" : "apus", b.apus));
+    if (!quiet && s.plat.sharing_modes().size() > 1)
+        hold_note(fmt::format("the runs share the accelerators by {} (the platform's first mode; --set "
+                              "'search.sharing=[\"...\"]' tunes another)", to_string(share)));
     return space;
 }
 
@@ -334,7 +367,11 @@ void drop_ranks_without_work(std::vector<configuration>& space, std::int64_t uni
 std::vector<configuration> tune_space(const tune_options_cli& o, scenario& s, const std::optional<recorded_runs>& replay) {
     if (replay && replay->units > 0 && s.app.decomp == decomposition::task) s.app.units = replay->units;
     const narrowed_box box = narrowed(o, s);
-    if (replay) return replay_space(o, *replay, box);
+    if (replay) {  // the recorded runs were made under the tune's sharing mode
+        std::vector<configuration> space = replay_space(o, *replay, box);
+        for (configuration& c : space) c.share = tune_sharing(s);
+        return space;
+    }
     // A note of what m*p leaves out when the user drew the box (--m or --p), not for the platform's own.
     std::vector<configuration> space = box_space(s, box, o.quiet || (o.space.m.empty() && o.space.p.empty()));
     if (units_are_work(s, o.launch)) drop_ranks_without_work(space, s.app.units, o.quiet);
@@ -499,6 +536,7 @@ int run_tune(const tune_options_cli& given) {
     const launcher_kind kind = checked_launcher(o, given);
     scenario s = tune_scenario(o);
     if (!o.plot.empty()) check_output("--plot", o.plot, s.sources);  // the files the scenario names, too
+    o.launch.accelerators = s.plat.apus;  // a GPU mapping's MPS percentage, as mmgp launch renders it
     std::optional<recorded_runs> replay;
     if (!o.replay.empty()) {
         replay = read_recorded_runs(o.replay, o.launch.units);

@@ -279,6 +279,26 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and "at most 1 MiB" in r.stderr and not os.path.exists(os.path.join(tmp, "big2.jsonl")),
           f"a command over 1 MiB: refused before any run, no journal ({r.stderr.strip()})")
 
+    # On a GPU platform the runs are launched as mmgp launch launches the mode (once OMP_NUM_THREADS=p, no
+    # MMGP_SHARING): one host thread, the sharing mode, under MPS the clients' percentage; --set chooses the mode.
+    gpu = os.path.join(tmp, "gpu.json")
+    json.dump({"schema": "mmgp/1", "kind": "platform", "name": "gpu", "hpu_contexts": 16, "apus": 132,
+               "O_offload": 9e-6, "T_csw": 1e-6, "alpha": 1.0, "sharing": ["mps", "time_sliced"],
+               "T_slice_switch": 1e-4}, open(gpu, "w"))
+    for mode, pct in (("mps", "51"), ("time_sliced", "")):
+        jg = os.path.join(tmp, f"gpu-{mode}.jsonl")
+        r = run(["tune", gpu, "--set", f'search.sharing=["{mode}"]', "--m", "1:2", "--p", "66:67", "--launcher", "local",
+                 "--journal", jg, "--max-runs", "2", "--quiet", "--",
+                 "sh", "-c", "echo $MMGP_SHARING/$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE/$OMP_NUM_THREADS"])
+        runs = journal_runs(jg)
+        # one line per process of a run: m of them
+        logs = [open(x["log"]).read().split() for x in runs if os.path.exists(x.get("log", ""))]
+        want = [[f"{mode}/{'51' if x['p'] == 67 else '50'}/1" if mode == "mps" else f"{mode}//1"] * x["m"] for x in runs]
+        launch = next((l for l in r.stdout.splitlines() if l.startswith("launch: ")), "")
+        check(r.returncode == 0 and logs and logs == want and f"MMGP_SHARING={mode}" in launch and
+              "OMP_NUM_THREADS=1 " in launch and (f"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" in launch) == (mode == "mps"),
+              f"a GPU platform's runs under {mode}: the environment of mmgp launch ({logs} vs {want}; {launch[:160]})")
+
     j5 = os.path.join(tmp, "missing.jsonl")
     r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j5, "--no-bind", "--", "./no-such-program-here"])
     check(r.returncode == 2 and not os.path.exists(j5) and "no such file" in r.stderr,

@@ -61,7 +61,8 @@ tuner::tuner(const scenario& s, std::vector<configuration> space, const tune_opt
         sp.m = {std::min<std::int64_t>(sp.m.lo, c.m), std::max<std::int64_t>(sp.m.hi, c.m)};
         sp.p = {std::min<std::int64_t>(sp.p.lo, c.p), std::max<std::int64_t>(sp.p.hi, c.p)};
         sp.nodes = {std::min<std::int64_t>(sp.nodes.lo, c.nodes), std::max<std::int64_t>(sp.nodes.hi, c.nodes)};
-        if (static_cast<std::int64_t>(c.m) * c.p > s_.plat.capacity() || c.nodes > s_.plat.nodes ||
+        const std::int64_t held = c.share == accelerator_sharing::time_sliced ? c.p : static_cast<std::int64_t>(c.m) * c.p;
+        if (held > s_.plat.capacity() || c.nodes > s_.plat.nodes ||
             (s_.plat.max_processes_per_node > 0 && c.m > s_.plat.max_processes_per_node))
             throw input_error(s.file, "/platform",
                               "a platform on which every configuration of the space is feasible (m*p <= apus x slots = " +
