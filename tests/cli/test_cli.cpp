@@ -133,14 +133,27 @@ TEST_CASE("bad input on the command line: one line on stderr, exit 2, nothing on
     mmgp::test::expect_bad_input("validate " + neg, "/application: expected one of the keys scenario, cases, group, found the unknown key");
 }
 
-TEST_CASE("overflowing predictions are refused, not printed as inf or NaN") {
+TEST_CASE("magnitudes no machine or program has are refused at their key, predictions never printed as inf or NaN") {
     mmgp::test::temp_dir d;
+    // An off-load of 1e300 s times 1e300 phases once overflowed to inf (refused then at the prediction); now
+    // the off-load's cost is refused where it is written, and so are 1e300 phases.
     std::string f = d.write("big.json", R"({"platform": {"hpu_contexts": 1, "apus": 4, "O_offload": 1e300, "T_csw": 0, "alpha": 1},
       "application": {"N": 1e300, "T_hpu": 0, "T_apu": 1, "C_apu": 0, "g": 0}})");
     auto r = run_mmgp("predict " + f + " --json");
     CHECK(r.status == 2);
     CHECK(r.out.empty());
-    CHECK(r.err.find("expected parameters whose predicted times are finite, found an overflowing prediction at m=1 p=1 nodes=1") != std::string::npos);
+    CHECK(r.err.find("/platform/O_offload: expected at most 3600 seconds") != std::string::npos);
+    std::string n = d.write("phases.json", R"({"platform": {"hpu_contexts": 1, "apus": 4, "O_offload": 1, "T_csw": 0, "alpha": 1},
+      "application": {"N": 1e300, "T_hpu": 0, "T_apu": 1, "C_apu": 0, "g": 0}})");
+    auto rn = run_mmgp("predict " + n + " --json");
+    CHECK(rn.status == 2);
+    CHECK(rn.err.find("/application/N: expected at most 1e+15") != std::string::npos);
+    // The largest accepted values still give finite predictions.
+    std::string most = d.write("most.json", R"({"platform": {"hpu_contexts": 1, "apus": 4, "O_offload": 3600, "T_csw": 3600, "alpha": 1},
+      "application": {"N": 1e15, "T_hpu": 1e9, "T_apu": 1e9, "C_apu": 1e9, "g": 3600}})");
+    auto rm = run_mmgp("predict " + most + " --json");
+    CHECK(rm.status == 0);
+    CHECK(rm.out.find("inf") == std::string::npos);
     std::string z = d.write("zero.json", R"({"platform": {"hpu_contexts": 1, "apus": 2, "O_offload": 0, "T_csw": 0, "alpha": 1},
       "application": {"N": 0, "T_hpu": 0, "T_apu": 5e-324, "C_apu": 0, "g": 0}})");
     auto zr = run_mmgp("predict " + z + " --json");

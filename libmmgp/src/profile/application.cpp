@@ -123,6 +123,14 @@ std::vector<comm_pattern> read_communication(const json& cs, const reader& r, co
     return out;
 }
 
+// The largest value a number of the application may take, by its unit: a run's or a unit's seconds, one
+// operation's seconds, a count or a size.
+double ceiling(std::string_view unit) {
+    if (unit == "seconds" || unit == "seconds per process") return max_run_s;
+    if (unit.rfind("seconds", 0) == 0) return max_operation_s;
+    return max_amount;
+}
+
 // Where the keys are read into an application, each named by the member it fills.
 struct application_reading {
     const json& obj;
@@ -143,6 +151,10 @@ struct application_reading {
         const application_key& k = key(member);
         a.*member = k.required && !optional ? r.number_at(obj, path, k.name, 0.0, false, k.unit)
                                             : r.number_or(obj, path, k.name, a.*member, 0.0, false, k.unit);
+        const double most = ceiling(k.unit);
+        if (a.*member > most)
+            r.fail(pointer(member), "at most " + format_double(most) + " (" + k.unit + ": what a program can take)",
+                   obj[k.name]);
     }
     template <class E>
     void choice(E application::*member, std::initializer_list<std::string_view> names) const {

@@ -331,6 +331,10 @@ struct platform_reading {
                                r.fail(kp, std::string(k.name) + " only with \"cores\" (time-shared cores)",
                                       std::string(k.name) + " without cores");
                            pl.*m = r.number_at(obj, path, k.name, 0.0, false, k.unit);
+                           // A platform's times are the costs of one operation: no machine takes an hour for one.
+                           if (pl.*m > max_operation_s)
+                               r.fail(kp, "at most " + format_double(max_operation_s) + " seconds (the cost of one "
+                                          "operation on a machine)", obj[k.name]);
                        },
                        [&](m_function platform::*m) {  // a platform's function of m is its contention α(m)
                            if (!given && k.required)

@@ -60,6 +60,13 @@ const std::vector<std::string_view>& key_names() {
 /// Directory part of a path ("." when none).
 std::string dir_of(const std::string& path);
 
+/// The most one operation of a machine may cost (an off-load, a switch, a transfer's latency, a gap): an hour.
+inline constexpr double max_operation_s = 3600;
+/// The most a program's run or unit of work may take (T_hpu, T_apu, C_apu, T_start): about 31 years.
+inline constexpr double max_run_s = 1e9;
+/// The largest count or size an application profile holds (phases, off-loads, bytes).
+inline constexpr double max_amount = 1e15;
+
 /// The largest count a profile's int members hold.
 inline constexpr std::int64_t int_max = std::numeric_limits<int>::max();
 

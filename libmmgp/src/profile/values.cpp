@@ -152,6 +152,9 @@ link_cost read_link(const json& v, const reader& r, const std::string& path) {
     r.known_keys(v, path, {"latency_s", "bandwidth_Bps", "s_per_byte"});
     link_cost c;
     c.latency_s = r.number_at(v, path, "latency_s", 0.0, false, "seconds");
+    if (c.latency_s > max_operation_s)
+        r.fail(child(path, "latency_s"), "at most " + format_double(max_operation_s) + " seconds (one transfer's latency)",
+               v["latency_s"]);
     bool bw = v.contains("bandwidth_Bps"), spb = v.contains("s_per_byte");
     if (bw == spb) r.fail(path, "exactly one of \"bandwidth_Bps\" and \"s_per_byte\"", bw ? "both" : "neither");
     if (bw)
