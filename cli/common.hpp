@@ -75,6 +75,11 @@ void flush_warnings();
 /// Forgets the held warnings (the command was refused).
 void drop_warnings();
 
+/// `text` as one line of a terminal: line breaks, tabs and the other control bytes (C0, DEL, the C1 controls'
+/// UTF-8 forms) written as escapes (\n, \t, \x1b), so that a value holding them neither splits a message nor
+/// drives the terminal.
+std::string one_line(std::string_view text);
+
 /// --set SECTION.KEY=VALUE, repeatable: what-if edits of the profile (SECTION platform, application or search;
 /// only platform for fit). Added by add_space_options() for predict and launch.
 /// A repeatable SECTION.KEY=VALUE option checked by the option table's row for `name`: one value each time.

@@ -56,7 +56,7 @@ bool all_utf8(int argc, char** argv) {
         if (at < arg.size()) {
             char byte[8];
             std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(arg[at]));
-            std::cerr << "mmgp: argument " << i << " (\"" << mmgp::utf8_prefix(arg.substr(0, at), 40)
+            std::cerr << "mmgp: argument " << i << " (\"" << mmgp::cli::one_line(mmgp::utf8_prefix(arg.substr(0, at), 40))
                       << "...\"): expected UTF-8 text, found the byte " << byte << " at offset " << at << '\n';
             return false;
         }
@@ -81,13 +81,14 @@ bool known_first_word(CLI::App& app, int argc, char** argv) {
     const std::string_view first(argv[1]);
     if (argv[1][0] == '-') {
         if (first == "-h" || first == "--help" || first == "--version") return true;
-        std::cerr << "mmgp: unknown option \"" << first << "\": expected a subcommand first (" << listed
+        std::cerr << "mmgp: unknown option \"" << mmgp::cli::one_line(first) << "\": expected a subcommand first (" << listed
                   << "; see mmgp --help)\n";
         return false;
     }
     for (const auto& name : names)
         if (name == first) return true;
-    std::cerr << "mmgp: unknown subcommand \"" << first << "\": expected one of " << listed << " (see mmgp --help)\n";
+    std::cerr << "mmgp: unknown subcommand \"" << mmgp::cli::one_line(first) << "\": expected one of " << listed
+              << " (see mmgp --help)\n";
     return false;
 }
 
@@ -113,7 +114,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "mmgp: " << parse_error_text(e.what()) << " (see mmgp --help)\n";
+        std::cerr << "mmgp: " << mmgp::cli::one_line(parse_error_text(e.what())) << " (see mmgp --help)\n";
         return 2;
     }
     return std::nullopt;
@@ -146,12 +147,12 @@ int run_subcommand(CLI::App& app, subcommands& cmd) {
         return status;
     } catch (const mmgp::error& e) {
         mmgp::cli::drop_warnings();
-        std::cerr << "mmgp: " << e.what()
+        std::cerr << "mmgp: " << mmgp::cli::one_line(e.what())
                   << (mmgp::cli::report_incomplete() ? " (standard output holds an incomplete report)" : "") << '\n';
         return 2;
     } catch (const std::exception& e) {
         mmgp::cli::flush_warnings();
-        std::cerr << "mmgp: internal error: " << e.what()
+        std::cerr << "mmgp: internal error: " << mmgp::cli::one_line(e.what())
                   << (mmgp::cli::report_incomplete() ? " (standard output holds an incomplete report)" : "") << '\n';
         return 1;
     }

@@ -84,8 +84,24 @@ void hold_note(const std::string& text) { pending_warnings().push_back("mmgp: no
 
 void hold_warning(const std::string& text) { pending_warnings().push_back("mmgp: warning: " + text); }
 
+std::string one_line(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto b = static_cast<unsigned char>(text[i]);
+        const bool c1 = b == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+        if (b == '\n') out += "\\n";
+        else if (b == '\t') out += "\\t";
+        else if (b < 0x20 || b == 0x7F) out += fmt::format("\\x{:02x}", b);
+        else if (c1) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));
+        else out += text[i];
+    }
+    return out;
+}
+
 void flush_warnings() {
-    for (const auto& w : pending_warnings()) std::cerr << w << '\n';
+    for (const auto& w : pending_warnings()) std::cerr << one_line(w) << '\n';
     pending_warnings().clear();
 }
 
