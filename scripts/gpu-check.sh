@@ -62,7 +62,7 @@ printf '{"schema": "mmgp/1", "name": "gpu-workload", "platform": "platform.json"
 step "5. sweep"
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 cases=""
-slots=$(tr -d '\n ' < "$out/platform.json" | grep -o '"apu_slots":{"value":[0-9]*' | grep -o '[0-9]*$')
+slots=$(tr -d '\n ' < "$out/platform.json" | grep -o '"apu_slots":{[^}]*}' | grep -o '"value":[0-9]*' | grep -o '[0-9]*$')
 cap=$(( sms * ${slots:-1} ))
 one_case() {  # mode m p group: 3 bounded runs, one case
   local mode=$1 m=$2 p=$3 group=$4 reps="" t runs extra=() scen=""
