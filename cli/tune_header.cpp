@@ -159,6 +159,18 @@ tune_options_cli options_from_header(const json& header, const tune_options_cli&
                           header.contains("options") ? utf8_prefix(header.at("options").dump(), 40) : "nothing");
     try {
         const json& j = header.at("options");
+        // An unknown key is an error, as in a profile: a journal edited by hand or written by another program.
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            const auto& fields = header_fields();
+            if (it.key() != "cwd" && std::none_of(fields.begin(), fields.end(), [&](const header_field& f) {
+                    return it.key() == f.key;
+                })) {
+                std::string known = "cwd";
+                for (const header_field& f : fields) known += std::string(", ") + f.key;
+                throw input_error(path, "line 1, /options/" + it.key(), "one of the keys " + known,
+                                  "the unknown key \"" + utf8_prefix(it.key(), 40) + "\"");
+            }
+        }
         for (bool objective_options : {false, true})
             for (const header_field& f : header_fields())
                 if (f.objective_option == objective_options) check_header_option(j, f, path);

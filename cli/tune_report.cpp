@@ -64,6 +64,19 @@ std::vector<std::size_t> shown_order(const tune_assessment& a) {
 }
 
 // The command that runs the chosen configuration; empty without a choice or a command (replay).
+// Why a tune chose nothing: no configuration finished a run, or each that did was also stopped at its bound or
+// failed in another run (such a configuration is never chosen, its finished runs shown in the table all the same).
+std::string why_none(const tune_assessment& a) {
+    std::size_t finished = 0;
+    for (const config_belief& b : a.configs) finished += b.runs > b.censored + b.failed ? 1 : 0;
+    if (finished == 0) return "no configuration finished a run";
+    return finished == 1 ? std::string("the one configuration that finished a run was also stopped at its bound or "
+                                       "failed in another run, and is never chosen")
+                         : fmt::format("each of the {} configurations that finished a run was also stopped at its bound "
+                                       "or failed in another run, and is never chosen",
+                                       finished);
+}
+
 std::string launch_line(const tune_summary& r) {
     if (!r.a.has_chosen || r.o.launch.command.empty()) return {};
     return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch, r.o.launch.command));
@@ -220,7 +233,7 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
                                              objective_value(m, r.space[a.chosen], b.time_s), to_string(m), to_string(m),
                                              100 * r.to.within));
     } else {
-        out += "chosen: none (no configuration finished a run)\n";
+        out += "chosen: none (" + why_none(a) + ")\n";
     }
     if (!launch.empty()) out += "launch: " + launch + "\n";
     std::error_code ec;
@@ -271,7 +284,7 @@ int print_report(const tune_summary& r) {
     else std::cout << text_head(r, launch) + text_table(r) << std::flush;
     if (r.a.has_chosen) return 0;
     // A decision that decided nothing is not a success.
-    std::cerr << "mmgp: tune: nothing chosen: no configuration finished a run (" << to_string(r.a.stop) << ")"
+    std::cerr << "mmgp: tune: nothing chosen: " << why_none(r.a) << " (" << to_string(r.a.stop) << ")"
               << (r.journal.empty() ? std::string() : "; the runs are kept in " + r.journal) << '\n';
     return 1;
 }

@@ -112,6 +112,7 @@ FILES = {
     "boundneg.jsonl": journal(run={"bound_s": -5}),
     "earlyyes.jsonl": journal(run={"early_bound": "yes"}),
     "opttype.jsonl": journal(options={"no_bind": "yes"}),
+    "optunknown.jsonl": journal(options={"max_rnus": 5}),
     "optnot.jsonl": journal(header={"options": "x"}),
     "constnan.jsonl": journal(options={"constants": ["noise.sd=nan"]}),
     "hugetime.csv": "m,p,time_s\n1,1,9.5\n1,2,1e308\n2,1,5.1\n2,2,3.2\n1,4,3.9\n",
@@ -344,6 +345,8 @@ REFUSED = [
      "mmgp: no\\nsuch.json: (document): expected a readable file"),
     ("message: terminal control bytes in a value (once echoed raw)", "predict s.json --tolerance \"$(printf '\\033[31m')\"",
      2, '--tolerance: expected a number in [0, 100], found "\\x1b[31m"'),
+    ("journal: an unknown option key in the header (once accepted in silence on --resume)", "tune --resume optunknown.jsonl",
+     2, 'optunknown.jsonl: line 1, /options/max_rnus: expected one of the keys cwd, '),
     ("GPU calibrate: a bad CPU list, refused before the GPU harness runs (once after it, exit 1)",
      "calibrate --accelerator cuda --hpu-cpus x-y -o g.json", 2, '--hpu-cpus: expected a CPU list like 0-3,8, found "x-y"'),
     ("GPU calibrate: --ppn without --simulate (once ignored)", "calibrate --accelerator cuda --ppn 2 -o g.json", 2,
@@ -626,6 +629,13 @@ def accept_results(mmgp, d, t):
     t.accept("a tune that chose nothing (every run stopped) is not a success: exit 1, one line, the journal kept",
              r.returncode == 1 and r.stderr.count("\n") == 1 and "nothing chosen" in r.stderr and
              "chosen: none" in r.stdout and os.path.getsize(os.path.join(d, "nothing.jsonl")) > 0, r.stderr)
+    with open(os.path.join(d, "mixed.csv"), "w") as f:  # a configuration with a finished run and stopped ones
+        f.write("m,p,time_s,censored,bound_s\n1,1,5,0,\n1,1,5.1,0,\n1,1,90,1,90\n1,1,90,1,90\n1,1,90,1,90\n")
+    r = run(mmgp, "tune p.json --replay mixed.csv --m 1 --p 1 --seed 3 --max-runs 5 --max-cost none --quiet", d)
+    t.accept("a tune whose only configuration finished a run and was stopped in another says so (once: 'no "
+             "configuration finished a run' beside a table showing one)",
+             r.returncode == 1 and "the one configuration that finished a run was also stopped" in r.stderr and
+             "no configuration finished a run" not in r.stdout + r.stderr, r.stdout[-300:] + r.stderr)
     r = run(mmgp, "predict s.json --tolerance 0.5", d)
     out_lines = r.stdout.splitlines()
     fastest = [i for i, l in enumerate(out_lines) if l.startswith("Fastest ")]
