@@ -68,7 +68,27 @@ def main():
         check(pred.returncode == 0, "mmgp predict reads the calibrated GPU platform")
         best = json.loads(pred.stdout)["best"]
         check(best.get("sharing") in p["sharing"], f"the best mapping names one of the platform's modes: {best.get('sharing')}")
+    workload(sms)
     print("gpu: all checks passed")
+
+
+def workload(sms):
+    """The GPU workload's compute mode (256-thread FMA blocks, grids beyond the SMs): its profile carries the kernel's
+    slot curve, and a run of 2 processes with grids of 2 x SMs blocks each finishes."""
+    prog = os.path.join(os.path.dirname(HARNESS), "mmgp-gpu-workload")
+    if not os.path.exists(prog):
+        print("note: no mmgp-gpu-workload beside the harness: its compute mode not checked")
+        return
+    small = ["--units", "2", "--offloads", "5", "--kernel-us", "500"]
+    prof = subprocess.run([prog, "--profile", "--compute", *small], capture_output=True, text=True, timeout=60)
+    check(prof.returncode == 0, f"mmgp-gpu-workload --profile --compute exits 0 ({prof.stderr.strip()[-200:]})")
+    curve = json.loads(prof.stdout).get("slot_time", [])
+    check(len(curve) == 3 and curve[0] == [1, 1] and 0.9 <= curve[1][1] <= 2.2 and curve[1][1] <= curve[2][1] * 1.05 <= 4.4,
+          f"the compute kernel's slot curve at 1, 2, 4 blocks per SM: {curve}")
+    run = subprocess.run([prog, "--compute", "--m", "2", "--p", str(2 * sms), *small], capture_output=True, text=True,
+                         timeout=60)
+    check(run.returncode == 0 and run.stdout.startswith("time_s "), f"2 processes with grids of {2 * sms} blocks run "
+                                                                     f"({run.stdout.strip()} {run.stderr.strip()[-200:]})")
 
 
 if __name__ == "__main__":
