@@ -129,8 +129,9 @@ int run_calibrate_gpu(const calibrate_options& o) {
     s.cv_threshold = o.cv_threshold;
     s.name = o.name.empty() ? "gpu-node" : o.name;
     if (!o.quiet) s.progress = progress;
-    nlohmann::json profile;
+    nlohmann::json profile = nlohmann::json::object();
     try {
+        calib::describe_gpu(profile, record);  // the record first: a bad one is named before the host is measured
         profile = calib::calibrate_gpu_host(s);
         calib::describe_gpu(profile, record);
     } catch (const calib::incomplete_profile& e) {
