@@ -1,5 +1,5 @@
-// mmgp-bench: peak memory of `mmgp predict` as the search space grows.
-//   build/tests/mmgp-bench --benchmark_filter=predict_memory
+// mmgp-bench: peak memory of `mmgp predict` as the search space grows, and of `mmgp fit` on 10^6 runs.
+//   build/tests/mmgp-bench --benchmark_filter='predict_memory|fit_memory'
 // Runs the mmgp binary (MMGP_BIN, default build/cli/mmgp) on a generated scenario of 10^6 or 10^7
 // feasible configurations (16 accelerators per node, 50 (m, p) mappings per node, 20,000 or
 // 200,000 nodes) with each output: text, --json, --csv (to /dev/null). Counters: peak_MB, the
@@ -36,12 +36,11 @@ std::string scenario_file(long nodes) {
     return path;
 }
 
-// Runs `mmgp predict FILE [flag]` with stdout on /dev/null; returns the child's peak RSS in KiB.
-long run_predict(const std::string& file, const char* flag, int& status) {
+// Runs `mmgp WORDS...` with stdout on /dev/null; returns the child's peak RSS in KiB.
+long run_mmgp(std::vector<std::string> words, int& status) {
     const char* env = std::getenv("MMGP_BIN");
     const std::string bin = env ? env : "build/cli/mmgp";
-    std::vector<std::string> words = {bin, "predict", file};
-    if (flag) words.emplace_back(flag);
+    words.insert(words.begin(), bin);
     std::vector<char*> argv;
     for (auto& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
@@ -62,7 +61,9 @@ void BM_predict_memory(benchmark::State& st, long nodes, const char* flag) {
     long peak_kib = 0;
     for (auto _ : st) {
         int status = 0;
-        long kib = run_predict(file, flag, status);
+        std::vector<std::string> words = {"predict", file};
+        if (flag) words.emplace_back(flag);
+        long kib = run_mmgp(words, status);
         if (kib < 0 || status != 0) {
             st.SkipWithError("mmgp predict failed (set MMGP_BIN to the mmgp binary)");
             break;
@@ -80,5 +81,35 @@ BENCHMARK_CAPTURE(BM_predict_memory, csv_1e6, 20000L, "--csv")->Unit(benchmark::
 BENCHMARK_CAPTURE(BM_predict_memory, text_1e7, 200000L, nullptr)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_predict_memory, json_1e7, 200000L, "--json")->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK_CAPTURE(BM_predict_memory, csv_1e7, 200000L, "--csv")->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// `mmgp fit` on 10^6 runs of 16 configurations (m, p in 1..4; a CSV of 11 MB), its fitted profile (one residual per
+// run) written to a file. Target: under 1 GB.
+void BM_fit_memory(benchmark::State& st) {
+    const std::string runs = "/tmp/mmgp-bench-fit-" + std::to_string(getpid()) + ".csv";
+    const std::string out = runs + ".json";
+    if (FILE* f = std::fopen(runs.c_str(), "w")) {
+        std::fprintf(f, "m,p,time_s\n");
+        for (long i = 0; i < 1000000; ++i) {
+            const int m = 1 + static_cast<int>(i % 4), p = 1 + static_cast<int>((i / 4) % 4);
+            std::fprintf(f, "%d,%d,%.4f\n", m, p, 10.0 / (m * p) + 1 + 0.05 * static_cast<double>(i % 7) / 7);
+        }
+        std::fclose(f);
+    }
+    long peak_kib = 0;
+    for (auto _ : st) {
+        int status = 0;
+        const long kib = run_mmgp({"fit", runs, "-o", out}, status);
+        if (kib < 0 || status != 0) {
+            st.SkipWithError("mmgp fit failed (set MMGP_BIN to the mmgp binary)");
+            break;
+        }
+        peak_kib = std::max(peak_kib, kib);
+    }
+    std::remove(runs.c_str());
+    std::remove(out.c_str());
+    st.counters["peak_MB"] = static_cast<double>(peak_kib) / 1024.0;
+    st.counters["runs"] = 1e6;
+}
+BENCHMARK(BM_fit_memory)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace

@@ -452,6 +452,8 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
 
 namespace {
 
+constexpr const char* residuals_marker = "(mmgp fit: the residuals, one per run)";
+
 json application_doc(const fit_result& f, const std::string& data_file) {
     json doc;
     doc["schema"] = "mmgp/1";
@@ -479,25 +481,61 @@ json application_doc(const fit_result& f, const std::string& data_file) {
     else if (f.app.spin_limit > 0)
         doc["spin_limit"] = f.app.spin_limit;
     if (f.app.N_start > 0) doc["N_start"] = {{"value", f.app.N_start}, {"source", "given to mmgp fit (--N-start)"}};
-    json res = json::array();
-    for (const auto& r : f.residuals)
-        res.push_back({{"m", r.run.c.m}, {"p", r.run.c.p}, {"nodes", r.run.c.nodes}, {"units", r.run.units},
-                       {"policy", std::string(to_string(r.run.c.pol))}, {"measured_s", r.run.time_s},
-                       {"predicted_s", r.predicted_s}, {"err_pct", r.err_pct}});
+    // The residuals are written by residuals_text(), in place of this marker: one JSON object per run would take
+    // about 1.6 KB of memory each (10^6 runs: over 1.5 GB); the text is what dump(2) writes for them.
     doc["statistics"] = {{"runs", f.residuals.size()}, {"dof", f.dof},       {"rms_err_pct", f.rms_err_pct},
-                         {"max_abs_err_pct", f.max_abs_err_pct}, {"residuals", res}, {"warnings", f.warnings}};
+                         {"max_abs_err_pct", f.max_abs_err_pct}, {"residuals", residuals_marker}, {"warnings", f.warnings}};
     return doc;
+}
+
+// The residuals array as json::dump(2) writes it at the depth of statistics.residuals (members sorted by key), one
+// run at a time, appended to `out`.
+void append_residuals(std::string& out, const fit_result& f) {
+    if (f.residuals.empty()) {
+        out += "[]";
+        return;
+    }
+    auto num = [](auto v) { return json(v).dump(); };
+    out += "[";
+    for (std::size_t i = 0; i < f.residuals.size(); ++i) {
+        const auto& r = f.residuals[i];
+        out += i ? ",\n      {\n" : "\n      {\n";
+        out += "        \"err_pct\": " + num(r.err_pct) + ",\n";
+        out += "        \"m\": " + num(r.run.c.m) + ",\n";
+        out += "        \"measured_s\": " + num(r.run.time_s) + ",\n";
+        out += "        \"nodes\": " + num(r.run.c.nodes) + ",\n";
+        out += "        \"p\": " + num(r.run.c.p) + ",\n";
+        out += "        \"policy\": " + json(std::string(to_string(r.run.c.pol))).dump() + ",\n";
+        out += "        \"predicted_s\": " + num(r.predicted_s) + ",\n";
+        out += "        \"units\": " + num(r.run.units) + "\n      }";
+    }
+    out += "\n    ]";
+}
+
+// The document's text with the residuals in place of their marker, written into one buffer sized for them.
+std::string with_residuals(const json& doc, const fit_result& f) {
+    const std::string text = doc.dump(2);
+    const std::string marker = json(residuals_marker).dump();
+    const std::size_t at = text.find(marker);
+    if (at == std::string::npos) return text + "\n";
+    std::string out;
+    out.reserve(text.size() + 300 * f.residuals.size() + 16);  // a run's object: about 200-260 characters
+    out.append(text, 0, at);
+    append_residuals(out, f);
+    out.append(text, at + marker.size());
+    out += '\n';
+    return out;
 }
 
 }  // namespace
 
 std::string application_json(const fit_result& f, const std::string& data_file) {
-    return application_doc(f, data_file).dump(2) + "\n";
+    return with_residuals(application_doc(f, data_file), f);
 }
 
 std::string application_json(const structure_selection& s, const std::string& data_file) {
     json doc = application_doc(s.fit, data_file);
-    if (!s.chose) return doc.dump(2) + "\n";
+    if (!s.chose) return with_residuals(doc, s.fit);
     json cands = json::array();
     for (const auto& c : s.candidates) {
         json j = {{"structure", c.label}, {"fitted", c.fitted}};
@@ -519,7 +557,7 @@ std::string application_json(const structure_selection& s, const std::string& da
                                       {"configurations", s.configurations},
                                       {"candidates", cands}};
     for (const auto& w : s.warnings) doc["statistics"]["warnings"].push_back(w);
-    return doc.dump(2) + "\n";
+    return with_residuals(doc, s.fit);
 }
 
 }  // namespace mmgp
