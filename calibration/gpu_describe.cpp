@@ -122,6 +122,13 @@ nlohmann::json slot_time_of(const nlohmann::json& gpu) {
         if (k == 1) base = t;
         if (base > 0 && (points.empty() || k > points.back()[0].get<double>())) points.push_back({k, t / base});
     }
+    // What the platform reader takes (read_slot_curve): at most 64 points, 1e6 blocks per SM, a factor <= 10 k.
+    for (const auto& pt : points)
+        if (points.size() > 64 || pt[0].get<double>() > 1e6 || pt[1].get<double>() > 10 * pt[0].get<double>())
+            throw incomplete_profile("/measurements/gpu/blocks/by_blocks",
+                                     fmt::format("a block sweep of at most 64 grids of at most 1e6 blocks per SM, each "
+                                                 "at most 10 x slower per block than one block per SM, found {} grids",
+                                                 points.size()));
     if (points.empty())
         throw incomplete_profile("/measurements/gpu/blocks/by_blocks",
                                  "the GPU harness's block sweep has no grid of one block per SM (blocks = SMs)");
@@ -174,6 +181,14 @@ void redescribe_gpu_host(nlohmann::json& p) {
     p.erase("slot_time");
     const nlohmann::json gpu = p["measurements"]["gpu"];
     describe_gpu(p, gpu);
+    // The GPU's notes were there already: each once; and not an older mmgp's note of the blocks an SM runs,
+    // which apu_slots and slot_time now say.
+    nlohmann::json notes = nlohmann::json::array();
+    for (const auto& n : p["notes"])
+        if (std::find(notes.begin(), notes.end(), n) == notes.end() &&
+            !(n.is_string() && n.get<std::string>().rfind("the reference kernel (256-thread blocks) runs", 0) == 0))
+            notes.push_back(n);
+    p["notes"] = notes;
     p["calibration"]["redescribed"] = "calibrate --accelerator cuda --from: host contexts recounted, the GPU harness's "
                                       "record described again; nothing measured";
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -522,7 +523,14 @@ TEST_CASE("calibrate --accelerator cuda --from: every context of the measured ma
     p["hpu_contexts"] = 2;
     p["machine"] = {{"num_cpus", 16}};
     p["calibration"] = {{"hpu_cpus", {0, 1}}};
+    p["notes"].push_back("the reference kernel (256-thread blocks) runs 1 block(s) per SM before they slow each other");
     redescribe_gpu_host(p);
+    redescribe_gpu_host(p);  // twice: the GPU's notes once each, an older mmgp's blocks note gone
+    std::set<std::string> seen;
+    for (const auto& n : p["notes"]) {
+        CHECK(seen.insert(n.get<std::string>()).second);
+        CHECK(n.get<std::string>().find("runs 1 block(s) per SM") == std::string::npos);
+    }
     CHECK(p["hpu_contexts"]["value"] == 16);
     CHECK(p["apu_slots"]["value"] == 8);
     CHECK(mmgp::parse_platform(p.dump(), "gpu.json").hpu_contexts == 16);

@@ -226,11 +226,16 @@ std::vector<accelerator_sharing> platform_search_sharing(const std::string& sear
             throw usage_error("--set search." + it.key() + ": expected only search.sharing beside a platform (the box is "
                               "--m, --p and --nodes), found search." + it.key());
         const std::vector<accelerator_sharing> allowed = pl.sharing_modes();
-        for (const auto& v : it.value().is_array() ? it.value() : nlohmann::json::array({it.value()})) {
+        if (!it.value().is_array() || it.value().empty())
+            throw usage_error("--set search.sharing: expected a non-empty array of the platform's sharing modes, found " +
+                              utf8_prefix(it.value().dump(), 40));
+        for (const auto& v : it.value()) {
             accelerator_sharing a{};
             if (!v.is_string() || !parse_sharing(v.get<std::string>(), a) ||
-                std::find(allowed.begin(), allowed.end(), a) == allowed.end())
-                throw usage_error("--set search.sharing: expected the platform's sharing modes, found " + v.dump());
+                std::find(allowed.begin(), allowed.end(), a) == allowed.end() ||
+                std::find(modes.begin(), modes.end(), a) != modes.end())
+                throw usage_error("--set search.sharing: expected distinct sharing modes of the platform, found " +
+                                  utf8_prefix(v.dump(), 40));
             modes.push_back(a);
         }
     }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "mmgp/fit.hpp"
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
@@ -243,7 +244,30 @@ TEST_CASE("gpu grids beyond the SMs: the slot keys are checked") {
     CHECK(error_of(with_curve(R"("slot_time": [[2, 1.2]])")).find("/platform/slot_time/0: expected [1, 1] first") != std::string::npos);
     CHECK(error_of(with_curve(R"("slot_time": [[1, 1], [4, 2], [2, 1.2]])")).find("/platform/slot_time/2/0") != std::string::npos);
     CHECK(error_of(with_curve(R"("slot_time": [[1, 1], [2, -1]])")).find("/platform/slot_time/1/1") != std::string::npos);
+    CHECK(error_of(with_curve(R"("slot_time": [[1, 1], [2, 1e308]])")).find("/platform/slot_time/1/1: expected a time factor of at most 10 x") !=
+          std::string::npos);
     std::string many = doc;
     many.replace(many.find("\"apu_slots\": 8"), 14, "\"apu_slots\": 4096");
     CHECK(error_of(many).find("/platform/apu_slots: expected at most 1024") != std::string::npos);
+}
+
+TEST_CASE("gpu grids beyond the SMs: fit takes the runs within the SMs, where the model is linear in the parameters") {
+    const mmgp::scenario s = mmgp::parse_scenario(slotted_scenario(0.01), "gpu.json");
+    auto run = [](int m, int p, double t) {
+        mmgp::measured_run r;
+        r.c = {m, p, 1, mmgp::policy::edtlp};
+        r.units = 8;
+        r.time_s = t;
+        r.where = "m=" + std::to_string(m) + " p=" + std::to_string(p);
+        return r;
+    };
+    std::vector<mmgp::measured_run> runs = {run(1, 1, 14), run(1, 16, 1.2), run(2, 16, 0.7), run(1, 66, 0.5), run(4, 33, 0.3)};
+    mmgp::fit_options opt;
+    opt.decomp = mmgp::decomposition::task;
+    CHECK_NOTHROW(mmgp::fit_application(s.plat, runs, opt, "runs.csv"));
+    runs.push_back(run(8, 132, 0.2));  // 1,056 blocks on 132 SMs: predicted, not fitted
+    CHECK_THROWS_WITH_AS(mmgp::fit_application(s.plat, runs, opt, "runs.csv"),
+                         doctest::Contains("m=8 p=132: expected a configuration feasible on platform  (m*p <= 132, its "
+                                           "accelerators: runs beyond them are predicted, not fitted"),
+                         mmgp::input_error);
 }

@@ -27,7 +27,8 @@ MMGP_API_BEGIN
 class evaluator;
 
 /// The configurations of one (m, nodes, policy) as p varies, with everything that does not depend on p
-/// resolved once: the search evaluates a row at a time. On dedicated hardware the time is
+/// resolved once: the search evaluates a row at a time. A row of a platform with `apu_slots` reads the
+/// evaluator's slot curve: it must not outlive the evaluator that made it. On dedicated hardware the time is
 /// fixed + per_unit·(accelerator(p) + offload(p)); on time-shared cores (docs/MODEL.md §4) each p is
 /// evaluated by that layer.
 class row {
@@ -41,17 +42,18 @@ public:
     }
     /// Predicted time of p and its breakdown.
     prediction at(int p) const noexcept;
-    /// time(p) beyond the SMs (grid_): the same number as at(p).time_s.
-    double grid_time(double t, int p) const noexcept {
-        t += grid_.dedicated_extra(p);
-        if (sliced_) return std::max(t, slice_(p) + grid_.slice_extra(p));
-        return std::max(t, grid_.busy(p));
-    }
     /// True when time() is the dedicated-hardware form (no per-p branching).
     bool closed_form() const noexcept { return closed_form_; }
 
 private:
     friend class evaluator;
+    // time(p) beyond the SMs (grid_ active): the same number as at(p).time_s.
+    double grid_time(double t, int p) const noexcept {
+        t += grid_.dedicated_extra(p);
+        if (sliced_) return std::max(t, slice_(p) + grid_.slice_extra(p));
+        return std::max(t, grid_.busy(p));
+    }
+
     row(const dedicated_terms& unit, const host_share& share, bool extrapolated) noexcept;
     row(const dedicated_terms& unit, const host_share& share, const p_curve& slice, bool extrapolated) noexcept;
     row(const detail::time_shared_cores& ts, const application& app, const configuration& c, const dedicated_terms& unit,

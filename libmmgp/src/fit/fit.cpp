@@ -113,9 +113,12 @@ bool check_runs(const platform& pl, const std::vector<measured_run>& runs, const
                               "separate parameters; --fix NAME=VALUE holds one)",
                           std::to_string(distinct.size()) + " distinct in " + std::to_string(n) + " runs");
     for (const auto& r : runs)
-        if (static_cast<std::int64_t>(r.c.m) * r.c.p > pl.capacity() || r.c.nodes > pl.nodes)
+        // Beyond the SMs (apu_slots > 1) a run's time is a max of two terms, not the sum the fit's linear form
+        // prices: fit takes the runs within them.
+        if (static_cast<std::int64_t>(r.c.m) * r.c.p > pl.apus || r.c.nodes > pl.nodes)
             throw input_error(file, r.where,
-                              "a configuration feasible on platform " + pl.name + " (m*p <= " + std::to_string(pl.capacity()) +
+                              "a configuration feasible on platform " + pl.name + " (m*p <= " + std::to_string(pl.apus) +
+                                  (pl.apu_slots > 1 ? ", its accelerators: runs beyond them are predicted, not fitted" : "") +
                                   ", nodes <= " + std::to_string(pl.nodes) + ")",
                               "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
     return ps.size() >= 2;
@@ -515,12 +518,13 @@ void append_residuals(std::string& out, const fit_result& f) {
 // The document's text with the residuals in place of their marker, written into one buffer sized for them.
 std::string with_residuals(const json& doc, const fit_result& f) {
     const std::string text = doc.dump(2);
-    const std::string marker = json(residuals_marker).dump();
+    const std::string marker = "\"residuals\": " + json(residuals_marker).dump();  // the key: no user string holds it
     const std::size_t at = text.find(marker);
     if (at == std::string::npos) return text + "\n";
     std::string out;
     out.reserve(text.size() + 300 * f.residuals.size() + 16);  // a run's object: about 200-260 characters
     out.append(text, 0, at);
+    out += "\"residuals\": ";
     append_residuals(out, f);
     out.append(text, at + marker.size());
     out += '\n';

@@ -65,6 +65,8 @@ slot_curve read_slot_curve(const json& v, const reader& r, const std::string& pa
         if (i == 0 && (k != 1 || f != 1)) r.fail(ip, "[1, 1] first (one block per accelerator is the unit)", v[i]);
         if (i > 0 && !(k > c.k.back())) r.fail(child(ip, 0), "blocks above " + format_double(c.k.back()), v[i][0]);
         if (k > 1e6) r.fail(child(ip, 0), "at most 1e6 blocks per accelerator", v[i][0]);
+        if (f > 10 * k)  // k blocks one after the other take k times one's: ten times that is no accelerator's
+            r.fail(child(ip, 1), "a time factor of at most 10 x the blocks (" + format_double(10 * k) + ")", v[i][1]);
         c.k.push_back(k);
         c.factor.push_back(f);
     }

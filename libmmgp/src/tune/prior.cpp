@@ -28,8 +28,7 @@ struct regression {
 // A run's row in relative error: (sum_k theta_k x_k + known) / t - 1 = 0, the known part the base, N and
 // T_start terms the fit does not move.
 void add_run_rows(regression& r, const application& prior, const run_evidence& evidence,
-                  const std::vector<std::vector<double>>& coefficients) {
-    const auto& measured = evidence.measured;
+                  const std::vector<std::size_t>& measured, const std::vector<std::vector<double>>& coefficients) {
     for (Eigen::Index row = 0; row < static_cast<Eigen::Index>(measured.size()); ++row) {
         const std::size_t c = measured[static_cast<std::size_t>(row)];
         const auto& x = coefficients[c];
@@ -66,7 +65,15 @@ parameters fitted_parameters(const scenario& s, const std::vector<configuration>
                              const run_evidence& evidence, std::vector<std::vector<double>>& coefficients,
                              const parameters& theta0) {
     parameters theta = theta0;
-    const auto& measured = evidence.measured;
+    // The runs whose model time is linear in the parameters: not those where it is the larger of two terms (a
+    // GPU's grids beyond the SMs, time-sliced sharing), which the linear form would misprice.
+    std::vector<std::size_t> measured;
+    for (std::size_t c : evidence.measured) {
+        const configuration& k = space[c];
+        const bool beyond_sms = s.plat.apu_slots > 1 && static_cast<std::int64_t>(k.m) * k.p > s.plat.apus;
+        const bool sliced = k.share == accelerator_sharing::time_sliced && k.m > 1;
+        if (!beyond_sms && !sliced) measured.push_back(c);
+    }
     if (measured.empty()) return theta;
     const application& prior = s.app;
     for (std::size_t c : measured)
@@ -78,7 +85,7 @@ parameters fitted_parameters(const scenario& s, const std::vector<configuration>
     regression r;
     r.X = Eigen::MatrixXd::Zero(n_measured + static_cast<Eigen::Index>(n_fit), n_fit);
     r.y = Eigen::VectorXd::Zero(r.X.rows());
-    add_run_rows(r, prior, evidence, coefficients);
+    add_run_rows(r, prior, evidence, measured, coefficients);
     add_prior_rows(r, n_measured, theta0, opt);
     Eigen::VectorXd b;
     if (r.X.allFinite() && r.y.allFinite() && nnls_small(r.X, r.y, r.usable, b))
