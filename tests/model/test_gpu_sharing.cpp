@@ -196,6 +196,8 @@ TEST_CASE("gpu grids beyond the SMs: p counts blocks, the SMs' slots priced by t
     const double busy = 8 * 13.2 * 4.47 / 1056;
     const mmgp::prediction full = at(8, 132, accelerator_sharing::mps);
     CHECK(full.time_s == mmgp::test::approx(busy).epsilon(1e-12));
+    // Past the slots (an evaluation the search never asks for) the blocks run in waves: 2,112 blocks, 16 per SM.
+    CHECK(at(8, 264, accelerator_sharing::mps).time_s == mmgp::test::approx(8 * 13.2 * 4.47 * 2 / 2112).epsilon(1e-12));
     const mmgp::breakdown& b = full.parts;
     CHECK(b.host + b.accelerator + b.offload + b.context_switch + b.communication + b.spin + b.startup ==
           mmgp::test::approx(full.time_s).epsilon(1e-12));

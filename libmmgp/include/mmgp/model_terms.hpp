@@ -83,16 +83,22 @@ struct p_curve {
 struct grid_terms {
     double from = 1e308;  ///< the row's time changes for p above this: apus (time-sliced), apus/m (otherwise)
     int apus = 2147483647;  ///< S: the accelerators the blocks spread over (the largest int: inactive)
-    /// f(c) for c = ⌈blocks/S⌉ = 0..slots: the slot curve at the most loaded accelerator's count (the evaluator's).
+    /// f(c) for c = ⌈blocks/S⌉ = 0..last_count: the slot curve at the most loaded accelerator's count (the
+    /// evaluator's table, to the curve's last point at least); beyond it blocks run in waves at its throughput.
     const double* factor_by_count = nullptr;
+    std::int64_t last_count = 0;
     double work = 0.0;    ///< the p-split accelerator work of the row's time (work/p at one block per accelerator)
     bool sliced = false;
     /// Not time-sliced: the accelerators' busy bound, busy_fixed + busy_work·f(m·p/S)/(m·p), the blocks of all m
     /// processes sharing the accelerators' slots. Time-sliced: busy_work is the slice curve's p-split work.
     double busy_fixed = 0.0, busy_work = 0.0;
     int m = 1;
-    /// f at `blocks` blocks over the S accelerators (blocks <= S·slots).
-    double factor(std::int64_t blocks) const noexcept { return factor_by_count[(blocks + apus - 1) / apus]; }
+    /// f at `blocks` blocks over the S accelerators, any count of them.
+    double factor(std::int64_t blocks) const noexcept {
+        const std::int64_t c = (blocks + apus - 1) / apus;
+        return c <= last_count ? factor_by_count[c]
+                               : factor_by_count[last_count] * static_cast<double>(c) / static_cast<double>(last_count);
+    }
     /// The dedicated time's addition at p: work·(f(p/S) − 1)/p.
     double dedicated_extra(int p) const noexcept { return p > apus ? work * (factor(p) - 1.0) / p : 0.0; }
     /// Not time-sliced: the busy bound at p (a lower bound of the time).

@@ -89,7 +89,8 @@ evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
     if (kind == model_kind::eq11) return;
     if (pl.apu_slots > 1) {  // f at each count of blocks on the most loaded SM: one lookup per p
         const slot_curve& f = s.app.slot_time.empty() ? pl.slot_time : s.app.slot_time;
-        for (int c = 0; c <= pl.apu_slots; ++c) slot_factors_.push_back(f.at(c));
+        const double last = std::max<double>(pl.apu_slots, std::ceil(f.k.back()));  // the curve's points all in it
+        for (int c = 0; c <= static_cast<int>(last); ++c) slot_factors_.push_back(f.at(c));
     }
     if (pl.cores > 0) {
         shared_ = std::make_shared<const detail::time_shared_cores>(pl, app);
@@ -205,6 +206,7 @@ grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& uni
     const double units = detail::share_of(s_->app, c).units;
     g.apus = S;
     g.factor_by_count = slot_factors_.data();
+    g.last_count = static_cast<std::int64_t>(slot_factors_.size()) - 1;
     g.m = c.m;
     g.work = share.per_unit * unit.apu_work / unit.apu_split;
     g.sliced = c.share == accelerator_sharing::time_sliced && c.m > 1;
