@@ -8,6 +8,7 @@
 #include <string>
 
 #include "calibrate.hpp"
+#include "mmgp/profile.hpp"
 
 namespace mmgp::calib {
 
@@ -122,13 +123,16 @@ nlohmann::json slot_time_of(const nlohmann::json& gpu) {
         if (k == 1) base = t;
         if (base > 0 && (points.empty() || k > points.back()[0].get<double>())) points.push_back({k, t / base});
     }
-    // What the platform reader takes (read_slot_curve): at most 64 points, 1e6 blocks per SM, a factor <= 10 k.
-    for (const auto& pt : points)
-        if (points.size() > 64 || pt[0].get<double>() > 1e6 || pt[1].get<double>() > 10 * pt[0].get<double>())
-            throw incomplete_profile("/measurements/gpu/blocks/by_blocks",
-                                     fmt::format("a block sweep of at most 64 grids of at most 1e6 blocks per SM, each "
-                                                 "at most 10 x slower per block than one block per SM, found {} grids",
-                                                 points.size()));
+    // What the platform reader takes (slot_curve's limits, read_slot_curve).
+    const auto beyond = [](const nlohmann::json& pt) {
+        const double k = pt[0].get<double>();
+        return k > mmgp::slot_curve::max_blocks || pt[1].get<double>() > mmgp::slot_curve::max_factor_per_block * k;
+    };
+    if (points.size() > mmgp::slot_curve::max_points || std::any_of(points.begin(), points.end(), beyond))
+        throw incomplete_profile("/measurements/gpu/blocks/by_blocks",
+                                 fmt::format("a block sweep of at most 64 grids of at most 1e6 blocks per SM, each "
+                                             "at most 10 x slower per block than one block per SM, found {} grids",
+                                             points.size()));
     if (points.empty())
         throw incomplete_profile("/measurements/gpu/blocks/by_blocks",
                                  "the GPU harness's block sweep has no grid of one block per SM (blocks = SMs)");
@@ -140,10 +144,13 @@ int slots_of(const nlohmann::json& gpu, std::string& source) {
         source = "GPU harness: cudaOccupancyMaxActiveBlocksPerMultiprocessor of the 256-thread reference kernel";
         return static_cast<int>(std::min(1024.0, number_at(gpu, "/blocks/resident_per_sm", quantity::count)));
     }
+    const auto per_block = [&](double threads_per_sm) {  // the SM's resident threads over the kernel's block
+        return static_cast<int>(
+            std::clamp(threads_per_sm / number_at(gpu, "/blocks/threads_per_block", quantity::count), 1.0, 1024.0));
+    };
     if (gpu.contains("/device/max_threads_per_sm"_json_pointer)) {
         source = "GPU harness: the SM's resident threads / the reference kernel's 256 threads per block";
-        return static_cast<int>(std::clamp(number_at(gpu, "/device/max_threads_per_sm", quantity::count) /
-                                               number_at(gpu, "/blocks/threads_per_block", quantity::count), 1.0, 1024.0));
+        return per_block(number_at(gpu, "/device/max_threads_per_sm", quantity::count));
     }
     // Records made before either was written: the SM's resident threads by compute capability (CUDA C++
     // Programming Guide, "Technical Specifications per Compute Capability": maximum resident threads per SM).
@@ -156,7 +163,7 @@ int slots_of(const nlohmann::json& gpu, std::string& source) {
                                  "resident threads per SM at {}, over the reference kernel's 256 threads per block "
                                  "(the record has no occupancy of its own)",
                                  threads, cc);
-            return static_cast<int>(std::clamp(threads / number_at(gpu, "/blocks/threads_per_block", quantity::count), 1.0, 1024.0));
+            return per_block(threads);
         }
     source.clear();
     return 1;

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -151,16 +150,27 @@ tune_options_cli resolved_options(const tune_options_cli& given, journal& jr, st
     return options_from_header(journal_lines[0], given, given.resume);
 }
 
-// The program a command runs: its first word as a path, or found on the PATH; empty when neither.
-std::string program_of(const std::vector<std::string>& command) {
-    if (command.empty() || command.front().empty()) return "";
-    const std::string& word = command.front();
+// The journal a tune without --journal writes.
+constexpr const char* default_journal = "mmgp-tune.jsonl";
+
+// An executable regular file.
+bool executable_file(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
+}
+
+// The program `word` names as execvp finds it: itself with a '/', else the first executable file of that name on
+// the PATH; empty when none is.
+std::string program_path(const std::string& word) {
     if (word.find('/') != std::string::npos) return word;
     const char* path = std::getenv("PATH");
-    std::stringstream dirs(path ? path : "");
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-        const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + word;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    const std::string dirs = path ? path : "/usr/bin:/bin";
+    for (std::size_t a = 0; a <= dirs.size();) {
+        std::size_t b = dirs.find(':', a);
+        if (b == std::string::npos) b = dirs.size();
+        const std::string candidate = (b > a ? dirs.substr(a, b - a) : ".") + "/" + word;
+        if (executable_file(candidate)) return candidate;
+        a = b + 1;
     }
     return "";
 }
@@ -171,9 +181,10 @@ void check_plot(const tune_options_cli& o, const tune_options_cli& given) {
     std::vector<std::string> inputs;
     for (const std::string& in : {o.profile, o.app, o.replay, o.journal, given.resume})
         if (!in.empty()) inputs.push_back(in);
-    const std::string journal = !given.resume.empty() ? given.resume : !o.journal.empty() ? o.journal : "mmgp-tune.jsonl";
+    const std::string journal = !given.resume.empty() ? given.resume : !o.journal.empty() ? o.journal : default_journal;
     if (o.journal.empty() && o.replay.empty() && given.resume.empty()) inputs.push_back(journal);
-    if (const std::string program = program_of(o.launch.command); !program.empty()) inputs.push_back(program);
+    if (!o.launch.command.empty() && !o.launch.command.front().empty())
+        if (const std::string program = program_path(o.launch.command.front()); !program.empty()) inputs.push_back(program);
     for (std::size_t i = 1; i < o.launch.command.size(); ++i) {
         struct stat st {};
         if (::stat(o.launch.command[i].c_str(), &st) == 0 && S_ISREG(st.st_mode)) inputs.push_back(o.launch.command[i]);
@@ -475,26 +486,13 @@ std::unique_ptr<tune_backend> chosen_backend(const tune_options_cli& o, launcher
 // The command's program (local launcher) or the launcher program, resolved as execvp would: a word with a '/'
 // names a file, another is looked up in PATH. Empty when it is an executable file; else what was found.
 std::string not_executable(const std::string& word) {
-    auto usable = [](const std::string& path) {
-        std::error_code ec;
-        return std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
-    };
     if (word.find('/') != std::string::npos) {
         std::error_code ec;
         if (!std::filesystem::exists(word, ec)) return "no such file";
         if (std::filesystem::is_directory(word, ec)) return "a directory";
-        return usable(word) ? std::string() : std::string("a file without the permission to execute it");
+        return executable_file(word) ? std::string() : std::string("a file without the permission to execute it");
     }
-    const char* path = std::getenv("PATH");
-    std::string dirs = path ? path : "/usr/bin:/bin";
-    for (std::size_t a = 0; a <= dirs.size();) {
-        std::size_t b = dirs.find(':', a);
-        if (b == std::string::npos) b = dirs.size();
-        const std::string dir = b > a ? dirs.substr(a, b - a) : ".";
-        if (usable(dir + "/" + word)) return "";
-        a = b + 1;
-    }
-    return "not found in PATH";
+    return program_path(word).empty() ? "not found in PATH" : "";
 }
 
 // Before any run and before the journal: the launch of one configuration per node count renders (placeholders,
@@ -559,7 +557,7 @@ int run_tune(const tune_options_cli& given) {
 
     // The journal: created for a live tune (and for a replay that names one), continued on --resume.
     if (o.resume.empty() && (o.replay.empty() || !o.journal.empty())) {
-        if (o.journal.empty()) o.journal = "mmgp-tune.jsonl";
+        if (o.journal.empty()) o.journal = default_journal;
         const json header = journal_header(o);
         jr.create(o.journal, header);
         journal_lines = {header};

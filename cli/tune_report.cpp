@@ -63,7 +63,6 @@ std::vector<std::size_t> shown_order(const tune_assessment& a) {
     return order;
 }
 
-// The command that runs the chosen configuration; empty without a choice or a command (replay).
 // Why a tune chose nothing: no configuration finished a run, or each that did was also stopped at its bound or
 // failed in another run (such a configuration is never chosen, its finished runs shown in the table all the same).
 std::string why_none(const tune_assessment& a) {
@@ -77,6 +76,7 @@ std::string why_none(const tune_assessment& a) {
                                        finished);
 }
 
+// The command that runs the chosen configuration; empty without a choice or a command (replay).
 std::string launch_line(const tune_summary& r) {
     if (!r.a.has_chosen || r.o.launch.command.empty()) return {};
     return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch, r.o.launch.command));

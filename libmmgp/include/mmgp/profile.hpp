@@ -70,6 +70,10 @@ struct m_function {
 /// increasing from 1, where the factor is 1). Between points the most loaded accelerator's count, ⌈k⌉, is
 /// interpolated; beyond the last point blocks run in waves at its throughput (the factor grows with k).
 struct slot_curve {
+    /// What a curve may hold (its readers and writers check the same): points, blocks per accelerator, and a
+    /// factor at most this many times the blocks (k blocks one after the other take k times one's).
+    static constexpr std::size_t max_points = 64;
+    static constexpr double max_blocks = 1e6, max_factor_per_block = 10;
     std::vector<double> k, factor;
     bool empty() const noexcept { return k.empty(); }
     /// The factor at k blocks per accelerator (1 for k <= 1).
@@ -310,6 +314,16 @@ struct configuration {
     policy pol = policy::edtlp;
     accelerator_sharing share = accelerator_sharing::dedicated;  ///< one of the platform's sharing_modes()
 };
+
+/// The blocks (accelerators) of c the platform must hold at once, against its capacity(): p alone time-sliced (one
+/// process's grid at a time), m·p otherwise.
+inline std::int64_t held_blocks(const configuration& c) noexcept {
+    return c.share == accelerator_sharing::time_sliced ? std::int64_t{c.p} : std::int64_t{c.m} * c.p;
+}
+/// The platform's capacity in words: "apus = A", or "apus x apu_slots = A·slots" on a GPU node with block slots.
+inline std::string capacity_text(const platform& pl) {
+    return (pl.apu_slots > 1 ? "apus x apu_slots = " : "apus = ") + std::to_string(pl.capacity());
+}
 
 /// The feasible part of a scenario's search space under one sharing mode: m in [m_lo, m_hi], p in [p_lo, p_hi],
 /// nodes in [n_lo, n_hi], and m*p <= apus (p <= apus alone when `sliced`: time-sliced sharing). A configuration

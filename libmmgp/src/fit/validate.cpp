@@ -154,10 +154,8 @@ prediction predict_case(const detail::reader& r, const json& c, const std::strin
         r.fail(child(cp, "sharing"), "one of the platform's sharing modes", std::string(to_string(vc.c.share)));
     // time-sliced: p <= apus·slots alone; otherwise m*p <= apus·slots (docs/MODEL.md §7)
     const bool sliced = vc.c.share == accelerator_sharing::time_sliced;
-    const std::int64_t cap = s.plat.capacity();
-    const std::string cap_text = s.plat.apu_slots > 1 ? "apus x apu_slots = " + std::to_string(cap) : "apus = " + std::to_string(cap);
-    if ((sliced ? std::int64_t{vc.c.p} : static_cast<std::int64_t>(vc.c.m) * vc.c.p) > cap || vc.c.nodes > s.plat.nodes)
-        r.fail(cp, std::string("a feasible configuration (") + (sliced ? "p" : "m*p") + " <= " + cap_text +
+    if (held_blocks(vc.c) > s.plat.capacity() || vc.c.nodes > s.plat.nodes)
+        r.fail(cp, std::string("a feasible configuration (") + (sliced ? "p" : "m*p") + " <= " + capacity_text(s.plat) +
                        ", nodes <= " + std::to_string(s.plat.nodes) + ")",
                vc.label);
     if (c.contains("message")) return message_prediction(r, c, cp, s);

@@ -211,12 +211,8 @@ grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& uni
     g.work = share.per_unit * unit.apu_work / unit.apu_split;
     g.sliced = c.share == accelerator_sharing::time_sliced && c.m > 1;
     g.from = c.share == accelerator_sharing::time_sliced ? S : static_cast<double>(S) / c.m;
-    if (g.sliced) {
-        g.busy_work = static_cast<double>(c.m) * units * unit.apu_work / unit.apu_split;
-    } else {
-        g.busy_fixed = share.startup;
-        g.busy_work = static_cast<double>(c.m) * units * unit.apu_work / unit.apu_split;
-    }
+    g.busy_fixed = g.sliced ? 0.0 : share.startup;  // time-sliced: the slice curve holds the start-up
+    g.busy_work = static_cast<double>(c.m) * units * unit.apu_work / unit.apu_split;
     return g;
 }
 
@@ -260,13 +256,9 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     if (layers(m, nodes, pol, comm_phase, unit, share)) {
         const bool ex = kind_ == model_kind::eq11 ? false : extrapolated;
         const configuration c{m, 1, nodes, pol, sh};
-        if (sh == accelerator_sharing::time_sliced && m > 1) {
-            if (kind_ != model_kind::eq11) slice_switch(unit);
-            row r(unit, share, slice_curve(c, unit, share), ex);
-            r.grid_ = grid_of(c, unit, share);
-            return r;
-        }
-        row r(unit, share, ex);
+        const bool sliced = sh == accelerator_sharing::time_sliced && m > 1;
+        if (sliced && kind_ != model_kind::eq11) slice_switch(unit);
+        row r = sliced ? row(unit, share, slice_curve(c, unit, share), ex) : row(unit, share, ex);
         r.grid_ = grid_of(c, unit, share);
         return r;
     }
@@ -280,10 +272,11 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share)) {
         if (c.share == accelerator_sharing::time_sliced && c.m > 1) [[unlikely]]
             return sliced_prediction(c, comm_phase, extrapolated);  // by value: unit and share stay in registers here
-        if (!slot_factors_.empty() && static_cast<double>(c.p) * c.m > s_->plat.apus) [[unlikely]]
-            return row_of(c.m, c.nodes, c.pol, comm_phase, extrapolated, c.share).at(c.p);
-        return dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
-                                    kind_ == model_kind::eq11 ? false : extrapolated);
+        prediction out = dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
+                                              kind_ == model_kind::eq11 ? false : extrapolated);
+        if (!slot_factors_.empty()) [[unlikely]]
+            with_grid(out, grid_of(c, unit, share), c.p);  // the terms row_of(...).at(c.p) adds, from these layers
+        return out;
     }
     return row(*shared_, s_->app, configuration{c.m, 1, c.nodes, c.pol}, unit, extrapolated).at(c.p);
 }

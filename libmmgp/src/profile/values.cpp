@@ -55,7 +55,7 @@ namespace detail {
 
 slot_curve read_slot_curve(const json& v, const reader& r, const std::string& path) {
     static const char* expected = "an array of [blocks per accelerator, time factor] pairs from [1, 1], blocks increasing";
-    if (!v.is_array() || v.empty() || v.size() > 64) r.fail(path, expected, v);
+    if (!v.is_array() || v.empty() || v.size() > slot_curve::max_points) r.fail(path, expected, v);
     slot_curve c;
     for (std::size_t i = 0; i < v.size(); ++i) {
         const std::string ip = child(path, i);
@@ -64,9 +64,11 @@ slot_curve read_slot_curve(const json& v, const reader& r, const std::string& pa
         const double f = r.number(v[i][1], child(ip, 1), 0.0, true, "time factor");
         if (i == 0 && (k != 1 || f != 1)) r.fail(ip, "[1, 1] first (one block per accelerator is the unit)", v[i]);
         if (i > 0 && !(k > c.k.back())) r.fail(child(ip, 0), "blocks above " + format_double(c.k.back()), v[i][0]);
-        if (k > 1e6) r.fail(child(ip, 0), "at most 1e6 blocks per accelerator", v[i][0]);
-        if (f > 10 * k)  // k blocks one after the other take k times one's: ten times that is no accelerator's
-            r.fail(child(ip, 1), "a time factor of at most 10 x the blocks (" + format_double(10 * k) + ")", v[i][1]);
+        if (k > slot_curve::max_blocks)
+            r.fail(child(ip, 0), "at most " + format_double(slot_curve::max_blocks) + " blocks per accelerator", v[i][0]);
+        if (f > slot_curve::max_factor_per_block * k)
+            r.fail(child(ip, 1), "a time factor of at most 10 x the blocks (" +
+                                     format_double(slot_curve::max_factor_per_block * k) + ")", v[i][1]);
         c.k.push_back(k);
         c.factor.push_back(f);
     }
