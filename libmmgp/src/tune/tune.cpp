@@ -61,12 +61,11 @@ tuner::tuner(const scenario& s, std::vector<configuration> space, const tune_opt
         sp.m = {std::min<std::int64_t>(sp.m.lo, c.m), std::max<std::int64_t>(sp.m.hi, c.m)};
         sp.p = {std::min<std::int64_t>(sp.p.lo, c.p), std::max<std::int64_t>(sp.p.hi, c.p)};
         sp.nodes = {std::min<std::int64_t>(sp.nodes.lo, c.nodes), std::max<std::int64_t>(sp.nodes.hi, c.nodes)};
-        const std::int64_t held = c.share == accelerator_sharing::time_sliced ? c.p : static_cast<std::int64_t>(c.m) * c.p;
-        if (held > s_.plat.capacity() || c.nodes > s_.plat.nodes ||
+        if (held_blocks(c) > s_.plat.capacity() || c.nodes > s_.plat.nodes ||
             (s_.plat.max_processes_per_node > 0 && c.m > s_.plat.max_processes_per_node))
             throw input_error(s.file, "/platform",
-                              "a platform on which every configuration of the space is feasible (m*p <= apus x slots = " +
-                                  std::to_string(s_.plat.capacity()) + ", nodes <= " + std::to_string(s_.plat.nodes) + ")",
+                              "a platform on which every configuration of the space is feasible (m*p <= " +
+                                  capacity_text(s_.plat) + ", nodes <= " + std::to_string(s_.plat.nodes) + ")",
                               "m=" + std::to_string(c.m) + " p=" + std::to_string(c.p) + " nodes=" + std::to_string(c.nodes));
     }
     if (opt_.use_model) check_coverage(s_);
