@@ -638,6 +638,18 @@ def accept_results(mmgp, d, t):
              "configuration finished a run' beside a table showing one)",
              r.returncode == 1 and "the one configuration that finished a run was also stopped" in r.stderr and
              "no configuration finished a run" not in r.stdout + r.stderr, r.stdout[-300:] + r.stderr)
+    # Runs alone, one configuration's recorded runs 1 ms and 1000 s and the others 1-9 s: the one at 1 s (m=1 p=2;
+    # every other median is above it) is found, not left unrun behind a confident stop at P = 0. Seeds whose first
+    # draw of m=1 p=1 is 1000 s (a seed drawing 1 ms first sees every other run stopped at its bound: any method
+    # chooses m=1 p=1 on that evidence).
+    with open(os.path.join(d, "wild.csv"), "w") as f:
+        f.write("m,p,time_s\n1,1,0.001\n1,1,1000\n1,2,1\n1,2,1.02\n1,2,0.98\n1,3,2\n1,4,3\n2,1,4\n2,2,5\n2,3,6\n"
+                "3,1,7\n3,2,8\n4,1,9\n")
+    for seed in (1, 2):
+        r = run(mmgp, f"tune qs20 --replay wild.csv --seed {seed} --quiet", d)
+        t.accept(f"a tune whose runs lie 500x apart does not stop confident before running the fastest (seed {seed}; "
+                 "once P(beaten) 0.000 with six configurations never run)",
+                 r.returncode == 0 and "chosen: m=1 p=2 nodes=1:" in r.stdout, r.stdout[:600] + r.stderr[-300:])
     r = run(mmgp, "predict s.json --tolerance 0.5", d)
     out_lines = r.stdout.splitlines()
     fastest = [i for i, l in enumerate(out_lines) if l.startswith("Fastest ")]

@@ -165,6 +165,34 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: without the model, the runs alone explore
     CHECK(b.next != a.next);
 }
 
+TEST_CASE_FIXTURE(tune_fixture, "tune: runs alone far apart leave the configurations never run open") {
+    // Runs alone (no model): one configuration at 1000 s, three at 2, 3 and 6 s with three steady runs each, six
+    // never run. Measured times 500x apart say the six may lie anywhere in a wide range, one of them below the
+    // chosen's 2 s: the tune is not confident (it was, at P = 0.000, when the spread about the average was fixed
+    // at 50 % whatever the runs showed).
+    mmgp::tune_options o;
+    o.use_model = false;
+    const std::vector<mmgp::configuration> small = {
+        {1, 1, 1, mmgp::policy::edtlp}, {1, 2, 1, mmgp::policy::edtlp}, {1, 3, 1, mmgp::policy::edtlp},
+        {1, 4, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp}, {2, 2, 1, mmgp::policy::edtlp},
+        {2, 3, 1, mmgp::policy::edtlp}, {3, 1, 1, mmgp::policy::edtlp}, {3, 2, 1, mmgp::policy::edtlp},
+        {4, 1, 1, mmgp::policy::edtlp}};
+    mmgp::tuner t(s, small, o);
+    t.add({0, 1000.0, mmgp::run_outcome::ok});
+    for (double f : {0.99, 1.0, 1.01}) {
+        t.add({2, 2.0 * f, mmgp::run_outcome::ok});
+        t.add({3, 3.0 * f, mmgp::run_outcome::ok});
+        t.add({6, 6.0 * f, mmgp::run_outcome::ok});
+    }
+    const mmgp::tune_assessment a = t.assess();
+    REQUIRE(a.has_chosen);
+    CHECK(a.chosen == 2);
+    CHECK(a.stop != mmgp::tune_stop::confident);
+    CHECK(a.p_beaten > 1 - o.confidence);
+    // The one next to the slow configuration and the chosen alike: its interval reaches below the chosen's time.
+    CHECK(a.configs[1].lo_s < 2.0);
+}
+
 TEST_CASE("tune: an empty space or an infeasible configuration is refused") {
     const mmgp::scenario s = test_scenario();
     CHECK_THROWS_AS(mmgp::tuner(s, {}, {}), mmgp::input_error);
@@ -848,6 +876,39 @@ TEST_CASE("tune policy stage: an unsure stop on a budget, and the noise of repet
     CHECK(mmgp::detail::measured_noise(e) == doctest::Approx(std::sqrt((0.02 + 0.005) / 2)));
     e.measured = {2};
     CHECK(mmgp::detail::measured_noise(e) == 0.0);
+}
+
+TEST_CASE("tune discrepancy stage: without the model, the amplitude is the runs' spread about their average") {
+    // Three configurations measured at log times 0, 0 and 3 (one run each, observation variance 0.01): the mean
+    // is their average 1; residuals -1, -1, 2 count beyond the observation's variance: 0.99 + 0.99 + 3.99, with
+    // three pseudo-observations of 0.5^2: (0.75 + 5.97) / 6.
+    const std::vector<mmgp::configuration> space = {
+        {1, 1, 1, mmgp::policy::edtlp}, {1, 2, 1, mmgp::policy::edtlp}, {1, 4, 1, mmgp::policy::edtlp},
+        {1, 8, 1, mmgp::policy::edtlp}};
+    mmgp::detail::run_evidence evidence;
+    evidence.per_config.resize(space.size());
+    const double logs[] = {0.0, 0.0, 3.0};
+    mmgp::detail::observations obs;
+    for (std::size_t c = 0; c < 3; ++c) {
+        evidence.per_config[c].logs = {logs[c]};
+        evidence.per_config[c].center = logs[c];
+        evidence.measured.push_back(c);
+        obs.configs.push_back(c);
+        obs.log_time.push_back(logs[c]);
+        obs.var.push_back(0.01);
+    }
+    const mmgp::tune_options o;
+    const mmgp::detail::discrepancy_prior prior =
+        mmgp::detail::fit_discrepancy(space, o, evidence, obs, std::vector<double>(space.size(), 0.0), false);
+    CHECK(prior.kernel.discrepancy_var == doctest::Approx((0.75 + 0.99 + 0.99 + 3.99) / 6));
+    CHECK(prior.kernel.level_var == doctest::Approx(1.0));
+    for (double m : prior.mean) CHECK(m == doctest::Approx(1.0));
+    // Runs that agree leave the prior's amplitude mostly as it was, shrunk by what they show.
+    obs.log_time = {1.0, 1.0, 1.0};
+    for (std::size_t c = 0; c < 3; ++c) evidence.per_config[c].center = 1.0;
+    const mmgp::detail::discrepancy_prior tame =
+        mmgp::detail::fit_discrepancy(space, o, evidence, obs, std::vector<double>(space.size(), 0.0), false);
+    CHECK(tame.kernel.discrepancy_var == doctest::Approx(0.75 / 6));
 }
 
 TEST_CASE("tune discrepancy stage: leave-one-out residuals of the posterior") {

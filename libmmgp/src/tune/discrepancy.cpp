@@ -12,6 +12,8 @@
 namespace mmgp::detail {
 namespace {
 
+constexpr double runs_alone_error = 0.5;  // the spread assumed about the runs' average before any is measured
+
 // Where a configuration lies for the discrepancy: doublings of m, p and nodes, and the policy.
 std::array<double, 4> features(const configuration& c) {
     return {std::log2(c.m), std::log2(c.p), std::log2(c.nodes), c.pol == policy::os ? 1.0 : 0.0};
@@ -20,8 +22,8 @@ std::array<double, 4> features(const configuration& c) {
 // The model's error from its residuals at the measured configurations, with 3 pseudo-observations of the
 // prior error; a residual counts beyond the noise of its observation only.
 double residual_variance(const run_evidence& evidence, const observations& obs,
-                         const std::vector<double>& mean, const tune_options& opt) {
-    double sum_squares = 3 * opt.model_error * opt.model_error, count = 3;
+                         const std::vector<double>& mean, double prior_error) {
+    double sum_squares = 3 * prior_error * prior_error, count = 3;
     for (std::size_t k = 0; k < obs.configs.size(); ++k) {
         const std::size_t c = obs.configs[k];
         if (evidence[c].logs.empty()) continue;
@@ -54,15 +56,17 @@ discrepancy_prior fit_discrepancy(const std::vector<configuration>& space, const
     discrepancy_prior out;
     auto& kernel = out.kernel;
     if (model_used) {
-        kernel.discrepancy_var = residual_variance(evidence, obs, mean, opt);
+        kernel.discrepancy_var = residual_variance(evidence, obs, mean, opt.model_error);
         kernel.level_var = kernel.discrepancy_var;
     } else {
-        // Without the model: a constant mean at the runs' average, and a wide spread around it.
+        // Without the model: a constant mean at the runs' average, and a wide spread around it: the spread of
+        // the measured configurations about that average (prior 50 %, worth three observations), so that runs
+        // far apart widen what is believed of the configurations not run yet instead of being smoothed over.
         double average = 0;
         for (double v : obs.log_time) average += v;
         if (!obs.configs.empty()) average /= static_cast<double>(obs.configs.size());
         std::fill(mean.begin(), mean.end(), average);
-        kernel.discrepancy_var = 0.5 * 0.5;
+        kernel.discrepancy_var = residual_variance(evidence, obs, mean, runs_alone_error);
         kernel.level_var = 1.0;
     }
     out.mean = std::move(mean);

@@ -138,7 +138,8 @@ struct discrepancy_prior {
     discrepancy_kernel kernel;
 };
 /// The kernel over `space`. With the model (`model_used`), `mean` is its log times and the amplitude comes from
-/// the residuals; without, the mean becomes a constant at the observed points' average and the spread is wide.
+/// the residuals; without, the mean becomes a constant at the observed points' average and the amplitude comes
+/// from their spread about it (prior 50 %, worth three observations; the level's variance 1).
 discrepancy_prior fit_discrepancy(const std::vector<configuration>& space, const tune_options& opt,
                                   const run_evidence& evidence, const observations& obs,
                                   std::vector<double> mean, bool model_used);
