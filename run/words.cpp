@@ -8,9 +8,10 @@ namespace mmgp::run {
 
 std::string human_time(double s) {
     double a = std::fabs(s);
-    if (a >= 1.0 || a == 0.0) return fmt::format("{:.2f} s", s);
-    if (a >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
-    if (a >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);
+    // Each unit from where its three digits round to 1.00 (999.7 ms is 1.00 s, not "1e+03 ms").
+    if (a >= 0.9995 || a == 0.0) return fmt::format("{:.2f} s", s);
+    if (a >= 0.9995e-3) return fmt::format("{:.3g} ms", s * 1e3);
+    if (a >= 0.9995e-6) return fmt::format("{:.3g} us", s * 1e6);
     return fmt::format("{:.3g} ns", s * 1e9);
 }
 

@@ -205,3 +205,15 @@ TEST_CASE("run: a new user's tune journals rivals stopped by the noise, and a re
     CHECK(a2.p_beaten == doctest::Approx(a.p_beaten));
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("run: a time for people switches unit where three digits round up to the next one") {
+    using mmgp::run::human_time;
+    CHECK(human_time(2.5) == "2.50 s");
+    CHECK(human_time(0.0) == "0.00 s");
+    CHECK(human_time(0.999) == "999 ms");
+    CHECK(human_time(0.99996) == "1.00 s");  // once "1e+03 ms"
+    CHECK(human_time(1.5e-3) == "1.5 ms");
+    CHECK(human_time(0.99996e-3) == "1 ms");  // once "1e+03 us"
+    CHECK(human_time(0.99996e-6) == "1 us");  // once "1e+03 ns"
+    CHECK(human_time(5e-9) == "5 ns");
+}
