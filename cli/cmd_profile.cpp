@@ -1,5 +1,5 @@
 // mmgp profile: measures the application profile (T_hpu, T_apu, C_apu, N, g per unit) of the libpll bootstrap
-// program by running it sequentially on the off-load runtime (calibration/kernels), and writes it atomically.
+// program by running it sequentially on the off-load runtime (offload/), and writes it atomically.
 #include <fmt/format.h>
 #include <iostream>
 

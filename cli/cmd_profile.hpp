@@ -5,7 +5,7 @@
 
 namespace mmgp::cli {
 
-/// mmgp profile (calibration/kernels, built when libpll-dev is installed).
+/// mmgp profile (offload/, built when libpll-dev is installed).
 struct profile_options {
     std::string alignment, simulate, output, name = "raxml-libpll";
     bool quiet = false;

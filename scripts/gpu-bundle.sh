@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}; out=${2:-gpu-bundle}
 harness=$build/calibration/gpu/mmgp-gpu-harness
-workload=$build/calibration/gpu/mmgp-gpu-workload
+workload=$build/offload/cuda/mmgp-gpu-workload
 [ -x "$build/cli/mmgp" ] || { echo "gpu-bundle: $build/cli/mmgp is not built (scripts/setup.sh)" >&2; exit 2; }
 [ -x "$harness" ] || { echo "gpu-bundle: $harness is not built (needs nvcc: meson configure $build -Dcuda=enabled)" >&2; exit 2; }
 rm -rf "$out.tmp" && mkdir -p "$out.tmp/libexec" "$out.tmp/lib" "$out.tmp/bin"

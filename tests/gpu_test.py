@@ -75,8 +75,9 @@ def main():
 def workload(sms):
     """The GPU workload's compute mode (256-thread FMA blocks, grids beyond the SMs): its profile carries the kernel's
     slot curve, and a run of 2 processes with grids of 2 x SMs blocks each finishes."""
-    prog = os.path.join(os.path.dirname(HARNESS), "mmgp-gpu-workload")
+    prog = os.environ.get("MMGP_GPU_WORKLOAD") or os.path.join(os.path.dirname(HARNESS), "mmgp-gpu-workload")
     if not os.path.exists(prog):
+        check("MMGP_GPU_WORKLOAD" not in os.environ, f"the GPU workload the build names exists: {prog}")
         print("note: no mmgp-gpu-workload beside the harness: its compute mode not checked")
         return
     small = ["--units", "2", "--offloads", "5", "--kernel-us", "500"]

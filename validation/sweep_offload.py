@@ -79,7 +79,7 @@ def profile(a, mmgp, inputs, info, name):
     recorded, and OUT/app-NAME.json measured (staged) unless --skip-profile."""
     app = os.path.join(a.out, f"app-{name}.json")
     cmd = [mmgp, "profile"] + inputs[name] + ["--name", f"libpll-{name}", "-o", app]
-    # 9 pairs: g comes from the undisturbed p = 2 runs only (calibration/kernels/app_profile.hpp)
+    # 9 pairs: g comes from the undisturbed p = 2 runs only (offload/app_profile.hpp)
     cmd += ["--units", "3", "--repetitions", "2"] if a.quick else ["--repetitions", "9"]
     info["profile_commands"][name] = " ".join(["build/cli/mmgp"] + cmd[1:])
     if not a.skip_profile:
@@ -194,7 +194,7 @@ def main():
     a = parse_args()
     os.makedirs(a.out, exist_ok=True)
     mmgp = os.path.join(a.build, "cli", "mmgp")
-    runner = os.path.join(a.build, "calibration", "kernels", "mmgp-offload-run")
+    runner = os.path.join(a.build, "offload", "mmgp-offload-run")
     inputs = INPUTS_QUICK if a.quick else INPUTS_FULL
     if a.inputs:
         inputs = {k: v for k, v in inputs.items() if k in a.inputs.split(",")}

@@ -1,4 +1,4 @@
-// The project's real off-load runtime (calibration/kernels: libpll likelihood kernels off-loaded from HPU threads to
+// The project's real off-load runtime (offload/: libpll likelihood kernels off-loaded from HPU threads to
 // a pool of A APU threads) scheduled three ways, for 1..16 bootstraps ([R] = paper 000, Fig. 8's experiment):
 //
 //   edtlp    p = 1 for every off-load: task-level parallelism only ([R] §5.2);

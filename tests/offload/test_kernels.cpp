@@ -142,7 +142,7 @@ std::string mmgp_bin() {
 }
 std::string offload_bin() {
     const char* b = std::getenv("MMGP_OFFLOAD_RUN");
-    return b ? b : "build/calibration/kernels/mmgp-offload-run";
+    return b ? b : "build/offload/mmgp-offload-run";
 }
 
 int count_lines(const std::string& s) {

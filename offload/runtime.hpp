@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "../machine.hpp"
+#include "machine.hpp"  // calibration/: topology, pinning, futex
 #include "kernels.hpp"
 #include "scheduler.hpp"
 

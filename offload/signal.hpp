@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../spin_wait.hpp"
+#include "spin_wait.hpp"  // calibration/: the loop the spin harness times
 #include "runtime.hpp"
 
 namespace mmgp::kernels::detail {
