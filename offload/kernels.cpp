@@ -496,4 +496,17 @@ std::array<double, 2> site_slice::derivatives(int inner, int other, double t) {
     return {-d1, -d2};
 }
 
+model_arrays site_slice::arrays() const {
+    model_arrays m;
+    const unsigned s = part_->states;
+    if (s != 4) throw std::logic_error("site_slice::arrays: DNA (4 states) only");
+    std::copy(part_->inv_eigenvecs[0], part_->inv_eigenvecs[0] + 16, m.inv_eigenvecs.begin());
+    std::copy(part_->eigenvecs[0], part_->eigenvecs[0] + 16, m.eigenvecs.begin());
+    std::copy(part_->eigenvals[0], part_->eigenvals[0] + 4, m.eigenvals.begin());
+    std::copy(part_->frequencies[0], part_->frequencies[0] + 4, m.freqs.begin());
+    m.rates.assign(part_->rates, part_->rates + part_->rate_cats);
+    m.rate_weights.assign(part_->rate_weights, part_->rate_weights + part_->rate_cats);
+    return m;
+}
+
 }  // namespace mmgp::kernels

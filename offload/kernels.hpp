@@ -106,6 +106,14 @@ struct orientation {
     void orient(const tree& t, int v, int w, newview_batch& out);
 };
 
+/// The substitution model as libpll holds it after its eigendecomposition: what the GPU kernels are given
+/// (offload/cuda/likelihood_site.hpp: P(t) = inv_eigenvecs diag(exp(eigenvals r t)) eigenvecs).
+struct model_arrays {
+    std::array<double, 16> inv_eigenvecs{}, eigenvecs{};
+    std::array<double, 4> eigenvals{}, freqs{};
+    std::vector<double> rates, rate_weights;  ///< per rate category
+};
+
 /// A libpll partition over sites [lo, hi) of an alignment, with the tree's buffers (one per inner node),
 /// P matrices (one per edge), scalers and a sumtable. Owned by one APU thread; not thread-safe.
 class site_slice {
@@ -134,6 +142,8 @@ public:
     void update_sumtable(int inner, int other);
     /// makenewz, part 2: first and second derivative of the slice's log-likelihood (not its negative) at branch length t.
     std::array<double, 2> derivatives(int inner, int other, double t);
+    /// The model's arrays after libpll's eigendecomposition (the same for every slice of one model).
+    model_arrays arrays() const;
 
 private:
     int scaler(int v) const;

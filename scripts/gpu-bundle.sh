@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs a build's GPU-relevant programs into a folder that runs on a GPU machine without Debian's packages:
 #   scripts/gpu-bundle.sh [BUILD] [OUTDIR]        (default: build gpu-bundle)
-# OUTDIR/libexec holds mmgp, libmmgp, the GPU harness and the GPU workload; OUTDIR/lib the shared libraries `ldd` lists, except the
+# OUTDIR/libexec holds mmgp, libmmgp, the GPU harness, the GPU workload and the likelihood kernels' check; OUTDIR/lib the shared libraries `ldd` lists, except the
 # C library's own (libc, libm, libpthread, libdl, librt, ld-linux) and the driver's (libcuda, libnvidia-*), which
 # come from the GPU machine; OUTDIR/bin holds wrappers that set LD_LIBRARY_PATH for these programs alone, so the
 # machine's own tools keep their libraries. The harness links the CUDA runtime statically and finds the driver at
@@ -15,6 +15,8 @@ workload=$build/offload/cuda/mmgp-gpu-workload
 [ -x "$harness" ] || { echo "gpu-bundle: $harness is not built (needs nvcc: meson configure $build -Dcuda=enabled)" >&2; exit 2; }
 rm -rf "$out.tmp" && mkdir -p "$out.tmp/libexec" "$out.tmp/lib" "$out.tmp/bin"
 cp "$build/cli/mmgp" "$harness" "$workload" "$out.tmp/libexec/"
+likelihood=$build/offload/cuda/mmgp-gpu-likelihood   # built where libpll is installed
+[ -x "$likelihood" ] && cp "$likelihood" "$out.tmp/libexec/"
 cp -L "$build"/libmmgp.so* "$out.tmp/lib/" 2>/dev/null || true
 skip='^(libc|libm|libpthread|libdl|librt|ld-linux.*|libcuda|libnvidia-.*)\.so'
 for bin in "$out.tmp"/libexec/*; do
@@ -24,7 +26,7 @@ for bin in "$out.tmp"/libexec/*; do
     [ -e "$out.tmp/lib/$name" ] || cp -L "$lib" "$out.tmp/lib/$name"
   done
 done
-for prog in mmgp mmgp-gpu-harness mmgp-gpu-workload; do
+for prog in $(ls "$out.tmp/libexec"); do
   cat > "$out.tmp/bin/$prog" <<WRAP
 #!/bin/sh
 here=\$(cd "\$(dirname "\$0")/.." && pwd)

@@ -8,7 +8,8 @@
 #   5. the workload swept: m in {1,2,4,8} x p in {1,8,32,SMs/m}, time-sliced and under MPS (group "sweep"), and its
 #      compute mode with p also SMs, 2 SMs, 4 SMs (group "compute"; m*p may exceed the SMs under MPS), 3
 #      repetitions, every run bounded; predicted with nothing fitted (mmgp validate)      sweep.json, validate.txt
-#   and check.log (the machine, each step, the gpu suite's checks where python3 exists, the calibration's lines).
+#   and check.log (the machine, each step, the gpu suite's checks where python3 exists, the likelihood kernels
+#   against libpll (mmgp-gpu-likelihood), the calibration's lines).
 # Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
 #   scripts/gpu-check.sh OUTDIR [BUNDLE]          (default BUNDLE: gpu-bundle)
 # Exit 0: measured; 77: no usable GPU; 1: a step failed (check.log says which).
@@ -43,6 +44,12 @@ if command -v python3 >/dev/null; then
     { say "gpu-check: gpu_test.py failed"; status=1; }
 else
   say "gpu-check: no python3 here: tests/gpu_test.py not run"
+fi
+if [ -x "$bundle/bin/mmgp-gpu-likelihood" ]; then
+  say "gpu-check: the likelihood kernels against libpll"
+  timeout 120 "$bundle/bin/mmgp-gpu-likelihood" >> "$log" 2>&1 || { say "gpu-check: mmgp-gpu-likelihood failed"; status=1; }
+else
+  say "gpu-check: no mmgp-gpu-likelihood in the bundle (a build without libpll): the kernels not checked"
 fi
 
 step "3. the workload's profile"

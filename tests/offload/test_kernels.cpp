@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "app_profile.hpp"
+#include "cuda/host_reference.hpp"
 #include "kernels.hpp"
 #include "runtime.hpp"
 #include "scheduler.hpp"
@@ -290,6 +291,76 @@ TEST_CASE("makenewz: libpll's derivatives match finite differences of evaluate (
         CHECK(d[0] == doctest::Approx(fd1).epsilon(1e-4));
         CHECK(d[1] == doctest::Approx(fd2).epsilon(1e-3));
     }
+}
+
+// |x - y| within `rel` of |y|.
+bool close(double x, double y, double rel) { return std::fabs(x - y) <= rel * std::fabs(y); }
+
+TEST_CASE("the GPU kernels' per-site arithmetic, on the host, equals libpll within 1e-9 (GTR+G4, bootstrap weights)") {
+    // The same walk on libpll (site_slice) and on the code the CUDA kernels run per site (host_slice): every edge
+    // focused in turn (newview through the orientation), its log-likelihood, the sumtable and the derivatives at
+    // three branch lengths; the P matrices recomputed for each (the off-load every APU repeats). IUPAC codes and gaps
+    // in the data, a slice that starts inside the alignment, weights of a bootstrap resample.
+    K::alignment a = K::simulate_alignment(12, 700, 21);
+    a.rows[3][5] = 'N', a.rows[4][6] = '-', a.rows[5][7] = 'R', a.rows[6][8] = 'Y';
+    const K::model m = K::default_model(a);
+    const K::tree t = K::random_tree(12, 5);
+    const std::size_t lo = 37, hi = 650;
+    K::site_slice ref(a, m, lo, hi);
+    mmgp::offload::host_slice gpu(a, ref.arrays(), lo, hi, t.edges());
+    std::vector<unsigned> w(a.sites());
+    std::mt19937_64 rng(3);
+    std::uniform_int_distribution<std::size_t> pick(0, a.sites() - 1);
+    for (std::size_t i = 0; i < a.sites(); ++i) ++w[pick(rng)];
+    ref.set_weights(w.data());
+    gpu.set_weights(w.data());
+    K::orientation o(t);
+    int compared = 0;
+    for (std::size_t e = 0; e < t.edges(); ++e) {
+        auto [in, ot] = t.ends[e];
+        if (t.is_tip(in)) std::swap(in, ot);
+        K::newview_batch batch;
+        o.orient(t, in, ot, batch);
+        o.orient(t, ot, in, batch);
+        unsigned mi = static_cast<unsigned>(e);
+        batch.matrices.push_back(mi);
+        batch.lengths.push_back(t.length[e]);
+        ref.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
+        gpu.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
+        ref.update_partials(batch.ops.data(), batch.ops.size());
+        gpu.update_partials(mmgp::offload::to_partial_ops(batch.ops.data(), batch.ops.size()));
+        const double want = ref.edge_loglik(in, ot, mi), got = gpu.edge_loglik(in, ot, mi);
+        CHECK_MESSAGE(close(got, want, 1e-9), "edge " << e << ": " << got << " against libpll's " << want);
+        ref.update_sumtable(in, ot);
+        gpu.update_sumtable(in, ot);
+        for (double x : {0.01, 0.13, 0.7}) {
+            const auto dw = ref.derivatives(in, ot, x), dg = gpu.derivatives(in, ot, x);
+            CHECK_MESSAGE(close(dg[0], dw[0], 1e-9), "edge " << e << " t " << x << ": d1 " << dg[0] << " against " << dw[0]);
+            CHECK_MESSAGE(close(dg[1], dw[1], 1e-9), "edge " << e << " t " << x << ": d2 " << dg[1] << " against " << dw[1]);
+        }
+        ++compared;
+    }
+    CHECK(compared == static_cast<int>(t.edges()));
+}
+
+TEST_CASE("the GPU kernels' per-site arithmetic: a site below 2^-256 is scaled and counted, as libpll does") {
+    // Children with every entry 1e-40 through identity matrices: each product 1e-80 < 2^-256 (8.6e-78), so the site
+    // is scaled by 2^256 and counted once; one entry of 1 among them leaves it unscaled.
+    namespace S = mmgp::offload::site;
+    std::array<double, 16> id{};
+    for (int i = 0; i < 4; ++i) id[static_cast<std::size_t>(i * 5)] = 1;
+    std::array<double, 4> tiny{1e-40, 1e-40, 1e-40, 1e-40}, parent{};
+    CHECK(S::newview_site(1, id.data(), tiny.data(), id.data(), tiny.data(), parent.data()) == 1);
+    CHECK(parent[2] == doctest::Approx(1e-80 * S::scale_factor).epsilon(1e-12));
+    std::array<double, 4> one{1e-40, 1, 1e-40, 1e-40}, ones{1, 1, 1, 1};
+    CHECK(S::newview_site(1, id.data(), one.data(), id.data(), ones.data(), parent.data()) == 0);
+    CHECK(parent[1] == 1.0);
+    // evaluate adds log(2^-256) per scaling counted: a site of likelihood 1 scaled twice is -2 x 256 log 2.
+    std::array<double, 16> a = id, b = id;
+    std::array<double, 4> lambda{0, -1, -1, -1}, freqs{0.25, 0.25, 0.25, 0.25};
+    const double rate = 1, weight = 1;
+    const S::model_view m{a.data(), b.data(), lambda.data(), freqs.data(), &rate, &weight, 1};
+    CHECK(S::edge_site(m, id.data(), ones.data(), ones.data(), 2) == doctest::Approx(-2 * 256 * std::log(2.0)));
 }
 
 TEST_CASE("alignments: PHYLIP and FASTA, gzip, and bad files") {

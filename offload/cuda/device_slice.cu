@@ -1,0 +1,246 @@
+// The off-loaded likelihood kernels on the GPU (device_slice.hpp): each off-load a grid of p blocks of 256 threads
+// striding over the slice's sites, each site through likelihood_site.hpp's functions (the code the host reference
+// runs, checked against libpll there). Sums are reduced in shared memory per block; the blocks' partial sums are
+// copied back and added on the host in block order, so a result does not depend on scheduling.
+#include "cuda/device_slice.hpp"
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace mmgp::offload {
+namespace {
+
+constexpr int threads = 256;  // the reference block of the GPU harness and workload
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
+}
+
+template <class T>
+T* device_alloc(std::size_t count) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, count * sizeof(T) + 1), "cudaMalloc");
+    return static_cast<T*>(p);
+}
+
+struct slice_dims {
+    std::size_t sites, tips, span;  // span: doubles of one site's CLV (rates x 4)
+};
+
+__device__ const double* clv_of(const double* clv, slice_dims d, int node) {
+    return clv + static_cast<std::size_t>(node) * d.sites * d.span;
+}
+
+__device__ unsigned scaling_of(const unsigned* scalers, slice_dims d, int node, std::size_t s) {
+    return static_cast<std::size_t>(node) < d.tips ? 0u : scalers[(static_cast<std::size_t>(node) - d.tips) * d.sites + s];
+}
+
+// Adds `v` of every thread of the block into out[blockIdx.x * stride + slot] (blockDim.x == threads).
+__device__ void block_sum(double v, double* out, int stride, int slot) {
+    __shared__ double buf[threads];
+    buf[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = threads / 2; half > 0; half /= 2) {
+        if (static_cast<int>(threadIdx.x) < half) buf[threadIdx.x] += buf[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x * stride + slot] = buf[0];
+    __syncthreads();
+}
+
+__global__ void k_pmatrix(site::model_view m, const unsigned* idx, const double* len, int count, double* pm) {
+    const int per = m.rate_cats * site::states * site::states;
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= count * per) return;
+    const int i = e / per, r = (e % per) / (site::states * site::states), row = (e % 16) / 4, col = e % 4;
+    pm[idx[i] * per + (r * site::states + row) * site::states + col] = site::pmatrix_entry(m, len[i], r, row, col);
+}
+
+__global__ void k_newview(site::partial_op o, slice_dims d, int rate_cats, const double* pm, double* clv, unsigned* scalers) {
+    const std::size_t per = static_cast<std::size_t>(rate_cats) * site::states * site::states;
+    const double* p1 = pm + o.child1_matrix * per;
+    const double* p2 = pm + o.child2_matrix * per;
+    double* parent = clv + static_cast<std::size_t>(o.parent) * d.sites * d.span;
+    for (std::size_t s = blockIdx.x * blockDim.x + threadIdx.x; s < d.sites; s += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const unsigned scaled = site::newview_site(rate_cats, p1, clv_of(clv, d, o.child1) + s * d.span, p2,
+                                                   clv_of(clv, d, o.child2) + s * d.span, parent + s * d.span);
+        if (o.parent_scaler >= 0)
+            scalers[static_cast<std::size_t>(o.parent_scaler) * d.sites + s] =
+                scaling_of(scalers, d, o.child1, s) + scaling_of(scalers, d, o.child2, s) + scaled;
+    }
+}
+
+__global__ void k_edge(site::model_view m, slice_dims d, int inner, int other, const double* pm, const double* clv,
+                       const unsigned* scalers, const unsigned* weights, double* partial) {
+    double sum = 0;
+    for (std::size_t s = blockIdx.x * blockDim.x + threadIdx.x; s < d.sites; s += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        sum += weights[s] * site::edge_site(m, pm, clv_of(clv, d, inner) + s * d.span, clv_of(clv, d, other) + s * d.span,
+                                            scaling_of(scalers, d, inner, s) + scaling_of(scalers, d, other, s));
+    block_sum(sum, partial, 1, 0);
+}
+
+__global__ void k_sumtable(site::model_view m, slice_dims d, int inner, int other, const double* clv, double* table) {
+    for (std::size_t s = blockIdx.x * blockDim.x + threadIdx.x; s < d.sites; s += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        site::sumtable_site(m, clv_of(clv, d, inner) + s * d.span, clv_of(clv, d, other) + s * d.span, table + s * d.span);
+}
+
+__global__ void k_derivatives(site::model_view m, slice_dims d, double t, const double* table, const unsigned* weights,
+                              double* partial) {
+    double first = 0, second = 0;
+    for (std::size_t s = blockIdx.x * blockDim.x + threadIdx.x; s < d.sites; s += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        double f = 0, g = 0;
+        site::derivatives_site(m, table + s * d.span, t, f, g);
+        first += weights[s] * f;
+        second += weights[s] * g;
+    }
+    block_sum(first, partial, 2, 0);
+    block_sum(second, partial, 2, 1);
+}
+
+}  // namespace
+
+struct device_slice::impl {
+    slice_dims d{};
+    int rate_cats = 0, blocks = 1;
+    std::size_t edges = 0;
+    double *model = nullptr, *clv = nullptr, *pm = nullptr, *table = nullptr, *partial = nullptr, *len = nullptr;
+    unsigned *scalers = nullptr, *weights = nullptr, *idx = nullptr;
+    std::vector<double> host_partial;
+    site::model_view view{};
+
+    ~impl() {
+        for (void* p : {static_cast<void*>(model), static_cast<void*>(clv), static_cast<void*>(pm), static_cast<void*>(table),
+                        static_cast<void*>(partial), static_cast<void*>(len), static_cast<void*>(scalers),
+                        static_cast<void*>(weights), static_cast<void*>(idx)})
+            if (p) cudaFree(p);
+    }
+    // The blocks' partial sums, `per_block` each, added in block order.
+    std::array<double, 2> gather(int per_block) {
+        host_partial.assign(static_cast<std::size_t>(blocks) * per_block, 0.0);
+        check(cudaMemcpy(host_partial.data(), partial, host_partial.size() * sizeof(double), cudaMemcpyDeviceToHost),
+              "cudaMemcpy (partial sums)");
+        std::array<double, 2> out{0, 0};
+        for (int b = 0; b < blocks; ++b)
+            for (int k = 0; k < per_block; ++k) out[static_cast<std::size_t>(k)] += host_partial[static_cast<std::size_t>(b * per_block + k)];
+        return out;
+    }
+    void launched(const char* what) {
+        check(cudaGetLastError(), what);
+        check(cudaDeviceSynchronize(), what);
+    }
+};
+
+device_slice::device_slice(const std::vector<std::vector<unsigned char>>& tip_masks, const device_model& m,
+                           std::size_t edges, int blocks)
+    : d_(std::make_unique<impl>()) {
+    auto& x = *d_;
+    if (tip_masks.size() < 3 || tip_masks[0].empty()) throw std::logic_error("device_slice: at least 3 tips and 1 site");
+    if (m.rates.empty() || m.rates.size() > static_cast<std::size_t>(site::max_rates) || m.weights.size() != m.rates.size())
+        throw std::logic_error("device_slice: 1 to 16 rate categories, each with its weight");
+    x.rate_cats = static_cast<int>(m.rates.size());
+    x.d = {tip_masks[0].size(), tip_masks.size(), m.rates.size() * site::states};
+    x.edges = edges;
+    set_blocks(blocks);
+    // The model: a, b, lambda, freqs, rates, weights in one buffer.
+    std::vector<double> host_model(m.a.begin(), m.a.end());
+    host_model.insert(host_model.end(), m.b.begin(), m.b.end());
+    host_model.insert(host_model.end(), m.lambda.begin(), m.lambda.end());
+    host_model.insert(host_model.end(), m.freqs.begin(), m.freqs.end());
+    host_model.insert(host_model.end(), m.rates.begin(), m.rates.end());
+    host_model.insert(host_model.end(), m.weights.begin(), m.weights.end());
+    x.model = device_alloc<double>(host_model.size());
+    check(cudaMemcpy(x.model, host_model.data(), host_model.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (model)");
+    x.view = {x.model, x.model + 16, x.model + 32, x.model + 36, x.model + 40, x.model + 40 + x.rate_cats, x.rate_cats};
+    // CLVs of every node (tips: indicators of their states), scalers, P matrices, weights, sumtable.
+    const std::size_t nodes = 2 * x.d.tips - 2, sites = x.d.sites, span = x.d.span;
+    std::vector<double> tips(x.d.tips * sites * span);
+    for (std::size_t t = 0; t < x.d.tips; ++t) {
+        if (tip_masks[t].size() != sites) throw std::logic_error("device_slice: tips of different lengths");
+        for (std::size_t s = 0; s < sites; ++s)
+            for (std::size_t e = 0; e < span; ++e)
+                tips[(t * sites + s) * span + e] = site::tip_entry(tip_masks[t][s], static_cast<int>(e % site::states));
+    }
+    x.clv = device_alloc<double>(nodes * sites * span);
+    check(cudaMemcpy(x.clv, tips.data(), tips.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (tips)");
+    x.scalers = device_alloc<unsigned>((x.d.tips - 2) * sites);
+    check(cudaMemset(x.scalers, 0, (x.d.tips - 2) * sites * sizeof(unsigned)), "cudaMemset (scalers)");
+    x.pm = device_alloc<double>(edges * span * site::states);
+    x.table = device_alloc<double>(sites * span);
+    x.weights = device_alloc<unsigned>(sites);
+    std::vector<unsigned> ones(sites, 1);
+    set_weights(ones.data());
+    x.idx = device_alloc<unsigned>(edges);
+    x.len = device_alloc<double>(edges);
+}
+
+device_slice::~device_slice() = default;
+
+void device_slice::set_blocks(int blocks) {
+    auto& x = *d_;
+    if (blocks < 1) throw std::logic_error("device_slice: at least one block");
+    if (blocks > x.blocks || !x.partial) {
+        if (x.partial) cudaFree(x.partial);
+        x.partial = device_alloc<double>(2 * static_cast<std::size_t>(blocks));
+    }
+    x.blocks = blocks;
+}
+
+int device_slice::blocks() const { return d_->blocks; }
+
+void device_slice::set_weights(const unsigned* slice_weights) {
+    check(cudaMemcpy(d_->weights, slice_weights, d_->d.sites * sizeof(unsigned), cudaMemcpyHostToDevice), "cudaMemcpy (weights)");
+}
+
+void device_slice::update_matrices(const unsigned* matrices, const double* lengths, std::size_t count) {
+    auto& x = *d_;
+    if (count == 0) return;
+    if (count > x.edges) throw std::logic_error("device_slice: more P matrices than edges");
+    check(cudaMemcpy(x.idx, matrices, count * sizeof(unsigned), cudaMemcpyHostToDevice), "cudaMemcpy (matrix indices)");
+    check(cudaMemcpy(x.len, lengths, count * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (branch lengths)");
+    const int entries = static_cast<int>(count) * x.rate_cats * site::states * site::states;
+    k_pmatrix<<<(entries + threads - 1) / threads, threads>>>(x.view, x.idx, x.len, static_cast<int>(count), x.pm);
+    x.launched("P matrices");
+}
+
+void device_slice::update_partials(const std::vector<site::partial_op>& ops) {
+    auto& x = *d_;
+    for (const auto& o : ops) k_newview<<<x.blocks, threads>>>(o, x.d, x.rate_cats, x.pm, x.clv, x.scalers);
+    x.launched("newview");
+}
+
+double device_slice::edge_loglik(int inner, int other, unsigned matrix) {
+    auto& x = *d_;
+    const std::size_t per = static_cast<std::size_t>(x.rate_cats) * site::states * site::states;
+    k_edge<<<x.blocks, threads>>>(x.view, x.d, inner, other, x.pm + matrix * per, x.clv, x.scalers, x.weights, x.partial);
+    x.launched("evaluate");
+    return x.gather(1)[0];
+}
+
+void device_slice::update_sumtable(int inner, int other) {
+    auto& x = *d_;
+    k_sumtable<<<x.blocks, threads>>>(x.view, x.d, inner, other, x.clv, x.table);
+    x.launched("sumtable");
+}
+
+std::array<double, 2> device_slice::derivatives(int, int, double t) {
+    auto& x = *d_;
+    k_derivatives<<<x.blocks, threads>>>(x.view, x.d, t, x.table, x.weights, x.partial);
+    x.launched("derivatives");
+    return x.gather(2);
+}
+
+int device_slice::usable_devices() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+    return n;
+}
+
+int device_slice::multiprocessors() {
+    int sms = 0;
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), "cudaDeviceGetAttribute");
+    return sms;
+}
+
+}  // namespace mmgp::offload

@@ -1,0 +1,53 @@
+// The off-loaded likelihood kernels on a GPU: one process's share of the sites in device memory, every off-load a
+// grid of p blocks of 256 threads over those sites (a thread a site at a time, the sums reduced per block and the
+// blocks' partial sums added on the host in block order). The arithmetic is likelihood_site.hpp's, the layout
+// host_reference.hpp's. C++17 without CUDA's headers: host code includes it, device_slice.cu implements it.
+// Called by the GPU check program (likelihood_check.cpp).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "cuda/likelihood_site.hpp"
+
+namespace mmgp::offload {
+
+/// The model a slice is given (libpll's arrays after pll_update_eigen, kernels::model_arrays).
+struct device_model {
+    std::array<double, 16> a{}, b{};  ///< inv_eigenvecs, eigenvecs
+    std::array<double, 4> lambda{}, freqs{};
+    std::vector<double> rates, weights;
+};
+
+class device_slice {
+public:
+    /// `tip_masks[t][s]`: tip t's state set at site s of the slice (pll_map_nt's bit mask); `edges` P matrices;
+    /// `blocks`: p, the grid of every off-load. Throws std::runtime_error when CUDA fails.
+    device_slice(const std::vector<std::vector<unsigned char>>& tip_masks, const device_model& m, std::size_t edges,
+                 int blocks);
+    ~device_slice();
+    device_slice(const device_slice&) = delete;
+    device_slice& operator=(const device_slice&) = delete;
+
+    void set_blocks(int blocks);
+    int blocks() const;
+    /// The slice's own sites' weights (not the whole alignment's).
+    void set_weights(const unsigned* slice_weights);
+    void update_matrices(const unsigned* matrices, const double* lengths, std::size_t count);
+    void update_partials(const std::vector<site::partial_op>& ops);
+    double edge_loglik(int inner, int other, unsigned matrix);
+    void update_sumtable(int inner, int other);
+    std::array<double, 2> derivatives(int inner, int other, double t);
+
+    /// Devices CUDA can use here (0: none, or no driver); the multiprocessors of device 0.
+    static int usable_devices();
+    static int multiprocessors();
+
+private:
+    struct impl;
+    std::unique_ptr<impl> d_;
+};
+
+}  // namespace mmgp::offload

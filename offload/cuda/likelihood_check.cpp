@@ -1,0 +1,133 @@
+// mmgp-gpu-likelihood: the off-loaded likelihood kernels on the GPU against libpll on the same inputs (the gpu
+// suite). A simulated DNA alignment (GTR+G4, IUPAC codes and gaps added), a random tree and a bootstrap resample's
+// weights; every edge focused in turn as the bootstrap program does (newview through the orientation, evaluate,
+// the sumtable and the derivatives at three branch lengths, the P matrices recomputed each time), on libpll
+// (kernels::site_slice) and on the GPU (device_slice) with grids of p blocks, p in {1, 7, SMs, 4 x SMs}.
+//   mmgp-gpu-likelihood [--taxa N] [--sites N]
+// Prints one line per grid and exits 0 when every log-likelihood and derivative is within 1e-9 (relative) of
+// libpll's, 1 otherwise, 77 where no GPU is usable (a skip), 2 on bad arguments.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/device_slice.hpp"
+#include "cuda/host_reference.hpp"
+#include "kernels.hpp"
+
+namespace K = mmgp::kernels;
+namespace O = mmgp::offload;
+
+namespace {
+
+struct tally {
+    long compared = 0, failed = 0;
+    double worst = 0;
+    void add(double got, double want, const char* what, std::size_t edge) {
+        const double rel = std::fabs(got - want) / std::max(std::fabs(want), 1e-300);
+        ++compared;
+        worst = std::max(worst, rel);
+        if (rel <= 1e-9) return;
+        if (++failed <= 5) std::printf("  %s at edge %zu: GPU %.17g, libpll %.17g (relative %.3g)\n", what, edge, got, want, rel);
+    }
+};
+
+O::device_model to_device(const K::model_arrays& m) {
+    return {m.inv_eigenvecs, m.eigenvecs, m.eigenvals, m.freqs, m.rates, m.rate_weights};
+}
+
+std::vector<std::vector<unsigned char>> tip_masks(const K::alignment& a, std::size_t lo, std::size_t hi) {
+    std::vector<std::vector<unsigned char>> out(a.taxa());
+    for (std::size_t t = 0; t < a.taxa(); ++t)
+        for (std::size_t s = lo; s < hi; ++s)
+            out[t].push_back(static_cast<unsigned char>(pll_map_nt[static_cast<unsigned char>(a.rows[t][s])]));
+    return out;
+}
+
+// The walk on libpll and on the GPU with `blocks` blocks per grid.
+tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>& w, std::size_t lo, std::size_t hi, int blocks) {
+    const K::model m = K::default_model(a);
+    K::site_slice ref(a, m, lo, hi);
+    O::device_slice gpu(tip_masks(a, lo, hi), to_device(ref.arrays()), t.edges(), blocks);
+    ref.set_weights(w.data());
+    gpu.set_weights(w.data() + lo);
+    K::orientation o(t);
+    tally out;
+    for (std::size_t e = 0; e < t.edges(); ++e) {
+        auto [in, ot] = t.ends[e];
+        if (t.is_tip(in)) std::swap(in, ot);
+        K::newview_batch batch;
+        o.orient(t, in, ot, batch);
+        o.orient(t, ot, in, batch);
+        const unsigned mi = static_cast<unsigned>(e);
+        batch.matrices.push_back(mi);
+        batch.lengths.push_back(t.length[e]);
+        ref.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
+        gpu.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
+        ref.update_partials(batch.ops.data(), batch.ops.size());
+        gpu.update_partials(O::to_partial_ops(batch.ops.data(), batch.ops.size()));
+        out.add(gpu.edge_loglik(in, ot, mi), ref.edge_loglik(in, ot, mi), "log-likelihood", e);
+        ref.update_sumtable(in, ot);
+        gpu.update_sumtable(in, ot);
+        for (double x : {0.01, 0.13, 0.7}) {
+            const auto dw = ref.derivatives(in, ot, x), dg = gpu.derivatives(in, ot, x);
+            out.add(dg[0], dw[0], "first derivative", e);
+            out.add(dg[1], dw[1], "second derivative", e);
+        }
+    }
+    return out;
+}
+
+int run(int argc, char** argv) {
+    std::size_t taxa = 24, sites = 5000;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if ((arg == "--taxa" || arg == "--sites") && i + 1 < argc) {
+            const long v = std::strtol(argv[++i], nullptr, 10);
+            if (v < (arg == "--taxa" ? 4 : 20) || v > 100000) {
+                std::fprintf(stderr, "mmgp-gpu-likelihood: %s: expected an integer in [%d, 100000]\n", arg.c_str(), arg == "--taxa" ? 4 : 20);
+                return 2;
+            }
+            (arg == "--taxa" ? taxa : sites) = static_cast<std::size_t>(v);
+        } else {
+            std::fprintf(stderr, "mmgp-gpu-likelihood: unknown argument \"%s\" (usage: mmgp-gpu-likelihood [--taxa N] [--sites N])\n", arg.c_str());
+            return 2;
+        }
+    }
+    if (O::device_slice::usable_devices() == 0) {
+        std::printf("SKIP mmgp-gpu-likelihood: no usable GPU\n");
+        return 77;
+    }
+    K::alignment a = K::simulate_alignment(taxa, sites, 21);
+    a.rows[1][3] = 'N', a.rows[2][4] = '-', a.rows[3][5] = 'R', a.rows[0][6] = 'Y';
+    const K::tree t = K::random_tree(taxa, 5);
+    std::vector<unsigned> w(sites);
+    std::mt19937_64 rng(3);
+    std::uniform_int_distribution<std::size_t> pick(0, sites - 1);
+    for (std::size_t i = 0; i < sites; ++i) ++w[pick(rng)];
+    const int sms = O::device_slice::multiprocessors();
+    const std::size_t lo = sites / 10, hi = sites - sites / 20;  // a slice inside the alignment, as a process's share
+    int status = 0;
+    for (int blocks : {1, 7, sms, 4 * sms}) {
+        const tally r = walk(a, t, w, lo, hi, blocks);
+        std::printf("%s p=%d: %ld values of %zu taxa x %zu sites, largest relative difference from libpll %.3g\n",
+                    r.failed == 0 && r.compared > 0 ? "ok  " : "FAIL", blocks, r.compared, taxa, hi - lo, r.worst);
+        if (r.failed > 0 || r.compared == 0) status = 1;
+    }
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "mmgp-gpu-likelihood: %s\n", e.what());
+        return 1;
+    }
+}
