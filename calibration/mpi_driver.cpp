@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 /// (optionally) its standard output.
 int sh(const std::string& cmd, std::string* out = nullptr) { return mmgp::run::shell(cmd, out); }
 
-bool have(const std::string& prog) { return sh("command -v " + prog + " >/dev/null 2>&1") == 0; }
+bool have(const std::string& prog) { return !run::path_lookup(prog).empty(); }
 
 /// Whether a network namespace can be made here (a chroot or a container may have ip(8) but not the mounts it needs).
 bool netns_works() {
@@ -34,20 +34,6 @@ bool netns_works() {
     return rc == 0;
 }
 
-std::string find_bench(const mpi_settings& s) {
-    if (!s.bench.empty()) return s.bench;
-    if (const char* e = std::getenv("MMGP_MPI_BENCH")) return e;
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        for (fs::path c : {self.parent_path() / ".." / "calibration" / "mmgp-mpi-bench",
-                           self.parent_path() / "mmgp-mpi-bench"})
-            if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
-    }
-    std::string out;
-    if (sh("command -v mmgp-mpi-bench", &out) == 0 && !out.empty()) return out.substr(0, out.find('\n'));
-    return "";
-}
 
 /// Network namespaces mmgp<pid>n<i> with addresses 10.77.<x>.<i+1>, joined by veth pairs to a bridge in the
 /// caller's namespace (10.77.<x>.254, where mpirun's daemon listens). Removed by the destructor.
@@ -169,7 +155,7 @@ nlohmann::json tables_from_bench(const nlohmann::json& r, int nodes, int ppn) {
 }
 
 nlohmann::json measure_network(const mpi_settings& s) {
-    std::string bench = find_bench(s);
+    std::string bench = run::find_program(s.bench, "MMGP_MPI_BENCH", "mmgp-mpi-bench");
     if (bench.empty()) throw std::runtime_error("mmgp-mpi-bench not found (build with OpenMPI installed, or set MMGP_MPI_BENCH)");
     if (!have("mpirun")) throw std::runtime_error("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
     bool ns_ok = s.namespaces && geteuid() == 0 && have("ip") && have("taskset") && netns_works();

@@ -128,17 +128,17 @@ std::vector<int> simulated_node_counts(int lo, int hi) {
 }
 
 bool simulator_built() {
-    return !find_program("", "MMGP_MPI_BENCH_SMPI", "mmgp-mpi-bench-smpi").empty() &&
-           !find_program("", "MMGP_SIMGRID_HOSTS", "mmgp-simgrid-hosts").empty();
+    return !run::find_program("", "MMGP_MPI_BENCH_SMPI", "mmgp-mpi-bench-smpi").empty() &&
+           !run::find_program("", "MMGP_SIMGRID_HOSTS", "mmgp-simgrid-hosts").empty();
 }
 
 nlohmann::json simulate_network(const simulate_settings& s) {
-    const std::string bench = find_program(s.bench, "MMGP_MPI_BENCH_SMPI", "mmgp-mpi-bench-smpi");
-    const std::string tool = find_program(s.hosts_tool, "MMGP_SIMGRID_HOSTS", "mmgp-simgrid-hosts");
+    const std::string bench = run::find_program(s.bench, "MMGP_MPI_BENCH_SMPI", "mmgp-mpi-bench-smpi");
+    const std::string tool = run::find_program(s.hosts_tool, "MMGP_SIMGRID_HOSTS", "mmgp-simgrid-hosts");
     if (bench.empty() || tool.empty())
         throw std::runtime_error("the simulator is not built: install SimGrid (apt-get install libsimgrid-dev, "
                                  "scripts/setup.sh) and rebuild");
-    if (find_program("", "MMGP_SMPIRUN", "smpirun").empty())
+    if (run::find_program("", "MMGP_SMPIRUN", "smpirun").empty())
         throw cluster_error("PATH: expected SimGrid's smpirun on it (the simulator is built; its launcher is not found)");
     const std::vector<sim_host> hosts = cluster_hosts(s.cluster, tool);
     if (static_cast<int>(hosts.size()) < s.nodes_hi)
@@ -206,22 +206,6 @@ nlohmann::json simulated_platform(nlohmann::json node, const nlohmann::json& net
     node["description"] = fmt::format("{}{}Network simulated by SimGrid SMPI on {} ({}-{} nodes, 1-{} processes per node).",
                                       was, was.empty() ? "" : " ", s.cluster, s.nodes_lo, s.nodes_hi, s.ppn_max);
     return node;
-}
-
-// simulate.hpp.
-std::string find_program(const std::string& given, const char* env, const std::string& name) {
-    if (!given.empty()) return given;
-    if (const char* e = std::getenv(env)) return e;
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        for (const fs::path& c : {self.parent_path() / ".." / "calibration" / name,
-                                  self.parent_path() / ".." / "calibration" / "gpu" / name, self.parent_path() / name})
-            if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
-    std::string out;
-    if (mmgp::run::shell("command -v " + name + " 2>/dev/null", &out) == 0 && !out.empty())
-        return out.substr(0, out.find('\n'));
-    return "";
 }
 
 }  // namespace mmgp::calib

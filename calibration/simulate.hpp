@@ -48,9 +48,4 @@ nlohmann::json simulated_platform(nlohmann::json node, const nlohmann::json& net
 /// Whether this build has the simulator's programs (SimGrid found at build time).
 bool simulator_built();
 
-/// A program built beside the running mmgp (BUILD/calibration/NAME, BUILD/calibration/gpu/NAME, or beside mmgp),
-/// `given`, the environment variable `env`, or NAME on the PATH; "" when none. Used for the SimGrid tools and the
-/// GPU harness.
-std::string find_program(const std::string& given, const char* env, const std::string& name);
-
 }  // namespace mmgp::calib

@@ -17,6 +17,7 @@
 
 #include "cmd_tune.hpp"
 #include "options.hpp"
+#include "process.hpp"
 #include "tune_backend.hpp"
 #include "tune_header.hpp"
 #include "tune_journal.hpp"
@@ -159,22 +160,6 @@ bool executable_file(const std::string& path) {
     return std::filesystem::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
 }
 
-// The program `word` names as execvp finds it: itself with a '/', else the first executable file of that name on
-// the PATH; empty when none is.
-std::string program_path(const std::string& word) {
-    if (word.find('/') != std::string::npos) return word;
-    const char* path = std::getenv("PATH");
-    const std::string dirs = path ? path : "/usr/bin:/bin";
-    for (std::size_t a = 0; a <= dirs.size();) {
-        std::size_t b = dirs.find(':', a);
-        if (b == std::string::npos) b = dirs.size();
-        const std::string candidate = (b > a ? dirs.substr(a, b - a) : ".") + "/" + word;
-        if (executable_file(candidate)) return candidate;
-        a = b + 1;
-    }
-    return "";
-}
-
 // --plot never over what the tune reads, runs or writes: its profiles, replay and journal (a resumed tune would
 // then refuse its journal), the program and every file its command names, nor inside the journal's run logs.
 void check_plot(const tune_options_cli& o, const tune_options_cli& given) {
@@ -184,7 +169,7 @@ void check_plot(const tune_options_cli& o, const tune_options_cli& given) {
     const std::string journal = !given.resume.empty() ? given.resume : !o.journal.empty() ? o.journal : default_journal;
     if (o.journal.empty() && o.replay.empty() && given.resume.empty()) inputs.push_back(journal);
     if (!o.launch.command.empty() && !o.launch.command.front().empty())
-        if (const std::string program = program_path(o.launch.command.front()); !program.empty()) inputs.push_back(program);
+        if (const std::string program = run::path_lookup(o.launch.command.front()); !program.empty()) inputs.push_back(program);
     for (std::size_t i = 1; i < o.launch.command.size(); ++i) {
         struct stat st {};
         if (::stat(o.launch.command[i].c_str(), &st) == 0 && S_ISREG(st.st_mode)) inputs.push_back(o.launch.command[i]);
@@ -492,7 +477,7 @@ std::string not_executable(const std::string& word) {
         if (std::filesystem::is_directory(word, ec)) return "a directory";
         return executable_file(word) ? std::string() : std::string("a file without the permission to execute it");
     }
-    return program_path(word).empty() ? "not found in PATH" : "";
+    return run::path_lookup(word).empty() ? "not found in PATH" : "";
 }
 
 // Before any run and before the journal: the launch of one configuration per node count renders (placeholders,

@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "mmgp/io.hpp"
@@ -149,6 +151,34 @@ std::vector<std::string> output_lines(const std::string& command) {
 int quietly(const std::string& command) {
     const pid_t pid = start_shell(command, -1, false, current_mask());
     return pid < 0 ? -1 : exit_code(wait_for(pid));
+}
+
+std::string path_lookup(const std::string& word) {
+    if (word.find('/') != std::string::npos) return word;
+    const char* path = std::getenv("PATH");
+    const std::string dirs = path ? path : "/usr/bin:/bin";
+    for (std::size_t a = 0; a <= dirs.size();) {
+        std::size_t b = dirs.find(':', a);
+        if (b == std::string::npos) b = dirs.size();
+        const std::string candidate = (b > a ? dirs.substr(a, b - a) : ".") + "/" + word;
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(candidate, ec) && access(candidate.c_str(), X_OK) == 0) return candidate;
+        a = b + 1;
+    }
+    return "";
+}
+
+std::string find_program(const std::string& given, const char* env, const std::string& name) {
+    namespace fs = std::filesystem;
+    if (!given.empty()) return given;
+    if (const char* e = std::getenv(env)) return e;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        for (const fs::path& c : {self.parent_path() / ".." / "calibration" / name,
+                                  self.parent_path() / ".." / "calibration" / "gpu" / name, self.parent_path() / name})
+            if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
+    return name.find('/') == std::string::npos ? path_lookup(name) : "";
 }
 
 }  // namespace mmgp::run

@@ -48,6 +48,15 @@ inline constexpr int output_too_long = -2;
 /// standard error; no interrupt handling (a query such as sinfo, run where the caller waits for signals itself).
 std::vector<std::string> output_lines(const std::string& command);
 
+/// The program `word` names as execvp finds it: itself with a '/', else the first executable regular file of that
+/// name on the PATH; "" when none is.
+std::string path_lookup(const std::string& word);
+
+/// The one program finder: a helper program given by a flag (`given`), else by the environment variable `env`,
+/// else built beside the running executable (BUILD/calibration/NAME, BUILD/calibration/gpu/NAME, or in its own
+/// directory), else NAME on the PATH; "" when none. Used for the MPI bench, the SimGrid tools and the GPU harness.
+std::string find_program(const std::string& given, const char* env, const std::string& name);
+
 /// Runs `/bin/sh -c command` with its output discarded and waits for it (a fire-and-forget command such as
 /// scancel); returns its exit code.
 int quietly(const std::string& command);
