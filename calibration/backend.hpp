@@ -21,7 +21,7 @@ public:
     /// Short name recorded in the profile ("host-thread/spin").
     virtual std::string name() const = 0;
     /// Starts `count` APUs; APU i runs on cpus[i % cpus.size()] (operating-system CPU numbers; a backend for a
-    /// device ignores them). Throws std::runtime_error when the APUs cannot be started.
+    /// device ignores them). Throws mmgp::failure when the APUs cannot be started.
     virtual void start(const std::vector<int>& cpus, int count) = 0;
     /// Stops every APU (idempotent; the destructor calls it).
     virtual void stop() = 0;

@@ -24,7 +24,7 @@ struct calibrate_settings {
 /// Roles from CPU-list options (either may be empty); throws std::invalid_argument for bad or overlapping lists.
 roles resolve_roles(const topology& t, const std::string& hpu, const std::string& apu);
 
-/// Runs every harness and returns the platform profile. Throws std::runtime_error when a harness fails.
+/// Runs every harness and returns the platform profile. Throws mmgp::failure when a harness fails.
 nlohmann::json calibrate_platform(const calibrate_settings& s);
 
 /// A GPU node's host roles: every context this process may use (or the CPU list `hpu`, which may name them all)
@@ -33,7 +33,7 @@ roles gpu_host_roles(const topology& t, const std::string& hpu);
 
 /// The host half of a GPU node's platform (mmgp calibrate --accelerator cuda): hpu_contexts = the host roles'
 /// contexts, T_csw and α measured on them; no CPU off-load, gap or transfer harness runs (the GPU harness measures
-/// those, gpu_describe.hpp). Throws std::runtime_error when a harness fails.
+/// those, gpu_describe.hpp). Throws mmgp::failure when a harness fails.
 nlohmann::json calibrate_gpu_host(const calibrate_settings& s);
 
 /// The platform's `nodes` for a measured network section: the most nodes any of its tables was measured on

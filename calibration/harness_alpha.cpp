@@ -1,6 +1,7 @@
 // Host contention alpha(m): wall time of m threads each multiplying its own matrices (sizes 100..500) on the
 // HPU contexts, against one thread alone. Produces platform.alpha (a linear fit in m/H, or a constant).
 #include "harness_common.hpp"
+#include "mmgp/error.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -59,7 +60,7 @@ double matmul_wall(const std::vector<int>& cpus, int threads, int n) {
 static alpha_result alpha_once(const harness_options& o) {
     alpha_result res;
     const std::vector<int>& cpus = o.r.hpu;
-    if (cpus.empty()) throw std::runtime_error("no HPU context");
+    if (cpus.empty()) throw mmgp::failure("no HPU context");
     const int H = static_cast<int>(cpus.size());
     res.H = H;
     res.sizes = o.quick ? std::vector<int>{100, 200, 300} : std::vector<int>{100, 200, 300, 400, 500};

@@ -1,4 +1,5 @@
 #include "harness_common.hpp"
+#include "mmgp/error.hpp"
 
 #include <stdexcept>
 
@@ -28,11 +29,11 @@ measurement make(std::string name, std::string harness, const std::vector<double
 }
 
 int hpu0(const harness_options& o) {
-    if (o.r.hpu.empty()) throw std::runtime_error("no HPU context");
+    if (o.r.hpu.empty()) throw mmgp::failure("no HPU context");
     return o.r.hpu.front();
 }
 int apu0(const harness_options& o) {
-    if (o.r.apu.empty()) throw std::runtime_error("no APU core");
+    if (o.r.apu.empty()) throw mmgp::failure("no APU core");
     return o.r.apu.front();
 }
 

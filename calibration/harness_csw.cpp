@@ -1,6 +1,7 @@
 // Context switch: two threads pinned to one HPU context hand off with sched_yield() or a futex. Produces
 // platform.T_csw (yield); the futex hand-off goes under measurements.csw_futex.
 #include "harness_common.hpp"
+#include "mmgp/error.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -54,7 +55,7 @@ measurement run_csw(const harness_options& o, csw_mode mode) {
         std::thread a(body, 0u), b(body, 1u);
         a.join();
         b.join();
-        if (!pinned) throw std::runtime_error("context switch: cannot pin two threads to CPU " + std::to_string(cpu));
+        if (!pinned) throw mmgp::failure("context switch: cannot pin two threads to CPU " + std::to_string(cpu));
         return obs;
     };
     auto once = [&] {

@@ -1,6 +1,7 @@
 // Gap g: the slope, against p, of the time one HPU thread takes to start p off-loads back to back and collect
 // them. g is an application parameter (application.g): the measured value goes under the platform's measurements.gap.
 #include "harness_common.hpp"
+#include "mmgp/error.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -24,7 +25,7 @@ measurement run_gap(const harness_options& o) {
         auto t0 = clk::now();
         for (int i = 0; i < p; ++i) be->signal(i, token);
         for (int i = 0; i < p; ++i)
-            if (be->wait(i) != token + 1) throw std::runtime_error("gap: wrong answer from an APU");
+            if (be->wait(i) != token + 1) throw mmgp::failure("gap: wrong answer from an APU");
         auto t1 = clk::now();
         ++token;
         return std::max(0.0, secs(t1 - t0) - ovh);

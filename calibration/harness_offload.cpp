@@ -2,6 +2,7 @@
 // waits for its answer, spinning or blocking on a futex. Produces platform.O_offload (spin); with --time-shared,
 // platform.T_wake = (futex - spin) / 2 from measurements.offload_futex and offload_spin.
 #include "harness_common.hpp"
+#include "mmgp/error.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -28,7 +29,7 @@ measurement run_offload(const harness_options& o, wait_mode mode) {
         be->signal(0, token);
         std::uint32_t a = be->wait(0);
         auto t1 = clk::now();
-        if (a != token + 1) throw std::runtime_error("off-load: wrong answer from the APU");
+        if (a != token + 1) throw mmgp::failure("off-load: wrong answer from the APU");
         ++token;
         return std::max(0.0, secs(t1 - t0) - ovh);
     };

@@ -3,6 +3,7 @@
 // sched_slice and wake_busy).
 #include "harness_common.hpp"
 #include "spin_wait.hpp"
+#include "mmgp/error.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -95,7 +96,7 @@ slice_rep slice_window(int cpu, bool pinned, int threads, double seconds, ns_t g
             runs[static_cast<std::size_t>(j)] = stamp_until(u, gap_ns);
         });
     for (auto& t : ts) t.join();
-    if (pin_failed) throw std::runtime_error(fmt::format("scheduler slice: cannot pin to CPU {}", cpu));
+    if (pin_failed) throw mmgp::failure(fmt::format("scheduler slice: cannot pin to CPU {}", cpu));
     slice_rep rep;
     for (std::size_t j = 0; j < runs.size(); ++j) {
         const auto& r = runs[j];
@@ -158,7 +159,7 @@ measurement run_spin_pause(const harness_options& o) {
         auto t0 = clk::now();
         long done = spin_wait_loop(w.seq, 7, block, ab.raised);
         auto t1 = clk::now();
-        if (done != block) throw std::runtime_error("spin-wait: the loop stopped early");
+        if (done != block) throw mmgp::failure("spin-wait: the loop stopped early");
         return std::max(0.0, secs(t1 - t0) - ovh) / static_cast<double>(block);
     };
     auto once = [&] {

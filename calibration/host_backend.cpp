@@ -11,11 +11,12 @@
 #include "backend.hpp"
 #include "machine.hpp"
 #include "spin_wait.hpp"
+#include "mmgp/error.hpp"
 
 namespace mmgp::calib {
 
 double apu_backend::timed_get(int, const void*, std::size_t) {
-    throw std::runtime_error("backend " + name() + " has no data-transfer path");
+    throw mmgp::failure("backend " + name() + " has no data-transfer path");
 }
 
 void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected) {
@@ -58,7 +59,7 @@ public:
 
     void start(const std::vector<int>& cpus, int count) override {
         stop();
-        if (count < 1) throw std::runtime_error("host-thread backend: at least one APU");
+        if (count < 1) throw mmgp::failure("host-thread backend: at least one APU");
         boxes_.clear();
         for (int i = 0; i < count; ++i) boxes_.push_back(std::make_unique<mailbox>());
         int workers = mode_ == wait_mode::spin && !cpus.empty() ? std::min<int>(count, static_cast<int>(cpus.size()))
@@ -92,7 +93,7 @@ public:
     }
 
     double timed_get(int apu, const void* src, std::size_t bytes) override {
-        if (bytes > buf_) throw std::runtime_error("host-thread backend: transfer larger than the APU buffer");
+        if (bytes > buf_) throw mmgp::failure("host-thread backend: transfer larger than the APU buffer");
         mailbox& b = *boxes_[static_cast<std::size_t>(apu)];
         post(b, op_get, 0, src, bytes);
         wait_answer(b);

@@ -2,6 +2,7 @@
 
 #include "mmgp/io.hpp"
 #include "process.hpp"
+#include "mmgp/error.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -119,7 +120,7 @@ private:
         if (!dir_.empty()) fs::remove_all(dir_, ec);
     }
     void run(const std::string& cmd) {
-        if (sh(cmd + " 2>&1") != 0) throw std::runtime_error("cannot set up network namespaces: " + cmd);
+        if (sh(cmd + " 2>&1") != 0) throw mmgp::failure("cannot set up network namespaces: " + cmd);
     }
     int nodes_;
     bool live_ = false;
@@ -156,8 +157,8 @@ nlohmann::json tables_from_bench(const nlohmann::json& r, int nodes, int ppn) {
 
 nlohmann::json measure_network(const mpi_settings& s) {
     std::string bench = run::find_program(s.bench, "MMGP_MPI_BENCH", "mmgp-mpi-bench");
-    if (bench.empty()) throw std::runtime_error("mmgp-mpi-bench not found (build with OpenMPI installed, or set MMGP_MPI_BENCH)");
-    if (!have("mpirun")) throw std::runtime_error("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
+    if (bench.empty()) throw mmgp::failure("mmgp-mpi-bench not found (build with OpenMPI installed, or set MMGP_MPI_BENCH)");
+    if (!have("mpirun")) throw mmgp::failure("mpirun not found (apt-get install openmpi-bin libopenmpi-dev)");
     bool ns_ok = s.namespaces && geteuid() == 0 && have("ip") && have("taskset") && netns_works();
     std::vector<distribution> dists;
     if (s.cores >= 2) dists.push_back({1, 2});
@@ -165,7 +166,7 @@ nlohmann::json measure_network(const mpi_settings& s) {
     if (ns_ok && s.cores >= 2) dists.push_back({2, 1});
     if (ns_ok && s.cores >= 4) dists.push_back({2, 2});
     if (ns_ok && s.cores >= 4) dists.push_back({4, 1});
-    if (dists.empty()) throw std::runtime_error("MPI needs at least 2 cores");
+    if (dists.empty()) throw mmgp::failure("MPI needs at least 2 cores");
 
     nlohmann::json tables = nlohmann::json::array(), runs = nlohmann::json::array();
     nlohmann::json notes = nlohmann::json::array();
@@ -186,8 +187,8 @@ nlohmann::json measure_network(const mpi_settings& s) {
                                   d.ppn, s.quick ? "quick" : "full");
             }
             int rc = sh(cmd, &out);
-            if (mmgp::interrupt_pending()) throw std::runtime_error("interrupted");
-            if (rc != 0) throw std::runtime_error(fmt::format("mpirun failed (status {}) for nodes={} ppn={}", rc, d.nodes, d.ppn));
+            if (mmgp::interrupt_pending()) throw mmgp::failure("interrupted");
+            if (rc != 0) throw mmgp::failure(fmt::format("mpirun failed (status {}) for nodes={} ppn={}", rc, d.nodes, d.ppn));
             nlohmann::json r = nlohmann::json::parse(out.substr(out.find('{')));
             for (auto& t : tables_from_bench(r, d.nodes, d.ppn)) tables.push_back(std::move(t));
             runs.push_back({{"nodes", d.nodes}, {"ppn", d.ppn}, {"emulated_nodes", d.nodes > 1},

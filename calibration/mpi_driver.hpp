@@ -21,7 +21,7 @@ struct mpi_settings {
 /// report {"tables": {"allreduce": [[bytes, median, mad, cv], ...], "sendrecv": [...]}, "repetitions": R}.
 nlohmann::json tables_from_bench(const nlohmann::json& report, int nodes, int ppn);
 
-/// {"tables": [...], "measurements": {...}}; throws std::runtime_error when MPI cannot run at all.
+/// {"tables": [...], "measurements": {...}}; throws mmgp::failure when MPI cannot run at all.
 nlohmann::json measure_network(const mpi_settings& s);
 
 }  // namespace mmgp::calib

@@ -3,6 +3,7 @@
 #include "mmgp/io.hpp"
 #include "mpi_driver.hpp"
 #include "process.hpp"
+#include "mmgp/error.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -78,7 +79,7 @@ nlohmann::json run_simulation(const simulate_settings& s, const std::string& ben
         nodes * ppn, quoted(s.cluster), quoted(hostfile.string()), quoted(bench), nodes, ppn);
     std::string out;
     const int rc = mmgp::run::shell(cmd, &out);
-    if (mmgp::interrupt_pending()) throw std::runtime_error("interrupted");
+    if (mmgp::interrupt_pending()) throw mmgp::failure("interrupted");
     const auto brace = out.find("{\"nodes\"");
     // SMPI stopping on the cluster itself (no path between two hosts, a link it cannot use): the file's error.
     if (const auto critical = out.find("[root/CRITICAL] "); rc != 0 && critical != std::string::npos) {
@@ -88,7 +89,7 @@ nlohmann::json run_simulation(const simulate_settings& s, const std::string& ben
     }
     if (rc != 0 || brace == std::string::npos) {
         std::string last = out.substr(0, out.find('\n'));
-        throw std::runtime_error(fmt::format("smpirun failed (status {}) for nodes={} ppn={}: {}", rc, nodes, ppn, last));
+        throw mmgp::failure(fmt::format("smpirun failed (status {}) for nodes={} ppn={}: {}", rc, nodes, ppn, last));
     }
     return nlohmann::json::parse(out.substr(brace, out.find('\n', brace) - brace));
 }
@@ -136,7 +137,7 @@ nlohmann::json simulate_network(const simulate_settings& s) {
     const std::string bench = run::find_program(s.bench, "MMGP_MPI_BENCH_SMPI", "mmgp-mpi-bench-smpi");
     const std::string tool = run::find_program(s.hosts_tool, "MMGP_SIMGRID_HOSTS", "mmgp-simgrid-hosts");
     if (bench.empty() || tool.empty())
-        throw std::runtime_error("the simulator is not built: install SimGrid (apt-get install libsimgrid-dev, "
+        throw mmgp::failure("the simulator is not built: install SimGrid (apt-get install libsimgrid-dev, "
                                  "scripts/setup.sh) and rebuild");
     if (run::find_program("", "MMGP_SMPIRUN", "smpirun").empty())
         throw cluster_error("PATH: expected SimGrid's smpirun on it (the simulator is built; its launcher is not found)");

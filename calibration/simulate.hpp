@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "mmgp/error.hpp"
+
 namespace mmgp::calib {
 
 struct simulate_settings {
@@ -22,8 +24,8 @@ struct simulate_settings {
 };
 
 /// The cluster file cannot be read by SimGrid, or has too few hosts: the message names the file.
-struct cluster_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct cluster_error : mmgp::error {
+    using mmgp::error::error;
 };
 
 /// One simulated host: its name and cores, in the platform file's order.

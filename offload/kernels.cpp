@@ -162,7 +162,7 @@ alignment parse_fasta(const std::string& text, const std::string& path) {
 }
 
 void check(int ok, const char* what) {
-    if (!ok) throw std::runtime_error(std::string("libpll: ") + what + ": " + pll_errmsg);
+    if (!ok) throw mmgp::failure(std::string("libpll: ") + what + ": " + pll_errmsg);
 }
 
 // SSE3, not AVX/AVX2: libpll 0.3.2's AVX/AVX2 pll_compute_likelihood_derivatives mishandles pattern weights (with
@@ -354,7 +354,7 @@ alignment simulate_alignment(std::size_t taxa, std::size_t sites, std::uint64_t 
     m.categories = 4;
     // P matrices from libpll (one tiny partition: the edges' matrices, every category)
     pll_partition_t* p = pll_partition_create(2, 0, 4, 1, 1, static_cast<unsigned>(t.edges()), m.categories, 0, PLL_ATTRIB_ARCH_CPU);
-    if (!p) throw std::runtime_error(std::string("libpll: pll_partition_create: ") + pll_errmsg);
+    if (!p) throw mmgp::failure(std::string("libpll: pll_partition_create: ") + pll_errmsg);
     std::vector<double> cr(m.categories);
     pll_compute_gamma_cats(m.alpha, m.categories, cr.data(), PLL_GAMMA_RATES_MEAN);
     pll_set_subst_params(p, 0, m.rates.data());
@@ -365,7 +365,7 @@ alignment simulate_alignment(std::size_t taxa, std::size_t sites, std::uint64_t 
     int ok = pll_update_prob_matrices(p, params.data(), idx.data(), t.length.data(), static_cast<unsigned>(t.edges()));
     if (!ok) {
         pll_partition_destroy(p);
-        throw std::runtime_error(std::string("libpll: pll_update_prob_matrices: ") + pll_errmsg);
+        throw mmgp::failure(std::string("libpll: pll_update_prob_matrices: ") + pll_errmsg);
     }
     const unsigned sp = p->states_padded;
     static const char base[4] = {'A', 'C', 'G', 'T'};
@@ -411,7 +411,7 @@ site_slice::site_slice(const alignment& a, const model& m, std::size_t lo, std::
     const unsigned sites = static_cast<unsigned>(hi - lo);
     part_ = pll_partition_create(n, n - 2, 4, sites, 1, 2 * n - 3, m.categories, n - 2,
                                  PLL_ATTRIB_PATTERN_TIP | arch_attribute());
-    if (!part_) throw std::runtime_error(std::string("libpll: pll_partition_create: ") + pll_errmsg);
+    if (!part_) throw mmgp::failure(std::string("libpll: pll_partition_create: ") + pll_errmsg);
     try {
         for (unsigned i = 0; i < n; ++i) {
             std::string row = a.rows[i].substr(lo, hi - lo);

@@ -17,11 +17,14 @@
 
 #include <libpll/pll.h>
 
+#include "mmgp/error.hpp"
+
 namespace mmgp::kernels {
 
-/// Bad input (unreadable or malformed alignment, impossible sizes): one line, names the file.
-struct input_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+/// Bad input (unreadable or malformed alignment, impossible sizes): one line, names the file. A project error
+/// (mmgp/error.hpp): exit status 2; libpll or a run that fails throws mmgp::failure (exit status 1).
+struct input_error : mmgp::error {
+    using mmgp::error::error;
 };
 
 /// A DNA multiple sequence alignment: `taxa()` rows of `sites()` characters (A, C, G, T, IUPAC codes, -, ?, N).

@@ -34,10 +34,7 @@ template <class Body>
 int run_reporting_errors(const char* prog, Body&& body) {
     try {
         return body();
-    } catch (const input_error& e) {
-        std::cerr << prog << ": " << e.what() << '\n';
-        return 2;
-    } catch (const mmgp::error& e) {
+    } catch (const mmgp::error& e) {  // input_error among them
         std::cerr << prog << ": " << e.what() << '\n';
         return 2;
     } catch (const std::exception& e) {

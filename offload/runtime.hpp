@@ -115,7 +115,7 @@ struct result {
     double mean_p() const;
 };
 
-/// Runs one configuration. Throws input_error for bad input (alignment, sizes) and std::runtime_error for a
+/// Runs one configuration. Throws input_error for bad input (alignment, sizes) and mmgp::failure for a
 /// failure or a watchdog timeout. Requires m >= 1, p >= 1, units >= 1, p <= sites; in pool mode apus <= sites.
 result run(const config& c);
 

@@ -203,7 +203,7 @@ inline std::unique_ptr<host_program> make_host(const config& c, const alignment&
 }
 
 // ---- the two modes: both run c's units on the data run() prepared and fill res (wall_s, setup_s from
-// setup0, timers, unit_loglik, ...); they throw std::runtime_error when the run failed or timed out --------
+// setup0, timers, unit_loglik, ...); they throw mmgp::failure when the run failed or timed out --------
 
 // Fixed mode (config::apus == 0): m HPU threads, each with its own p APU threads (runtime_fixed.cpp).
 void run_fixed(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0);

@@ -238,7 +238,7 @@ void run_fixed(const config& c, const alignment& aln, const model& mdl, const tr
     for (auto& h : hpus) h.join();
     if (!ab.flag.load()) stop_groups(groups);
     for (auto& a : apus) a.join();
-    if (ab.flag.load()) throw std::runtime_error(ab.why);
+    if (ab.flag.load()) throw mmgp::failure(ab.why);
 
     const double last = collect_groups(c, groups, hs, res);
     res.wall_s = last - hs.t_start.load();

@@ -322,7 +322,7 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
     for (auto& h : hpus) h.join();
     if (!ab.flag.load()) stop_pool(pl);
     for (auto& a : apus) a.join();
-    if (ab.flag.load()) throw std::runtime_error(ab.why);
+    if (ab.flag.load()) throw mmgp::failure(ab.why);
 
     const double last = collect_processes(c, procs, hs, res);
     collect_apus(pl, res.t);

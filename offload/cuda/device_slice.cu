@@ -9,13 +9,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "mmgp/error.hpp"
+
 namespace mmgp::offload {
 namespace {
 
 constexpr int threads = 256;  // the reference block of the GPU harness and workload
 
 void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
+    if (e != cudaSuccess) throw mmgp::failure(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
 }
 
 template <class T>

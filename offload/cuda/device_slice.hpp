@@ -24,7 +24,7 @@ struct device_model {
 class device_slice {
 public:
     /// `tip_masks[t][s]`: tip t's state set at site s of the slice (pll_map_nt's bit mask); `edges` P matrices;
-    /// `blocks`: p, the grid of every off-load. Throws std::runtime_error when CUDA fails.
+    /// `blocks`: p, the grid of every off-load. Throws mmgp::failure when CUDA fails.
     device_slice(const std::vector<std::vector<unsigned char>>& tip_masks, const device_model& m, std::size_t edges,
                  int blocks);
     ~device_slice();

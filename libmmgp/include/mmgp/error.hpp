@@ -1,4 +1,6 @@
-// mmgp/error.hpp — the errors libmmgp throws. Every one maps to exit status 2 in the CLI.
+// mmgp/error.hpp — the project's errors. mmgp::error and what derives from it (bad input, a configuration the model
+// cannot evaluate) map to exit status 2 in the CLI; mmgp::failure (a measurement, a tool or a harness that failed
+// on this machine, not the input) to 1.
 //
 //   try { auto s = mmgp::load_scenario("profile.json"); }
 //   catch (const mmgp::error& e) { std::cerr << "mmgp: " << e.what() << '\n'; return 2; }
@@ -15,6 +17,13 @@ namespace mmgp {
 
 /// Base of every error libmmgp reports on purpose (bad input, unusable configuration).
 class error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// What failed on this machine rather than in the input: a measurement that went wrong, a tool that exited
+/// with an error, a CPU that could not be pinned. The calibration harnesses and the off-load runtime throw it.
+class failure : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
