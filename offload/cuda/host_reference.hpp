@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "kernels.hpp"
@@ -56,5 +57,36 @@ private:
     slice_buffers b_;
     std::size_t lo_;
 };
+
+/// The bootstrap program's walk over every edge of `t` in turn (its CLVs at both ends made valid through the
+/// orientation, the P matrices recomputed, evaluate, the sumtable, the derivatives at three branch lengths), done
+/// on libpll (`ref`) and on the GPU's code (`other`: host_slice or device_slice); `compare(value, libpll's, what,
+/// edge)` for every log-likelihood and derivative.
+template <class Other, class Compare>
+void compare_walk(const kernels::tree& t, kernels::site_slice& ref, Other& other, Compare&& compare) {
+    kernels::orientation o(t);
+    for (std::size_t e = 0; e < t.edges(); ++e) {
+        auto [in, ot] = t.ends[e];
+        if (t.is_tip(in)) std::swap(in, ot);
+        kernels::newview_batch batch;
+        o.orient(t, in, ot, batch);
+        o.orient(t, ot, in, batch);
+        const unsigned mi = static_cast<unsigned>(e);
+        batch.matrices.push_back(mi);
+        batch.lengths.push_back(t.length[e]);
+        ref.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
+        other.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
+        ref.update_partials(batch.ops.data(), batch.ops.size());
+        other.update_partials(to_partial_ops(batch.ops.data(), batch.ops.size()));
+        compare(other.edge_loglik(in, ot, mi), ref.edge_loglik(in, ot, mi), "log-likelihood", e);
+        ref.update_sumtable(in, ot);
+        other.update_sumtable(in, ot);
+        for (double x : {0.01, 0.13, 0.7}) {
+            const auto want = ref.derivatives(in, ot, x), got = other.derivatives(in, ot, x);
+            compare(got[0], want[0], "first derivative", e);
+            compare(got[1], want[1], "second derivative", e);
+        }
+    }
+}
 
 }  // namespace mmgp::offload

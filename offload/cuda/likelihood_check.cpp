@@ -55,30 +55,8 @@ tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>&
     O::device_slice gpu(tip_masks(a, lo, hi), to_device(ref.arrays()), t.edges(), blocks);
     ref.set_weights(w.data());
     gpu.set_weights(w.data() + lo);
-    K::orientation o(t);
     tally out;
-    for (std::size_t e = 0; e < t.edges(); ++e) {
-        auto [in, ot] = t.ends[e];
-        if (t.is_tip(in)) std::swap(in, ot);
-        K::newview_batch batch;
-        o.orient(t, in, ot, batch);
-        o.orient(t, ot, in, batch);
-        const unsigned mi = static_cast<unsigned>(e);
-        batch.matrices.push_back(mi);
-        batch.lengths.push_back(t.length[e]);
-        ref.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
-        gpu.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
-        ref.update_partials(batch.ops.data(), batch.ops.size());
-        gpu.update_partials(O::to_partial_ops(batch.ops.data(), batch.ops.size()));
-        out.add(gpu.edge_loglik(in, ot, mi), ref.edge_loglik(in, ot, mi), "log-likelihood", e);
-        ref.update_sumtable(in, ot);
-        gpu.update_sumtable(in, ot);
-        for (double x : {0.01, 0.13, 0.7}) {
-            const auto dw = ref.derivatives(in, ot, x), dg = gpu.derivatives(in, ot, x);
-            out.add(dg[0], dw[0], "first derivative", e);
-            out.add(dg[1], dw[1], "second derivative", e);
-        }
-    }
+    O::compare_walk(t, ref, gpu, [&out](double got, double want, const char* what, std::size_t e) { out.add(got, want, what, e); });
     return out;
 }
 

@@ -314,33 +314,12 @@ TEST_CASE("the GPU kernels' per-site arithmetic, on the host, equals libpll with
     for (std::size_t i = 0; i < a.sites(); ++i) ++w[pick(rng)];
     ref.set_weights(w.data());
     gpu.set_weights(w.data());
-    K::orientation o(t);
     int compared = 0;
-    for (std::size_t e = 0; e < t.edges(); ++e) {
-        auto [in, ot] = t.ends[e];
-        if (t.is_tip(in)) std::swap(in, ot);
-        K::newview_batch batch;
-        o.orient(t, in, ot, batch);
-        o.orient(t, ot, in, batch);
-        unsigned mi = static_cast<unsigned>(e);
-        batch.matrices.push_back(mi);
-        batch.lengths.push_back(t.length[e]);
-        ref.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
-        gpu.update_matrices(batch.matrices.data(), batch.lengths.data(), batch.matrices.size());
-        ref.update_partials(batch.ops.data(), batch.ops.size());
-        gpu.update_partials(mmgp::offload::to_partial_ops(batch.ops.data(), batch.ops.size()));
-        const double want = ref.edge_loglik(in, ot, mi), got = gpu.edge_loglik(in, ot, mi);
-        CHECK_MESSAGE(close(got, want, 1e-9), "edge " << e << ": " << got << " against libpll's " << want);
-        ref.update_sumtable(in, ot);
-        gpu.update_sumtable(in, ot);
-        for (double x : {0.01, 0.13, 0.7}) {
-            const auto dw = ref.derivatives(in, ot, x), dg = gpu.derivatives(in, ot, x);
-            CHECK_MESSAGE(close(dg[0], dw[0], 1e-9), "edge " << e << " t " << x << ": d1 " << dg[0] << " against " << dw[0]);
-            CHECK_MESSAGE(close(dg[1], dw[1], 1e-9), "edge " << e << " t " << x << ": d2 " << dg[1] << " against " << dw[1]);
-        }
+    mmgp::offload::compare_walk(t, ref, gpu, [&compared](double got, double want, const char* what, std::size_t e) {
+        CHECK_MESSAGE(close(got, want, 1e-9), "edge " << e << ", " << what << ": " << got << " against libpll's " << want);
         ++compared;
-    }
-    CHECK(compared == static_cast<int>(t.edges()));
+    });
+    CHECK(compared == 7 * static_cast<int>(t.edges()));
 }
 
 TEST_CASE("the GPU kernels' per-site arithmetic: a site below 2^-256 is scaled and counted, as libpll does") {
