@@ -9,7 +9,9 @@
 
 #include "calibrate.hpp"
 #include "harness_program.hpp"
+#include "mmgp/error.hpp"
 #include "mmgp/io.hpp"
+#include "process.hpp"
 
 namespace {
 
@@ -107,6 +109,12 @@ int write_report(const nlohmann::json& doc, const std::string& out, const std::s
     return 0;
 }
 
+// The harness's one line for what ended it, and the exit status of that (run/process.hpp).
+int failed(const std::string& which, const std::exception& e) {
+    std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
+    return mmgp::run::exit_status_of(e);
+}
+
 }  // namespace
 
 int mmgp::calib::harness_program(const std::string& which, int argc, char** argv) {
@@ -126,9 +134,8 @@ int mmgp::calib::harness_program(const std::string& which, int argc, char** argv
     topology topo = detect_topology();
     try {
         o = checked_options(topo, a, which);
-    } catch (const std::invalid_argument& e) {
-        std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
-        return 2;
+    } catch (const std::invalid_argument& e) {  // bad options are bad input
+        return failed(which, mmgp::error(e.what()));
     }
     o.quick = a.quick;
     o.repetitions = a.reps;
@@ -140,8 +147,7 @@ int mmgp::calib::harness_program(const std::string& which, int argc, char** argv
     try {
         run_harness(which, a.mode, o, doc);
     } catch (const std::exception& e) {
-        std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
-        return 1;
+        return failed(which, e);
     }
     return write_report(doc, a.out, which);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cmd_calibrate.hpp"
+#include "process.hpp"
 #include "cmd_fit.hpp"
 #include "cmd_launch.hpp"
 #include "cmd_predict.hpp"
@@ -145,16 +146,15 @@ int run_subcommand(CLI::App& app, subcommands& cmd) {
         const int status = dispatch(app, cmd);
         mmgp::cli::flush_warnings();
         return status;
-    } catch (const mmgp::error& e) {
-        mmgp::cli::drop_warnings();
-        std::cerr << "mmgp: " << mmgp::cli::one_line(e.what())
-                  << (mmgp::cli::report_incomplete() ? " (standard output holds an incomplete report)" : "") << '\n';
-        return 2;
     } catch (const std::exception& e) {
-        mmgp::cli::flush_warnings();
-        std::cerr << "mmgp: internal error: " << mmgp::cli::one_line(e.what())
+        const int status = mmgp::run::exit_status_of(e);
+        if (status == 2)  // bad input: one line, the platform's warnings dropped
+            mmgp::cli::drop_warnings();
+        else
+            mmgp::cli::flush_warnings();
+        std::cerr << (status == 2 ? "mmgp: " : "mmgp: internal error: ") << mmgp::cli::one_line(e.what())
                   << (mmgp::cli::report_incomplete() ? " (standard output holds an incomplete report)" : "") << '\n';
-        return 1;
+        return status;
     }
 }
 

@@ -11,6 +11,7 @@
 #include <mmgp/error.hpp>
 
 #include "kernels.hpp"
+#include "process.hpp"
 
 namespace mmgp::kernels {
 
@@ -34,12 +35,10 @@ template <class Body>
 int run_reporting_errors(const char* prog, Body&& body) {
     try {
         return body();
-    } catch (const mmgp::error& e) {  // input_error among them
-        std::cerr << prog << ": " << e.what() << '\n';
-        return 2;
     } catch (const std::exception& e) {
-        std::cerr << prog << ": error: " << e.what() << '\n';
-        return 1;
+        const int status = mmgp::run::exit_status_of(e);  // input_error: 2
+        std::cerr << prog << (status == 2 ? ": " : ": error: ") << e.what() << '\n';
+        return status;
     }
 }
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "mmgp/error.hpp"
 #include "mmgp/io.hpp"
 
 namespace mmgp::run {
@@ -180,5 +181,7 @@ std::string find_program(const std::string& given, const char* env, const std::s
             if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
     return name.find('/') == std::string::npos ? path_lookup(name) : "";
 }
+
+int exit_status_of(const std::exception& e) noexcept { return dynamic_cast<const mmgp::error*>(&e) ? 2 : 1; }
 
 }  // namespace mmgp::run

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,12 @@ struct child {
 /// it waits for before calling). A program that cannot be executed prints "mmgp: PROGRAM: cannot execute:
 /// REASON" on standard error and exits 127. Returns the child's pid; throws std::runtime_error when fork fails.
 pid_t start(const child& c, const sigset_t& mask);
+
+/// The one mapping of an exception that ends a program to its exit status: bad input (mmgp::error and what
+/// derives from it: input_error, usage errors, kernels::input_error) 2; anything else (mmgp::failure, a
+/// library's own error) 1. mmgp, the harness programs and the off-load programs each print their one line, then
+/// return this.
+int exit_status_of(const std::exception& e) noexcept;
 
 /// A wait status as an exit code: the program's own, 128 + n for one ended by signal n, 1 otherwise.
 int exit_code(int wait_status) noexcept;

@@ -1,14 +1,16 @@
-// run/process.hpp's program finder: a flag, then the environment, then the build beside the running program,
-// then the PATH; and path_lookup as execvp resolves a word.
+// run/process.hpp's program finder (a flag, then the environment, then the build beside the running program, then
+// the PATH), path_lookup as execvp resolves a word, and the one exception-to-exit-status mapping.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mmgp/error.hpp"
 #include "process.hpp"
 
 namespace {
@@ -49,4 +51,13 @@ TEST_CASE("run: path_lookup finds a word as execvp does, find_program a flag, th
     CHECK(find_program("/from/flag", "MMGP_TEST_TOOL", "mmgp-test-tool") == "/from/flag");
     unsetenv("MMGP_TEST_TOOL");
     CHECK(find_program("", "MMGP_TEST_TOOL", "no-such-tool-anywhere").empty());
+}
+
+TEST_CASE("run: the one exception-to-exit-status mapping: bad input 2, what failed on the machine 1") {
+    using mmgp::run::exit_status_of;
+    CHECK(exit_status_of(mmgp::input_error("f.json", "/x", "a number", "\"y\"")) == 2);
+    CHECK(exit_status_of(mmgp::error("--p: expected an integer, found x")) == 2);
+    CHECK(exit_status_of(mmgp::failure("mpirun failed")) == 1);
+    CHECK(exit_status_of(std::runtime_error("libpll: out of memory")) == 1);
+    CHECK(exit_status_of(std::invalid_argument("not one of the project's errors")) == 1);
 }
