@@ -93,6 +93,12 @@ nlohmann::json context_json(const topology& topo, const harness_options& o, cons
     return c;
 }
 
+// The harness's one line for what ended it, and the exit status of that (run/process.hpp).
+int failed(const std::string& which, const std::exception& e) {
+    std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
+    return mmgp::run::exit_status_of(e);
+}
+
 // The report on stdout, or atomically into `out`; the exit status.
 int write_report(const nlohmann::json& doc, const std::string& out, const std::string& which) {
     std::string text = doc.dump(2) + "\n";
@@ -103,16 +109,9 @@ int write_report(const nlohmann::json& doc, const std::string& out, const std::s
     try {
         mmgp::write_file_atomically(out, text);
     } catch (const std::exception& e) {
-        std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
-        return 1;
+        return failed(which, e);  // an output that cannot be written is bad input: 2
     }
     return 0;
-}
-
-// The harness's one line for what ended it, and the exit status of that (run/process.hpp).
-int failed(const std::string& which, const std::exception& e) {
-    std::cerr << "mmgp-harness-" << which << ": " << e.what() << '\n';
-    return mmgp::run::exit_status_of(e);
 }
 
 }  // namespace

@@ -655,6 +655,8 @@ TEST_CASE_FIXTURE(scratch_dir, "mmgp-harness-spin --quick: well-formed report, s
     const std::string exe = (fs::path(from_env("MMGP_HARNESS_DIR")) / "mmgp-harness-spin").string();
     const std::string out = (dir / "spin.json").string();
     CHECK(run(exe + " --quick --mode nonsense 2>/dev/null") == 2);
+    // A report that cannot be written is bad input, as for mmgp's own -o (it once exited 1, as a failed measurement).
+    CHECK(run(exe + " --quick -o " + (dir / "no" / "such.json").string() + " 2>/dev/null") == 2);
     auto t0 = std::chrono::steady_clock::now();
     REQUIRE(run(exe + " --quick -o " + out) == 0);
     double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
