@@ -2,12 +2,10 @@
 // Rendering lives in libmmgp (mmgp/launch.hpp); this file picks the mapping, prints, or spawns and waits.
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <fmt/format.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd_launch.hpp"
@@ -60,71 +58,21 @@ void setup_launch(CLI::App& app, launch_options& o) {
 
 namespace {
 
-void on_sigchld(int) {}  // internal linkage: a program cannot replace it
-
-// Starts every process of the plan, forwards SIGINT/SIGTERM to them, returns the first non-zero
-// status in rank order (128 + signal for a child killed by a signal), 0 when all succeeded.
+// Starts every process of the plan and waits for them (run::run_together: SIGINT/SIGTERM forwarded); the first
+// non-zero status in rank order, 0 when all succeeded.
 int spawn_and_wait(const launch_plan& plan) {
-    struct job {
-        std::vector<std::string> argv;
-        std::vector<std::pair<std::string, std::string>> env;
-        pid_t pid = -1;
-        int status = 0;
-    };
-    std::vector<job> jobs;
+    std::vector<run::child> children;
     if (plan.kind == launcher_kind::local)
-        for (const auto& lp : plan.processes) jobs.push_back({lp.argv, lp.env});
+        for (const auto& lp : plan.processes) {
+            run::child c;
+            c.argv = lp.argv, c.env = lp.env;
+            children.push_back(std::move(c));
+        }
     else
-        jobs.push_back({plan.argv, {}});
-
-    sigset_t wanted, old;
-    sigemptyset(&wanted);
-    sigaddset(&wanted, SIGINT);
-    sigaddset(&wanted, SIGTERM);
-    sigaddset(&wanted, SIGCHLD);
-    struct sigaction sa {};
-    sa.sa_handler = on_sigchld;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGCHLD, &sa, nullptr);
-    sigprocmask(SIG_BLOCK, &wanted, &old);
+        children.emplace_back().argv = plan.argv;
     std::cout.flush();
     std::cerr.flush();
-    int live = 0;
-    for (auto& jb : jobs) {
-        try {
-            run::child c;
-            c.argv = jb.argv, c.env = jb.env;
-            jb.pid = run::start(c, old);
-        } catch (const std::runtime_error&) {
-            for (auto& other : jobs)
-                if (other.pid > 0) kill(other.pid, SIGTERM);
-            throw;
-        }
-        ++live;
-    }
-    while (live > 0) {
-        int sig = 0;
-        if (sigwait(&wanted, &sig) != 0) continue;
-        if (sig == SIGINT || sig == SIGTERM) {
-            for (auto& jb : jobs)
-                if (jb.pid > 0) kill(jb.pid, sig);
-            continue;
-        }
-        for (auto& jb : jobs) {
-            if (jb.pid <= 0) continue;
-            int st = 0;
-            pid_t r = waitpid(jb.pid, &st, WNOHANG);
-            if (r == jb.pid) {
-                jb.status = run::exit_code(st);
-                jb.pid = 0;
-                --live;
-            }
-        }
-    }
-    sigprocmask(SIG_SETMASK, &old, nullptr);
-    for (const auto& jb : jobs)
-        if (jb.status != 0) return jb.status;
-    return 0;
+    return run::run_together(children);
 }
 
 }  // namespace

@@ -184,4 +184,56 @@ std::string find_program(const std::string& given, const char* env, const std::s
 
 int exit_status_of(const std::exception& e) noexcept { return dynamic_cast<const mmgp::error*>(&e) ? 2 : 1; }
 
+namespace {
+void on_sigchld(int) {}  // internal linkage: a program cannot replace it
+}  // namespace
+
+int run_together(const std::vector<child>& children) {
+    std::vector<pid_t> pids(children.size(), -1);
+    std::vector<int> status(children.size(), 0);
+    sigset_t wanted, old;
+    sigemptyset(&wanted);
+    sigaddset(&wanted, SIGINT);
+    sigaddset(&wanted, SIGTERM);
+    sigaddset(&wanted, SIGCHLD);
+    struct sigaction sa {};
+    sa.sa_handler = on_sigchld;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, nullptr);
+    sigprocmask(SIG_BLOCK, &wanted, &old);
+    int live = 0;
+    for (std::size_t i = 0; i < children.size(); ++i) {
+        try {
+            pids[i] = start(children[i], old);
+        } catch (const std::runtime_error&) {
+            for (pid_t other : pids)
+                if (other > 0) kill(other, SIGTERM);
+            throw;
+        }
+        ++live;
+    }
+    while (live > 0) {
+        int sig = 0;
+        if (sigwait(&wanted, &sig) != 0) continue;
+        if (sig == SIGINT || sig == SIGTERM) {
+            for (pid_t pid : pids)
+                if (pid > 0) kill(pid, sig);
+            continue;
+        }
+        for (std::size_t i = 0; i < pids.size(); ++i) {
+            if (pids[i] <= 0) continue;
+            int st = 0;
+            if (waitpid(pids[i], &st, WNOHANG) == pids[i]) {
+                status[i] = exit_code(st);
+                pids[i] = 0;
+                --live;
+            }
+        }
+    }
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    for (int st : status)
+        if (st != 0) return st;
+    return 0;
+}
+
 }  // namespace mmgp::run

@@ -39,6 +39,12 @@ pid_t start(const child& c, const sigset_t& mask);
 /// return this.
 int exit_status_of(const std::exception& e) noexcept;
 
+/// Starts every child (this process's group, the environment each names) and waits for all of them, forwarding
+/// SIGINT and SIGTERM to each while they run; returns the first non-zero exit code in the children's order (128 +
+/// n for one ended by signal n), 0 when all succeeded. If one cannot be started, those started are sent SIGTERM
+/// and the error is thrown. What `mmgp launch --exec` runs.
+int run_together(const std::vector<child>& children);
+
 /// A wait status as an exit code: the program's own, 128 + n for one ended by signal n, 1 otherwise.
 int exit_code(int wait_status) noexcept;
 
