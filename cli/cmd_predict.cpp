@@ -63,7 +63,7 @@ int run_predict(const predict_options& o) {
     opt.front = g.cluster || !o.plot.empty();
     search_result r;
     try {
-        if (g.cluster && !o.csv) g.others = other_choices(s, kind, opt);
+        if (g.cluster && !o.csv) g.others = other_objectives(s, kind, opt);
         if (o.json) {
             opt.near_optimal_max = json_near_optimal_max;
             predict::json_report(out, s, kind, opt, r, what_if, o.uncertainty, g);

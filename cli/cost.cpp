@@ -48,19 +48,6 @@ void apply_objective_options(const objective_options_cli& o, scenario& s, search
     opt.budget_node_hours = o.budget.value_or(0.0);
 }
 
-std::vector<objective_choice> other_choices(const scenario& s, model_kind kind, const search_options& opt) {
-    std::vector<objective_choice> out;
-    for (objective g : {objective::time, objective::node_hours, objective::core_hours}) {
-        if (g == opt.minimise) continue;
-        search_options o(false);
-        o.minimise = g;
-        o.within = opt.within;
-        o.budget_node_hours = opt.budget_node_hours;
-        out.push_back({g, search(s, kind, o).best});
-    }
-    return out;
-}
-
 std::string objective_phrase(const search_options& opt) {
     if (opt.minimise == objective::time)
         return opt.budget_node_hours > 0 ? fmt::format("time (the fastest within a budget of {:.4g} node-hours)",

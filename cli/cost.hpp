@@ -34,14 +34,6 @@ void apply_objective_options(const objective_options_cli& o, scenario& s, search
 /// Two configurations with the same m, p and nodes.
 bool same_mapping(const configuration& a, const configuration& b) noexcept;
 
-/// What each objective chooses on the same scenario (the `also` lines): objective and its best.
-struct objective_choice {
-    objective goal;
-    ranked best;
-};
-/// The choices of the objectives other than opt.minimise (same window and budget), in enum order.
-std::vector<objective_choice> other_choices(const scenario& s, model_kind kind, const search_options& opt);
-
 /// "node-hours (the cheapest within 5 % of the fastest time)" or "time".
 std::string objective_phrase(const search_options& opt);
 /// "6.58 s, 1.87 node-h" for a configuration: its time, and its cost when the objective is one or the

@@ -113,5 +113,14 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
 /// Number of configurations search() would evaluate (without evaluating them).
 std::int64_t count_feasible(const scenario& s) noexcept;
 
+/// What an objective chooses on a scenario: the objective and its best configuration.
+struct objective_choice {
+    objective goal;
+    ranked best;
+};
+/// The choices of the objectives other than opt.minimise (time, node-hours, core-hours; the same window and
+/// budget), in that order: a search each.
+std::vector<objective_choice> other_objectives(const scenario& s, model_kind kind, const search_options& opt);
+
 }  // namespace mmgp
 MMGP_API_END

@@ -500,4 +500,17 @@ search_result search(const scenario& s, model_kind kind, const search_options& o
     return out;
 }
 
+std::vector<objective_choice> other_objectives(const scenario& s, model_kind kind, const search_options& opt) {
+    std::vector<objective_choice> out;
+    for (objective g : {objective::time, objective::node_hours, objective::core_hours}) {
+        if (g == opt.minimise) continue;
+        search_options o(false);
+        o.minimise = g;
+        o.within = opt.within;
+        o.budget_node_hours = opt.budget_node_hours;
+        out.push_back({g, search(s, kind, o).best});
+    }
+    return out;
+}
+
 }  // namespace mmgp
