@@ -18,6 +18,7 @@
 #include <libpll/pll.h>
 
 #include "mmgp/error.hpp"
+#include "model_arrays.hpp"
 
 namespace mmgp::kernels {
 
@@ -107,14 +108,6 @@ struct orientation {
     void invalidate() { std::fill(toward.begin(), toward.end(), -1); }
     /// Appends the updates that make node v's CLV point to neighbour w (post-order).
     void orient(const tree& t, int v, int w, newview_batch& out);
-};
-
-/// The substitution model as libpll holds it after its eigendecomposition: what the GPU kernels are given
-/// (offload/cuda/likelihood_site.hpp: P(t) = inv_eigenvecs diag(exp(eigenvals r t)) eigenvecs).
-struct model_arrays {
-    std::array<double, 16> inv_eigenvecs{}, eigenvecs{};
-    std::array<double, 4> eigenvals{}, freqs{};
-    std::vector<double> rates, rate_weights;  ///< per rate category
 };
 
 /// A libpll partition over sites [lo, hi) of an alignment, with the tree's buffers (one per inner node),

@@ -134,24 +134,24 @@ struct device_slice::impl {
     }
 };
 
-device_slice::device_slice(const std::vector<std::vector<unsigned char>>& tip_masks, const device_model& m,
+device_slice::device_slice(const std::vector<std::vector<unsigned char>>& tip_masks, const kernels::model_arrays& m,
                            std::size_t edges, int blocks)
     : d_(std::make_unique<impl>()) {
     auto& x = *d_;
     if (tip_masks.size() < 3 || tip_masks[0].empty()) throw std::logic_error("device_slice: at least 3 tips and 1 site");
-    if (m.rates.empty() || m.rates.size() > static_cast<std::size_t>(site::max_rates) || m.weights.size() != m.rates.size())
+    if (m.rates.empty() || m.rates.size() > static_cast<std::size_t>(site::max_rates) || m.rate_weights.size() != m.rates.size())
         throw std::logic_error("device_slice: 1 to 16 rate categories, each with its weight");
     x.rate_cats = static_cast<int>(m.rates.size());
     x.d = {tip_masks[0].size(), tip_masks.size(), m.rates.size() * site::states};
     x.edges = edges;
     set_blocks(blocks);
     // The model: a, b, lambda, freqs, rates, weights in one buffer.
-    std::vector<double> host_model(m.a.begin(), m.a.end());
-    host_model.insert(host_model.end(), m.b.begin(), m.b.end());
-    host_model.insert(host_model.end(), m.lambda.begin(), m.lambda.end());
+    std::vector<double> host_model(m.inv_eigenvecs.begin(), m.inv_eigenvecs.end());
+    host_model.insert(host_model.end(), m.eigenvecs.begin(), m.eigenvecs.end());
+    host_model.insert(host_model.end(), m.eigenvals.begin(), m.eigenvals.end());
     host_model.insert(host_model.end(), m.freqs.begin(), m.freqs.end());
     host_model.insert(host_model.end(), m.rates.begin(), m.rates.end());
-    host_model.insert(host_model.end(), m.weights.begin(), m.weights.end());
+    host_model.insert(host_model.end(), m.rate_weights.begin(), m.rate_weights.end());
     x.model = device_alloc<double>(host_model.size());
     check(cudaMemcpy(x.model, host_model.data(), host_model.size() * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (model)");
     x.view = {x.model, x.model + 16, x.model + 32, x.model + 36, x.model + 40, x.model + 40 + x.rate_cats, x.rate_cats};

@@ -11,21 +11,15 @@
 #include <vector>
 
 #include "cuda/likelihood_site.hpp"
+#include "model_arrays.hpp"
 
 namespace mmgp::offload {
-
-/// The model a slice is given (libpll's arrays after pll_update_eigen, kernels::model_arrays).
-struct device_model {
-    std::array<double, 16> a{}, b{};  ///< inv_eigenvecs, eigenvecs
-    std::array<double, 4> lambda{}, freqs{};
-    std::vector<double> rates, weights;
-};
 
 class device_slice {
 public:
     /// `tip_masks[t][s]`: tip t's state set at site s of the slice (pll_map_nt's bit mask); `edges` P matrices;
     /// `blocks`: p, the grid of every off-load. Throws mmgp::failure when CUDA fails.
-    device_slice(const std::vector<std::vector<unsigned char>>& tip_masks, const device_model& m, std::size_t edges,
+    device_slice(const std::vector<std::vector<unsigned char>>& tip_masks, const kernels::model_arrays& m, std::size_t edges,
                  int blocks);
     ~device_slice();
     device_slice(const device_slice&) = delete;

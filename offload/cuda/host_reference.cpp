@@ -19,18 +19,26 @@ std::vector<partial_op> to_partial_ops(const pll_operation* ops, std::size_t cou
     return out;
 }
 
+std::vector<std::vector<unsigned char>> tip_masks(const kernels::alignment& a, std::size_t lo, std::size_t hi) {
+    std::vector<std::vector<unsigned char>> out(a.taxa());
+    for (std::size_t t = 0; t < a.taxa(); ++t)
+        for (std::size_t s = lo; s < hi; ++s)
+            out[t].push_back(static_cast<unsigned char>(pll_map_nt[static_cast<unsigned char>(a.rows[t][s])]));
+    return out;
+}
+
 slice_buffers::slice_buffers(const kernels::alignment& al, const kernels::model_arrays& m, std::size_t lo,
                              std::size_t hi, std::size_t edges)
-    : sites(hi - lo), tips(al.taxa()), rate_cats(m.rates.size()), a(m.inv_eigenvecs), b(m.eigenvecs),
-      lambda(m.eigenvals), freqs(m.freqs), rates(m.rates), rate_weights(m.rate_weights) {
+    : sites(hi - lo), tips(al.taxa()), rate_cats(m.rates.size()), model(m) {
     if (lo >= hi || hi > al.sites() || tips < 3) throw std::logic_error("slice_buffers: empty or out-of-range site range");
-    if (rate_cats == 0 || rate_cats > static_cast<std::size_t>(site::max_rates) || rate_weights.size() != rate_cats)
+    if (rate_cats == 0 || rate_cats > static_cast<std::size_t>(site::max_rates) || m.rate_weights.size() != rate_cats)
         throw std::logic_error("slice_buffers: 1 to 16 rate categories, each with its weight");
     const std::size_t nodes = 2 * tips - 2;
     clv.assign(nodes * sites * clv_span(), 0.0);
+    const std::vector<std::vector<unsigned char>> masks = tip_masks(al, lo, hi);
     for (std::size_t t = 0; t < tips; ++t)
         for (std::size_t s = 0; s < sites; ++s) {
-            const unsigned mask = pll_map_nt[static_cast<unsigned char>(al.rows[t][lo + s])];
+            const unsigned mask = masks[t][s];
             for (std::size_t r = 0; r < rate_cats; ++r)
                 for (int k = 0; k < site::states; ++k)
                     clv[(t * sites + s) * clv_span() + r * site::states + static_cast<std::size_t>(k)] = site::tip_entry(mask, k);
@@ -42,7 +50,8 @@ slice_buffers::slice_buffers(const kernels::alignment& al, const kernels::model_
 }
 
 site::model_view slice_buffers::view() const {
-    return {a.data(), b.data(), lambda.data(), freqs.data(), rates.data(), rate_weights.data(), static_cast<int>(rate_cats)};
+    return {model.inv_eigenvecs.data(), model.eigenvecs.data(), model.eigenvals.data(), model.freqs.data(),
+            model.rates.data(), model.rate_weights.data(), static_cast<int>(rate_cats)};
 }
 
 void host_slice::set_weights(const unsigned* all_sites) { std::copy(all_sites + lo_, all_sites + lo_ + b_.sites, b_.weights.begin()); }

@@ -15,6 +15,8 @@
 namespace mmgp::offload {
 
 using site::partial_op;
+/// Each tip's state sets (pll_map_nt's bit masks) at the sites [lo, hi) of an alignment: tip_masks[t][s].
+std::vector<std::vector<unsigned char>> tip_masks(const kernels::alignment& a, std::size_t lo, std::size_t hi);
 /// libpll's operations as partial_ops.
 std::vector<partial_op> to_partial_ops(const pll_operation* ops, std::size_t count);
 
@@ -29,9 +31,7 @@ struct slice_buffers {
     std::vector<double> pmatrices;   ///< [edge][rate][4][4]
     std::vector<unsigned> weights;   ///< [site]
     std::vector<double> sumtable;    ///< [site][rate][4]
-    std::array<double, 16> a, b;     ///< inv_eigenvecs, eigenvecs
-    std::array<double, 4> lambda, freqs;
-    std::vector<double> rates, rate_weights;
+    kernels::model_arrays model;
     std::size_t clv_span() const { return rate_cats * site::states; }
     std::size_t pmatrix_span() const { return rate_cats * site::states * site::states; }
     site::model_view view() const;

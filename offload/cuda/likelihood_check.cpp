@@ -36,23 +36,11 @@ struct tally {
     }
 };
 
-O::device_model to_device(const K::model_arrays& m) {
-    return {m.inv_eigenvecs, m.eigenvecs, m.eigenvals, m.freqs, m.rates, m.rate_weights};
-}
-
-std::vector<std::vector<unsigned char>> tip_masks(const K::alignment& a, std::size_t lo, std::size_t hi) {
-    std::vector<std::vector<unsigned char>> out(a.taxa());
-    for (std::size_t t = 0; t < a.taxa(); ++t)
-        for (std::size_t s = lo; s < hi; ++s)
-            out[t].push_back(static_cast<unsigned char>(pll_map_nt[static_cast<unsigned char>(a.rows[t][s])]));
-    return out;
-}
-
 // The walk on libpll and on the GPU with `blocks` blocks per grid.
 tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>& w, std::size_t lo, std::size_t hi, int blocks) {
     const K::model m = K::default_model(a);
     K::site_slice ref(a, m, lo, hi);
-    O::device_slice gpu(tip_masks(a, lo, hi), to_device(ref.arrays()), t.edges(), blocks);
+    O::device_slice gpu(O::tip_masks(a, lo, hi), ref.arrays(), t.edges(), blocks);
     ref.set_weights(w.data());
     gpu.set_weights(w.data() + lo);
     tally out;
