@@ -4,6 +4,8 @@
 // chooses where the runs go (run/tune_backend.hpp), and hands over to the journal (run/tune_journal.cpp), the
 // loop (run/tune_loop.cpp) and the report (tune_report.cpp); the journal's header is tune_header.cpp's.
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -80,6 +82,11 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--uses", o.uses,
                 "Production runs the choice will serve: also stop when one more run is expected to save less over "
                 "them than it costs (objective time)");
+    add_checked(sub, "--work", o.work,
+                "SHORT:FULL: the program's amount of work in a short and a full run, put in the command's {work} "
+                "(e.g. -nsteps {work} with --work 2000:20000); configurations are screened by short runs and only "
+                "those still in question run in full (docs/TUNE.md, \"Short runs\"); with --replay, the values of "
+                "RUNS.csv's work column");
     add_checked(sub, "--timeout", o.timeout, "The longest one run may take, seconds (default: no limit but the bound)");
     add_checked(sub, "--bound-factor", o.bound_factor,
                 "A run is stopped (censored) after this many times the chosen configuration's time (default 3)");
@@ -185,6 +192,45 @@ void check_plot(const tune_options_cli& o, const tune_options_cli& given) {
     }
 }
 
+// --work SHORT:FULL: two integers, 1 <= SHORT < FULL; nothing when not given.
+std::optional<std::pair<std::int64_t, std::int64_t>> parse_work(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    const std::size_t colon = text.find(':');
+    long long lo = 0, hi = 0;
+    const auto whole = [](const std::string& s, long long& v) {
+        char* end = nullptr;
+        errno = 0;
+        v = std::strtoll(s.c_str(), &end, 10);
+        return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && end == s.c_str() + s.size() && errno == 0;
+    };
+    if (colon == std::string::npos || !whole(text.substr(0, colon), lo) || !whole(text.substr(colon + 1), hi) ||
+        lo < 1 || hi <= lo)
+        throw usage_error("--work: expected SHORT:FULL, two whole numbers with 1 <= SHORT < FULL (the values of "
+                          "{work} in a short and a full run), found \"" + text + "\"");
+    return std::pair<std::int64_t, std::int64_t>{lo, hi};
+}
+
+// The command with {work} given its value; checks that a live command has {work} exactly when --work is given.
+std::vector<std::string> with_work(const std::vector<std::string>& command, const std::string& value) {
+    std::vector<std::string> out = command;
+    for (std::string& w : out)
+        for (std::size_t at = w.find("{work}"); at != std::string::npos; at = w.find("{work}", at + value.size()))
+            w.replace(at, 6, value);
+    return out;
+}
+
+void check_work_placeholder(const tune_options_cli& o) {
+    if (!o.replay.empty()) return;
+    const bool has = std::any_of(o.launch.command.begin(), o.launch.command.end(),
+                                 [](const std::string& w) { return w.find("{work}") != std::string::npos; });
+    if (has && o.work.empty())
+        throw usage_error("COMMAND: expected {work} with --work SHORT:FULL (its values in a short and a full run), "
+                          "found {work} without --work");
+    if (!has && !o.work.empty())
+        throw usage_error("--work " + o.work + ": expected the command to hold {work} where its amount of work goes "
+                          "(e.g. -nsteps {work}), found no {work}");
+}
+
 // The options that must agree before anything is loaded; returns the launcher.
 launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli& given) {
     if (o.space.model != "mmgp") throw usage_error("--model: expected mmgp (tune fits the engine's model), found \"" + o.space.model + "\"");
@@ -208,6 +254,8 @@ launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli
     if (o.replay.empty() && o.replay_first != "random")
         throw usage_error("--replay-first: expected with --replay (it orders the replayed draws), found it without");
     if (!o.plot.empty()) check_plot(o, given);
+    parse_work(o.work);
+    check_work_placeholder(o);
     return kind;
 }
 
@@ -443,6 +491,7 @@ tune_options tuner_options(const tune_options_cli& o) {
         to.uses = static_cast<double>(*o.uses);
     }
     to.max_run_s = o.timeout.value_or(0);
+    if (const auto work = parse_work(o.work)) to.short_work = static_cast<double>(work->first) / static_cast<double>(work->second);
     to.prior = !o.no_prior;
     to.use_model = !o.no_model;
     to.choose_structure = o.no_app;
@@ -456,8 +505,10 @@ tune_options tuner_options(const tune_options_cli& o) {
 std::unique_ptr<tune_backend> chosen_backend(const tune_options_cli& o, launcher_kind kind, std::int64_t units,
                                              std::optional<recorded_runs>& replay) {
     if (replay) return run::replay_backend(std::move(*replay), o.seed, o.replay_first == "slowest");
-    launch_setup setup{kind, [kind, units, lo = o.launch](const configuration& c) {
-                           return plan_launch(kind, c, units, lo, lo.command);
+    const auto work = parse_work(o.work);
+    const std::string short_value = work ? std::to_string(work->first) : "", full_value = work ? std::to_string(work->second) : "";
+    launch_setup setup{kind, [kind, units, lo = o.launch, short_value, full_value](const configuration& c, bool short_run) {
+                           return plan_launch(kind, c, units, lo, with_work(lo.command, short_run ? short_value : full_value));
                        },
                        o.launch.cores_per_node, o.launch.oversubscribe};
     if (static_cast<int>(o.parallel) <= 1) return run::local_backend(std::move(setup));
@@ -490,7 +541,7 @@ void check_runnable(launcher_kind kind, const std::vector<configuration>& space,
     launch_plan plan;
     for (int n : node_counts) {
         const auto c = std::find_if(space.begin(), space.end(), [&](const configuration& x) { return x.nodes == n; });
-        plan = plan_launch(kind, *c, units, lo, lo.command);
+        plan = plan_launch(kind, *c, units, lo, with_work(lo.command, "1"));
     }
     std::string program = plan.argv.empty() ? std::string() : plan.argv.front();
     if (kind == launcher_kind::local) {  // the program itself, after a binding `taskset -c CPUS`
@@ -527,7 +578,7 @@ int run_tune(const tune_options_cli& given) {
     o.launch.accelerators = s.plat.apus;  // a GPU mapping's MPS percentage, as mmgp launch renders it
     std::optional<recorded_runs> replay;
     if (!o.replay.empty()) {
-        replay = read_recorded_runs(o.replay, o.launch.units);
+        replay = read_recorded_runs(o.replay, o.launch.units, parse_work(o.work));
         warn_about_columns(o.replay, replay->ignored_columns);
     }
     const std::vector<configuration> space = tune_space(o, s, replay);

@@ -96,6 +96,7 @@ constexpr value_rule rule_table[] = {
     {"tune", "--max-runs", K::count, 0, 1e6},
     {"tune", "--max-seconds", K::real, 0, 1e9, true},
     {"tune", "--max-cost", K::text},
+    {"tune", "--work", K::text},
     {"tune", "--uses", K::count, 1, 1e12},
     {"tune", "--timeout", K::real, 0, 1e9, true},
     {"tune", "--bound-factor", K::real, 1, 1e6, true},

@@ -111,6 +111,7 @@ const std::vector<header_field>& header_fields() {
         field("max_cost", "--max-cost", [](auto& o) -> auto& { return o.max_cost; }, kept_as::added_later, "none"),
         field("uses", "--uses", [](auto& o) -> auto& { return o.uses; }, kept_as::added_later, nullptr),
         field("timeout", "--timeout", [](auto& o) -> auto& { return o.timeout; }),
+        field("work", "--work", [](auto& o) -> auto& { return o.work; }, kept_as::added_later, ""),
         field("constants", nullptr, [](auto& o) -> auto& { return o.constants; }, kept_as::added_later,
               json::array()),
         field("no_prior", nullptr, [](auto& o) -> auto& { return o.no_prior; }),

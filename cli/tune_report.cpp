@@ -104,6 +104,35 @@ json chosen_json(const tune_summary& r) {
             {"core_hours", core_hours(c, b.time_s)}};
 }
 
+// With --work: how many runs were short, how they carried over to full ones, and whether they ranked.
+std::string short_runs_text(const tune_summary& r) {
+    if (!(r.to.short_work > 0)) return "";
+    const tune_assessment& a = r.a;
+    const tune_carryover& c = a.carryover;
+    int shorts = 0;
+    for (const auto& b : a.configs) shorts += b.short_runs;
+    std::string out = fmt::format("short runs: {} of the {} runs (--work {}); ", shorts, a.runs, r.o.work);
+    if (c.pairs == 0) return out + "no configuration run both ways yet\n";
+    out += fmt::format("a full run = {:.3g} x (short - {}) + {}, within {} (from {} configuration{} run both ways)\n",
+                       c.ratio, human_time(c.startup_s), human_time(c.startup_s), pct(c.error), c.pairs,
+                       c.pairs == 1 ? "" : "s");
+    if (!c.ranks)
+        out += fmt::format("short runs do not rank these configurations as full runs do: their projections miss by {}, "
+                           "more than half the {} spread they see; they were set aside and the tune went on with full "
+                           "runs (a shorter run of this program is no screen)\n",
+                           pct(c.fit_error), pct(c.spread));
+    return out;
+}
+
+json short_runs_json(const tune_summary& r) {
+    const tune_carryover& c = r.a.carryover;
+    int shorts = 0;
+    for (const auto& b : r.a.configs) shorts += b.short_runs;
+    return {{"work", r.o.work}, {"short_runs", shorts}, {"pairs", c.pairs}, {"ratio", c.ratio},
+            {"startup_s", c.startup_s}, {"error", c.error}, {"fit_error", c.fit_error}, {"spread", c.spread},
+            {"ranks", c.ranks}};
+}
+
 json configurations_json(const tune_summary& r) {
     json list = json::array();
     for (std::size_t i : shown_order(r.a)) {
@@ -114,6 +143,7 @@ json configurations_json(const tune_summary& r) {
                         {"measured_s", b.measured_s > 0 ? json(b.measured_s) : json(nullptr)},
                         {"model_s", b.model_s > 0 ? json(b.model_s) : json(nullptr)},
                         {"time_s", b.time_s}, {"lo_s", b.lo_s}, {"hi_s", b.hi_s}, {"p_beats", b.p_beats}});
+        if (r.to.short_work > 0) list.back()["short_runs"] = b.short_runs;
     }
     return list;
 }
@@ -138,6 +168,7 @@ std::string json_report(const tune_summary& r, const std::string& launch) {
               {"chosen_by", std::string(to_string(a.chosen_by))}, {"loo_error", or_null(a.loo_error > 0, a.loo_error)},
               {"measured_noise", or_null(a.measured_noise > 0, a.measured_noise)}, {"open_rivals", rivals},
               {"trace", r.trace}, {"params", params}, {"configurations", configurations_json(r)}};
+    if (r.to.short_work > 0) j["short_runs"] = short_runs_json(r);
     if (!launch.empty()) j["command"] = launch;
     return j.dump() + '\n';
 }
@@ -217,6 +248,7 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
     out += fmt::format("spent: {} runs, {} of machine time; running every configuration once: about {} ({:.0f} %){}\n", a.runs,
                        human_time(a.machine_s), human_time(a.exhaustive_s), a.exhaustive_s > 0 ? 100 * a.machine_s / a.exhaustive_s : 0.0,
                        exhaustive_terms(a));
+    out += short_runs_text(r);
     out += basis_text(r);
     out += regret_text(r);
     if (r.parallel > 1)
@@ -226,7 +258,7 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
         const auto& b = a.configs[a.chosen];
         const objective m = r.to.minimise;
         out += fmt::format("chosen: {}: measured {} (median of {} runs), expected {} [{}, {}]{}\n", words(r.space[a.chosen]),
-                           human_time(b.measured_s), b.runs, human_time(b.time_s), human_time(b.lo_s), human_time(b.hi_s),
+                           human_time(b.measured_s), b.full_runs, human_time(b.time_s), human_time(b.lo_s), human_time(b.hi_s),
                            m == objective::time
                                ? std::string()
                                : fmt::format(", {:.4g} {} expected (objective {}, within {:g} % of the fastest expected time)",
@@ -256,6 +288,7 @@ std::string text_table(const tune_summary& r) {
         if (shown >= 15 && b.runs == 0) continue;
         ++shown;
         std::string runs = std::to_string(b.runs);
+        if (b.short_runs) runs += fmt::format(" ({} short)", b.short_runs);
         if (b.censored) runs += fmt::format(" ({} stopped)", b.censored);
         if (b.failed) runs += fmt::format(" ({} failed)", b.failed);
         out += fmt::format("{:<30} {:>4} {:>11}{} {:>11} {:>25} {:>9}{}\n", words(r.space[i]), runs,

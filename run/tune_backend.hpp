@@ -26,6 +26,7 @@ struct run_request {
     configuration config;
     int number = 0;             ///< its number in the journal (the draw of a replayed run depends on it)
     double bound_s = 0;         ///< stop it after this long, censored (0: no bound)
+    bool short_run = false;     ///< a short run (mmgp tune --work: {work} is the short value)
     std::size_t in_flight = 0;  ///< runs in flight beside it
 };
 
@@ -80,7 +81,7 @@ public:
 /// filled, the binding: mmgp launch's, cli/cmd_launch.cpp plan_launch) and what a Slurm batch job may hold.
 struct launch_setup {
     launcher_kind kind = launcher_kind::local;
-    std::function<launch_plan(const configuration&)> plan;
+    std::function<launch_plan(const configuration&, bool short_run)> plan;
     std::optional<int> cores_per_node;  ///< the CPUs a batch job asks of a node (not given: what sinfo offers)
     bool oversubscribe = false;         ///< more processes than a node's CPUs allowed
 };
@@ -93,12 +94,16 @@ struct recorded_run {
 struct recorded_runs {
     std::string file;
     std::vector<configuration> space;                       ///< in the file's order of first appearance
-    std::map<std::string, std::vector<recorded_run>> reps;  ///< by key_of
+    std::map<std::string, std::vector<recorded_run>> reps;  ///< by key_of: the full runs
+    std::map<std::string, std::vector<recorded_run>> short_reps;  ///< by key_of: the short runs (work_short's rows)
+    std::int64_t work_short = 0, work_full = 0;             ///< the file's work values (0: no column)
     std::int64_t units = 0;                                 ///< the file's units (0: no column)
     std::vector<std::string> ignored_columns;               ///< the file's columns not read (a caller warns)
 };
-/// The rows of `path` with `units_wanted` (--units), or all when they are of one units value.
-recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted);
+/// The rows of `path` with `units_wanted` (--units), or all when they are of one units value. A work column holds
+/// one value (full runs) or two (the smaller, short runs); `work_wanted` (--work SHORT:FULL) must name them.
+recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted,
+                                 std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted = std::nullopt);
 
 /// Each run's time drawn (by `seed` and its number) from the recorded repetitions of its configuration.
 /// `slowest_first`: each configuration's first run is its slowest recorded one (--replay-first slowest).

@@ -109,7 +109,7 @@ namespace {
 // One run line of a journal, checked as a run the tune recorded itself would be: integer m, p, nodes >= 1 of the
 // tune's space, a known policy and outcome, a finite wall time in [0, 1e9] s. Returns its run number and the run.
 std::pair<long long, tune_run> journal_run(const json& j, const std::string& path, const std::string& where,
-                                           const std::map<std::string, std::size_t>& index) {
+                                           const std::map<std::string, std::size_t>& index, double short_work) {
     auto fail = [&](const std::string& key, const std::string& expected) {
         throw input_error(path, where + ", /" + key, expected,
                           j.contains(key) ? "the value " + utf8_prefix(j.at(key).dump(), 40) : std::string("nothing"));
@@ -146,9 +146,12 @@ std::pair<long long, tune_run> journal_run(const json& j, const std::string& pat
         !(j.at("bound_s").is_number() && j.at("bound_s").get<double>() >= 0 && j.at("bound_s").get<double>() <= 1e9))
         fail("bound_s", "null or a bound in [0, 1000000000] seconds");
     if (j.contains("early_bound") && !j.at("early_bound").is_boolean()) fail("early_bound", "true or false");
+    if (j.contains("short") && !(j.at("short").is_boolean() && (short_work > 0 || !j.at("short").get<bool>())))
+        fail("short", short_work > 0 ? "true or false" : "false (the tune has no --work)");
     const bool early = known->second == run_outcome::censored && j.value("early_bound", false);
     const long long run_no = j.at("run").get<long long>();
-    return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second, early}};
+    const double work = j.value("short", false) ? short_work : 1.0;
+    return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second, early, work}};
 }
 
 }  // namespace
@@ -159,7 +162,8 @@ journal_history add_recorded_runs(const std::vector<json>& lines, const std::str
     for (std::size_t i = 0; i < t.space().size(); ++i) index[key_of(t.space()[i])] = i;
     std::set<long long> run_numbers;
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {
-        const auto [run_no, r] = journal_run(lines[ln], path, "line " + std::to_string(ln + 1), index);
+        const auto [run_no, r] = journal_run(lines[ln], path, "line " + std::to_string(ln + 1), index,
+                                                t.options().short_work);
         if (!run_numbers.insert(run_no).second)
             throw input_error(path, "line " + std::to_string(ln + 1) + ", /run",
                               "each run recorded once (a run counted twice would weigh twice)",

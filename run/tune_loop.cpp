@@ -89,8 +89,10 @@ private:
                   {"policy", std::string(to_string(c.pol))}, {"start", utc_now()}, {"bound_s", a_.next_bound_s},
                   {"why", a_.why_next}};
         if (a_.stops_early(a_.next_bound_s)) f.line["early_bound"] = true;
+        const bool short_run = a_.next_work < 1;
+        if (t_.options().short_work > 0) f.line["short"] = short_run;
         if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();
-        const run_start started = backend_.start({c, f.number, a_.next_bound_s, flights_.size()}, f.line);
+        const run_start started = backend_.start({c, f.number, a_.next_bound_s, short_run, flights_.size()}, f.line);
         if (started.verdict == start_verdict::no_room) return false;
         ++next_number_;
         f.id = started.id;
@@ -117,7 +119,7 @@ private:
         line.update(end.journal_fields);
         if (jr_.is_open()) jr_.append(line);
         const bool early = end.outcome == run_outcome::censored && line.value("early_bound", false);
-        t_.add({f.config, end.wall_s, end.outcome, early});
+        t_.add({f.config, end.wall_s, end.outcome, early, line.value("short", false) ? t_.options().short_work : 1.0});
         if (f.id != 0) backend_.release(f.id);
         return f;
     }
@@ -177,7 +179,8 @@ private:
 
     void show_progress(const flight& f, const run_end& end) const {
         if (settings_.quiet) return;
-        const run_progress run{f.number, t_.space()[f.config], end.wall_s, end.outcome, end.exit_status, flights_.size()};
+        const run_progress run{f.number, t_.space()[f.config], end.wall_s, end.outcome, end.exit_status, flights_.size(),
+                               f.line.value("short", false)};
         std::cerr << progress_line(run, a_, t_.space(), settings_.tolerance, settings_.minimise) << std::flush;
     }
 

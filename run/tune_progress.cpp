@@ -37,7 +37,8 @@ std::string progress_line(const run_progress& run, const tune_assessment& a, con
     // The budget as it stands: what was spent against the cap (the estimate of running every configuration once).
     const std::string spent = a.cap_s > 0 ? fmt::format(" · spent {} of {}", human_time(a.machine_s), human_time(a.cap_s))
                                           : fmt::format(" · spent {}", human_time(a.machine_s));
-    return fmt::format("[run {}] {}: {} {}{}{} · {}{}\n", run.number, words(run.config), human_time(run.wall_s),
+    return fmt::format("[run {}] {}{}: {} {}{}{} · {}{}\n", run.number, words(run.config),
+                       run.short_run ? " short" : "", human_time(run.wall_s),
                        to_string(run.outcome),
                        run.outcome == run_outcome::failed ? fmt::format(" (exit status {})", run.exit_status) : "",
                        run.in_flight == 0 ? "" : fmt::format(" ({} in flight)", run.in_flight), best, spent);

@@ -22,6 +22,7 @@ struct run_progress {
     run_outcome outcome = run_outcome::ok;
     int exit_status = 0;
     std::size_t in_flight = 0;  ///< runs still in flight
+    bool short_run = false;     ///< a short run (--work)
 };
 /// Before the first run: what running every configuration once is expected to cost, and the cap.
 std::string plan_line(const tune_assessment& a, std::size_t configurations);

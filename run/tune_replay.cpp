@@ -5,13 +5,41 @@
 #include <cstdint>
 #include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "mmgp/fit.hpp"
 #include "tune_backend.hpp"
 #include "words.hpp"
 
 namespace mmgp::run {
 
-recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted) {
+namespace {
+
+// The work values of the rows: none (no column), one (full runs) or two (short and full). With --work, its two.
+void read_work_values(recorded_runs& d, const std::vector<measured_run>& rows,
+                      std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted) {
+    std::set<std::int64_t> works;
+    for (const auto& r : rows) works.insert(r.work);
+    if (works.size() > 2 || (works.size() == 2 && works.count(0)))
+        throw input_error(d.file, "column work", "one work value (full runs) or two (short and full runs) in every row",
+                          std::to_string(works.size()) + " different values");
+    if (work_wanted) {
+        const std::set<std::int64_t> want{work_wanted->first, work_wanted->second};
+        if (works != want)
+            throw input_error(d.file, "column work",
+                              fmt::format("the work values of --work {}:{}", work_wanted->first, work_wanted->second),
+                              works.count(0) ? std::string("no work column")
+                                             : fmt::format("{}", fmt::join(works, " and ")));
+    }
+    d.work_full = *works.rbegin();
+    d.work_short = works.size() == 2 ? *works.begin() : 0;
+}
+
+}  // namespace
+
+recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted,
+                                 std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted) {
     recorded_runs d;
     d.file = path;
     std::vector<measured_run> rows = read_runs(path, &d.ignored_columns);
@@ -29,8 +57,13 @@ recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int
     } else {
         d.units = *units.begin();
     }
+    read_work_values(d, rows, work_wanted);
     for (const auto& r : rows) {
         const std::string k = key_of(r.c);
+        if (d.work_short > 0 && r.work == d.work_short) {  // without --work, the short rows are not drawn
+            if (work_wanted) d.short_reps[k].push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored});
+            continue;
+        }
         auto& v = d.reps[k];
         if (v.empty()) d.space.push_back(r.c);
         // A censored row's time is the bound it was stopped at (bound_s when given).
@@ -58,9 +91,11 @@ public:
 
     run_start start(const run_request& request, nlohmann::json& journal_line) override {
         const std::string k = key_of(request.config);
-        const auto& reps = runs_.reps.at(k);
+        const auto found = request.short_run ? runs_.short_reps.find(k) : runs_.reps.end();
+        if (request.short_run && found == runs_.short_reps.end()) return {start_verdict::refused, 0};  // none recorded
+        const auto& reps = request.short_run ? found->second : runs_.reps.at(k);
         const std::uint64_t draw = splitmix(seed_ * 0x100000001B3ULL + static_cast<std::uint64_t>(request.number));
-        const bool first = started_.insert(k).second;
+        const bool first = started_.insert(k + (request.short_run ? "/short" : "")).second;
         const recorded_run& r =
             slowest_first_ && first
                 ? *std::max_element(reps.begin(), reps.end(), [](const recorded_run& x, const recorded_run& y) {

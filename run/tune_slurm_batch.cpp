@@ -122,7 +122,7 @@ public:
             return {start_verdict::refused, 0};
         }
         const std::string step =
-            shell_command(setup_.plan(c));
+            shell_command(setup_.plan(c, request.short_run));
         const std::string base = fmt::format("{}/run-{}.{}", dir_, request.number, getpid());
         remove_job_files(base);
         write_file_atomically(base + ".sh", job_script(request.number, base, request.bound_s, step));

@@ -24,6 +24,9 @@ struct measured_run {
     bool has_policy = false;
     bool censored = false;   ///< stopped at its bound (CSV column censored = 1): the time is at least time_s
     double bound_s = 0;      ///< the bound it ran under (CSV column bound_s; 0: not stated)
+    /// The amount of work it was run with (CSV column work: what mmgp tune --work puts in {work}; 0: not stated).
+    /// A replay's short runs are the rows of the smaller of two values.
+    std::int64_t work = 0;
 };
 
 /// What to fit and what to hold.

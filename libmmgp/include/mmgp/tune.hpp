@@ -108,6 +108,11 @@ struct tune_options {
     /// tolerance and P(beaten) are then in that cost, among the configurations of the window.
     objective minimise = objective::time;
     double within = 0.05;
+    /// Short runs (docs/TUNE.md, "Short runs"): the work of a short run as a fraction of a full run's (0: off). A
+    /// configuration never run is screened by a short run first; a full run's time is projected from short ones
+    /// through the carry-over (tune_carryover) fitted on the configurations run both ways, with its error, and only
+    /// a configuration with full runs of its own is ever chosen.
+    double short_work = 0;
 };
 
 /// How a run ended.
@@ -127,6 +132,25 @@ struct tune_run {
     /// Censored at a rival's bound below the bound factor's (tune_options::bound_noise_z): the time is at least
     /// the bound, and the configuration may run again (a run censored at the bound factor's rules it out).
     bool early = false;
+    /// The run's work as a fraction of a full run's: 1, a full run; below 1, a short run (tune_options::short_work),
+    /// evidence of the full time only through the carry-over.
+    double work = 1;
+};
+
+/// How short runs carry over to full ones: a full run's time = ratio x (short time - startup) + startup, fitted
+/// on the configurations run both ways (pairs), with the error of a projection.
+struct tune_carryover {
+    int pairs = 0;           ///< configurations with finished short and full runs
+    double ratio = 0;        ///< full time / short time beyond the start-up (its prior: 1 / short_work)
+    double startup_s = 0;    ///< the start-up cost both kinds of run pay (0 below two pairs)
+    double error = 0;        ///< sd of log(full time / its projection): the fit's residuals and a prior
+    double fit_error = 0;    ///< the residuals' alone (0 below two pairs)
+    double spread = 0;       ///< sd of the projected log times over the screened configurations
+    /// The short runs rank the configurations as full runs do: false once two pairs or more leave a projection
+    /// error above half the spread the screen sees (a screen cannot tell those configurations apart); the
+    /// projections are then dropped and the tune goes on with full runs only.
+    bool ranks = true;
+    double project(double short_s) const noexcept { return ratio * (short_s - startup_s) + startup_s; }
 };
 
 /// What the tuner believes about one configuration.
@@ -136,9 +160,12 @@ struct config_belief {
     double lo_s = 0, hi_s = 0;  ///< 90 % interval of that time
     double p_beats = 0;     ///< probability it beats the chosen configuration by more than the tolerance
     int runs = 0, censored = 0, failed = 0;
-    double measured_s = 0;  ///< median of its finished runs (0 when none)
+    double measured_s = 0;  ///< median of its finished full runs (0 when none)
+    int full_runs = 0;      ///< its finished full runs (measured_s is their median)
     bool excluded = false;  ///< censored or failed at least once: never chosen, never run again
     bool pathological = false;  ///< confidently slower than the bound of a run: not run while others remain
+    int short_runs = 0;     ///< short runs (tune_run::work below 1), finished or stopped
+    double projected_s = 0; ///< a full run's time projected from its short runs (0: none, or full runs of its own)
 };
 
 /// Why the loop stops (or none).
@@ -168,6 +195,8 @@ struct tune_assessment {
     std::size_t next = 0;      ///< the configuration to run next (when stop == none)
     std::string why_next;      ///< one phrase: why that one
     double next_bound_s = 0;   ///< stop that run after this long (0: no bound)
+    double next_work = 1;      ///< the next run's work: 1, a full run; tune_options::short_work, a short run
+    tune_carryover carryover;  ///< with short runs: how they carry over (pairs 0 and ratio 0 before any)
     /// The bounds of a run of the chosen and of any other configuration (tune_options::bound_noise_z; equal
     /// without it); next_bound_s is one of them.
     double chosen_bound_s = 0, rival_bound_s = 0;

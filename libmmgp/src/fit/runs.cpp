@@ -59,7 +59,7 @@ bool read_whole(const std::string& s, T& v) {
 struct csv_columns {
     std::vector<std::string> header;
     int header_row = 0;
-    int col_m = -1, col_p = -1, col_nodes = -1, col_units = -1, col_time = -1, col_policy = -1, col_cens = -1, col_bound = -1;
+    int col_m = -1, col_p = -1, col_nodes = -1, col_units = -1, col_time = -1, col_policy = -1, col_cens = -1, col_bound = -1, col_work = -1;
     std::vector<std::string> ignored;  ///< the header's other columns
 
     int* slot(const std::string& h) {
@@ -71,6 +71,7 @@ struct csv_columns {
                : h == "policy"                                                       ? &col_policy
                : h == "censored"                                                     ? &col_cens
                : h == "bound_s"                                                      ? &col_bound
+               : h == "work"                                                         ? &col_work
                                                                                      : nullptr;
     }
 };
@@ -150,6 +151,7 @@ measured_run csv_run(const std::vector<std::string>& f, const csv_columns& cols,
     run.c.p = static_cast<int>(integer(cols.col_p, 1));
     run.c.nodes = static_cast<int>(integer(cols.col_nodes, 1));
     run.units = integer(cols.col_units, 1);
+    run.work = integer(cols.col_work, 0);
     run.time_s = seconds(cols.col_time, "a finite number > 0 (seconds)");
     if (!detail::measured_in_range(run.time_s)) fail(cols.col_time, detail::measured_range_text);
     if (cols.col_policy >= 0) {

@@ -19,15 +19,16 @@ std::array<double, 4> features(const configuration& c) {
     return {std::log2(c.m), std::log2(c.p), std::log2(c.nodes), c.pol == policy::os ? 1.0 : 0.0};
 }
 
-// The model's error from its residuals at the measured configurations, with 3 pseudo-observations of the
-// prior error; a residual counts beyond the noise of its observation only.
+// The model's error from its residuals at the measured configurations (and those projected from short runs),
+// with 3 pseudo-observations of the prior error; a residual counts beyond the noise of its observation only.
 double residual_variance(const run_evidence& evidence, const observations& obs,
                          const std::vector<double>& mean, double prior_error) {
     double sum_squares = 3 * prior_error * prior_error, count = 3;
     for (std::size_t k = 0; k < obs.configs.size(); ++k) {
         const std::size_t c = obs.configs[k];
-        if (evidence[c].logs.empty()) continue;
-        const double r = evidence[c].center - mean[c];
+        const auto& e = evidence[c];
+        if (e.logs.empty() && !e.projected) continue;  // only ever stopped: its observation is a bound
+        const double r = (e.logs.empty() ? e.projected_log : e.center) - mean[c];
         sum_squares += std::max(0.0, r * r - obs.var[k]);
         count += 1;
     }
@@ -40,6 +41,12 @@ observations observe(const run_evidence& evidence, const noise_estimate& noise) 
     observations obs;
     for (std::size_t c = 0; c < evidence.size(); ++c) {
         const auto& e = evidence[c];
+        if (e.projected) {  // screened by short runs alone (tune/carryover.cpp)
+            obs.configs.push_back(c);
+            obs.log_time.push_back(e.projected_log);
+            obs.var.push_back(e.projected_var);
+            continue;
+        }
         if (e.logs.empty() && !(e.censored > 0 && e.censored_at > 0)) continue;
         obs.configs.push_back(c);
         obs.log_time.push_back(e.logs.empty() ? std::log(e.censored_at) : e.center);

@@ -31,6 +31,7 @@ run_evidence gather_evidence(const std::vector<tune_run>& runs, std::size_t n_co
     for (const auto& r : runs) {
         auto& e = evidence.per_config[r.config];
         if (r.outcome == run_outcome::cancelled) continue;  // machine time spent, nothing learnt
+        if (r.work < 1) continue;  // a short run: evidence through the carry-over (tune/carryover.cpp)
         if (r.outcome == run_outcome::ok && r.time_s > 0) {
             e.logs.push_back(std::log(r.time_s));
             evidence.measured.push_back(r.config);

@@ -292,6 +292,18 @@ bool first_by_platform(const tune_assessment& a, const log_beliefs& b, const std
            std::all_of(flying.begin(), flying.end(), [](int k) { return k == 0; });
 }
 
+// With short runs, while exploring: every configuration is screened before any runs in full, then those screened
+// and not run in full go first, the lowest expected time first, then the rest as scored.
+void screen_first(const tune_assessment& a, const log_beliefs& b, const std::vector<int>& flying,
+                  std::vector<double>& score) {
+    constexpr double tier = 1e9;
+    for (std::size_t c = 0; c < score.size(); ++c) {
+        if (!std::isfinite(score[c])) continue;
+        if (a.configs[c].runs == 0 && !b.screened[c] && flying[c] == 0) score[c] += 2 * tier;
+        else if (b.screened[c] && a.configs[c].runs == a.configs[c].censored && flying[c] == 0) score[c] = tier - b.mean[c];
+    }
+}
+
 // Each configuration's score for the next run, higher first (-infinity: not a candidate). The tune's first run
 // by the platform (`platform_first`, first_by_platform): the platform's fastest. While nothing predicts (no
 // model, too few runs to fit one): how little is known of it. Before anything is chosen: the
@@ -317,6 +329,7 @@ std::vector<double> next_run_scores(const tune_assessment& a, const choice& ch, 
         for (std::size_t c = 0; c < n; ++c)
             if (candidate[c] && !(exploring && a.configs[c].censored > 0))  // stopped early: not unknown
                 score[c] = exploring ? v_next[c] / (b.explore_cost.empty() ? 1.0 : b.explore_cost[c]) : -b.mean[c];
+        if (exploring && !b.screened.empty()) screen_first(a, b, flying, score);
         return score;
     }
     if (by_gradient && a.has_chosen && !ch.by_cost) {

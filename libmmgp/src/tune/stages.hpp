@@ -40,6 +40,8 @@ struct config_evidence : measured_configuration {  // its runs: logs, censored, 
     double median_var = 0;     // distribution-free variance of `center` from five runs on (0: fewer)
     double own_var = 0;        // its own run-to-run variance of log times (0: fewer than two runs)
     int early = 0;             // of the censored runs, those stopped early (tune_run::early)
+    bool projected = false;    // no full run finished: its log time projected from short runs (carry-over)
+    double projected_log = 0, projected_var = 0;
     bool excluded() const noexcept { return censored > early || failed > 0; }  // never chosen, never run again
 };
 
@@ -76,6 +78,31 @@ noise_estimate pool_noise(const std::vector<config_evidence>& evidence, const no
 double measured_noise(const run_evidence& evidence);
 /// summarise_runs on every measured configuration, then pool_noise.
 noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior);
+
+// --- 1b. carry-over (tune/carryover.cpp) ------------------------------------------------------------
+
+/// The short runs (tune_run::work below 1) of one configuration.
+struct short_evidence {
+    std::vector<double> logs;  // log of the finished ones' times
+    int censored = 0;
+    double censored_at = 0;    // the longest bound a short run was stopped at
+    int runs() const noexcept { return static_cast<int>(logs.size()) + censored; }
+};
+/// The short runs sorted by configuration (failed and cancelled ones tell nothing).
+std::vector<short_evidence> gather_short(const std::vector<tune_run>& runs, std::size_t n_configs);
+
+/// The carry-over from the configurations run both ways (`evidence` summarised: its centers), pulled towards the
+/// prior ratio 1 / short_work without a start-up; its error from the residuals with a prior of 15 % worth one pair.
+tune_carryover fit_carryover(const std::vector<short_evidence>& shorts, const run_evidence& evidence,
+                             double short_work);
+/// The evidence short runs add: a configuration without a finished full run gets its projected log time and the
+/// carry-over's error as its variance, and a short run stopped at its bound counts as a run stopped at the full time
+/// that bound projects to (at least the bound); both only while the short runs rank (once they do not, every short
+/// run is dropped). Sets carry.spread and carry.ranks.
+void add_short_evidence(run_evidence& evidence, const std::vector<short_evidence>& shorts, tune_carryover& carry);
+/// The bound of a short run whose full run would be bounded at `full_bound` (0: none): the short time projecting
+/// to it, widened by 1.645 errors, never above the full bound (below one pair: the full bound).
+double short_bound(const tune_carryover& carry, double full_bound);
 
 // --- 2. prior fit (tune/prior.cpp) -------------------------------------------------------------------
 
@@ -223,6 +250,7 @@ struct log_beliefs {
     double pooled_run_var = 0;        // the pooled variance of one run (noise_estimate::pooled_var)
     std::vector<double> explore_cost; // what the platform alone expects a run to cost, 1 the cheapest (empty: not used)
     std::vector<double> first_time;   // what the platform alone expects a run to take, for the first run (empty: not used)
+    std::vector<char> screened;       // with short runs: per configuration, whether short runs screened it (else empty)
 };
 /// Stage 3 again: every configuration's posterior and its covariances with the chosen and the reference.
 log_beliefs believe(discrepancy_posterior& gp, fantasy_posterior& fantasy, const choice& ch);

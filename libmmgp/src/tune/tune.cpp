@@ -110,12 +110,47 @@ void describe_configs(std::vector<config_belief>& configs, const detail::run_evi
         belief.censored = e.censored;
         belief.failed = e.failed;
         belief.measured_s = e.logs.empty() ? 0.0 : std::exp(detail::median_of(e.logs));
+        belief.full_runs = static_cast<int>(e.logs.size());
         belief.excluded = e.excluded();
         const double sd = std::sqrt(b.var[c]);
         belief.time_s = std::exp(b.mean[c]);
         belief.lo_s = std::exp(b.mean[c] - detail::z90 * sd);
         belief.hi_s = std::exp(b.mean[c] + detail::z90 * sd);
     }
+}
+
+// What short runs say of each configuration: how many, and the full time they project to.
+void describe_short_runs(std::vector<config_belief>& configs, const detail::run_evidence& evidence,
+                         const std::vector<detail::short_evidence>& shorts) {
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+        configs[c].short_runs = shorts[c].runs();
+        configs[c].runs += static_cast<int>(shorts[c].logs.size());  // a stopped one is among `censored` already
+        configs[c].projected_s = evidence[c].projected ? std::exp(evidence[c].projected_log) : 0.0;
+    }
+}
+
+// With short runs, while they rank the configurations: a configuration with no run of either kind (none in flight)
+// is screened by a short run; any other runs in full. The short run is bounded at the short time its full bound
+// projects from, and at bound_factor x the fastest short run so far: with a start-up of its own that both kinds of
+// run pay (full = ratio x (short - startup) + startup, ratio >= 1, startup >= 0), a short run that many times slower
+// than another projects to a full run at least that many times slower than the other's projection.
+void plan_work(tune_assessment& a, const std::vector<detail::short_evidence>& shorts, const std::vector<int>& flying,
+               const tune_options& opt) {
+    const std::size_t c = a.next;
+    const config_belief& belief = a.configs[c];
+    if (!(opt.short_work > 0) || !a.carryover.ranks || belief.runs > 0 || flying[c] > 0 || shorts[c].runs() > 0)
+        return;
+    a.next_work = opt.short_work;
+    a.next_bound_s = detail::short_bound(a.carryover, a.next_bound_s);
+    double fastest = 0;
+    for (const auto& s : shorts)
+        for (double v : s.logs) fastest = fastest > 0 ? std::min(fastest, std::exp(v)) : std::exp(v);
+    if (fastest > 0) {
+        const double by_screen = opt.bound_factor * fastest;
+        a.next_bound_s = a.next_bound_s > 0 ? std::min(a.next_bound_s, by_screen) : by_screen;
+    }
+    if (opt.max_run_s > 0) a.next_bound_s = a.next_bound_s > 0 ? std::min(a.next_bound_s, opt.max_run_s) : opt.max_run_s;
+    a.why_next = "screen with a short run: " + a.why_next;
 }
 
 // The RMS of the posterior's leave-one-out residuals at the configurations with finished runs, and the mean of
@@ -169,6 +204,13 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
         detail::estimate_noise(evidence, {opt_.noise, opt_.noise_dof, opt_.few_runs_noisiest});
     a.noise = std::sqrt(noise.pooled_var);
 
+    // 1b. Carry-over: short runs' times projected to full ones (with short runs only).
+    const std::vector<detail::short_evidence> shorts = detail::gather_short(runs_, n_configs);
+    if (opt_.short_work > 0) {
+        a.carryover = detail::fit_carryover(shorts, evidence, opt_.short_work);
+        detail::add_short_evidence(evidence, shorts, a.carryover);
+    }
+
     // 2. Prior fit: the model with the application's parameters fitted to the runs, pulled towards the profile.
     detail::prior_fit prior = detail::fit_prior(s_, space_, opt_, evidence, coef_);
     a.model_used = prior.model_used;
@@ -191,8 +233,12 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     beliefs.pooled_run_var = noise.pooled_var;
     beliefs.explore_cost = explore_cost_;
     beliefs.first_time = first_time_;
+    if (opt_.short_work > 0)
+        for (std::size_t c = 0; c < n_configs; ++c) beliefs.screened.push_back(!shorts[c].logs.empty() || shorts[c].censored > 0);
     describe_configs(a.configs, evidence, prior.model_s, beliefs);
     detail::decide(a, ch, beliefs, evidence, flying, space_, opt_);
+    if (a.has_next) plan_work(a, shorts, flying, opt_);
+    describe_short_runs(a.configs, evidence, shorts);
 
     // Stopped unsure by a budget: the choice is the lowest measured time (exhaustive trial's rule on the same
     // evidence) unless the posterior predicts the measured configurations, each left out, within the noise
