@@ -811,6 +811,25 @@ TEST_CASE("tune policy stage: the cost cap, the expected regret and the uses") {
     }
 }
 
+TEST_CASE("tune policy stage: once every configuration has run, a repeat is charged at its bound against the cap") {
+    // Both configurations run (3 and 1 runs, 1 s and e^0.05 s): the cap is 1 + e^0.05 = 2.05 s. With 0.3 s spent
+    // a repeat expected to take about 1 s fits, but its bound (3 x the chosen's 1 s) does not: it is held back.
+    policy_case t({0.0, 0.05}, {0.01, 0.01}, {3, 1}, 1);
+    t.a.machine_s = 0.3;
+    t.decide();
+    CHECK(t.a.cap_s == doctest::Approx(1.0 + std::exp(0.05)));
+    CHECK(t.a.next_cost_s + 0.3 < t.a.cap_s);
+    CHECK(t.a.next_bound_s == doctest::Approx(3.0));
+    CHECK(t.a.stop == mmgp::tune_stop::budget_cost);
+    CHECK_FALSE(t.a.has_next);
+    // A configuration not run yet: the next run is charged at its expected cost, and starts.
+    policy_case u({0.0, 0.05, 0.02}, {0.01, 0.01, 0.09}, {3, 1, 0}, 1);
+    u.a.machine_s = 0.3;
+    u.decide();
+    CHECK(u.a.stop == mmgp::tune_stop::none);
+    CHECK(u.a.has_next);
+}
+
 TEST_CASE("tune policy stage: the cap never prices out a configuration not run yet") {
     // Configs 0 and 1 run once each (the spend is their medians, 1 + e^0.1); config 2 not run yet, expected e^0.05
     // with variance 0.09. Its term of the cap is the cost its run is charged at, so the cap minus the spend is that

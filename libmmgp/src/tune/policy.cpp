@@ -423,6 +423,16 @@ bool measure_noise_first(const tune_assessment& a, const log_beliefs& b, const r
     return true;
 }
 
+// What the cap charges the next run: its expected cost while some configuration has not run; once every one has
+// (a finished or stopped run of its own), the most it can take, its bound x nodes, so that no repeat takes the
+// machine time spent past the cap (a repeat's expectation is its median; one slow run of it would overshoot).
+double cap_charge(const tune_assessment& a, const std::vector<configuration>& space) {
+    const bool all_ran = std::all_of(a.configs.begin(), a.configs.end(),
+                                     [](const config_belief& c) { return c.runs > 0 || c.excluded; });
+    if (!all_ran || a.next_bound_s <= 0) return a.next_cost_s;
+    return std::max(a.next_cost_s, a.next_bound_s * space[a.next].nodes);
+}
+
 // The next run: the highest score. Returns whether it is the reference (the chosen one) again.
 bool choose_next(tune_assessment& a, const choice& ch, const std::vector<double>& score) {
     double best_score = -std::numeric_limits<double>::infinity();
@@ -563,7 +573,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         a.has_next = false;
         if (a.in_flight == 0) a.stop = why;
     };
-    if (a.cap_s > 0 && a.has_chosen && over_cap(committed_seconds(a, b, space, flying) + a.next_cost_s, a.cap_s))
+    if (a.cap_s > 0 && a.has_chosen && over_cap(committed_seconds(a, b, space, flying) + cap_charge(a, space), a.cap_s))
         return hold(tune_stop::budget_cost);
     if (opt.uses > 0 && a.has_chosen && !ch.by_cost && !exploring) {
         a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;
