@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <optional>
+#include <regex>
 #include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -87,6 +88,13 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
                 "(e.g. -nsteps {work} with --work 2000:20000); configurations are screened by short runs and only "
                 "those still in question run in full (docs/TUNE.md, \"Short runs\"); with --replay, the values of "
                 "RUNS.csv's work column");
+    add_checked(sub, "--progress-regex", o.progress_regex,
+                "A pattern whose first group captures a number from the program's own output lines (a step, an "
+                "iteration): a full run whose time, projected from its rate after a warm-up, is clearly past its "
+                "bound is stopped then (docs/TUNE.md, \"Progress lines\"); with --progress-total");
+    add_checked(sub, "--progress-total", o.progress_total,
+                "The count --progress-regex reaches at the end of a full run; with --replay alone, the recorded "
+                "timelines of RUNS.csv's progress column are replayed");
     add_checked(sub, "--timeout", o.timeout, "The longest one run may take, seconds (default: no limit but the bound)");
     add_checked(sub, "--bound-factor", o.bound_factor,
                 "A run is stopped (censored) after this many times the chosen configuration's time (default 3)");
@@ -219,6 +227,35 @@ std::vector<std::string> with_work(const std::vector<std::string>& command, cons
     return out;
 }
 
+// --progress-regex and --progress-total: both for a live tune (one run at a time), the total alone with --replay;
+// the pattern a regular expression with a group to capture the count.
+void check_progress(const tune_options_cli& o) {
+    if (!o.replay.empty()) {
+        if (!o.progress_regex.empty())
+            throw usage_error("--progress-regex: expected no pattern with --replay (nothing runs; --progress-total alone "
+                              "replays the recorded timelines), found \"" + o.progress_regex + "\"");
+        return;
+    }
+    if (o.progress_regex.empty() != !o.progress_total)
+        throw usage_error(o.progress_regex.empty()
+                              ? "--progress-total: expected with --progress-regex (the pattern of the count it totals), found it alone"
+                              : "--progress-regex: expected with --progress-total N (the count a full run reaches), found it alone");
+    if (o.progress_regex.empty()) return;
+    std::regex rx;
+    try {
+        rx.assign(o.progress_regex);
+    } catch (const std::regex_error& e) {
+        throw usage_error("--progress-regex: expected a regular expression (ECMAScript), found \"" + o.progress_regex +
+                          "\": " + e.what());
+    }
+    if (rx.mark_count() < 1)
+        throw usage_error("--progress-regex: expected a group ( ... ) that captures the count, e.g. \"step (\\d+)\", "
+                          "found \"" + o.progress_regex + "\" without one");
+    if (o.parallel > 1)
+        throw usage_error("--progress-regex: expected one run at a time (the local backend reads each run's log), found "
+                          "--parallel " + std::to_string(o.parallel));
+}
+
 void check_work_placeholder(const tune_options_cli& o) {
     if (!o.replay.empty()) return;
     const bool has = std::any_of(o.launch.command.begin(), o.launch.command.end(),
@@ -256,6 +293,7 @@ launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli
     if (!o.plot.empty()) check_plot(o, given);
     parse_work(o.work);
     check_work_placeholder(o);
+    check_progress(o);
     return kind;
 }
 
@@ -504,13 +542,15 @@ tune_options tuner_options(const tune_options_cli& o) {
 // Slurm job steps inside the allocation mmgp runs in, or each run its own batch job outside one.
 std::unique_ptr<tune_backend> chosen_backend(const tune_options_cli& o, launcher_kind kind, std::int64_t units,
                                              std::optional<recorded_runs>& replay) {
-    if (replay) return run::replay_backend(std::move(*replay), o.seed, o.replay_first == "slowest");
+    if (replay)
+        return run::replay_backend(std::move(*replay), o.seed, o.replay_first == "slowest",
+                                   {"", o.progress_total.value_or(0)});
     const auto work = parse_work(o.work);
     const std::string short_value = work ? std::to_string(work->first) : "", full_value = work ? std::to_string(work->second) : "";
     launch_setup setup{kind, [kind, units, lo = o.launch, short_value, full_value](const configuration& c, bool short_run) {
                            return plan_launch(kind, c, units, lo, with_work(lo.command, short_run ? short_value : full_value));
                        },
-                       o.launch.cores_per_node, o.launch.oversubscribe};
+                       o.launch.cores_per_node, o.launch.oversubscribe, {o.progress_regex, o.progress_total.value_or(0)}};
     if (static_cast<int>(o.parallel) <= 1) return run::local_backend(std::move(setup));
     if (kind != launcher_kind::srun)
         throw usage_error("--parallel: expected --launcher srun (runs in flight as Slurm job steps or jobs) or "
@@ -578,7 +618,7 @@ int run_tune(const tune_options_cli& given) {
     o.launch.accelerators = s.plat.apus;  // a GPU mapping's MPS percentage, as mmgp launch renders it
     std::optional<recorded_runs> replay;
     if (!o.replay.empty()) {
-        replay = read_recorded_runs(o.replay, o.launch.units, parse_work(o.work));
+        replay = read_recorded_runs(o.replay, o.launch.units, parse_work(o.work), o.progress_total.has_value());
         warn_about_columns(o.replay, replay->ignored_columns);
     }
     const std::vector<configuration> space = tune_space(o, s, replay);

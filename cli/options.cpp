@@ -97,6 +97,8 @@ constexpr value_rule rule_table[] = {
     {"tune", "--max-seconds", K::real, 0, 1e9, true},
     {"tune", "--max-cost", K::text},
     {"tune", "--work", K::text},
+    {"tune", "--progress-regex", K::text},
+    {"tune", "--progress-total", K::real, 0, 1e15, true},
     {"tune", "--uses", K::count, 1, 1e12},
     {"tune", "--timeout", K::real, 0, 1e9, true},
     {"tune", "--bound-factor", K::real, 1, 1e6, true},

@@ -18,6 +18,8 @@ struct tune_options_cli {
     long long max_runs = 50;
     long long parallel = 1;  ///< --parallel: runs in flight at once
     std::optional<double> max_seconds, timeout;
+    std::string progress_regex;           ///< --progress-regex: a number captured from the program's output lines
+    std::optional<double> progress_total; ///< --progress-total: the count a full run reaches
     std::string work;  ///< --work SHORT:FULL: the values of {work} in a short and a full run (empty: full runs only)
     std::string max_cost = "exhaustive";  ///< --max-cost: exhaustive, none or machine seconds
     std::optional<long long> uses;        ///< --uses: production runs the choice will serve

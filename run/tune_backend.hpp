@@ -27,6 +27,7 @@ struct run_request {
     int number = 0;             ///< its number in the journal (the draw of a replayed run depends on it)
     double bound_s = 0;         ///< stop it after this long, censored (0: no bound)
     bool short_run = false;     ///< a short run (mmgp tune --work: {work} is the short value)
+    double noise_sd = 0;        ///< the run-to-run noise of log times as the tuner estimates it now (progress stops)
     std::size_t in_flight = 0;  ///< runs in flight beside it
 };
 
@@ -77,6 +78,13 @@ public:
     virtual void close() {}
 };
 
+/// mmgp tune --progress-regex REGEX --progress-total N: the number REGEX captures from the program's output lines and
+/// the count a full run reaches; a full run whose projected time is clearly past its bound is stopped (empty: off).
+struct progress_settings {
+    std::string regex;
+    double total = 0;
+};
+
 /// How a live run is started: its launcher, the launch of a configuration (the command with its placeholders
 /// filled, the binding: mmgp launch's, cli/cmd_launch.cpp plan_launch) and what a Slurm batch job may hold.
 struct launch_setup {
@@ -84,12 +92,14 @@ struct launch_setup {
     std::function<launch_plan(const configuration&, bool short_run)> plan;
     std::optional<int> cores_per_node;  ///< the CPUs a batch job asks of a node (not given: what sinfo offers)
     bool oversubscribe = false;         ///< more processes than a node's CPUs allowed
+    progress_settings progress;         ///< the local backend's progress lines (empty regex: none)
 };
 
 /// The recorded repetitions of --replay RUNS.csv.
 struct recorded_run {
     double time_s = 0;
     bool censored = false;
+    std::vector<progress_point> progress;  ///< its progress timeline (the file's progress column; empty: none)
 };
 struct recorded_runs {
     std::string file;
@@ -102,12 +112,16 @@ struct recorded_runs {
 };
 /// The rows of `path` with `units_wanted` (--units), or all when they are of one units value. A work column holds
 /// one value (full runs) or two (the smaller, short runs); `work_wanted` (--work SHORT:FULL) must name them.
+/// `with_progress`: the progress column is read into each run's timeline (else it is one of the ignored columns).
 recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted,
-                                 std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted = std::nullopt);
+                                 std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted = std::nullopt,
+                                 bool with_progress = false);
 
 /// Each run's time drawn (by `seed` and its number) from the recorded repetitions of its configuration.
 /// `slowest_first`: each configuration's first run is its slowest recorded one (--replay-first slowest).
-std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed, bool slowest_first);
+/// With `progress` (its total; the regex unused), a full run's recorded timeline stops it as a live run would be.
+std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed, bool slowest_first,
+                                             progress_settings progress = {});
 /// Each run the launcher's command (or the local processes), one at a time.
 std::unique_ptr<tune_backend> local_backend(launch_setup setup);
 /// Each run a job step with CPUs of its own inside the Slurm allocation mmgp runs in; nullptr outside one.

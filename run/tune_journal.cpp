@@ -150,8 +150,12 @@ std::pair<long long, tune_run> journal_run(const json& j, const std::string& pat
         fail("short", short_work > 0 ? "true or false" : "false (the tune has no --work)");
     const bool early = known->second == run_outcome::censored && j.value("early_bound", false);
     const long long run_no = j.at("run").get<long long>();
+    if (j.contains("progress_stop") && !j.at("progress_stop").is_boolean()) fail("progress_stop", "true or false");
     const double work = j.value("short", false) ? short_work : 1.0;
-    return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second, early, work}};
+    const double past_bound = known->second == run_outcome::censored && j.value("progress_stop", false) &&
+                                      j.contains("bound_s") && j.at("bound_s").is_number()
+                                  ? j.at("bound_s").get<double>() : 0.0;
+    return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second, early, work, past_bound}};
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ private:
         const bool short_run = a_.next_work < 1;
         if (t_.options().short_work > 0) f.line["short"] = short_run;
         if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();
-        const run_start started = backend_.start({c, f.number, a_.next_bound_s, short_run, flights_.size()}, f.line);
+        const run_start started = backend_.start({c, f.number, a_.next_bound_s, short_run, a_.noise, flights_.size()}, f.line);
         if (started.verdict == start_verdict::no_room) return false;
         ++next_number_;
         f.id = started.id;
@@ -119,7 +119,10 @@ private:
         line.update(end.journal_fields);
         if (jr_.is_open()) jr_.append(line);
         const bool early = end.outcome == run_outcome::censored && line.value("early_bound", false);
-        t_.add({f.config, end.wall_s, end.outcome, early, line.value("short", false) ? t_.options().short_work : 1.0});
+        const double past_bound = end.outcome == run_outcome::censored && line.value("progress_stop", false)
+                                      ? line.value("bound_s", 0.0) : 0.0;
+        t_.add({f.config, end.wall_s, end.outcome, early, line.value("short", false) ? t_.options().short_work : 1.0,
+                past_bound});
         if (f.id != 0) backend_.release(f.id);
         return f;
     }
@@ -180,7 +183,8 @@ private:
     void show_progress(const flight& f, const run_end& end) const {
         if (settings_.quiet) return;
         const run_progress run{f.number, t_.space()[f.config], end.wall_s, end.outcome, end.exit_status, flights_.size(),
-                               f.line.value("short", false)};
+                               f.line.value("short", false),
+                               f.line.value("progress_stop", false) ? f.line.value("projected_s", 0.0) : 0.0};
         std::cerr << progress_line(run, a_, t_.space(), settings_.tolerance, settings_.minimise) << std::flush;
     }
 

@@ -40,7 +40,9 @@ std::string progress_line(const run_progress& run, const tune_assessment& a, con
     return fmt::format("[run {}] {}{}: {} {}{}{} · {}{}\n", run.number, words(run.config),
                        run.short_run ? " short" : "", human_time(run.wall_s),
                        to_string(run.outcome),
-                       run.outcome == run_outcome::failed ? fmt::format(" (exit status {})", run.exit_status) : "",
+                       run.outcome == run_outcome::failed ? fmt::format(" (exit status {})", run.exit_status)
+                       : run.projected_s > 0 ? fmt::format(" (its progress projected {})", human_time(run.projected_s))
+                                             : "",
                        run.in_flight == 0 ? "" : fmt::format(" ({} in flight)", run.in_flight), best, spent);
 }
 

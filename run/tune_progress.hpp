@@ -23,6 +23,7 @@ struct run_progress {
     int exit_status = 0;
     std::size_t in_flight = 0;  ///< runs still in flight
     bool short_run = false;     ///< a short run (--work)
+    double projected_s = 0;     ///< stopped by its progress lines: the time they projected (0: not so stopped)
 };
 /// Before the first run: what running every configuration once is expected to cost, and the cap.
 std::string plan_line(const tune_assessment& a, std::size_t configurations);

@@ -2,13 +2,19 @@
 // repetitions of its configuration, and the runs in flight are laid out on a simulated clock, --parallel at a time.
 // Called by the loop (tune_loop.cpp) through tune_backend; reads the runs file (libmmgp's read_runs).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "mmgp/fit.hpp"
+#include "mmgp/io.hpp"
 #include "tune_backend.hpp"
 #include "words.hpp"
 
@@ -36,10 +42,70 @@ void read_work_values(recorded_runs& d, const std::vector<measured_run>& rows,
     d.work_short = works.size() == 2 ? *works.begin() : 0;
 }
 
+// "t:count;t:count;...": seconds since the run started and the count reached, both growing (empty: none).
+std::vector<progress_point> parse_timeline(const std::string& text, const std::string& file, const std::string& where) {
+    std::vector<progress_point> out;
+    std::size_t from = 0;
+    while (from < text.size()) {
+        const std::size_t end = std::min(text.find(';', from), text.size());
+        const std::string item = text.substr(from, end - from);
+        const std::size_t colon = item.find(':');
+        char *e1 = nullptr, *e2 = nullptr;
+        const std::string t = colon == std::string::npos ? item : item.substr(0, colon);
+        const std::string c = colon == std::string::npos ? std::string() : item.substr(colon + 1);
+        const double ts = std::strtod(t.c_str(), &e1), count = std::strtod(c.c_str(), &e2);
+        if (colon == std::string::npos || t.empty() || c.empty() || e1 != t.c_str() + t.size() ||
+            e2 != c.c_str() + c.size() || !std::isfinite(ts) || !std::isfinite(count) || ts < 0 ||
+            (!out.empty() && (ts < out.back().t_s || count <= out.back().count)))
+            throw input_error(file, where + ", column progress",
+                              "a timeline t:count;t:count;... (seconds from the run's start and the count its output "
+                              "reached, both growing)",
+                              "\"" + utf8_prefix(item, 40) + "\"");
+        out.push_back({ts, count});
+        from = end + 1;
+    }
+    return out;
+}
+
+// The progress column of each data row, by its row number ("row N", as read_runs names rows).
+std::map<std::string, std::vector<progress_point>> progress_column(const std::string& path) {
+    std::string text;
+    {
+        std::ifstream in(path, std::ios::binary);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    std::string lf;
+    for (std::size_t i = 0; i < text.size(); ++i)
+        if (text[i] != '\r') lf += text[i];
+        else if (i + 1 >= text.size() || text[i + 1] != '\n') lf += '\n';
+    std::istringstream in(lf);
+    std::string line;
+    int row = 0, col = -1;
+    std::map<std::string, std::vector<progress_point>> out;
+    while (std::getline(in, line)) {
+        ++row;
+        std::size_t a = line.find_first_not_of(" \t"), b = line.find_last_not_of(" \t");
+        if (a == std::string::npos || line[a] == '#') continue;
+        std::vector<std::string> f;
+        std::stringstream ss(line.substr(a, b - a + 1));
+        for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+        if (!line.empty() && line.back() == ',') f.emplace_back();
+        if (col < 0) {
+            for (std::size_t i = 0; i < f.size(); ++i)
+                if (f[i] == "progress") col = static_cast<int>(i);
+            if (col < 0) return out;
+            continue;
+        }
+        const std::string where = "row " + std::to_string(row);
+        if (static_cast<std::size_t>(col) < f.size()) out[where] = parse_timeline(f[static_cast<std::size_t>(col)], path, where);
+    }
+    return out;
+}
+
 }  // namespace
 
 recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted,
-                                 std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted) {
+                                 std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted, bool with_progress) {
     recorded_runs d;
     d.file = path;
     std::vector<measured_run> rows = read_runs(path, &d.ignored_columns);
@@ -58,16 +124,24 @@ recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int
         d.units = *units.begin();
     }
     read_work_values(d, rows, work_wanted);
+    std::map<std::string, std::vector<progress_point>> timelines;
+    if (with_progress) {
+        if (std::find(d.ignored_columns.begin(), d.ignored_columns.end(), "progress") == d.ignored_columns.end())
+            throw input_error(path, "(header)", "a progress column (each run's timeline, with --progress-total)",
+                              "no progress column");
+        std::erase(d.ignored_columns, std::string("progress"));
+        timelines = progress_column(path);
+    }
     for (const auto& r : rows) {
         const std::string k = key_of(r.c);
         if (d.work_short > 0 && r.work == d.work_short) {  // without --work, the short rows are not drawn
-            if (work_wanted) d.short_reps[k].push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored});
+            if (work_wanted) d.short_reps[k].push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored, {}});
             continue;
         }
         auto& v = d.reps[k];
         if (v.empty()) d.space.push_back(r.c);
         // A censored row's time is the bound it was stopped at (bound_s when given).
-        v.push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored});
+        v.push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored, timelines[r.where]});
     }
     return d;
 }
@@ -83,8 +157,8 @@ std::uint64_t splitmix(std::uint64_t x) {
 
 class replay_runs final : public tune_backend {
 public:
-    replay_runs(recorded_runs runs, unsigned long long seed, bool slowest_first)
-        : runs_(std::move(runs)), seed_(seed), slowest_first_(slowest_first) {}
+    replay_runs(recorded_runs runs, unsigned long long seed, bool slowest_first, progress_settings progress)
+        : runs_(std::move(runs)), seed_(seed), slowest_first_(slowest_first), progress_(std::move(progress)) {}
 
     void begin() override {}
     double now() const override { return clock_s_; }
@@ -109,6 +183,7 @@ public:
         if (request.bound_s > 0 && r.time_s > request.bound_s) f.outcome = run_outcome::censored, f.wall_s = request.bound_s;
         else if (r.censored) f.outcome = run_outcome::censored, f.wall_s = r.time_s;
         else f.outcome = run_outcome::ok, f.wall_s = r.time_s;
+        if (progress_.total > 0 && !request.short_run) stop_by_progress(r, request, f, journal_line);
         f.end_s = f.start_s + f.wall_s;
         flights_.push_back(f);
         return {start_verdict::started, f.id};
@@ -145,9 +220,28 @@ private:
         double start_s = 0, end_s = 0, wall_s = 0;  // known when it starts
         run_outcome outcome = run_outcome::ok;
     };
+
+    // The recorded timeline read as a live run's log would be, point by point until the run would end: the first
+    // point at which the projection is clearly past the bound stops it there (censored at that time).
+    void stop_by_progress(const recorded_run& r, const run_request& request, flight& f, nlohmann::json& line) const {
+        std::vector<progress_point> seen;
+        for (const progress_point& p : r.progress) {
+            if (p.t_s >= f.wall_s) break;
+            seen.push_back(p);
+            const progress_projection proj = project_progress(seen, progress_.total);
+            if (!progress_past_bound(proj, request.bound_s, request.noise_sd)) continue;
+            f.outcome = run_outcome::censored;
+            f.wall_s = p.t_s;
+            line["progress_stop"] = true;
+            line["projected_s"] = proj.total_s;
+            line["projected_sd_s"] = proj.sd_s;
+            return;
+        }
+    }
     recorded_runs runs_;
     unsigned long long seed_;
     bool slowest_first_;
+    progress_settings progress_;
     std::set<std::string> started_;  // configurations drawn at least once
     std::vector<flight> flights_;  // in the order started
     double clock_s_ = 0;
@@ -157,8 +251,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed, bool slowest_first) {
-    return std::make_unique<replay_runs>(std::move(runs), seed, slowest_first);
+std::unique_ptr<tune_backend> replay_backend(recorded_runs runs, unsigned long long seed, bool slowest_first,
+                                             progress_settings progress) {
+    return std::make_unique<replay_runs>(std::move(runs), seed, slowest_first, std::move(progress));
 }
 
 }  // namespace mmgp::run

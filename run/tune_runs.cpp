@@ -41,6 +41,8 @@ struct run_flights::flight {
     double start = 0, bound = 0, hard_kill_at = 0, bound_set_at = 0;  // bound_set_at: its age when the bound was set
     bool killed = false, hard_killed = false;
     std::string done_file;
+    run_watch watch;
+    double watched_out_at = 0;  // its age when its watch stopped it
     run_result result;
 };
 
@@ -72,7 +74,7 @@ run_flights::flight* run_flights::find(int id) const {
 }
 
 int run_flights::start(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file,
-                       const std::string& done_file, const std::string& log_file) {
+                       const std::string& done_file, const std::string& log_file, run_watch watch) {
     std::cout.flush();
     std::cerr.flush();
     int log_fd = -1;  // opened here, once: every process of the run appends to it
@@ -81,6 +83,7 @@ int run_flights::start(const std::vector<run_process>& procs, double bound_s, co
     f->id = next_id_++;
     f->bound = bound_s;
     f->done_file = done_file;
+    f->watch = std::move(watch);
     f->start = now_s();
     for (const auto& pr : procs) {
         run::child c;
@@ -131,7 +134,9 @@ std::optional<std::pair<int, run_result>> run_flights::wait_any() {
             if (f->live > 0) continue;
             kill(-f->group, SIGKILL);  // what its processes left behind in their group
             run_result r = f->result;
-            r.wall_s = r.censored ? std::max(f->bound, f->bound_set_at) : now_s() - f->start;
+            r.wall_s = r.watched_out ? f->watched_out_at
+                       : r.censored  ? std::max(f->bound, f->bound_set_at)
+                                     : now_s() - f->start;
             for (int st : f->status)
                 if (st != 0 && r.exit_status == 0) r.exit_status = st;
             const int id = f->id;
@@ -155,6 +160,17 @@ std::optional<std::pair<int, run_result>> run_flights::wait_any() {
         double next = -1;
         for (flight* f : runs_)
             if (!f->done_file.empty() && !f->killed) next = next < 0 ? t + 0.1 : std::min(next, t + 0.1);
+        // A watched run: looked at now, and again in 0.2 s.
+        for (flight* f : runs_) {
+            if (!f->watch || f->killed) continue;
+            if (f->watch(t - f->start)) {
+                f->result.censored = f->result.watched_out = true;
+                f->watched_out_at = t - f->start;
+                stop(f->id);
+                continue;
+            }
+            next = next < 0 ? t + 0.2 : std::min(next, t + 0.2);
+        }
         for (flight* f : runs_) {
             double d = -1;
             if (!f->killed && f->bound > 0) {
@@ -214,8 +230,8 @@ double process_backend::now() const {
 }
 
 int process_backend::launch(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file,
-                            const std::string& done_file, const std::string& log_file) {
-    const int id = runner_->start(procs, bound_s, stdout_file, done_file, log_file);
+                            const std::string& done_file, const std::string& log_file, run_watch watch) {
+    const int id = runner_->start(procs, bound_s, stdout_file, done_file, log_file, std::move(watch));
     in_flight_.push_back(id);
     return id;
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,7 +30,12 @@ struct run_result {
     int exit_status = 0;   ///< the first non-zero status of its processes (128 + signal when killed)
     bool censored = false; ///< stopped at its bound
     bool stopped = false;  ///< stopped by stop() (not by its bound)
+    bool watched_out = false;  ///< stopped because its watch said so (censored at the time it had run)
 };
+
+/// Looked at about every 0.2 s while a run is in flight, with its age in seconds: true stops it (censored at that
+/// age). mmgp tune's progress lines (tune_local.cpp).
+using run_watch = std::function<bool(double age_s)>;
 
 /// Runs in flight. Each run is one process group of its own; SIGINT, SIGTERM and SIGHUP are held while the
 /// object lives and end waiting (every run is then stopped). Stopping a run sends SIGTERM to its group, so that
@@ -47,7 +53,7 @@ public:
     /// empty, without stdout_file): the processes' standard output and error go there, the file created empty
     /// first. Returns its id.
     int start(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file = {},
-              const std::string& done_file = {}, const std::string& log_file = {});
+              const std::string& done_file = {}, const std::string& log_file = {}, run_watch watch = {});
     /// Waits until a run ends and returns its id and result; nullopt when mmgp was interrupted (interrupted_by()
     /// says by what): every run has then been stopped and reaped.
     std::optional<std::pair<int, run_result>> wait_any();
@@ -91,7 +97,7 @@ public:
 protected:
     /// Starts a run's processes (run_flights::start); returns its id.
     int launch(const std::vector<run_process>& procs, double bound_s, const std::string& stdout_file = {},
-               const std::string& done_file = {}, const std::string& log_file = {});
+               const std::string& done_file = {}, const std::string& log_file = {}, run_watch watch = {});
     /// The machine time run `id` has spent so far.
     virtual double spent_s(int id) const;
     /// Cancels what of run `id` lives outside mmgp's processes (a batch job).

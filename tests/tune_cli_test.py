@@ -355,6 +355,50 @@ with tempfile.TemporaryDirectory() as tmp:
           and not os.path.exists(j7 + ".jobs"),
           f"--parallel 2 --launcher srun without Slurm: refused, exit 2, nothing written ({r.stderr.strip()[:160]})")
 
+    # 12. Short runs (--work): {work} takes the short and the full value; the journal says which runs were short,
+    # the choice has full runs of its own, and --resume gives the short runs back as short.
+    prog = os.path.join(tmp, "steps.sh")
+    with open(prog, "w") as f:  # $3 steps, each 5 ms x a factor of the mapping (m=1 p=2 the fastest)
+        f.write("#!/bin/sh\nd=$(awk \"BEGIN{printf \\\"%.4f\\\", 0.005 * (1 + ($1 - 1) * 0.5 + ($2 - 2) * ($2 - 2) * 3)}\")\n"
+                "i=0; while [ $i -lt $3 ]; do i=$((i+1)); echo \"step $i\"; sleep $d; done\n")
+    os.chmod(prog, 0o755)
+    j8 = os.path.join(tmp, "work.jsonl")
+    r = run(["tune", "qs20", "--m", "1:2", "--p", "1:3", "--launcher", "local", "--no-bind", "--journal", j8,
+             "--work", "4:40", "--json", "--", prog, "{m}", "{p}", "{work}"])
+    runs = journal_runs(j8) if os.path.exists(j8) else []
+    doc = json.loads(r.stdout) if r.returncode == 0 else {}
+    shorts = [x for x in runs if x.get("short")]
+    check(r.returncode == 0 and len(shorts) >= 6 and all(" 4\n" in x["command"] or x["command"].rstrip().endswith(" 4")
+                                                          or " 4 &" in x["command"] for x in shorts),
+          f"--work 4:40: every configuration screened by a short run with {{work}} = 4 ({len(shorts)} short of {len(runs)})")
+    chosen = doc.get("chosen") or {}
+    full_of_chosen = [x for x in runs if not x.get("short") and x["outcome"] == "ok" and
+                      (x["m"], x["p"]) == (chosen.get("m"), chosen.get("p"))]
+    check(len(full_of_chosen) >= 1 and (chosen.get("m"), chosen.get("p")) == (1, 2),
+          f"--work: m=1 p=2 chosen, with full runs of its own ({chosen}, {len(full_of_chosen)} full)")
+    check(doc.get("short_runs", {}).get("short_runs") == len(shorts) and "[run 1]" in r.stderr and " short: " in r.stderr,
+          "--work: the result counts the short runs; the progress lines mark them")
+    r = run(["tune", "--resume", j8, "--json", "--quiet"])
+    doc2 = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(r.returncode == 0 and doc2.get("short_runs", {}).get("short_runs") == len(shorts),
+          f"--resume: the journal's short runs are given back as short ({r.stderr.strip()[-160:]})")
+
+    # 13. Progress lines: a full run whose count's rate projects it clearly past its bound (here --timeout 1.6 s;
+    # the slow mappings take about 2.7 s) is stopped then, censored at the time it ran, its timeline and projection
+    # journalled.
+    j9 = os.path.join(tmp, "progress.jsonl")
+    r = run(["tune", "qs20", "--m", "1:2", "--p", "1:3", "--launcher", "local", "--no-bind", "--journal", j9,
+             "--progress-regex", "step (\\d+)", "--progress-total", "120", "--timeout", "1.6", "--quiet", "--", prog, "{m}",
+             "{p}", "120"])
+    runs = journal_runs(j9) if os.path.exists(j9) else []
+    stopped = [x for x in runs if x.get("progress_stop")]
+    check(r.returncode == 0 and len(stopped) >= 1 and
+          all(x["outcome"] == "censored" and x["wall_s"] < x["bound_s"] and x["projected_s"] > x["bound_s"] and
+              len(x["progress"]) >= 4 for x in stopped),
+          f"--progress-regex: {len(stopped)} run(s) stopped before their bound by their projection "
+          f"({[(x['m'], x['p'], x['wall_s'], x['bound_s'], round(x.get('projected_s', 0), 2)) for x in stopped]})")
+    check("chosen: m=1 p=2" in r.stdout, "--progress-regex: m=1 p=2 chosen")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)

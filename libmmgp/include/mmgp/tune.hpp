@@ -135,6 +135,9 @@ struct tune_run {
     /// The run's work as a fraction of a full run's: 1, a full run; below 1, a short run (tune_options::short_work),
     /// evidence of the full time only through the carry-over.
     double work = 1;
+    /// Censored sooner than its bound because its progress projected it clearly past the bound (mmgp tune
+    /// --progress-regex): that bound, which its time is at least (time_s: the machine time it spent). 0: time_s.
+    double past_bound_s = 0;
 };
 
 /// How short runs carry over to full ones: a full run's time = ratio x (short time - startup) + startup, fitted
@@ -232,6 +235,27 @@ struct tune_assessment {
     bool model_used = false;   ///< the model's prediction is the mean (false: runs alone so far)
     std::vector<tune_param> params;  ///< the fitted application parameters (empty without the model)
 };
+
+/// A run's progress as its own output says it: seconds since it started, and the count it has reached (a step,
+/// an iteration) by then.
+struct progress_point {
+    double t_s = 0, count = 0;
+};
+
+/// A run's total time projected from its progress (mmgp tune --progress-regex, docs/TUNE.md "Progress lines").
+struct progress_projection {
+    bool usable = false;  ///< enough points past the warm-up (three, the last below the total)
+    double total_s = 0;   ///< the projected time at which the count reaches the total
+    double sd_s = 0;      ///< the standard error of that projection (the rate's residuals)
+};
+
+/// The points past the warm-up (the first point, and counts below a tenth of `total`) fitted by least squares as
+/// time = a + b x count, read at count = total. Pure.
+progress_projection project_progress(const std::vector<progress_point>& points, double total);
+
+/// Whether a run is clearly past its bound: its projection, lowered by 1.645 standard deviations of the run-to-run
+/// noise (`noise_sd`, of log times) and of the projection's own error, is still above `bound_s` (> 0).
+bool progress_past_bound(const progress_projection& p, double bound_s, double noise_sd);
 
 /// The closed loop's state: a scenario (platform, application shape and prior), the configurations to
 /// choose from, and the runs so far.

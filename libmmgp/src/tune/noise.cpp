@@ -36,7 +36,7 @@ run_evidence gather_evidence(const std::vector<tune_run>& runs, std::size_t n_co
             e.logs.push_back(std::log(r.time_s));
             evidence.measured.push_back(r.config);
         } else if (r.outcome == run_outcome::censored) {
-            ++e.censored, e.censored_at = std::max(e.censored_at, r.time_s);
+            ++e.censored, e.censored_at = std::max(e.censored_at, std::max(r.time_s, r.past_bound_s));
             if (r.early) ++e.early;
         } else {
             ++e.failed;  // failed, or a run without a positive time

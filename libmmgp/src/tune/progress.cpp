@@ -1,0 +1,49 @@
+// A run's total time from its progress lines (mmgp tune --progress-regex, docs/TUNE.md "Progress lines"): the rate
+// after a warm-up, read at the total count, and whether that is clearly past the run's bound. Pure arithmetic,
+// called by the tune's backends (run/tune_local.cpp for live runs, run/tune_replay.cpp for recorded timelines)
+// before they stop a run; the tuner sees only the stopped run (censored at the time it had run).
+#include <cmath>
+
+#include "mmgp/tune.hpp"
+
+namespace mmgp {
+
+namespace {
+constexpr double warm_up_fraction = 0.1;  // counts below this fraction of the total are the warm-up
+constexpr double z90 = 1.6448536269514722;
+}  // namespace
+
+progress_projection project_progress(const std::vector<progress_point>& points, double total) {
+    progress_projection out;
+    if (points.size() < 4 || !(total > 0)) return out;
+    std::vector<progress_point> used;
+    for (std::size_t i = 1; i < points.size(); ++i)  // the first point is the warm-up's, always
+        if (points[i].count >= warm_up_fraction * total && points[i].count < total) used.push_back(points[i]);
+    const auto n = static_cast<double>(used.size());
+    if (used.size() < 3) return out;
+    double mc = 0, mt = 0;
+    for (const auto& p : used) mc += p.count, mt += p.t_s;
+    mc /= n, mt /= n;
+    double sxx = 0, sxy = 0;
+    for (const auto& p : used) sxx += (p.count - mc) * (p.count - mc), sxy += (p.count - mc) * (p.t_s - mt);
+    if (!(sxx > 0)) return out;
+    const double b = sxy / sxx, a = mt - b * mc;
+    double ss = 0;
+    for (const auto& p : used) {
+        const double r = p.t_s - (a + b * p.count);
+        ss += r * r;
+    }
+    const double s2 = ss / (n - 2);
+    out.total_s = a + b * total;
+    out.sd_s = std::sqrt(s2 * (1 / n + (total - mc) * (total - mc) / sxx));
+    out.usable = b > 0 && out.total_s > 0;
+    return out;
+}
+
+bool progress_past_bound(const progress_projection& p, double bound_s, double noise_sd) {
+    if (!p.usable || !(bound_s > 0)) return false;
+    const double rel = p.sd_s / p.total_s;
+    return p.total_s * std::exp(-z90 * std::sqrt(noise_sd * noise_sd + rel * rel)) > bound_s;
+}
+
+}  // namespace mmgp

@@ -1,0 +1,49 @@
+// A run's total time from its progress lines (mmgp::project_progress, mmgp::progress_past_bound: tune/progress.cpp)
+// on hand-computed cases: the rate after the warm-up read at the total, its error, and the stop rule.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "mmgp/tune.hpp"
+
+TEST_CASE("tune progress: a steady rate after a slow start projects the total exactly") {
+    // A start-up of 2 s to step 0, then 0.01 s a step: steps 100..500 at 3..7 s. Total 1000 steps: 12 s.
+    std::vector<mmgp::progress_point> pts = {{2.0, 0}};
+    for (int c = 100; c <= 500; c += 100) pts.push_back({2.0 + 0.01 * c, static_cast<double>(c)});
+    const mmgp::progress_projection p = mmgp::project_progress(pts, 1000);
+    REQUIRE(p.usable);
+    CHECK(p.total_s == doctest::Approx(12.0));
+    CHECK(p.sd_s == doctest::Approx(0.0).epsilon(1e-9));
+    // Clearly past a bound of 10 s by a noise of 5 %: 12 e^(-1.645 x 0.05) = 11.05 s > 10 s.
+    CHECK(mmgp::progress_past_bound(p, 10.0, 0.05));
+    // Not clearly past 11.5 s: 11.05 s < 11.5 s.
+    CHECK_FALSE(mmgp::progress_past_bound(p, 11.5, 0.05));
+    CHECK_FALSE(mmgp::progress_past_bound(p, 0.0, 0.05));  // no bound: nothing to be past
+}
+
+TEST_CASE("tune progress: the warm-up is left out, and too few points project nothing") {
+    // The first point and counts below a tenth of the total are the warm-up: a slow first 50 steps do not count.
+    std::vector<mmgp::progress_point> pts = {{0.5, 10}, {5.0, 50}, {6.0, 100}, {7.0, 200}, {8.0, 300}};
+    const mmgp::progress_projection p = mmgp::project_progress(pts, 1000);
+    REQUIRE(p.usable);
+    CHECK(p.total_s == doctest::Approx(15.0));  // 5 s + 0.01 s a step
+    CHECK_FALSE(mmgp::project_progress({{0.5, 10}, {6.0, 100}, {7.0, 200}}, 1000).usable);
+    CHECK_FALSE(mmgp::project_progress(pts, 0).usable);
+}
+
+TEST_CASE("tune progress: a noisy rate gives the projection an error, and the stop waits for it") {
+    // Four points near a rate of 0.01 s a step, at c = 200, 300, 400, 500 (total 1000).
+    const std::vector<mmgp::progress_point> pts = {{0, 0}, {2.1, 200}, {2.9, 300}, {4.1, 400}, {4.9, 500}};
+    const mmgp::progress_projection p = mmgp::project_progress(pts, 1000);
+    REQUIRE(p.usable);
+    // Least squares by hand: mean c 350, mean t 3.5; deviations of c -150, -50, 50, 150 and of t -1.4, -0.6,
+    // 0.6, 1.4: Sxx = 50000, Sxy = 480, b = 0.0096 s a step, a = 3.5 - 0.0096 x 350 = 0.14 s; at 1000: 9.74 s.
+    CHECK(p.total_s == doctest::Approx(9.74));
+    // Residuals 0.04, -0.12, 0.12, -0.04: their squares sum to 0.032, s^2 = 0.032 / 2 = 0.016; the error at 1000
+    // is sqrt(0.016 (1/4 + 650^2 / 50000)) = sqrt(0.016 x 8.7).
+    CHECK(p.sd_s == doctest::Approx(std::sqrt(0.016 * 8.7)));
+    const double rel = p.sd_s / p.total_s;
+    const double low = p.total_s * std::exp(-1.6448536269514722 * std::sqrt(0.05 * 0.05 + rel * rel));
+    CHECK(mmgp::progress_past_bound(p, low * 0.99, 0.05));
+    CHECK_FALSE(mmgp::progress_past_bound(p, low * 1.01, 0.05));
+}
