@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""The tune benchmark's "short runs" mode: mmgp tune as a new user (a platform calibrated here, no application
-profile) on the groups recorded with short and full runs (validation/tune/groups/*-work.csv, written by
-record_work.py), with full runs only (today's new user) and with --work SHORT:FULL, on the variants a-d of
-bench.py, --seeds replays each.
+"""The tune benchmark's modes from less than whole runs: mmgp tune as a new user (a platform calibrated here, no
+application profile) on the groups recorded with short and full runs and their progress timelines
+(validation/tune/groups/*-work.csv, written by record_work.py), on the variants a-d of bench.py, --seeds replays
+each, in four modes: full runs only (today's new user), "short runs" (--work SHORT:FULL), "progress"
+(--progress-total N: each full run's recorded timeline stops it as a live run would be; N is the count the
+group's finished full runs reach) and "both".
 
     validation/tune/bench_work.py                 # all groups, 100 seeds: work/report.txt, work/results.json
     validation/tune/bench_work.py --seeds 20
@@ -38,6 +40,7 @@ def read_group(path):
     seen = {}
     for r in rows:
         r["wall_s"] = r.pop("time_s")
+        r["orig_wall_s"] = r["wall_s"]
         k = (r["m"], r["p"], r["nodes"], r["policy"], r["work"])
         r["rep"] = str(seen.get(k, 0))
         seen[k] = seen.get(k, 0) + 1
@@ -71,30 +74,26 @@ def variant(rows, v, full_work):
 
 def write_replay(path, rows):
     with open(path, "w") as f:
-        f.write("m,p,nodes,policy,units,work,time_s,censored,bound_s\n")
+        f.write("m,p,nodes,policy,units,work,time_s,censored,bound_s,progress\n")
         for r in rows:
             f.write(f"{r['m']},{r['p']},{bench.nodes_of(r)},{r['policy']},1,{r['work']},{r['wall_s']},{r['censored']},"
-                    f"{r['bound_s']}\n")
+                    f"{r['bound_s']},{scaled_timeline(r)}\n")
 
 
-def exact_exhaustive_p(reps, truth, slowest_first):
-    """P(the fastest of one run per configuration is within the tolerance of the best), exactly: each configuration's
-    run drawn uniformly from its recorded ones (slowest_first: its slowest); ties go to neither."""
-    draws = {k: ([max(v)] if slowest_first else v) for k, v in reps.items()}
-    best = min(truth.values())
-    p = 0.0
-    for k, vs in draws.items():
-        if truth[k] > best * (1 + TOL) + 1e-12:
-            continue
-        for t, cens in vs:
-            if cens:
-                continue
-            q = 1.0 / len(vs)
-            for j, ws in draws.items():
-                if j != k:
-                    q *= sum(1 for (u, c) in ws if c or u > t) / len(ws)
-            p += q
-    return p
+def scaled_timeline(r):
+    """The row's timeline, its times scaled as variant_rows scaled its time (the (b) and (c) variants)."""
+    text = r.get("progress") or ""
+    if not text or "orig_wall_s" not in r or r["censored"] == "1":
+        return text
+    factor = float(r["wall_s"]) / float(r["orig_wall_s"])
+    return ";".join(f"{float(t) * factor:.4f}:{c}" for t, c in (x.split(":") for x in text.split(";")))
+
+
+def progress_total(rows, full_work):
+    """The count the group's finished full runs reach (0: no timelines)."""
+    ends = [float(r["progress"].rsplit(":", 1)[1]) for r in rows
+            if int(r["work"]) == full_work and r["censored"] != "1" and r.get("progress")]
+    return max(ends) if ends else 0
 
 
 def tune_once(mmgp, platform, path, seed, extra):
@@ -127,33 +126,53 @@ def bench_group(pool, args, path):
             extra = space + (["--replay-first", "slowest"] if v == "d" else [])
             seeds = range(1, args.seeds + 1)
             mode = {}
-            for label, more in (("full runs", []), ("short runs", ["--work", f"{short_work}:{full_work}"])):
+            total = progress_total(rows, full_work)
+            work = ["--work", f"{short_work}:{full_work}"]
+            progress = ["--progress-total", f"{total:g}"] if total > 0 else None
+            modes = [("full runs", []), ("short runs", work)]
+            if progress:
+                modes += [("progress", progress), ("both", work + progress)]
+            for label, more in modes:
                 res = list(pool.map(lambda sd: tune_once(args.mmgp, platform, replay, sd, extra + more), seeds))
                 s = bench.summary(res, truth, exh_cost)
                 s["median_short_runs"] = statistics.median(r["short_runs"] for r in res)
                 s["max_time_fraction"] = max(r["machine_s"] for r in res) / exh_cost
                 s["ranks"] = sum(r["ranks"] for r in res) / len(res)
                 mode[label] = s
-        out[v] = {"exhaustive_p": exact_exhaustive_p(reps, truth, v == "d"), "configurations": len(truth),
-                  "work": f"{short_work}:{full_work}", **mode}
+        out[v] = {"exhaustive_p": bench.exact_exhaustive_p(reps, truth, v == "d"), "configurations": len(truth),
+                  "work": f"{short_work}:{full_work}", "progress_total": progress_total(rows, full_work), **mode}
     return name, out
 
 
+MODES = ["full runs", "short runs", "progress", "both"]
+
+
 def report(results, seeds):
-    lines = [f"mmgp tune as a new user with full runs only and with --work SHORT:FULL (short runs), {seeds} seeds "
-             "(validation/tune/bench_work.py)",
-             "exh P: exhaustive trial's P(regret <= 3 %), exact; P, time, runs: mmgp tune's P(regret <= 3 %), median "
-             "machine time",
-             "(every run, short and stopped ones included) as a fraction of exhaustive trial's, median runs; short: "
-             "median short runs", ""]
-    lines.append(f"{'group':<22} {'var':<3} {'exh P':>5} | {'full runs: P':>12} {'time':>6} {'runs':>5} | "
-                 f"{'short runs: P':>13} {'time':>6} {'runs':>5} {'short':>5}")
+    lines = [f"mmgp tune as a new user from less than whole runs, {seeds} seeds (validation/tune/bench_work.py)",
+             "exh P: exhaustive trial's P(regret <= 3 %), exact. Per mode (full runs only; --work, short runs; "
+             "--progress-total, progress lines;",
+             "both): P, mmgp tune's P(regret <= 3 %); time, its median machine time (every run, short and stopped "
+             "ones included) as a",
+             "fraction of exhaustive trial's (the sum of the full runs' medians); max, the largest; runs, median runs "
+             "(short, of them short).",
+             "Targets: P >= exh P - 0.03 in every row; time <= 35 % with short runs, <= 60 % with progress lines, "
+             "never above 100 %.", ""]
+    head = f"{'group':<17} {'var':<3} {'exh P':>5}"
+    for m in MODES:
+        head += f" | {m:>10}: P  time   max runs"
+    lines.append(head)
     for name, by_v in results.items():
         for v, x in by_v.items():
-            f, s = x["full runs"], x["short runs"]
-            lines.append(f"{name:<22} {v:<3} {x['exhaustive_p']:>5.2f} | {f['p_within_3pct']:>12.2f} "
-                         f"{100 * f['median_time_fraction']:>5.1f}% {f['median_runs']:>5g} | {s['p_within_3pct']:>13.2f} "
-                         f"{100 * s['median_time_fraction']:>5.1f}% {s['median_runs']:>5g} {s['median_short_runs']:>5g}")
+            row = f"{name:<17} {v:<3} {x['exhaustive_p']:>5.2f}"
+            for m in MODES:
+                s = x.get(m)
+                if s is None:
+                    row += f" | {'-':>13} {'-':>5} {'-':>5} {'-':>4}"
+                    continue
+                runs = f"{s['median_runs']:g}" + (f"({s['median_short_runs']:g})" if s["median_short_runs"] else "")
+                row += (f" | {s['p_within_3pct']:>13.2f} {100 * s['median_time_fraction']:>4.0f}% "
+                        f"{100 * s['max_time_fraction']:>4.0f}% {runs:>4}")
+            lines.append(row)
     return "\n".join(lines) + "\n"
 
 
