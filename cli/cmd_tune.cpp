@@ -218,15 +218,6 @@ std::optional<std::pair<std::int64_t, std::int64_t>> parse_work(const std::strin
     return std::pair<std::int64_t, std::int64_t>{lo, hi};
 }
 
-// The command with {work} given its value; checks that a live command has {work} exactly when --work is given.
-std::vector<std::string> with_work(const std::vector<std::string>& command, const std::string& value) {
-    std::vector<std::string> out = command;
-    for (std::string& w : out)
-        for (std::size_t at = w.find("{work}"); at != std::string::npos; at = w.find("{work}", at + value.size()))
-            w.replace(at, 6, value);
-    return out;
-}
-
 // --progress-regex and --progress-total: both for a live tune (one run at a time), the total alone with --replay;
 // the pattern a regular expression with a group to capture the count.
 void check_progress(const tune_options_cli& o) {
@@ -607,6 +598,14 @@ tune_options resumed_tuner_options(const tune_options_cli& o, const std::string&
 }
 
 }  // namespace
+
+std::vector<std::string> with_work(const std::vector<std::string>& command, const std::string& value) {
+    std::vector<std::string> out = command;
+    for (std::string& w : out)
+        for (std::size_t at = w.find("{work}"); at != std::string::npos; at = w.find("{work}", at + value.size()))
+            w.replace(at, 6, value);
+    return out;
+}
 
 int run_tune(const tune_options_cli& given) {
     journal jr;

@@ -79,7 +79,10 @@ std::string why_none(const tune_assessment& a) {
 // The command that runs the chosen configuration; empty without a choice or a command (replay).
 std::string launch_line(const tune_summary& r) {
     if (!r.a.has_chosen || r.o.launch.command.empty()) return {};
-    return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch, r.o.launch.command));
+    // The production run is a full one: {work} at its full value.
+    const std::string full = r.o.work.empty() ? std::string() : r.o.work.substr(r.o.work.find(':') + 1);
+    return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch,
+                                     full.empty() ? r.o.launch.command : with_work(r.o.launch.command, full)));
 }
 
 // The configurations not run yet that may still beat the chosen (P >= 0.01), the likeliest first, at most 5.
@@ -180,9 +183,10 @@ std::string exhaustive_terms(const tune_assessment& a) {
         out += fmt::format("{} of it for {} stopped configuration{} (at least {} bound{})", human_time(a.exhaustive_stopped_s),
                            a.exhaustive_stopped, a.exhaustive_stopped == 1 ? "" : "s", a.exhaustive_stopped == 1 ? "its" : "their",
                            a.exhaustive_stopped == 1 ? "" : "s");
+    const bool screened = std::any_of(a.configs.begin(), a.configs.end(), [](const config_belief& c) { return c.short_runs > 0; });
     if (a.exhaustive_expected > 0)
-        out += fmt::format("{}{} not run, at {} expected cost", out.empty() ? "" : "; ", a.exhaustive_expected,
-                           a.exhaustive_expected == 1 ? "its" : "their");
+        out += fmt::format("{}{} not run{}, at {} expected cost", out.empty() ? "" : "; ", a.exhaustive_expected,
+                           screened ? " in full" : "", a.exhaustive_expected == 1 ? "its" : "their");
     return out.empty() ? out : " (" + out + ")";
 }
 

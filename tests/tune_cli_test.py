@@ -378,6 +378,8 @@ with tempfile.TemporaryDirectory() as tmp:
           f"--work: m=1 p=2 chosen, with full runs of its own ({chosen}, {len(full_of_chosen)} full)")
     check(doc.get("short_runs", {}).get("short_runs") == len(shorts) and "[run 1]" in r.stderr and " short: " in r.stderr,
           "--work: the result counts the short runs; the progress lines mark them")
+    check("{work}" not in doc.get("command", "{work}") and " 40" in doc.get("command", ""),
+          f"--work: the chosen's launch line runs the full work ({doc.get('command', '')[:120]!r})")
     r = run(["tune", "--resume", j8, "--json", "--quiet"])
     doc2 = json.loads(r.stdout) if r.returncode == 0 else {}
     check(r.returncode == 0 and doc2.get("short_runs", {}).get("short_runs") == len(shorts),
