@@ -10,6 +10,7 @@
 #include <random>
 
 #include "mmgp/tune.hpp"
+#include "test_scenario.hpp"
 #include "tune/stages.hpp"
 
 namespace {
@@ -131,25 +132,6 @@ TEST_CASE("tune carry-over stage: a short run stopped at its bound stops the con
 
 namespace {
 
-mmgp::scenario loop_scenario() {
-    mmgp::scenario s;
-    s.name = "short-runs-test";
-    s.plat.name = "test-host";
-    s.plat.hpu_contexts = 4;
-    s.plat.apus = 16;
-    s.plat.O_offload = 1e-6;
-    s.plat.T_csw = 3e-6;
-    s.plat.alpha.kind = mmgp::m_function::form::constant;
-    s.plat.alpha.value = 1.25;
-    s.app.decomp = mmgp::decomposition::task;
-    s.app.units = 16;
-    s.app.N = 100;
-    s.app.T_hpu = 2e-3;
-    s.app.T_apu = 20e-3;
-    s.app.C_apu = 1e-3;
-    s.app.g = 2e-6;
-    return s;
-}
 
 struct screened_tune {
     std::size_t chosen = 0;
@@ -169,7 +151,7 @@ screened_tune tune_screened(const std::function<double(std::size_t)>& full,
     opt.use_model = false;
     opt.prior = false;
     opt.short_work = short_work;
-    mmgp::tuner t(loop_scenario(), space, opt);
+    mmgp::tuner t(tune_test_scenario(), space, opt);
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> z(0.0, 1.0);
     mmgp::tune_assessment a;

@@ -10,30 +10,10 @@
 #include <stdexcept>
 
 #include "mmgp/tune.hpp"
+#include "test_scenario.hpp"
 
 namespace {
 
-mmgp::scenario test_scenario() {
-    mmgp::scenario s;
-    s.name = "tune-test";
-    s.plat.name = "test-host";
-    s.plat.hpu_contexts = 4;
-    s.plat.apus = 16;
-    s.plat.O_offload = 1e-6;
-    s.plat.T_csw = 3e-6;
-    s.plat.alpha.kind = mmgp::m_function::form::constant;
-    s.plat.alpha.value = 1.25;
-    s.app.decomp = mmgp::decomposition::task;
-    s.app.units = 16;
-    s.app.N = 100;
-    s.app.T_hpu = 2e-3;
-    s.app.T_apu = 20e-3;
-    s.app.C_apu = 1e-3;
-    s.app.g = 2e-6;
-    s.space.m = {1, 16};
-    s.space.p = {1, 16};
-    return s;
-}
 
 std::vector<mmgp::configuration> space_of(const mmgp::scenario& s) {
     std::vector<mmgp::configuration> out;
@@ -44,7 +24,7 @@ std::vector<mmgp::configuration> space_of(const mmgp::scenario& s) {
 
 // The scenario the closed-loop tests tune, and its space: every (m, p) of one node.
 struct tune_fixture {
-    const mmgp::scenario s = test_scenario();
+    const mmgp::scenario s = tune_test_scenario();
     const std::vector<mmgp::configuration> space = space_of(s);
 };
 
@@ -194,7 +174,7 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: runs alone far apart leave the configurat
 }
 
 TEST_CASE("tune: an empty space or an infeasible configuration is refused") {
-    const mmgp::scenario s = test_scenario();
+    const mmgp::scenario s = tune_test_scenario();
     CHECK_THROWS_AS(mmgp::tuner(s, {}, {}), mmgp::input_error);
     CHECK_THROWS_AS(mmgp::tuner(s, {{8, 4, 1, mmgp::policy::edtlp}}, {}), mmgp::input_error);
 }
@@ -203,7 +183,7 @@ TEST_CASE("tune: a bimodal configuration is less certain than its median absolut
     // Two configurations measured 7 times each with the same median and the same MAD (0 on the log scale for
     // the first: five equal runs): the first also has two runs in a slow mode 60 % above, the second is tight.
     // The interval of the first has to cover the uncertainty of its median, which order statistics show.
-    const mmgp::scenario s = test_scenario();
+    const mmgp::scenario s = tune_test_scenario();
     const std::vector<mmgp::configuration> space{{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp}};
     mmgp::tune_options o;
     o.use_model = false;
