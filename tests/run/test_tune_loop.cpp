@@ -33,7 +33,7 @@ mmgp::run::recorded_runs recorded(double (*time_of)(int m, int p) = [](int m, in
         for (int p = 1; m * p <= 4; ++p) {
             const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp};
             d.space.push_back(c);
-            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({time_of(m, p) * f, false});
+            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({time_of(m, p) * f, false, {}});
         }
     return d;
 }
