@@ -25,11 +25,7 @@ struct pair_times {
 std::vector<pair_times> pairs_of(const std::vector<short_evidence>& shorts, const run_evidence& evidence) {
     std::vector<pair_times> pairs;
     for (std::size_t c : evidence.measured)
-        if (!shorts[c].logs.empty()) {
-            double mean = 0;
-            for (double v : shorts[c].logs) mean += v;
-            pairs.push_back({std::exp(mean / static_cast<double>(shorts[c].logs.size())), std::exp(evidence[c].center)});
-        }
+        if (!shorts[c].logs.empty()) pairs.push_back({std::exp(shorts[c].log_mean()), std::exp(evidence[c].center)});
     return pairs;
 }
 
@@ -113,18 +109,19 @@ tune_carryover fit_carryover(const std::vector<short_evidence>& shorts, const ru
 }
 
 void add_short_evidence(run_evidence& evidence, const std::vector<short_evidence>& shorts, tune_carryover& carry) {
-    std::vector<double> logs;
-    for (std::size_t c = 0; c < shorts.size(); ++c)
-        if (!shorts[c].logs.empty() && evidence[c].censored == 0 && evidence[c].failed == 0) {
-            double mean = 0;
-            for (double v : shorts[c].logs) mean += v;
-            logs.push_back(std::log(projected(carry, std::exp(mean / static_cast<double>(shorts[c].logs.size())))));
-        }
-    double mean = 0, ss = 0;
-    for (double v : logs) mean += v;
-    if (!logs.empty()) mean /= static_cast<double>(logs.size());
-    for (double v : logs) ss += (v - mean) * (v - mean);
-    carry.spread = logs.size() >= 2 ? std::sqrt(ss / static_cast<double>(logs.size() - 1)) : 0.0;
+    // The projected log time of every configuration with finished short runs (0: none), and their spread over the
+    // configurations neither stopped nor failed in full.
+    std::vector<double> projection(shorts.size(), 0.0);
+    measured_configuration screened;
+    for (std::size_t c = 0; c < shorts.size(); ++c) {
+        if (shorts[c].logs.empty()) continue;
+        projection[c] = std::log(projected(carry, std::exp(shorts[c].log_mean())));
+        if (evidence[c].censored == 0 && evidence[c].failed == 0) screened.logs.push_back(projection[c]);
+    }
+    double ss = 0;
+    screened.add_squared_deviations(screened.log_mean(), ss);
+    const std::size_t n = screened.logs.size();
+    carry.spread = n >= 2 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0.0;
     carry.ranks = !(carry.pairs >= 2 && carry.fit_error > 0.5 * carry.spread);
     for (std::size_t c = 0; c < shorts.size(); ++c) {
         const short_evidence& s = shorts[c];
@@ -134,10 +131,8 @@ void add_short_evidence(run_evidence& evidence, const std::vector<short_evidence
             e.censored_at = std::max(e.censored_at, projected(carry, s.censored_at));
         }
         if (!carry.ranks || s.logs.empty() || !e.logs.empty() || e.excluded()) continue;
-        double log_mean = 0;
-        for (double v : s.logs) log_mean += v;
         e.projected = true;
-        e.projected_log = std::log(projected(carry, std::exp(log_mean / static_cast<double>(s.logs.size()))));
+        e.projected_log = projection[c];
         e.projected_var = carry.error * carry.error;
     }
 }

@@ -81,11 +81,9 @@ noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior);
 
 // --- 1b. carry-over (tune/carryover.cpp) ------------------------------------------------------------
 
-/// The short runs (tune_run::work below 1) of one configuration.
-struct short_evidence {
-    std::vector<double> logs;  // log of the finished ones' times
-    int censored = 0;
-    double censored_at = 0;    // the longest bound a short run was stopped at
+/// The short runs (tune_run::work below 1) of one configuration: logs of the finished ones, the stopped ones and
+/// the longest bound they were stopped at (failed ones are not counted: they tell nothing).
+struct short_evidence : measured_configuration {
     int runs() const noexcept { return static_cast<int>(logs.size()) + censored; }
 };
 /// The short runs sorted by configuration (failed and cancelled ones tell nothing).

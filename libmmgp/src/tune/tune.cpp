@@ -149,7 +149,6 @@ void plan_work(tune_assessment& a, const std::vector<detail::short_evidence>& sh
         const double by_screen = opt.bound_factor * fastest;
         a.next_bound_s = a.next_bound_s > 0 ? std::min(a.next_bound_s, by_screen) : by_screen;
     }
-    if (opt.max_run_s > 0) a.next_bound_s = a.next_bound_s > 0 ? std::min(a.next_bound_s, opt.max_run_s) : opt.max_run_s;
     a.why_next = "screen with a short run: " + a.why_next;
 }
 
