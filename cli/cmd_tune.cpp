@@ -205,24 +205,6 @@ void check_plot(const tune_options_cli& o, const tune_options_cli& given) {
     }
 }
 
-// --work SHORT:FULL: two integers, 1 <= SHORT < FULL; nothing when not given.
-std::optional<std::pair<std::int64_t, std::int64_t>> parse_work(const std::string& text) {
-    if (text.empty()) return std::nullopt;
-    const std::size_t colon = text.find(':');
-    long long lo = 0, hi = 0;
-    const auto whole = [](const std::string& s, long long& v) {
-        char* end = nullptr;
-        errno = 0;
-        v = std::strtoll(s.c_str(), &end, 10);
-        return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && end == s.c_str() + s.size() && errno == 0;
-    };
-    if (colon == std::string::npos || !whole(text.substr(0, colon), lo) || !whole(text.substr(colon + 1), hi) ||
-        lo < 1 || hi <= lo)
-        throw usage_error("--work: expected SHORT:FULL, two whole numbers with 1 <= SHORT < FULL (the values of "
-                          "{work} in a short and a full run), found \"" + text + "\"");
-    return std::pair<std::int64_t, std::int64_t>{lo, hi};
-}
-
 // --progress-regex and --progress-total: both for a live tune (one run at a time), the total alone with --replay;
 // the pattern a regular expression with a group to capture the count.
 void check_progress(const tune_options_cli& o) {
@@ -603,6 +585,23 @@ tune_options resumed_tuner_options(const tune_options_cli& o, const std::string&
 }
 
 }  // namespace
+
+std::optional<std::pair<std::int64_t, std::int64_t>> parse_work(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    const std::size_t colon = text.find(':');
+    long long lo = 0, hi = 0;
+    const auto whole = [](const std::string& s, long long& v) {
+        char* end = nullptr;
+        errno = 0;
+        v = std::strtoll(s.c_str(), &end, 10);
+        return !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && end == s.c_str() + s.size() && errno == 0;
+    };
+    if (colon == std::string::npos || !whole(text.substr(0, colon), lo) || !whole(text.substr(colon + 1), hi) ||
+        lo < 1 || hi <= lo)
+        throw usage_error("--work: expected SHORT:FULL, two whole numbers with 1 <= SHORT < FULL (the values of "
+                          "{work} in a short and a full run), found \"" + text + "\"");
+    return std::pair<std::int64_t, std::int64_t>{lo, hi};
+}
 
 std::vector<std::string> with_work(const std::vector<std::string>& command, const std::string& value) {
     std::vector<std::string> out = command;

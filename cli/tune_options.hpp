@@ -32,6 +32,8 @@ struct tune_options_cli {
     bool no_app = false;  ///< a platform without an application profile (set by the scenario): structure from the runs
     std::vector<std::string> given;  ///< the options given on the command line (their longest names), set by main
 };
+/// --work SHORT:FULL: the two values, 1 <= SHORT < FULL (nothing when not given); throws usage_error otherwise.
+std::optional<std::pair<std::int64_t, std::int64_t>> parse_work(const std::string& text);
 /// The command with {work} given its value (mmgp tune --work SHORT:FULL: a short or a full run's).
 std::vector<std::string> with_work(const std::vector<std::string>& command, const std::string& value);
 

@@ -80,9 +80,10 @@ std::string why_none(const tune_assessment& a) {
 std::string launch_line(const tune_summary& r) {
     if (!r.a.has_chosen || r.o.launch.command.empty()) return {};
     // The production run is a full one: {work} at its full value.
-    const std::string full = r.o.work.empty() ? std::string() : r.o.work.substr(r.o.work.find(':') + 1);
+    const auto work = parse_work(r.o.work);
     return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch,
-                                     full.empty() ? r.o.launch.command : with_work(r.o.launch.command, full)));
+                                     work ? with_work(r.o.launch.command, std::to_string(work->second))
+                                          : r.o.launch.command));
 }
 
 // The configurations not run yet that may still beat the chosen (P >= 0.01), the likeliest first, at most 5.
@@ -107,13 +108,19 @@ json chosen_json(const tune_summary& r) {
             {"core_hours", core_hours(c, b.time_s)}};
 }
 
+// The short runs of the tune (--work).
+int short_run_count(const tune_assessment& a) {
+    int shorts = 0;
+    for (const auto& b : a.configs) shorts += b.short_runs;
+    return shorts;
+}
+
 // With --work: how many runs were short, how they carried over to full ones, and whether they ranked.
 std::string short_runs_text(const tune_summary& r) {
     if (!(r.to.short_work > 0)) return "";
     const tune_assessment& a = r.a;
     const tune_carryover& c = a.carryover;
-    int shorts = 0;
-    for (const auto& b : a.configs) shorts += b.short_runs;
+    const int shorts = short_run_count(a);
     std::string out = fmt::format("short runs: {} of the {} runs (--work {}); ", shorts, a.runs, r.o.work);
     if (c.pairs == 0) return out + "no configuration run both ways yet\n";
     out += fmt::format("a full run = {:.3g} x (short - {}) + {}, within {} (from {} configuration{} run both ways)\n",
@@ -129,9 +136,7 @@ std::string short_runs_text(const tune_summary& r) {
 
 json short_runs_json(const tune_summary& r) {
     const tune_carryover& c = r.a.carryover;
-    int shorts = 0;
-    for (const auto& b : r.a.configs) shorts += b.short_runs;
-    return {{"work", r.o.work}, {"short_runs", shorts}, {"pairs", c.pairs}, {"ratio", c.ratio},
+    return {{"work", r.o.work}, {"short_runs", short_run_count(r.a)}, {"pairs", c.pairs}, {"ratio", c.ratio},
             {"startup_s", c.startup_s}, {"error", c.error}, {"fit_error", c.fit_error}, {"spread", c.spread},
             {"ranks", c.ranks}};
 }
@@ -183,7 +188,7 @@ std::string exhaustive_terms(const tune_assessment& a) {
         out += fmt::format("{} of it for {} stopped configuration{} (at least {} bound{})", human_time(a.exhaustive_stopped_s),
                            a.exhaustive_stopped, a.exhaustive_stopped == 1 ? "" : "s", a.exhaustive_stopped == 1 ? "its" : "their",
                            a.exhaustive_stopped == 1 ? "" : "s");
-    const bool screened = std::any_of(a.configs.begin(), a.configs.end(), [](const config_belief& c) { return c.short_runs > 0; });
+    const bool screened = short_run_count(a) > 0;
     if (a.exhaustive_expected > 0)
         out += fmt::format("{}{} not run{}, at {} expected cost", out.empty() ? "" : "; ", a.exhaustive_expected,
                            screened ? " in full" : "", a.exhaustive_expected == 1 ? "its" : "their");
