@@ -126,6 +126,21 @@ void run_flights::stop(int id) {
     if (!f->result.censored) f->result.stopped = true;
 }
 
+// Each watched run in flight, looked at now (at `t`): stopped when its watch says so (censored at its age), else
+// looked at again in 0.2 s (`next`: the nearest deadline so far, -1 for none).
+void run_flights::look_at_watched(double t, double& next) {
+    for (flight* f : runs_) {
+        if (!f->watch || f->killed) continue;
+        if (f->watch(t - f->start)) {
+            f->result.censored = f->result.watched_out = true;
+            f->watched_out_at = t - f->start;
+            stop(f->id);
+            continue;
+        }
+        next = next < 0 ? t + 0.2 : std::min(next, t + 0.2);
+    }
+}
+
 std::optional<std::pair<int, run_result>> run_flights::wait_any() {
     for (;;) {
         // A run whose processes have all ended.
@@ -160,17 +175,7 @@ std::optional<std::pair<int, run_result>> run_flights::wait_any() {
         double next = -1;
         for (flight* f : runs_)
             if (!f->done_file.empty() && !f->killed) next = next < 0 ? t + 0.1 : std::min(next, t + 0.1);
-        // A watched run: looked at now, and again in 0.2 s.
-        for (flight* f : runs_) {
-            if (!f->watch || f->killed) continue;
-            if (f->watch(t - f->start)) {
-                f->result.censored = f->result.watched_out = true;
-                f->watched_out_at = t - f->start;
-                stop(f->id);
-                continue;
-            }
-            next = next < 0 ? t + 0.2 : std::min(next, t + 0.2);
-        }
+        look_at_watched(t, next);
         for (flight* f : runs_) {
             double d = -1;
             if (!f->killed && f->bound > 0) {

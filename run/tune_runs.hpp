@@ -75,6 +75,7 @@ private:
     sigset_t wanted_{}, old_{};
     struct sigaction old_chld_ {};  // SIGCHLD's action before, restored by the destructor
     flight* find(int id) const;
+    void look_at_watched(double t, double& next);
 };
 
 /// The lines a shell command prints on its standard output (sinfo, scontrol), newlines removed; none when it
