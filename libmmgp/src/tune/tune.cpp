@@ -203,9 +203,11 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
         detail::estimate_noise(evidence, {opt_.noise, opt_.noise_dof, opt_.few_runs_noisiest});
     a.noise = std::sqrt(noise.pooled_var);
 
-    // 1b. Carry-over: short runs' times projected to full ones (with short runs only).
-    const std::vector<detail::short_evidence> shorts = detail::gather_short(runs_, n_configs);
+    // 1b. Carry-over: short runs' times projected to full ones (with short runs only: without, `shorts` stays
+    // empty, nothing is allocated per configuration of a space that may hold millions).
+    std::vector<detail::short_evidence> shorts;
     if (opt_.short_work > 0) {
+        shorts = detail::gather_short(runs_, n_configs);
         a.carryover = detail::fit_carryover(shorts, evidence, opt_.short_work);
         detail::add_short_evidence(evidence, shorts, a.carryover);
     }
@@ -236,8 +238,10 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
         for (std::size_t c = 0; c < n_configs; ++c) beliefs.screened.push_back(!shorts[c].logs.empty() || shorts[c].censored > 0);
     describe_configs(a.configs, evidence, prior.model_s, beliefs);
     detail::decide(a, ch, beliefs, evidence, flying, space_, opt_);
-    if (a.has_next) plan_work(a, shorts, flying, opt_);
-    describe_short_runs(a.configs, evidence, shorts);
+    if (!shorts.empty()) {
+        if (a.has_next) plan_work(a, shorts, flying, opt_);
+        describe_short_runs(a.configs, evidence, shorts);
+    }
 
     // Stopped unsure by a budget: the choice is the lowest measured time (exhaustive trial's rule on the same
     // evidence) unless the posterior predicts the measured configurations, each left out, within the noise
