@@ -1,5 +1,5 @@
-// The one place that starts processes (run/process.hpp). The interrupt rules (which groups an interrupt kills,
-// when a signal is held) live with the signal handlers in libmmgp (mmgp/io.hpp, child_scope).
+// The one place that starts processes (run/process.hpp). The interrupt rules (which groups an interrupt kills) are
+// child_scope's (child_scope.cpp); the signal handler that holds a signal is libmmgp's (mmgp/io.hpp).
 #include "process.hpp"
 
 #include <fcntl.h>
@@ -94,7 +94,7 @@ pid_t start(const child& c, const sigset_t& mask) {
     for (auto& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
     const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    if (pid < 0) throw mmgp::failure(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) become(c, mask, argv);
     if (c.group >= 0) ::setpgid(pid, c.group == 0 ? pid : c.group);  // also here: whichever runs first
     return pid;
@@ -205,7 +205,7 @@ int run_together(const std::vector<child>& children) {
     for (std::size_t i = 0; i < children.size(); ++i) {
         try {
             pids[i] = start(children[i], old);
-        } catch (const std::runtime_error&) {
+        } catch (const mmgp::failure&) {
             for (pid_t other : pids)
                 if (other > 0) kill(other, SIGTERM);
             throw;

@@ -1,6 +1,7 @@
-// run/process.hpp — the one place that starts processes (fork and exec; never popen, system or posix_spawn
-// elsewhere): a program with its environment, process group and output; a shell line with its output captured
-// and the interrupt rules of mmgp/io.hpp (child_scope); the exit status in the project's words. Called by
+// run/process.hpp — the one place that starts and stops processes (fork, exec and kill; never popen, system or
+// posix_spawn elsewhere): a program with its environment, process group and output; a shell line with its output
+// captured, stopped by an interrupt (child_scope, beside mmgp/io.hpp's signal handler); the exit status in the
+// project's words. Called by
 // `mmgp launch --exec` (cli/cmd_launch.cpp), the tuner's runs and its Slurm queries (tune_runs.cpp,
 // tune_slurm_batch.cpp) and calibration's MPI, SimGrid and GPU tools (calibration/mpi_driver.cpp,
 // calibration/simulate.cpp, cli/cmd_calibrate_gpu.cpp).
@@ -15,7 +16,37 @@
 #include <utility>
 #include <vector>
 
+#include "mmgp/io.hpp"
+
 namespace mmgp::run {
+
+/// A child started under the interrupt rules: while the scope is alive, SIGINT, SIGTERM and SIGHUP are held
+/// (mmgp::interrupt_pending(), through an mmgp::interrupt_hold) instead of ending the process, the process group
+/// adopt()ed is killed at once from the signal handler, and orphaned descendants come back to this process (it is
+/// their subreaper) so that an interrupt can find and stop them. The scope blocks those signals from its
+/// construction until adopt() (no signal between fork() and registering the child); the child restores
+/// child_mask(). Not copyable. Used by shell() (child_scope.cpp).
+class child_scope {
+public:
+    child_scope();  // not copyable, as its interrupt_hold is not
+    ~child_scope();
+    /// The signal mask before the scope blocked the interrupt signals: what the child restores after fork().
+    const sigset_t& child_mask() const noexcept { return old_mask_; }
+    /// In the parent, after fork(): registers the child's process group (an interrupt kills it) and unblocks the
+    /// signals; when an interrupt came before, kills the group at once. `group` <= 0 (fork failed): unblocks only.
+    void adopt(int group) noexcept;
+    /// True when an interrupt arrived while the scope was alive.
+    bool interrupted() const noexcept;
+    /// After the child was reaped: when interrupted, kills whatever descendants remain.
+    void reap_descendants() noexcept;
+
+private:
+    int seen_ = mmgp::interrupts_handled();  // before the hold: an interrupt from here on counts
+    mmgp::interrupt_hold hold_;
+    sigset_t old_mask_;
+    int slot_ = -1;
+    bool was_subreaper_ = false, unblocked_ = false;
+};
 
 /// One program to start.
 struct child {
@@ -30,7 +61,7 @@ struct child {
 
 /// Forks and execs `c`; in the child, `mask` is restored as the signal mask first (the caller blocks the signals
 /// it waits for before calling). A program that cannot be executed prints "mmgp: PROGRAM: cannot execute:
-/// REASON" on standard error and exits 127. Returns the child's pid; throws std::runtime_error when fork fails.
+/// REASON" on standard error and exits 127. Returns the child's pid; throws mmgp::failure when fork fails.
 pid_t start(const child& c, const sigset_t& mask);
 
 /// The one mapping of an exception that ends a program to its exit status: bad input (mmgp::error and what
@@ -50,7 +81,7 @@ int exit_code(int wait_status) noexcept;
 
 /// Runs `/bin/sh -c command` in a process group of its own with its standard output captured into `*out`
 /// (when given) and returns its exit status (-1 when it did not exit normally). An interrupt meanwhile
-/// (mmgp::child_scope) kills the whole group; shell() then returns and mmgp::interrupt_pending() is true, so that
+/// (child_scope) kills the whole group; shell() then returns and mmgp::interrupt_pending() is true, so that
 /// the caller can undo what it set up (network namespaces, temporary directories) before mmgp::finish_interrupt().
 /// With `max_out`, a command whose standard output grows beyond it is stopped (its group killed) and shell()
 /// returns output_too_long, `*out` holding the first max_out bytes.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "mmgp/error.hpp"
 #include "process.hpp"
 
 #include <algorithm>
@@ -93,7 +94,7 @@ int run_flights::start(const std::vector<run_process>& procs, double bound_s, co
         pid_t pid = -1;
         try {
             pid = run::start(c, old_);
-        } catch (const std::runtime_error&) {
+        } catch (const mmgp::failure&) {
             if (f->group > 0) kill(-f->group, SIGKILL);
             for (pid_t p : f->pids) waitpid(p, nullptr, 0);
             delete f;

@@ -16,7 +16,6 @@
 // MPS and, where the MPS control daemon can be started (root, nvidia-cuda-mps-control), with it. The sharing
 // children are forked before this process initialises CUDA.
 #include <cuda_runtime.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +26,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "forked.hpp"  // run/: the children, forked before CUDA is initialised here
 
 namespace {
 
@@ -309,19 +310,14 @@ struct sharing_run {
 // `procs` children at once, each `kernels` off-loads of a `cycles`-cycle kernel.
 sharing_run run_children(int device, int procs, int kernels, long long cycles) {
     sharing_run out;
-    std::vector<pid_t> pids;
-    std::vector<int> ready, go;
-    for (int i = 0; i < procs; ++i) {
-        int r[2], g[2];
-        if (pipe(r) != 0 || pipe(g) != 0) return out;
-        const pid_t pid = fork();
-        if (pid < 0) return out;
-        if (pid == 0) {
-            close(r[0]), close(g[1]);
-            sharing_child(device, kernels, cycles, r[1], g[0]);
-        }
-        close(r[1]), close(g[0]);
-        pids.push_back(pid), ready.push_back(r[0]), go.push_back(g[1]);
+    std::vector<mmgp::run::forked> children;
+    bool ok = true;
+    for (int i = 0; i < procs && ok; ++i) {
+        children.push_back(mmgp::run::fork_with_pipes([&](int to_parent, int from_parent) {
+            sharing_child(device, kernels, cycles, to_parent, from_parent);
+            return 1;
+        }));
+        ok = children.back().pid > 0;
     }
     auto read_line = [](int fd) {
         std::string s;
@@ -329,24 +325,18 @@ sharing_run run_children(int device, int procs, int kernels, long long cycles) {
         while (read(fd, &c, 1) == 1 && c != '\n') s += c;
         return s;
     };
-    bool ok = true;
-    for (int fd : ready) {
-        const std::string l = read_line(fd);
+    for (const mmgp::run::forked& c : children) {
+        const std::string l = ok ? read_line(c.from_child) : std::string();
         if (l.rfind("ready ", 0) != 0) ok = false;
         else out.kernel_s = std::isnan(out.kernel_s) ? std::atof(l.c_str() + 6) : std::min(out.kernel_s, std::atof(l.c_str() + 6));
     }
     const double t0 = now_s();
-    for (int fd : go) (void)!write(fd, "g", 1);
-    for (int fd : ready)
-        if (read_line(fd).rfind("done ", 0) != 0) ok = false;
+    if (ok)
+        for (const mmgp::run::forked& c : children) (void)!write(c.to_child, "g", 1);
+    for (const mmgp::run::forked& c : children)
+        if (!ok || read_line(c.from_child).rfind("done ", 0) != 0) ok = false;
     out.wall_s = now_s() - t0;
-    for (pid_t pid : pids) {
-        int status = 0;
-        waitpid(pid, &status, 0);
-        ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    }
-    for (int fd : ready) close(fd);
-    for (int fd : go) close(fd);
+    for (mmgp::run::forked& c : children) ok = mmgp::run::wait_forked(c) == 0 && ok;
     out.ok = ok;
     return out;
 }
@@ -369,20 +359,20 @@ std::string sharing_json(int device, bool quick) {
 
 bool mps_control(const char* what) {
     const std::string cmd = std::string("nvidia-cuda-mps-control ") + what + " >/dev/null 2>&1";
-    return std::system(cmd.c_str()) == 0;
+    return mmgp::run::shell_status(cmd) == 0;
 }
 
 // Without MPS and, when asked or possible (root and the control program), with the daemon started for the
 // measurement and stopped after it. Runs before this process initialises CUDA.
 std::string sharing_section(const options& o) {
     std::string out = "{\"time_sliced\": " + (o.mps == "on" ? std::string("null") : sharing_json(o.device, o.quick));
-    const bool can = geteuid() == 0 && std::system("command -v nvidia-cuda-mps-control >/dev/null 2>&1") == 0;
+    const bool can = geteuid() == 0 && mmgp::run::shell_status("command -v nvidia-cuda-mps-control >/dev/null 2>&1") == 0;
     if (o.mps == "off" || (o.mps == "auto" && !can)) return out + ", \"mps\": null, \"mps_note\": \"" +
                                                         (o.mps == "off" ? "not asked" : "the MPS daemon cannot be started here (needs root and nvidia-cuda-mps-control)") + "\"}";
     if (!mps_control("-d")) return out + ", \"mps\": null, \"mps_note\": \"nvidia-cuda-mps-control -d failed\"}";
     sleep(1);
     out += ", \"mps\": " + sharing_json(o.device, o.quick);
-    (void)!std::system("echo quit | nvidia-cuda-mps-control >/dev/null 2>&1");
+    mmgp::run::shell_status("echo quit | nvidia-cuda-mps-control >/dev/null 2>&1");
     sleep(1);
     return out + "}";
 }
@@ -413,12 +403,9 @@ int main(int argc, char** argv) {
     // The sharing children must be forked before this process touches CUDA; the device check then runs in them.
     // So: check in a child first (it exits), then measure the sharing, then everything else here.
     {
-        const pid_t pid = fork();
-        if (pid == 0) _exit(usable(o.device));
-        int status = 0;
-        waitpid(pid, &status, 0);
-        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-        if (code != 0 || o.check_only) return code;
+        mmgp::run::forked check = mmgp::run::fork_with_pipes([&](int, int) { return usable(o.device); });
+        const int code = mmgp::run::wait_forked(check);
+        if (code != 0 || o.check_only) return code < 0 || code > 127 ? 1 : code;
     }
     const std::string sharing = sharing_section(o);
     check(cudaSetDevice(o.device), "select device");

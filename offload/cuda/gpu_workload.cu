@@ -15,7 +15,6 @@
 // The processes are forked before CUDA is initialised; under MPS (the daemon running) each sets
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE from p when MMGP_SHARING=mps (as mmgp launch sets it). Exit 77: no usable GPU.
 #include <cuda_runtime.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +24,8 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "forked.hpp"  // run/: the processes, forked before CUDA is initialised here
 
 namespace {
 
@@ -105,10 +106,7 @@ void host_spin(double us) {
 // The device's SMs, SM clock (kHz) and one 256-thread block's FMA iterations per µs alone (--compute), asked in a
 // child so that this process stays without CUDA; 0 SMs: unusable.
 void device_facts(int device, int& sms, int& khz, double& iters_per_us) {
-    int fds[2];
-    if (pipe(fds) != 0) std::exit(1);
-    const pid_t pid = fork();
-    if (pid == 0) {
+    mmgp::run::forked child = mmgp::run::fork_with_pipes([&](int to_parent, int) {
         double v[3] = {0, 0, 0};
         int n = 0, clock = 0;
         float* out = nullptr;
@@ -126,14 +124,13 @@ void device_facts(int device, int& sms, int& khz, double& iters_per_us) {
             v[2] = best > 0 ? probe / (1e6 * best) : 0;
         }
         v[0] = n, v[1] = clock;
-        (void)!write(fds[1], v, sizeof v);
-        _exit(0);
-    }
+        (void)!write(to_parent, v, sizeof v);
+        return 0;
+    });
+    if (child.pid < 0) std::exit(1);
     double v[3] = {0, 0, 0};
-    close(fds[1]);
-    (void)!read(fds[0], v, sizeof v);
-    close(fds[0]);
-    waitpid(pid, nullptr, 0);
+    (void)!read(child.from_child, v, sizeof v);
+    mmgp::run::wait_forked(child);
     sms = static_cast<int>(v[0]), khz = static_cast<int>(v[1]), iters_per_us = v[2];
 }
 
@@ -210,37 +207,28 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "mmgp-gpu-workload: --compute: the FMA kernel's rate could not be measured\n");
         return 1;
     }
-    std::vector<pid_t> pids;
-    std::vector<int> ready, go;
+    std::vector<mmgp::run::forked> procs;
     for (int r = 0; r < o.m; ++r) {
-        int rf[2], gf[2];
-        if (pipe(rf) != 0 || pipe(gf) != 0) return 1;
-        const pid_t pid = fork();
-        if (pid == 0) {
-            close(rf[0]), close(gf[1]);
-            process(o, r, sms, khz, iters_per_us, rf[1], gf[0]);
-        }
-        close(rf[1]), close(gf[0]);
-        pids.push_back(pid), ready.push_back(rf[0]), go.push_back(gf[1]);
+        procs.push_back(mmgp::run::fork_with_pipes([&](int to_parent, int from_parent) {
+            process(o, r, sms, khz, iters_per_us, to_parent, from_parent);
+            return 1;
+        }));
+        if (procs.back().pid < 0) return 1;
     }
     char c = 0;
-    for (int fd : ready) (void)!read(fd, &c, 1);
+    for (const mmgp::run::forked& pr : procs) (void)!read(pr.from_child, &c, 1);
     const double t0 = now_s();
-    for (int fd : go) (void)!write(fd, "g", 1);
+    for (const mmgp::run::forked& pr : procs) (void)!write(pr.to_child, "g", 1);
     unit_times total;
     bool ok = true;
-    for (int fd : ready) {
+    for (const mmgp::run::forked& pr : procs) {
         unit_times t;
-        if (read(fd, &t, sizeof t) != static_cast<ssize_t>(sizeof t)) ok = false;
+        if (read(pr.from_child, &t, sizeof t) != static_cast<ssize_t>(sizeof t)) ok = false;
         total.host_s += t.host_s, total.kernel_s += t.kernel_s, total.offload_s += t.offload_s;
         for (int k = 0; k < 3; ++k) total.slot[k] += t.slot[k];
     }
     const double wall = now_s() - t0;
-    for (pid_t pid : pids) {
-        int st = 0;
-        waitpid(pid, &st, 0);
-        ok = ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    }
+    for (mmgp::run::forked& pr : procs) ok = mmgp::run::wait_forked(pr) == 0 && ok;
     if (!ok) {
         std::fprintf(stderr, "mmgp-gpu-workload: a process failed\n");
         return 1;

@@ -1,7 +1,9 @@
 // run/process.hpp's program finder (a flag, then the environment, then the build beside the running program, then
-// the PATH), path_lookup as execvp resolves a word, and the one exception-to-exit-status mapping.
+// the PATH), path_lookup as execvp resolves a word, and the one exception-to-exit-status mapping; run/forked.hpp's
+// child running a function with a pipe each way, and a shell line's status.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "mmgp/error.hpp"
+#include "forked.hpp"
 #include "process.hpp"
 
 namespace {
@@ -60,4 +63,42 @@ TEST_CASE("run: the one exception-to-exit-status mapping: bad input 2, what fail
     CHECK(exit_status_of(mmgp::failure("mpirun failed")) == 1);
     CHECK(exit_status_of(std::runtime_error("libpll: out of memory")) == 1);
     CHECK(exit_status_of(std::invalid_argument("not one of the project's errors")) == 1);
+}
+
+TEST_CASE("run: fork_with_pipes runs a function in a child, a pipe each way; wait_forked gives its exit code") {
+    // The child reads a line from this side, answers it doubled and exits with its length: the pipes go both ways
+    // and the code comes back.
+    mmgp::run::forked c = mmgp::run::fork_with_pipes([](int to_parent, int from_parent) {
+        char buf[16] = {};
+        const ssize_t n = ::read(from_parent, buf, sizeof buf - 1);
+        const std::string twice = std::string(buf, static_cast<std::size_t>(n > 0 ? n : 0)) + buf;
+        (void)!::write(to_parent, twice.data(), twice.size());
+        return static_cast<int>(n);
+    });
+    REQUIRE(c.pid > 0);
+    REQUIRE(::write(c.to_child, "abc", 3) == 3);
+    char got[16] = {};
+    std::size_t have = 0;
+    for (ssize_t n = 0; have < 6 && (n = ::read(c.from_child, got + have, sizeof got - 1 - have)) > 0;)
+        have += static_cast<std::size_t>(n);
+    CHECK(std::string(got) == "abcabc");
+    CHECK(mmgp::run::wait_forked(c) == 3);
+    CHECK(c.pid == -1);
+    CHECK(c.from_child == -1);
+    CHECK(mmgp::run::wait_forked(c) == -1);  // waited for already: nothing to wait for
+    // An exception let out of the body is exit status 1; a child ended by a signal 128 + n.
+    mmgp::run::forked thrower = mmgp::run::fork_with_pipes([](int, int) -> int { throw std::runtime_error("x"); });
+    CHECK(mmgp::run::wait_forked(thrower) == 1);
+    mmgp::run::forked killed = mmgp::run::fork_with_pipes([](int, int) {
+        ::raise(SIGKILL);
+        return 0;
+    });
+    CHECK(mmgp::run::wait_forked(killed) == 128 + SIGKILL);
+}
+
+TEST_CASE("run: shell_status waits for a shell line and gives its exit code, as std::system's") {
+    CHECK(mmgp::run::shell_status("exit 0") == 0);
+    CHECK(mmgp::run::shell_status("exit 7") == 7);
+    CHECK(mmgp::run::shell_status("kill -TERM $$") == 128 + SIGTERM);
+    CHECK(mmgp::run::shell_status("command -v a-program-that-is-not-there-anywhere >/dev/null 2>&1") != 0);
 }

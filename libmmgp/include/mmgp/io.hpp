@@ -64,7 +64,7 @@ void write_file_atomically(const std::string& path, const std::string& text,
 /// nothing written, when `path` exists; throws mmgp::input_error naming `path` on any other failure.
 bool create_file_exclusively(const std::string& path, const std::string& text);
 /// While alive, SIGINT, SIGTERM and SIGHUP (to the process or to its process group) stop the
-/// command at once: the child process groups adopted by a child_scope are killed, a temporary
+/// command at once: the interrupt hook stops the child processes (set_interrupt_hook), a temporary
 /// file write_file_atomically() has open is removed, one line is printed on stderr — "mmgp:
 /// interrupted (SIGINT): PATH left as it was", "... PATH not created", or without a path "mmgp:
 /// interrupted (SIGINT)" — and the process ends by the signal (exit status 128 + n). One guard at a
@@ -77,35 +77,32 @@ public:
     interrupt_guard& operator=(const interrupt_guard&) = delete;
 };
 
-/// What a process runner (run/process.hpp's run::shell) tells the interrupt machinery about a child it starts,
-/// so that the signal handlers stay here: while a child_scope is alive, SIGINT, SIGTERM and SIGHUP are held
-/// (interrupt_pending()) instead of ending the process, the process group adopt()ed is killed at once, and
-/// orphaned descendants come back to this process (it is their subreaper) so that an interrupt can find and
-/// stop them. The scope blocks those signals from its construction until adopt() (no signal between fork() and
-/// registering the child); the child restores child_mask(). Not copyable.
-class child_scope {
+/// The process layer's part in stopping cleanly (run/process.hpp's child_scope, the one place that starts and
+/// stops processes; this library does neither). While an interrupt_hold is alive, SIGINT, SIGTERM and SIGHUP are
+/// held (interrupt_pending()) instead of ending the process, so that the caller can undo what it set up (network
+/// namespaces, temporary directories) before finish_interrupt(). Holds nest; not copyable.
+class interrupt_hold {
 public:
-    child_scope();
-    ~child_scope();
-    child_scope(const child_scope&) = delete;
-    child_scope& operator=(const child_scope&) = delete;
-    /// The signal mask before the scope blocked the interrupt signals: what the child restores after fork().
-    const sigset_t& child_mask() const noexcept { return old_mask_; }
-    /// In the parent, after fork(): registers the child's process group (an interrupt kills it) and unblocks the
-    /// signals; when an interrupt came before, kills the group at once. `group` <= 0 (fork failed): unblocks only.
-    void adopt(int group) noexcept;
-    /// True when an interrupt arrived while the scope was alive.
-    bool interrupted() const noexcept;
-    /// After the child was reaped: when interrupted, kills whatever descendants remain.
-    void reap_descendants() noexcept;
-
-private:
-    sigset_t old_mask_;
-    int slot_ = -1, seen_ = 0;
-    bool was_subreaper_ = false, unblocked_ = false;
+    interrupt_hold();
+    ~interrupt_hold();
+    interrupt_hold(const interrupt_hold&) = delete;
+    interrupt_hold& operator=(const interrupt_hold&) = delete;
 };
 
-/// True when a SIGINT/SIGTERM/SIGHUP arrived during a child_scope and has not been acted on yet.
+/// What the signal handler calls first, before it removes a temporary file and ends or holds: the process layer's
+/// stop of the process groups it started. Runs inside the handler: async-signal-safe code only. One hook (nullptr:
+/// none); set before the processes it stops are started.
+using interrupt_hook = void (*)() noexcept;
+void set_interrupt_hook(interrupt_hook hook) noexcept;
+
+/// The SIGINT, SIGTERM and SIGHUP handled so far: two readings differ when one came between them.
+int interrupts_handled() noexcept;
+
+/// The signals the handler takes (SIGINT, SIGTERM, SIGHUP): what a process runner blocks between fork() and
+/// registering the child.
+sigset_t interrupt_signals() noexcept;
+
+/// True when a SIGINT/SIGTERM/SIGHUP arrived during an interrupt_hold and has not been acted on yet.
 bool interrupt_pending() noexcept;
 
 /// Acts on a pending interrupt as the guard would have (message, then the process ends by the

@@ -1,17 +1,14 @@
 #include "mmgp/io.hpp"
 
+#include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <dirent.h>
 #include <map>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace mmgp {
@@ -27,9 +24,9 @@ char g_msg_existing[4200];
 char g_msg_new[4200];
 volatile std::sig_atomic_t g_guard = 0;
 volatile std::sig_atomic_t g_path_existed = 0;
-constexpr int max_children = 16;
-volatile std::sig_atomic_t g_children[max_children] = {};  // process groups adopted by a child_scope
-volatile std::sig_atomic_t g_in_command = 0;               // > 0: hold the signal (a child_scope is alive)
+std::atomic<interrupt_hook> g_hook{nullptr};             // the process layer's stop of its children
+static_assert(std::atomic<interrupt_hook>::is_always_lock_free, "read in a signal handler");
+volatile std::sig_atomic_t g_in_command = 0;               // > 0: hold the signal (an interrupt_hold is alive)
 volatile std::sig_atomic_t g_pending = 0;                  // the held signal
 volatile std::sig_atomic_t g_count = 0;                    // signals handled so far
 
@@ -53,11 +50,6 @@ const char* signal_name(int sig) {
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "signal";
 }
 
-void kill_children() {
-    for (int i = 0; i < max_children; ++i)
-        if (g_children[i] > 0) ::kill(-static_cast<pid_t>(g_children[i]), SIGKILL);
-}
-
 // Async-signal-safe: prints the line, then ends the process by `sig` (its default action).
 [[noreturn]] void die_by(int sig) {
     write_all(2, "mmgp: interrupted (");
@@ -79,9 +71,9 @@ void kill_children() {
 void on_signal(int sig) {
     const int saved = errno;
     g_count = g_count + 1;
-    kill_children();
+    if (const interrupt_hook hook = g_hook.load(std::memory_order_relaxed)) hook();
     if (g_tmp_live) ::unlink(g_tmp);
-    if (g_in_command > 0) {  // the child's runner returns; its caller cleans up, then finish_interrupt()
+    if (g_in_command > 0) {  // the hold's owner returns; its caller cleans up, then finish_interrupt()
         g_pending = sig;
         errno = saved;
         return;
@@ -246,57 +238,6 @@ std::string write_temporary(const std::string& path, const std::string& tmpl, co
     return tmp;
 }
 
-// The live descendants of this process (from /proc), children first.
-std::vector<pid_t> descendants() {
-    std::multimap<pid_t, pid_t> kids;
-    if (DIR* d = ::opendir("/proc")) {
-        while (dirent* e = ::readdir(d)) {
-            char* end = nullptr;
-            long pid = std::strtol(e->d_name, &end, 10);
-            if (pid <= 0 || *end != '\0') continue;
-            char path[64], buf[512];
-            std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-            FILE* f = std::fopen(path, "r");
-            if (!f) continue;
-            std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-            std::fclose(f);
-            buf[n] = '\0';
-            const char* close = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
-            char state = 0;
-            long ppid = 0;
-            if (close && std::sscanf(close + 1, " %c %ld", &state, &ppid) == 2 && state != 'Z')
-                kids.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
-        }
-        ::closedir(d);
-    }
-    std::vector<pid_t> out, todo{::getpid()};
-    while (!todo.empty()) {
-        pid_t p = todo.back();
-        todo.pop_back();
-        auto [a, b] = kids.equal_range(p);
-        for (auto it = a; it != b; ++it) {
-            out.push_back(it->second);
-            todo.push_back(it->second);
-        }
-    }
-    return out;
-}
-
-// After an interrupt: SIGKILLs every descendant, also those that left the child's process group (timeout(1),
-// daemons such as MPI's orted in sessions of their own), which this process adopts as a subreaper once their
-// parents are gone; reaps them, for at most 2 s.
-void kill_descendants() {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    for (;;) {
-        std::vector<pid_t> pids = descendants();
-        for (pid_t p : pids) ::kill(p, SIGKILL);
-        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-        }
-        if (pids.empty() || std::chrono::steady_clock::now() > end) return;
-        ::usleep(2000);
-    }
-}
-
 }  // namespace
 
 void check_output(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
@@ -429,44 +370,25 @@ bool create_file_exclusively(const std::string& path, const std::string& text) {
     return linked;
 }
 
-child_scope::child_scope() {
+interrupt_hold::interrupt_hold() {
     acquire();
-    int was = 0;
-    ::prctl(PR_GET_CHILD_SUBREAPER, &was, 0, 0, 0);
-    was_subreaper_ = was != 0;
-    if (!was_subreaper_) ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    sigset_t block;
-    sigemptyset(&block);
-    for (int s : g_signals) sigaddset(&block, s);
-    ::pthread_sigmask(SIG_BLOCK, &block, &old_mask_);  // no signal between fork() and adopt()
-    seen_ = g_count;
     g_in_command = g_in_command + 1;
 }
 
-void child_scope::adopt(int group) noexcept {
-    if (group > 0)
-        for (int i = 0; i < max_children && slot_ < 0; ++i)
-            if (g_children[i] == 0) {
-                g_children[i] = group;
-                slot_ = i;
-            }
-    ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
-    unblocked_ = true;
-    if (group > 0 && g_count != seen_) ::kill(-group, SIGKILL);  // the handler ran before the child was known
-}
-
-bool child_scope::interrupted() const noexcept { return g_count != seen_; }
-
-void child_scope::reap_descendants() noexcept {
-    if (interrupted()) kill_descendants();
-}
-
-child_scope::~child_scope() {
-    if (!unblocked_) ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
-    if (!was_subreaper_) ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-    if (slot_ >= 0) g_children[slot_] = 0;
+interrupt_hold::~interrupt_hold() {
     g_in_command = g_in_command - 1;
     release();
+}
+
+void set_interrupt_hook(interrupt_hook hook) noexcept { g_hook.store(hook); }
+
+int interrupts_handled() noexcept { return g_count; }
+
+sigset_t interrupt_signals() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : g_signals) sigaddset(&set, s);
+    return set;
 }
 
 bool interrupt_pending() noexcept { return g_pending != 0; }

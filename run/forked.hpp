@@ -1,0 +1,33 @@
+// run/forked.hpp — a child forked to run a function of this program (not another program), with a pipe each way;
+// a shell line run as std::system would. For the GPU programs, which must fork before CUDA is initialised in
+// them (calibration/gpu/gpu_harness.cu, offload/cuda/gpu_workload.cu): C++17 and the C library only, since nvcc
+// builds those as C++17; they link run/forked.cpp alone (the library mmgp-forked), never libmmgp.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+namespace mmgp::run {
+
+/// A child of this process running a function, and this side's ends of its two pipes.
+struct forked {
+    pid_t pid = -1;       ///< -1: never started (the pipes or fork() failed)
+    int from_child = -1;  ///< what the child writes to `to_parent`
+    int to_child = -1;    ///< what the child reads from `from_parent`
+};
+
+/// Forks a child that runs body(to_parent, from_parent) on its ends of the two pipes and _exit()s with what it
+/// returns (an exception it lets out: status 1); this side's ends are close-on-exec. Check `pid` for failure.
+forked fork_with_pipes(const std::function<int(int to_parent, int from_parent)>& body);
+
+/// Closes this side's pipes and waits for the child: its exit code, 128 + n when signal n ended it, -1 when it was
+/// never started.
+int wait_forked(forked& child);
+
+/// `/bin/sh -c command` with this process's standard streams, waited for: its exit code (128 + n for signal n),
+/// -1 when it could not be started. What std::system would do, without std::system.
+int shell_status(const std::string& command);
+
+}  // namespace mmgp::run
