@@ -90,6 +90,16 @@ struct timers {
     std::array<std::int64_t, 6> by_kind{};  ///< off-loads per kind: weights, newview, evaluate, sumtable, derivatives, synthetic
     std::int64_t newview_ops = 0;           ///< partial-likelihood updates (libpll operations)
     std::int64_t context_switches = 0;      ///< voluntary context switches of the HPU threads (getrusage)
+
+    /// Every field summed: one thread's timers into the run's (a field a thread never sets adds nothing).
+    timers& operator+=(const timers& o) noexcept {
+        host_s += o.host_s, roundtrip_s += o.roundtrip_s, apu_busy_s += o.apu_busy_s, apu_serial_s += o.apu_serial_s;
+        apu_split_s += o.apu_split_s, apu_fork_s += o.apu_fork_s, apu_join_s += o.apu_join_s;
+        worker_split_s += o.worker_split_s, queue_s += o.queue_s, offloads += o.offloads;
+        for (std::size_t k = 0; k < by_kind.size(); ++k) by_kind[k] += o.by_kind[k];
+        newview_ops += o.newview_ops, context_switches += o.context_switches;
+        return *this;
+    }
 };
 
 struct result {

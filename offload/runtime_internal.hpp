@@ -202,6 +202,23 @@ inline std::unique_ptr<host_program> make_host(const config& c, const alignment&
     return std::make_unique<bootstrap_search>(start, aln.sites(), c.rounds, c.newton, c.seed);
 }
 
+// The m processes of a run in both modes, each a T with its host program (T::host) and its accelerator work cut
+// into `parts` slices (into T::*slices); `prepare(x, i)` sets up the rest of process i first.
+template <class T, class Prepare>
+std::vector<std::unique_ptr<T>> make_each_process(const config& c, const alignment& aln, const model& mdl, const tree& start,
+                                                  std::size_t parts, std::vector<std::unique_ptr<apu_slice>> T::*slices,
+                                                  Prepare prepare) {
+    std::vector<std::unique_ptr<T>> out;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(c.m); ++i) {
+        auto x = std::make_unique<T>();
+        prepare(*x, i);
+        for (std::size_t j = 0; j < parts; ++j) ((*x).*slices).push_back(make_slice(c, aln, mdl, j, parts));
+        x->host = make_host(c, aln, start);
+        out.push_back(std::move(x));
+    }
+    return out;
+}
+
 // ---- the two modes: both run c's units on the data run() prepared and fill res (wall_s, setup_s from
 // setup0, timers, unit_loglik, ...); they throw mmgp::failure when the run failed or timed out --------
 

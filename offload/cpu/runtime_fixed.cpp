@@ -123,19 +123,11 @@ void apu_worker(group& g, std::size_t j, abort_state& ab) {
 // One group per HPU thread, each with its host program and p slices of the accelerator work.
 std::vector<std::unique_ptr<group>> make_groups(const config& c, const alignment& aln, const model& mdl,
                                                 const tree& start) {
-    const std::size_t m = static_cast<std::size_t>(c.m), p = static_cast<std::size_t>(c.p);
-    std::vector<std::unique_ptr<group>> groups;
-    for (std::size_t i = 0; i < m; ++i) {
-        auto g = std::make_unique<group>();
-        g->workers.resize(p);
-        for (std::size_t j = 0; j < p; ++j) {
-            if (j) g->workers[j] = std::make_unique<worker_box>();
-            g->slices.push_back(make_slice(c, aln, mdl, j, p));
-        }
-        g->host = make_host(c, aln, start);
-        groups.push_back(std::move(g));
-    }
-    return groups;
+    const std::size_t p = static_cast<std::size_t>(c.p);
+    return make_each_process(c, aln, mdl, start, p, &group::slices, [p](group& g, std::size_t) {
+        g.workers.resize(p);
+        for (std::size_t j = 1; j < p; ++j) g.workers[j] = std::make_unique<worker_box>();
+    });
 }
 
 // pin_team: the CPUs this process may use, in order (empty without pin_team, or when they cannot be read).
@@ -179,16 +171,7 @@ void stop_groups(const std::vector<std::unique_ptr<group>>& groups) {
 
 // Group g's timers into t (its workers' split time as worker_split_s).
 void add_timers(timers& t, const group& g) {
-    t.host_s += g.t.host_s;
-    t.roundtrip_s += g.t.roundtrip_s;
-    t.apu_busy_s += g.t.apu_busy_s;
-    t.apu_serial_s += g.t.apu_serial_s;
-    t.apu_split_s += g.t.apu_split_s;
-    t.apu_fork_s += g.t.apu_fork_s;
-    t.apu_join_s += g.t.apu_join_s;
-    t.offloads += g.t.offloads;
-    t.newview_ops += g.t.newview_ops;
-    for (std::size_t k = 0; k < 6; ++k) t.by_kind[k] += g.t.by_kind[k];
+    t += g.t;
     for (std::size_t j = 1; j < g.workers.size(); ++j) t.worker_split_s += g.workers[j]->split_s;
 }
 

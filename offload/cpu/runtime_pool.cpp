@@ -224,18 +224,12 @@ void init_pool(pool& pl, const config& c, offload_scheduler* sched) {
 // The m processes, each with its host program and A chunks of the accelerator work.
 std::vector<std::unique_ptr<pool_process>> make_processes(const config& c, const alignment& aln, const model& mdl,
                                                           const tree& start) {
-    const std::size_t m = static_cast<std::size_t>(c.m), A = static_cast<std::size_t>(c.apus);
-    std::vector<std::unique_ptr<pool_process>> procs;
-    for (std::size_t i = 0; i < m; ++i) {
-        auto pr = std::make_unique<pool_process>();
-        pr->index = static_cast<int>(i);
-        pr->out.resize(A);
-        pr->apus.reserve(A);
-        for (std::size_t j = 0; j < A; ++j) pr->chunks.push_back(make_slice(c, aln, mdl, j, A));
-        pr->host = make_host(c, aln, start);
-        procs.push_back(std::move(pr));
-    }
-    return procs;
+    const std::size_t A = static_cast<std::size_t>(c.apus);
+    return make_each_process(c, aln, mdl, start, A, &pool_process::chunks, [A](pool_process& pr, std::size_t i) {
+        pr.index = static_cast<int>(i);
+        pr.out.resize(A);
+        pr.apus.reserve(A);
+    });
 }
 
 // HPU thread i: runs its units (i, i + m, ...), every off-load through the pool.
@@ -271,12 +265,7 @@ double collect_processes(const config& c, const std::vector<std::unique_ptr<pool
     for (std::size_t i = 0; i < procs.size(); ++i) {
         pool_process& pr = *procs[i];
         last = std::max(last, pr.finish);
-        t.host_s += pr.t.host_s;
-        t.roundtrip_s += pr.t.roundtrip_s;
-        t.queue_s += pr.t.queue_s;
-        t.offloads += pr.t.offloads;
-        t.newview_ops += pr.t.newview_ops;
-        for (std::size_t k = 0; k < 6; ++k) t.by_kind[k] += pr.t.by_kind[k];
+        t += pr.t;
         t.context_switches += hs.csw[i];
         for (auto [u, v] : pr.unit_results) res.unit_loglik[static_cast<std::size_t>(u)] = v;
         if (c.synthetic) {
@@ -293,12 +282,7 @@ double collect_processes(const config& c, const std::vector<std::unique_ptr<pool
 
 // The APUs' timers into t.
 void collect_apus(const pool& pl, timers& t) {
-    for (auto& a : pl.apus) {
-        t.apu_serial_s += a->t.apu_serial_s;
-        t.apu_split_s += a->t.apu_split_s;
-        t.apu_busy_s += a->t.apu_busy_s;
-        t.worker_split_s += a->t.worker_split_s;
-    }
+    for (auto& a : pl.apus) t += a->t;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Internal: numbers as text in messages.
+// Internal: numbers as text in messages; names of enumerators, both ways.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +20,14 @@ bool parse_named(std::string_view text, const std::pair<std::string_view, E> (&n
             return true;
         }
     return false;
+}
+
+/// The name of `value` in `names` (the table parse_named reads); `otherwise` when it has none.
+template <class E, std::size_t N>
+std::string_view name_of(E value, const std::pair<std::string_view, E> (&names)[N], std::string_view otherwise) noexcept {
+    for (const auto& [name, v] : names)
+        if (v == value) return name;
+    return otherwise;
 }
 
 }  // namespace mmgp::detail

@@ -21,20 +21,14 @@ bool parse_policy(std::string_view text, policy& out) noexcept {
     return detail::parse_named(text, names, out);
 }
 
-std::string_view to_string(accelerator_sharing a) noexcept {
-    switch (a) {
-        case accelerator_sharing::dedicated: return "dedicated";
-        case accelerator_sharing::mps: return "mps";
-        case accelerator_sharing::time_sliced: return "time_sliced";
-    }
-    return "dedicated";
+namespace {
+constexpr std::pair<std::string_view, accelerator_sharing> sharing_names[] = {
+    {"dedicated", accelerator_sharing::dedicated}, {"mps", accelerator_sharing::mps}, {"time_sliced", accelerator_sharing::time_sliced}};
 }
 
-bool parse_sharing(std::string_view text, accelerator_sharing& out) noexcept {
-    static constexpr std::pair<std::string_view, accelerator_sharing> names[] = {
-        {"dedicated", accelerator_sharing::dedicated}, {"mps", accelerator_sharing::mps}, {"time_sliced", accelerator_sharing::time_sliced}};
-    return detail::parse_named(text, names, out);
-}
+std::string_view to_string(accelerator_sharing a) noexcept { return detail::name_of(a, sharing_names, "dedicated"); }
+
+bool parse_sharing(std::string_view text, accelerator_sharing& out) noexcept { return detail::parse_named(text, sharing_names, out); }
 
 bool m_function::covers(int m) const noexcept {
     if (kind != form::table) return m >= 1;

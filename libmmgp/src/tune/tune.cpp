@@ -10,40 +10,34 @@
 #include <limits>
 #include <stdexcept>
 
+#include "base/format.hpp"
 #include "tune/stages.hpp"
 #include "mmgp/error.hpp"
 
 namespace mmgp {
 
 std::string_view to_string(run_outcome o) noexcept {
-    switch (o) {
-        case run_outcome::ok: return "ok";
-        case run_outcome::censored: return "censored";
-        case run_outcome::failed: return "failed";
-        case run_outcome::cancelled: return "cancelled";
-    }
-    return "?";
+    static constexpr std::pair<std::string_view, run_outcome> names[] = {
+        {"ok", run_outcome::ok}, {"censored", run_outcome::censored}, {"failed", run_outcome::failed}, {"cancelled", run_outcome::cancelled}};
+    return detail::name_of(o, names, "?");
 }
 
 std::string_view to_string(tune_stop s) noexcept {
-    switch (s) {
-        case tune_stop::none: return "none";
-        case tune_stop::confident: return "confident";
-        case tune_stop::budget_runs: return "budget of runs spent";
-        case tune_stop::budget_seconds: return "budget of machine seconds spent";
-        case tune_stop::exhausted: return "no configuration left to run";
-        case tune_stop::budget_cost: return "cost cap reached (running every configuration once)";
-        case tune_stop::not_worth: return "one more run would cost more than it is expected to save";
-    }
-    return "?";
+    static constexpr std::pair<std::string_view, tune_stop> names[] = {
+        {"none", tune_stop::none},
+        {"confident", tune_stop::confident},
+        {"budget of runs spent", tune_stop::budget_runs},
+        {"budget of machine seconds spent", tune_stop::budget_seconds},
+        {"no configuration left to run", tune_stop::exhausted},
+        {"cost cap reached (running every configuration once)", tune_stop::budget_cost},
+        {"one more run would cost more than it is expected to save", tune_stop::not_worth}};
+    return detail::name_of(s, names, "?");
 }
 
 std::string_view to_string(choice_basis b) noexcept {
-    switch (b) {
-        case choice_basis::posterior: return "posterior";
-        case choice_basis::measurements: return "measurements";
-    }
-    return "?";
+    static constexpr std::pair<std::string_view, choice_basis> names[] = {
+        {"posterior", choice_basis::posterior}, {"measurements", choice_basis::measurements}};
+    return detail::name_of(b, names, "?");
 }
 
 tuner::tuner(const scenario& s, std::vector<configuration> space, const tune_options& opt)
