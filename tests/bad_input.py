@@ -78,6 +78,7 @@ FILES = {
     "bom.csv": "\ufeff" + RUNS,
     "result.json": '{"previous": "kept"}\n',
     "reps.csv": "m,p,time_s\n1,1,9.5\n1,1,9.6\n1,1,9.4\n1,1,9.5\n2,2,3.2\n2,2,3.3\n2,2,3.25\n",
+    "work.csv": "m,p,time_s,work\n1,1,9.5,20000\n2,2,3.2,20000\n1,1,1.1,2000\n2,2,0.4,2000\n",
     "ns.csv": "m,p,time_s\n1,1,9.5e-9\n1,2,5.6e-9\n2,1,5.1e-9\n2,2,3.2e-9\n1,4,3.9e-9\n",
     "units.csv": "m,p,units,time_s\n1,1,5,9.5\n1,1,16,20.1\n",
     "cens.csv": "m,p,time_s,censored\n1,1,9.5,yes\n",
@@ -175,6 +176,9 @@ REFUSED = [
     ("fit: repetitions, too few distinct configurations for the parameters asked for (fewer than the four times "
      "alone hold some of them at 0)", "fit reps.csv --platform p.json --fit-N --fit-T-start",
      2, "reps.csv: (all rows): expected at least 6 distinct configurations (m, p, nodes, units, policy) to fit 6 parameters"),
+    ("fit: short and full runs mixed (mmgp tune --work's runs): not repetitions of one run", "fit work.csv",
+     2, "work.csv: row 4, column work: expected one amount of work in every run (20000 in row 2; runs of another size "
+        "are not repetitions of the same run: keep the rows of one work value), found 2000"),
     ("fit: a held value inconsistent with the runs", "fit runs.csv --platform p.json --fix T_apu=100",
      2, "a value held by --fix is inconsistent with the runs"),
     ("fit: times out of scale (nanoseconds as seconds)", "fit ns.csv --platform p.json --N 1000",

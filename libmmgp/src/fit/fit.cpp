@@ -446,8 +446,19 @@ fit_result detail::fit_rows(const platform& pl, const std::vector<measured_run>&
     return out;
 }
 
+void detail::check_one_work(const std::vector<measured_run>& runs, const std::string& file) {
+    for (const auto& r : runs)
+        if (r.work != runs.front().work)
+            throw input_error(file, r.where + ", column work",
+                              "one amount of work in every run (" + std::to_string(runs.front().work) + " in " +
+                                  runs.front().where + "; runs of another size are not repetitions of the same run: "
+                                  "keep the rows of one work value)",
+                              std::to_string(r.work));
+}
+
 fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs_in, const fit_options& opt,
                            const std::string& file) {
+    detail::check_one_work(runs_in, file);
     std::size_t n_censored = 0;
     const std::vector<measured_run> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
     return detail::fit_rows(pl, runs, detail::fit_row_cache(pl).rows(runs, opt), opt, file, n_censored, true);

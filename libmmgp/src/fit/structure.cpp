@@ -352,6 +352,7 @@ void simplest_within_one_se(structure_selection& out) {
 
 structure_selection select_structure(const platform& pl, const std::vector<measured_run>& runs, const fit_options& base,
                                      const structure_held& held, const std::string& file, const selection_options& sel) {
+    detail::check_one_work(runs, file);
     structure_selection out;
     const configuration_groups groups = by_configuration(runs);
     out.configurations = distinct_configurations(groups);

@@ -52,6 +52,10 @@ double fit_time(const fit_row& x, const application& a);
 /// The runs a fit uses: the uncensored ones (the others counted in n_censored), each with a policy (pol where
 /// the run names none).
 std::vector<measured_run> runs_to_fit(const std::vector<measured_run>& runs_in, policy pol, std::size_t& n_censored);
+/// Refuses runs of more than one amount of work (CSV column work, as mmgp tune --work records short and full runs):
+/// a fit models one program run, and runs of another size are not repetitions of it. input_error naming `file`, the
+/// first row whose work differs from the first row's, and both values.
+void check_one_work(const std::vector<measured_run>& runs, const std::string& file);
 
 /// fit_application on runs already through runs_to_fit, rows[i] the coefficients of runs[i] under opt's shape.
 /// The residuals come from the model itself (by_model) or from the rows' linear form (no evaluation: the
