@@ -14,7 +14,7 @@
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
 #include "mmgp/validate.hpp"
-#include "words.hpp"
+#include "mmgp/words.hpp"
 
 namespace mmgp::cli {
 
@@ -37,8 +37,8 @@ policy parse_policy_option(const std::string& text);
 std::string num(double v);
 /// A number for a JSON document: itself when finite, else null.
 nlohmann::ordered_json json_number(double v);
-using run::human_time;  // a time for people (run/words.hpp)
-using run::label;       // a configuration for people
+using mmgp::human_time;  // a time for people (mmgp/words.hpp)
+using mmgp::label;       // a configuration for people
 /// The breakdown as a JSON object (seconds): for a document (breakdown_object), and as text for predict's
 /// streamed rows (breakdown_json, one fmt call on the hot path); the same keys in the same order.
 nlohmann::ordered_json breakdown_object(const breakdown& b);

@@ -14,8 +14,8 @@
 namespace mmgp::cli {
 
 using nlohmann::json;
-using run::config_text;
-using run::config_words;
+using mmgp::config_text;
+using mmgp::config_words;
 using run::in_objective;
 
 namespace {

@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "mmgp/io.hpp"
-#include "words.hpp"
+#include "mmgp/words.hpp"
 
 namespace mmgp::run {
 

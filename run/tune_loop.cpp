@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "words.hpp"
+#include "mmgp/words.hpp"
 #include "tune_progress.hpp"
 
 namespace mmgp::run {

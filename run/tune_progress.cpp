@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "words.hpp"
+#include "mmgp/words.hpp"
 
 namespace mmgp::run {
 

@@ -16,7 +16,7 @@
 #include "mmgp/fit.hpp"
 #include "mmgp/io.hpp"
 #include "tune_backend.hpp"
-#include "words.hpp"
+#include "mmgp/words.hpp"
 
 namespace mmgp::run {
 

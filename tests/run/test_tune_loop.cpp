@@ -20,7 +20,7 @@
 #include "tune_backend.hpp"
 #include "tune_journal.hpp"
 #include "tune_loop.hpp"
-#include "words.hpp"
+#include "mmgp/words.hpp"
 
 namespace {
 
@@ -33,7 +33,7 @@ mmgp::run::recorded_runs recorded(double (*time_of)(int m, int p) = [](int m, in
         for (int p = 1; m * p <= 4; ++p) {
             const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp};
             d.space.push_back(c);
-            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::run::key_of(c)].push_back({time_of(m, p) * f, false, {}});
+            for (double f : {1.0, 1.02, 0.98}) d.reps[mmgp::key_of(c)].push_back({time_of(m, p) * f, false, {}});
         }
     return d;
 }
@@ -85,7 +85,7 @@ TEST_CASE("run: a replayed tune through the library journals every run, and a re
         const nlohmann::json& l = lines[i];
         CHECK(l["run"].get<int>() == static_cast<int>(i));
         const mmgp::configuration c{l["m"].get<int>(), l["p"].get<int>(), 1, mmgp::policy::edtlp};
-        const auto& reps = d.reps.at(mmgp::run::key_of(c));
+        const auto& reps = d.reps.at(mmgp::key_of(c));
         const double wall = l["wall_s"].get<double>();
         CHECK(std::any_of(reps.begin(), reps.end(), [&](const mmgp::run::recorded_run& r) { return r.time_s == wall; }));
     }
@@ -207,7 +207,7 @@ TEST_CASE("run: a new user's tune journals rivals stopped by the noise, and a re
 }
 
 TEST_CASE("run: a time for people switches unit where three digits round up to the next one") {
-    using mmgp::run::human_time;
+    using mmgp::human_time;
     CHECK(human_time(2.5) == "2.50 s");
     CHECK(human_time(0.0) == "0.00 s");
     CHECK(human_time(0.999) == "999 ms");

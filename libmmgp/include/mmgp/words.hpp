@@ -1,28 +1,27 @@
-// run/words.hpp — the words of a run's lines: a configuration's key (the journal's trace, the replayed runs'
-// index), a configuration and a time for people (words.cpp), and the time of day the journal records. Called by
-// the replay, the journal, the loop and its progress lines, and by the mmgp command's outputs (cli/common.hpp);
-// calls nothing of the tune's own.
+// mmgp/words.hpp — a configuration and a time for people, and a configuration's key: the words of every output
+// (mmgp's reports, a tune's progress lines and result, the journal's trace and the replayed runs' index).
+//
+//   mmgp::human_time(0.412);          // "412 ms"
+//   mmgp::label({4, 4, 1});           // "m=4 p=4 nodes=1"
 #pragma once
+
+#include "mmgp/export.hpp"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
+#include "mmgp/profile.hpp"
 
-#include "mmgp/profile.hpp"  // utc_now(), the time of day the journal records
-
-namespace mmgp::run {
+MMGP_API_BEGIN
+namespace mmgp {
 
 /// A time for people: "27.83 s", "412 ms", "3.1 us".
 std::string human_time(double s);
 /// A configuration for people: "m=4 p=4 nodes=1" (its sharing named when not dedicated).
 std::string label(const configuration& c);
-
 /// "m/p/nodes/policy": one configuration, as the journal's trace and the replayed runs name it.
-inline std::string key_of(const configuration& c) {
-    return fmt::format("{}/{}/{}/{}", c.m, c.p, c.nodes, to_string(c.pol));
-}
+std::string key_of(const configuration& c);
 
 /// "m=4 p=4 nodes=1 edtlp": one configuration for people, its policy named.
 inline std::string config_text(const configuration& c) { return label(c) + " " + std::string(to_string(c.pol)); }
@@ -39,4 +38,5 @@ private:
     bool policy_;
 };
 
-}  // namespace mmgp::run
+}  // namespace mmgp
+MMGP_API_END
