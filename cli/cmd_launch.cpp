@@ -11,6 +11,7 @@
 #include "cmd_launch.hpp"
 #include "options.hpp"
 #include "mmgp/launch.hpp"
+#include "mmgp/search.hpp"
 #include "process.hpp"
 #include "mmgp/profile.hpp"  // available_cpus()
 

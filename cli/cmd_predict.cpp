@@ -1,11 +1,15 @@
 // mmgp predict PROFILE: predicted time of every feasible mapping, the best one, the near-optimal set, and why:
-// the options, the input checked, the search set up; the reports are predict_report.cpp's and predict_wavefront.cpp's.
+// the options, the input checked, the search run with the report's visitor; the reports (predict_report.cpp,
+// predict_wavefront.cpp) format its records.
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cmd_predict.hpp"
 #include "options.hpp"
 #include "predict_report.hpp"
+#include "mmgp/search.hpp"
 #include "mmgp/uncertainty.hpp"
 
 namespace mmgp::cli {
@@ -32,6 +36,61 @@ namespace {
 // --json lists at most this many near-optimal configurations (the fastest) besides their count;
 // every configuration carries its own "near_optimal" flag.
 constexpr std::size_t json_near_optimal_max = 1000;
+
+// The configurations --uncertainty samples: the listed ones (fastest, near-optimal), best first, each once.
+std::vector<configuration> uncertainty_candidates(const search_result& r) {
+    std::vector<configuration> out{r.best.c};
+    auto add = [&](const configuration& c) {
+        if (std::none_of(out.begin(), out.end(), [&](const configuration& d) {
+                return d.m == c.m && d.p == c.p && d.nodes == c.nodes && d.pol == c.pol;
+            }))
+            out.push_back(c);
+    };
+    for (const auto& x : r.fastest) add(x.c);
+    for (const auto& x : r.near_optimal) add(x.c);
+    for (std::size_t i : thin_front(r.front, {}, 20)) add(r.front[i].c);
+    return out;
+}
+
+
+// The human report: the search with the report's view seeing every configuration, then the report and, with
+// `uncertainty`, the intervals of the listed configurations.
+search_result human_prediction(predict::out_stream& out, const scenario& s, model_kind kind, search_options& opt,
+                               const std::vector<std::string>& what_if, predict::goal_view& g, bool uncertainty) {
+    predict::human_view view(s);
+    opt.visit = [&](const ranked& x, const ranked& best, bool near) { view.see(x, best, near); };
+    search_result r = search(s, kind, opt);
+    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
+    g.opt = opt;
+    predict::human_text(out, s, kind, r, view, g);
+    if (uncertainty) predict::uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c), g.cluster);
+    return r;
+}
+
+// --json: the configurations written while the search evaluates them.
+search_result json_prediction(predict::out_stream& out, const scenario& s, model_kind kind, search_options& opt,
+                              const std::vector<std::string>& what_if, bool uncertainty, const predict::goal_view& g) {
+    predict::json_stream json(out, s, kind, opt, count_feasible(s));
+    opt.visit = [&](const ranked& x, const ranked&, bool near) { json.row(x, near); };
+    search_result r = search(s, kind, opt);
+    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
+    std::optional<uncertainty_report> u;
+    if (uncertainty) u = propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c);
+    json.finish(r, g, u ? &*u : nullptr);
+    return r;
+}
+
+// --csv: every configuration written while the search evaluates it, after a first search of the front; returns
+// that first search (its front is what --plot draws).
+search_result csv_prediction(predict::out_stream& out, const scenario& s, model_kind kind, search_options& opt) {
+    search_options first = opt;
+    first.front = true;
+    const search_result fr = search(s, kind, first);
+    predict::csv_stream csv(out, s, fr);
+    opt.visit = [&](const ranked& x, const ranked&, bool near) { csv.row(x, near); };
+    search(s, kind, opt);
+    return fr;
+}
 
 }  // namespace
 
@@ -66,14 +125,14 @@ int run_predict(const predict_options& o) {
         if (g.cluster && !o.csv) g.others = other_objectives(s, kind, opt);
         if (o.json) {
             opt.near_optimal_max = json_near_optimal_max;
-            predict::json_report(out, s, kind, opt, r, what_if, o.uncertainty, g);
+            r = json_prediction(out, s, kind, opt, what_if, o.uncertainty, g);
         } else if (o.csv) {
             opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
-            r = predict::csv_report(out, s, kind, opt);
+            r = csv_prediction(out, s, kind, opt);
         } else {
             opt.near_optimal_max = 12;
             opt.fastest_max = static_cast<std::size_t>(o.top);
-            r = predict::human_report(out, s, kind, opt, what_if, g, o.uncertainty);
+            r = human_prediction(out, s, kind, opt, what_if, g, o.uncertainty);
         }
     } catch (const budget_error& e) {
         refuse_budget(e);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cmd_tune.hpp"
+#include "mmgp/search.hpp"
 #include "options.hpp"
 #include "process.hpp"
 #include "tune_backend.hpp"

@@ -12,7 +12,7 @@
 #include "mmgp/io.hpp"
 #include "mmgp/launch.hpp"
 #include "mmgp/model.hpp"
-#include "mmgp/search.hpp"
+#include "mmgp/search_result.hpp"
 #include "mmgp/validate.hpp"
 #include "mmgp/words.hpp"
 

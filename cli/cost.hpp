@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "mmgp/objective.hpp"
-#include "mmgp/search.hpp"
+#include "mmgp/search_result.hpp"
 
 namespace mmgp::cli {
 

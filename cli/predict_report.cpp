@@ -1,6 +1,7 @@
 // mmgp predict's reports (predict_report.hpp): the human report (the ranked table, the grid, the per-node table,
 // why the best wins), --json and --csv streamed while the search evaluates, and --uncertainty's intervals. Called
-// by cmd_predict.cpp; calls the search, the objective's phrases (cost.cpp) and the spreads' propagation.
+// by cmd_predict.cpp, which runs the search; formats its records (mmgp/search_result.hpp) and calls the objective's
+// phrases (cost.cpp).
 #include "predict_report.hpp"
 
 #include <algorithm>
@@ -45,49 +46,6 @@ std::string contrast(const ranked& best, const ranked& other, const char* why) {
                        100.0 * (other.pred.time_s / best.pred.time_s - 1.0)) +
            (list.empty() ? " the same time" : list) + "\n";
 }
-
-// What the human report shows besides the search's own result, gathered while the search
-// streams every configuration: memory independent of the size of the space.
-struct human_view {
-    space_bounds b;  // the widest over the searched modes: time-sliced rows may reach p where MPS rows stop
-    int m_min, m_max, p_min, p_max;  // the grid at the best node count
-    bool grid_fits;
-    std::vector<double> grid;        // (m - m_min) * width + (p - p_min); NaN: not feasible
-    std::vector<char> grid_near;     // the same cells: in the near-optimal set
-    std::vector<int> shown_nodes;    // node counts of the per-node table
-    std::map<int, ranked> best_at;   // the fastest at each shown node count
-    std::optional<ranked> runner, most_m, most_p;
-
-    explicit human_view(const scenario& s)
-        : b(widest_bounds(s)), m_min(static_cast<int>(b.m_lo)), m_max(static_cast<int>(b.m_top())),
-          p_min(static_cast<int>(b.p_lo)), p_max(static_cast<int>(b.p_top(b.m_lo))),
-          grid_fits(p_max - p_min < 16 && m_max - m_min < 40) {
-        if (grid_fits)
-            grid.assign(static_cast<std::size_t>((m_max - m_min + 1) * (p_max - p_min + 1)), std::nan("")),
-                grid_near.assign(grid.size(), 0);
-    }
-
-    void see(const ranked& x, const ranked& best, bool near) {
-        if (shown_nodes.empty()) {  // first call: the best is known
-            for (std::int64_t n = 1; n <= b.n_hi; n *= 2) shown_nodes.push_back(static_cast<int>(n));
-            shown_nodes.insert(shown_nodes.end(), {static_cast<int>(b.n_lo), static_cast<int>(b.n_hi), best.c.nodes});
-            std::sort(shown_nodes.begin(), shown_nodes.end());
-            shown_nodes.erase(std::unique(shown_nodes.begin(), shown_nodes.end()), shown_nodes.end());
-        }
-        if (std::binary_search(shown_nodes.begin(), shown_nodes.end(), x.c.nodes)) {
-            auto it = best_at.find(x.c.nodes);
-            if (it == best_at.end() || x.pred.time_s < it->second.pred.time_s) best_at.insert_or_assign(x.c.nodes, x);
-        }
-        if ((x.c.m != best.c.m || x.c.p != best.c.p) && (!runner || x.pred.time_s < runner->pred.time_s)) runner = x;
-        if (x.c.nodes != best.c.nodes || x.c.share != best.c.share) return;  // the grid: the best's nodes and sharing
-        if (grid_fits) {
-            const auto cell = static_cast<std::size_t>((x.c.m - m_min) * (p_max - p_min + 1) + x.c.p - p_min);
-            grid[cell] = x.pred.time_s, grid_near[cell] = near;
-        }
-        if (x.c.m == m_max && x.c.p == p_min) most_m = x;  // most host parallelism, fewest APUs
-        if (x.c.m == m_min && x.c.p == b.p_top(m_min)) most_p = x;  // most APUs, fewest processes
-    }
-};
 
 void goal_lines(out_stream& out, const search_result& r, const goal_view& g) {
     if (!g.cluster && g.opt.minimise == objective::time && g.opt.budget_node_hours <= 0) return;
@@ -148,6 +106,8 @@ std::string feasibility_text(const scenario& s) {
                                                                          : fmt::format("m*p <= {}", cap));
     return text;
 }
+
+}  // namespace
 
 void human_text(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
                 const goal_view& g) {
@@ -224,21 +184,6 @@ void human_text(out_stream& out, const scenario& s, model_kind kind, const searc
         out.print("  Configurations inside this margin cannot be told apart at the model's accuracy ([H] §4.4).\n");
 }
 
-// The configurations --uncertainty samples: the listed ones (fastest, near-optimal), best first, each once.
-std::vector<configuration> uncertainty_candidates(const search_result& r) {
-    std::vector<configuration> out{r.best.c};
-    auto add = [&](const configuration& c) {
-        if (std::none_of(out.begin(), out.end(), [&](const configuration& d) {
-                return d.m == c.m && d.p == c.p && d.nodes == c.nodes && d.pol == c.pol;
-            }))
-            out.push_back(c);
-    };
-    for (const auto& x : r.fastest) add(x.c);
-    for (const auto& x : r.near_optimal) add(x.c);
-    for (std::size_t i : thin_front(r.front, {}, 20)) add(r.front[i].c);
-    return out;
-}
-
 void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster) {
     out.print("\nUncertainty (--uncertainty): ");
     if (u.samples == 0) {
@@ -277,6 +222,8 @@ std::string uncertainty_json(const uncertainty_report& u) {
                 {"configurations", configs}, {"indistinguishable", tied}}.dump();
 }
 
+namespace {
+
 // One configuration as a JSON object; `extra` is appended inside it (", \"key\": value").
 std::string json_entry(const ranked& x, std::string_view extra = {}) {
     return fmt::format("{{\"m\": {}, \"p\": {}, \"nodes\": {}, {}\"time_s\": {}, \"node_hours\": {}, \"core_hours\": {}, "
@@ -290,92 +237,101 @@ std::string json_entry(const ranked& x, std::string_view extra = {}) {
 
 }  // namespace
 
-search_result human_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt,
-                           const std::vector<std::string>& what_if, goal_view& g, bool uncertainty) {
-    human_view view(s);
-    opt.visit = [&](const ranked& x, const ranked& best, bool near) { view.see(x, best, near); };
-    search_result r = search(s, kind, opt);
-    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
-    g.opt = opt;
-    human_text(out, s, kind, r, view, g);
-    if (uncertainty) uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c), g.cluster);
-    return r;
+human_view::human_view(const scenario& s)
+    : b(widest_bounds(s)), m_min(static_cast<int>(b.m_lo)), m_max(static_cast<int>(b.m_top())),
+      p_min(static_cast<int>(b.p_lo)), p_max(static_cast<int>(b.p_top(b.m_lo))),
+      grid_fits(p_max - p_min < 16 && m_max - m_min < 40) {
+    if (grid_fits)
+        grid.assign(static_cast<std::size_t>((m_max - m_min + 1) * (p_max - p_min + 1)), std::nan("")),
+            grid_near.assign(grid.size(), 0);
 }
 
-// --json: the configurations are written while the search evaluates them.
-void json_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt, search_result& r,
-                 const std::vector<std::string>& what_if, bool uncertainty, const goal_view& g) {
-    std::int64_t written = 0;
-    opt.visit = [&](const ranked& x, const ranked&, bool near) {
-        if (written == 0) {
-            out.print("{{\"schema\": \"mmgp/1\", \"kind\": \"prediction\", \"profile\": {}, \"file\": {}, \"model\": \"{}\", "
-                      "\"policy\": \"{}\", \"tolerance\": {}, ",
-                      quote(s.name.empty() ? s.file : s.name), quote(s.file), to_string(kind), to_string(s.space.pol),
-                      num(s.space.tolerance));
-            out.print("\"objective\": \"{}\", \"within\": {}, \"budget_node_hours\": {}, ", to_string(opt.minimise),
-                      opt.minimise == objective::time ? "null" : num(opt.within),
-                      opt.budget_node_hours > 0 ? num(opt.budget_node_hours) : "null");
-            out.print("\"search\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}}, \"feasible\": {},\n",
-                      s.space.m.lo, s.space.m.hi, s.space.p.lo, s.space.p.hi, s.space.nodes.lo, s.space.nodes.hi,
-                      count_feasible(s));
-            out.print("\"configurations\": [\n");
-        }
-        out.print("{}  {}", written ? ",\n" : "", json_entry(x, near ? ", \"near_optimal\": true" : ", \"near_optimal\": false"));
-        ++written;
-    };
-    r = search(s, kind, opt);
-    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
-    const auto& sp = r.near_optimal_span;
-    out.print("\n],\n\"best\": {},\n\"fastest\": {},\n\"near_optimal_count\": {},\n", json_entry(r.best), json_entry(r.quickest),
-              r.near_optimal_count);
-    out.print("\"near_optimal_span\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}},\n\"near_optimal\": [\n",
-              sp.m_lo, sp.m_hi, sp.p_lo, sp.p_hi, sp.nodes_lo, sp.nodes_hi);
-    for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
-        out.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
-    out.print("],\n");
-    if (g.cluster) {
-        out.print("\"front_points\": {},\n\"front\": {},\n\"chosen_by\": {{\"{}\": {}", r.front.size(),
-                  front_json(r.front, r.best, r.base), to_string(opt.minimise), json_entry(r.best));
-        for (const auto& o : g.others) out.print(", \"{}\": {}", to_string(o.goal), json_entry(o.best));
-        out.print("}},\n");
+void human_view::see(const ranked& x, const ranked& best, bool near) {
+    if (shown_nodes.empty()) {  // first call: the best is known
+        for (std::int64_t n = 1; n <= b.n_hi; n *= 2) shown_nodes.push_back(static_cast<int>(n));
+        shown_nodes.insert(shown_nodes.end(), {static_cast<int>(b.n_lo), static_cast<int>(b.n_hi), best.c.nodes});
+        std::sort(shown_nodes.begin(), shown_nodes.end());
+        shown_nodes.erase(std::unique(shown_nodes.begin(), shown_nodes.end()), shown_nodes.end());
     }
-    out.print("\"notes\": [");
-    for (std::size_t i = 0; i < r.notes.size(); ++i) out.print("{}{}", i ? ", " : "", quote(r.notes[i]));
-    out.print("]");
-    if (uncertainty)
-        out.print(",\n\"uncertainty\": {}",
-                  uncertainty_json(propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c)));
-    out.print("}}\n");
+    if (std::binary_search(shown_nodes.begin(), shown_nodes.end(), x.c.nodes)) {
+        auto it = best_at.find(x.c.nodes);
+        if (it == best_at.end() || x.pred.time_s < it->second.pred.time_s) best_at.insert_or_assign(x.c.nodes, x);
+    }
+    if ((x.c.m != best.c.m || x.c.p != best.c.p) && (!runner || x.pred.time_s < runner->pred.time_s)) runner = x;
+    if (x.c.nodes != best.c.nodes || x.c.share != best.c.share) return;  // the grid: the best's nodes and sharing
+    if (grid_fits) {
+        const auto cell = static_cast<std::size_t>((x.c.m - m_min) * (p_max - p_min + 1) + x.c.p - p_min);
+        grid[cell] = x.pred.time_s, grid_near[cell] = near;
+    }
+    if (x.c.m == m_max && x.c.p == p_min) most_m = x;  // most host parallelism, fewest APUs
+    if (x.c.m == m_min && x.c.p == b.p_top(m_min)) most_p = x;  // most APUs, fewest processes
 }
 
-// --csv: every configuration, written while the search evaluates it; `on_front` from a first search of the
-// front (empty when that front was thinned: membership is then not known exactly).
-search_result csv_report(out_stream& out, const scenario& s, model_kind kind, search_options& opt) {
-    search_options first = opt;
-    first.front = true;
-    const search_result fr = search(s, kind, first);
-    std::vector<std::array<int, 4>> on_front;
-    for (const auto& x : fr.front) on_front.push_back({x.c.nodes, x.c.m, x.c.p, static_cast<int>(x.c.share)});
-    std::sort(on_front.begin(), on_front.end());
+json_stream::json_stream(out_stream& out, const scenario& s, model_kind kind, const search_options& opt,
+                         std::int64_t feasible)
+    : out_(out), s_(s), kind_(kind), opt_(opt), feasible_(feasible) {}
+
+// The header before the first configuration: nothing is written when the search fails before it evaluates one.
+void json_stream::row(const ranked& x, bool near) {
+    if (written_ == 0) {
+        out_.print("{{\"schema\": \"mmgp/1\", \"kind\": \"prediction\", \"profile\": {}, \"file\": {}, \"model\": \"{}\", "
+                   "\"policy\": \"{}\", \"tolerance\": {}, ",
+                   quote(s_.name.empty() ? s_.file : s_.name), quote(s_.file), to_string(kind_), to_string(s_.space.pol),
+                   num(s_.space.tolerance));
+        out_.print("\"objective\": \"{}\", \"within\": {}, \"budget_node_hours\": {}, ", to_string(opt_.minimise),
+                   opt_.minimise == objective::time ? "null" : num(opt_.within),
+                   opt_.budget_node_hours > 0 ? num(opt_.budget_node_hours) : "null");
+        out_.print("\"search\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}}, \"feasible\": {},\n",
+                   s_.space.m.lo, s_.space.m.hi, s_.space.p.lo, s_.space.p.hi, s_.space.nodes.lo, s_.space.nodes.hi,
+                   feasible_);
+        out_.print("\"configurations\": [\n");
+    }
+    out_.print("{}  {}", written_ ? ",\n" : "", json_entry(x, near ? ", \"near_optimal\": true" : ", \"near_optimal\": false"));
+    ++written_;
+}
+
+void json_stream::finish(const search_result& r, const goal_view& g, const uncertainty_report* u) {
+    const auto& sp = r.near_optimal_span;
+    out_.print("\n],\n\"best\": {},\n\"fastest\": {},\n\"near_optimal_count\": {},\n", json_entry(r.best), json_entry(r.quickest),
+               r.near_optimal_count);
+    out_.print("\"near_optimal_span\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}},\n\"near_optimal\": [\n",
+               sp.m_lo, sp.m_hi, sp.p_lo, sp.p_hi, sp.nodes_lo, sp.nodes_hi);
+    for (std::size_t i = 0; i < r.near_optimal.size(); ++i)
+        out_.print("  {}{}", json_entry(r.near_optimal[i]), i + 1 < r.near_optimal.size() ? ",\n" : "\n");
+    out_.print("],\n");
+    if (g.cluster) {
+        out_.print("\"front_points\": {},\n\"front\": {},\n\"chosen_by\": {{\"{}\": {}", r.front.size(),
+                   front_json(r.front, r.best, r.base), to_string(opt_.minimise), json_entry(r.best));
+        for (const auto& o : g.others) out_.print(", \"{}\": {}", to_string(o.goal), json_entry(o.best));
+        out_.print("}},\n");
+    }
+    out_.print("\"notes\": [");
+    for (std::size_t i = 0; i < r.notes.size(); ++i) out_.print("{}{}", i ? ", " : "", quote(r.notes[i]));
+    out_.print("]");
+    if (u) out_.print(",\n\"uncertainty\": {}", uncertainty_json(*u));
+    out_.print("}}\n");
+}
+
+csv_stream::csv_stream(out_stream& out, const scenario& s, const search_result& front_search) : out_(out) {
+    for (const auto& x : front_search.front) on_front_.push_back({x.c.nodes, x.c.m, x.c.p, static_cast<int>(x.c.share)});
+    std::sort(on_front_.begin(), on_front_.end());
+    front_known_ = !front_search.front_thinned;
     const std::vector<accelerator_sharing> modes = searched_modes(s);
-    const bool shared = modes.size() > 1 || modes.front() != accelerator_sharing::dedicated;  // a last column, sharing
-    bool header = false;
-    opt.visit = [&](const ranked& x, const ranked&, bool near) {
-        if (!header)
-            out.print("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,"
-                      "startup_s,extrapolated,near_optimal,node_hours,core_hours,on_front{}\n", shared ? ",sharing" : "");
-        header = true;
-        const breakdown& b = x.pred.parts;
-        const bool front = std::binary_search(on_front.begin(), on_front.end(),
-                                              std::array<int, 4>{x.c.nodes, x.c.m, x.c.p, static_cast<int>(x.c.share)});
-        out.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
-                  num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
-                  num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0, near ? 1 : 0,
-                  num(node_hours(x.c, x.pred.time_s)), num(core_hours(x.c, x.pred.time_s)),
-                  fr.front_thinned ? "" : front ? "1" : "0", shared ? "," + std::string(to_string(x.c.share)) : "");
-    };
-    search(s, kind, opt);
-    return fr;
+    shared_ = modes.size() > 1 || modes.front() != accelerator_sharing::dedicated;  // a last column, sharing
 }
 
+void csv_stream::row(const ranked& x, bool near) {
+    if (!header_)
+        out_.print("m,p,nodes,policy,time_s,host_s,accelerator_s,offload_s,context_switch_s,communication_s,spin_s,"
+                   "startup_s,extrapolated,near_optimal,node_hours,core_hours,on_front{}\n", shared_ ? ",sharing" : "");
+    header_ = true;
+    const breakdown& b = x.pred.parts;
+    const bool front = std::binary_search(on_front_.begin(), on_front_.end(),
+                                          std::array<int, 4>{x.c.nodes, x.c.m, x.c.p, static_cast<int>(x.c.share)});
+    out_.print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}{}\n", x.c.m, x.c.p, x.c.nodes, to_string(x.c.pol),
+               num(x.pred.time_s), num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch),
+               num(b.communication), num(b.spin), num(b.startup), b.extrapolated ? 1 : 0, near ? 1 : 0,
+               num(node_hours(x.c, x.pred.time_s)), num(core_hours(x.c, x.pred.time_s)),
+               !front_known_ ? "" : front ? "1" : "0", shared_ ? "," + std::string(to_string(x.c.share)) : "");
+}
 }  // namespace mmgp::cli::predict
