@@ -314,7 +314,8 @@ void reader::known_keys(const json& obj, const std::string& path, std::span<cons
     check_known(*this, obj, path, known, [](std::string_view k) { return k; });
 }
 
-double reader::number(const json& v0, const std::string& path0, double lo, bool strict, const char* what) const {
+double reader::number(const json& v0, const std::string& path0, number_range range) const {
+    const auto [lo, strict, what] = range;
     const json* v = &v0;
     std::string path = path0;
     if (v->is_object()) {
@@ -338,19 +339,18 @@ double reader::number(const json& v0, const std::string& path0, double lo, bool 
     return d;
 }
 
-double reader::number_at(const json& obj, const std::string& path, std::string_view key, double lo, bool strict,
-                         const char* what) const {
+double reader::number_at(const json& obj, const std::string& path, std::string_view key, number_range range) const {
     if (!obj.contains(key))
-        fail(child(path, key), std::string(strict ? "a finite number > " : "a finite number >= ") +
-                                   format_double(lo) + " (" + what + ")",
+        fail(child(path, key), std::string(range.strict ? "a finite number > " : "a finite number >= ") +
+                                   format_double(range.lo) + " (" + range.what + ")",
              "nothing (the key is missing)");
-    return number(obj.at(std::string(key)), child(path, key), lo, strict, what);
+    return number(obj.at(std::string(key)), child(path, key), range);
 }
 
-double reader::number_or(const json& obj, const std::string& path, std::string_view key, double dflt, double lo,
-                         bool strict, const char* what) const {
+double reader::number_or(const json& obj, const std::string& path, std::string_view key, double dflt,
+                         number_range range) const {
     if (!obj.contains(key)) return dflt;
-    return number(obj.at(std::string(key)), child(path, key), lo, strict, what);
+    return number(obj.at(std::string(key)), child(path, key), range);
 }
 
 std::int64_t reader::integer(const json& v0, const std::string& path0, std::int64_t lo, std::int64_t hi) const {

@@ -39,6 +39,17 @@ inline constexpr std::size_t max_input_bytes = std::size_t{16} << 20;
 std::string read_file(const std::string& path);
 
 /// Reads values out of one JSON document and throws input_error naming `file` and the path.
+/// Where a number must lie: at least `lo`, or above it when `strict`; `what` its unit or meaning, for messages.
+struct number_range {
+    double lo = 0.0;
+    bool strict = false;
+    const char* what = "";
+};
+/// A number >= lo, e.g. at_least(0.0, "seconds").
+inline number_range at_least(double lo, const char* what) noexcept { return {lo, false, what}; }
+/// A number > lo, e.g. above(0.0, "seconds").
+inline number_range above(double lo, const char* what) noexcept { return {lo, true, what}; }
+
 struct reader {
     std::string file;
 
@@ -63,14 +74,12 @@ struct reader {
     /// True when obj has `key`.
     static bool has(const json& obj, std::string_view key) { return obj.is_object() && obj.contains(key); }
 
-    /// A finite number >= lo (or > lo when `strict`), given as a number or as {"value": number, ...}.
-    double number(const json& v, const std::string& path, double lo, bool strict, const char* what) const;
+    /// A finite number in `range`, given as a number or as {"value": number, ...}.
+    double number(const json& v, const std::string& path, number_range range) const;
     /// Required numeric member.
-    double number_at(const json& obj, const std::string& path, std::string_view key, double lo, bool strict,
-                     const char* what) const;
+    double number_at(const json& obj, const std::string& path, std::string_view key, number_range range) const;
     /// Optional numeric member with a default.
-    double number_or(const json& obj, const std::string& path, std::string_view key, double dflt, double lo,
-                     bool strict, const char* what) const;
+    double number_or(const json& obj, const std::string& path, std::string_view key, double dflt, number_range range) const;
     /// An integer in [lo, hi] (a JSON integer, or a double with no fractional part).
     std::int64_t integer(const json& v, const std::string& path, std::int64_t lo, std::int64_t hi) const;
     std::int64_t integer_at(const json& obj, const std::string& path, std::string_view key, std::int64_t lo,

@@ -21,6 +21,7 @@ namespace mmgp {
 
 namespace {
 
+using detail::above;
 using detail::json;
 
 constexpr std::int64_t max_count = 1000000000;
@@ -222,7 +223,7 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
         run.c.p = static_cast<int>(r.integer_at(o, ip, "p", 1, max_count));
         run.c.nodes = static_cast<int>(r.integer_or(o, ip, "nodes", 1, 1, max_count));
         run.units = r.integer_or(o, ip, "units", 1, 1, max_count);
-        run.time_s = r.number_at(o, ip, "time_s", 0.0, true, "seconds");
+        run.time_s = r.number_at(o, ip, "time_s", above(0.0, "seconds"));
         if (!detail::measured_in_range(run.time_s)) r.fail(detail::child(ip, "time_s"), detail::measured_range_text, o["time_s"]);
         if (o.contains("policy")) {
             run.c.pol = static_cast<policy>(r.choice(o, ip, "policy", {"edtlp", "os"}, 0, true));

@@ -19,6 +19,8 @@ namespace mmgp {
 
 namespace {
 
+using detail::above;
+using detail::at_least;
 using detail::child;
 using detail::json;
 
@@ -60,7 +62,7 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     if (c.contains("sharing"))
         vc.c.share = static_cast<accelerator_sharing>(
             r.choice(c, cp, "sharing", {"dedicated", "mps", "time_sliced"}, 0, true));
-    vc.measured_s = r.number_at(c, cp, "measured_s", 0.0, true, "seconds");
+    vc.measured_s = r.number_at(c, cp, "measured_s", above(0.0, "seconds"));
     if (!detail::measured_in_range(vc.measured_s)) r.fail(child(cp, "measured_s"), detail::measured_range_text, c["measured_s"]);
     if (c.contains("censored")) {
         const json& cz = c["censored"];
@@ -76,7 +78,7 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
         std::string rp = child(cp, "runs");
         if (!rs.is_array() || rs.empty())
             r.fail(rp, "an array of at least one measured time, seconds (no key when no run is known)", rs);
-        for (std::size_t k = 0; k < rs.size(); ++k) vc.runs.push_back(r.number(rs[k], child(rp, k), 0.0, true, "seconds"));
+        for (std::size_t k = 0; k < rs.size(); ++k) vc.runs.push_back(r.number(rs[k], child(rp, k), above(0.0, "seconds")));
         // measured_s summarises the runs (their median): outside their range, one of the two is wrong.
         const auto [lo, hi] = std::minmax_element(vc.runs.begin(), vc.runs.end());
         const double slack = 1e-9 * *hi;
@@ -117,7 +119,7 @@ prediction message_prediction(const detail::reader& r, const json& c, const std:
     const json& msg = r.object(c["message"], mp);
     r.known_keys(msg, mp, {"level", "bytes"});
     const std::string level = r.string_at(msg, mp, "level");
-    const double bytes = r.number_or(msg, mp, "bytes", 0.0, 0.0, false, "bytes");
+    const double bytes = r.number_or(msg, mp, "bytes", 0.0, at_least(0.0, "bytes"));
     const hierarchy_level* lv = nullptr;
     std::string names;
     for (const auto& l : s.plat.hier.levels) {

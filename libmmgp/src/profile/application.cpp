@@ -90,19 +90,19 @@ wavefront read_wavefront(const json& v, const reader& r, const std::string& path
     const std::string cp = child(path, pr ? "cells_per_rank" : "cells");
     const json& c = v[pr ? "cells_per_rank" : "cells"];
     if (!c.is_array() || c.size() != 3) r.fail(cp, "[I, J, K] cells", c);
-    for (std::size_t i = 0; i < 3; ++i) w.cells[i] = r.number(c[i], child(cp, i), 0.0, true, "cells");
-    w.angles = r.number_or(v, path, "angles", 1.0, 0.0, true, "angles per octant");
-    w.k_block = r.number_or(v, path, "k_block", 1.0, 0.0, true, "K planes per block");
+    for (std::size_t i = 0; i < 3; ++i) w.cells[i] = r.number(c[i], child(cp, i), above(0.0, "cells"));
+    w.angles = r.number_or(v, path, "angles", 1.0, above(0.0, "angles per octant"));
+    w.k_block = r.number_or(v, path, "k_block", 1.0, above(0.0, "K planes per block"));
     if (w.k_block > w.cells[2]) r.fail(child(path, "k_block"), "at most the K cells (" + format_double(w.cells[2]) + ")", v["k_block"]);
-    w.octants = r.number_or(v, path, "octants", 8.0, 0.0, true, "sweeps per iteration");
-    w.fills = r.number_or(v, path, "fills", w.octants, 0.0, false, "pipeline fills per iteration");
+    w.octants = r.number_or(v, path, "octants", 8.0, above(0.0, "sweeps per iteration"));
+    w.fills = r.number_or(v, path, "fills", w.octants, at_least(0.0, "pipeline fills per iteration"));
     if (w.fills > w.octants) r.fail(child(path, "fills"), "at most the octants (" + format_double(w.octants) + ")", v["fills"]);
-    w.iterations = r.number_or(v, path, "iterations", 1.0, 0.0, true, "iterations");
-    w.t_cell_s = r.number_at(v, path, "t_cell_s", 0.0, true, "seconds per cell and angle");
-    w.bytes_per_value = r.number_or(v, path, "bytes_per_value", 8.0, 0.0, true, "bytes");
+    w.iterations = r.number_or(v, path, "iterations", 1.0, above(0.0, "iterations"));
+    w.t_cell_s = r.number_at(v, path, "t_cell_s", above(0.0, "seconds per cell and angle"));
+    w.bytes_per_value = r.number_or(v, path, "bytes_per_value", 8.0, above(0.0, "bytes"));
     w.has_host_driven = v.contains("dma_s_per_cell") || v.contains("control_s_per_cell");
-    w.dma_s_per_cell = r.number_or(v, path, "dma_s_per_cell", 0.0, 0.0, false, "seconds per cell and angle");
-    w.control_s_per_cell = r.number_or(v, path, "control_s_per_cell", 0.0, 0.0, false, "seconds per cell and angle");
+    w.dma_s_per_cell = r.number_or(v, path, "dma_s_per_cell", 0.0, at_least(0.0, "seconds per cell and angle"));
+    w.control_s_per_cell = r.number_or(v, path, "control_s_per_cell", 0.0, at_least(0.0, "seconds per cell and angle"));
     return w;
 }
 
@@ -116,8 +116,8 @@ std::vector<comm_pattern> read_communication(const json& cs, const reader& r, co
         r.known_keys(cs[i], ip, {"primitive", "bytes", "count"});
         comm_pattern p;
         p.prim = read_primitive(cs[i], r, ip);
-        p.bytes = r.number_at(cs[i], ip, "bytes", 0.0, false, "bytes per operation");
-        p.count = r.number_or(cs[i], ip, "count", 1.0, 0.0, false, "operations per phase");
+        p.bytes = r.number_at(cs[i], ip, "bytes", at_least(0.0, "bytes per operation"));
+        p.count = r.number_or(cs[i], ip, "count", 1.0, at_least(0.0, "operations per phase"));
         out.push_back(p);
     }
     return out;
@@ -149,8 +149,8 @@ struct application_reading {
     // A number: a required key must be given unless `optional`; an absent one leaves the member's default.
     void number(double application::*member, bool optional = false) const {
         const application_key& k = key(member);
-        a.*member = k.required && !optional ? r.number_at(obj, path, k.name, 0.0, false, k.unit)
-                                            : r.number_or(obj, path, k.name, a.*member, 0.0, false, k.unit);
+        a.*member = k.required && !optional ? r.number_at(obj, path, k.name, at_least(0.0, k.unit))
+                                            : r.number_or(obj, path, k.name, a.*member, at_least(0.0, k.unit));
         const double most = ceiling(k.unit);
         if (a.*member > most)
             r.fail(pointer(member), "at most " + format_double(most) + " (" + k.unit + ": what a program can take)",

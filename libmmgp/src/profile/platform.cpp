@@ -91,7 +91,7 @@ void read_points(const json& t, const reader& r, const std::string& ip, comm_tab
         const std::string kp = child(pp, k);
         const json& pt = pts[k];
         if (!pt.is_array() || pt.size() != 2) r.fail(kp, "a [bytes, seconds] pair", pt);
-        comm_point cp{r.number(pt[0], child(kp, 0), 0.0, false, "bytes"), r.number(pt[1], child(kp, 1), 0.0, false, "seconds")};
+        comm_point cp{r.number(pt[0], child(kp, 0), at_least(0.0, "bytes")), r.number(pt[1], child(kp, 1), at_least(0.0, "seconds"))};
         if (!ct.points.empty() && cp.bytes <= ct.points.back().bytes)
             r.fail(child(kp, 0), "sizes in increasing order, above " + format_double(ct.points.back().bytes), describe(pt[0]));
         ct.points.push_back(cp);
@@ -177,8 +177,8 @@ path_part read_path_part(const json& v, const reader& r, const std::string& kp) 
     r.known_keys(part, kp, {"name", "latency_s", "bandwidth_Bps", "host"});
     path_part pt;
     pt.name = r.string_at(part, kp, "name");
-    pt.latency_s = r.number_at(part, kp, "latency_s", 0.0, false, "seconds");
-    if (part.contains("bandwidth_Bps")) pt.s_per_byte = 1.0 / r.number_at(part, kp, "bandwidth_Bps", 0.0, true, "bytes per second");
+    pt.latency_s = r.number_at(part, kp, "latency_s", at_least(0.0, "seconds"));
+    if (part.contains("bandwidth_Bps")) pt.s_per_byte = 1.0 / r.number_at(part, kp, "bandwidth_Bps", above(0.0, "bytes per second"));
     if (part.contains("host")) {
         if (!part["host"].is_boolean()) r.fail(child(kp, "host"), "true or false", part["host"]);
         pt.host = part["host"].get<bool>();
@@ -330,7 +330,7 @@ struct platform_reading {
                            if (k.time_shared && pl.cores == 0)
                                r.fail(kp, std::string(k.name) + " only with \"cores\" (time-shared cores)",
                                       std::string(k.name) + " without cores");
-                           pl.*m = r.number_at(obj, path, k.name, 0.0, false, k.unit);
+                           pl.*m = r.number_at(obj, path, k.name, at_least(0.0, k.unit));
                            // A platform's times are the costs of one operation: no machine takes an hour for one.
                            if (pl.*m > max_operation_s)
                                r.fail(kp, "at most " + format_double(max_operation_s) + " seconds (the cost of one "

@@ -54,8 +54,8 @@ slot_curve read_slot_curve(const json& v, const reader& r, const std::string& pa
     for (std::size_t i = 0; i < v.size(); ++i) {
         const std::string ip = child(path, i);
         if (!v[i].is_array() || v[i].size() != 2) r.fail(ip, "a [blocks per accelerator, time factor] pair", v[i]);
-        const double k = r.number(v[i][0], child(ip, 0), 1.0, false, "blocks per accelerator");
-        const double f = r.number(v[i][1], child(ip, 1), 0.0, true, "time factor");
+        const double k = r.number(v[i][0], child(ip, 0), at_least(1.0, "blocks per accelerator"));
+        const double f = r.number(v[i][1], child(ip, 1), above(0.0, "time factor"));
         if (i == 0 && (k != 1 || f != 1)) r.fail(ip, "[1, 1] first (one block per accelerator is the unit)", v[i]);
         if (i > 0 && !(k > c.k.back())) r.fail(child(ip, 0), "blocks above " + format_double(c.k.back()), v[i][0]);
         if (k > slot_curve::max_blocks)
@@ -90,8 +90,8 @@ m_function read_linear(const json& v, const reader& r, const std::string& path, 
     r.known_keys(l, lp, {"intercept", "slope"});
     m_function f;
     f.kind = m_function::form::linear;
-    f.intercept = r.number_at(l, lp, "intercept", -1e300, false, u.intercept);
-    f.slope = r.number_at(l, lp, "slope", 0.0, false, u.slope);
+    f.intercept = r.number_at(l, lp, "intercept", at_least(-1e300, u.intercept));
+    f.slope = r.number_at(l, lp, "slope", at_least(0.0, u.slope));
     return f;
 }
 
@@ -111,7 +111,7 @@ m_function read_table(const json& v, const reader& r, const std::string& path, c
         if (!ok || m < 1 || m > 100000000)
             r.fail(child(tp, k), "a key that is a process count m between 1 and 100000000, written without leading zeros",
                    "the key " + json(k).dump());
-        entries.emplace_back(static_cast<int>(m), r.number(it.value(), child(tp, k), 0.0, u.strict, u.what));
+        entries.emplace_back(static_cast<int>(m), r.number(it.value(), child(tp, k), number_range{0.0, u.strict, u.what}));
     }
     int maxm = 0;
     for (const auto& e : entries) maxm = std::max(maxm, e.first);
@@ -128,7 +128,7 @@ m_function read_m_function(const json& v, const reader& r, const std::string& pa
     const m_units u = units_of(q);
     m_function f;
     if (v.is_number()) {
-        f.value = r.number(v, path, 0.0, u.strict, u.what);
+        f.value = r.number(v, path, number_range{0.0, u.strict, u.what});
         return f;
     }
     if (!v.is_object()) r.fail(path, std::string("a number or an object with \"constant\", \"table\" or \"linear\""), v);
@@ -138,7 +138,7 @@ m_function read_m_function(const json& v, const reader& r, const std::string& pa
     if (forms != 1) r.fail(path, "exactly one of \"constant\", \"table\", \"linear\"", std::to_string(forms) + " of them");
     if (v.contains("value") || v.contains("constant")) {
         const char* key = v.contains("value") ? "value" : "constant";
-        f.value = r.number(v[key], child(path, key), 0.0, u.strict, u.what);
+        f.value = r.number(v[key], child(path, key), number_range{0.0, u.strict, u.what});
         return f;
     }
     if (v.contains("linear")) return read_linear(v, r, path, u);
@@ -149,16 +149,16 @@ link_cost read_link(const json& v, const reader& r, const std::string& path) {
     r.object(v, path);
     r.known_keys(v, path, {"latency_s", "bandwidth_Bps", "s_per_byte"});
     link_cost c;
-    c.latency_s = r.number_at(v, path, "latency_s", 0.0, false, "seconds");
+    c.latency_s = r.number_at(v, path, "latency_s", at_least(0.0, "seconds"));
     if (c.latency_s > max_operation_s)
         r.fail(child(path, "latency_s"), "at most " + format_double(max_operation_s) + " seconds (one transfer's latency)",
                v["latency_s"]);
     bool bw = v.contains("bandwidth_Bps"), spb = v.contains("s_per_byte");
     if (bw == spb) r.fail(path, "exactly one of \"bandwidth_Bps\" and \"s_per_byte\"", bw ? "both" : "neither");
     if (bw)
-        c.s_per_byte = 1.0 / r.number_at(v, path, "bandwidth_Bps", 0.0, true, "bytes per second");
+        c.s_per_byte = 1.0 / r.number_at(v, path, "bandwidth_Bps", above(0.0, "bytes per second"));
     else
-        c.s_per_byte = r.number_at(v, path, "s_per_byte", 0.0, false, "seconds per byte");
+        c.s_per_byte = r.number_at(v, path, "s_per_byte", at_least(0.0, "seconds per byte"));
     return c;
 }
 
