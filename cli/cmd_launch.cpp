@@ -17,7 +17,8 @@
 
 namespace mmgp::cli {
 
-void add_launcher_options(CLI::App* sub, launch_options& o, bool launcher_required) {
+void add_launcher_options(CLI::App* sub, launch_options& o, launcher_choice choice) {
+    const bool launcher_required = choice == launcher_choice::required;
     auto* launcher = add_checked(sub, "--launcher", o.launcher,
                                  std::string("openmpi (mpirun), mpich (mpiexec), srun (Slurm) or local") +
                                      (launcher_required ? "" : " (default local)"));
@@ -46,9 +47,9 @@ void setup_launch(CLI::App& app, launch_options& o) {
                     "After --: the program and its arguments. Placeholders {m} {p} {nodes} {np} {U}; with the local "
                     "launcher also {rank} and {units} (the rank's share of the task units)")
         ->required();
-    add_launcher_options(sub, o, true);
+    add_launcher_options(sub, o, launcher_choice::required);
     add_space_options(sub, o.space);
-    add_objective_options(sub, o.goal, true);
+    add_objective_options(sub, o.goal, budget_option::offered);
     add_checked(sub, "--cuda-devices", o.devices,
                 "A GPU mapping (a platform with sharing modes): CUDA_VISIBLE_DEVICES for every process, e.g. 0");
     auto* e = sub->add_flag("--exec", o.exec,

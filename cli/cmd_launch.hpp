@@ -21,7 +21,9 @@ struct launch_options {
 void setup_launch(CLI::App& app, launch_options& o);
 /// --launcher, --units, --cores-per-node, --launcher-program, --oversubscribe and --no-bind: how a mapping is
 /// started, for mmgp launch and for each run of mmgp tune (there --launcher may be left out: local).
-void add_launcher_options(CLI::App* sub, launch_options& o, bool launcher_required);
+/// Whether --launcher must be given (launch) or may be left out (tune: local).
+enum class launcher_choice { required, local_by_default };
+void add_launcher_options(CLI::App* sub, launch_options& o, launcher_choice choice);
 int run_launch(const launch_options& o);
 /// The launch of `command` with mapping c and `units` task units, as `o` asks (launcher program, binding to the
 /// CPUs available here, --cores-per-node, --oversubscribe, --no-bind): what launch and tune run.

@@ -21,7 +21,7 @@ void setup_predict(CLI::App& app, predict_options& o) {
     add_space_options(sub, o.space);
     add_checked(sub, "--tolerance", o.tolerance, "Near-optimal margin as a fraction of the best time (default 0.05)");
     add_checked(sub, "--top", o.top, "Rows of the ranked table in the human output (default 15)");
-    add_objective_options(sub, o.goal, true);
+    add_objective_options(sub, o.goal, budget_option::offered);
     add_checked(sub, "--plot", o.plot, "Write the time-cost Pareto front, the chosen point marked, as an SVG file");
     auto* j = sub->add_flag("--json", o.json, "Print one JSON document");
     auto* c = sub->add_flag("--csv", o.csv, "Print every configuration as CSV");

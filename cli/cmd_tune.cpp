@@ -59,7 +59,7 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
                     "{rank} {units}");
     add_checked(sub, "--app", o.app, "Application profile: the prior of the program's parameters (PROFILE is then a platform)");
     add_space_options(sub, o.space);
-    add_launcher_options(sub, o.launch, false);
+    add_launcher_options(sub, o.launch, launcher_choice::local_by_default);
     add_checked(sub, "--replay", o.replay,
                 "Draw each run's time from the recorded repetitions of RUNS.csv (columns m, p, time_s; optional "
                 "nodes, policy, units, censored, bound_s) instead of running anything");
@@ -79,7 +79,7 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
                   "configurations are run again (after fixing what made them fail)");
     add_checked(sub, "--tolerance", o.tolerance,
                 "A configuration within this fraction of the best (in the objective) is as good (default 0.03)");
-    add_objective_options(sub, o.goal, false);
+    add_objective_options(sub, o.goal, budget_option::not_offered);
     add_checked(sub, "--confidence", o.confidence, "Stop when the choice is this sure (default 0.95)");
     add_checked(sub, "--max-runs", o.max_runs, "Budget: runs (default 50; 0: no limit)");
     add_checked(sub, "--max-seconds", o.max_seconds, "Budget: machine seconds, wall time x nodes (default: no limit)");

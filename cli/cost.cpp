@@ -12,7 +12,7 @@
 
 namespace mmgp::cli {
 
-void add_objective_options(CLI::App* sub, objective_options_cli& o, bool budget) {
+void add_objective_options(CLI::App* sub, objective_options_cli& o, budget_option budget) {
     add_checked(sub, "--objective", o.objective,
                 "What the choice minimises: time (default), node-hours (nodes x time) or core-hours (m x p x nodes x "
                 "time): the cheapest configuration within --within of the fastest time");
@@ -20,7 +20,7 @@ void add_objective_options(CLI::App* sub, objective_options_cli& o, bool budget)
                 "A cost objective's window, a fraction of the fastest time: 0.05 (the default) takes the cheapest "
                 "configuration at most 5 % slower than the fastest");
     add_checked(sub, "--max-nodes", o.max_nodes, "Search at most this many nodes");
-    if (budget)
+    if (budget == budget_option::offered)
         add_checked(sub, "--budget", o.budget,
                     "The production run's node-hours at most: dearer configurations are never chosen");
 }

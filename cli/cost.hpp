@@ -19,8 +19,10 @@ struct objective_options_cli {
     std::optional<long long> max_nodes;  ///< --max-nodes
 };
 
-/// Adds --objective, --within, --max-nodes and, when `budget`, --budget to a subcommand.
-void add_objective_options(CLI::App* sub, objective_options_cli& o, bool budget);
+/// Whether a subcommand takes --budget (predict and launch do; tune does not).
+enum class budget_option { offered, not_offered };
+/// Adds --objective, --within, --max-nodes and, when offered, --budget to a subcommand.
+void add_objective_options(CLI::App* sub, objective_options_cli& o, budget_option budget);
 /// The objective given (time when none).
 objective objective_of(const objective_options_cli& o);
 /// Checks what the options can do together (--within needs a cost objective; --max-nodes at least the
