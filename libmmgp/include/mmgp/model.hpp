@@ -85,18 +85,25 @@ public:
     evaluator(const scenario&&, model_kind) = delete;
 
     /// Predicted time of configuration c (c must lie in the scenario's search space).
-    prediction operator()(const configuration& c) const noexcept;
+    prediction operator()(const configuration& c) const noexcept { return run_.call(*this, c); }
 
     /// Per-phase communication cost (s) of one process with m processes per node on `nodes`
-    /// nodes, excluding O_col; sets `extrapolated` when the fitted model was used.
-    double comm_per_phase(int m, int nodes, bool& extrapolated) const noexcept;
+    /// nodes, excluding O_col; sets `extrapolated` when the fitted model was used. 0 under a model without the
+    /// communication term (eq11).
+    double comm_per_phase(int m, int nodes, bool& extrapolated) const noexcept {
+        return run_.comm(*this, m, nodes, extrapolated);
+    }
 
     /// The row of (m, nodes, pol, share), p varying, with the communication cost already known.
     row row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated,
-               accelerator_sharing share = accelerator_sharing::dedicated) const noexcept;
+               accelerator_sharing share = accelerator_sharing::dedicated) const noexcept {
+        return run_.row_of(*this, m, nodes, pol, comm_phase, extrapolated, share);
+    }
 
     /// Predicted time with the communication cost already known: row_of(...).at(c.p).
-    prediction evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
+    prediction evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept {
+        return run_.evaluate(*this, c, comm_phase, extrapolated);
+    }
 
     model_kind kind() const noexcept { return kind_; }
 
@@ -105,16 +112,41 @@ public:
     const std::vector<std::string>& notes() const noexcept { return notes_; }
 
 private:
+    // The model's functions (docs/MODEL.md; model/eq11_model.hpp, model/layered_model.hpp), chosen by name when
+    // the evaluator is built: each is the evaluation below instantiated for one Model.
+    struct dispatch {
+        prediction (*call)(const evaluator&, const configuration&) noexcept;
+        double (*comm)(const evaluator&, int, int, bool&) noexcept;
+        row (*row_of)(const evaluator&, int, int, policy, double, bool, accelerator_sharing) noexcept;
+        prediction (*evaluate)(const evaluator&, const configuration&, double, bool) noexcept;
+        void (*prepare)(evaluator&);
+    };
+    static dispatch dispatch_of(model_kind kind);
+    template <class Model> static prediction call_as(const evaluator& ev, const configuration& c) noexcept;
+    template <class Model> static double comm_as(const evaluator& ev, int m, int nodes, bool& extrapolated) noexcept;
+    template <class Model>
+    static row row_as(const evaluator& ev, int m, int nodes, policy pol, double comm_phase, bool extrapolated,
+                      accelerator_sharing share) noexcept;
+    template <class Model>
+    static prediction evaluate_as(const evaluator& ev, const configuration& c, double comm_phase, bool extrapolated) noexcept;
+    template <class Model> static void prepare(evaluator& ev);
+    template <class Model>
     bool layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit, host_share& share) const noexcept;
-    p_curve slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
+    template <class Model>
     prediction sliced_prediction(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
+    template <class Model>
     prediction evaluate_inline(const configuration& c, double comm_phase, bool extrapolated) const noexcept;
+    void prepare_sharing();
+    double communication(int m, int nodes, bool& extrapolated) const noexcept;
+    p_curve slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
     grid_terms grid_of(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
     void slice_switch(dedicated_terms& unit) const noexcept;
     double alpha_at(int m) const noexcept;
     double ocol_at(int m) const noexcept;
+    int rounds_at(int m) const noexcept;
     const scenario* s_;
     model_kind kind_;
+    dispatch run_;
     std::vector<double> alpha_;  // index m
     std::vector<double> ocol_;   // index m
     std::vector<int> rounds_;    // index m: processes per host context, ⌈m/H⌉

@@ -164,17 +164,17 @@ void check_communication(const scenario& s, const comm_models& models) {
 
 }  // namespace
 
-void check_evaluable(const scenario& s, model_kind kind, const comm_models& models) {
+void check_evaluable(const scenario& s, const model_needs& model, const comm_models& models) {
     const space_bounds bd = bounds(s);
-    if (kind == model_kind::eq11 && bd.n_hi > 1)
+    if (!model.single_node.empty() && bd.n_hi > 1)
         throw model_error(s.file, model_subject::nodes_range, 0,
-                          "nodes 1..1 with --model eq11 (Eq. 11 is a single-node equation; use --model mmgp)",
+                          "nodes 1..1 with --model " + std::string(model.name) + " (" + std::string(model.single_node) + ")",
                           std::to_string(bd.n_lo) + ".." + std::to_string(bd.n_hi));
     if (s.app.dma_bytes > 0 && !s.plat.has_dma)
         throw model_error(s.file, model_subject::transfer_cost, 0,
                           "a transfer cost {\"latency_s\", \"bandwidth_Bps\"} (the application declares dma_bytes)",
                           "nothing (the key is missing)");
-    if (kind == model_kind::eq11 || s.app.comm.empty()) return;
+    if (!model.communication || s.app.comm.empty()) return;
     const std::int64_t node_counts = bd.n_hi - bd.n_lo + 1, process_counts = bd.m_hi - s.space.m.lo + 1;
     if (node_counts * std::max<std::int64_t>(process_counts, 1) > 100000000)
         throw model_error(s.file, model_subject::search_size, 0,

@@ -13,16 +13,21 @@
 #include "model/coverage.hpp"
 #include "base/format.hpp"
 #include "model/dedicated.hpp"
+#include "model/eq11_model.hpp"
 #include "model/host_sharing.hpp"
+#include "model/layered_model.hpp"
 #include "model/time_shared.hpp"
 #include "mmgp/error.hpp"
 
 namespace mmgp {
 
-std::string_view to_string(model_kind k) noexcept { return k == model_kind::eq11 ? "eq11" : "mmgp"; }
+std::string_view to_string(model_kind k) noexcept {
+    return k == detail::eq11_model::kind ? detail::eq11_model::name : detail::layered_model::name;
+}
 
 bool parse_model(std::string_view text, model_kind& out) noexcept {
-    static constexpr std::pair<std::string_view, model_kind> names[] = {{"eq11", model_kind::eq11}, {"mmgp", model_kind::mmgp}};
+    static constexpr std::pair<std::string_view, model_kind> names[] = {
+        {detail::eq11_model::name, detail::eq11_model::kind}, {detail::layered_model::name, detail::layered_model::kind}};
     return detail::parse_named(text, names, out);
 }
 
@@ -56,44 +61,55 @@ double eq11_time(const platform& pl, const application& app, int m, int p) {
     return t.host + t.accelerator(p) + t.offload(p) + t.context_switch + t.communication;
 }
 
-evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind) {
+evaluator::evaluator(const scenario& s, model_kind kind) : s_(&s), kind_(kind), run_(dispatch_of(kind)) { run_.prepare(*this); }
+
+// The evaluator of one Model: the scenario checked against what the model needs, the per-m tables and
+// communication models, then, for a model with the sharing layers, the GPU's slot curve and the time-shared cores.
+template <class Model>
+void evaluator::prepare(evaluator& ev) {
+    const scenario& s = *ev.s_;
     const platform& pl = s.plat;
     const application& app = s.app;
     const detail::comm_models models = detail::models_for(pl, app.comm);
-    detail::check_evaluable(s, kind, models);
+    detail::check_evaluable(s, {Model::name, Model::single_node, Model::communication}, models);
     // α and O_col are tabulated for small m (the common case); larger m are computed on the fly.
     const std::int64_t m_hi = bounds(s).m_hi;
     std::size_t table_size = static_cast<std::size_t>(std::min<std::int64_t>(std::max<std::int64_t>(m_hi, pl.hpu_contexts), 4096)) + 1;
-    alpha_.assign(table_size, 1.0);
-    ocol_.assign(table_size, 0.0);
-    rounds_.assign(table_size, 1);
+    ev.alpha_.assign(table_size, 1.0);
+    ev.ocol_.assign(table_size, 0.0);
+    ev.rounds_.assign(table_size, 1);
     for (std::size_t k = 1; k < table_size; ++k) {
         int ki = static_cast<int>(k);
-        if (pl.alpha.kind != m_function::form::table || pl.alpha.covers(ki) || ki == 1) alpha_[k] = detail::alpha_of(pl, ki);
-        ocol_[k] = detail::ocol_of(app, ki);
-        rounds_[k] = static_cast<int>((std::int64_t{ki} + pl.hpu_contexts - 1) / pl.hpu_contexts);  // no int overflow
+        if (pl.alpha.kind != m_function::form::table || pl.alpha.covers(ki) || ki == 1) ev.alpha_[k] = detail::alpha_of(pl, ki);
+        ev.ocol_[k] = detail::ocol_of(app, ki);
+        ev.rounds_[k] = static_cast<int>((std::int64_t{ki} + pl.hpu_contexts - 1) / pl.hpu_contexts);  // no int overflow
     }
     if (pl.has_dma) {
-        dma_lat_ = pl.dma.latency_s;
-        dma_spb_ = pl.dma.s_per_byte;
+        ev.dma_lat_ = pl.dma.latency_s;
+        ev.dma_spb_ = pl.dma.s_per_byte;
     }
-    models_.assign(detail::primitive_count, comm_model{});
-    has_model_.assign(detail::primitive_count, 0);
+    ev.models_.assign(detail::primitive_count, comm_model{});
+    ev.has_model_.assign(detail::primitive_count, 0);
     for (std::size_t k = 0; k < detail::primitive_count; ++k) {
         if (!models[k]) continue;
-        models_[k] = *models[k];
-        has_model_[k] = 1;
+        ev.models_[k] = *models[k];
+        ev.has_model_[k] = 1;
     }
-    has_table_.assign(detail::primitive_count, 0);
-    for (const comm_table& t : pl.comm_tables) has_table_[static_cast<int>(t.prim)] = 1;
-    if (kind == model_kind::eq11) return;
+    ev.has_table_.assign(detail::primitive_count, 0);
+    for (const comm_table& t : pl.comm_tables) ev.has_table_[static_cast<int>(t.prim)] = 1;
+    if constexpr (Model::sharing_layers) ev.prepare_sharing();
+}
+
+// The sharing layers' constants: the slot curve of a GPU holding several blocks per SM, the time-shared cores.
+void evaluator::prepare_sharing() {
+    const platform& pl = s_->plat;
     if (pl.apu_slots > 1) {  // f at each count of blocks on the most loaded SM: one lookup per p
-        const slot_curve& f = s.app.slot_time.empty() ? pl.slot_time : s.app.slot_time;
+        const slot_curve& f = s_->app.slot_time.empty() ? pl.slot_time : s_->app.slot_time;
         const double last = std::max<double>(pl.apu_slots, std::ceil(f.k.back()));  // the curve's points all in it
         for (int c = 0; c <= static_cast<int>(last); ++c) slot_factors_.push_back(f.at(c));
     }
     if (pl.cores > 0) {
-        shared_ = std::make_shared<const detail::time_shared_cores>(pl, app);
+        shared_ = std::make_shared<const detail::time_shared_cores>(pl, s_->app);
         if (shared_->wake_from == detail::time_shared_cores::wake_source::application)
             notes_.push_back("the idle-core wake-up T_wake is the application's T_offload_idle - O_offload = " +
                              detail::format_double(shared_->wake_idle) + " s" +
@@ -110,7 +126,15 @@ double evaluator::ocol_at(int m) const noexcept {
     return static_cast<std::size_t>(m) < ocol_.size() ? ocol_[static_cast<std::size_t>(m)] : detail::ocol_of(s_->app, m);
 }
 
-double evaluator::comm_per_phase(int m, int nodes, bool& extrapolated) const noexcept {
+int evaluator::rounds_at(int m) const noexcept {
+    const int H = s_->plat.hpu_contexts;
+    return static_cast<std::size_t>(m) < rounds_.size() ? rounds_[static_cast<std::size_t>(m)]
+                                                        : static_cast<int>((std::int64_t{m} + H - 1) / H);
+}
+
+// The communication term per phase ([C] §4.4, docs/MODEL.md §2): a measured table where one covers the
+// configuration, else the latency-bandwidth model (extrapolated).
+double evaluator::communication(int m, int nodes, bool& extrapolated) const noexcept {
     const application& app = s_->app;
     double total = 0.0;
     for (const comm_pattern& cp : app.comm) {
@@ -176,27 +200,25 @@ inline double fixed_part(const host_share& share) noexcept {
 
 }  // namespace
 
-// (a) one process, one unit of work, on dedicated hardware; then (b) how the processes share the host. False
-// when the platform time-shares its cores: layer (c) replaces (b) and `unit` alone is set.
+// (a) one process, one unit of work, on dedicated hardware (the Model's terms); then, under a model with the
+// sharing layers, (b) how the processes share the host. False when the platform time-shares its cores: layer (c)
+// replaces (b) and `unit` alone is set.
+template <class Model>
 [[gnu::always_inline]] inline bool evaluator::layers(int m, int nodes, policy pol, double comm_phase, dedicated_terms& unit,
                                                     host_share& share) const noexcept {
     const platform& pl = s_->plat;
     const application& app = s_->app;
-    if (kind_ == model_kind::eq11) {
-        unit = detail::eq11_terms(pl, app, alpha_at(m), ocol_at(m), m);
-        share = detail::unshared(unit);
-        return true;
-    }
     const configuration c{m, 1, nodes, pol};
-    unit = detail::process_terms(pl, app, c, alpha_at(m), ocol_at(m), comm_phase, dma_lat_, dma_spb_);
-    if (shared_) return false;
-    const int H = pl.hpu_contexts;
-    const int rounds = static_cast<std::size_t>(m) < rounds_.size() ? rounds_[static_cast<std::size_t>(m)]
-                                                                    : static_cast<int>((std::int64_t{m} + H - 1) / H);
-    share = detail::host_sharing(unit, app, c, H, rounds, detail::share_of(app, c).units, [this](int k) { return alpha_at(k); });
+    unit = Model::unit(pl, app, c, alpha_at(m), ocol_at(m), comm_phase, dma_lat_, dma_spb_);
+    if constexpr (Model::sharing_layers) {
+        if (shared_) return false;
+        share = detail::host_sharing(unit, app, c, pl.hpu_contexts, rounds_at(m), detail::share_of(app, c).units,
+                                     [this](int k) { return alpha_at(k); });
+    } else {
+        share = detail::unshared(unit);
+    }
     return true;
 }
-
 
 // A GPU row's grid terms (docs/MODEL.md §7): inactive unless the platform's accelerators hold several blocks.
 grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept {
@@ -236,44 +258,49 @@ p_curve evaluator::slice_curve(const configuration& c, const dedicated_terms& un
 }
 
 // Out of the dedicated path's way (kept out of line: the common evaluation stays as small as before).
+template <class Model>
 [[gnu::noinline]] prediction evaluator::sliced_prediction(const configuration& c, double comm_phase,
                                                           bool extrapolated) const noexcept {
     dedicated_terms unit;
     host_share share;
-    layers(c.m, c.nodes, c.pol, comm_phase, unit, share);
-    if (kind_ != model_kind::eq11) slice_switch(unit);
+    layers<Model>(c.m, c.nodes, c.pol, comm_phase, unit, share);
+    if constexpr (Model::sharing_layers) slice_switch(unit);
     prediction out = dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
-                                          kind_ == model_kind::eq11 ? false : extrapolated);
+                                          Model::communication && extrapolated);
     const grid_terms g = grid_of(c, unit, share);
     with_grid(out, g, c.p);
     wait_for_slices(out, slice_curve(c, unit, share)(c.p) + g.slice_extra(c.p));
     return out;
 }
 
-row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extrapolated, accelerator_sharing sh) const noexcept {
+template <class Model>
+row evaluator::row_as(const evaluator& ev, int m, int nodes, policy pol, double comm_phase, bool extrapolated,
+                      accelerator_sharing sh) noexcept {
     dedicated_terms unit;
     host_share share;
-    if (layers(m, nodes, pol, comm_phase, unit, share)) {
-        const bool ex = kind_ == model_kind::eq11 ? false : extrapolated;
+    if (ev.layers<Model>(m, nodes, pol, comm_phase, unit, share)) {
+        const bool ex = Model::communication && extrapolated;
         const configuration c{m, 1, nodes, pol, sh};
         const bool sliced = sh == accelerator_sharing::time_sliced && m > 1;
-        if (sliced && kind_ != model_kind::eq11) slice_switch(unit);
-        row r = sliced ? row(unit, share, slice_curve(c, unit, share), ex) : row(unit, share, ex);
-        r.grid_ = grid_of(c, unit, share);
+        if constexpr (Model::sharing_layers)
+            if (sliced) ev.slice_switch(unit);
+        row r = sliced ? row(unit, share, ev.slice_curve(c, unit, share), ex) : row(unit, share, ex);
+        r.grid_ = ev.grid_of(c, unit, share);
         return r;
     }
-    return row(*shared_, s_->app, configuration{m, 1, nodes, pol}, unit, extrapolated);
+    return row(*ev.shared_, ev.s_->app, configuration{m, 1, nodes, pol}, unit, extrapolated);
 }
 
+template <class Model>
 [[gnu::always_inline]] inline prediction evaluator::evaluate_inline(const configuration& c, double comm_phase,
                                                                    bool extrapolated) const noexcept {
     dedicated_terms unit;
     host_share share;
-    if (layers(c.m, c.nodes, c.pol, comm_phase, unit, share)) {
+    if (layers<Model>(c.m, c.nodes, c.pol, comm_phase, unit, share)) {
         if (c.share == accelerator_sharing::time_sliced && c.m > 1) [[unlikely]]
-            return sliced_prediction(c, comm_phase, extrapolated);  // by value: unit and share stay in registers here
+            return sliced_prediction<Model>(c, comm_phase, extrapolated);  // by value: unit and share stay in registers here
         prediction out = dedicated_prediction(unit, share, p_curve(unit, share, fixed_part(share)), c.p,
-                                              kind_ == model_kind::eq11 ? false : extrapolated);
+                                              Model::communication && extrapolated);
         if (!slot_factors_.empty()) [[unlikely]]
             with_grid(out, grid_of(c, unit, share), c.p);  // the terms row_of(...).at(c.p) adds, from these layers
         return out;
@@ -281,14 +308,34 @@ row evaluator::row_of(int m, int nodes, policy pol, double comm_phase, bool extr
     return row(*shared_, s_->app, configuration{c.m, 1, c.nodes, c.pol}, unit, extrapolated).at(c.p);
 }
 
-prediction evaluator::evaluate(const configuration& c, double comm_phase, bool extrapolated) const noexcept {
-    return evaluate_inline(c, comm_phase, extrapolated);
+template <class Model>
+prediction evaluator::evaluate_as(const evaluator& ev, const configuration& c, double comm_phase, bool extrapolated) noexcept {
+    return ev.evaluate_inline<Model>(c, comm_phase, extrapolated);
 }
 
-prediction evaluator::operator()(const configuration& c) const noexcept {
+template <class Model>
+double evaluator::comm_as(const evaluator& ev, int m, int nodes, bool& extrapolated) noexcept {
+    if constexpr (Model::communication) return ev.communication(m, nodes, extrapolated);
+    return 0.0;
+}
+
+template <class Model>
+prediction evaluator::call_as(const evaluator& ev, const configuration& c) noexcept {
     bool extrapolated = false;
-    const double comm = kind_ == model_kind::eq11 ? 0.0 : comm_per_phase(c.m, c.nodes, extrapolated);
-    return evaluate_inline(c, comm, extrapolated);
+    const double comm = comm_as<Model>(ev, c.m, c.nodes, extrapolated);
+    return ev.evaluate_inline<Model>(c, comm, extrapolated);
+}
+
+// The evaluation of each model, instantiated once: the evaluator runs the one its kind names.
+evaluator::dispatch evaluator::dispatch_of(model_kind kind) {
+    const auto of = []<class Model>(Model) {
+        return dispatch{&call_as<Model>, &comm_as<Model>, &row_as<Model>, &evaluate_as<Model>, &prepare<Model>};
+    };
+    static const std::pair<model_kind, dispatch> models[] = {{detail::eq11_model::kind, of(detail::eq11_model{})},
+                                                             {detail::layered_model::kind, of(detail::layered_model{})}};
+    for (const auto& [k, d] : models)
+        if (k == kind) return d;
+    throw error("mmgp::evaluator: unknown model_kind " + std::to_string(static_cast<int>(kind)));
 }
 
 row::row(const dedicated_terms& unit, const host_share& share, bool extrapolated) noexcept

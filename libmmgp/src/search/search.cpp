@@ -131,7 +131,7 @@ inline float float_floor(double x) noexcept {
 row row_at(const evaluator& ev, std::int64_t n, std::int64_t m, policy pol, accelerator_sharing share) {
     const int mi = static_cast<int>(m), ni = static_cast<int>(n);
     bool extrap = false;
-    const double comm = ev.kind() != model_kind::eq11 ? ev.comm_per_phase(mi, ni, extrap) : 0.0;
+    const double comm = ev.comm_per_phase(mi, ni, extrap);  // 0 under a model without the communication term
     return ev.row_of(mi, ni, pol, comm, extrap, share);
 }
 
