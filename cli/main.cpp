@@ -13,6 +13,7 @@
 #include "process.hpp"
 #include "cmd_fit.hpp"
 #include "cmd_launch.hpp"
+#include "cmd_models.hpp"
 #include "cmd_predict.hpp"
 #include "cmd_profile.hpp"
 #include "cmd_tune.hpp"
@@ -32,6 +33,7 @@ struct subcommands {
 #endif
     mmgp::cli::launch_options launch;
     mmgp::cli::tune_options_cli tune;
+    mmgp::cli::models_options models;
 
     explicit subcommands(CLI::App& app) {
         mmgp::cli::setup_predict(app, predict);
@@ -43,6 +45,7 @@ struct subcommands {
 #endif
         mmgp::cli::setup_launch(app, launch);
         mmgp::cli::setup_tune(app, tune);
+        mmgp::cli::setup_models(app, models);
     }
     subcommands(const subcommands&) = delete;
     subcommands& operator=(const subcommands&) = delete;
@@ -124,6 +127,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
 // The subcommand the command line named.
 int dispatch(CLI::App& app, subcommands& cmd) {
     if (app.got_subcommand("predict")) return mmgp::cli::run_predict(cmd.predict);
+    if (app.got_subcommand("models")) return mmgp::cli::run_models(cmd.models);
     if (app.got_subcommand("validate")) return mmgp::cli::run_validate(cmd.validate);
     if (app.got_subcommand("fit")) return mmgp::cli::run_fit(cmd.fit);
     if (app.got_subcommand("calibrate")) return mmgp::cli::run_calibrate(cmd.calibrate);
