@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cmd_predict.hpp"
@@ -53,18 +54,31 @@ std::vector<configuration> uncertainty_candidates(const search_result& r) {
 }
 
 
+// The search with `opt` (its visitor set by the caller), the what-if notes first among its notes, and, with
+// `uncertainty`, the intervals of the listed configurations.
+struct prediction_record {
+    search_result r;
+    std::optional<uncertainty_report> spreads;
+};
+prediction_record predicted(const scenario& s, model_kind kind, const search_options& opt,
+                            const std::vector<std::string>& what_if, bool uncertainty) {
+    prediction_record p{search(s, kind, opt), std::nullopt};
+    p.r.notes.insert(p.r.notes.begin(), what_if.begin(), what_if.end());
+    if (uncertainty) p.spreads = propagate_spreads(s, kind, uncertainty_candidates(p.r), p.r.best.c);
+    return p;
+}
+
 // The human report: the search with the report's view seeing every configuration, then the report and, with
 // `uncertainty`, the intervals of the listed configurations.
 search_result human_prediction(predict::out_stream& out, const scenario& s, model_kind kind, search_options& opt,
                                const std::vector<std::string>& what_if, predict::goal_view& g, bool uncertainty) {
     predict::human_view view(s);
     opt.visit = [&](const ranked& x, const ranked& best, bool near) { view.see(x, best, near); };
-    search_result r = search(s, kind, opt);
-    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
+    prediction_record p = predicted(s, kind, opt, what_if, uncertainty);
     g.opt = opt;
-    predict::human_text(out, s, kind, r, view, g);
-    if (uncertainty) predict::uncertainty_text(out, propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c), g.cluster);
-    return r;
+    predict::human_text(out, s, kind, p.r, view, g);
+    if (p.spreads) predict::uncertainty_text(out, *p.spreads, g.cluster);
+    return std::move(p.r);
 }
 
 // --json: the configurations written while the search evaluates them.
@@ -72,12 +86,9 @@ search_result json_prediction(predict::out_stream& out, const scenario& s, model
                               const std::vector<std::string>& what_if, bool uncertainty, const predict::goal_view& g) {
     predict::json_stream json(out, s, kind, opt, count_feasible(s));
     opt.visit = [&](const ranked& x, const ranked&, bool near) { json.row(x, near); };
-    search_result r = search(s, kind, opt);
-    r.notes.insert(r.notes.begin(), what_if.begin(), what_if.end());
-    std::optional<uncertainty_report> u;
-    if (uncertainty) u = propagate_spreads(s, kind, uncertainty_candidates(r), r.best.c);
-    json.finish(r, g, u ? &*u : nullptr);
-    return r;
+    prediction_record p = predicted(s, kind, opt, what_if, uncertainty);
+    json.finish(p.r, g, p.spreads ? &*p.spreads : nullptr);
+    return std::move(p.r);
 }
 
 // --csv: every configuration written while the search evaluates it, after a first search of the front; returns

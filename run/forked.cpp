@@ -11,15 +11,19 @@
 
 namespace mmgp::run {
 
-namespace {
+int exit_code(int st) noexcept { return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1; }
 
-int exit_code_of(int st) noexcept { return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1; }
+bool wait_status_of(pid_t pid, int& st) noexcept {
+    while (::waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return false;
+    return true;
+}
+
+namespace {
 
 int wait_pid(pid_t pid) noexcept {
     int st = 0;
-    while (::waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return -1;
-    return exit_code_of(st);
+    return wait_status_of(pid, st) ? exit_code(st) : -1;
 }
 
 }  // namespace

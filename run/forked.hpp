@@ -26,6 +26,12 @@ forked fork_with_pipes(const std::function<int(int to_parent, int from_parent)>&
 /// never started.
 int wait_forked(forked& child);
 
+/// A wait status as an exit code: the program's own, 128 + n for one ended by signal n, 1 otherwise.
+int exit_code(int wait_status) noexcept;
+
+/// waitpid(pid) until it answers, through EINTR: true with `wait_status` set, false when waitpid failed.
+bool wait_status_of(pid_t pid, int& wait_status) noexcept;
+
 /// `/bin/sh -c command` with this process's standard streams, waited for: its exit code (128 + n for signal n),
 /// -1 when it could not be started. What std::system would do, without std::system.
 int shell_status(const std::string& command);

@@ -73,10 +73,10 @@ std::string read_all(int fd, const child_scope* scope, std::size_t max = SIZE_MA
     return text;
 }
 
+// The child's wait status; 0 when waitpid failed (as if it had succeeded: nothing left to wait for).
 int wait_for(pid_t pid) {
     int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    if (!wait_status_of(pid, st)) st = 0;
     return st;
 }
 
@@ -99,8 +99,6 @@ pid_t start(const child& c, const sigset_t& mask) {
     if (c.group >= 0) ::setpgid(pid, c.group == 0 ? pid : c.group);  // also here: whichever runs first
     return pid;
 }
-
-int exit_code(int st) noexcept { return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1; }
 
 int shell(const std::string& command, std::string* out, std::size_t max_out) {
     int fds[2];

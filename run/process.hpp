@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "forked.hpp"  // exit_code, wait_status_of: one waitpid for every child
 #include "mmgp/io.hpp"
 
 namespace mmgp::run {
@@ -75,9 +76,6 @@ int exit_status_of(const std::exception& e) noexcept;
 /// n for one ended by signal n), 0 when all succeeded. If one cannot be started, those started are sent SIGTERM
 /// and the error is thrown. What `mmgp launch --exec` runs.
 int run_together(const std::vector<child>& children);
-
-/// A wait status as an exit code: the program's own, 128 + n for one ended by signal n, 1 otherwise.
-int exit_code(int wait_status) noexcept;
 
 /// Runs `/bin/sh -c command` in a process group of its own with its standard output captured into `*out`
 /// (when given) and returns its exit status (-1 when it did not exit normally). An interrupt meanwhile

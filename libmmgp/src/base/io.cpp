@@ -85,8 +85,7 @@ void acquire() {
     if (g_users++ > 0) return;
     struct sigaction sa {};
     sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int s : g_signals) sigaddset(&sa.sa_mask, s);  // one handler at a time
+    sa.sa_mask = interrupt_signals();  // one handler at a time
     for (int i = 0; i < 3; ++i) ::sigaction(g_signals[i], &sa, &g_old[i]);
 }
 
