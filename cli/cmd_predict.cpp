@@ -43,7 +43,7 @@ std::vector<configuration> uncertainty_candidates(const search_result& r) {
     std::vector<configuration> out{r.best.c};
     auto add = [&](const configuration& c) {
         if (std::none_of(out.begin(), out.end(), [&](const configuration& d) {
-                return d.m == c.m && d.p == c.p && d.nodes == c.nodes && d.pol == c.pol;
+                return d.m == c.m && d.p == c.p && d.nodes == c.nodes && d.pol == c.pol && d.share == c.share;
             }))
             out.push_back(c);
     };

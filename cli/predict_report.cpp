@@ -195,11 +195,15 @@ void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster
               u.samples);
     for (const auto& p : u.parameters) out.print("  {}\n", p);
     if (!u.not_varied.empty()) out.print("  not varied (no scalar of the model): {}\n", fmt::join(u.not_varied, ", "));
-    out.print("{:>5} {:>5} {:>6} {:>11} {:>23} {:>16}{}\n", "m", "p", "nodes", "time", "90 % interval", "P(<= best)",
+    // A platform with sharing modes (a GPU node): which one each configuration uses, as in the ranked table.
+    const bool shared = std::any_of(u.configs.begin(), u.configs.end(),
+                                    [](const auto& x) { return x.c.share != accelerator_sharing::dedicated; });
+    out.print("{:>5} {:>5} {:>6}{} {:>11} {:>23} {:>16}{}\n", "m", "p", "nodes", shared ? fmt::format(" {:>11}", "sharing") : "",
+              "time", "90 % interval", "P(<= best)",
               cluster ? fmt::format(" {:>23} {:>12}", "node-hours 90 %", "P(on front)") : "");
     for (const auto& x : u.configs)
-        out.print("{:>5} {:>5} {:>6} {:>11.5g} {:>11.5g} - {:<9.5g} {:>15.1f}%{}\n", x.c.m, x.c.p, x.c.nodes, x.time_s, x.lo,
-                  x.hi, 100 * x.p_not_slower,
+        out.print("{:>5} {:>5} {:>6}{} {:>11.5g} {:>11.5g} - {:<9.5g} {:>15.1f}%{}\n", x.c.m, x.c.p, x.c.nodes,
+                  shared ? fmt::format(" {:>11}", to_string(x.c.share)) : "", x.time_s, x.lo, x.hi, 100 * x.p_not_slower,
                   cluster ? fmt::format(" {:>11.4g} - {:<9.4g} {:>11.1f}%", node_hours(x.c, x.lo), node_hours(x.c, x.hi),
                                         100 * x.p_on_front)
                           : "");
@@ -213,11 +217,19 @@ void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster
 std::string uncertainty_json(const uncertainty_report& u) {
     using json = nlohmann::ordered_json;
     json configs = json::array(), tied = json::array();
-    for (const auto& x : u.configs)
-        configs.push_back({{"m", x.c.m}, {"p", x.c.p}, {"nodes", x.c.nodes}, {"time_s", json_number(x.time_s)},
-                           {"lo_s", json_number(x.lo)}, {"hi_s", json_number(x.hi)},
-                           {"p_not_slower", json_number(x.p_not_slower)}, {"p_on_front", json_number(x.p_on_front)}});
-    for (const auto& c : u.indistinguishable) tied.push_back({{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}});
+    // The configuration's keys as a row of the prediction writes them: "sharing" only when not dedicated.
+    auto keys = [](const configuration& c) {
+        json j{{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}};
+        if (c.share != accelerator_sharing::dedicated) j["sharing"] = std::string(to_string(c.share));
+        return j;
+    };
+    for (const auto& x : u.configs) {
+        json j = keys(x.c);
+        j.update(json{{"time_s", json_number(x.time_s)}, {"lo_s", json_number(x.lo)}, {"hi_s", json_number(x.hi)},
+                      {"p_not_slower", json_number(x.p_not_slower)}, {"p_on_front", json_number(x.p_on_front)}});
+        configs.push_back(std::move(j));
+    }
+    for (const auto& c : u.indistinguishable) tied.push_back(keys(c));
     return json{{"samples", u.samples}, {"parameters", u.parameters}, {"not_varied", u.not_varied},
                 {"configurations", configs}, {"indistinguishable", tied}}.dump();
 }

@@ -277,6 +277,30 @@ TEST_CASE("mmgp predict --uncertainty: intervals from the profiles' spreads, in 
     CHECK(fu["parameters"].dump().find("standard error") != std::string::npos);
 }
 
+TEST_CASE("mmgp predict --uncertainty on a GPU node: two sharing modes of one (m, p) are two configurations") {
+    // One process: MPS and time slicing predict the same time, so both tie with the best and neither may hide the
+    // other in the intervals (text: a sharing column; JSON: "sharing" as in the ranked rows).
+    mmgp::test::temp_dir d;
+    const std::string root = MMGP_SOURCE_DIR;
+    const std::string scen = d.write("g.json", R"({"schema": "mmgp/1", "platform": ")" + root +
+                                                   R"(/validation/gpu/platform.json", "application": ")" + root +
+                                                   R"(/validation/gpu/app.json"})");
+    auto r = run_mmgp("predict " + scen + " --m 1:1 --json --uncertainty");
+    REQUIRE(r.status == 0);
+    const json u = json::parse(r.out)["uncertainty"];
+    REQUIRE(u["configurations"].size() >= 2);
+    const json& a = u["configurations"][0];
+    const json& b = u["configurations"][1];
+    CHECK(a["p"] == b["p"]);
+    CHECK(a["sharing"] != b["sharing"]);
+    CHECK(a["time_s"] == b["time_s"]);
+    CHECK(u["indistinguishable"].size() == 2);
+    auto text = run_mmgp("predict " + scen + " --m 1:1 --uncertainty --top 2");
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find("(at least as fast in >= 5 % of the samples, 2 configurations)") != std::string::npos);
+    CHECK(text.out.find("1  1056      1 time_sliced") != std::string::npos);
+}
+
 namespace {
 
 // The CSV of `predict --csv` as rows of numbers by column name.
