@@ -1,5 +1,6 @@
 // mmgp tune's options in its journal's header (tune_header.cpp): what a new journal's header holds, and the
-// options a resumed tune reads back from it. Called by cmd_tune.cpp.
+// options a resumed tune reads back from it, through the header's schema (run/tune_journal.hpp). Called by
+// cmd_tune.cpp.
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
-// The journal of a tune: one JSON Lines file, a header with the tune's options (the caller's: mmgp tune writes
-// and reads them in cli/tune_header.cpp), then one line per run, each written whole and fsynced before the next
-// run starts; a resumed tune reads it back (tune_journal.cpp). Called by mmgp tune (cli/cmd_tune.cpp: open,
-// create, recorded runs) and the loop (tune_loop.cpp: a line per run).
+// The journal of a tune: one JSON Lines file, a header with the tune's options (its schema: tune_journal_header.cpp;
+// mmgp tune fills and reads back the values in cli/tune_header.cpp), then one line per run, each written whole and
+// fsynced before the next run starts; a resumed tune reads it back (tune_journal.cpp). Called by mmgp tune
+// (cli/cmd_tune.cpp: open, create, recorded runs) and the loop (tune_loop.cpp: a line per run).
 #pragma once
 
 #include <string>
@@ -12,6 +12,31 @@
 #include "mmgp/tune.hpp"
 
 namespace mmgp::run {
+
+/// One key of the header's options: its name, how its value is kept, and what a journal written before the key
+/// existed reads as (also what is written for a text option that was not given).
+struct header_key {
+    enum class kept {
+        value,        ///< as it is; a header without it is not a tune's
+        path,         ///< a file, written absolute when it exists (a resumed tune may run from elsewhere)
+        added_later,  ///< older journals lack it: they read as `when_missing`
+    };
+    const char* key;
+    kept how = kept::value;
+    nlohmann::json when_missing = nullptr;
+};
+
+/// The header's option keys, in the order a header is read ("cwd", the directory the tune ran in, aside).
+const std::vector<header_key>& header_keys();
+
+/// A new journal's header: format version 1, the time, `options` (a value for each header_keys() key: paths made
+/// absolute, an empty text of a key added later written as its when_missing) and the current directory as "cwd".
+nlohmann::json make_header(nlohmann::json options);
+
+/// A header's options, checked: version 1, an object, no key but header_keys() and "cwd"; the keys added later
+/// that it lacks filled in. Throws input_error at "line 1, /mmgp_tune", "line 1, /options" or
+/// "line 1, /options/KEY". The values are the caller's to check.
+nlohmann::json header_options(const nlohmann::json& header, const std::string& path);
 
 /// The file, held under an exclusive lock while a tune uses it.
 class journal {

@@ -18,17 +18,15 @@ namespace {
 // A PS3-like node (H = 2, A = 6, alpha 1.28 from m = 2), data decomposition, 1000 phases each with one 8-byte
 // allreduce that the table prices at 20 us with 2 processes on 1 node.
 json communicating_node() {
-    json tables = json::array();
-    tables.push_back({{"primitive", "allreduce"}, {"nodes", 1}, {"ppn", 2}, {"points", {{8, 20e-6}, {64, 20e-6}}}});
-    tables.push_back({{"primitive", "allreduce"}, {"nodes", 2}, {"ppn", 1}, {"points", {{8, 100e-6}, {64, 100e-6}}}});
-    tables.push_back({{"primitive", "allreduce"}, {"nodes", 2}, {"ppn", 2}, {"points", {{8, 150e-6}, {64, 150e-6}}}});
-    return {{"platform",
-             {{"hpu_contexts", 2}, {"apus", 6}, {"nodes", 2}, {"O_offload", 0}, {"T_csw", 0}, {"alpha", 1.28},
-              {"network", {{"tables", tables}}}}},
-            {"application",
-             {{"decomposition", "data"}, {"scaling", "weak"}, {"N", 1000}, {"T_hpu", 1.0}, {"T_apu", 60.0},
-              {"C_apu", 0}, {"g", 5e-5}, {"communication", {{{"primitive", "allreduce"}, {"bytes", 8}}}}}},
-            {"search", {{"m", {1, 2}}, {"p", {1, 3}}, {"nodes", 1}}}};
+    return json::parse(R"({
+        "platform": {"hpu_contexts": 2, "apus": 6, "nodes": 2, "O_offload": 0, "T_csw": 0, "alpha": 1.28,
+                     "network": {"tables": [
+                         {"primitive": "allreduce", "nodes": 1, "ppn": 2, "points": [[8, 20e-6], [64, 20e-6]]},
+                         {"primitive": "allreduce", "nodes": 2, "ppn": 1, "points": [[8, 100e-6], [64, 100e-6]]},
+                         {"primitive": "allreduce", "nodes": 2, "ppn": 2, "points": [[8, 150e-6], [64, 150e-6]]}]}},
+        "application": {"decomposition": "data", "scaling": "weak", "N": 1000, "T_hpu": 1.0, "T_apu": 60.0, "C_apu": 0,
+                        "g": 5e-5, "communication": [{"primitive": "allreduce", "bytes": 8}]},
+        "search": {"m": [1, 2], "p": [1, 3], "nodes": 1}})");
 }
 
 }  // namespace
