@@ -81,12 +81,7 @@ int run_profile(const profile_options& o) {
     if (!o.output.empty()) check_output("-o", o.output, {c.alignment});  // before measuring
     if (!o.quiet) rq.progress = [](const std::string& line) { std::cerr << "mmgp profile: " << line << std::endl; };
     interrupt_guard guard(o.output);  // an interrupt stops at once and says which file it left alone
-    K::profile_report rep;
-    try {
-        rep = K::measure_profile(rq);
-    } catch (const K::input_error& e) {
-        throw usage_error(e.what());
-    }
+    const K::profile_report rep = K::measure_profile(rq);  // bad input: mmgp::input_error or usage_error, exit 2
     write_profile(o.output, rep.json, profile_kind::application, "profile");
     if (o.output.empty()) return 0;
     const auto& r = rep.runs.front();

@@ -18,11 +18,6 @@
 
 namespace mmgp::cli {
 
-/// A bad command line: printed as "mmgp: OPTION: expected ..., found ..." with exit status 2.
-struct usage_error : mmgp::error {
-    using mmgp::error::error;
-};
-
 /// Refuses (usage_error) an assignment option (--set, --constant) whose KEY appears twice in `assignments`.
 void refuse_repeated_keys(const std::string& option, const std::vector<std::string>& assignments);
 

@@ -283,7 +283,7 @@ std::string profile_text(const profile_request& rq, const profile_report& rep, c
 }  // namespace
 
 profile_report measure_profile(const profile_request& rq) {
-    if (rq.repetitions < 1) throw input_error("--repetitions: expected an integer >= 1, found " + std::to_string(rq.repetitions));
+    if (rq.repetitions < 1) throw usage_error("--repetitions: expected an integer >= 1, found " + std::to_string(rq.repetitions));
     const double t0 = now();
     profile_report rep;
     samples x;

@@ -46,7 +46,7 @@ struct profile_report {
 /// took a core from the APU team is 1.7-4x slower (docs: validation/README.md, "The gap g").
 inline constexpr double undisturbed_p2_ratio = 1.25;
 
-/// Measures the profile. Throws input_error (bad data) or mmgp::failure.
+/// Measures the profile. Throws mmgp::input_error or usage_error (bad input) or mmgp::failure.
 profile_report measure_profile(const profile_request& rq);
 
 

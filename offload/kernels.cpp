@@ -16,7 +16,7 @@ namespace {
 
 std::string read_all(const std::string& path) {
     gzFile f = gzopen(path.c_str(), "rb");
-    if (!f) throw input_error(path + ": cannot open the alignment file (" + std::strerror(errno) + ")");
+    if (!f) throw input_error(path, "(file)", "an alignment file that can be opened", std::strerror(errno));
     std::string text;
     char buf[1 << 16];
     for (;;) {
@@ -25,7 +25,7 @@ std::string read_all(const std::string& path) {
             int err = 0;
             std::string msg = gzerror(f, &err);
             gzclose(f);
-            throw input_error(path + ": cannot read the alignment file (" + msg + ")");
+            throw input_error(path, "(file)", "an alignment file that can be read", msg);
         }
         if (n == 0) break;
         text.append(buf, static_cast<std::size_t>(n));
@@ -33,7 +33,7 @@ std::string read_all(const std::string& path) {
         // run could use (each bootstrap reads it all).
         if (text.size() > (std::size_t{256} << 20)) {
             gzclose(f);
-            throw input_error(path + ": expected an alignment of at most 256 MiB, found a larger file or a stream without end");
+            throw input_error(path, "(file)", "an alignment of at most 256 MiB", "a larger file or a stream without end");
         }
     }
     gzclose(f);
@@ -79,7 +79,7 @@ struct cursor {
         return i >= s.size();
     }
     [[noreturn]] void fail(const std::string& expected, const std::string& found) const {
-        throw input_error(file + ": line " + std::to_string(line) + ": expected " + expected + ", found " + found);
+        throw input_error(file, "line " + std::to_string(line), expected, found);
     }
     std::string token() {
         skip_ws();
@@ -178,7 +178,7 @@ unsigned arch_attribute() {
 alignment read_alignment(const std::string& path) {
     std::string text = read_all(path);
     std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos) throw input_error(path + ": expected a PHYLIP or FASTA alignment, found an empty file");
+    if (first == std::string::npos) throw input_error(path, "(file)", "a PHYLIP or FASTA alignment", "an empty file");
     return text[first] == '>' ? parse_fasta(text, path) : parse_phylip(text, path);
 }
 
@@ -186,7 +186,7 @@ alignment truncate(const alignment& a, std::size_t taxa, std::size_t sites) {
     alignment r = a;
     if (taxa) {
         if (taxa < 3 || taxa > a.taxa())
-            throw input_error(a.source + ": expected 3.." + std::to_string(a.taxa()) + " taxa to keep, found " +
+            throw usage_error(a.source + ": expected 3.." + std::to_string(a.taxa()) + " taxa to keep, found " +
                               std::to_string(taxa));
         r.names.resize(taxa);
         r.rows.resize(taxa);
@@ -194,7 +194,7 @@ alignment truncate(const alignment& a, std::size_t taxa, std::size_t sites) {
     }
     if (sites) {
         if (sites > a.sites())
-            throw input_error(a.source + ": expected at most " + std::to_string(a.sites()) + " sites to keep, found " +
+            throw usage_error(a.source + ": expected at most " + std::to_string(a.sites()) + " sites to keep, found " +
                               std::to_string(sites));
         for (auto& row : r.rows) row.resize(sites);
     }
@@ -232,7 +232,7 @@ int tree::edge_between(int a, int b) const {
 }
 
 tree random_tree(std::size_t n, std::uint64_t seed, double len) {
-    if (n < 3) throw input_error("a tree needs at least 3 taxa, found " + std::to_string(n));
+    if (n < 3) throw usage_error("a tree needs at least 3 taxa, found " + std::to_string(n));
     tree t;
     t.n = n;
     const std::size_t nodes = 2 * n - 2;
@@ -341,8 +341,8 @@ void orientation::orient(const tree& t, int v, int w, newview_batch& out) {
 // ---- simulation -------------------------------------------------------------------------------------
 
 alignment simulate_alignment(std::size_t taxa, std::size_t sites, std::uint64_t seed) {
-    if (taxa < 3) throw input_error("--simulate: expected at least 3 taxa, found " + std::to_string(taxa));
-    if (sites < 1) throw input_error("--simulate: expected at least 1 site, found 0");
+    if (taxa < 3) throw usage_error("--simulate: expected at least 3 taxa, found " + std::to_string(taxa));
+    if (sites < 1) throw usage_error("--simulate: expected at least 1 site, found 0");
     std::mt19937_64 rng(seed);
     tree t = random_tree(taxa, seed + 1);
     std::exponential_distribution<double> blen(10.0);  // mean 0.1

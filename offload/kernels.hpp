@@ -22,11 +22,9 @@
 
 namespace mmgp::kernels {
 
-/// Bad input (unreadable or malformed alignment, impossible sizes): one line, names the file. A project error
-/// (mmgp/error.hpp): exit status 2; libpll or a run that fails throws mmgp::failure (exit status 1).
-struct input_error : mmgp::error {
-    using mmgp::error::error;
-};
+// Bad input is the project's (mmgp/error.hpp): mmgp::input_error for an alignment that cannot be read or parsed
+// (its file and line), mmgp::usage_error for an option or size that cannot be run; both exit status 2. libpll or a
+// run that fails throws mmgp::failure (exit status 1).
 
 /// A DNA multiple sequence alignment: `taxa()` rows of `sites()` characters (A, C, G, T, IUPAC codes, -, ?, N).
 struct alignment {
@@ -39,9 +37,9 @@ struct alignment {
 };
 
 /// Reads a DNA alignment: relaxed sequential PHYLIP ("ntax nsites" then "name sequence...", a sequence may span
-/// lines) or FASTA. gzip-compressed files are read transparently (zlib). Throws input_error naming the file.
+/// lines) or FASTA. gzip-compressed files are read transparently (zlib). Throws mmgp::input_error naming the file (and the line).
 alignment read_alignment(const std::string& path);
-/// Keeps the first `taxa` rows and the first `sites` columns (0 keeps all). Throws input_error when too few.
+/// Keeps the first `taxa` rows and the first `sites` columns (0 keeps all). Throws mmgp::usage_error when too few.
 alignment truncate(const alignment& a, std::size_t taxa, std::size_t sites);
 /// Simulates `sites` DNA sites along a random tree of `taxa` leaves (random stepwise addition, branch lengths
 /// exponential with mean 0.1) under GTR+Γ4 (rates 1,4,1,1,4,1; frequencies .3,.2,.2,.3; α = 0.8), seeded.

@@ -51,11 +51,11 @@ int main(int argc, char** argv) {
     if (const auto status = K::parse_command_line(app, argc, argv, "mmgp-offload-run")) return *status;
     return K::run_reporting_errors("mmgp-offload-run", [&] {
         if (!K::parse_host_policy(policy, c.policy))
-            throw K::input_error("--policy: expected edtlp or os, found \"" + policy + "\"");
+            throw mmgp::usage_error("--policy: expected edtlp or os, found \"" + policy + "\"");
         if (!simulate.empty()) {
             long t = 0, s = 0;
             if (!parse_pair(simulate, t, s) || t < 3 || s < 1 || t > 100000 || s > 100000000)
-                throw K::input_error("--simulate: expected TAXA:SITES with TAXA >= 3 and SITES >= 1, found \"" + simulate + "\"");
+                throw mmgp::usage_error("--simulate: expected TAXA:SITES with TAXA >= 3 and SITES >= 1, found \"" + simulate + "\"");
             c.simulate_taxa = static_cast<int>(t);
             c.simulate_sites = static_cast<int>(s);
         }
@@ -65,13 +65,13 @@ int main(int argc, char** argv) {
             char tail = 0;
             if (std::sscanf(synthetic.c_str(), "%d:%lf:%lf:%lf%c", &n, &h, &sp, &se, &tail) != 4 || n < 1 || h < 0 ||
                 sp < 0 || se < 0)
-                throw K::input_error("--synthetic: expected OFFLOADS:HOST_US:SPLIT_US:SERIAL_US, found \"" + synthetic + "\"");
+                throw mmgp::usage_error("--synthetic: expected OFFLOADS:HOST_US:SPLIT_US:SERIAL_US, found \"" + synthetic + "\"");
             c.synthetic = true;
             c.synth = {n, h * 1e-6, sp * 1e-6, se * 1e-6};
         }
-        if (!scheduler.empty() && c.apus <= 0) throw K::input_error("--scheduler: expected --apus A (pool mode) as well");
+        if (!scheduler.empty() && c.apus <= 0) throw mmgp::usage_error("--scheduler: expected --apus A (pool mode) as well");
         if (!advisor_scenario.empty() && scheduler != "advisor")
-            throw K::input_error("--advisor-scenario: expected --scheduler advisor as well");
+            throw mmgp::usage_error("--advisor-scenario: expected --scheduler advisor as well");
         if (c.apus > 0) c.scheduler = K::make_scheduler(scheduler.empty() ? "edtlp" : scheduler, advisor_scenario);
         K::result r = K::run(c);
         std::cout << K::to_json(r) << '\n';

@@ -29,14 +29,14 @@ inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** arg
     return std::nullopt;
 }
 
-/// Runs body() and returns its exit status. Bad input (input_error, or mmgp::error from an advisor's scenario) is
+/// Runs body() and returns its exit status. Bad input (any mmgp::error: an input_error, a usage_error, an advisor's scenario) is
 /// "PROG: what" on stderr and 2; any other exception "PROG: error: what" and 1.
 template <class Body>
 int run_reporting_errors(const char* prog, Body&& body) {
     try {
         return body();
     } catch (const std::exception& e) {
-        const int status = mmgp::run::exit_status_of(e);  // input_error: 2
+        const int status = mmgp::run::exit_status_of(e);  // mmgp::error: 2
         std::cerr << prog << (status == 2 ? ": " : ": error: ") << e.what() << '\n';
         return status;
     }

@@ -19,12 +19,12 @@ bool parse_host_policy(const std::string& text, host_policy& out) {
 }
 
 result run(const config& c) {
-    if (c.m < 1) throw input_error("m: expected an integer >= 1, found " + std::to_string(c.m));
-    if (c.p < 1) throw input_error("p: expected an integer >= 1, found " + std::to_string(c.p));
-    if (c.units < 1) throw input_error("units: expected an integer >= 1, found " + std::to_string(c.units));
-    if (c.rounds < 1 || c.newton < 1) throw input_error("rounds and newton steps: expected integers >= 1");
-    if (!(c.timeout_s > 0)) throw input_error("timeout: expected a positive number of seconds");
-    if (c.apus < 0 || c.apus > 1024) throw input_error("apus: expected an integer in 0..1024, found " + std::to_string(c.apus));
+    if (c.m < 1) throw usage_error("m: expected an integer >= 1, found " + std::to_string(c.m));
+    if (c.p < 1) throw usage_error("p: expected an integer >= 1, found " + std::to_string(c.p));
+    if (c.units < 1) throw usage_error("units: expected an integer >= 1, found " + std::to_string(c.units));
+    if (c.rounds < 1 || c.newton < 1) throw usage_error("rounds and newton steps: expected integers >= 1");
+    if (!(c.timeout_s > 0)) throw usage_error("timeout: expected a positive number of seconds");
+    if (c.apus < 0 || c.apus > 1024) throw usage_error("apus: expected an integer in 0..1024, found " + std::to_string(c.apus));
     const double setup0 = detail::now();
     result res;
     res.cfg = c;
@@ -35,22 +35,22 @@ result run(const config& c) {
     if (c.synthetic) {
         const auto& s = c.synth;
         if (s.offloads < 1 || !(s.host_s >= 0) || !(s.split_s >= 0) || !(s.serial_s >= 0))
-            throw input_error("synthetic program: expected offloads >= 1 and durations >= 0");
+            throw usage_error("synthetic program: expected offloads >= 1 and durations >= 0");
         res.data_source = "synthetic";
     } else {
         if (c.alignment.empty()) {
             if (c.simulate_taxa < 3 || c.simulate_sites < 1)
-                throw input_error("--simulate: expected TAXA >= 3 and SITES >= 1, found " + std::to_string(c.simulate_taxa) +
+                throw usage_error("--simulate: expected TAXA >= 3 and SITES >= 1, found " + std::to_string(c.simulate_taxa) +
                                   ":" + std::to_string(c.simulate_sites));
             aln = simulate_alignment(static_cast<std::size_t>(c.simulate_taxa), static_cast<std::size_t>(c.simulate_sites), c.seed);
         } else {
             aln = read_alignment(c.alignment);
         }
-        if (c.taxa < 0 || c.sites < 0) throw input_error("taxa/sites: expected integers >= 0");
+        if (c.taxa < 0 || c.sites < 0) throw usage_error("taxa/sites: expected integers >= 0");
         aln = truncate(aln, static_cast<std::size_t>(c.taxa), static_cast<std::size_t>(c.sites));
         const std::size_t most = c.apus > 0 ? static_cast<std::size_t>(c.apus) : p;
         if (most > aln.sites())
-            throw input_error(std::string(c.apus > 0 ? "apus" : "p") + ": expected at most " + std::to_string(aln.sites()) +
+            throw usage_error(std::string(c.apus > 0 ? "apus" : "p") + ": expected at most " + std::to_string(aln.sites()) +
                               " APUs (one site each), found " + std::to_string(most));
         mdl = default_model(aln);
         start = random_tree(aln.taxa(), c.seed + 7);

@@ -125,8 +125,9 @@ struct result {
     double mean_p() const;
 };
 
-/// Runs one configuration. Throws input_error for bad input (alignment, sizes) and mmgp::failure for a
-/// failure or a watchdog timeout. Requires m >= 1, p >= 1, units >= 1, p <= sites; in pool mode apus <= sites.
+/// Runs one configuration. Throws mmgp::input_error for an unreadable alignment, mmgp::usage_error for sizes or
+/// options that cannot run, and mmgp::failure for a failure or a watchdog timeout. Requires m >= 1, p >= 1,
+/// units >= 1, p <= sites; in pool mode apus <= sites.
 result run(const config& c);
 
 /// The off-load kinds, index into timers::by_kind.

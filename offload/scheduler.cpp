@@ -87,12 +87,12 @@ std::shared_ptr<offload_scheduler> make_scheduler(const std::string& name, const
     if (name == "edtlp") return make_edtlp_scheduler();
     if (name == "mgps") return make_mgps_scheduler();
     if (name == "advisor") {
-        if (scenario.empty()) throw input_error("--scheduler advisor: expected a scenario (--advisor-scenario FILE)");
+        if (scenario.empty()) throw usage_error("--scheduler advisor: expected a scenario (--advisor-scenario FILE)");
         mmgp::advisor_options o;
         o.refresh_every = 32;
         return make_advisor_scheduler(std::make_shared<mmgp::advisor>(scenario, o));
     }
-    throw input_error("--scheduler: expected edtlp, mgps or advisor, found \"" + name + "\"");
+    throw usage_error("--scheduler: expected edtlp, mgps or advisor, found \"" + name + "\"");
 }
 
 }  // namespace mmgp::kernels

@@ -57,7 +57,7 @@ std::shared_ptr<offload_scheduler> make_mgps_scheduler(int window = 0, int max_u
 /// mmgp::advisor::recommend(); the advisor is fed by the hooks (create one per run: it learns).
 std::shared_ptr<offload_scheduler> make_advisor_scheduler(std::shared_ptr<mmgp::advisor> adv);
 /// "edtlp", "mgps" or "advisor" (the advisor from `scenario`, a scenario file or bundled name, with
-/// refresh_every = 32). Throws input_error for another name and mmgp::error for a bad scenario.
+/// refresh_every = 32). Throws mmgp::usage_error for another name and mmgp::error for a bad scenario.
 std::shared_ptr<offload_scheduler> make_scheduler(const std::string& name, const std::string& scenario = "");
 
 }  // namespace mmgp::kernels

@@ -279,7 +279,7 @@ REFUSED = [
     ("input: a stream without end as the profile to re-describe", "calibrate --time-shared --from /dev/zero", 2,
      "/dev/zero: (document): expected at most 16 MiB, found more"),
     ("input: a stream without end as the alignment", "profile --alignment /dev/zero", 2,
-     "/dev/zero: expected an alignment of at most 256 MiB"),
+     "/dev/zero: (file): expected an alignment of at most 256 MiB, found a larger file or a stream without end"),
     ("gate: a bound over no uncensored case (it would pass with nothing checked)", "validate allcens.json --max-err 0",
      2, "--max-err: expected a validation file with at least one uncensored case to check, found 1 case, every one censored"),
     ("output: tune --plot over its replay file", "tune p.json --replay runs.csv --plot runs.csv",

@@ -89,19 +89,19 @@ int main(int argc, char** argv) {
     const std::vector<std::string> names = split(schedulers);
     return K::run_reporting_errors("runtime_advisor", [&] {
         if (apus < 1 || max_b < 1 || max_m < 1 || reps < 1)
-            throw K::input_error("expected --apus, --max-bootstraps, --max-processes, --repetitions >= 1");
-        if (explore < 0 || refresh < 0) throw K::input_error("expected --advisor-explore, --advisor-refresh >= 0");
-        if (names.empty()) throw K::input_error("--schedulers: expected at least one of edtlp, mgps, advisor");
+            throw mmgp::usage_error("expected --apus, --max-bootstraps, --max-processes, --repetitions >= 1");
+        if (explore < 0 || refresh < 0) throw mmgp::usage_error("expected --advisor-explore, --advisor-refresh >= 0");
+        if (names.empty()) throw mmgp::usage_error("--schedulers: expected at least one of edtlp, mgps, advisor");
         for (const auto& n : names)
             if (n != "edtlp" && n != "mgps" && n != "advisor")
-                throw K::input_error("--schedulers: expected edtlp, mgps or advisor, found \"" + n + "\"");
+                throw mmgp::usage_error("--schedulers: expected edtlp, mgps or advisor, found \"" + n + "\"");
         K::config base;
-        if (!K::parse_host_policy(policy, base.policy)) throw K::input_error("--policy: expected edtlp or os, found \"" + policy + "\"");
+        if (!K::parse_host_policy(policy, base.policy)) throw mmgp::usage_error("--policy: expected edtlp or os, found \"" + policy + "\"");
         if (!simulate.empty()) {
             int t = 0, s = 0;
             char tail = 0;
             if (std::sscanf(simulate.c_str(), "%d:%d%c", &t, &s, &tail) != 2 || t < 3 || s < 1)
-                throw K::input_error("--simulate: expected TAXA:SITES, found \"" + simulate + "\"");
+                throw mmgp::usage_error("--simulate: expected TAXA:SITES, found \"" + simulate + "\"");
             base.simulate_taxa = t, base.simulate_sites = s;
         } else {
             base.alignment = alignment;
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
         std::ofstream out;
         if (!csv.empty()) {
             out.open(csv);
-            if (!out) throw K::input_error(csv + ": cannot write the CSV file");
+            if (!out) throw mmgp::usage_error(csv + ": cannot write the CSV file");
             out << "bootstraps,m,scheduler,repetition,wall_s,mean_p,offloads,clamped\n";
         }
         std::map<std::string, double> total;

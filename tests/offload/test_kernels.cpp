@@ -357,13 +357,13 @@ TEST_CASE("alignments: PHYLIP and FASTA, gzip, and bad files") {
     CHECK(p.sites() == 5);
     CHECK(p.rows == f.rows);
     CHECK(p.rows[2] == "ACGTN");
-    CHECK_THROWS_AS(K::read_alignment((d.path / "bad.phy").string()), K::input_error);
-    CHECK_THROWS_AS(K::read_alignment((d.path / "short.phy").string()), K::input_error);
-    CHECK_THROWS_AS(K::read_alignment((d.path / "empty.phy").string()), K::input_error);
-    CHECK_THROWS_AS(K::read_alignment((d.path / "missing.phy").string()), K::input_error);
+    CHECK_THROWS_AS(K::read_alignment((d.path / "bad.phy").string()), mmgp::input_error);
+    CHECK_THROWS_AS(K::read_alignment((d.path / "short.phy").string()), mmgp::input_error);
+    CHECK_THROWS_AS(K::read_alignment((d.path / "empty.phy").string()), mmgp::input_error);
+    CHECK_THROWS_AS(K::read_alignment((d.path / "missing.phy").string()), mmgp::input_error);
     try {
         K::read_alignment((d.path / "bad.phy").string());
-    } catch (const K::input_error& e) {
+    } catch (const mmgp::input_error& e) {
         CHECK(std::string(e.what()).find("line 3: expected a DNA character") != std::string::npos);
     }
     const std::string examl = "/usr/share/doc/examl/testData/49.gz";
@@ -490,15 +490,15 @@ TEST_CASE("the watchdog ends a run that takes too long with an error, not a hang
 TEST_CASE("the runtime rejects bad configurations") {
     K::config c;
     c.m = 0;
-    CHECK_THROWS_AS(K::run(c), K::input_error);
+    CHECK_THROWS_AS(K::run(c), mmgp::usage_error);
     c.m = 1;
     c.simulate_sites = 3;
     c.simulate_taxa = 4;
     c.p = 4;
-    CHECK_THROWS_AS(K::run(c), K::input_error);
+    CHECK_THROWS_AS(K::run(c), mmgp::usage_error);
     c.p = 1;
     c.alignment = "/nonexistent/alignment.phy";
-    CHECK_THROWS_AS(K::run(c), K::input_error);
+    CHECK_THROWS_AS(K::run(c), mmgp::input_error);  // the file's fault, named with its location
 }
 
 TEST_CASE("mmgp profile writes an application profile that mmgp predict reads") {
@@ -734,13 +734,13 @@ TEST_CASE("pool mode: synthetic program, bad configurations, mmgp-offload-run op
     CHECK(r.synth_split_s >= 150 * 40e-6 * 0.999);
     c = K::config{};
     c.apus = -1;
-    CHECK_THROWS_AS(K::run(c), K::input_error);
+    CHECK_THROWS_AS(K::run(c), mmgp::usage_error);
     c.apus = 8;
     c.simulate_taxa = 4;
     c.simulate_sites = 5;
-    CHECK_THROWS_AS(K::run(c), K::input_error);  // more APUs than sites
-    CHECK_THROWS_AS(K::make_scheduler("fifo"), K::input_error);
-    CHECK_THROWS_AS(K::make_scheduler("advisor"), K::input_error);
+    CHECK_THROWS_AS(K::run(c), mmgp::usage_error);  // more APUs than sites
+    CHECK_THROWS_AS(K::make_scheduler("fifo"), mmgp::usage_error);
+    CHECK_THROWS_AS(K::make_scheduler("advisor"), mmgp::usage_error);
     CHECK_THROWS_AS(K::make_scheduler("advisor", "/nonexistent/scenario.json"), mmgp::error);
 
     tmpdir d;

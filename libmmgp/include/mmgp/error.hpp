@@ -21,6 +21,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// A command's options or arguments are wrong (not a file's content): what() is one line naming the option, what
+/// was expected and what was found, e.g. "--policy: expected edtlp or os, found \"x\"". The mmgp command, the
+/// off-load runtime and its programs throw it.
+class usage_error : public error {
+public:
+    using error::error;
+};
+
 /// What failed on this machine rather than in the input: a measurement that went wrong, a tool that exited
 /// with an error, a CPU that could not be pinned. The calibration harnesses and the off-load runtime throw it.
 class failure : public std::runtime_error {
