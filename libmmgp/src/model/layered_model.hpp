@@ -15,7 +15,7 @@ struct layered_model {
     static constexpr std::string_view name = "mmgp";
     static constexpr std::string_view source =
         "[H] Eq. 11 with [C] Blagojevic et al., Scheduling Asymmetric Parallelism on a PlayStation3 Cluster, Eq. 1-6 "
-        "and 4.4; [R] EDTLP host sharing; time-shared cores and GPU sharing measured by this project";
+        "and §4.4; [R] EDTLP host sharing; time-shared cores and GPU sharing measured by this project";
     static constexpr bool communication = true;
     static constexpr bool sharing_layers = true;
     static constexpr std::string_view single_node = "";

@@ -17,7 +17,7 @@ namespace {
 constexpr std::array<model_info, 10> models{{
     {detail::eq11_model::name, model_role::application, "--model eq11",
      "one process, one unit of work, dedicated hardware, a single node: "
-     "a(m)*T_hpu + T_apu/(m*p) + C_apu + N*(O_offload + T_csw + O_col(m) + p*g)",
+     "alpha(m)*T_hpu + T_apu/(m*p) + C_apu + N*(O_offload + T_csw + O_col(m) + p*g)",
      detail::eq11_model::source, "1"},
     {detail::layered_model::name, model_role::application, "--model mmgp (the default)",
      "Eq. 11 over nodes, task units and transfers, with the communication term and the terms (host sharing, time-shared cores, GPU sharing)",
@@ -33,10 +33,10 @@ constexpr std::array<model_info, 10> models{{
     {"latency-bandwidth", model_role::communication, "no table covers (primitive, nodes, ppn): flagged extrapolated",
      "stages x (latency + bytes x per-byte cost), binomial trees for collectives; given, or fitted to the tables by "
      "non-negative least squares",
-     "[C] 4.4 (the cluster communication term)", "2"},
+     "[C] §4.4 (the cluster communication term)", "2"},
     {"host-sharing", model_role::term, "m processes on H host contexts",
      "EDTLP time-shares a context's processes and switches on every off-load; the OS policy runs them in rounds",
-     "[R] EDTLP (5.2); [H] Eq. 8 and [C] Eq. 2 (the contention factor a(m))", "3"},
+     "[R] EDTLP (§5.2); [H] Eq. 8 and [C] Eq. 2 (the contention factor alpha(m))", "3"},
     {"time-shared-cores", model_role::term, "the platform's cores",
      "threads of a CPU-only node time-sharing its cores: rounds of runnable threads, spin-wait convoys, wake-ups",
      "this project's measurements: mmgp calibrate --time-shared (validation/README.md, time-shared cores)", "4"},
