@@ -66,7 +66,7 @@ struct child {
 pid_t start(const child& c, const sigset_t& mask);
 
 /// The one mapping of an exception that ends a program to its exit status: bad input (mmgp::error and what
-/// derives from it: input_error, usage errors, kernels::input_error) 2; anything else (mmgp::failure, a
+/// derives from it: input_error, usage_error) 2; anything else (mmgp::failure, a
 /// library's own error) 1. mmgp, the harness programs and the off-load programs each print their one line, then
 /// return this.
 int exit_status_of(const std::exception& e) noexcept;

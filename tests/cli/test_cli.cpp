@@ -299,6 +299,20 @@ TEST_CASE("mmgp predict --uncertainty on a GPU node: two sharing modes of one (m
     REQUIRE(text.status == 0);
     CHECK(text.out.find("(at least as fast in >= 5 % of the samples, 2 configurations)") != std::string::npos);
     CHECK(text.out.find("1  1056      1 time_sliced") != std::string::npos);
+    // Two processes: time slicing is 56 % slower than MPS at the best's (m, p). Listed (the margin takes it in), it
+    // is not the best: it is not among those that cannot be told apart.
+    const json w = json::parse(run_mmgp("predict " + scen + " --m 2:2 --tolerance 1 --json --uncertainty").out);
+    const json& best = w["best"];
+    REQUIRE(best["sharing"] == "mps");
+    bool twin = false;
+    for (const json& x : w["uncertainty"]["configurations"])
+        if (x["m"] == best["m"] && x["p"] == best["p"] && x["sharing"] == "time_sliced") {
+            twin = true;
+            CHECK(x["p_not_slower"] == 0.0);
+        }
+    CHECK(twin);
+    REQUIRE(w["uncertainty"]["indistinguishable"].size() == 1);
+    CHECK(w["uncertainty"]["indistinguishable"][0]["sharing"] == "mps");
 }
 
 namespace {
