@@ -42,10 +42,7 @@ constexpr std::size_t json_near_optimal_max = 1000;
 std::vector<configuration> uncertainty_candidates(const search_result& r) {
     std::vector<configuration> out{r.best.c};
     auto add = [&](const configuration& c) {
-        if (std::none_of(out.begin(), out.end(), [&](const configuration& d) {
-                return d.m == c.m && d.p == c.p && d.nodes == c.nodes && d.pol == c.pol && d.share == c.share;
-            }))
-            out.push_back(c);
+        if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
     };
     for (const auto& x : r.fastest) add(x.c);
     for (const auto& x : r.near_optimal) add(x.c);

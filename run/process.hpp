@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "forked.hpp"  // exit_code, wait_status_of: one waitpid for every child
+#include "forked.hpp"  // exit_code, wait_status_of: the blocking wait the GPU programs' children share
 #include "mmgp/io.hpp"
 
 namespace mmgp::run {

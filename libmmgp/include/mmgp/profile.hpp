@@ -313,6 +313,9 @@ struct configuration {
     int nodes = 1;
     policy pol = policy::edtlp;
     accelerator_sharing share = accelerator_sharing::dedicated;  ///< one of the platform's sharing_modes()
+
+    /// The same configuration: every field equal, the sharing mode included.
+    friend bool operator==(const configuration&, const configuration&) = default;
 };
 
 /// The blocks (accelerators) of c the platform must hold at once, against its capacity(): p alone time-sliced (one

@@ -140,9 +140,7 @@ uncertainty_report propagate_spreads(const scenario& s, model_kind kind, const s
             x.p_not_slower = x.time_s <= best_nominal ? 1.0 : 0.0;
             x.p_on_front = on_front[i];
         }
-        const bool is_best = x.c.m == best.m && x.c.p == best.p && x.c.nodes == best.nodes && x.c.pol == best.pol &&
-                             x.c.share == best.share;
-        if (is_best || x.p_not_slower >= 1.0 - confidence) out.indistinguishable.push_back(x.c);
+        if (x.c == best || x.p_not_slower >= 1.0 - confidence) out.indistinguishable.push_back(x.c);
         out.configs.push_back(x);
     }
     return out;
