@@ -42,7 +42,7 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
 
 namespace {
 
-platform neutral_platform(const std::vector<measured_run>& runs) {
+platform neutral_platform(const std::vector<measurement>& runs) {
     platform pl;
     pl.name = "neutral";
     int m = 1, mp = 1, n = 1;
@@ -200,8 +200,8 @@ std::string fit_report(const fit_result& f, std::size_t n_runs, const fit_option
                            ci(p), p.note);
     out += fmt::format("\n{:>5} {:>5} {:>6} {:>7} {:>12} {:>12} {:>8}\n", "m", "p", "nodes", "units", "measured", "fitted", "error");
     for (const auto& r : f.residuals)
-        out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%\n", r.run.c.m, r.run.c.p, r.run.c.nodes,
-                           r.run.units, r.run.time_s, r.predicted_s, r.err_pct);
+        out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%\n", r.c.m, r.c.p, r.c.nodes,
+                           r.units, r.run.time_s, r.predicted_s, r.err_pct);
     out += fmt::format("\nresiduals: rms {:.2f} %, max {:.2f} %, {} degrees of freedom\n", f.rms_err_pct,
                        f.max_abs_err_pct, f.dof);
     for (const auto& w : f.warnings) out += "warning: " + w + "\n";
@@ -215,7 +215,7 @@ int run_fit(const fit_options_cli& o) {
     interrupt_guard guard(o.output);
     const fit_options base = fit_options_of(o);
     std::vector<std::string> ignored;
-    std::vector<measured_run> runs = read_runs(o.file, &ignored);
+    const std::vector<measurement> runs = read_runs(o.file, &ignored);
     warn_about_columns(o.file, ignored);
     if (!o.sets.empty() && o.platform.empty())
         throw usage_error("--set: edits the platform of --platform; expected --platform FILE, found none");
@@ -230,7 +230,7 @@ int run_fit(const fit_options_cli& o) {
     std::string out = profile;
     if (!o.json) {
         // The structure's choice before the parameters it was fitted with; the structure's warnings at the end.
-        out = fit_report(f, runs.size(), opt, o, pl);
+        out = fit_report(f, runs_in_order(runs).size(), opt, o, pl);
         out.insert(out.find("\nparam"), selection_report(s));
         for (const auto& w : s.warnings) out += "warning: " + w + "\n";
     }

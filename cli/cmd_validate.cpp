@@ -34,13 +34,14 @@ ojson stats_json(const error_stats& st) {
 
 ojson case_json(const validation_case& c) {
     ojson runs = ojson::array();
-    for (double r : c.runs) runs.push_back(json_number(r));
-    return {{"label", c.label}, {"group", c.group}, {"m", c.c.m}, {"p", c.c.p}, {"nodes", c.c.nodes},
-            {"policy", std::string(to_string(c.c.pol))}, {"measured_s", json_number(c.measured_s)},
+    for (const measurement::run& r : c.measured.runs) runs.push_back(json_number(r.time_s));
+    const auto [lo, hi] = c.measured.median_ci90();
+    return {{"label", c.label}, {"group", c.group}, {"m", c.c().m}, {"p", c.c().p}, {"nodes", c.c().nodes},
+            {"policy", std::string(to_string(c.c().pol))}, {"measured_s", json_number(c.measured_s)},
             {"predicted_s", json_number(c.predicted_s)}, {"err_pct", json_number(c.err_pct)}, {"censored", c.censored},
             {"role", c.role.empty() ? ojson(nullptr) : ojson(c.role)}, {"runs", runs},
-            {"median_ci90", std::isfinite(c.ci90_lo) ? ojson::array({json_number(c.ci90_lo), json_number(c.ci90_hi)}) : ojson(nullptr)},
-            {"source", c.source}, {"breakdown", breakdown_object(c.parts)}};
+            {"median_ci90", std::isfinite(lo) ? ojson::array({json_number(lo), json_number(hi)}) : ojson(nullptr)},
+            {"source", c.measured.source}, {"breakdown", breakdown_object(c.parts)}};
 }
 
 ojson group_json(const group_summary& g) {
@@ -81,7 +82,7 @@ std::string cases_text(const validation_report& rep, model_kind kind) {
     for (const auto& c : rep.cases)
         out += fmt::format("{:<36} {:>12} {:>12} {:>+7.2f}%  {}{}{}\n", c.label,
                            (c.censored ? ">" : "") + human_time(c.measured_s), human_time(c.predicted_s), c.err_pct,
-                           roles ? fmt::format("{:<11}", c.role.empty() ? "-" : c.role) : "", c.source,
+                           roles ? fmt::format("{:<11}", c.role.empty() ? "-" : c.role) : "", c.measured.source,
                            c.censored ? (c.predicted_s >= c.measured_s ? " [censored: predicted >= bound]"
                                                                       : " [censored: predicted BELOW the bound]")
                                       : "");

@@ -107,8 +107,13 @@ void journal::append(const json& j) {
 namespace {
 
 // One run line of a journal, checked as a run the tune recorded itself would be: integer m, p, nodes >= 1 of the
-// tune's space, a known policy and outcome, a finite wall time in [0, 1e9] s. Returns its run number and the run.
-std::pair<long long, tune_run> journal_run(const json& j, const std::string& path, const std::string& where,
+// tune's space, a known policy and outcome, a finite wall time in [0, 1e9] s.
+struct journal_line_run {
+    long long run_no;    // its run number
+    std::size_t config;  // its configuration's index in the tune's space
+    measurement::run run;
+};
+journal_line_run journal_run(const json& j, const std::string& path, const std::string& where,
                                            const std::map<std::string, std::size_t>& index, double short_work) {
     auto fail = [&](const std::string& key, const std::string& expected) {
         throw input_error(path, where + ", /" + key, expected,
@@ -155,7 +160,9 @@ std::pair<long long, tune_run> journal_run(const json& j, const std::string& pat
     const double past_bound = known->second == run_outcome::censored && j.value("progress_stop", false) &&
                                       j.contains("bound_s") && j.at("bound_s").is_number()
                                   ? j.at("bound_s").get<double>() : 0.0;
-    return {run_no, tune_run{it->second, j.at("wall_s").get<double>(), known->second, early, work, past_bound}};
+    measurement::run run{j.at("wall_s").get<double>(), known->second, early, work, past_bound};
+    run.where = where;
+    return {run_no, it->second, std::move(run)};
 }
 
 }  // namespace
@@ -166,13 +173,13 @@ journal_history add_recorded_runs(const std::vector<json>& lines, const std::str
     for (std::size_t i = 0; i < t.space().size(); ++i) index[key_of(t.space()[i])] = i;
     std::set<long long> run_numbers;
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {
-        const auto [run_no, r] = journal_run(lines[ln], path, "line " + std::to_string(ln + 1), index,
+        auto [run_no, config, r] = journal_run(lines[ln], path, "line " + std::to_string(ln + 1), index,
                                                 t.options().short_work);
         if (!run_numbers.insert(run_no).second)
             throw input_error(path, "line " + std::to_string(ln + 1) + ", /run",
                               "each run recorded once (a run counted twice would weigh twice)",
                               fmt::format("run {} again", run_no));
-        if (!(skip_failed && r.outcome == run_outcome::failed)) t.add(r);
+        if (!(skip_failed && r.outcome == run_outcome::failed)) t.add(config, std::move(r));
     }
     journal_history h;
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {

@@ -121,8 +121,8 @@ private:
         const bool early = end.outcome == run_outcome::censored && line.value("early_bound", false);
         const double past_bound = end.outcome == run_outcome::censored && line.value("progress_stop", false)
                                       ? line.value("bound_s", 0.0) : 0.0;
-        t_.add({f.config, end.wall_s, end.outcome, early, line.value("short", false) ? t_.options().short_work : 1.0,
-                past_bound});
+        t_.add(f.config, {end.wall_s, end.outcome, early, line.value("short", false) ? t_.options().short_work : 1.0,
+                          past_bound});
         if (f.id != 0) backend_.release(f.id);
         return f;
     }
@@ -164,12 +164,13 @@ private:
         for (const dimension& d : dims) {
             bool failed_above = true, ran_at_one = true, any_ran = false;
             int failed = 0;
-            for (const tune_run& r : t_.runs()) {
-                const int v = t_.space()[r.config].*d.member;
-                if (r.outcome == run_outcome::failed) ++failed, failed_above = failed_above && v > 1;
-                else if (r.outcome == run_outcome::ok || r.outcome == run_outcome::censored)
-                    any_ran = true, ran_at_one = ran_at_one && v == 1;
-            }
+            for (const auto& [c, m] : t_.measured())
+                for (const measurement::run& r : m.runs) {
+                    const int v = m.c.*d.member;
+                    if (r.outcome == run_outcome::failed) ++failed, failed_above = failed_above && v > 1;
+                    else if (r.outcome == run_outcome::ok || r.outcome == run_outcome::censored)
+                        any_ran = true, ran_at_one = ran_at_one && v == 1;
+                }
             const std::string kind = d.name;
             if (failed < 2 || !failed_above || !any_ran || !ran_at_one || named_.count(kind)) continue;
             named_.insert(kind);
@@ -221,7 +222,7 @@ private:
         std::cerr << fmt::format("mmgp: interrupted ({}): the journal {} keeps the {} runs that ended; {} run(s) in "
                                  "flight were stopped; mmgp tune --resume {} continues\n",
                                  sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "signal", jr_.path(),
-                                 t_.runs().size(), flights_.size(), jr_.path());
+                                 t_.run_count(), flights_.size(), jr_.path());
         backend_.close();
         signal(sig, SIG_DFL);
         raise(sig);

@@ -23,10 +23,10 @@ namespace mmgp::run {
 namespace {
 
 // The work values of the rows: none (no column), one (full runs) or two (short and full). With --work, its two.
-void read_work_values(recorded_runs& d, const std::vector<measured_run>& rows,
+void read_work_values(recorded_runs& d, const std::vector<measurement>& measured,
                       std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted) {
     std::set<std::int64_t> works;
-    for (const auto& r : rows) works.insert(r.work);
+    for (const auto& m : measured) works.insert(m.work);
     if (works.size() > 2 || (works.size() == 2 && works.count(0)))
         throw input_error(d.file, "column work", "one work value (full runs) or two (short and full runs) in every row",
                           std::to_string(works.size()) + " different values");
@@ -108,12 +108,12 @@ recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int
                                  std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted, bool with_progress) {
     recorded_runs d;
     d.file = path;
-    std::vector<measured_run> rows = read_runs(path, &d.ignored_columns);
+    std::vector<measurement> measured = read_runs(path, &d.ignored_columns);
     std::set<std::int64_t> units;
-    for (const auto& r : rows) units.insert(r.units);
+    for (const auto& m : measured) units.insert(m.units);
     if (units_wanted) {
-        std::erase_if(rows, [&](const measured_run& r) { return r.units != *units_wanted; });
-        if (rows.empty())
+        std::erase_if(measured, [&](const measurement& m) { return m.units != *units_wanted; });
+        if (measured.empty())
             throw input_error(path, "column units", "rows with units = " + std::to_string(*units_wanted) + " (--units)",
                               "none");
         d.units = *units_wanted;
@@ -123,7 +123,7 @@ recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int
     } else {
         d.units = *units.begin();
     }
-    read_work_values(d, rows, work_wanted);
+    read_work_values(d, measured, work_wanted);
     std::map<std::string, std::vector<progress_point>> timelines;
     if (with_progress) {
         if (std::find(d.ignored_columns.begin(), d.ignored_columns.end(), "progress") == d.ignored_columns.end())
@@ -132,16 +132,17 @@ recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int
         std::erase(d.ignored_columns, std::string("progress"));
         timelines = progress_column(path);
     }
-    for (const auto& r : rows) {
-        const std::string k = key_of(r.c);
-        if (d.work_short > 0 && r.work == d.work_short) {  // without --work, the short rows are not drawn
-            if (work_wanted) d.short_reps[k].push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored, {}});
+    for (const auto& [m, r] : runs_in_order(measured)) {
+        const std::string k = key_of(m->c);
+        // A censored row's time is the bound it was stopped at (bound_s when given).
+        const double time_s = r->is_censored() && r->bound_s > 0 ? r->bound_s : r->time_s;
+        if (d.work_short > 0 && m->work == d.work_short) {  // without --work, the short rows are not drawn
+            if (work_wanted) d.short_reps[k].push_back({time_s, r->is_censored(), {}});
             continue;
         }
         auto& v = d.reps[k];
-        if (v.empty()) d.space.push_back(r.c);
-        // A censored row's time is the bound it was stopped at (bound_s when given).
-        v.push_back({r.censored && r.bound_s > 0 ? r.bound_s : r.time_s, r.censored, timelines[r.where]});
+        if (v.empty()) d.space.push_back(m->c);
+        v.push_back({time_s, r->is_censored(), timelines[r->where]});
     }
     return d;
 }

@@ -21,8 +21,9 @@ inline application known_app(decomposition d, double T_hpu, double T_apu, double
     return a;
 }
 
-/// Configuration (m, p) on one node under `pol`, with `units` task units, timed by the model for `truth`.
-inline measured_run model_run(const platform& pl, const application& truth, int m, int p, std::int64_t units,
+/// One run of configuration (m, p) on one node under `pol`, with `units` task units, timed by the model for `truth`:
+/// a measurement of one run (the fit takes the runs of every measurement, in order).
+inline measurement model_run(const platform& pl, const application& truth, int m, int p, std::int64_t units,
                               policy pol = policy::edtlp) {
     scenario s;
     s.plat = pl;
@@ -30,12 +31,14 @@ inline measured_run model_run(const platform& pl, const application& truth, int 
     s.app.units = units;
     s.space.m = {m, m};
     s.space.p = {p, p};
-    measured_run run;
-    run.c = {m, p, 1, pol};
-    run.units = units;
-    run.time_s = evaluator(s, model_kind::mmgp)(run.c).time_s;
-    run.where = "generated";
+    measurement run{{m, p, 1, pol}, units};
+    run.runs.push_back({evaluator(s, model_kind::mmgp)(run.c).time_s});
+    run.runs[0].where = "generated";
     return run;
 }
+
+/// The time of a measurement's first run.
+inline double& time_of(measurement& m) { return m.runs.at(0).time_s; }
+inline double time_of(const measurement& m) { return m.runs.at(0).time_s; }
 
 }  // namespace mmgp::test

@@ -11,17 +11,17 @@
 
 namespace {
 
-std::vector<mmgp::measured_run> hundred_runs(const mmgp::platform& pl) {
+std::vector<mmgp::measurement> hundred_runs(const mmgp::platform& pl) {
     const mmgp::application truth = mmgp::test::known_app(mmgp::decomposition::task, 0.05, 0.8, 0.02, 200, 1e-5);
-    std::vector<mmgp::measured_run> runs;
+    std::vector<mmgp::measurement> runs;
     for (int rep = 0; runs.size() < 100; ++rep)
         for (int units : {4, 8})
             for (int m = 1; m <= 8; ++m)
                 for (int p = 1; m * p <= 8; ++p) {
                     if (runs.size() == 100) break;
-                    mmgp::measured_run r = mmgp::test::model_run(pl, truth, m, p, units);
-                    r.time_s *= 1.0 + 0.02 * ((rep % 3) - 1);  // a deterministic +-2 % scatter over the repetitions
-                    r.where = "row " + std::to_string(runs.size() + 2);
+                    mmgp::measurement r = mmgp::test::model_run(pl, truth, m, p, units);
+                    mmgp::test::time_of(r) *= 1.0 + 0.02 * ((rep % 3) - 1);  // a deterministic +-2 % scatter over the repetitions
+                    r.runs[0].where = "row " + std::to_string(runs.size() + 2);
                     runs.push_back(r);
                 }
     return runs;

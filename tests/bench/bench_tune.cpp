@@ -35,7 +35,7 @@ void tune_step(benchmark::State& st, const char* scenario_name, std::size_t limi
     for (int k = 0; k < 20; ++k) {
         mmgp::tune_assessment a = t.assess();
         if (!a.has_next) break;
-        t.add({a.next, ev(space[a.next]).time_s * (1 + 0.05 * std::sin(k)), mmgp::run_outcome::ok});
+        t.add(a.next, {ev(space[a.next]).time_s * (1 + 0.05 * std::sin(k)), mmgp::run_outcome::ok});
     }
     for (auto _ : st) {
         mmgp::tune_assessment a = t.assess();

@@ -26,15 +26,15 @@ mmgp::platform test_platform() {
 }
 
 // Runs of (m, p) in `configs` as the model predicts them for `truth` under `pol`, times times (1 + noise).
-std::vector<mmgp::measured_run> runs_of(const mmgp::platform& pl, const mmgp::application& truth, mmgp::policy pol,
+std::vector<mmgp::measurement> runs_of(const mmgp::platform& pl, const mmgp::application& truth, mmgp::policy pol,
                                         const std::vector<std::pair<int, int>>& configs, double noise, unsigned seed) {
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> eps(0.0, noise);
-    std::vector<mmgp::measured_run> runs;
+    std::vector<mmgp::measurement> runs;
     for (auto [m, p] : configs) {
-        mmgp::measured_run run = mmgp::test::model_run(pl, truth, m, p, truth.units, pol);
-        run.time_s *= 1.0 + eps(rng);
-        run.where = "row " + std::to_string(runs.size() + 2);
+        mmgp::measurement run = mmgp::test::model_run(pl, truth, m, p, truth.units, pol);
+        mmgp::test::time_of(run) *= 1.0 + eps(rng);
+        run.runs[0].where = "row " + std::to_string(runs.size() + 2);
         runs.push_back(run);
     }
     return runs;
@@ -116,7 +116,7 @@ TEST_CASE("with fewer configurations than parameters, the selection holds some a
 TEST_CASE("the noise the criterion assumes comes from repetitions when they say enough") {
     const mmgp::platform pl = test_platform();
     // Four configurations, each three times within about 1 %: 8 degrees of freedom measure the noise.
-    std::vector<mmgp::measured_run> runs;
+    std::vector<mmgp::measurement> runs;
     for (unsigned seed : {1u, 2u, 3u}) {
         auto r = runs_of(pl, data_app(), mmgp::policy::edtlp, {{1, 1}, {2, 1}, {1, 2}, {2, 2}}, 0.01, seed);
         runs.insert(runs.end(), r.begin(), r.end());
@@ -140,7 +140,7 @@ TEST_CASE("mmgp fit prints the candidates and the choice, and writes it into the
     const auto runs = runs_of(mmgp::load_platform(plat), data_app(), mmgp::policy::edtlp, grid(), 0.01, 5);
     std::string csv = "m,p,time_s\n";
     for (const auto& r : runs)
-        csv += std::to_string(r.c.m) + "," + std::to_string(r.c.p) + "," + json(r.time_s).dump() + "\n";
+        csv += std::to_string(r.c.m) + "," + std::to_string(r.c.p) + "," + json(mmgp::test::time_of(r)).dump() + "\n";
     const std::string data = d.write("runs.csv", csv);
     const std::string app = (d.path / "app.json").string();
     auto r = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " -o " + app);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mmgp/search.hpp"
+#include "mmgp/statistics.hpp"
 #include "mmgp/validate.hpp"
 #include "support.hpp"
 
@@ -18,9 +19,9 @@ TEST_CASE("[R] Table 1 (EDTLP and Linux, 1-8 workers) from the paper's micro-par
     const double linux_[] = {28.42, 29.23, 56.95, 57.38, 85.88, 86.43, 114.92, 115.51};
     for (int i = 0; i < 8; ++i) {
         CHECK(rep.cases[i].measured_s == edtlp[i]);
-        CHECK(rep.cases[i].c.pol == mmgp::policy::edtlp);
+        CHECK(rep.cases[i].c().pol == mmgp::policy::edtlp);
         CHECK(rep.cases[8 + i].measured_s == linux_[i]);
-        CHECK(rep.cases[8 + i].c.pol == mmgp::policy::os);
+        CHECK(rep.cases[8 + i].c().pol == mmgp::policy::os);
     }
     // One prediction by hand: Linux, 3 workers: rounds {2, 1}, N = 28.46 s / 107 us off-loads per bootstrap.
     double N = 265981.3, T_hpu = 2.846, T_apu = 25.614;
@@ -86,7 +87,7 @@ TEST_CASE("censored cases and the fitted / held-back split") {
         {"m": 2, "p": 8, "measured_s": 1000.0, "censored": true, "role": "held_back"}]})");
     auto rep = mmgp::run_validation(f, mmgp::model_kind::mmgp);
     REQUIRE(rep.cases.size() == 4);
-    CHECK(rep.cases[0].runs.size() == 3);
+    CHECK(rep.cases[0].measured.runs.size() == 3);
     CHECK(rep.censored == 2);
     CHECK(rep.uncensored == 2);
     CHECK(rep.censored_right == 1);                  // 49.4 >= 45 right; ~89 < 1000 wrong
@@ -131,10 +132,10 @@ TEST_CASE("validation report: the prediction against the 90 % interval of each c
         {"m": 2, "p": 8, "measured_s": 40.0, "censored": true, "runs": [40.0, 40.0, 40.0, 40.0, 40.0]}]})");
     auto rep = mmgp::run_validation(f, mmgp::model_kind::mmgp);
     REQUIRE(rep.cases.size() == 4);
-    CHECK(rep.cases[0].ci90_lo == 18.0);
-    CHECK(rep.cases[0].ci90_hi == 23.0);
-    CHECK(std::isnan(rep.cases[2].ci90_lo));  // 3 runs: no interval
-    CHECK(std::isnan(rep.cases[3].ci90_lo));  // censored: the runs are bounds
+    CHECK(rep.cases[0].measured.median_ci90().first == 18.0);
+    CHECK(rep.cases[0].measured.median_ci90().second == 23.0);
+    CHECK(std::isnan(rep.cases[2].measured.median_ci90().first));  // 3 runs: no interval
+    CHECK(std::isnan(rep.cases[3].measured.median_ci90().first));  // censored: the runs are bounds
     CHECK(rep.with_ci == 2);
     CHECK(rep.within_ci == 1);  // 20.0 in [18, 23]; 29.8 below [31, 35]
     CHECK(rep.mean_ci_halfwidth_pct == mmgp::test::approx((50.0 * 5 / 21 + 50.0 * 4 / 33) / 2));

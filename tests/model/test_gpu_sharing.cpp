@@ -256,14 +256,12 @@ TEST_CASE("gpu grids beyond the SMs: the slot keys are checked") {
 TEST_CASE("gpu grids beyond the SMs: fit takes the runs within the SMs, where the model is linear in the parameters") {
     const mmgp::scenario s = mmgp::parse_scenario(slotted_scenario(0.01), "gpu.json");
     auto run = [](int m, int p, double t) {
-        mmgp::measured_run r;
-        r.c = {m, p, 1, mmgp::policy::edtlp};
-        r.units = 8;
-        r.time_s = t;
-        r.where = "m=" + std::to_string(m) + " p=" + std::to_string(p);
+        mmgp::measurement r{{m, p, 1, mmgp::policy::edtlp}, 8};
+        r.runs.push_back({t});
+        r.runs[0].where = "m=" + std::to_string(m) + " p=" + std::to_string(p);
         return r;
     };
-    std::vector<mmgp::measured_run> runs = {run(1, 1, 14), run(1, 16, 1.2), run(2, 16, 0.7), run(1, 66, 0.5), run(4, 33, 0.3)};
+    std::vector<mmgp::measurement> runs = {run(1, 1, 14), run(1, 16, 1.2), run(2, 16, 0.7), run(1, 66, 0.5), run(4, 33, 0.3)};
     mmgp::fit_options opt;
     opt.decomp = mmgp::decomposition::task;
     CHECK_NOTHROW(mmgp::fit_application(s.plat, runs, opt, "runs.csv"));

@@ -17,6 +17,7 @@
 
 #include "mmgp/profile.hpp"
 #include "mmgp/tune.hpp"
+#include "measured_runs.hpp"
 #include "tune_backend.hpp"
 #include "tune_journal.hpp"
 #include "tune_loop.hpp"
@@ -78,9 +79,9 @@ TEST_CASE("run: a replayed tune through the library journals every run, and a re
     // The journal: its header, then one line per run the tuner counts, each a draw from its configuration's
     // recorded times; the trace has one entry per run.
     const std::vector<nlohmann::json> lines = read_lines(path);
-    REQUIRE(lines.size() == t.runs().size() + 1);
+    REQUIRE(lines.size() == t.run_count() + 1);
     CHECK(lines[0] == header);
-    CHECK(done.trace.size() == t.runs().size());
+    CHECK(done.trace.size() == t.run_count());
     for (std::size_t i = 1; i < lines.size(); ++i) {
         const nlohmann::json& l = lines[i];
         CHECK(l["run"].get<int>() == static_cast<int>(i));
@@ -96,7 +97,7 @@ TEST_CASE("run: a replayed tune through the library journals every run, and a re
     CHECK(again.torn_warning().empty());
     mmgp::tuner t2(s, d.space, {});
     const mmgp::run::journal_history h = mmgp::run::add_recorded_runs(read, path, t2);
-    CHECK(h.next_run_number == static_cast<int>(t.runs().size()) + 1);
+    CHECK(h.next_run_number == static_cast<int>(t.run_count()) + 1);
     CHECK(h.any_ran);
     const mmgp::tune_assessment a2 = t2.assess();
     CHECK(a2.runs == a.runs);
@@ -187,7 +188,7 @@ TEST_CASE("run: a new user's tune journals rivals stopped by the noise, and a re
     int early = 0;
     for (std::size_t i = 1; i < lines.size(); ++i) {
         const bool marked = lines[i].value("early_bound", false);
-        const mmgp::tune_run& r = t.runs()[i - 1];
+        const mmgp::measurement::run& r = test::runs_of(t)[i - 1].second;
         CHECK(r.early == (marked && r.outcome == mmgp::run_outcome::censored));
         if (r.early) ++early;
     }
@@ -198,8 +199,8 @@ TEST_CASE("run: a new user's tune journals rivals stopped by the noise, and a re
     const std::vector<nlohmann::json> read = again.open(path);
     mmgp::tuner t2(s, d.space, o);
     mmgp::run::add_recorded_runs(read, path, t2);
-    REQUIRE(t2.runs().size() == t.runs().size());
-    for (std::size_t i = 0; i < t.runs().size(); ++i) CHECK(t2.runs()[i].early == t.runs()[i].early);
+    REQUIRE(t2.run_count() == t.run_count());
+    for (std::size_t i = 0; i < t.run_count(); ++i) CHECK(test::runs_of(t2)[i].second.early == test::runs_of(t)[i].second.early);
     const mmgp::tune_assessment a2 = t2.assess();
     CHECK(a2.chosen == a.chosen);
     CHECK(a2.p_beaten == doctest::Approx(a.p_beaten));

@@ -231,7 +231,7 @@ TEST_CASE("tune by node-hours: the cheapest within the window of a noiseless spa
     for (int k = 0; k < 200; ++k) {
         a = t.assess();
         if (a.stop != mmgp::tune_stop::none || !a.has_next) break;
-        t.add({a.next, time_of(space[a.next]) * std::exp(z(rng)), mmgp::run_outcome::ok});
+        t.add(a.next, {time_of(space[a.next]) * std::exp(z(rng)), mmgp::run_outcome::ok});
     }
     REQUIRE(a.has_chosen);
     CHECK(space[a.chosen].nodes == 5);

@@ -10,17 +10,17 @@
 #include <random>
 
 #include "mmgp/tune.hpp"
+#include "measured_runs.hpp"
 #include "test_scenario.hpp"
 #include "tune/stages.hpp"
 
 namespace {
 
 using mmgp::run_outcome;
-using mmgp::tune_run;
 
 // The evidence of `runs` summarised as the tuner's noise stage leaves it.
-mmgp::detail::run_evidence summarised(const std::vector<tune_run>& runs, std::size_t n) {
-    mmgp::detail::run_evidence e = mmgp::detail::gather_evidence(runs, n);
+mmgp::detail::run_evidence summarised(const std::vector<test::config_run>& runs, std::size_t n) {
+    mmgp::detail::run_evidence e = mmgp::detail::gather_evidence(test::measured(runs), n);
     mmgp::detail::estimate_noise(e, {0.1, 4, true});
     return e;
 }
@@ -28,15 +28,15 @@ mmgp::detail::run_evidence summarised(const std::vector<tune_run>& runs, std::si
 }  // namespace
 
 TEST_CASE("tune carry-over stage: short runs are kept apart from the full runs' evidence") {
-    const std::vector<tune_run> runs = {{0, 1.0, run_outcome::ok, false, 0.1},  {0, 9.0, run_outcome::ok},
-                                        {1, 2.0, run_outcome::censored, false, 0.1}, {2, 0.5, run_outcome::ok, false, 0.1},
-                                        {2, 0.4, run_outcome::failed, false, 0.1}};
-    const auto e = mmgp::detail::gather_evidence(runs, 3);
+    const std::vector<test::config_run> runs = {{0, {1.0, run_outcome::ok, false, 0.1}},  {0, {9.0, run_outcome::ok}},
+                                        {1, {2.0, run_outcome::censored, false, 0.1}}, {2, {0.5, run_outcome::ok, false, 0.1}},
+                                        {2, {0.4, run_outcome::failed, false, 0.1}}};
+    const auto e = mmgp::detail::gather_evidence(test::measured(runs), 3);
     CHECK(e[0].logs.size() == 1);  // the full run only
     CHECK(e[1].censored == 0);     // a short run stopped is the carry-over's to count
     CHECK(e[2].logs.empty());
     CHECK(e.measured == std::vector<std::size_t>{0});
-    const auto shorts = mmgp::detail::gather_short(runs, 3);
+    const auto shorts = mmgp::detail::gather_short(test::measured(runs), 3);
     CHECK(shorts[0].logs == std::vector<double>{0.0});
     CHECK(shorts[1].censored == 1);
     CHECK(shorts[1].censored_at == 2.0);
@@ -46,9 +46,9 @@ TEST_CASE("tune carry-over stage: short runs are kept apart from the full runs' 
 TEST_CASE("tune carry-over stage: the prior alone, then one pair sets the start-up") {
     // No pair: the ratio is 1 / short_work, no start-up, the prior error (15 %).
     {
-        const std::vector<tune_run> runs = {{0, 1.0, run_outcome::ok, false, 0.1}};
+        const std::vector<test::config_run> runs = {{0, {1.0, run_outcome::ok, false, 0.1}}};
         const auto e = summarised(runs, 2);
-        const mmgp::tune_carryover c = mmgp::detail::fit_carryover(mmgp::detail::gather_short(runs, 2), e, 0.1);
+        const mmgp::tune_carryover c = mmgp::detail::fit_carryover(mmgp::detail::gather_short(test::measured(runs), 2), e, 0.1);
         CHECK(c.pairs == 0);
         CHECK(c.ratio == doctest::Approx(10));
         CHECK(c.startup_s == 0);
@@ -56,10 +56,10 @@ TEST_CASE("tune carry-over stage: the prior alone, then one pair sets the start-
         CHECK(mmgp::detail::short_bound(c, 30.0) == 30.0);  // no pair: a short run gets the full bound
     }
     // One pair, short 1 s and full 9.1 s at a tenth of the work: full = 10 (short - s0) + s0 gives s0 = 0.1 s.
-    const std::vector<tune_run> runs = {{0, 1.0, run_outcome::ok, false, 0.1}, {0, 9.1, run_outcome::ok},
-                                        {1, 0.5, run_outcome::ok, false, 0.1}};
+    const std::vector<test::config_run> runs = {{0, {1.0, run_outcome::ok, false, 0.1}}, {0, {9.1, run_outcome::ok}},
+                                        {1, {0.5, run_outcome::ok, false, 0.1}}};
     auto e = summarised(runs, 2);
-    const auto shorts = mmgp::detail::gather_short(runs, 2);
+    const auto shorts = mmgp::detail::gather_short(test::measured(runs), 2);
     mmgp::tune_carryover c = mmgp::detail::fit_carryover(shorts, e, 0.1);
     CHECK(c.pairs == 1);
     CHECK(c.ratio == doctest::Approx(10));
@@ -82,14 +82,14 @@ TEST_CASE("tune carry-over stage: the prior alone, then one pair sets the start-
 
 TEST_CASE("tune carry-over stage: many exact pairs recover the ratio and start-up; the error shrinks") {
     // full = 8 (short - 0.2) + 0.2 at 20 configurations; the prior ratio 10 (a tenth of the work) is outweighed.
-    std::vector<tune_run> runs;
+    std::vector<test::config_run> runs;
     for (std::size_t c = 0; c < 20; ++c) {
         const double s = 0.4 + 0.1 * static_cast<double>(c);
-        runs.push_back({c, s, run_outcome::ok, false, 0.1});
-        runs.push_back({c, 8 * (s - 0.2) + 0.2, run_outcome::ok});
+        runs.push_back({c, {s, run_outcome::ok, false, 0.1}});
+        runs.push_back({c, {8 * (s - 0.2) + 0.2, run_outcome::ok}});
     }
     const auto e = summarised(runs, 20);
-    const mmgp::tune_carryover c = mmgp::detail::fit_carryover(mmgp::detail::gather_short(runs, 20), e, 0.1);
+    const mmgp::tune_carryover c = mmgp::detail::fit_carryover(mmgp::detail::gather_short(test::measured(runs), 20), e, 0.1);
     CHECK(c.pairs == 20);
     CHECK(c.ratio == doctest::Approx(8).epsilon(0.01));
     CHECK(c.startup_s == doctest::Approx(0.2).epsilon(0.05));
@@ -101,14 +101,14 @@ TEST_CASE("tune carry-over stage: many exact pairs recover the ratio and start-u
 TEST_CASE("tune carry-over stage: short runs that rank otherwise are dropped, and say so") {
     // Short times in the opposite order of the full ones at four configurations, a fifth screened only.
     const double shorts_s[] = {1, 2, 3, 4}, fulls_s[] = {40, 30, 20, 10};
-    std::vector<tune_run> runs;
+    std::vector<test::config_run> runs;
     for (std::size_t c = 0; c < 4; ++c) {
-        runs.push_back({c, shorts_s[c], run_outcome::ok, false, 0.1});
-        runs.push_back({c, fulls_s[c], run_outcome::ok});
+        runs.push_back({c, {shorts_s[c], run_outcome::ok, false, 0.1}});
+        runs.push_back({c, {fulls_s[c], run_outcome::ok}});
     }
-    runs.push_back({4, 0.5, run_outcome::ok, false, 0.1});
+    runs.push_back({4, {0.5, run_outcome::ok, false, 0.1}});
     auto e = summarised(runs, 5);
-    const auto shorts = mmgp::detail::gather_short(runs, 5);
+    const auto shorts = mmgp::detail::gather_short(test::measured(runs), 5);
     mmgp::tune_carryover c = mmgp::detail::fit_carryover(shorts, e, 0.1);
     mmgp::detail::add_short_evidence(e, shorts, c);
     CHECK(c.pairs == 4);
@@ -118,10 +118,10 @@ TEST_CASE("tune carry-over stage: short runs that rank otherwise are dropped, an
 }
 
 TEST_CASE("tune carry-over stage: a short run stopped at its bound stops the configuration at the full time it projects to") {
-    const std::vector<tune_run> runs = {{0, 1.0, run_outcome::ok, false, 0.1}, {0, 9.1, run_outcome::ok},
-                                        {1, 3.0, run_outcome::censored, false, 0.1}};
+    const std::vector<test::config_run> runs = {{0, {1.0, run_outcome::ok, false, 0.1}}, {0, {9.1, run_outcome::ok}},
+                                        {1, {3.0, run_outcome::censored, false, 0.1}}};
     auto e = summarised(runs, 2);
-    const auto shorts = mmgp::detail::gather_short(runs, 2);
+    const auto shorts = mmgp::detail::gather_short(test::measured(runs), 2);
     mmgp::tune_carryover c = mmgp::detail::fit_carryover(shorts, e, 0.1);
     mmgp::detail::add_short_evidence(e, shorts, c);
     CHECK(e[1].censored == 1);
@@ -161,15 +161,15 @@ screened_tune tune_screened(const std::function<double(std::size_t)>& full,
         const bool is_short = a.next_work < 1;
         const double time = (is_short ? shortened(a.next) : full(a.next)) * std::exp(0.03 * z(rng));
         if (a.next_bound_s > 0 && time > a.next_bound_s)
-            t.add({a.next, a.next_bound_s, run_outcome::censored, false, a.next_work});
+            t.add(a.next, {a.next_bound_s, run_outcome::censored, false, a.next_work});
         else
-            t.add({a.next, time, run_outcome::ok, false, a.next_work});
+            t.add(a.next, {time, run_outcome::ok, false, a.next_work});
     }
     screened_tune r{a.chosen, 0, 0, a.machine_s, a.carryover.ranks};
     REQUIRE(a.has_chosen);
-    for (const tune_run& run : t.runs()) {
+    for (const auto& [config, run] : test::runs_of(t)) {
         if (run.work < 1) ++r.short_runs;
-        else if (run.config == a.chosen && run.outcome == run_outcome::ok) ++r.full_runs_of_chosen;
+        else if (config == a.chosen && run.outcome == run_outcome::ok) ++r.full_runs_of_chosen;
     }
     return r;
 }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "mmgp/tune.hpp"
+#include "measured_runs.hpp"
 #include "test_scenario.hpp"
 
 namespace {
@@ -45,9 +46,9 @@ loop_result run_loop(mmgp::tuner& t, const std::function<double(std::size_t)>& t
         if (a.stop != mmgp::tune_stop::none || !a.has_next) return {a.chosen, a.has_chosen, a.stop, a.runs, a.machine_s};
         double time = truth(a.next) * std::exp(noise * z(rng));
         if (a.next_bound_s > 0 && time > a.next_bound_s)
-            t.add({a.next, a.next_bound_s, mmgp::run_outcome::censored});
+            t.add(a.next, {a.next_bound_s, mmgp::run_outcome::censored});
         else
-            t.add({a.next, time, mmgp::run_outcome::ok});
+            t.add(a.next, {time, mmgp::run_outcome::ok});
     }
     FAIL("the loop did not stop");
     return {};
@@ -106,28 +107,28 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: censored and failed configurations are ne
     mmgp::tune_assessment a = t.assess();
     REQUIRE(a.has_next);
     const std::size_t first = a.next;
-    t.add({first, 0.001, mmgp::run_outcome::failed});
+    t.add(first, {0.001, mmgp::run_outcome::failed});
     a = t.assess();
     CHECK(a.configs[first].excluded);
     CHECK_FALSE(a.has_chosen);
     REQUIRE(a.has_next);
     CHECK(a.next != first);
     const std::size_t second = a.next;
-    t.add({second, 5.0, mmgp::run_outcome::censored});
+    t.add(second, {5.0, mmgp::run_outcome::censored});
     a = t.assess();
     CHECK(a.configs[second].excluded);
     CHECK(a.configs[second].censored == 1);
     REQUIRE(a.has_next);
-    t.add({a.next, 0.05, mmgp::run_outcome::ok});
+    t.add(a.next, {0.05, mmgp::run_outcome::ok});
     a = t.assess();
     REQUIRE(a.has_chosen);
     CHECK(a.chosen != first);
     CHECK(a.chosen != second);
-    t.add({a.next, 0.05, mmgp::run_outcome::ok});
+    t.add(a.next, {0.05, mmgp::run_outcome::ok});
     a = t.assess();
     CHECK(a.stop == mmgp::tune_stop::budget_runs);
     CHECK(a.runs == 4);
-    CHECK_THROWS_AS(t.add({space.size(), 1.0, mmgp::run_outcome::ok}), std::out_of_range);
+    CHECK_THROWS_AS(t.add(space.size(), {1.0, mmgp::run_outcome::ok}), std::out_of_range);
 }
 
 TEST_CASE_FIXTURE(tune_fixture, "tune: without the model, the runs alone explore the space first") {
@@ -137,7 +138,7 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: without the model, the runs alone explore
     mmgp::tune_assessment a = t.assess();
     CHECK_FALSE(a.model_used);
     REQUIRE(a.has_next);
-    t.add({a.next, 0.1, mmgp::run_outcome::ok});
+    t.add(a.next, {0.1, mmgp::run_outcome::ok});
     mmgp::tune_assessment b = t.assess();
     CHECK_FALSE(b.model_used);
     CHECK(b.params.empty());
@@ -158,11 +159,11 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: runs alone far apart leave the configurat
         {2, 3, 1, mmgp::policy::edtlp}, {3, 1, 1, mmgp::policy::edtlp}, {3, 2, 1, mmgp::policy::edtlp},
         {4, 1, 1, mmgp::policy::edtlp}};
     mmgp::tuner t(s, small, o);
-    t.add({0, 1000.0, mmgp::run_outcome::ok});
+    t.add(0, {1000.0, mmgp::run_outcome::ok});
     for (double f : {0.99, 1.0, 1.01}) {
-        t.add({2, 2.0 * f, mmgp::run_outcome::ok});
-        t.add({3, 3.0 * f, mmgp::run_outcome::ok});
-        t.add({6, 6.0 * f, mmgp::run_outcome::ok});
+        t.add(2, {2.0 * f, mmgp::run_outcome::ok});
+        t.add(3, {3.0 * f, mmgp::run_outcome::ok});
+        t.add(6, {6.0 * f, mmgp::run_outcome::ok});
     }
     const mmgp::tune_assessment a = t.assess();
     REQUIRE(a.has_chosen);
@@ -188,8 +189,8 @@ TEST_CASE("tune: a bimodal configuration is less certain than its median absolut
     mmgp::tune_options o;
     o.use_model = false;
     mmgp::tuner t(s, space, o);
-    for (double v : {1.0, 1.0, 1.0, 1.0, 1.0, 1.6, 1.6}) t.add({0, v, mmgp::run_outcome::ok});
-    for (double v : {1.0, 1.0, 1.0, 1.0, 1.0, 1.01, 0.99}) t.add({1, v, mmgp::run_outcome::ok});
+    for (double v : {1.0, 1.0, 1.0, 1.0, 1.0, 1.6, 1.6}) t.add(0, {v, mmgp::run_outcome::ok});
+    for (double v : {1.0, 1.0, 1.0, 1.0, 1.0, 1.01, 0.99}) t.add(1, {v, mmgp::run_outcome::ok});
     const mmgp::tune_assessment a = t.assess();
     const double width_bimodal = std::log(a.configs[0].hi_s / a.configs[0].lo_s);
     const double width_tight = std::log(a.configs[1].hi_s / a.configs[1].lo_s);
@@ -233,13 +234,13 @@ parallel_result run_loop_parallel(mmgp::tuner& t, const std::function<double(std
             a = t.assess(flying());
         }
         if (a.stop != mmgp::tune_stop::none || fl.empty()) {
-            for (const auto& f : fl) t.add({f.config, clock - f.start, mmgp::run_outcome::cancelled});
+            for (const auto& f : fl) t.add(f.config, {clock - f.start, mmgp::run_outcome::cancelled});
             const mmgp::tune_assessment e = t.assess();
             return {{e.chosen, e.has_chosen, a.stop, e.runs, e.machine_s}, clock};
         }
         auto first = std::min_element(fl.begin(), fl.end(), [](const flight& x, const flight& y) { return x.end < y.end; });
         clock = first->end;
-        t.add({first->config, first->time, first->censored ? mmgp::run_outcome::censored : mmgp::run_outcome::ok});
+        t.add(first->config, {first->time, first->censored ? mmgp::run_outcome::censored : mmgp::run_outcome::ok});
         fl.erase(first);
     }
     FAIL("the loop did not stop");
@@ -276,7 +277,7 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: runs in flight are not evidence, spread t
 
     // A cancelled run: its machine time spent, nothing learnt, the configuration still open.
     mmgp::tuner c(s, space, {});
-    c.add({a0.next, 0.5, mmgp::run_outcome::cancelled});
+    c.add(a0.next, {0.5, mmgp::run_outcome::cancelled});
     const mmgp::tune_assessment ac = c.assess();
     CHECK(ac.machine_s == doctest::Approx(0.5));
     CHECK(ac.configs[a0.next].runs == 0);
@@ -321,11 +322,11 @@ mmgp::detail::config_evidence runs_with_variance(std::size_t n, double own_var) 
 
 TEST_CASE("tune noise stage: the runs per configuration; a cancelled run tells nothing") {
     using mmgp::run_outcome;
-    const std::vector<mmgp::tune_run> runs = {
-        {0, 2.0, run_outcome::ok},     {0, 8.0, run_outcome::ok},     {1, 5.0, run_outcome::censored},
-        {1, 7.0, run_outcome::censored}, {1, 3.0, run_outcome::failed}, {2, 4.0, run_outcome::cancelled},
-        {2, 0.0, run_outcome::ok}};  // an ok run without a positive time counts as failed
-    const auto ev = mmgp::detail::gather_evidence(runs, 4);
+    const std::vector<test::config_run> runs = {
+        {0, {2.0, run_outcome::ok}},     {0, {8.0, run_outcome::ok}},     {1, {5.0, run_outcome::censored}},
+        {1, {7.0, run_outcome::censored}}, {1, {3.0, run_outcome::failed}}, {2, {4.0, run_outcome::cancelled}},
+        {2, {0.0, run_outcome::ok}}};  // an ok run without a positive time counts as failed
+    const auto ev = mmgp::detail::gather_evidence(test::measured(runs), 4);
     REQUIRE(ev.size() == 4);
     REQUIRE(ev[0].logs.size() == 2);
     CHECK(ev[0].logs[0] == doctest::Approx(std::log(2.0)));
@@ -458,7 +459,7 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: without a prior, the model is fitted from
         for (std::size_t i = 0; i < 4; ++i) {
             const mmgp::tune_assessment a = t.assess();
             CHECK(a.model_used == (static_cast<int>(i) >= enough));
-            t.add({i * 7, ev(space[i * 7]).time_s, mmgp::run_outcome::ok});
+            t.add(i * 7, {ev(space[i * 7]).time_s, mmgp::run_outcome::ok});
         }
     }
 }
@@ -717,11 +718,11 @@ TEST_CASE("tune: the first run by the platform, the one it expects fastest; the 
     };
     SUBCASE("beside the first run in flight (--parallel): the least known, as without the rule") { same_next({2}); }
     SUBCASE("after a failed first run: as without the rule") {
-        for (mmgp::tuner* u : {&with, &without}) u->add({1, 0.5, mmgp::run_outcome::failed});
+        for (mmgp::tuner* u : {&with, &without}) u->add(1, {0.5, mmgp::run_outcome::failed});
         same_next({});
     }
     SUBCASE("after a run has finished: as without the rule") {
-        for (mmgp::tuner* u : {&with, &without}) u->add({2, 0.5, mmgp::run_outcome::ok});
+        for (mmgp::tuner* u : {&with, &without}) u->add(2, {0.5, mmgp::run_outcome::ok});
         same_next({});
     }
 }
@@ -946,7 +947,7 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: stopped unsure by a budget, with no repet
     opt.max_runs = 4;
     mmgp::tuner t(s, space, opt);
     const std::vector<std::pair<std::size_t, double>> runs = {{0, 2.0}, {1, 1.05}, {2, 1.0}, {3, 1.02}};
-    for (const auto& [c, time] : runs) t.add({c, time, mmgp::run_outcome::ok});
+    for (const auto& [c, time] : runs) t.add(c, {time, mmgp::run_outcome::ok});
     const mmgp::tune_assessment a = t.assess();
     REQUIRE(a.stop == mmgp::tune_stop::budget_runs);
     REQUIRE(a.p_beaten >= 1 - opt.confidence);
@@ -960,14 +961,14 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: stopped unsure by a budget, with no repet
         mmgp::tune_options keep = opt;
         keep.fallback_trust = mmgp::tune_options::trust::always;
         mmgp::tuner u(s, space, keep);
-        for (const auto& [c, time] : runs) u.add({c, time, mmgp::run_outcome::ok});
+        for (const auto& [c, time] : runs) u.add(c, {time, mmgp::run_outcome::ok});
         CHECK(u.assess().chosen_by == mmgp::choice_basis::posterior);
         mmgp::tune_options never = opt;
         never.fallback_trust = mmgp::tune_options::trust::never;
         never.max_runs = 5;
         mmgp::tuner v(s, space, never);
-        for (const auto& [c, time] : runs) v.add({c, time, mmgp::run_outcome::ok});
-        v.add({2, 1.001, mmgp::run_outcome::ok});  // a repetition: the noise is measured, and still not trusted
+        for (const auto& [c, time] : runs) v.add(c, {time, mmgp::run_outcome::ok});
+        v.add(2, {1.001, mmgp::run_outcome::ok});  // a repetition: the noise is measured, and still not trusted
         const mmgp::tune_assessment b = v.assess();
         REQUIRE(b.stop == mmgp::tune_stop::budget_runs);
         REQUIRE(b.p_beaten >= 1 - never.confidence);
@@ -978,7 +979,7 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: stopped unsure by a budget, with no repet
         mmgp::tune_options more = opt;
         more.max_runs = 50;
         mmgp::tuner u(s, space, more);
-        for (const auto& [c, time] : runs) u.add({c, time, mmgp::run_outcome::ok});
+        for (const auto& [c, time] : runs) u.add(c, {time, mmgp::run_outcome::ok});
         const mmgp::tune_assessment b = u.assess();
         CHECK(b.stop == mmgp::tune_stop::none);
         CHECK(b.chosen_by == mmgp::choice_basis::posterior);
@@ -1115,10 +1116,10 @@ TEST_CASE("tune policy stage: a rival's run stopped by the measured noise, the c
 }
 
 TEST_CASE("tune noise and discrepancy stages: a run stopped early rules nothing out and counts as one noisy run") {
-    std::vector<mmgp::tune_run> runs = {{0, 1.0, mmgp::run_outcome::ok},
-                                        {1, 1.4, mmgp::run_outcome::censored, true},
-                                        {2, 3.0, mmgp::run_outcome::censored}};
-    mmgp::detail::run_evidence e = mmgp::detail::gather_evidence(runs, 3);
+    std::vector<test::config_run> runs = {{0, {1.0, mmgp::run_outcome::ok}},
+                                        {1, {1.4, mmgp::run_outcome::censored, true}},
+                                        {2, {3.0, mmgp::run_outcome::censored}}};
+    mmgp::detail::run_evidence e = mmgp::detail::gather_evidence(test::measured(runs), 3);
     CHECK(e[1].censored == 1);
     CHECK(e[1].early == 1);
     CHECK(e[1].censored_at == doctest::Approx(1.4));
@@ -1133,8 +1134,8 @@ TEST_CASE("tune noise and discrepancy stages: a run stopped early rules nothing 
     CHECK(obs.var[1] == doctest::Approx(0.09));                // as noisy as one run of it
     CHECK(obs.var[2] == doctest::Approx(0.01));                // a bound: the pooled noise, as before
     SUBCASE("stopped early, then at the bound factor's: ruled out") {
-        runs.push_back({1, 3.0, mmgp::run_outcome::censored});
-        CHECK(mmgp::detail::gather_evidence(runs, 3)[1].excluded());
+        runs.push_back({1, {3.0, mmgp::run_outcome::censored}});
+        CHECK(mmgp::detail::gather_evidence(test::measured(runs), 3)[1].excluded());
     }
 }
 
@@ -1206,16 +1207,16 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: a steady program whose rivals are slow: s
         std::normal_distribution<double> n01(0.0, 1.0);
         for (int guard = 0; guard < 1000; ++guard) {
             const mmgp::tune_assessment a = t.assess();
-            if (a.stop != mmgp::tune_stop::none || !a.has_next) return std::pair{a, t.runs()};
+            if (a.stop != mmgp::tune_stop::none || !a.has_next) return std::pair{a, test::runs_of(t)};
             const double time = truth[a.next] * std::exp(0.02 * n01(rng));
             const bool early = a.stops_early(a.next_bound_s);
             if (a.next_bound_s > 0 && time > a.next_bound_s)
-                t.add({a.next, a.next_bound_s, mmgp::run_outcome::censored, early});
+                t.add(a.next, {a.next_bound_s, mmgp::run_outcome::censored, early});
             else
-                t.add({a.next, time, mmgp::run_outcome::ok});
+                t.add(a.next, {time, mmgp::run_outcome::ok});
         }
         FAIL("the loop did not stop");
-        return std::pair{mmgp::tune_assessment{}, t.runs()};
+        return std::pair{mmgp::tune_assessment{}, test::runs_of(t)};
     };
     const auto [off, off_runs] = run(0);
     const auto [on, on_runs] = run(2.33);
@@ -1223,13 +1224,13 @@ TEST_CASE_FIXTURE(tune_fixture, "tune: a steady program whose rivals are slow: s
     REQUIRE(on.has_chosen);
     CHECK(off.chosen == best);
     CHECK(on.chosen == best);
-    CHECK_FALSE(std::any_of(off_runs.begin(), off_runs.end(), [](const mmgp::tune_run& r) { return r.early; }));
+    CHECK_FALSE(std::any_of(off_runs.begin(), off_runs.end(), [](const test::config_run& r) { return r.second.early; }));
     // Rivals' runs stopped early: each below its configuration's time, and below the bound factor's bound.
     int early = 0;
-    for (const auto& r : on_runs) {
+    for (const auto& [config, r] : on_runs) {
         if (!r.early) continue;
         ++early;
-        CHECK(r.time_s < truth[r.config]);
+        CHECK(r.time_s < truth[config]);
         CHECK(r.time_s < on.chosen_bound_s);
     }
     CHECK(early >= 2);

@@ -1,6 +1,6 @@
 // mmgp/fit.hpp — application parameters from measured runs of any program (least squares).
 //
-//   auto runs = mmgp::read_runs("runs.csv");              // m, p, nodes, units, time_s per row
+//   auto runs = mmgp::read_runs("runs.csv");              // m, p, nodes, units, time_s per row: measurements
 //   mmgp::fit_result f = mmgp::fit_application(mmgp::load_platform("qs20"), runs, {}, "runs.csv");
 //   f.app.T_apu; f.params[1].ci95_lo; f.residuals[0].err_pct;
 //
@@ -24,24 +24,27 @@ namespace mmgp {
 
 /// Reads runs from CSV (a header row naming the columns m, p, nodes, units, time_s; optional policy, censored
 /// (0 or 1) and bound_s; other columns ignored, but one a letter from a known name refused; '#' comments) or JSON ({"runs": [{"m":..,"p":..,"nodes":..,"units":..,"time_s":..}]} or a bare
-/// array). Throws input_error naming file, row and column (CSV) or JSON path.
-std::vector<measured_run> read_runs(const std::string& path);
+/// array), grouped into measurements: one per distinct configuration, units, work and policy stated (a row without
+/// a policy column apart from one with), in the order each first appears, its runs in the file's order (each run's
+/// `order` its row's place among the rows, `where` its row or JSON path). Throws input_error naming file, row and
+/// column (CSV) or JSON path.
+std::vector<measurement> read_runs(const std::string& path);
 /// The same, with the CSV header's columns it does not read in `ignored` (a column one edit from a known name
 /// of four letters or more — nodse, polcy, unit — is refused as a likely typo instead).
-std::vector<measured_run> read_runs(const std::string& path, std::vector<std::string>* ignored);
+std::vector<measurement> read_runs(const std::string& path, std::vector<std::string>* ignored);
 /// The same from text; `file` names it in errors; `json` selects the format.
-std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool json);
-std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool json,
+std::vector<measurement> parse_runs(const std::string& text, const std::string& file, bool json);
+std::vector<measurement> parse_runs(const std::string& text, const std::string& file, bool json,
                                      std::vector<std::string>* ignored);
 
 /// Whether fit_options::fixed can hold the parameter `name`: T_hpu, T_apu, C_apu, g or T_start (N is held
 /// through fit_options::N).
 bool fixable_parameter(std::string_view name) noexcept;
 
-/// Fits the application parameters to `runs` on platform `pl` by (non-negative) least squares on
+/// Fits the application parameters to every run of `runs` (in their order) on platform `pl` by (non-negative) least squares on
 /// relative errors, with 95 % confidence intervals. Throws input_error (naming `file`) when there are
 /// fewer runs than parameters or a run is infeasible on the platform.
-fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs, const fit_options& opt,
+fit_result fit_application(const platform& pl, const std::vector<measurement>& runs, const fit_options& opt,
                            const std::string& file);
 
 /// Fits every structure the held parts allow (decomposition, policy, spin limit, T_start, N) and keeps the
@@ -52,7 +55,7 @@ fit_result fit_application(const platform& pl, const std::vector<measured_run>& 
 /// candidate holds some of g, C_apu, T_hpu at 0.
 /// Ties go to fewer parameters, then to the earlier candidate (task, edtlp, spin 0, held). Throws what
 /// fit_application throws when no candidate fits.
-structure_selection select_structure(const platform& pl, const std::vector<measured_run>& runs, const fit_options& base,
+structure_selection select_structure(const platform& pl, const std::vector<measurement>& runs, const fit_options& base,
                                      const structure_held& held, const std::string& file,
                                      const selection_options& sel = {});
 

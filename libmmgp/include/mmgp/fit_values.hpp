@@ -1,4 +1,4 @@
-// mmgp/fit_values.hpp — the records of a fit: a measured run, what to fit and hold, the fitted parameters and
+// mmgp/fit_values.hpp — the records of a fit: what to fit and hold, the fitted parameters and
 // residuals, and the structure selection's candidates and choice. Included by mmgp/fit.hpp (the readers and
 // the fit) and by the fit's linear view (libmmgp/src/fit/terms.hpp), which needs the records without the fit.
 #pragma once
@@ -10,24 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "mmgp/measurement.hpp"
 #include "mmgp/profile.hpp"
 
 MMGP_API_BEGIN
 namespace mmgp {
-
-/// One measured run.
-struct measured_run {
-    configuration c;         ///< m, p, nodes, policy (policy defaults to the fit's)
-    std::int64_t units = 1;  ///< task units of this run (U); 1 for data decomposition
-    double time_s = 0.0;     ///< measured wall time, seconds > 0
-    std::string where;       ///< "row 4" or "/runs/3", for messages
-    bool has_policy = false;
-    bool censored = false;   ///< stopped at its bound (CSV column censored = 1): the time is at least time_s
-    double bound_s = 0;      ///< the bound it ran under (CSV column bound_s; 0: not stated)
-    /// The amount of work it was run with (CSV column work: what mmgp tune --work puts in {work}; 0: not stated).
-    /// A replay's short runs are the rows of the smaller of two values.
-    std::int64_t work = 0;
-};
 
 /// What to fit and what to hold.
 struct fit_options {
@@ -59,7 +46,9 @@ struct fitted_param {
 
 /// Residual of one run under the fitted parameters.
 struct fit_residual {
-    measured_run run;
+    configuration c;         ///< its measurement's configuration (the policy the fit's where the runs name none)
+    std::int64_t units = 1;  ///< its measurement's task units
+    measurement::run run;    ///< the run: its time, where it was read
     double predicted_s = 0.0;
     double err_pct = 0.0;  ///< 100 * (predicted - measured) / measured
 };

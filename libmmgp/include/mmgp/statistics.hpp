@@ -36,6 +36,11 @@ double median_abs_deviation(const std::vector<double>& v, even_median rule = eve
 /// (1 / Phi^-1(3/4) = 1.482602..., as the literature rounds it).
 inline constexpr double mad_to_sd = 1.4826;
 
+/// The variance of one value of v, robust from three values on: (mad_to_sd x the median absolute deviation)^2;
+/// the sample variance of two values (their squared deviations from their mean, summed in order); 0 below two.
+/// The run-to-run noise of repetitions (measurement::log_variance, the tuner's noise stage).
+double repetition_variance(const std::vector<double>& v);
+
 /// The q-quantile of v linearly interpolated between order statistics: position q (n - 1) in the sorted
 /// values, q clamped to [0, 1] (the default of R and NumPy). Throws std::invalid_argument when v is empty.
 double quantile(std::vector<double> v, double q);

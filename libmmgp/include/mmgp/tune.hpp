@@ -6,9 +6,9 @@
 //       if (a.stop != mmgp::tune_stop::none) break;     // confident, budget spent, or nothing left to run
 //       double seconds = run_the_program(space[a.next], a.next_bound_s);  // stopped at the bound (0: none)
 //       if (a.next_bound_s > 0 && seconds >= a.next_bound_s)             // at least the bound; stopped early
-//           t.add({a.next, a.next_bound_s, mmgp::run_outcome::censored, a.stops_early(a.next_bound_s)});
+//           t.add(a.next, {a.next_bound_s, mmgp::run_outcome::censored, a.stops_early(a.next_bound_s)});
 //       else
-//           t.add({a.next, seconds, mmgp::run_outcome::ok});
+//           t.add(a.next, {seconds, mmgp::run_outcome::ok});
 //   }
 //
 // With runs in flight (several at once, e.g. Slurm job steps), assess(in_flight) names the configurations
@@ -29,9 +29,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "mmgp/measurement.hpp"
 #include "mmgp/model.hpp"
 #include "mmgp/objective.hpp"
 
@@ -68,7 +70,7 @@ struct tune_options {
     /// noise: at (1 + tolerance) x the chosen's expected time x exp(max(the largest excess of a measured run
     /// over its configuration's center, bound_noise_z x the sd of the chosen's mean and one run's noise)), never
     /// later than bound_factor allows; a run of the chosen itself keeps bound_factor. Such a run, censored,
-    /// rules nothing out (tune_run::early). 0: off, the default: validation/tune/bound_noise.py (leave one group
+    /// rules nothing out (measurement::run::early). 0: off, the default: validation/tune/bound_noise.py (leave one group
     /// out, bound_noise/report.txt) finds no z that beats off beyond the noise of its replays.
     double bound_noise_z = 0;
     double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value
@@ -115,31 +117,6 @@ struct tune_options {
     double short_work = 0;
 };
 
-/// How a run ended.
-enum class run_outcome {
-    ok,        ///< finished, exit status 0: its wall time is a measurement
-    censored,  ///< stopped at its bound: the time is at least the bound
-    failed,    ///< non-zero exit status: recorded, never used as a time
-    cancelled, ///< stopped because the tune ended (or a job was cancelled) first: machine time spent, no evidence
-};
-std::string_view to_string(run_outcome o) noexcept;
-
-/// One run of the program.
-struct tune_run {
-    std::size_t config = 0;  ///< index into the tuner's space
-    double time_s = 0;       ///< wall time (censored: the bound it was stopped at)
-    run_outcome outcome = run_outcome::ok;
-    /// Censored at a rival's bound below the bound factor's (tune_options::bound_noise_z): the time is at least
-    /// the bound, and the configuration may run again (a run censored at the bound factor's rules it out).
-    bool early = false;
-    /// The run's work as a fraction of a full run's: 1, a full run; below 1, a short run (tune_options::short_work),
-    /// evidence of the full time only through the carry-over.
-    double work = 1;
-    /// Censored sooner than its bound because its progress projected it clearly past the bound (mmgp tune
-    /// --progress-regex): that bound, which its time is at least (time_s: the machine time it spent). 0: time_s.
-    double past_bound_s = 0;
-};
-
 /// How short runs carry over to full ones: a full run's time = ratio x (short time - startup) + startup, fitted
 /// on the configurations run both ways (pairs), with the error of a projection.
 struct tune_carryover {
@@ -167,7 +144,7 @@ struct config_belief {
     int full_runs = 0;      ///< its finished full runs (measured_s is their median)
     bool excluded = false;  ///< censored or failed at least once: never chosen, never run again
     bool pathological = false;  ///< confidently slower than the bound of a run: not run while others remain
-    int short_runs = 0;     ///< short runs (tune_run::work below 1), finished or stopped
+    int short_runs = 0;     ///< short runs (measurement::run::work below 1), finished or stopped
     double projected_s = 0; ///< a full run's time projected from its short runs (0: none, or full runs of its own)
 };
 
@@ -206,7 +183,7 @@ struct tune_assessment {
     /// The bound of a run of configuration c started now (or tightened now, in flight).
     double bound_of(std::size_t c) const noexcept { return has_chosen && c == chosen ? chosen_bound_s : rival_bound_s; }
     /// Whether a run given `bound` is stopped early (sooner than the bound factor's): censored there, it is
-    /// tune_run::early.
+    /// measurement::run::early.
     bool stops_early(double bound) const noexcept { return bound > 0 && bound < chosen_bound_s; }
     int runs = 0;              ///< runs recorded (cancelled ones included)
     int in_flight = 0;         ///< runs in flight given to assess
@@ -263,21 +240,28 @@ class tuner {
 public:
     /// Throws input_error when the space is empty or a configuration cannot be evaluated on the scenario.
     tuner(const scenario& s, std::vector<configuration> space, const tune_options& opt);
-    /// Records a run. Throws std::out_of_range for a configuration index outside the space.
-    void add(const tune_run& r);
+    /// Records a run of configuration `config` of the space (its `order` is set to its place among the runs).
+    /// Throws std::out_of_range for a configuration index outside the space.
+    void add(std::size_t config, measurement::run r);
     /// The beliefs, the choice, whether to stop and what to run next. `in_flight`: configurations running now
     /// (repeats allowed), taken into account for the next choice only (the beliefs and the stop come from the
     /// finished runs). has_next is false while the run budget is taken by the runs in flight.
     tune_assessment assess(const std::vector<std::size_t>& in_flight = {}) const;
     const std::vector<configuration>& space() const noexcept { return space_; }
-    const std::vector<tune_run>& runs() const noexcept { return runs_; }
+    /// The runs so far: the configurations run, by their index in the space, each a measurement of its runs.
+    const std::map<std::size_t, measurement>& measured() const noexcept { return measured_; }
+    /// How many runs were recorded.
+    std::size_t run_count() const noexcept { return order_.size(); }
+    /// Every run in the order it was recorded, with the index of its configuration.
+    std::vector<std::pair<std::size_t, const measurement::run*>> runs_in_order() const;
     const tune_options& options() const noexcept { return opt_; }
 
 private:
     scenario s_;
     std::vector<configuration> space_;
     tune_options opt_;
-    std::vector<tune_run> runs_;
+    std::map<std::size_t, measurement> measured_;  // the configurations run (a space may hold millions)
+    std::vector<std::size_t> order_;     // the configuration of each run, in the order they were recorded
     mutable std::vector<std::vector<double>> coef_;  // fit coefficients per configuration, computed when first run
     std::vector<double> explore_cost_;  // tune_options::explore_by_platform: the platform's cost of a run, 1 the cheapest
     std::vector<double> first_time_;    // tune_options::first_by_platform: the platform's time of a run, seconds

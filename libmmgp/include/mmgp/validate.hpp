@@ -11,31 +11,30 @@
 #include <utility>
 #include <vector>
 
+#include "mmgp/measurement.hpp"
 #include "mmgp/model.hpp"
-#include "mmgp/statistics.hpp"  // median_ci90, the interval of each case's median
 
 MMGP_API_BEGIN
 namespace mmgp {
 
-/// One measured run and what the model predicts for it.
+/// One measurement and what the model predicts for it.
 struct validation_case {
     std::string label;   ///< e.g. "m=3 p=1 nodes=1 os"
     std::string group;   ///< cases of one group are ranked against each other (optimum, regret)
-    std::string source;  ///< where the measurement came from
-    configuration c;
+    /// The configuration, its repetitions when given (`runs`: censored ones when the case is), and where the
+    /// measurement came from (`source`). Its median_ci90() is how well the runs pin their median down.
+    measurement measured;
+    /// The measured time the prediction is compared with (the file's measured_s: the median of the runs, when given).
     double measured_s = 0.0;
-    double predicted_s = 0.0;
-    double err_pct = 0.0;  ///< 100 * (predicted - measured) / measured (censored: 0 when predicted >= bound)
-    breakdown parts;
     /// The run was stopped at a bound: measured_s is a lower bound of its time. Predicted right when
     /// the prediction is at least the bound; otherwise err_pct is the (negative) miss against the bound.
     bool censored = false;
+    double predicted_s = 0.0;
+    double err_pct = 0.0;  ///< 100 * (predicted - measured) / measured (censored: 0 when predicted >= bound)
+    breakdown parts;
     /// "fitted" (the application profile was fitted on this case), "held_back" (predicted only), or "".
     std::string role;
-    std::vector<double> runs;  ///< the repetitions behind measured_s, when given
-    /// Distribution-free 90 % confidence interval of the median of `runs` (order statistics with binomial
-    /// ranks; defined from 5 runs on, NaN otherwise or when censored): how well the runs pin their median down.
-    double ci90_lo = std::numeric_limits<double>::quiet_NaN(), ci90_hi = std::numeric_limits<double>::quiet_NaN();
+    const configuration& c() const noexcept { return measured.c; }
 };
 
 /// |error| statistics of a set of (uncensored) cases.

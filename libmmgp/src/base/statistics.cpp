@@ -21,6 +21,21 @@ void require_values(const std::vector<double>& v, const char* what) {
 
 }  // namespace
 
+double repetition_variance(const std::vector<double>& v) {
+    const std::size_t n = v.size();
+    if (n < 2) return 0;
+    if (n == 2) {
+        const double mean = (v[0] + v[1]) / 2;
+        return (v[0] - mean) * (v[0] - mean) + (v[1] - mean) * (v[1] - mean);
+    }
+    const double center = median(v);
+    std::vector<double> deviations;
+    deviations.reserve(n);
+    for (double x : v) deviations.push_back(std::abs(x - center));
+    const double sd = mad_to_sd * median(std::move(deviations));
+    return sd * sd;
+}
+
 double quantile(std::vector<double> v, double q) {
     require_values(v, "quantile");
     std::sort(v.begin(), v.end());

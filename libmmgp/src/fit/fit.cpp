@@ -93,7 +93,7 @@ held_params held_of(const fit_options& opt) {
 
 // Enough runs, and enough distinct configurations, for the free parameters, each feasible on the platform.
 // Returns whether p varies among the runs (what would identify a parameter depends on it).
-bool check_runs(const platform& pl, const std::vector<measured_run>& runs, const held_params& h, const std::string& file) {
+bool check_runs(const platform& pl, const std::vector<detail::run_row>& runs, const held_params& h, const std::string& file) {
     int k_free = 0;
     for (int j = 0; j < n_params; ++j) k_free += !h.held[static_cast<std::size_t>(j)];
     const int n = static_cast<int>(runs.size());
@@ -127,7 +127,7 @@ bool check_runs(const platform& pl, const std::vector<measured_run>& runs, const
 // The free parameters are >= 0: a run shorter than the part of the model already known (held values and the
 // platform's fixed costs, t - rhs) cannot be fitted by any of them. Either a --fix value is inconsistent with
 // the runs, or the times are not on the platform's scale (not seconds?).
-[[noreturn]] void refuse_below_known(const std::string& file, const measured_run& run, const held_params& h,
+[[noreturn]] void refuse_below_known(const std::string& file, const detail::run_row& run, const held_params& h,
                                      const std::array<double, n_params + 1>& x, double rhs) {
     double by_fix = 0;
     for (int j : {0, 1, 2, 5})
@@ -148,12 +148,12 @@ struct fit_design {
     Eigen::VectorXd y;
 };
 
-fit_design relative_design(const std::vector<measured_run>& runs, const std::vector<detail::fit_row>& rows,
+fit_design relative_design(const std::vector<detail::run_row>& runs, const std::vector<detail::fit_row>& rows,
                            const held_params& h, const std::string& file) {
     const int n = static_cast<int>(runs.size());
     fit_design d{Eigen::MatrixXd(n, n_params), Eigen::VectorXd(n)};
     for (int i = 0; i < n; ++i) {
-        const measured_run& run = runs[static_cast<std::size_t>(i)];
+        const detail::run_row& run = runs[static_cast<std::size_t>(i)];
         const detail::fit_row& x = rows[static_cast<std::size_t>(i)];
         double t = run.time_s;
         double rhs = t - x[n_params];
@@ -233,7 +233,7 @@ std::vector<int> identified_columns(const Eigen::MatrixXd& X, const held_params&
 
 // Relative least squares, iteratively reweighted: rows were divided by the measured time; dividing by the
 // fitted time instead removes the bias of weights that carry the measurement noise. Leaves d reweighted.
-Eigen::VectorXd reweighted_nnls(fit_design& d, const std::vector<measured_run>& runs, const std::vector<int>& kept,
+Eigen::VectorXd reweighted_nnls(fit_design& d, const std::vector<detail::run_row>& runs, const std::vector<int>& kept,
                                 const std::string& file) {
     Eigen::VectorXd b = Eigen::VectorXd::Zero(n_params);
     if (kept.empty()) return b;
@@ -321,7 +321,7 @@ void widen_to_estimates(std::vector<fitted_param>& params) {
 
 // The fitted application: the options' shape with the estimates, units the largest among the runs.
 application fitted_application(const std::vector<fitted_param>& params, const fit_options& opt,
-                               const std::vector<measured_run>& runs) {
+                               const std::vector<detail::run_row>& runs) {
     application a = shape_of(opt);
     a.name = opt.name;
     a.T_hpu = params[0].value;
@@ -337,14 +337,16 @@ application fitted_application(const std::vector<fitted_param>& params, const fi
 
 // The residuals of out.app on the runs, computed by the model itself (rows null) or from the runs' coefficient
 // rows (the same model in its linear form, no evaluation), and their rms and largest error.
-void add_residuals(const platform& pl, const std::vector<measured_run>& runs, const std::vector<detail::fit_row>* rows,
+void add_residuals(const platform& pl, const std::vector<detail::run_row>& runs, const std::vector<detail::fit_row>* rows,
                    const std::string& file, fit_result& out) {
     double ss = 0;
     std::map<detail::run_key, double> by_model;  // repetitions of a configuration: one evaluation
     for (std::size_t i = 0; i < runs.size(); ++i) {
-        const measured_run& r = runs[i];
+        const detail::run_row& r = runs[i];
         fit_residual fr;
-        fr.run = r;
+        fr.c = r.c;
+        fr.units = r.units;
+        fr.run = r.run();
         if (rows) {
             fr.predicted_s = detail::fit_time((*rows)[i], out.app);
         } else if (auto it = by_model.find(detail::key_of(r)); it != by_model.end()) {
@@ -395,8 +397,8 @@ std::array<double, detail::fit_term_count + 1> detail::fit_coefficients(const pl
 
 bool fixable_parameter(std::string_view name) noexcept { return fixable_index(name) >= 0; }
 
-std::vector<measured_run> detail::runs_to_fit(const std::vector<measured_run>& runs_in, policy pol, std::size_t& n_censored) {
-    std::vector<measured_run> runs;
+std::vector<detail::run_row> detail::runs_to_fit(const std::vector<detail::run_row>& runs_in, policy pol, std::size_t& n_censored) {
+    std::vector<detail::run_row> runs;
     for (const auto& r : runs_in) {
         if (r.censored) ++n_censored;
         else runs.push_back(r);
@@ -406,7 +408,7 @@ std::vector<measured_run> detail::runs_to_fit(const std::vector<measured_run>& r
     return runs;
 }
 
-std::vector<detail::fit_row> detail::fit_row_cache::rows(const std::vector<measured_run>& runs, const fit_options& opt) {
+std::vector<detail::fit_row> detail::fit_row_cache::rows(const std::vector<detail::run_row>& runs, const fit_options& opt) {
     const application shape = shape_of(opt);
     std::vector<fit_row> out;
     out.reserve(runs.size());
@@ -425,7 +427,7 @@ double detail::fit_time(const fit_row& x, const application& a) {
            x[term_Ng] * a.N * a.g + x[term_N] * a.N + x[term_T_start] * a.T_start;
 }
 
-fit_result detail::fit_rows(const platform& pl, const std::vector<measured_run>& runs, const std::vector<fit_row>& rows,
+fit_result detail::fit_rows(const platform& pl, const std::vector<detail::run_row>& runs, const std::vector<fit_row>& rows,
                             const fit_options& opt, const std::string& file, std::size_t n_censored, bool by_model) {
     const held_params h = held_of(opt);
     const bool p_varies = check_runs(pl, runs, h, file);
@@ -446,7 +448,7 @@ fit_result detail::fit_rows(const platform& pl, const std::vector<measured_run>&
     return out;
 }
 
-void detail::check_one_work(const std::vector<measured_run>& runs, const std::string& file) {
+void detail::check_one_work(const std::vector<detail::run_row>& runs, const std::string& file) {
     for (const auto& r : runs)
         if (r.work != runs.front().work)
             throw input_error(file, r.where + ", column work",
@@ -456,11 +458,12 @@ void detail::check_one_work(const std::vector<measured_run>& runs, const std::st
                               std::to_string(r.work));
 }
 
-fit_result fit_application(const platform& pl, const std::vector<measured_run>& runs_in, const fit_options& opt,
+fit_result fit_application(const platform& pl, const std::vector<measurement>& measured, const fit_options& opt,
                            const std::string& file) {
+    const std::vector<detail::run_row> runs_in = detail::rows_of(measured);
     detail::check_one_work(runs_in, file);
     std::size_t n_censored = 0;
-    const std::vector<measured_run> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
+    const std::vector<detail::run_row> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
     return detail::fit_rows(pl, runs, detail::fit_row_cache(pl).rows(runs, opt), opt, file, n_censored, true);
 }
 
@@ -515,13 +518,13 @@ void append_residuals(std::string& out, const fit_result& f) {
         const auto& r = f.residuals[i];
         out += i ? ",\n      {\n" : "\n      {\n";
         out += "        \"err_pct\": " + num(r.err_pct) + ",\n";
-        out += "        \"m\": " + num(r.run.c.m) + ",\n";
+        out += "        \"m\": " + num(r.c.m) + ",\n";
         out += "        \"measured_s\": " + num(r.run.time_s) + ",\n";
-        out += "        \"nodes\": " + num(r.run.c.nodes) + ",\n";
-        out += "        \"p\": " + num(r.run.c.p) + ",\n";
-        out += "        \"policy\": " + json(std::string(to_string(r.run.c.pol))).dump() + ",\n";
+        out += "        \"nodes\": " + num(r.c.nodes) + ",\n";
+        out += "        \"p\": " + num(r.c.p) + ",\n";
+        out += "        \"policy\": " + json(std::string(to_string(r.c.pol))).dump() + ",\n";
         out += "        \"predicted_s\": " + num(r.predicted_s) + ",\n";
-        out += "        \"units\": " + num(r.run.units) + "\n      }";
+        out += "        \"units\": " + num(r.units) + "\n      }";
     }
     out += "\n    ]";
 }

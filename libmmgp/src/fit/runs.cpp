@@ -1,6 +1,7 @@
 // The measured runs a fit, its structure selection or a replayed tune reads (mmgp/fit.hpp's parse_runs and
 // read_runs): CSV with a header row, or JSON (an array of runs, or {"runs": [...]}), every value checked, every
-// refusal one line naming the file, the row or JSON path, what was expected and what was found. Called by
+// refusal one line naming the file, the row or JSON path, what was expected and what was found; the rows grouped
+// into measurements (mmgp/measurement.hpp) and taken back in order for the fit (fit/terms.hpp). Called by
 // mmgp fit and mmgp tune --replay (and the fuzz target); calls the JSON reader. Pure but for read_runs, which
 // reads its file.
 #include "mmgp/fit.hpp"
@@ -8,13 +9,16 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "base/json_reader.hpp"
 #include "fit/measured_range.hpp"
+#include "fit/terms.hpp"
 #include "mmgp/io.hpp"
 
 namespace mmgp {
@@ -123,7 +127,7 @@ csv_columns csv_header(const std::vector<std::string>& f, int row, const std::st
 }
 
 // The run of data row `row` (fields f).
-measured_run csv_run(const std::vector<std::string>& f, const csv_columns& cols, int row, const std::string& file) {
+detail::run_row csv_run(const std::vector<std::string>& f, const csv_columns& cols, int row, const std::string& file) {
     const auto& header = cols.header;
     if (f.size() != header.size())
         throw input_error(file, "row " + std::to_string(row),
@@ -147,7 +151,7 @@ measured_run csv_run(const std::vector<std::string>& f, const csv_columns& cols,
         if (!read_whole(field(col), v) || !std::isfinite(v) || v <= 0) fail(col, expected);
         return v;
     };
-    measured_run run;
+    detail::run_row run;
     run.c.m = static_cast<int>(integer(cols.col_m, 1));
     run.c.p = static_cast<int>(integer(cols.col_p, 1));
     run.c.nodes = static_cast<int>(integer(cols.col_nodes, 1));
@@ -170,7 +174,7 @@ measured_run csv_run(const std::vector<std::string>& f, const csv_columns& cols,
     return run;
 }
 
-std::vector<measured_run> parse_csv(const std::string& text, const std::string& file, std::vector<std::string>* ignored) {
+std::vector<detail::run_row> parse_csv(const std::string& text, const std::string& file, std::vector<std::string>* ignored) {
     // Line ends of any convention: LF, CRLF, and the old Mac's lone CR (else a file of CR-ended lines would be
     // read as one header line).
     std::string lf;
@@ -182,7 +186,7 @@ std::vector<measured_run> parse_csv(const std::string& text, const std::string& 
     std::string line;
     int row = 0;
     std::optional<csv_columns> cols;  // after the header row
-    std::vector<measured_run> runs;
+    std::vector<detail::run_row> runs;
     while (std::getline(in, line)) {
         ++row;
         if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -192,7 +196,7 @@ std::vector<measured_run> parse_csv(const std::string& text, const std::string& 
         if (!cols)
             cols = csv_header(f, row, file);
         else
-            runs.push_back(csv_run(f, *cols, row, file));
+            runs.push_back(csv_run(f, *cols, row, file)), runs.back().order = runs.size() - 1;
     }
     if (!cols)
         throw input_error(file, "row 1 (header)", "a header row naming the columns m, p, nodes, units, time_s", "no rows");
@@ -200,7 +204,7 @@ std::vector<measured_run> parse_csv(const std::string& text, const std::string& 
     return runs;
 }
 
-std::vector<measured_run> parse_json_runs(const std::string& text, const std::string& file) {
+std::vector<detail::run_row> parse_json_runs(const std::string& text, const std::string& file) {
     json doc = detail::parse_json(text, file);
     detail::reader r{file};
     const json* arr = &doc;
@@ -213,12 +217,12 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
         base = "/runs";
     }
     if (!arr->is_array()) r.fail(base, "an array of runs {\"m\", \"p\", \"nodes\", \"units\", \"time_s\"}", *arr);
-    std::vector<measured_run> runs;
+    std::vector<detail::run_row> runs;
     for (std::size_t i = 0; i < arr->size(); ++i) {
         std::string ip = detail::child(base, i);
         const json& o = r.object((*arr)[i], ip);
         r.known_keys(o, ip, detail::schema::run);
-        measured_run run;
+        detail::run_row run;
         run.c.m = static_cast<int>(r.integer_at(o, ip, "m", 1, max_count));
         run.c.p = static_cast<int>(r.integer_at(o, ip, "p", 1, max_count));
         run.c.nodes = static_cast<int>(r.integer_or(o, ip, "nodes", 1, 1, max_count));
@@ -230,6 +234,7 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
             run.has_policy = true;
         }
         run.where = ip;
+        run.order = runs.size();
         runs.push_back(run);
     }
     return runs;
@@ -237,23 +242,69 @@ std::vector<measured_run> parse_json_runs(const std::string& text, const std::st
 
 }  // namespace
 
-std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json,
-                                     std::vector<std::string>* ignored) {
-    if (ignored) ignored->clear();
-    return as_json ? parse_json_runs(text, file) : parse_csv(text, file, ignored);
+measurement::run detail::run_row::run() const {
+    measurement::run r{time_s, censored ? run_outcome::censored : run_outcome::ok};
+    r.bound_s = bound_s;
+    r.order = order;
+    r.where = where;
+    return r;
 }
 
-std::vector<measured_run> parse_runs(const std::string& text, const std::string& file, bool as_json) {
+std::vector<measurement> detail::group_rows(const std::vector<run_row>& rows) {
+    std::vector<measurement> out;
+    std::map<std::tuple<run_key, int, std::int64_t, bool>, std::size_t> index;
+    for (const run_row& row : rows) {
+        const auto key = std::tuple{key_of(row), static_cast<int>(row.c.share), row.work, row.has_policy};
+        const auto [it, first] = index.try_emplace(key, out.size());
+        if (first) {
+            measurement m;
+            m.c = row.c;
+            m.units = row.units;
+            m.work = row.work;
+            m.has_policy = row.has_policy;
+            out.push_back(std::move(m));
+        }
+        out[it->second].runs.push_back(row.run());
+    }
+    return out;
+}
+
+std::vector<detail::run_row> detail::rows_of(const std::vector<measurement>& ms) {
+    std::vector<run_row> rows;
+    for (const auto& [m, r] : runs_in_order(ms)) {
+        if (!r->finished() && !r->is_censored()) continue;  // failed or cancelled: no time to fit
+        run_row row;
+        row.c = m->c;
+        row.units = m->units;
+        row.work = m->work;
+        row.has_policy = m->has_policy;
+        row.time_s = r->time_s;
+        row.censored = r->is_censored();
+        row.bound_s = r->bound_s;
+        row.where = r->where;
+        row.order = r->order;
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::vector<measurement> parse_runs(const std::string& text, const std::string& file, bool as_json,
+                                    std::vector<std::string>* ignored) {
+    if (ignored) ignored->clear();
+    return detail::group_rows(as_json ? parse_json_runs(text, file) : parse_csv(text, file, ignored));
+}
+
+std::vector<measurement> parse_runs(const std::string& text, const std::string& file, bool as_json) {
     return parse_runs(text, file, as_json, nullptr);
 }
 
-std::vector<measured_run> read_runs(const std::string& path, std::vector<std::string>* ignored) {
+std::vector<measurement> read_runs(const std::string& path, std::vector<std::string>* ignored) {
     std::string text = detail::read_file(path);
     std::size_t i = text.find_first_not_of(" \t\r\n");
     bool as_json = path.ends_with(".json") || (i != std::string::npos && (text[i] == '{' || text[i] == '['));
     return parse_runs(text, path, as_json, ignored);
 }
 
-std::vector<measured_run> read_runs(const std::string& path) { return read_runs(path, nullptr); }
+std::vector<measurement> read_runs(const std::string& path) { return read_runs(path, nullptr); }
 
 }  // namespace mmgp

@@ -85,11 +85,11 @@ std::vector<fit_options> within_configurations(const fit_options& o, int configu
     return out;
 }
 
-bool any_without_policy(const std::vector<measured_run>& runs) {
-    return std::any_of(runs.begin(), runs.end(), [](const measured_run& r) { return !r.has_policy && !r.censored; });
+bool any_without_policy(const std::vector<detail::run_row>& runs) {
+    return std::any_of(runs.begin(), runs.end(), [](const detail::run_row& r) { return !r.has_policy && !r.censored; });
 }
 
-bool two_unit_counts(const std::vector<measured_run>& runs) {
+bool two_unit_counts(const std::vector<detail::run_row>& runs) {
     for (const auto& r : runs)
         if (!r.censored && r.units != runs.front().units) return true;
     return false;
@@ -97,7 +97,7 @@ bool two_unit_counts(const std::vector<measured_run>& runs) {
 
 // The candidates, the caller's own structure first, in the order ties are broken.
 std::vector<fit_options> candidate_options(const fit_options& base, const structure_held& h,
-                                           const std::vector<measured_run>& runs, int configurations) {
+                                           const std::vector<detail::run_row>& runs, int configurations) {
     const std::vector<decomposition> decomps =
         h.decomposition ? std::vector{base.decomp} : std::vector{decomposition::task, decomposition::data};
     const std::vector<policy> pols =
@@ -127,7 +127,7 @@ std::vector<fit_options> candidate_options(const fit_options& base, const struct
 // The runs grouped by configuration, in the order of their keys: each one's finished runs' log times and its
 // censored runs.
 using configuration_groups = std::map<config_key, detail::measured_configuration>;
-configuration_groups by_configuration(const std::vector<measured_run>& runs) {
+configuration_groups by_configuration(const std::vector<detail::run_row>& runs) {
     configuration_groups groups;
     for (const auto& r : runs) {
         auto& g = groups[key_of(r)];
@@ -151,15 +151,15 @@ std::pair<double, int> repetition_noise(const configuration_groups& groups) {
 
 // Each configuration's median run (of an even count, the lower middle one: a run that was measured), censored
 // runs as they are.
-std::vector<measured_run> one_per_configuration(const std::vector<measured_run>& runs) {
-    std::map<config_key, std::vector<const measured_run*>> groups;
-    std::vector<measured_run> out;
+std::vector<detail::run_row> one_per_configuration(const std::vector<detail::run_row>& runs) {
+    std::map<config_key, std::vector<const detail::run_row*>> groups;
+    std::vector<detail::run_row> out;
     for (const auto& r : runs) {
         if (r.censored) out.push_back(r);
         else groups[key_of(r)].push_back(&r);
     }
     for (auto& [k, g] : groups) {
-        std::sort(g.begin(), g.end(), [](const measured_run* a, const measured_run* b) { return a->time_s < b->time_s; });
+        std::sort(g.begin(), g.end(), [](const detail::run_row* a, const detail::run_row* b) { return a->time_s < b->time_s; });
         out.push_back(*g[(g.size() - 1) / 2]);
     }
     return out;
@@ -172,14 +172,14 @@ int distinct_configurations(const configuration_groups& groups) {
 
 // The |error| (percent) of each configuration's median time predicted by a fit of the other configurations;
 // empty when a fold cannot be fitted (why says which and why).
-std::vector<double> leave_one_configuration_out(const platform& pl, const std::vector<measured_run>& runs,
+std::vector<double> leave_one_configuration_out(const platform& pl, const std::vector<detail::run_row>& runs,
                                                const std::vector<detail::fit_row>& rows, const fit_options& o,
                                                const std::string& file, std::string& why) {
     std::map<config_key, std::vector<std::size_t>> groups;
     for (std::size_t i = 0; i < runs.size(); ++i) groups[key_of(runs[i])].push_back(i);
     std::vector<double> errors;
     for (const auto& [k, members] : groups) {
-        std::vector<measured_run> train;
+        std::vector<detail::run_row> train;
         std::vector<detail::fit_row> train_rows;
         std::vector<double> times;
         for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -196,7 +196,7 @@ std::vector<double> leave_one_configuration_out(const platform& pl, const std::v
             const double predicted = detail::fit_time(rows[members.front()], f.app);
             errors.push_back(std::fabs(predicted - measured) / measured * 100.0);
         } catch (const input_error& e) {
-            const measured_run& r = runs[members.front()];
+            const detail::run_row& r = runs[members.front()];
             why = "configuration m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) +
                   " cannot be predicted from the others: " + e.expected() + " expected, " + e.found();
             return {};
@@ -246,13 +246,13 @@ std::string pct(double v) {
 
 // The runs a candidate fits (policy set) and their coefficient rows under its shape.
 struct candidate_data {
-    std::vector<measured_run> runs;
+    std::vector<detail::run_row> runs;
     std::vector<detail::fit_row> rows;
     std::size_t n_censored = 0;
     std::string error;  ///< the platform's tables do not cover a run: why (rows empty)
 };
 
-candidate_data data_of(const std::vector<measured_run>& runs_in, const fit_options& o, detail::fit_row_cache& cache) {
+candidate_data data_of(const std::vector<detail::run_row>& runs_in, const fit_options& o, detail::fit_row_cache& cache) {
     candidate_data d;
     d.runs = detail::runs_to_fit(runs_in, o.pol, d.n_censored);
     d.rows = cache.rows(d.runs, o);
@@ -305,7 +305,7 @@ structure_candidate score_candidate(const platform& pl, const candidate_data& da
 // parameters as an earlier one (a spin limit on a platform without spin costs, a policy that changes no run)
 // is the same model and is left out.
 std::vector<std::pair<fit_options, candidate_data>> distinct_candidates(const std::vector<fit_options>& options,
-                                                                        const std::vector<measured_run>& runs,
+                                                                        const std::vector<detail::run_row>& runs,
                                                                         detail::fit_row_cache& cache) {
     std::vector<std::pair<fit_options, candidate_data>> out;
     for (const auto& o : options) {
@@ -350,8 +350,9 @@ void simplest_within_one_se(structure_selection& out) {
 
 }  // namespace
 
-structure_selection select_structure(const platform& pl, const std::vector<measured_run>& runs, const fit_options& base,
+structure_selection select_structure(const platform& pl, const std::vector<measurement>& measured, const fit_options& base,
                                      const structure_held& held, const std::string& file, const selection_options& sel) {
+    const std::vector<detail::run_row> runs = detail::rows_of(measured);
     detail::check_one_work(runs, file);
     structure_selection out;
     const configuration_groups groups = by_configuration(runs);
@@ -367,7 +368,7 @@ structure_selection select_structure(const platform& pl, const std::vector<measu
     const std::vector<fit_options> options = candidate_options(base, held, runs, out.configurations);
     // The candidates are scored on one run per configuration, its median (repetitions measured the noise
     // above; a structure is judged by configurations, and a million repetitions would make every fold slow).
-    const std::vector<measured_run> scored = one_per_configuration(runs);
+    const std::vector<detail::run_row> scored = one_per_configuration(runs);
     out.chose = options.size() > 1;
     detail::fit_row_cache cache(pl);
     const auto distinct = distinct_candidates(options, scored, cache);
@@ -385,7 +386,7 @@ structure_selection select_structure(const platform& pl, const std::vector<measu
     if (cv) simplest_within_one_se(out);
     // The chosen one fitted again, residuals by the model; with no candidate fitted this throws the fit's error.
     const fit_options& chosen = out.candidates.front().fitted ? out.candidates.front().opt : options.front();
-    out.fit = fit_application(pl, runs, chosen, file);
+    out.fit = fit_application(pl, measured, chosen, file);
     // The parameters the selection held at 0 (too few configurations) say so, not "--fix".
     for (std::size_t i = base.fixed.size(); i < chosen.fixed.size(); ++i)
         for (auto& p : out.fit.params)
@@ -394,8 +395,8 @@ structure_selection select_structure(const platform& pl, const std::vector<measu
                          "another)";
     for (const auto& r : out.fit.residuals)
         if (std::fabs(r.err_pct) > undescribed_pct)
-            out.warnings.push_back("the model does not describe configuration m=" + std::to_string(r.run.c.m) +
-                                   " p=" + std::to_string(r.run.c.p) + " nodes=" + std::to_string(r.run.c.nodes) +
+            out.warnings.push_back("the model does not describe configuration m=" + std::to_string(r.c.m) +
+                                   " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes) +
                                    " (" + r.run.where + "): measured " + pct(r.run.time_s) + " s, fitted " +
                                    pct(r.predicted_s) + " s (" + (r.err_pct > 0 ? "+" : "") + pct(r.err_pct) + " %)");
     return out;

@@ -55,12 +55,12 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     // A message case predicts one message at a level of the platform's hierarchy (m and p do not apply).
     const bool message = c.contains("message");
     if (message && c.contains("mapping")) r.fail(child(cp, "message"), "a message case or a mapping case", "both");
-    vc.c.m = static_cast<int>(message ? r.integer_or(c, cp, "m", 1, 1, 1000000000) : r.integer_at(c, cp, "m", 1, 1000000000));
-    vc.c.p = static_cast<int>(message ? r.integer_or(c, cp, "p", 1, 1, 1000000000) : r.integer_at(c, cp, "p", 1, 1000000000));
-    vc.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
-    vc.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
+    vc.measured.c.m = static_cast<int>(message ? r.integer_or(c, cp, "m", 1, 1, 1000000000) : r.integer_at(c, cp, "m", 1, 1000000000));
+    vc.measured.c.p = static_cast<int>(message ? r.integer_or(c, cp, "p", 1, 1, 1000000000) : r.integer_at(c, cp, "p", 1, 1000000000));
+    vc.measured.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
+    vc.measured.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
     if (c.contains("sharing"))
-        vc.c.share = static_cast<accelerator_sharing>(
+        vc.measured.c.share = static_cast<accelerator_sharing>(
             r.choice(c, cp, "sharing", {"dedicated", "mps", "time_sliced"}, 0, true));
     vc.measured_s = r.number_at(c, cp, "measured_s", above(0.0, "seconds"));
     if (!detail::measured_in_range(vc.measured_s)) r.fail(child(cp, "measured_s"), detail::measured_range_text, c["measured_s"]);
@@ -78,9 +78,16 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
         std::string rp = child(cp, "runs");
         if (!rs.is_array() || rs.empty())
             r.fail(rp, "an array of at least one measured time, seconds (no key when no run is known)", rs);
-        for (std::size_t k = 0; k < rs.size(); ++k) vc.runs.push_back(r.number(rs[k], child(rp, k), above(0.0, "seconds")));
+        std::vector<double> times;
+        for (std::size_t k = 0; k < rs.size(); ++k) {
+            times.push_back(r.number(rs[k], child(rp, k), above(0.0, "seconds")));
+            measurement::run run{times.back(), vc.censored ? run_outcome::censored : run_outcome::ok};
+            run.order = k;
+            run.where = child(rp, k);
+            vc.measured.runs.push_back(std::move(run));
+        }
         // measured_s summarises the runs (their median): outside their range, one of the two is wrong.
-        const auto [lo, hi] = std::minmax_element(vc.runs.begin(), vc.runs.end());
+        const auto [lo, hi] = std::minmax_element(times.begin(), times.end());
         const double slack = 1e-9 * *hi;
         if (!vc.censored && (vc.measured_s < *lo - slack || vc.measured_s > *hi + slack))
             r.fail(child(cp, "measured_s"),
@@ -88,9 +95,9 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
                        detail::format_double(*hi) + "] s (measured_s is their median)",
                    c["measured_s"]);
     }
-    vc.source = r.string_or(c, cp, "source", r.string_or(doc, "", "source", ""));
+    vc.measured.source = r.string_or(c, cp, "source", r.string_or(doc, "", "source", ""));
     vc.group = r.string_or(c, cp, "group", default_group);
-    vc.label = r.string_or(c, cp, "label", config_label(vc.c));
+    vc.label = r.string_or(c, cp, "label", config_label(vc.c()));
     return vc;
 }
 
@@ -138,7 +145,7 @@ prediction wavefront_case_prediction(const detail::reader& r, const json& c, con
                                      const scenario& s, const validation_case& vc) {
     const wave_mapping wm = static_cast<wave_mapping>(r.choice(c, cp, "mapping", {"accelerator-driven", "host-driven"}, 0, true));
     if (!s.app.has_wavefront) r.fail(child(cp, "mapping"), "an application with a \"wavefront\" section", "none");
-    const wavefront_prediction w = wavefront_time(s.plat, s.app.wave, wm, vc.c);
+    const wavefront_prediction w = wavefront_time(s.plat, s.app.wave, wm, vc.c());
     if (!w.valid) r.fail(cp, std::string(w.why), vc.label);
     prediction pr;
     pr.time_s = w.time_s;
@@ -152,21 +159,21 @@ prediction wavefront_case_prediction(const detail::reader& r, const json& c, con
 prediction predict_case(const detail::reader& r, const json& c, const std::string& cp, scenario& s,
                         const validation_case& vc, model_kind kind) {
     const std::vector<accelerator_sharing> modes = s.plat.sharing_modes();
-    if (std::find(modes.begin(), modes.end(), vc.c.share) == modes.end())
-        r.fail(child(cp, "sharing"), "one of the platform's sharing modes", std::string(to_string(vc.c.share)));
+    if (std::find(modes.begin(), modes.end(), vc.measured.c.share) == modes.end())
+        r.fail(child(cp, "sharing"), "one of the platform's sharing modes", std::string(to_string(vc.measured.c.share)));
     // time-sliced: p <= apus·slots alone; otherwise m*p <= apus·slots (docs/MODEL.md §7)
-    const bool sliced = vc.c.share == accelerator_sharing::time_sliced;
-    if (held_blocks(vc.c) > s.plat.capacity() || vc.c.nodes > s.plat.nodes)
+    const bool sliced = vc.measured.c.share == accelerator_sharing::time_sliced;
+    if (held_blocks(vc.c()) > s.plat.capacity() || vc.measured.c.nodes > s.plat.nodes)
         r.fail(cp, std::string("a feasible configuration (") + (sliced ? "p" : "m*p") + " <= " + capacity_text(s.plat) +
                        ", nodes <= " + std::to_string(s.plat.nodes) + ")",
                vc.label);
     if (c.contains("message")) return message_prediction(r, c, cp, s);
     if (c.contains("mapping")) return wavefront_case_prediction(r, c, cp, s, vc);
     // Evaluate exactly this configuration: the tables must cover it (checked again for this space).
-    narrow(s, vc.c);
+    narrow(s, vc.c());
     check_coverage(s);
     evaluator ev(s, kind);
-    return ev(vc.c);
+    return ev(vc.c());
 }
 
 // The prediction against the measurement: the error, and the interval of the runs' median.
@@ -181,7 +188,6 @@ void score_case(const detail::reader& r, const std::string& cp, const prediction
         r.fail(child(cp, "measured_s"), "a measured time on the scale of the prediction (" +
                std::to_string(vc.predicted_s) + " s)", "one whose relative error overflows");
     if (vc.censored) vc.err_pct = std::min(vc.err_pct, 0.0);  // at least the bound: right
-    if (!vc.censored) std::tie(vc.ci90_lo, vc.ci90_hi) = median_ci90(vc.runs);
 }
 
 // Reads and predicts the case at `cp`.
@@ -234,10 +240,10 @@ void summarize_cases(validation_report& rep) {
         if (vc.censored) {
             ++rep.censored;
             rep.censored_right += vc.predicted_s >= vc.measured_s;
-        } else if (std::isfinite(vc.ci90_lo)) {
+        } else if (const auto [lo, hi] = vc.measured.median_ci90(); std::isfinite(lo)) {
             ++rep.with_ci;
-            rep.within_ci += vc.predicted_s >= vc.ci90_lo && vc.predicted_s <= vc.ci90_hi;
-            rep.mean_ci_halfwidth_pct += 50.0 * (vc.ci90_hi - vc.ci90_lo) / vc.measured_s;
+            rep.within_ci += vc.predicted_s >= lo && vc.predicted_s <= hi;
+            rep.mean_ci_halfwidth_pct += 50.0 * (hi - lo) / vc.measured_s;
         }
     }
     if (rep.with_ci > 0) rep.mean_ci_halfwidth_pct /= rep.with_ci;
@@ -323,7 +329,7 @@ validation_report run_validation(const std::string& path, model_kind kind, const
         // Cases of one group are ranked against each other: one configuration twice would be its own rival.
         const validation_case& vc = rep.cases.back();
         if (vc.group.empty() || c.contains("message")) continue;
-        const std::string config = config_label(vc.c);
+        const std::string config = config_label(vc.c());
         // The same configuration of another scenario, or of the case's own application or platform edits, is
         // another program or machine.
         std::string scenario;

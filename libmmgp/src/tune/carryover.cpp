@@ -63,14 +63,15 @@ double projected(const tune_carryover& carry, double short_s) { return std::max(
 
 }  // namespace
 
-std::vector<short_evidence> gather_short(const std::vector<tune_run>& runs, std::size_t n_configs) {
+std::vector<short_evidence> gather_short(const std::map<std::size_t, measurement>& measured, std::size_t n_configs) {
     std::vector<short_evidence> shorts(n_configs);
-    for (const auto& r : runs) {
-        if (!(r.work < 1)) continue;
-        auto& s = shorts[r.config];
-        if (r.outcome == run_outcome::ok && r.time_s > 0) s.logs.push_back(std::log(r.time_s));
-        else if (r.outcome == run_outcome::censored) ++s.censored, s.censored_at = std::max(s.censored_at, r.time_s);
-    }
+    for (const auto& [c, m] : measured)
+        for (const measurement::run& r : m.runs) {
+            if (!(r.work < 1)) continue;
+            auto& s = shorts[c];
+            if (r.finished()) s.logs.push_back(std::log(r.time_s));
+            else if (r.is_censored()) ++s.censored, s.censored_at = std::max(s.censored_at, r.time_s);
+        }
     return shorts;
 }
 

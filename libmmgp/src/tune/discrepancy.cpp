@@ -50,7 +50,7 @@ observations observe(const run_evidence& evidence, const noise_estimate& noise) 
         if (e.logs.empty() && !(e.censored > 0 && e.censored_at > 0)) continue;
         obs.configs.push_back(c);
         obs.log_time.push_back(e.logs.empty() ? std::log(e.censored_at) : e.center);
-        // Stopped early only (tune_run::early): at least its bound, as noisy as one run of it.
+        // Stopped early only (measurement::run::early): at least its bound, as noisy as one run of it.
         const double stopped_var = e.censored == e.early ? noise.config_var[c] / e.early : noise.pooled_var;
         obs.var.push_back(e.logs.empty() ? stopped_var : std::max(noise.config_var[c] / e.weight, e.median_var));
     }

@@ -1,9 +1,9 @@
 // Stage 1 of the tuner (tuner::assess, tune/tune.cpp): the evidence and the run-to-run noise of log times, from the
-// recorded runs alone. Per configuration: the log times of its finished runs, its censored and failed runs, the
-// log time they point to (mean below three runs, median from three on) and its own noise (1.4826 x the MAD from
-// three runs on); then the pooled noise and the noise assumed for one run of each configuration. Each configuration's
-// runs are a base/measured.hpp record (config_evidence); calls only the statistics of mmgp/statistics.hpp (median,
-// median_ci90); the later stages read what it returns.
+// recorded runs alone (the tuner's measurements, mmgp/measurement.hpp). Per configuration: the log times of its
+// finished runs, its censored and failed runs, the log time they point to (mean below three runs, median from three
+// on) and its own noise (repetition_variance: 1.4826 x the MAD from three runs on, as measurement::log_variance);
+// then the pooled noise and the noise assumed for one run of each configuration. Calls only the statistics of
+// mmgp/statistics.hpp (median, median_ci90, repetition_variance); the later stages read what it returns.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -25,26 +25,25 @@ double median_variance(const std::vector<double>& v) {
     return half * half;
 }
 
-run_evidence gather_evidence(const std::vector<tune_run>& runs, std::size_t n_configs) {
+run_evidence gather_evidence(const std::map<std::size_t, measurement>& measured, std::size_t n_configs) {
     run_evidence evidence;
     evidence.per_config.resize(n_configs);
-    for (const auto& r : runs) {
-        auto& e = evidence.per_config[r.config];
-        if (r.outcome == run_outcome::cancelled) continue;  // machine time spent, nothing learnt
-        if (r.work < 1) continue;  // a short run: evidence through the carry-over (tune/carryover.cpp)
-        if (r.outcome == run_outcome::ok && r.time_s > 0) {
-            e.logs.push_back(std::log(r.time_s));
-            evidence.measured.push_back(r.config);
-        } else if (r.outcome == run_outcome::censored) {
-            ++e.censored, e.censored_at = std::max(e.censored_at, std::max(r.time_s, r.past_bound_s));
-            if (r.early) ++e.early;
-        } else {
-            ++e.failed;  // failed, or a run without a positive time
+    for (const auto& [c, m] : measured) {
+        auto& e = evidence.per_config[c];
+        for (const measurement::run& r : m.runs) {
+            if (r.outcome == run_outcome::cancelled) continue;  // machine time spent, nothing learnt
+            if (r.work < 1) continue;  // a short run: evidence through the carry-over (tune/carryover.cpp)
+            if (r.finished()) {
+                e.logs.push_back(std::log(r.time_s));
+            } else if (r.is_censored()) {
+                ++e.censored, e.censored_at = std::max(e.censored_at, std::max(r.time_s, r.past_bound_s));
+                if (r.early) ++e.early;
+            } else {
+                ++e.failed;  // failed, or a run without a positive time
+            }
         }
+        if (!e.logs.empty()) evidence.measured.push_back(c);
     }
-    auto& measured = evidence.measured;
-    std::sort(measured.begin(), measured.end());
-    measured.erase(std::unique(measured.begin(), measured.end()), measured.end());
     return evidence;
 }
 
@@ -56,15 +55,7 @@ void summarise_runs(config_evidence& e) {
     e.center = n >= 3 ? median_of(e.logs) : mean;
     e.median_var = median_variance(e.logs);
     e.weight = n >= 3 ? static_cast<double>(n) / 1.57 : static_cast<double>(n);  // a median is worth n / 1.57 runs
-    if (n >= 3) {
-        std::vector<double> deviations;
-        for (double v : e.logs) deviations.push_back(std::abs(v - e.center));
-        const double sd = mad_to_sd * median_of(deviations);
-        e.own_var = sd * sd;
-    } else if (n == 2) {
-        e.own_var = 0;
-        e.add_squared_deviations(mean, e.own_var);
-    }
+    e.own_var = repetition_variance(e.logs);  // measurement::log_variance of its runs
 }
 
 // The pooled noise: the runs' own scales with a prior of `prior_dof` pseudo-degrees of freedom at the prior

@@ -133,19 +133,20 @@ void evaluate_model(const scenario& fitted, const std::vector<configuration>& sp
 // them. Returns false (the model unused) when no structure fits.
 bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>& space, const run_evidence& evidence,
                              scenario& fitted, std::vector<tune_param>& params) {
-    std::vector<measured_run> runs;
+    std::vector<measurement> runs;
     for (std::size_t c = 0; c < evidence.size(); ++c) {
         const config_evidence& e = evidence[c];
         if (e.logs.empty() && e.censored == 0) continue;
-        measured_run r;
-        r.c = space[c];
-        r.has_policy = true;
-        r.units = s.app.units;
-        r.censored = e.logs.empty();
-        r.time_s = r.censored ? e.censored_at : std::exp(e.center);
-        r.bound_s = r.censored ? e.censored_at : 0.0;
-        r.where = "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes);
-        if (r.time_s > 0 && std::isfinite(r.time_s)) runs.push_back(r);
+        measurement m{space[c], s.app.units};
+        m.has_policy = true;
+        measurement::run r;
+        r.outcome = e.logs.empty() ? run_outcome::censored : run_outcome::ok;
+        r.time_s = e.logs.empty() ? e.censored_at : std::exp(e.center);
+        r.bound_s = e.logs.empty() ? e.censored_at : 0.0;
+        r.order = runs.size();
+        r.where = "m=" + std::to_string(m.c.m) + " p=" + std::to_string(m.c.p) + " nodes=" + std::to_string(m.c.nodes);
+        m.runs.push_back(std::move(r));
+        if (m.runs[0].time_s > 0 && std::isfinite(m.runs[0].time_s)) runs.push_back(std::move(m));
     }
     fit_options base;
     base.decomp = s.app.decomp;

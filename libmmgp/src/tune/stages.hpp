@@ -39,7 +39,7 @@ struct config_evidence : measured_configuration {  // its runs: logs, censored, 
     double weight = 0;         // number of finished runs behind `center` (median: fewer)
     double median_var = 0;     // distribution-free variance of `center` from five runs on (0: fewer)
     double own_var = 0;        // its own run-to-run variance of log times (0: fewer than two runs)
-    int early = 0;             // of the censored runs, those stopped early (tune_run::early)
+    int early = 0;             // of the censored runs, those stopped early (measurement::run::early)
     bool projected = false;    // no full run finished: its log time projected from short runs (carry-over)
     double projected_log = 0, projected_var = 0;
     bool excluded() const noexcept { return censored > early || failed > 0; }  // never chosen, never run again
@@ -56,7 +56,7 @@ struct run_evidence {
 
 /// The runs sorted by configuration: log times of the finished ones, counts of the censored and failed ones
 /// (a cancelled run tells nothing). `center`, `weight`, `median_var` and `own_var` are left at 0.
-run_evidence gather_evidence(const std::vector<tune_run>& runs, std::size_t n_configs);
+run_evidence gather_evidence(const std::map<std::size_t, measurement>& measured, std::size_t n_configs);
 /// Fills `center`, `weight`, `median_var` and `own_var` from `logs`.
 void summarise_runs(config_evidence& e);
 
@@ -81,13 +81,13 @@ noise_estimate estimate_noise(run_evidence& evidence, const noise_prior& prior);
 
 // --- 1b. carry-over (tune/carryover.cpp) ------------------------------------------------------------
 
-/// The short runs (tune_run::work below 1) of one configuration: logs of the finished ones, the stopped ones and
+/// The short runs (measurement::run::work below 1) of one configuration: logs of the finished ones, the stopped ones and
 /// the longest bound they were stopped at (failed ones are not counted: they tell nothing).
 struct short_evidence : measured_configuration {
     int runs() const noexcept { return static_cast<int>(logs.size()) + censored; }
 };
 /// The short runs sorted by configuration (failed and cancelled ones tell nothing).
-std::vector<short_evidence> gather_short(const std::vector<tune_run>& runs, std::size_t n_configs);
+std::vector<short_evidence> gather_short(const std::map<std::size_t, measurement>& measured, std::size_t n_configs);
 
 /// The carry-over from the configurations run both ways (`evidence` summarised: its centers), pulled towards the
 /// prior ratio 1 / short_work without a start-up; its error from the residuals with a prior of 15 % worth one pair.

@@ -16,12 +16,6 @@
 
 namespace mmgp {
 
-std::string_view to_string(run_outcome o) noexcept {
-    static constexpr std::pair<std::string_view, run_outcome> names[] = {
-        {"ok", run_outcome::ok}, {"censored", run_outcome::censored}, {"failed", run_outcome::failed}, {"cancelled", run_outcome::cancelled}};
-    return detail::name_of(o, names, "?");
-}
-
 std::string_view to_string(tune_stop s) noexcept {
     static constexpr std::pair<std::string_view, tune_stop> names[] = {
         {"none", tune_stop::none},
@@ -68,9 +62,21 @@ tuner::tuner(const scenario& s, std::vector<configuration> space, const tune_opt
     if (opt_.first_by_platform && !opt_.prior) first_time_ = detail::platform_only_times(s_, space_);
 }
 
-void tuner::add(const tune_run& r) {
-    if (r.config >= space_.size()) throw std::out_of_range("tuner::add: configuration index out of the space");
-    runs_.push_back(r);
+void tuner::add(std::size_t config, measurement::run r) {
+    if (config >= space_.size()) throw std::out_of_range("tuner::add: configuration index out of the space");
+    const auto [it, first] = measured_.try_emplace(config);
+    if (first) it->second.c = space_[config];
+    r.order = order_.size();
+    it->second.runs.push_back(std::move(r));
+    order_.push_back(config);
+}
+
+std::vector<std::pair<std::size_t, const measurement::run*>> tuner::runs_in_order() const {
+    std::map<std::size_t, std::size_t> taken;
+    std::vector<std::pair<std::size_t, const measurement::run*>> out;
+    out.reserve(order_.size());
+    for (std::size_t c : order_) out.emplace_back(c, &measured_.at(c).runs[taken[c]++]);
+    return out;
 }
 
 namespace {
@@ -86,9 +92,10 @@ std::vector<int> runs_in_flight(const std::vector<std::size_t>& in_flight, std::
 }
 
 // Machine seconds spent: wall time x nodes of every run, cancelled ones included.
-double machine_seconds(const std::vector<tune_run>& runs, const std::vector<configuration>& space) {
+double machine_seconds(const std::vector<std::pair<std::size_t, const measurement::run*>>& runs,
+                       const std::vector<configuration>& space) {
     double total = 0;
-    for (const auto& r : runs) total += r.time_s * space[r.config].nodes;
+    for (const auto& [c, r] : runs) total += r->time_s * space[c].nodes;
     return total;
 }
 
@@ -187,12 +194,12 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     const std::vector<int> flying = runs_in_flight(in_flight, n_configs);
     tune_assessment a;
     a.configs.resize(n_configs);
-    a.runs = static_cast<int>(runs_.size());
+    a.runs = static_cast<int>(order_.size());
     a.in_flight = static_cast<int>(in_flight.size());
-    a.machine_s = machine_seconds(runs_, space_);
+    a.machine_s = machine_seconds(runs_in_order(), space_);
 
     // 1. Noise: what the runs of each configuration say, and how much runs of one configuration differ.
-    detail::run_evidence evidence = detail::gather_evidence(runs_, n_configs);
+    detail::run_evidence evidence = detail::gather_evidence(measured_, n_configs);
     const detail::noise_estimate noise =
         detail::estimate_noise(evidence, {opt_.noise, opt_.noise_dof, opt_.few_runs_noisiest});
     a.noise = std::sqrt(noise.pooled_var);
@@ -201,7 +208,7 @@ tune_assessment tuner::assess(const std::vector<std::size_t>& in_flight) const {
     // empty, nothing is allocated per configuration of a space that may hold millions).
     std::vector<detail::short_evidence> shorts;
     if (opt_.short_work > 0) {
-        shorts = detail::gather_short(runs_, n_configs);
+        shorts = detail::gather_short(measured_, n_configs);
         a.carryover = detail::fit_carryover(shorts, evidence, opt_.short_work);
         detail::add_short_evidence(evidence, shorts, a.carryover);
     }
