@@ -9,7 +9,6 @@
 #include <map>
 #include <tuple>
 
-#include "base/measured.hpp"
 #include "fit/terms.hpp"
 #include "mmgp/error.hpp"
 #include "mmgp/fit.hpp"
@@ -124,27 +123,16 @@ std::vector<fit_options> candidate_options(const fit_options& base, const struct
     return out;
 }
 
-// The runs grouped by configuration, in the order of their keys: each one's finished runs' log times and its
-// censored runs.
-using configuration_groups = std::map<config_key, detail::measured_configuration>;
-configuration_groups by_configuration(const std::vector<detail::run_row>& runs) {
-    configuration_groups groups;
-    for (const auto& r : runs) {
-        auto& g = groups[key_of(r)];
-        if (r.censored) ++g.censored, g.censored_at = std::max(g.censored_at, r.time_s);
-        else g.logs.push_back(std::log(r.time_s));
-    }
-    return groups;
-}
-
-// The pooled standard deviation of log times within configurations, with its degrees of freedom.
-std::pair<double, int> repetition_noise(const configuration_groups& groups) {
+// The pooled run-to-run noise of log times within the configurations (each one's measurement::log_variance,
+// worth its finished runs less one), as a standard deviation, with its degrees of freedom.
+std::pair<double, int> repetition_noise(const std::vector<measurement>& measured) {
     double ss = 0;
     int df = 0;
-    for (const auto& [k, g] : groups) {
-        if (g.logs.size() < 2) continue;
-        g.add_squared_deviations(g.log_mean(), ss);
-        df += static_cast<int>(g.logs.size()) - 1;
+    for (const measurement& m : measured) {
+        const int n = static_cast<int>(m.finished_times().size());
+        if (n < 2) continue;
+        ss += (n - 1) * m.log_variance();
+        df += n - 1;
     }
     return {df > 0 ? std::sqrt(ss / df) : 0.0, df};
 }
@@ -166,8 +154,8 @@ std::vector<detail::run_row> one_per_configuration(const std::vector<detail::run
 }
 
 // The configurations with a finished run.
-int distinct_configurations(const configuration_groups& groups) {
-    return static_cast<int>(std::count_if(groups.begin(), groups.end(), [](const auto& g) { return !g.second.logs.empty(); }));
+int distinct_configurations(const std::vector<measurement>& measured) {
+    return static_cast<int>(std::count_if(measured.begin(), measured.end(), [](const measurement& m) { return !m.finished_times().empty(); }));
 }
 
 // The |error| (percent) of each configuration's median time predicted by a fit of the other configurations;
@@ -355,7 +343,8 @@ structure_selection select_structure(const platform& pl, const std::vector<measu
     const std::vector<detail::run_row> runs = detail::rows_of(measured);
     detail::check_one_work(runs, file);
     structure_selection out;
-    const configuration_groups groups = by_configuration(runs);
+    // The runs of each configuration as one measurement, however the caller grouped them.
+    const std::vector<measurement> groups = detail::group_rows(runs);
     out.configurations = distinct_configurations(groups);
     const auto [rep_sigma, df] = repetition_noise(groups);
     if (df >= 3) {
