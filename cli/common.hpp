@@ -35,7 +35,7 @@ nlohmann::ordered_json json_number(double v);
 using mmgp::human_time;  // a time for people (mmgp/words.hpp)
 using mmgp::label;       // a configuration for people
 /// The breakdown as a JSON object (seconds): for a document (breakdown_object), and as text for predict's
-/// streamed rows (breakdown_json, one fmt call on the hot path); the same keys in the same order.
+/// streamed rows (breakdown_json, on the hot path); both from one list of keys (output.cpp).
 nlohmann::ordered_json breakdown_object(const breakdown& b);
 std::string breakdown_json(const breakdown& b);
 /// JSON string literal.

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
+#include <string_view>
 #include <set>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <utility>
 
 #include "common.hpp"
 #include "options.hpp"
@@ -213,25 +215,52 @@ std::string num(double v) {
 }
 
 namespace {
+
+// num(v), appended.
+void append_number(fmt::memory_buffer& out, double v) {
+    if (std::isfinite(v)) fmt::format_to(fmt::appender(out), "{}", v);
+    else out.append(std::string_view("null"));
+}
+
+}  // namespace
+
+namespace {
 bool g_report_incomplete = false;
 }  // namespace
 
 void mark_report_incomplete() noexcept { g_report_incomplete = true; }
 bool report_incomplete() noexcept { return g_report_incomplete; }
 
+namespace {
+
+// The breakdown's keys, in the order both writers write them (the extrapolated flag last).
+constexpr std::pair<const char*, double breakdown::*> breakdown_fields[] = {
+    {"host", &breakdown::host},       {"accelerator", &breakdown::accelerator},
+    {"offload", &breakdown::offload}, {"context_switch", &breakdown::context_switch},
+    {"communication", &breakdown::communication}, {"spin", &breakdown::spin},
+    {"startup", &breakdown::startup}};
+
+}  // namespace
+
 nlohmann::ordered_json breakdown_object(const breakdown& b) {
-    return {{"host", json_number(b.host)},       {"accelerator", json_number(b.accelerator)},
-            {"offload", json_number(b.offload)}, {"context_switch", json_number(b.context_switch)},
-            {"communication", json_number(b.communication)}, {"spin", json_number(b.spin)},
-            {"startup", json_number(b.startup)}, {"extrapolated", b.extrapolated}};
+    nlohmann::ordered_json o = nlohmann::ordered_json::object();
+    for (const auto& [key, field] : breakdown_fields) o[key] = json_number(b.*field);
+    o["extrapolated"] = b.extrapolated;
+    return o;
 }
 
 std::string breakdown_json(const breakdown& b) {
-    return fmt::format(
-        "{{\"host\": {}, \"accelerator\": {}, \"offload\": {}, \"context_switch\": {}, \"communication\": {}, "
-        "\"spin\": {}, \"startup\": {}, \"extrapolated\": {}}}",
-        num(b.host), num(b.accelerator), num(b.offload), num(b.context_switch), num(b.communication), num(b.spin),
-        num(b.startup), b.extrapolated ? "true" : "false");
+    fmt::memory_buffer out;  // on the stack: one allocation per row, for the string returned
+    out.push_back('{');
+    for (const auto& [key, field] : breakdown_fields) {
+        out.push_back('"');
+        out.append(std::string_view(key));
+        out.append(std::string_view("\": "));
+        append_number(out, b.*field);
+        out.append(std::string_view(", "));
+    }
+    out.append(std::string_view(b.extrapolated ? "\"extrapolated\": true}" : "\"extrapolated\": false}"));
+    return fmt::to_string(out);
 }
 
 std::string quote(const std::string& s) {
