@@ -28,8 +28,11 @@ model_kind parse_model_option(const std::string& text);
 /// Parses a --policy value.
 policy parse_policy_option(const std::string& text);
 
-/// Shortest round-trip text of a double (CSV output and predict's streamed JSON rows).
+/// Shortest round-trip text of a double (CSV output and text): "1", "0.25".
 std::string num(double v);
+/// A double as every JSON document writes it (nlohmann::json's number format: "1.0", "0.25"; null when not
+/// finite): predict's streamed JSON rows, written without a JSON object each.
+std::string json_num(double v);
 /// A number for a JSON document: itself when finite, else null.
 nlohmann::ordered_json json_number(double v);
 using mmgp::human_time;  // a time for people (mmgp/words.hpp)
@@ -38,7 +41,7 @@ using mmgp::label;       // a configuration for people
 /// streamed rows (breakdown_json, on the hot path); both from one list of keys (output.cpp).
 nlohmann::ordered_json breakdown_object(const breakdown& b);
 std::string breakdown_json(const breakdown& b);
-/// JSON string literal.
+/// JSON string literal, as nlohmann::json writes it.
 std::string quote(const std::string& s);
 
 /// The model and search-space options shared by predict and launch: --model, --policy, --m, --p, --nodes.

@@ -216,13 +216,21 @@ std::string num(double v) {
 
 namespace {
 
-// num(v), appended.
-void append_number(fmt::memory_buffer& out, double v) {
-    if (std::isfinite(v)) fmt::format_to(fmt::appender(out), "{}", v);
-    else out.append(std::string_view("null"));
+// json_num(v), appended: the characters nlohmann::json's dump writes for a finite double (its to_chars), else null.
+void append_json_number(fmt::memory_buffer& out, double v) {
+    if (!std::isfinite(v)) return out.append(std::string_view("null"));
+    char text[64];
+    const char* end = nlohmann::detail::to_chars(text, text + sizeof text, v);
+    out.append(text, end);
 }
 
 }  // namespace
+
+std::string json_num(double v) {
+    fmt::memory_buffer out;
+    append_json_number(out, v);
+    return fmt::to_string(out);
+}
 
 namespace {
 bool g_report_incomplete = false;
@@ -256,7 +264,7 @@ std::string breakdown_json(const breakdown& b) {
         out.push_back('"');
         out.append(std::string_view(key));
         out.append(std::string_view("\": "));
-        append_number(out, b.*field);
+        append_json_number(out, b.*field);
         out.append(std::string_view(", "));
     }
     out.append(std::string_view(b.extrapolated ? "\"extrapolated\": true}" : "\"extrapolated\": false}"));
@@ -264,22 +272,8 @@ std::string breakdown_json(const breakdown& b) {
 }
 
 std::string quote(const std::string& s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
-            default:
-                if (c < 0x20)
-                    out += fmt::format("\\u{:04x}", c);
-                else
-                    out += static_cast<char>(c);
-        }
-    }
-    return out + "\"";
+    // nlohmann::json's own string writer; bytes that are not UTF-8 (a file name) become U+FFFD instead of throwing.
+    return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace mmgp::cli

@@ -242,8 +242,8 @@ std::string json_entry(const ranked& x, std::string_view extra = {}) {
                        "\"breakdown\": {}{}}}",
                        x.c.m, x.c.p, x.c.nodes,
                        x.c.share == accelerator_sharing::dedicated ? "" : fmt::format("\"sharing\": \"{}\", ", to_string(x.c.share)),
-                       num(x.pred.time_s), num(node_hours(x.c, x.pred.time_s)),
-                       num(core_hours(x.c, x.pred.time_s)), breakdown_json(x.pred.parts), extra);
+                       json_num(x.pred.time_s), json_num(node_hours(x.c, x.pred.time_s)),
+                       json_num(core_hours(x.c, x.pred.time_s)), breakdown_json(x.pred.parts), extra);
 }
 
 
@@ -289,10 +289,10 @@ void json_stream::row(const ranked& x, bool near) {
         out_.print("{{\"schema\": \"mmgp/1\", \"kind\": \"prediction\", \"profile\": {}, \"file\": {}, \"model\": \"{}\", "
                    "\"policy\": \"{}\", \"tolerance\": {}, ",
                    quote(s_.name.empty() ? s_.file : s_.name), quote(s_.file), to_string(kind_), to_string(s_.space.pol),
-                   num(s_.space.tolerance));
+                   json_num(s_.space.tolerance));
         out_.print("\"objective\": \"{}\", \"within\": {}, \"budget_node_hours\": {}, ", to_string(opt_.minimise),
-                   opt_.minimise == objective::time ? "null" : num(opt_.within),
-                   opt_.budget_node_hours > 0 ? num(opt_.budget_node_hours) : "null");
+                   opt_.minimise == objective::time ? "null" : json_num(opt_.within),
+                   opt_.budget_node_hours > 0 ? json_num(opt_.budget_node_hours) : "null");
         out_.print("\"search\": {{\"m\": [{}, {}], \"p\": [{}, {}], \"nodes\": [{}, {}]}}, \"feasible\": {},\n",
                    s_.space.m.lo, s_.space.m.hi, s_.space.p.lo, s_.space.p.hi, s_.space.nodes.lo, s_.space.nodes.hi,
                    feasible_);

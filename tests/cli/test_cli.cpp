@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -55,6 +56,35 @@ TEST_CASE("mmgp predict --json lists every feasible configuration with its break
     }
     CHECK(j["near_optimal_count"].get<std::size_t>() == flagged);
     CHECK(j["near_optimal"].size() == flagged);
+}
+
+TEST_CASE("mmgp predict --json writes its numbers as every other JSON document does") {
+    // The streamed rows are written without a JSON object each; their seconds and hours are the numbers
+    // nlohmann::json writes (an integral time as 0.0, not 0), as the front and the uncertainty beside them are.
+    auto r = run_mmgp("predict pbpi-roadrunner --json --objective node-hours --max-nodes 4");
+    REQUIRE(r.status == 0);
+    const json j = json::parse(r.out);
+    std::set<std::string> written;  // every value's text after a key: ": 0.25," -> 0.25
+    for (std::size_t at = r.out.find(": "); at != std::string::npos; at = r.out.find(": ", at + 2))
+        written.insert(r.out.substr(at + 2, r.out.find_first_of(",}]\n", at + 2) - (at + 2)));
+    int integral = 0;
+    auto same_as_dump = [&](const json& v, const std::string& what) {
+        INFO(what);
+        REQUIRE(v.is_number_float());
+        const double x = v.get<double>();
+        integral += x == std::floor(x);
+        // The row's own text holds the number as nlohmann writes it.
+        CHECK(written.count(json(x).dump()) == 1);
+    };
+    for (const auto& c : j["configurations"]) {
+        for (const char* key : {"time_s", "node_hours", "core_hours"}) same_as_dump(c[key], key);
+        for (const auto& [key, v] : c["breakdown"].items())
+            if (key != "extrapolated") same_as_dump(v, key);
+    }
+    same_as_dump(j["tolerance"], "tolerance");
+    same_as_dump(j["within"], "within");
+    CHECK(integral > 0);  // the zero terms of the breakdown at least: the case that told the two formats apart
+    for (const auto& f : j["front"]) CHECK(f["time_s"].is_number_float());
 }
 
 TEST_CASE("mmgp predict --model eq11 --json agrees with an independent Eq. 11 to 1e-9 on random profiles") {
