@@ -180,8 +180,9 @@ int run_launch(const launch_options& o) {
         throw usage_error("--launcher: expected openmpi, mpich, srun or local, found \"" + o.launcher + "\"");
     check_launcher_options(kind, o);
     check_cuda_devices(o, nullptr);  // the list before the scenario is read, the platform after
-    model_kind mk = parse_model_option(o.space.model);
+    (void)parse_model_option(o.space.model);  // a bad option before any file is read
     scenario s = load_with_options(o.profile, o.space);
+    const model_kind mk = model_of(o.space, s);
     check_cuda_devices(o, &s.plat);
     // Task units are part of the model: the mapping is chosen for the units to be launched.
     if (o.units && s.app.decomp == decomposition::task) s.app.units = *o.units;

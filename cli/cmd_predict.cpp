@@ -103,8 +103,9 @@ search_result csv_prediction(predict::out_stream& out, const scenario& s, model_
 }  // namespace
 
 int run_predict(const predict_options& o) {
-    model_kind kind = parse_model_option(o.space.model);
+    (void)parse_model_option(o.space.model);  // a bad option before any file is read
     scenario s = load_with_options(o.profile, o.space);
+    const model_kind kind = model_of(o.space, s);
     if (o.tolerance) s.space.tolerance = *o.tolerance;  // its range is checked by the option table
     // The search streams: no output keeps every configuration in memory (search.hpp).
     search_options opt;

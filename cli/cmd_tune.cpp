@@ -327,6 +327,8 @@ scenario tune_scenario(tune_options_cli& o) {
         if (!edits.search.empty()) s.space.sharing = platform_search_sharing(edits.search, s.plat);
     } else {
         s = load_scenario(o.profile, edits);
+        if (!s.model.empty() && s.model != "mmgp")
+            throw input_error(s.file, "/model", "mmgp or no model (tune fits the engine's model)", "\"" + s.model + "\"");
     }
     warn_about_platform(s.plat, o.space.max_age_days);
     if (o.launch.units) s.app.units = *o.launch.units;

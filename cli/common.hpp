@@ -25,6 +25,7 @@ void refuse_repeated_keys(const std::string& option, const std::vector<std::stri
 int_range parse_range(const std::string& option, const std::string& text);
 /// Parses a --model value.
 model_kind parse_model_option(const std::string& text);
+
 /// Parses a --policy value.
 policy parse_policy_option(const std::string& text);
 
@@ -47,6 +48,7 @@ std::string quote(const std::string& s);
 /// The model and search-space options shared by predict and launch: --model, --policy, --m, --p, --nodes.
 struct space_options_cli {
     std::string model = "mmgp", policy, m, p, nodes;
+    bool model_named = false;       ///< --model was given: it overrides the scenario's "model"
     std::vector<std::string> sets;  ///< --set SECTION.KEY=VALUE
     double max_age_days = 90;       ///< --max-age: a calibrated platform older than this is warned about
     /// True when --m, --p or --nodes was given (the space was narrowed by hand).
@@ -55,6 +57,8 @@ struct space_options_cli {
 void add_space_options(CLI::App* sub, space_options_cli& o);
 /// Applies --policy, --m, --p, --nodes to s.space and checks the scenario still covers it.
 void apply_space_options(const space_options_cli& o, scenario& s);
+/// The model a command evaluates: --model's when given, else the one the scenario names, else mmgp.
+model_kind model_of(const space_options_cli& o, const scenario& s);
 /// The scenario `profile` with the --set edits of `o`, then apply_space_options(); warns (stderr) about a
 /// calibrated platform from another machine, old, measured too few times or flagged noisy.
 scenario load_with_options(const std::string& profile, const space_options_cli& o);

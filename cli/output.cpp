@@ -40,6 +40,13 @@ model_kind parse_model_option(const std::string& text) {
     return k;
 }
 
+model_kind model_of(const space_options_cli& o, const scenario& s) {
+    model_kind k = parse_model_option(o.model);
+    if (!o.model_named && !s.model.empty() && !parse_model(s.model, k))
+        throw std::logic_error("a scenario's model was read unchecked: " + s.model);
+    return k;
+}
+
 policy parse_policy_option(const std::string& text) {
     policy p;
     if (!parse_policy(text, p)) throw usage_error("--policy: expected edtlp or os, found \"" + text + "\"");
@@ -49,7 +56,8 @@ policy parse_policy_option(const std::string& text) {
 void add_space_options(CLI::App* sub, space_options_cli& o) {
     add_checked(sub, "--model", o.model,
                 "eq11: [H] Eq. 11 verbatim (one node); mmgp: the engine's model (task decomposition, host "
-                "oversubscription, cluster term). Default mmgp");
+                "oversubscription, cluster term). Default: the scenario's \"model\", else mmgp (mmgp models)")
+        ->each([&o](const std::string&) { o.model_named = true; });
     add_checked(sub, "--policy", o.policy, "Host scheduling policy: edtlp (switch on every off-load) or os; overrides search.policy");
     add_checked(sub, "--m", o.m, "Processes per node: N fixes it, LO:HI restricts the search (overrides search.m)");
     add_checked(sub, "--p", o.p, "Accelerators (threads) per process: N or LO:HI (overrides search.p)");

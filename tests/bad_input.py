@@ -123,6 +123,10 @@ FILES = {
     "tinyval.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "t", "scenario": "s.json", "cases": ['
                      '{"m": 1, "p": 1, "measured_s": 1e-300, "source": "t"}]}\n'),
     "tol.json": SCENARIO.replace('"search": {', '"search": {"tolerance": 1e308, '),
+    "model9.json": SCENARIO.replace('{"schema": "mmgp/1",', '{"schema": "mmgp/1", "model": "eq12",'),
+    "modeleq11.json": SCENARIO.replace('{"schema": "mmgp/1",', '{"schema": "mmgp/1", "model": "eq11",'),
+    "valeq11.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "e", "scenario": "modeleq11.json", "cases": ['
+                     '{"m": 1, "p": 1, "measured_s": 9.5, "source": "t"}]}\n'),
     "unc.json": SCENARIO.replace('"O_offload": 1e-7', '"O_offload": {"value": 1e-7, "spread": 1e30}'),
     "alpha02.json": SCENARIO.replace('"alpha": 1', '"alpha": {"table": {"1": 1, "2": 1.2, "02": 1.5}}'),
     "tornhead.jsonl": json.dumps(HEADER),  # a header whose newline never reached the disk
@@ -445,6 +449,13 @@ REFUSED = [
      'hugetime.csv: row 3, column time_s: expected a time in [1e-09, 1e+09] seconds, found "1e308"'),
     ("validate: a measured time of 1e-300 s (was a 300-digit error)", "validate tinyval.json", 2,
      "tinyval.json: /cases/0/measured_s: expected a time in [1e-09, 1e+09] seconds, found the number 1e-300"),
+    ("scenario: a model no one registered", "predict model9.json", 2,
+     'model9.json: /model: expected an application model by name: eq11 or mmgp (mmgp models), found the string "eq12"'),
+    ("tune: a scenario naming a model the tuner does not fit", "tune modeleq11.json --launcher local -- true", 2,
+     'modeleq11.json: /model: expected mmgp or no model (tune fits the engine\'s model), found "eq11"'),
+    ("validate: a case's scenario naming another model than the one evaluated (one model for every case of a report)",
+     "validate valeq11.json", 2,
+     "valeq11.json: /scenario: expected a scenario for the model the validation evaluates (mmgp: --model chooses it), found one naming model eq11"),
     ("search: a tolerance of 1e308 in a file (--tolerance stops at 100)", "predict tol.json", 2,
      "tol.json: /search/tolerance: expected a fraction of the best time in [0, 100], found the number 1e+308"),
     ("launch: a program word starting with '-' (mpirun would take it as its own option)",

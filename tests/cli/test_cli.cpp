@@ -87,6 +87,36 @@ TEST_CASE("mmgp predict --json writes its numbers as every other JSON document d
     for (const auto& f : j["front"]) CHECK(f["time_s"].is_number_float());
 }
 
+TEST_CASE("a scenario names its model; --model overrides it") {
+    mmgp::test::temp_dir d;
+    const std::string named = d.write("eq11.json", R"({"schema": "mmgp/1", "platform": "qs20", "application": "pbpi",
+        "model": "eq11"})");
+    const std::string plain = d.write("plain.json", R"({"schema": "mmgp/1", "platform": "qs20", "application": "pbpi"})");
+    auto by_name = run_mmgp("predict " + named + " --json");
+    auto by_option = run_mmgp("predict " + plain + " --json --model eq11");
+    auto overridden = run_mmgp("predict " + named + " --json --model mmgp");
+    auto plain_mmgp = run_mmgp("predict " + plain + " --json");
+    REQUIRE(by_name.status == 0);
+    REQUIRE(by_option.status == 0);
+    REQUIRE(overridden.status == 0);
+    REQUIRE(plain_mmgp.status == 0);
+    const json a = json::parse(by_name.out), b = json::parse(by_option.out), c = json::parse(overridden.out),
+               e = json::parse(plain_mmgp.out);
+    CHECK(a["model"] == "eq11");
+    CHECK(a["configurations"] == b["configurations"]);
+    CHECK(c["model"] == "mmgp");
+    CHECK(c["configurations"] == e["configurations"]);
+    CHECK(a["configurations"] != e["configurations"]);  // the two models differ on this scenario
+    // launch chooses with the scenario's model too.
+    auto launched = run_mmgp("launch " + named + " --launcher local --json -- true");
+    auto launched_eq11 = run_mmgp("launch " + plain + " --launcher local --json --model eq11 -- true");
+    REQUIRE(launched.status == 0);
+    REQUIRE(launched_eq11.status == 0);
+    CHECK(json::parse(launched.out)["model"] == "eq11");
+    REQUIRE(json::parse(launched.out)["mapping"].is_object());
+    CHECK(json::parse(launched.out)["mapping"] == json::parse(launched_eq11.out)["mapping"]);
+}
+
 TEST_CASE("mmgp predict --model eq11 --json agrees with an independent Eq. 11 to 1e-9 on random profiles") {
     std::mt19937_64 rng(3);
     auto logu = [&](double lo, double hi) {

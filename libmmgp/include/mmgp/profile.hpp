@@ -304,6 +304,9 @@ struct scenario {
     platform plat;
     application app;
     search_space space;
+    /// The application model the scenario names (its "model": eq11 or mmgp, as `mmgp models` lists them); empty:
+    /// none named, the command's (--model, default mmgp). A command's --model overrides it.
+    std::string model;
 };
 
 /// One mapping: m processes per node, p accelerators per process, `nodes` nodes.

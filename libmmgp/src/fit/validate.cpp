@@ -202,6 +202,10 @@ validation_case validate_case(const detail::reader& r, const detail::located_jso
                       "nothing (the key is missing)");
     validation_case vc = read_case(r, doc, c, cp, default_group);
     scenario s = case_scenario(r, lj, *scen, scen_path, c, cp, set_patches);
+    // One model for every case of the report: a scenario that names another is not predicted with it silently.
+    if (!s.model.empty() && s.model != to_string(kind))
+        r.fail(scen_path, "a scenario for the model the validation evaluates (" + std::string(to_string(kind)) +
+                              ": --model chooses it)", "one naming model " + s.model);
     score_case(r, cp, predict_case(r, c, cp, s, vc, kind), vc);
     return vc;
 }

@@ -15,11 +15,11 @@ namespace mmgp {
 namespace {
 
 constexpr std::array<model_info, 10> models{{
-    {detail::eq11_model::name, model_role::application, "--model eq11",
+    {detail::eq11_model::name, model_role::application, "--model eq11, or a scenario's \"model\": \"eq11\"",
      "one process, one unit of work, dedicated hardware, a single node: "
      "alpha(m)*T_hpu + T_apu/(m*p) + C_apu + N*(O_offload + T_csw + O_col(m) + p*g)",
      detail::eq11_model::source, "1"},
-    {detail::layered_model::name, model_role::application, "--model mmgp (the default)",
+    {detail::layered_model::name, model_role::application, "--model mmgp or a scenario's \"model\" (the default)",
      "Eq. 11 over nodes, task units and transfers, with the communication term and the terms (host sharing, time-shared cores, GPU sharing)",
      detail::layered_model::source, "3"},
     {"wavefront", model_role::application, "the application's wavefront section",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "mmgp/model_terms.hpp"  // parse_model: the names of the application models
 #include "profile/profile_json.hpp"
 
 namespace mmgp {
@@ -13,7 +14,7 @@ namespace detail {
 
 namespace {
 
-constexpr schema::key scenario_keys[] = {{"platform", true}, {"application", true}, {"search", false}};
+constexpr schema::key scenario_keys[] = {{"platform", true}, {"application", true}, {"search", false}, {"model", false}};
 
 constexpr schema::key search_keys[] = {{"m", false}, {"p", false}, {"nodes", false}, {"policy", false}, {"tolerance", false},
                                         {"sharing", false}};
@@ -109,6 +110,13 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
     s.file = file;
     if (!file.empty()) s.sources.push_back(file);
     s.name = r.string_or(doc, "", "name", "");
+    if (doc.contains("model")) {
+        model_kind named;
+        const json& m = doc["model"];
+        if (!m.is_string() || !parse_model(m.get<std::string>(), named))
+            r.fail("/model", "an application model by name: eq11 or mmgp (mmgp models)", m);
+        s.model = m.get<std::string>();
+    }
     s.plat = read_section(doc, r, base_dir, "platform", "platforms", patches.platform, s.sources,
                           [](const json& o, const reader& rr, const std::string& p, const std::string& dir) {
                               return platform_from_json(o, rr, p, dir);
