@@ -153,3 +153,48 @@ TEST_CASE("outside the tables the fitted model is used and flagged") {
     CHECK(c16 == mmgp::test::approx(3e-6 + 4 * 30e-6).epsilon(1e-6));  // per-stage costs at 8 bytes: 3 us, 30 us
     CHECK(ev({2, 1, 16, mmgp::policy::edtlp}).parts.extrapolated);
 }
+
+TEST_CASE("a scenario that names the latency-bandwidth model costs every configuration by it, tables or not") {
+    // One table (2 nodes, 1 per node: 100 us) and a given model: 30 us + 8 B / 1 MB/s = 38 us a stage between nodes,
+    // 3 us + 8 B / 8 MB/s = 4 us within one. An allreduce of 8 bytes on 2 nodes x 1 per node is one inter-node stage.
+    json doc = {{"platform",
+                 {{"hpu_contexts", 2}, {"apus", 2}, {"nodes", 4}, {"O_offload", 0}, {"T_csw", 0}, {"alpha", 1},
+                  {"network",
+                   {{"tables", {{{"primitive", "allreduce"}, {"nodes", 2}, {"ppn", 1}, {"points", {{8, 100e-6}, {64, 100e-6}}}}}},
+                    {"models",
+                     {{"allreduce", {{"intra", {{"latency_s", 3e-6}, {"bandwidth_Bps", 8e6}}},
+                                     {"inter", {{"latency_s", 30e-6}, {"bandwidth_Bps", 1e6}}}}}}}}}}},
+                {"application",
+                 {{"N", 10}, {"T_hpu", 0}, {"T_apu", 1.0}, {"C_apu", 0}, {"g", 0},
+                  {"communication", {{{"primitive", "allreduce"}, {"bytes", 8}}}}}},
+                {"search", {{"m", {1, 2}}, {"p", 1}, {"nodes", {1, 4}}}}};
+    bool ex = false;
+    {
+        const mmgp::scenario tables = mmgp::parse_scenario(doc.dump(), "t.json");
+        mmgp::evaluator ev(tables, mmgp::model_kind::mmgp);
+        CHECK(ev.comm_per_phase(1, 2, ex) == mmgp::test::approx(100e-6));  // the table
+        CHECK_FALSE(ex);
+        CHECK(ev.comm_per_phase(1, 4, ex) == mmgp::test::approx(2 * 38e-6));  // beyond it: the model, flagged
+        CHECK(ex);
+    }
+    doc["communication"] = "latency-bandwidth";
+    const mmgp::scenario model = mmgp::parse_scenario(doc.dump(), "m.json");
+    CHECK(model.communication == "latency-bandwidth");
+    mmgp::evaluator ev(model, mmgp::model_kind::mmgp);
+    ex = false;
+    CHECK(ev.comm_per_phase(1, 2, ex) == mmgp::test::approx(38e-6));          // the model, where a table exists
+    CHECK(ev.comm_per_phase(2, 4, ex) == mmgp::test::approx(4e-6 + 2 * 38e-6));  // 1 intra + 2 inter stages
+    CHECK_FALSE(ex);  // chosen, not an extrapolation
+    // T_apu split over the 2 nodes' processes (data decomposition, strong scaling), and 10 phases' allreduce.
+    CHECK(ev({1, 1, 2, mmgp::policy::edtlp}).time_s == mmgp::test::approx(1.0 / 2 + 10 * 38e-6));
+    // "table" is the default, said aloud; any other name is refused at its key.
+    doc["communication"] = "table";
+    const mmgp::scenario named_table = mmgp::parse_scenario(doc.dump(), "t.json");
+    mmgp::evaluator ev_table(named_table, mmgp::model_kind::mmgp);
+    CHECK(ev_table.comm_per_phase(1, 2, ex) == mmgp::test::approx(100e-6));
+    doc["communication"] = "tables";
+    CHECK_THROWS_WITH_AS(mmgp::parse_scenario(doc.dump(), "x.json"),
+                         doctest::Contains("x.json: /communication: expected a communication model by name: table or "
+                                           "latency-bandwidth"),
+                         mmgp::input_error);
+}

@@ -152,6 +152,7 @@ private:
     std::vector<int> rounds_;    // index m: processes per host context, ⌈m/H⌉
     std::vector<comm_model> models_;  // index by primitive
     std::vector<char> has_model_, has_table_;  // index by primitive
+    bool tables_chosen_ = true;  // the scenario's communication model: tables where they cover (else the model alone)
     double dma_lat_ = 0.0, dma_spb_ = 0.0;
     std::shared_ptr<const detail::time_shared_cores> shared_;  // set when the platform has `cores`
     std::vector<double> slot_factors_;  // apu_slots > 1: f(c), c = 0..slots, of the application's curve or the platform's

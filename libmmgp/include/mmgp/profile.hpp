@@ -307,6 +307,10 @@ struct scenario {
     /// The application model the scenario names (its "model": eq11 or mmgp, as `mmgp models` lists them); empty:
     /// none named, the command's (--model, default mmgp). A command's --model overrides it.
     std::string model;
+    /// The communication model it names ("communication"): "table" (empty, the default: a measured or simulated
+    /// table where one covers the configuration, the latency-bandwidth model beyond) or "latency-bandwidth" (that
+    /// model everywhere, given or fitted to the tables: what the tables would be without them).
+    std::string communication;
 };
 
 /// One mapping: m processes per node, p accelerators per process, `nodes` nodes.

@@ -12,6 +12,12 @@
 
 namespace mmgp::detail {
 
+/// The communication models' names, as mmgp models lists them and a scenario's "communication" names them: the
+/// tables where one covers a configuration (the latency-bandwidth model beyond), or the latency-bandwidth model
+/// everywhere.
+inline constexpr std::string_view table_model_name = "table";
+inline constexpr std::string_view latency_bandwidth_model_name = "latency-bandwidth";
+
 /// The primitives' names as profiles write them, in the order of enum class primitive.
 inline constexpr std::string_view primitive_names[] = {"allreduce", "bcast",   "reduce",   "barrier", "allgather",
                                                        "gather",    "scatter", "alltoall", "sendrecv"};

@@ -96,7 +96,9 @@ void evaluator::prepare(evaluator& ev) {
         ev.has_model_[k] = 1;
     }
     ev.has_table_.assign(detail::primitive_count, 0);
-    for (const comm_table& t : pl.comm_tables) ev.has_table_[static_cast<int>(t.prim)] = 1;
+    ev.tables_chosen_ = ev.s_->communication != detail::latency_bandwidth_model_name;
+    if (ev.tables_chosen_)
+        for (const comm_table& t : pl.comm_tables) ev.has_table_[static_cast<int>(t.prim)] = 1;
     if constexpr (Model::sharing_layers) ev.prepare_sharing();
 }
 
@@ -133,7 +135,7 @@ int evaluator::rounds_at(int m) const noexcept {
 }
 
 // The communication term per phase ([C] §4.4, docs/MODEL.md §2): a measured table where one covers the
-// configuration, else the latency-bandwidth model (extrapolated).
+// configuration, else the latency-bandwidth model (extrapolated); that model alone where the scenario chose it.
 double evaluator::communication(int m, int nodes, bool& extrapolated) const noexcept {
     const application& app = s_->app;
     double total = 0.0;
@@ -145,7 +147,7 @@ double evaluator::communication(int m, int nodes, bool& extrapolated) const noex
             total += cp.count * *t;
         } else {
             total += cp.count * detail::model_cost(models_[static_cast<int>(cp.prim)], cp.prim, nodes, m, cp.bytes);
-            extrapolated = true;
+            extrapolated = extrapolated || tables_chosen_;
         }
     }
     return total;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 
+#include "model/comm.hpp"
 #include "model/eq11_model.hpp"
 #include "model/layered_model.hpp"
 
@@ -25,12 +26,16 @@ constexpr std::array<model_info, 10> models{{
     {"wavefront", model_role::application, "the application's wavefront section",
      "a wavefront sweep over the node counts, mapped accelerator-driven (the accelerators run the ranks) or host-driven",
      "[RR] the Roadrunner reverse-acceleration paper: the Cell Messaging Layer, Sweep3D on 97,920 SPEs", "6"},
-    {"table", model_role::communication, "a table of the platform's network section for (primitive, nodes, ppn)",
+    {detail::table_model_name, model_role::communication,
+     "a table of the platform's network section for (primitive, nodes, ppn) (the default, or a scenario's "
+     "\"communication\": \"table\")",
      "one operation's cost, interpolated linearly in bytes",
      "mpptest/OSU micro-benchmark tables measured on the cluster (mmgp calibrate --mpi), or SimGrid SMPI's simulated "
      "ones (mmgp calibrate --simulate)",
      "2"},
-    {"latency-bandwidth", model_role::communication, "no table covers (primitive, nodes, ppn): flagged extrapolated",
+    {detail::latency_bandwidth_model_name, model_role::communication,
+     "no table covers (primitive, nodes, ppn): flagged extrapolated; everywhere with a scenario's \"communication\": "
+     "\"latency-bandwidth\"",
      "stages x (latency + bytes x per-byte cost), binomial trees for collectives; given, or fitted to the tables by "
      "non-negative least squares",
      "[C] §4.4 (the cluster communication term)", "2"},

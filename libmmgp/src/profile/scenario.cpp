@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mmgp/model_terms.hpp"  // parse_model: the names of the application models
+#include "model/comm.hpp"        // the names of the communication models
 #include "profile/profile_json.hpp"
 
 namespace mmgp {
@@ -14,7 +15,8 @@ namespace detail {
 
 namespace {
 
-constexpr schema::key scenario_keys[] = {{"platform", true}, {"application", true}, {"search", false}, {"model", false}};
+constexpr schema::key scenario_keys[] = {{"platform", true},  {"application", true},   {"search", false},
+                                         {"model", false},     {"communication", false}};
 
 constexpr schema::key search_keys[] = {{"m", false}, {"p", false}, {"nodes", false}, {"policy", false}, {"tolerance", false},
                                         {"sharing", false}};
@@ -116,6 +118,13 @@ scenario scenario_from_json(const json& doc, const std::string& file, const std:
         if (!m.is_string() || !parse_model(m.get<std::string>(), named))
             r.fail("/model", "an application model by name: eq11 or mmgp (mmgp models)", m);
         s.model = m.get<std::string>();
+    }
+    if (doc.contains("communication")) {
+        const json& c = doc["communication"];
+        if (!c.is_string() || (c.get<std::string>() != detail::table_model_name &&
+                               c.get<std::string>() != detail::latency_bandwidth_model_name))
+            r.fail("/communication", "a communication model by name: table or latency-bandwidth (mmgp models)", c);
+        s.communication = c.get<std::string>();
     }
     s.plat = read_section(doc, r, base_dir, "platform", "platforms", patches.platform, s.sources,
                           [](const json& o, const reader& rr, const std::string& p, const std::string& dir) {
