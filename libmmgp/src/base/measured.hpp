@@ -1,7 +1,8 @@
-// Internal: one configuration's measured repetitions (Extra-P's Measurement): the logs of its finished runs'
-// times, and the runs stopped at a bound or failed. The fit's structure selection (fit/structure.cpp) groups a
-// runs file into these records, the tuner's noise stage (tune/noise.cpp, config_evidence) its runs; the median and
-// MAD of the logs are mmgp/statistics.hpp's, the mean and the squared deviations here.
+// Internal: the tuner's log-scale view of one configuration's runs (its measurement, mmgp/measurement.hpp): the
+// logs of its finished runs' times, and the runs stopped at a bound or failed. The tuner's noise stage
+// (tune/noise.cpp, config_evidence) and carry-over (tune/carryover.cpp, short_evidence) build one per
+// configuration from the tuner's measurements; the median and MAD of the logs are mmgp/statistics.hpp's, the mean
+// and the squared deviations here.
 #pragma once
 
 #include <cstddef>
