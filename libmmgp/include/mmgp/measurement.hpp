@@ -51,7 +51,7 @@ struct measurement {
         double bound_s = 0;  ///< the bound it ran under (a runs file's bound_s; 0: not stated)
         /// Its place among the runs it was read or recorded with (a runs file's rows, a tune's runs), from 0.
         std::size_t order = 0;
-        std::string where;  ///< where it is recorded, for messages: "row 4", "/runs/3"
+        std::string where{};  ///< where it is recorded, for messages: "row 4", "/runs/3"
 
         bool finished() const noexcept { return outcome == run_outcome::ok && time_s > 0; }
         bool is_censored() const noexcept { return outcome == run_outcome::censored; }
@@ -64,8 +64,8 @@ struct measurement {
     std::int64_t work = 0;
     /// Its policy is stated (a runs file's policy column): false, the fit's policy applies (fit_options::pol).
     bool has_policy = false;
-    std::string source;      ///< where the measurement came from (a validation case's source)
-    std::vector<run> runs;   ///< in the order they were measured
+    std::string source{};    ///< where the measurement came from (a validation case's source)
+    std::vector<run> runs{}; ///< in the order they were measured
 
     /// The times of its finished full runs (ok, time above 0, work 1), in order.
     std::vector<double> finished_times() const;
