@@ -186,9 +186,11 @@ TEST_CASE("run: a new user's tune journals rivals stopped by the noise, and a re
     // counted it as stopped early (it rules nothing out).
     const std::vector<nlohmann::json> lines = read_lines(path);
     int early = 0;
+    const std::vector<test::config_run> runs = test::runs_of(t);
+    REQUIRE(runs.size() + 1 == lines.size());
     for (std::size_t i = 1; i < lines.size(); ++i) {
         const bool marked = lines[i].value("early_bound", false);
-        const mmgp::measurement::run& r = test::runs_of(t)[i - 1].second;
+        const mmgp::measurement::run& r = runs[i - 1].second;
         CHECK(r.early == (marked && r.outcome == mmgp::run_outcome::censored));
         if (r.early) ++early;
     }
@@ -200,7 +202,8 @@ TEST_CASE("run: a new user's tune journals rivals stopped by the noise, and a re
     mmgp::tuner t2(s, d.space, o);
     mmgp::run::add_recorded_runs(read, path, t2);
     REQUIRE(t2.run_count() == t.run_count());
-    for (std::size_t i = 0; i < t.run_count(); ++i) CHECK(test::runs_of(t2)[i].second.early == test::runs_of(t)[i].second.early);
+    const std::vector<test::config_run> resumed = test::runs_of(t2);
+    for (std::size_t i = 0; i < runs.size(); ++i) CHECK(resumed[i].second.early == runs[i].second.early);
     const mmgp::tune_assessment a2 = t2.assess();
     CHECK(a2.chosen == a.chosen);
     CHECK(a2.p_beaten == doctest::Approx(a.p_beaten));
