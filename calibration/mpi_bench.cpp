@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -84,13 +85,12 @@ int main(int argc, char** argv) {
     buffer<char> buf(1u << 20, 1);
     const int peer = np - 1;
 
-    std::string json = "{\"nodes\": " + std::to_string(nodes) + ", \"ppn\": " + std::to_string(ppn) +
-                       ", \"processes\": " + std::to_string(np) + ", \"repetitions\": " + std::to_string(reps) +
-                       ", \"tables\": {";
+    nlohmann::ordered_json doc = {{"nodes", nodes}, {"ppn", ppn}, {"processes", np}, {"repetitions", reps}};
+    nlohmann::ordered_json& tables = doc["tables"] = nlohmann::ordered_json::object();
     const char* names[] = {"allreduce", "reduce", "bcast", "sendrecv"};
     for (int prim = 0; prim < 4; ++prim) {
         if (prim == 3 && np < 2) break;
-        json += std::string(prim ? ", \"" : "\"") + names[prim] + "\": [";
+        nlohmann::ordered_json& table = tables[names[prim]] = nlohmann::ordered_json::array();
         for (std::size_t si = 0; si < sizes.size(); ++si) {
             std::size_t bytes = sizes[si];
             int count = static_cast<int>(bytes / 8);
@@ -125,15 +125,11 @@ int main(int argc, char** argv) {
             MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
             std::vector<double> v;
             for (int r = 0; r < reps; ++r) v.push_back(run(iters));
-            auto s = summarize(v);
-            char item[256];
-            std::snprintf(item, sizeof item, "%s[%zu, %.6e, %.3e, %.4f]", si ? ", " : "", bytes, s.median, s.mad, s.cv);
-            json += item;
+            const auto s = summarize(v);
+            table.push_back({bytes, s.median, s.mad, s.cv});
         }
-        json += "]";
     }
-    json += "}}";
-    if (rank == 0) std::printf("%s\n", json.c_str());
+    if (rank == 0) std::printf("%s\n", doc.dump().c_str());
     MPI_Finalize();
     return 0;
 }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "forked.hpp"  // run/: the children, forked before CUDA is initialised here
+#include "gpu/gpu_record.hpp"  // the samples, and the record written from them (a host unit: gpu_record.cpp)
 
 namespace {
 
@@ -44,21 +45,7 @@ void check(cudaError_t e, const char* what) {
     if (e != cudaSuccess) fail(what, e);
 }
 
-double median(std::vector<double> v) {
-    if (v.empty()) return NAN;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double minimum(const std::vector<double>& v) { return v.empty() ? NAN : *std::min_element(v.begin(), v.end()); }
-
-std::string num(double x) {
-    if (!std::isfinite(x)) return "null";
-    char b[64];
-    std::snprintf(b, sizeof b, "%.9g", x);
-    return b;
-}
+namespace rec = mmgp::calib::gpu;
 
 // ---- kernels ------------------------------------------------------------------------------------------------
 
@@ -135,22 +122,17 @@ round_trip launch_round_trips(int blocks, int reps) {
     return r;
 }
 
-std::string offload_json(int sms, int reps) {
+rec::offload_samples offload_samples(int sms, int reps) {
     const round_trip one = launch_round_trips(1, reps);
-    std::string grid = "[";
-    for (int p = 1; p <= 2 * sms; p = p < sms && 2 * p > sms ? sms : 2 * p) {
-        const round_trip g = launch_round_trips(p, reps / 4 + 1);
-        grid += (grid.size() > 1 ? ", " : "") + std::string("[") + std::to_string(p) + ", " + num(median(g.sync)) + "]";
-    }
-    grid += "]";
-    return "{\"launch_sync_s\": {\"median\": " + num(median(one.sync)) + ", \"min\": " + num(minimum(one.sync)) +
-           ", \"repetitions\": " + std::to_string(reps) + "}, \"enqueue_s\": {\"median\": " + num(median(one.enqueue)) +
-           ", \"min\": " + num(minimum(one.enqueue)) + "}, \"by_blocks\": " + grid + "}";
+    rec::offload_samples out{one.sync, one.enqueue, {}};
+    for (int p = 1; p <= 2 * sms; p = p < sms && 2 * p > sms ? sms : 2 * p)
+        out.by_blocks.push_back({p, launch_round_trips(p, reps / 4 + 1).sync});
+    return out;
 }
 
 // ---- the mailbox: a persistent kernel on mapped host memory -------------------------------------------------
 
-std::string mailbox_json(int rounds) {
+rec::mailbox_samples mailbox_samples(int rounds) {
     int* host = nullptr;
     check(cudaHostAlloc(&host, 2 * sizeof(int), cudaHostAllocMapped), "mapped host memory");
     volatile int* flag = host;
@@ -181,16 +163,14 @@ std::string mailbox_json(int rounds) {
     check(cudaStreamSynchronize(s), "persistent kernel");
     check(cudaStreamDestroy(s), "stream");
     check(cudaFreeHost(host), "free mapped memory");
-    if (timed_out) return "{\"answered\": false}";
-    std::vector<double> warm(t.begin() + std::min<std::size_t>(t.size(), 20), t.end());
-    return "{\"answered\": true, \"round_trip_s\": {\"median\": " + num(median(warm)) + ", \"min\": " + num(minimum(warm)) +
-           ", \"repetitions\": " + std::to_string(warm.size()) + "}}";
+    if (timed_out) return {};
+    return {true, std::vector<double>(t.begin() + std::min<std::size_t>(t.size(), 20), t.end())};
 }
 
 // ---- pinned copies --------------------------------------------------------------------------------------------
 
-// Median event time of `reps` copies of `bytes` in direction `kind`.
-double copy_time(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, int reps) {
+// Event times of `reps` copies of `bytes` in direction `kind`.
+std::vector<double> copy_times(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, int reps) {
     cudaEvent_t a, b;
     check(cudaEventCreate(&a), "event");
     check(cudaEventCreate(&b), "event");
@@ -205,39 +185,35 @@ double copy_time(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind k
         if (i >= 2) t.push_back(1e-3 * ms);
     }
     cudaEventDestroy(a), cudaEventDestroy(b);
-    return median(t);
+    return t;
 }
 
-std::string copies_json(bool quick) {
+rec::copy_samples copy_samples(bool quick) {
     const std::size_t largest = quick ? (std::size_t{64} << 20) : (std::size_t{256} << 20);
     void* host = nullptr;
     void* dev = nullptr;
     check(cudaMallocHost(&host, largest), "pinned host memory");
     check(cudaMalloc(&dev, largest), "device memory");
     std::memset(host, 1, largest);
-    std::string out = "{";
-    const char* names[] = {"host_to_device", "device_to_host"};
-    for (int d = 0; d < 2; ++d) {
-        std::string pts = "[";
+    rec::copy_samples out;
+    for (int d = 0; d < 2; ++d)
         for (std::size_t bytes = 8; bytes <= largest; bytes *= (bytes < (std::size_t{1} << 20) ? 16 : 4)) {
             const int reps = bytes >= (std::size_t{16} << 20) ? 5 : 30;
-            const double t = d == 0 ? copy_time(dev, host, bytes, cudaMemcpyHostToDevice, reps)
-                                    : copy_time(host, dev, bytes, cudaMemcpyDeviceToHost, reps);
-            pts += (pts.size() > 1 ? ", [" : "[") + std::to_string(bytes) + ", " + num(t) + "]";
+            (d == 0 ? out.host_to_device : out.device_to_host)
+                .push_back({bytes, d == 0 ? copy_times(dev, host, bytes, cudaMemcpyHostToDevice, reps)
+                                          : copy_times(host, dev, bytes, cudaMemcpyDeviceToHost, reps)});
         }
-        out += std::string(d ? ", " : "") + "\"" + names[d] + "\": " + pts + "]";
-    }
     cudaFree(dev), cudaFreeHost(host);
-    return out + "}";
+    return out;
 }
 
 // ---- blocks per SM --------------------------------------------------------------------------------------------
 
-std::string blocks_json(int sms, bool quick) {
-    float* out = nullptr;
-    check(cudaMalloc(&out, sizeof(float) * 64 * static_cast<std::size_t>(sms)), "device memory");
+rec::block_samples block_samples(int sms, bool quick) {
+    float* scratch = nullptr;
+    check(cudaMalloc(&scratch, sizeof(float) * 64 * static_cast<std::size_t>(sms)), "device memory");
     const int iterations = quick ? 200000 : 1000000;
-    std::string pts = "[";
+    rec::block_samples out{256, iterations, 0, {}};
     cudaEvent_t a, b;
     check(cudaEventCreate(&a), "event");
     check(cudaEventCreate(&b), "event");
@@ -246,22 +222,20 @@ std::string blocks_json(int sms, bool quick) {
         std::vector<double> t;
         for (int r = 0; r < 3; ++r) {
             check(cudaEventRecord(a), "event record");
-            work_kernel<<<blocks, 256>>>(out, iterations);
+            work_kernel<<<blocks, 256>>>(scratch, iterations);
             check(cudaEventRecord(b), "event record");
             check(cudaEventSynchronize(b), "work kernel");
             float ms = 0;
             check(cudaEventElapsedTime(&ms, a, b), "event time");
             t.push_back(1e-3 * ms);
         }
-        pts += (pts.size() > 1 ? ", [" : "[") + std::to_string(blocks) + ", " + num(median(t)) + "]";
+        out.by_blocks.push_back({blocks, t});
     }
     cudaEventDestroy(a), cudaEventDestroy(b);
-    cudaFree(out);
+    cudaFree(scratch);
     // The blocks of this kernel an SM holds at once (its occupancy at 256 threads): the platform's apu_slots.
-    int resident = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, work_kernel, 256, 0), "occupancy");
-    return "{\"threads_per_block\": 256, \"iterations\": " + std::to_string(iterations) +
-           ", \"resident_per_sm\": " + std::to_string(resident) + ", \"by_blocks\": " + pts + "]}";
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&out.resident_per_sm, work_kernel, 256, 0), "occupancy");
+    return out;
 }
 
 // ---- sharing between processes ---------------------------------------------------------------------------------
@@ -341,20 +315,14 @@ sharing_run run_children(int device, int procs, int kernels, long long cycles) {
     return out;
 }
 
-// One sharing measurement: one process alone, then two at once; the switch cost per off-load when serialised.
-std::string sharing_json(int device, bool quick) {
+// One sharing measurement: one process alone, then two at once (gpu_record.cpp derives the switch cost).
+rec::sharing_samples sharing_samples(int device, bool quick) {
     const int kernels = quick ? 200 : 1000;
     const long long cycles = 100000;  // ~50-70 µs at 1.5-2 GHz: longer than a launch, shorter than a time slice
     const sharing_run one = run_children(device, 1, kernels, cycles);
     const sharing_run two = run_children(device, 2, kernels, cycles);
-    if (!one.ok || !two.ok) return "{\"measured\": false}";
-    // Serialised, the GPU runs 2·kernels kernels one after the other with a switch before each: wall2 =
-    // 2·kernels·(kernel + switch). Concurrent: wall2 ≈ wall1.
-    const double overlap = two.wall_s / one.wall_s;
-    const double sw = two.wall_s / (2.0 * kernels) - one.kernel_s;
-    return "{\"measured\": true, \"kernels\": " + std::to_string(kernels) + ", \"kernel_s\": " + num(one.kernel_s) +
-           ", \"alone_wall_s\": " + num(one.wall_s) + ", \"pair_wall_s\": " + num(two.wall_s) +
-           ", \"pair_over_alone\": " + num(overlap) + ", \"switch_s\": " + num(sw) + "}";
+    if (!one.ok || !two.ok) return {};
+    return {true, kernels, one.kernel_s, one.wall_s, two.wall_s};
 }
 
 bool mps_control(const char* what) {
@@ -364,17 +332,23 @@ bool mps_control(const char* what) {
 
 // Without MPS and, when asked or possible (root and the control program), with the daemon started for the
 // measurement and stopped after it. Runs before this process initialises CUDA.
-std::string sharing_section(const options& o) {
-    std::string out = "{\"time_sliced\": " + (o.mps == "on" ? std::string("null") : sharing_json(o.device, o.quick));
+rec::sharing_section sharing_section(const options& o) {
+    rec::sharing_section out;
+    if (o.mps != "on") out.time_sliced = sharing_samples(o.device, o.quick);
     const bool can = geteuid() == 0 && mmgp::run::shell_status("command -v nvidia-cuda-mps-control >/dev/null 2>&1") == 0;
-    if (o.mps == "off" || (o.mps == "auto" && !can)) return out + ", \"mps\": null, \"mps_note\": \"" +
-                                                        (o.mps == "off" ? "not asked" : "the MPS daemon cannot be started here (needs root and nvidia-cuda-mps-control)") + "\"}";
-    if (!mps_control("-d")) return out + ", \"mps\": null, \"mps_note\": \"nvidia-cuda-mps-control -d failed\"}";
+    if (o.mps == "off" || (o.mps == "auto" && !can)) {
+        out.mps_note = o.mps == "off" ? "not asked" : "the MPS daemon cannot be started here (needs root and nvidia-cuda-mps-control)";
+        return out;
+    }
+    if (!mps_control("-d")) {
+        out.mps_note = "nvidia-cuda-mps-control -d failed";
+        return out;
+    }
     sleep(1);
-    out += ", \"mps\": " + sharing_json(o.device, o.quick);
+    out.mps = sharing_samples(o.device, o.quick);
     mmgp::run::shell_status("echo quit | nvidia-cuda-mps-control >/dev/null 2>&1");
     sleep(1);
-    return out + "}";
+    return out;
 }
 
 options parse(int argc, char** argv) {
@@ -407,29 +381,22 @@ int main(int argc, char** argv) {
         const int code = mmgp::run::wait_forked(check);
         if (code != 0 || o.check_only) return code < 0 || code > 127 ? 1 : code;
     }
-    const std::string sharing = sharing_section(o);
+    rec::harness_samples samples;
+    samples.sharing = sharing_section(o);
     check(cudaSetDevice(o.device), "select device");
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, o.device), "device properties");
-    int driver = 0, runtime = 0, compute_mode = 0;
-    cudaDriverGetVersion(&driver), cudaRuntimeGetVersion(&runtime);
-    cudaDeviceGetAttribute(&compute_mode, cudaDevAttrComputeMode, o.device);
-    const int sms = prop.multiProcessorCount;
+    rec::device_facts& d = samples.device;
+    d = {o.device, prop.name, prop.multiProcessorCount, prop.major, prop.minor, prop.totalGlobalMem,
+         prop.maxBlocksPerMultiProcessor, prop.maxThreadsPerMultiProcessor, 0, 0, 0};
+    cudaDriverGetVersion(&d.driver_version), cudaRuntimeGetVersion(&d.runtime_version);
+    cudaDeviceGetAttribute(&d.compute_mode, cudaDevAttrComputeMode, o.device);
     const int reps = o.quick ? 300 : 2000;
-    std::string out = "{\"harness\": \"mmgp-gpu-harness\", \"device\": {\"index\": " + std::to_string(o.device) +
-                      ", \"name\": \"" + prop.name + "\", \"sms\": " + std::to_string(sms) +
-                      ", \"compute_capability\": \"" + std::to_string(prop.major) + "." + std::to_string(prop.minor) +
-                      "\", \"memory_bytes\": " + std::to_string(prop.totalGlobalMem) +
-                      ", \"max_blocks_per_sm\": " + std::to_string(prop.maxBlocksPerMultiProcessor) +
-                      ", \"max_threads_per_sm\": " + std::to_string(prop.maxThreadsPerMultiProcessor) +
-                      ", \"driver_version\": " + std::to_string(driver) + ", \"runtime_version\": " + std::to_string(runtime) +
-                      ", \"compute_mode\": " + std::to_string(compute_mode) + "}";
-    out += ", \"quick\": " + std::string(o.quick ? "true" : "false");
-    out += ", \"offload\": " + offload_json(sms, reps);
-    out += ", \"mailbox\": " + mailbox_json(reps);
-    out += ", \"copies\": " + copies_json(o.quick);
-    out += ", \"blocks\": " + blocks_json(sms, o.quick);
-    out += ", \"sharing\": " + sharing + "}";
-    std::printf("%s\n", out.c_str());
+    samples.quick = o.quick;
+    samples.offload = offload_samples(d.sms, reps);
+    samples.mailbox = mailbox_samples(reps);
+    samples.copies = copy_samples(o.quick);
+    samples.blocks = block_samples(d.sms, o.quick);
+    std::printf("%s\n", rec::harness_record(samples).c_str());
     return 0;
 }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "forked.hpp"  // run/: the processes, forked before CUDA is initialised here
+#include "workload_profile.hpp"  // --profile's document, written by a host unit (workload_profile.cpp)
 
 namespace {
 
@@ -237,24 +238,12 @@ int main(int argc, char** argv) {
         std::printf("time_s %.9g\n", wall);
         return 0;
     }
-    // The sequential run as an application profile: per unit, the host phases and the kernels' device time; the
-    // off-load round trip beyond the kernel is the platform's O_offload (calibrated), not the program's.
-    const double per_unit_host = total.host_s / o.units, per_unit_kernel = total.kernel_s / o.units;
-    char slots[256] = "";
-    if (o.compute && total.slot[0] > 0)
-        std::snprintf(slots, sizeof slots,
-                      " \"slot_time\": [[1, 1], [2, %.6g], [4, %.6g]],\n"
-                      " \"sources\": {\"slot_time\": \"mmgp-gpu-workload --profile --compute: the kernel at 2 and 4 blocks "
-                      "per SM over 1, every block the same work, CUDA events\"},\n",
-                      total.slot[1] / total.slot[0], total.slot[2] / total.slot[0]);
-    std::printf("{\"schema\": \"mmgp/1\", \"kind\": \"application\", \"name\": \"gpu-workload\",\n"
-                " \"description\": \"mmgp-gpu-workload: %d units of %d off-loads, host %.6g us and kernel %.6g us each\",\n"
-                " \"decomposition\": \"task\", \"units\": %d, \"N\": %d,\n"
-                " \"T_hpu\": {\"value\": %.9g, \"source\": \"mmgp-gpu-workload --profile: host phases per unit, measured\"},\n"
-                " \"T_apu\": {\"value\": %.9g, \"source\": \"mmgp-gpu-workload --profile: kernels per unit at p = 1, CUDA events\"},\n"
-                " \"C_apu\": 0, \"g\": 0,\n%s"
-                " \"measurements\": {\"wall_s\": %.9g, \"offload_wall_s_per_unit\": %.9g}}\n",
-                o.units, o.offloads, o.host_us, o.kernel_us, o.units, o.offloads, per_unit_host, per_unit_kernel, slots, wall,
-                total.offload_s / o.units);
+    // The sequential run as an application profile (workload_profile.cpp).
+    mmgp::gpu_workload::profile_samples ps;
+    ps.units = o.units, ps.offloads = o.offloads, ps.host_us = o.host_us, ps.kernel_us = o.kernel_us;
+    ps.host_s = total.host_s, ps.kernel_s = total.kernel_s, ps.offload_s = total.offload_s, ps.wall_s = wall;
+    ps.slots_measured = o.compute;
+    for (int k = 0; k < 3; ++k) ps.slot_s[k] = total.slot[k];
+    std::fputs(mmgp::gpu_workload::profile_document(ps).c_str(), stdout);
     return 0;
 }

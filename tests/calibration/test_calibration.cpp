@@ -15,6 +15,7 @@
 
 #include "calibrate.hpp"
 #include "gpu_describe.hpp"
+#include "gpu/gpu_record.hpp"
 #include "mmgp/io.hpp"
 #include "mpi_driver.hpp"
 #include "mmgp/error.hpp"
@@ -515,6 +516,61 @@ TEST_CASE("the GPU harness's record as platform keys: SMs, the launch, the copie
     CHECK_FALSE(o2.contains("apu_slots"));
     CHECK_FALSE(o2.contains("slot_time"));
     CHECK(mmgp::parse_platform(o2.dump(), "gpu.json").capacity() == 132);
+}
+
+TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing ratios, then platform keys") {
+    namespace rec = mmgp::calib::gpu;
+    rec::harness_samples s;
+    s.device = {0, "Test \"GPU\"", 4, 9, 0, std::size_t{1} << 30, 32, 2048, 13000, 13000, 0};
+    s.quick = true;
+    // Medians of even counts are the middle pair's mean, as the calibration takes them.
+    s.offload = {{9e-6, 7e-6, 8e-6, 12e-6}, {3e-6, 4e-6, 5e-6}, {{1, {10e-6}}, {4, {10e-6, 12e-6}}}};
+    s.mailbox = {true, {2e-6, 1e-6, 3e-6}};
+    s.copies = {{{8, {4e-6, 2e-6, 3e-6}}, {1 << 20, {2e-4}}}, {{8, {5e-6}}, {1 << 20, {4e-4, 2e-4}}}};
+    s.blocks = {256, 1000, 8, {{1, {1e-3}}, {4, {1e-3}}, {8, {1.2e-3, 1.2e-3, 1.4e-3}}, {16, {2e-3}}}};
+    s.sharing.time_sliced = rec::sharing_samples{true, 100, 5e-5, 0.01, 0.03};
+    s.sharing.mps_note = "not asked";
+    const nlohmann::json g = nlohmann::json::parse(rec::harness_record(s));
+    CHECK(g["harness"] == "mmgp-gpu-harness");
+    CHECK(g["device"]["name"] == "Test \"GPU\"");
+    CHECK(g["device"]["compute_capability"] == "9.0");
+    CHECK(g["device"]["memory_bytes"] == 1073741824);
+    CHECK(g["offload"]["launch_sync_s"]["median"].get<double>() == doctest::Approx(8.5e-6));
+    CHECK(g["offload"]["launch_sync_s"]["min"].get<double>() == 7e-6);
+    CHECK(g["offload"]["launch_sync_s"]["repetitions"] == 4);
+    CHECK(g["offload"]["enqueue_s"]["median"].get<double>() == 4e-6);
+    CHECK(g["offload"]["by_blocks"][1][1].get<double>() == doctest::Approx(11e-6));
+    CHECK(g["mailbox"]["round_trip_s"]["median"].get<double>() == 2e-6);
+    CHECK(g["mailbox"]["round_trip_s"]["repetitions"] == 3);
+    CHECK(g["copies"]["host_to_device"][0] == nlohmann::json::array({8, 3e-6}));
+    CHECK(g["copies"]["device_to_host"][1][1].get<double>() == doctest::Approx(3e-4));
+    CHECK(g["blocks"]["by_blocks"][2][1].get<double>() == doctest::Approx(1.2e-3));
+    // Serialised: 0.03 s over 200 kernels is 150 µs each, the kernel 50 µs: a 100 µs switch; the pair took 3 times
+    // as long as one alone.
+    CHECK(g["sharing"]["time_sliced"]["pair_over_alone"].get<double>() == doctest::Approx(3));
+    CHECK(g["sharing"]["time_sliced"]["switch_s"].get<double>() == doctest::Approx(1e-4));
+    CHECK(g["sharing"]["mps"].is_null());
+    CHECK(g["sharing"]["mps_note"] == "not asked");
+    // A mailbox that never answered, a failed sharing run and an empty sample: no number is made up.
+    s.mailbox = {};
+    s.sharing.time_sliced = rec::sharing_samples{};
+    s.offload.enqueue_s.clear();
+    const nlohmann::json h = nlohmann::json::parse(rec::harness_record(s));
+    CHECK(h["mailbox"] == nlohmann::json{{"answered", false}});
+    CHECK(h["sharing"]["time_sliced"] == nlohmann::json{{"measured", false}});
+    CHECK(h["offload"]["enqueue_s"]["median"].is_null());
+    // The record as platform keys: the SMs, the launch's median, the slower copies, one slot curve per SM multiple.
+    nlohmann::json p = host_profile();
+    describe_gpu(p, g);
+    const mmgp::platform pl = mmgp::parse_platform(p.dump(), "gpu.json");
+    CHECK(pl.apus == 4);
+    CHECK(pl.O_offload == doctest::Approx(8.5e-6));
+    CHECK(pl.dma.latency_s == 5e-6);
+    CHECK(pl.sharing == std::vector<mmgp::accelerator_sharing>{mmgp::accelerator_sharing::time_sliced});
+    CHECK(pl.T_slice_switch == doctest::Approx(1e-4));
+    CHECK(pl.apu_slots == 8);
+    CHECK(pl.slot_time.k == std::vector<double>{1, 2, 4});
+    CHECK(pl.slot_time.factor[1] == doctest::Approx(1.2));
 }
 
 TEST_CASE("calibrate --accelerator cuda --from: every context of the measured machine a host context") {

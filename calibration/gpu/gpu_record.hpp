@@ -1,0 +1,93 @@
+// What mmgp-gpu-harness (gpu_harness.cu) measures, as plain samples, and the one function that writes them as the
+// harness's JSON record (gpu_record.cpp): the medians, minima and derived ratios are computed there with the
+// calibration's statistics (stats.hpp) and written by the project's JSON writer, not in the .cu file. The record is
+// read back by gpu_describe.cpp (mmgp calibrate --accelerator cuda).
+//
+// This header is C++17 and free of nlohmann, so that nvcc compiles it with the .cu file; gpu_record.cpp is a host
+// C++20 unit of the calibration library, linked into the harness and tested without a GPU (tests/calibration).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mmgp::calib::gpu {
+
+/// The device, as cudaGetDeviceProperties and the runtime report it.
+struct device_facts {
+    int index = 0;
+    std::string name;
+    int sms = 0;
+    int cc_major = 0, cc_minor = 0;
+    std::size_t memory_bytes = 0;
+    int max_blocks_per_sm = 0, max_threads_per_sm = 0;
+    int driver_version = 0, runtime_version = 0, compute_mode = 0;
+};
+
+/// Repeated timings (seconds) of one grid size.
+struct grid_sample {
+    int blocks = 0;
+    std::vector<double> seconds;
+};
+
+/// The off-load round trip: launch + synchronise and the enqueue alone of an empty one-block kernel, then the round
+/// trip against the grid size.
+struct offload_samples {
+    std::vector<double> sync_s, enqueue_s;
+    std::vector<grid_sample> by_blocks;
+};
+
+/// The persistent kernel on mapped host memory: the warm rounds' round trips; answered false when it never replied.
+struct mailbox_samples {
+    bool answered = false;
+    std::vector<double> round_trip_s;
+};
+
+/// Pinned copies of one size (bytes), repeated.
+struct copy_sample {
+    std::size_t bytes = 0;
+    std::vector<double> seconds;
+};
+struct copy_samples {
+    std::vector<copy_sample> host_to_device, device_to_host;
+};
+
+/// The compute-bound reference kernel against its grid, and its occupancy (blocks an SM holds at once).
+struct block_samples {
+    int threads_per_block = 0, iterations = 0, resident_per_sm = 0;
+    std::vector<grid_sample> by_blocks;
+};
+
+/// One sharing measurement: `kernels` off-loads by one process alone, then by two at once (measured false when a
+/// child failed).
+struct sharing_samples {
+    bool measured = false;
+    int kernels = 0;
+    double kernel_s = 0;      ///< one kernel's device time, alone (the children's least)
+    double alone_wall_s = 0;  ///< one process's kernels, wall time
+    double pair_wall_s = 0;   ///< two processes' kernels at once, wall time
+};
+
+/// Without MPS (absent when only MPS was asked for) and with it (absent, with the reason, where it was not run).
+struct sharing_section {
+    std::optional<sharing_samples> time_sliced, mps;
+    std::string mps_note;
+};
+
+struct harness_samples {
+    device_facts device;
+    bool quick = false;
+    offload_samples offload;
+    mailbox_samples mailbox;
+    copy_samples copies;
+    block_samples blocks;
+    sharing_section sharing;
+};
+
+/// The harness's record (one JSON document, no newline): medians and minima of the samples, the sharing ratios
+/// (pair_over_alone, switch_s), non-finite numbers as null. Pure.
+std::string harness_record(const harness_samples& s);
+
+}  // namespace mmgp::calib::gpu
