@@ -1,6 +1,7 @@
 // mmgp/profile_keys.hpp — the keys of a platform and of an application profile (schema "mmgp/1"), one table per
 // profile type. A row gives a key's name, whether the readers require it, the unit its errors name, the member it
-// fills, whether `mmgp predict --uncertainty` varies it, and its line of docs/PROFILES.md. The readers (which keys
+// fills, whether `mmgp predict --uncertainty` varies it, and its line of docs/PROFILES.md; the tables name each
+// field they set (`{.name = "T_csw", .required = true, ...}`), and a field left out takes the default below. The readers (which keys
 // they accept, how and in which member they read each, the list an unknown key is told), `mmgp calibrate`'s
 // writer, the uncertainty sampler and the documentation's key tables all come from these tables; they are
 // defined beside their readers (profile/platform.cpp, profile/application.cpp).
@@ -35,13 +36,13 @@ struct platform_key {
                                      std::vector<comm_table> platform::*, hierarchy platform::*,
                                      std::vector<accelerator_sharing> platform::*, slot_curve platform::*>;
     std::string_view name;
-    bool required;
-    const char* unit;         ///< numbers: the unit errors name ("seconds"); "" for other shapes
+    bool required = false;
+    const char* unit = "";    ///< numbers: the unit errors name ("seconds"); "" for other shapes
     member_type member;
-    key_sampling spread;
-    bool time_shared;         ///< describes time-shared cores only: refused without `cores`
-    std::string_view shown_default;  ///< docs/PROFILES.md: the default, as "no (...)" shows it; empty: none shown
-    std::string_view meaning;        ///< docs/PROFILES.md: what the key is
+    key_sampling spread = key_sampling::fixed;
+    bool time_shared = false;  ///< describes time-shared cores only: refused without `cores`
+    std::string_view shown_default = {};  ///< docs/PROFILES.md: the default, as "no (...)" shows it; empty: none shown
+    std::string_view meaning = {};        ///< docs/PROFILES.md: what the key is
 };
 
 /// One key of an application profile.
@@ -52,12 +53,12 @@ struct application_key {
                                      std::vector<comm_pattern> application::*, wavefront application::*,
                                      slot_curve application::*>;
     std::string_view name;
-    bool required;            ///< a `wavefront` makes the work keys optional; `units` is required with `task`
-    const char* unit;         ///< numbers: the unit errors name ("seconds"); "" for other shapes
+    bool required = false;    ///< a `wavefront` makes the work keys optional; `units` is required with `task`
+    const char* unit = "";    ///< numbers: the unit errors name ("seconds"); "" for other shapes
     member_type member;
-    key_sampling spread;
-    std::string_view shown_default;  ///< docs/PROFILES.md: the default, as "no (...)" shows it; empty: none shown
-    std::string_view meaning;        ///< docs/PROFILES.md: what the key is
+    key_sampling spread = key_sampling::fixed;
+    std::string_view shown_default = {};  ///< docs/PROFILES.md: the default, as "no (...)" shows it; empty: none shown
+    std::string_view meaning = {};        ///< docs/PROFILES.md: what the key is
 };
 
 /// The keys of a platform profile, in the order an unknown key's error lists them.

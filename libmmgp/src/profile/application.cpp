@@ -14,50 +14,59 @@ namespace {
 
 using enum key_sampling;
 
-// name, required, unit (numbers), member, spread; docs/PROFILES.md: default, meaning.
+// Each row names the fields it sets; the others take application_key's defaults (optional, no unit, fixed, none shown).
 constexpr application_key keys[] = {
-    {"decomposition", false, "", &application::decomp, fixed, "`data`",
-     "`data`: every process repeats the host work and splits T_apu ([H] Eq. 11); `task`: `units` independent units"},
-    {"scaling", false, "", &application::scale, fixed, "`strong`",
-     "over nodes: `strong` (problem fixed) or `weak` (work per node fixed)"},
-    {"N", true, "off-loading phases", &application::N, log_normal, "",
-     "off-loading phases per run (`data`) or per unit (`task`)"},
-    {"T_hpu", true, "seconds", &application::T_hpu, log_normal, "", "s, host time, 1 HPU (per run, or per unit)"},
-    {"T_apu", true, "seconds", &application::T_apu, log_normal, "", "s, parallelisable accelerator time, 1 HPU + 1 APU"},
-    {"C_apu", true, "seconds", &application::C_apu, log_normal, "", "s, accelerator time that cannot be split across APUs"},
-    {"g", true, "seconds per phase per APU", &application::g, log_normal, "",
-     "s, gap between consecutive off-loads, **per phase** per APU (a run total divided by N)"},
-    {"O_col", false, "", &application::O_col, fixed, "0",
-     "s per phase, synchronisation with m processes: a number (m ≥ 2) or `{\"table\": {...}}`; O_col(1) = 0 unless "
-     "the table gives it"},
-    {"units", false, "", &application::units, fixed, "1",
-     "U, number of task units (bootstraps); required with `task`"},
-    {"dma_bytes", false, "bytes per off-load", &application::dma_bytes, log_normal, "0",
-     "bytes per off-load not overlapped with computation (needs `platform.dma`)"},
-    {"communication", false, "", &application::comm, fixed, "",
-     "per phase: `[{\"primitive\": \"allreduce\", \"bytes\": 8, \"count\": 1}]`"},
-    {"g_charge", false, "", &application::g_charge, fixed, "`per_apu`",
-     "`per_apu`: the gap costs N·p·g ([H] Eq. 11); `per_extra_apu`: N·(p−1)·g (g measured as the slope per "
-     "additional APU, as `mmgp profile` does)"},
-    {"spin_limit", false, "", &application::spin_limit, fixed, "0",
-     "spin-wait iterations before the program's waiting threads block, or `\"unbounded\"` (RAxML's barriers); 0 = "
-     "they block at once, no spin-convoy term"},
-    {"T_start", false, "seconds per process", &application::T_start, log_normal, "0",
-     "s, start-up of one process (input, set-up), paid once per process, not per unit (`mmgp fit --fit-T-start`)"},
-    {"N_start", false, "off-loads of the start-up, per process", &application::N_start, log_normal, "0",
-     "off-loads (synchronisations) of that start-up, per process. T_start holds their dedicated time; with a "
-     "time-shared platform each also pays the first round's edtlp switch and spin convoy, like a unit's off-loads "
-     "(RAxML: its parsimony and model set-up, counted by `validation/raxml_barriers.py`)"},
-    {"T_offload_idle", false, "seconds per off-load", &application::T_offload_idle, log_normal, "",
-     "s, with a time-shared platform: the program's own per-off-load overhead in its sequential edtlp run (HPU round "
-     "trip minus APU busy time, written by `mmgp profile`); the idle-core wake-up is then T_offload_idle − O_offload "
-     "instead of the platform's T_wake"},
-    {"slot_time", false, "", &application::slot_time, fixed, "",
-     "`[[1, 1], [2, f2], ...]`: the program's own kernel's time against the blocks per accelerator (measured on a GPU); "
-     "without it the platform's `slot_time`"},
-    {"wavefront", false, "", &application::wave, fixed, "",
-     "a wavefront sweep (Sweep3D-like) that `mmgp predict` maps accelerator-driven and host-driven (below, "
-     "docs/MODEL.md §6); with it, `N`, `T_hpu`, `T_apu`, `C_apu` and `g` may be left out"},
+    {.name = "decomposition", .member = &application::decomp, .shown_default = "`data`",
+     .meaning = "`data`: every process repeats the host work and splits T_apu ([H] Eq. 11); `task`: `units` "
+     "independent units"},
+    {.name = "scaling", .member = &application::scale, .shown_default = "`strong`",
+     .meaning = "over nodes: `strong` (problem fixed) or `weak` (work per node fixed)"},
+    {.name = "N", .required = true, .unit = "off-loading phases", .member = &application::N, .spread = log_normal,
+     .meaning = "off-loading phases per run (`data`) or per unit (`task`)"},
+    {.name = "T_hpu", .required = true, .unit = "seconds", .member = &application::T_hpu, .spread = log_normal,
+     .meaning = "s, host time, 1 HPU (per run, or per unit)"},
+    {.name = "T_apu", .required = true, .unit = "seconds", .member = &application::T_apu, .spread = log_normal,
+     .meaning = "s, parallelisable accelerator time, 1 HPU + 1 APU"},
+    {.name = "C_apu", .required = true, .unit = "seconds", .member = &application::C_apu, .spread = log_normal,
+     .meaning = "s, accelerator time that cannot be split across APUs"},
+    {.name = "g", .required = true, .unit = "seconds per phase per APU", .member = &application::g,
+     .spread = log_normal,
+     .meaning = "s, gap between consecutive off-loads, **per phase** per APU (a run total divided by N)"},
+    {.name = "O_col", .member = &application::O_col, .shown_default = "0",
+     .meaning = "s per phase, synchronisation with m processes: a number (m ≥ 2) or `{\"table\": {...}}`; O_col(1) = "
+     "0 unless the table gives it"},
+    {.name = "units", .member = &application::units, .shown_default = "1",
+     .meaning = "U, number of task units (bootstraps); required with `task`"},
+    {.name = "dma_bytes", .unit = "bytes per off-load", .member = &application::dma_bytes, .spread = log_normal,
+     .shown_default = "0", .meaning = "bytes per off-load not overlapped with computation (needs `platform.dma`)"},
+    {.name = "communication", .member = &application::comm,
+     .meaning = "per phase: `[{\"primitive\": \"allreduce\", \"bytes\": 8, \"count\": 1}]`"},
+    {.name = "g_charge", .member = &application::g_charge, .shown_default = "`per_apu`",
+     .meaning = "`per_apu`: the gap costs N·p·g ([H] Eq. 11); `per_extra_apu`: N·(p−1)·g (g measured as the slope "
+     "per additional APU, as `mmgp profile` does)"},
+    {.name = "spin_limit", .member = &application::spin_limit, .shown_default = "0",
+     .meaning = "spin-wait iterations before the program's waiting threads block, or `\"unbounded\"` (RAxML's "
+     "barriers); 0 = they block at once, no spin-convoy term"},
+    {.name = "T_start", .unit = "seconds per process", .member = &application::T_start, .spread = log_normal,
+     .shown_default = "0",
+     .meaning = "s, start-up of one process (input, set-up), paid once per process, not per unit (`mmgp fit "
+     "--fit-T-start`)"},
+    {.name = "N_start", .unit = "off-loads of the start-up, per process", .member = &application::N_start,
+     .spread = log_normal, .shown_default = "0",
+     .meaning = "off-loads (synchronisations) of that start-up, per process. T_start holds their dedicated time; "
+     "with a time-shared platform each also pays the first round's edtlp switch and spin convoy, like a unit's "
+     "off-loads (RAxML: its parsimony and model set-up, counted by `validation/raxml_barriers.py`)"},
+    {.name = "T_offload_idle", .unit = "seconds per off-load", .member = &application::T_offload_idle,
+     .spread = log_normal,
+     .meaning = "s, with a time-shared platform: the program's own per-off-load overhead in its sequential edtlp run "
+     "(HPU round trip minus APU busy time, written by `mmgp profile`); the idle-core wake-up is then T_offload_idle "
+     "− O_offload instead of the platform's T_wake"},
+    {.name = "slot_time", .member = &application::slot_time,
+     .meaning = "`[[1, 1], [2, f2], ...]`: the program's own kernel's time against the blocks per accelerator "
+     "(measured on a GPU); without it the platform's `slot_time`"},
+    {.name = "wavefront", .member = &application::wave,
+     .meaning = "a wavefront sweep (Sweep3D-like) that `mmgp predict` maps accelerator-driven and host-driven "
+     "(below, docs/MODEL.md §6); with it, `N`, `T_hpu`, `T_apu`, `C_apu` and `g` may be left out"},
 };
 
 }  // namespace

@@ -19,50 +19,57 @@ namespace {
 
 using enum key_sampling;
 
-// name, required, unit (numbers), member, spread, time-shared only; docs/PROFILES.md: default, meaning.
+// Each row names the fields it sets; the others take platform_key's defaults (optional, no unit, fixed, none shown).
 constexpr platform_key keys[] = {
-    {"hpu_contexts", true, "", &platform::hpu_contexts, fixed, false, "",
-     "H: host hardware contexts per node (PPE threads, host cores/SMT threads)"},
-    {"apus", true, "", &platform::apus, fixed, false, "", "A: accelerators per node (SPEs, worker cores; on a GPU node its SMs, docs/MODEL.md §7)"},
-    {"nodes", false, "", &platform::nodes, fixed, false, "1", "nodes available"},
-    {"max_processes_per_node", false, "", &platform::max_processes_per_node, fixed, false, "", "limit on m"},
-    {"O_offload", true, "seconds", &platform::O_offload, log_normal, false, "",
-     "s, off-load round trip O_s + O_r (start an off-load and get its result)"},
-    {"T_csw", true, "seconds", &platform::T_csw, log_normal, false, "", "s, one host context switch"},
-    {"alpha", true, "", &platform::alpha, fixed, false, "",
-     "host contention α(m); α(1) = 1. `1.28` or `{\"constant\": c}` (for m ≥ 2), `{\"table\": {\"1\": 1, \"2\": 1.28, "
-     "...}}` (must cover every searched m), `{\"linear\": {\"intercept\": a, \"slope\": b}}`: α(m) = a + b·m/H ([C]: "
-     "linear in threads per hardware context)"},
-    {"dma", false, "", &platform::dma, fixed, false, "",
-     "host↔accelerator transfer cost `{\"latency_s\": l, \"bandwidth_Bps\": B}` (or `\"s_per_byte\"`)"},
-    {"network", false, "", &platform::comm_tables, fixed, false, "",
-     "cluster communication: `{\"tables\": [...], \"models\": {...}}` (below)"},
-    {"cores", false, "", &platform::cores, fixed, false, "",
-     "time-shared cores: HPUs and APUs are software threads sharing this many cores (docs/MODEL.md §4); `apus` then "
-     "only bounds m·p"},
-    {"T_wake", false, "seconds", &platform::T_wake, log_normal, true, "T_csw",
-     "s, with `cores`: waking a blocked thread while a core is idle (an edtlp switch then costs T_wake, else T_csw)"},
-    {"T_wake_busy", false, "seconds", &platform::T_wake_busy, log_normal, true, "T_csw",
-     "s, with `cores`: processor time of a hand-back to a blocked thread when more threads are runnable than cores "
-     "(an edtlp switch with p = 1 then costs T_wake_busy)"},
-    {"spin_pause", false, "seconds", &platform::spin_pause, log_normal, true, "0",
-     "s, with `cores`: one iteration of a spin-wait loop (`mmgp calibrate`'s spin harness)"},
-    {"sched_slice", false, "seconds", &platform::sched_slice, log_normal, true, "",
-     "s, with `cores`: how long the OS lets a spinning thread keep its core while another waits for it"},
-    {"hierarchy", false, "", &platform::hier, fixed, false, "",
-     "where the accelerators sit and what a message between two of them costs, for the accelerator-driven mapping "
-     "of a `wavefront` application (below, docs/MODEL.md §6)"},
-    {"sharing", false, "", &platform::sharing, fixed, false, "dedicated",
-     "how the processes of a node may share its accelerators, each searched: `[\"mps\", \"time_sliced\"]` on a GPU node "
-     "(docs/MODEL.md §7; without `cores`)"},
-    {"T_slice_switch", false, "seconds", &platform::T_slice_switch, log_normal, false, "",
-     "s, with `sharing` `time_sliced`: the accelerator's switch from one process's kernels to another's"},
-    {"apu_slots", false, "", &platform::apu_slots, fixed, false, "1",
-     "blocks one accelerator holds at once (a GPU's SM at the reference block size: its occupancy, at most 1024); p "
-     "(time-sliced) or m·p (otherwise) may reach apus·apu_slots (docs/MODEL.md §7)"},
-    {"slot_time", false, "", &platform::slot_time, fixed, false, "",
-     "`[[1, 1], [2, f2], [4, f4], ...]`: the time of a grid with k blocks per accelerator over one block's, every "
-     "block the same work (the GPU harness's reference kernel); required when `apu_slots` > 1"},
+    {.name = "hpu_contexts", .required = true, .member = &platform::hpu_contexts,
+     .meaning = "H: host hardware contexts per node (PPE threads, host cores/SMT threads)"},
+    {.name = "apus", .required = true, .member = &platform::apus,
+     .meaning = "A: accelerators per node (SPEs, worker cores; on a GPU node its SMs, docs/MODEL.md §7)"},
+    {.name = "nodes", .member = &platform::nodes, .shown_default = "1", .meaning = "nodes available"},
+    {.name = "max_processes_per_node", .member = &platform::max_processes_per_node, .meaning = "limit on m"},
+    {.name = "O_offload", .required = true, .unit = "seconds", .member = &platform::O_offload, .spread = log_normal,
+     .meaning = "s, off-load round trip O_s + O_r (start an off-load and get its result)"},
+    {.name = "T_csw", .required = true, .unit = "seconds", .member = &platform::T_csw, .spread = log_normal,
+     .meaning = "s, one host context switch"},
+    {.name = "alpha", .required = true, .member = &platform::alpha,
+     .meaning = "host contention α(m); α(1) = 1. `1.28` or `{\"constant\": c}` (for m ≥ 2), `{\"table\": {\"1\": 1, "
+     "\"2\": 1.28, ...}}` (must cover every searched m), `{\"linear\": {\"intercept\": a, \"slope\": b}}`: α(m) = a "
+     "+ b·m/H ([C]: linear in threads per hardware context)"},
+    {.name = "dma", .member = &platform::dma,
+     .meaning = "host↔accelerator transfer cost `{\"latency_s\": l, \"bandwidth_Bps\": B}` (or `\"s_per_byte\"`)"},
+    {.name = "network", .member = &platform::comm_tables,
+     .meaning = "cluster communication: `{\"tables\": [...], \"models\": {...}}` (below)"},
+    {.name = "cores", .member = &platform::cores,
+     .meaning = "time-shared cores: HPUs and APUs are software threads sharing this many cores (docs/MODEL.md §4); "
+     "`apus` then only bounds m·p"},
+    {.name = "T_wake", .unit = "seconds", .member = &platform::T_wake, .spread = log_normal, .time_shared = true,
+     .shown_default = "T_csw",
+     .meaning = "s, with `cores`: waking a blocked thread while a core is idle (an edtlp switch then costs T_wake, "
+     "else T_csw)"},
+    {.name = "T_wake_busy", .unit = "seconds", .member = &platform::T_wake_busy, .spread = log_normal,
+     .time_shared = true, .shown_default = "T_csw",
+     .meaning = "s, with `cores`: processor time of a hand-back to a blocked thread when more threads are runnable "
+     "than cores (an edtlp switch with p = 1 then costs T_wake_busy)"},
+    {.name = "spin_pause", .unit = "seconds", .member = &platform::spin_pause, .spread = log_normal,
+     .time_shared = true, .shown_default = "0",
+     .meaning = "s, with `cores`: one iteration of a spin-wait loop (`mmgp calibrate`'s spin harness)"},
+    {.name = "sched_slice", .unit = "seconds", .member = &platform::sched_slice, .spread = log_normal,
+     .time_shared = true,
+     .meaning = "s, with `cores`: how long the OS lets a spinning thread keep its core while another waits for it"},
+    {.name = "hierarchy", .member = &platform::hier,
+     .meaning = "where the accelerators sit and what a message between two of them costs, for the accelerator-driven "
+     "mapping of a `wavefront` application (below, docs/MODEL.md §6)"},
+    {.name = "sharing", .member = &platform::sharing, .shown_default = "dedicated",
+     .meaning = "how the processes of a node may share its accelerators, each searched: `[\"mps\", \"time_sliced\"]` "
+     "on a GPU node (docs/MODEL.md §7; without `cores`)"},
+    {.name = "T_slice_switch", .unit = "seconds", .member = &platform::T_slice_switch, .spread = log_normal,
+     .meaning = "s, with `sharing` `time_sliced`: the accelerator's switch from one process's kernels to another's"},
+    {.name = "apu_slots", .member = &platform::apu_slots, .shown_default = "1",
+     .meaning = "blocks one accelerator holds at once (a GPU's SM at the reference block size: its occupancy, at "
+     "most 1024); p (time-sliced) or m·p (otherwise) may reach apus·apu_slots (docs/MODEL.md §7)"},
+    {.name = "slot_time", .member = &platform::slot_time,
+     .meaning = "`[[1, 1], [2, f2], [4, f4], ...]`: the time of a grid with k blocks per accelerator over one "
+     "block's, every block the same work (the GPU harness's reference kernel); required when `apu_slots` > 1"},
 };
 
 }  // namespace
