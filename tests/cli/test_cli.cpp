@@ -174,25 +174,6 @@ TEST_CASE("mmgp validate --json on the paper's Table 1") {
     CHECK(strict.status == 1);
 }
 
-TEST_CASE("bad input on the command line: one line on stderr, exit 2, nothing on stdout") {
-    mmgp::test::temp_dir d;
-    std::string notjson = d.write("notjson.json", "{\"platform\": [1, 2");
-    std::string neg = d.write("neg.json", R"({"platform": "qs20", "application": {"N": 1, "T_hpu": 1, "T_apu": -5, "C_apu": 0, "g": 0}})");
-    mmgp::test::expect_bad_input("predict " + notjson, notjson + ": (document): expected a JSON document, found parse error at line 1");
-    mmgp::test::expect_bad_input("predict " + neg, neg + ": /application/T_apu: expected a finite number >= 0 (seconds), found the number -5");
-    mmgp::test::expect_bad_input("predict " + d.path.string() + "/missing.json", "missing.json: (document): expected a readable file, found no such file or directory");
-    mmgp::test::expect_bad_input("predict pbpi-qs20 --model eq12", "--model: expected eq11 or mmgp, found \"eq12\"");
-    mmgp::test::expect_bad_input("predict pbpi-qs20 --policy fifo", "--policy: expected edtlp or os, found \"fifo\"");
-    mmgp::test::expect_bad_input("predict pbpi-qs20 --m 4:2", "--m: expected N or LO:HI");
-    mmgp::test::expect_bad_input("predict pbpi-qs20 --p x", "--p: expected N or LO:HI");
-    mmgp::test::expect_bad_input("predict pbpi-qs20 --m 17:20", "/search: expected a search space with at least one configuration");
-    mmgp::test::expect_bad_input("predict pbpi-qs20 --json --csv", "excludes");
-    mmgp::test::expect_bad_input("predict", "profile is required");
-    mmgp::test::expect_bad_input("predict pbpi-roadrunner --nodes 1:2 --model eq11 --json", "/search/nodes: expected nodes 1..1 with --model eq11");
-    mmgp::test::expect_bad_input("frobnicate", "unknown subcommand \"frobnicate\": expected one of predict, validate");
-    mmgp::test::expect_bad_input("validate " + neg, "/application: expected one of the keys scenario, cases, group, found the unknown key");
-}
-
 TEST_CASE("magnitudes no machine or program has are refused at their key, predictions never printed as inf or NaN") {
     mmgp::test::temp_dir d;
     // An off-load of 1e300 s times 1e300 phases once overflowed to inf (refused then at the prediction); now

@@ -303,17 +303,6 @@ TEST_CASE("mmgp launch --launcher openmpi --exec runs a real MPI program with th
                                                      "rank 2 of 3 threads 2 arg -"});
 }
 
-TEST_CASE("mmgp launch: bad input is one line on stderr, status 2, nothing on stdout") {
-    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher mvapich -- x", "--launcher: expected openmpi, mpich, srun or local, found \"mvapich\"");
-    mmgp::test::expect_bad_input("launch pbpi-roadrunner --launcher local --nodes 2 -- x", "expected nodes = 1");
-    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local --units -3 -- x", "--units: expected an integer in [1, 1000000000000], found \"-3\"");
-    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher openmpi -- x {rank}", "{rank} differs per process");
-    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local --m 0 -- x", "--m: expected N or LO:HI");
-    mmgp::test::expect_bad_input("launch no-such-profile --launcher local -- x", "no-such-profile");
-    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local --json --exec -- x", "excludes");
-    mmgp::test::expect_bad_input("launch raxml-qs20 --launcher local", "command");
-}
-
 TEST_CASE("--no-bind takes effect with every launcher, and unbound processes get no thread placement") {
     auto has = [](const strings& argv, const std::string& w) { return std::find(argv.begin(), argv.end(), w) != argv.end(); };
     auto starts = [](const strings& argv, const std::string& prefix) {
