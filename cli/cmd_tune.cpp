@@ -62,7 +62,7 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_launcher_options(sub, o.launch, launcher_choice::local_by_default);
     add_checked(sub, "--replay", o.replay,
                 "Draw each run's time from the recorded repetitions of RUNS.csv (columns m, p, time_s; optional "
-                "nodes, policy, units, censored, bound_s) instead of running anything");
+                "nodes, policy, units, censored, bound_s, sharing) instead of running anything");
     add_checked(sub, "--seed", o.seed, "Replay: the seed of the draws (default 1)");
     add_checked(sub, "--replay-first", o.replay_first,
                 "Replay: each configuration's first run drawn at random (random, the default) or its slowest "
@@ -624,7 +624,10 @@ int run_tune(const tune_options_cli& given) {
     o.launch.accelerators = s.plat.apus;  // a GPU mapping's MPS percentage, as mmgp launch renders it
     std::optional<recorded_runs> replay;
     if (!o.replay.empty()) {
-        replay = read_recorded_runs(o.replay, o.launch.units, parse_work(o.work), o.progress_total.has_value());
+        replay = read_recorded_runs(o.replay, {.units = o.launch.units,
+                                               .work = parse_work(o.work),
+                                               .with_progress = o.progress_total.has_value(),
+                                               .sharing = tune_sharing(s)});
         warn_about_columns(o.replay, replay->ignored_columns);
     }
     const std::vector<configuration> space = tune_space(o, s, replay);

@@ -110,12 +110,21 @@ struct recorded_runs {
     std::int64_t units = 0;                                 ///< the file's units (0: no column)
     std::vector<std::string> ignored_columns;               ///< the file's columns not read (a caller warns)
 };
-/// The rows of `path` with `units_wanted` (--units), or all when they are of one units value. A work column holds
-/// one value (full runs) or two (the smaller, short runs); `work_wanted` (--work SHORT:FULL) must name them.
-/// `with_progress`: the progress column is read into each run's timeline (else it is one of the ignored columns).
-recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted,
-                                 std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted = std::nullopt,
-                                 bool with_progress = false);
+/// What a replay takes from its runs file.
+struct replay_request {
+    /// --units: the rows of this units value; none: all, when they are of one units value.
+    std::optional<std::int64_t> units{};
+    /// --work SHORT:FULL: the work column's two values (a work column holds one value, full runs, or two, the
+    /// smaller the short runs).
+    std::optional<std::pair<std::int64_t, std::int64_t>> work{};
+    /// The progress column is read into each run's timeline (else it is one of the ignored columns).
+    bool with_progress = false;
+    /// The tune's sharing mode: a sharing column's rows of another mode are left out (rows that state none were
+    /// run under it).
+    accelerator_sharing sharing = accelerator_sharing::dedicated;
+};
+/// The rows of `path` that `want` takes (replay_request).
+recorded_runs read_recorded_runs(const std::string& path, const replay_request& want);
 
 /// Each run's time drawn (by `seed` and its number) from the recorded repetitions of its configuration.
 /// `slowest_first`: each configuration's first run is its slowest recorded one (--replay-first slowest).

@@ -113,8 +113,17 @@ struct journal_line_run {
     std::size_t config;  // its configuration's index in the tune's space
     measurement::run run;
 };
+// What a run line is checked against: the tune's space (its configurations' index by key_of, one sharing mode)
+// and its short runs' work.
+struct tune_space_view {
+    std::map<std::string, std::size_t> index;
+    accelerator_sharing share = accelerator_sharing::dedicated;
+    double short_work = 0;
+};
 journal_line_run journal_run(const json& j, const std::string& path, const std::string& where,
-                                           const std::map<std::string, std::size_t>& index, double short_work) {
+                             const tune_space_view& space) {
+    const auto& index = space.index;
+    const double short_work = space.short_work;
     auto fail = [&](const std::string& key, const std::string& expected) {
         throw input_error(path, where + ", /" + key, expected,
                           j.contains(key) ? "the value " + utf8_prefix(j.at(key).dump(), 40) : std::string("nothing"));
@@ -131,6 +140,9 @@ journal_line_run journal_run(const json& j, const std::string& path, const std::
         fail("policy", "edtlp or os");
     const auto it = index.find(key_of(c));
     if (it == index.end()) throw input_error(path, where, "a configuration of the tune's space", config_text(c));
+    // A line without the key was written under the tune's mode (a CPU tune writes none).
+    if (j.contains("sharing") && !(j.at("sharing").is_string() && j.at("sharing").get<std::string>() == to_string(space.share)))
+        fail("sharing", "the tune's sharing mode, \"" + std::string(to_string(space.share)) + "\"");
     static constexpr std::pair<const char*, run_outcome> outcomes[] = {
         {"ok", run_outcome::ok}, {"censored", run_outcome::censored}, {"failed", run_outcome::failed},
         {"cancelled", run_outcome::cancelled}};
@@ -169,12 +181,13 @@ journal_line_run journal_run(const json& j, const std::string& path, const std::
 
 journal_history add_recorded_runs(const std::vector<json>& lines, const std::string& path, tuner& t,
                                   bool skip_failed) {
-    std::map<std::string, std::size_t> index;
-    for (std::size_t i = 0; i < t.space().size(); ++i) index[key_of(t.space()[i])] = i;
+    tune_space_view space;
+    for (std::size_t i = 0; i < t.space().size(); ++i) space.index[key_of(t.space()[i])] = i;
+    if (!t.space().empty()) space.share = t.space().front().share;
+    space.short_work = t.options().short_work;
     std::set<long long> run_numbers;
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {
-        auto [run_no, config, r] = journal_run(lines[ln], path, "line " + std::to_string(ln + 1), index,
-                                                t.options().short_work);
+        auto [run_no, config, r] = journal_run(lines[ln], path, "line " + std::to_string(ln + 1), space);
         if (!run_numbers.insert(run_no).second)
             throw input_error(path, "line " + std::to_string(ln + 1) + ", /run",
                               "each run recorded once (a run counted twice would weigh twice)",

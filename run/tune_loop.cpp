@@ -89,6 +89,7 @@ private:
                   {"policy", std::string(to_string(c.pol))}, {"start", utc_now()}, {"bound_s", a_.next_bound_s},
                   {"why", a_.why_next}};
         if (a_.stops_early(a_.next_bound_s)) f.line["early_bound"] = true;
+        if (c.share != accelerator_sharing::dedicated) f.line["sharing"] = std::string(to_string(c.share));
         const bool short_run = a_.next_work < 1;
         if (t_.options().short_work > 0) f.line["short"] = short_run;
         if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();

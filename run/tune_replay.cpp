@@ -102,13 +102,30 @@ std::map<std::string, std::vector<progress_point>> progress_column(const std::st
     return out;
 }
 
+// The rows of the tune's sharing mode `wanted`: a row stating another is left out; none left is refused.
+void keep_sharing_mode(std::vector<measurement>& measured, accelerator_sharing wanted, const std::string& path) {
+    std::set<std::string> others;
+    for (const measurement& m : measured)
+        if (m.has_sharing && m.c.share != wanted) others.insert(std::string(to_string(m.c.share)));
+    std::erase_if(measured, [&](const measurement& m) { return m.has_sharing && m.c.share != wanted; });
+    if (measured.empty())
+        throw input_error(path, "column sharing",
+                          fmt::format("rows of the tune's sharing mode {} (--set 'search.sharing=[\"...\"]' tunes "
+                                      "another)", to_string(wanted)),
+                          fmt::format("rows of {} only", fmt::join(others, " and ")));
+    for (measurement& m : measured) m.c.share = wanted;
+}
+
 }  // namespace
 
-recorded_runs read_recorded_runs(const std::string& path, std::optional<std::int64_t> units_wanted,
-                                 std::optional<std::pair<std::int64_t, std::int64_t>> work_wanted, bool with_progress) {
+recorded_runs read_recorded_runs(const std::string& path, const replay_request& want) {
+    const std::optional<std::int64_t>& units_wanted = want.units;
+    const auto& work_wanted = want.work;
+    const bool with_progress = want.with_progress;
     recorded_runs d;
     d.file = path;
     std::vector<measurement> measured = read_runs(path, &d.ignored_columns);
+    keep_sharing_mode(measured, want.sharing, path);
     std::set<std::int64_t> units;
     for (const auto& m : measured) units.insert(m.units);
     if (units_wanted) {

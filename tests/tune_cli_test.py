@@ -401,6 +401,47 @@ with tempfile.TemporaryDirectory() as tmp:
           f"({[(x['m'], x['p'], x['wall_s'], x['bound_s'], round(x.get('projected_s', 0), 2)) for x in stopped]})")
     check("chosen: m=1 p=2" in r.stdout, "--progress-regex: m=1 p=2 chosen")
 
+    # 14. A GPU node: the recorded runs name their sharing mode; the replay draws the rows of the tune's mode (the
+    # platform's first, MPS, or the one --set search.sharing names), the journal names it on every run line, and a
+    # line or a file of another mode is refused.
+    gpu = os.path.join(tmp, "gpu.json")
+    with open(gpu, "w") as f:
+        f.write('{"schema": "mmgp/1", "kind": "platform", "name": "gpu", "hpu_contexts": 16, "apus": 8, '
+                '"O_offload": 1e-5, "T_csw": 0, "alpha": 1, "sharing": ["mps", "time_sliced"], "T_slice_switch": 5e-5}\n')
+    shared = os.path.join(tmp, "shared.csv")
+    with open(shared, "w") as f:  # under MPS m=2 p=2 is best, time-sliced m=1 p=2
+        f.write("m,p,time_s,sharing\n")
+        for m, p, mps, sliced in [(1, 1, 8.0, 8.0), (1, 2, 4.4, 4.0), (2, 1, 4.5, 7.0), (2, 2, 2.0, 6.0)]:
+            for k in range(3):
+                f.write(f"{m},{p},{mps * (1 + 0.01 * k)},mps\n{m},{p},{sliced * (1 + 0.01 * k)},time_sliced\n")
+    j10 = os.path.join(tmp, "gpu.jsonl")
+    r = run(["tune", gpu, "--replay", shared, "--journal", j10, "--json", "--quiet"])
+    doc = json.loads(r.stdout) if r.returncode == 0 else {}
+    runs = journal_runs(j10) if os.path.exists(j10) else []
+    check(r.returncode == 0 and (doc.get("chosen") or {}).get("m") == 2 and (doc.get("chosen") or {}).get("p") == 2 and
+          runs and all(x.get("sharing") == "mps" for x in runs),
+          f"sharing column: the replay draws the MPS rows, each journal line says mps ({r.stderr.strip()[-200:]})")
+    r = run(["tune", gpu, "--replay", shared, "--set", 'search.sharing=["time_sliced"]', "--json", "--quiet"])
+    doc = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(r.returncode == 0 and (doc.get("chosen") or {}).get("m") == 1 and (doc.get("chosen") or {}).get("p") == 2,
+          f"sharing column: --set search.sharing draws the time-sliced rows ({r.stderr.strip()[-200:]})")
+    only = os.path.join(tmp, "sliced.csv")
+    with open(only, "w") as f:
+        f.write("m,p,time_s,sharing\n1,1,8.0,time_sliced\n1,2,4.0,time_sliced\n")
+    r = run(["tune", gpu, "--replay", only, "--quiet"])
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and
+          "column sharing: expected rows of the tune's sharing mode mps" in r.stderr and "time_sliced only" in r.stderr,
+          f"sharing column: a file without the tune's mode is refused ({r.stderr.strip()})")
+    lines = open(j10).read().splitlines() if os.path.exists(j10) else ["{}", "{}"]
+    edited = json.loads(lines[1])
+    edited["sharing"] = "time_sliced"
+    j11 = os.path.join(tmp, "gpu-edited.jsonl")
+    with open(j11, "w") as f:
+        f.write(lines[0] + "\n" + json.dumps(edited) + "\n")
+    r = run(["tune", "--resume", j11, "--quiet"])
+    check(r.returncode == 2 and "line 2, /sharing: expected the tune's sharing mode, \"mps\"" in r.stderr,
+          f"--resume: a run line of another sharing mode is refused ({r.stderr.strip()})")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)

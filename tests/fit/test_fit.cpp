@@ -344,3 +344,71 @@ TEST_CASE("fit with the start-up's off-loads (N_start) on time-shared cores: the
     auto w = mmgp::fit_application(pl, runs, opt, "generated");
     CHECK(w.max_abs_err_pct > 10.0);
 }
+
+TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the platform lacks is refused") {
+    mmgp::test::temp_dir d;
+    // A GPU node by hand: 16 host contexts, 32 SMs, both sharing modes, a time slice's switch 50 µs.
+    const mmgp::platform pl = mmgp::load_platform(d.write("gpu.json", R"({"name": "gpu", "hpu_contexts": 16, "apus": 32,
+        "O_offload": 9e-6, "T_csw": 0, "alpha": 1.0, "sharing": ["mps", "time_sliced"], "T_slice_switch": 5e-5})"));
+    const mmgp::application truth = mmgp::test::known_app(mmgp::decomposition::task, 0.5, 6.4, 0, 100, 0);
+    using mmgp::accelerator_sharing;
+    // Runs of both modes, each timed by the model under its mode: under MPS several processes, time-sliced one
+    // (the fit prices a time-sliced run of one process as the dedicated one; several wait for the GPU's busy time,
+    // the larger of two terms, which its linear form does not price: refused below).
+    std::vector<mmgp::measurement> runs;
+    for (accelerator_sharing a : {accelerator_sharing::mps, accelerator_sharing::time_sliced})
+        for (int m : {1, 2, 4})
+            for (int p : {1, 2, 8}) {
+                if (a == accelerator_sharing::time_sliced && m > 1) continue;
+                mmgp::scenario s;
+                s.plat = pl;
+                s.app = truth;
+                s.app.units = 8;
+                s.space.m = {m, m};
+                s.space.p = {p, p};
+                mmgp::measurement run{{m, p, 1, mmgp::policy::edtlp, a}, 8};
+                run.has_sharing = true;
+                run.runs.push_back({mmgp::evaluator(s, mmgp::model_kind::mmgp)(run.c).time_s});
+                runs.push_back(run);
+            }
+    mmgp::fit_options opt;
+    opt.N = truth.N;
+    opt.fixed = {{"C_apu", 0.0}, {"g", 0.0}};
+    const mmgp::fit_result f = mmgp::fit_application(pl, runs, opt, "gpu-runs");
+    CHECK(f.app.T_hpu == mmgp::test::approx(0.5).epsilon(1e-6));
+    CHECK(f.app.T_apu == mmgp::test::approx(6.4).epsilon(1e-6));
+    CHECK(f.max_abs_err_pct < 1e-6);
+    // Runs stating no mode are the platform's first (MPS): the MPS runs alone fit as before.
+    std::vector<mmgp::measurement> unstated;
+    for (const mmgp::measurement& m : runs)
+        if (m.c.share == accelerator_sharing::mps) unstated.push_back(m), unstated.back().has_sharing = false;
+    const mmgp::fit_result u = mmgp::fit_application(pl, unstated, opt, "gpu-runs");
+    CHECK(u.app.T_apu == mmgp::test::approx(6.4).epsilon(1e-6));
+    CHECK(u.residuals.front().c.share == accelerator_sharing::mps);
+    // A time-sliced run of several processes is refused, naming its row.
+    std::vector<mmgp::measurement> sliced = runs;
+    sliced.push_back(sliced.back());
+    sliced.back().c = {2, 8, 1, mmgp::policy::edtlp, accelerator_sharing::time_sliced};
+    sliced.back().runs[0] = {7.0};
+    sliced.back().runs[0].where = "row 9";
+    CHECK_THROWS_WITH_AS(mmgp::fit_application(pl, sliced, opt, "gpu-runs"),
+                         doctest::Contains("gpu-runs: row 9: expected a run the fit's linear form prices"),
+                         mmgp::input_error);
+    // A mode the platform does not have, named with its row; a value that is no mode.
+    runs[0].c.share = accelerator_sharing::dedicated;
+    runs[0].runs[0].where = "row 2";
+    CHECK_THROWS_WITH_AS(mmgp::fit_application(pl, runs, opt, "gpu-runs"),
+                         doctest::Contains("gpu-runs: row 2, sharing: expected a sharing mode of platform gpu (mps or "
+                                           "time_sliced), found \"dedicated\""),
+                         mmgp::input_error);
+    CHECK_THROWS_WITH_AS(mmgp::parse_runs("m,p,time_s,sharing\n1,1,2.0,shared\n", "r.csv", false),
+                         doctest::Contains("r.csv: row 2, column sharing: expected dedicated, mps or time_sliced, found \"shared\""),
+                         mmgp::input_error);
+    const std::vector<mmgp::measurement> read = mmgp::parse_runs("m,p,time_s,sharing\n2,1,2.0,time_sliced\n2,1,2.1,mps\n", "r.csv", false);
+    REQUIRE(read.size() == 2);
+    CHECK(read[0].c.share == accelerator_sharing::time_sliced);
+    CHECK(read[0].has_sharing);
+    CHECK(read[1].c.share == accelerator_sharing::mps);
+    const std::vector<mmgp::measurement> js = mmgp::parse_runs(R"([{"m": 2, "p": 1, "time_s": 2, "sharing": "mps"}])", "r.json", true);
+    CHECK(js.at(0).c.share == accelerator_sharing::mps);
+}

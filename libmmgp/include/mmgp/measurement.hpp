@@ -64,6 +64,9 @@ struct measurement {
     std::int64_t work = 0;
     /// Its policy is stated (a runs file's policy column): false, the fit's policy applies (fit_options::pol).
     bool has_policy = false;
+    /// Its sharing mode is stated (a runs file's sharing column): false, the platform's first mode applies (as
+    /// mmgp launch and mmgp tune run by default).
+    bool has_sharing = false;
     std::string source{};    ///< where the measurement came from (a validation case's source)
     std::vector<run> runs{}; ///< in the order they were measured
 

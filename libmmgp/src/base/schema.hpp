@@ -25,6 +25,6 @@ inline constexpr key validation_case[] = {{"label", false},    {"group", false},
 inline constexpr key runs_document[] = {{"runs", true}};
 
 inline constexpr key run[] = {{"m", true},    {"p", true},      {"nodes", false}, {"units", false},
-                              {"time_s", true}, {"policy", false}, {"label", false}};
+                              {"time_s", true}, {"policy", false}, {"label", false}, {"sharing", false}};
 
 }  // namespace mmgp::detail::schema

@@ -100,10 +100,10 @@ bool check_runs(const platform& pl, const std::vector<detail::run_row>& runs, co
     if (n == 0 || n < k_free) too_few_runs(file, k_free, n);
     // Repetitions of one configuration give the same design row (up to scale): they measure noise,
     // they cannot separate parameters.
-    std::set<std::tuple<int, int, int, std::int64_t, int>> distinct;
+    std::set<detail::run_key> distinct;
     std::set<int> ps;
     for (const auto& r : runs) {
-        distinct.insert({r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol)});
+        distinct.insert(detail::key_of(r));
         ps.insert(r.c.p);
     }
     if (static_cast<int>(distinct.size()) < k_free)
@@ -112,7 +112,14 @@ bool check_runs(const platform& pl, const std::vector<detail::run_row>& runs, co
                               std::to_string(k_free) + " parameters (repetitions of a configuration measure noise, they do not "
                               "separate parameters; --fix NAME=VALUE holds one)",
                           std::to_string(distinct.size()) + " distinct in " + std::to_string(n) + " runs");
-    for (const auto& r : runs)
+    for (const auto& r : runs) {
+        // Time-sliced processes wait for the accelerator's busy time: a run of several is the larger of two
+        // terms, not the sum the fit's linear form prices.
+        if (r.c.share == accelerator_sharing::time_sliced && r.c.m > 1)
+            throw input_error(file, r.where,
+                              "a run the fit's linear form prices (time-sliced runs of several processes wait for the "
+                              "accelerator's busy time, the larger of two terms: they are predicted, not fitted)",
+                              "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " sharing=time_sliced");
         // Beyond the SMs (apu_slots > 1) a run's time is a max of two terms, not the sum the fit's linear form
         // prices: fit takes the runs within them.
         if (static_cast<std::int64_t>(r.c.m) * r.c.p > pl.apus || r.c.nodes > pl.nodes)
@@ -121,6 +128,7 @@ bool check_runs(const platform& pl, const std::vector<detail::run_row>& runs, co
                                   (pl.apu_slots > 1 ? ", its accelerators: runs beyond them are predicted, not fitted" : "") +
                                   ", nodes <= " + std::to_string(pl.nodes) + ")",
                               "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
+    }
     return ps.size() >= 2;
 }
 
@@ -458,10 +466,28 @@ void detail::check_one_work(const std::vector<detail::run_row>& runs, const std:
                               std::to_string(r.work));
 }
 
+std::vector<detail::run_row> detail::fit_rows_of(const platform& pl, const std::vector<measurement>& measured,
+                                                 const std::string& file) {
+    std::vector<run_row> rows = rows_of(measured);
+    check_one_work(rows, file);
+    const std::vector<accelerator_sharing> modes = pl.sharing_modes();
+    for (run_row& r : rows) {
+        if (!r.has_sharing) {
+            r.c.share = modes.front();
+        } else if (std::find(modes.begin(), modes.end(), r.c.share) == modes.end()) {
+            std::string names;
+            for (accelerator_sharing m : modes) names += (names.empty() ? "" : " or ") + std::string(to_string(m));
+            throw input_error(file, r.where + ", sharing",
+                              "a sharing mode of platform " + pl.name + " (" + names + ")",
+                              "\"" + std::string(to_string(r.c.share)) + "\"");
+        }
+    }
+    return rows;
+}
+
 fit_result fit_application(const platform& pl, const std::vector<measurement>& measured, const fit_options& opt,
                            const std::string& file) {
-    const std::vector<detail::run_row> runs_in = detail::rows_of(measured);
-    detail::check_one_work(runs_in, file);
+    const std::vector<detail::run_row> runs_in = detail::fit_rows_of(pl, measured, file);
     std::size_t n_censored = 0;
     const std::vector<detail::run_row> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
     return detail::fit_rows(pl, runs, detail::fit_row_cache(pl).rows(runs, opt), opt, file, n_censored, true);

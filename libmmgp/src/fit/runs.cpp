@@ -64,7 +64,8 @@ bool read_whole(const std::string& s, T& v) {
 struct csv_columns {
     std::vector<std::string> header;
     int header_row = 0;
-    int col_m = -1, col_p = -1, col_nodes = -1, col_units = -1, col_time = -1, col_policy = -1, col_cens = -1, col_bound = -1, col_work = -1;
+    int col_m = -1, col_p = -1, col_nodes = -1, col_units = -1, col_time = -1, col_policy = -1, col_cens = -1, col_bound = -1, col_work = -1,
+        col_sharing = -1;
     std::vector<std::string> ignored;  ///< the header's other columns
 
     int* slot(const std::string& h) {
@@ -77,6 +78,7 @@ struct csv_columns {
                : h == "censored"                                                     ? &col_cens
                : h == "bound_s"                                                      ? &col_bound
                : h == "work"                                                         ? &col_work
+               : h == "sharing"                                                      ? &col_sharing
                                                                                      : nullptr;
     }
 };
@@ -103,7 +105,7 @@ csv_columns csv_header(const std::vector<std::string>& f, int row, const std::st
     cols.header_row = row;
     const std::string where = "row " + std::to_string(row) + " (header)";
     static constexpr std::string_view long_names[] = {"nodes", "units", "policy", "censored", "time_s", "bound_s",
-                                                      "wall_s", "seconds", "time"};
+                                                      "wall_s", "seconds", "time", "sharing"};
     for (int i = 0; i < static_cast<int>(f.size()); ++i) {
         const std::string& h = f[static_cast<std::size_t>(i)];
         if (int* slot = cols.slot(h)) {
@@ -162,6 +164,10 @@ detail::run_row csv_run(const std::vector<std::string>& f, const csv_columns& co
     if (cols.col_policy >= 0) {
         if (!parse_policy(field(cols.col_policy), run.c.pol)) fail(cols.col_policy, "edtlp or os");
         run.has_policy = true;
+    }
+    if (cols.col_sharing >= 0) {
+        if (!parse_sharing(field(cols.col_sharing), run.c.share)) fail(cols.col_sharing, "dedicated, mps or time_sliced");
+        run.has_sharing = true;
     }
     if (cols.col_cens >= 0) {
         const std::string& s = field(cols.col_cens);
@@ -233,6 +239,10 @@ std::vector<detail::run_row> parse_json_runs(const std::string& text, const std:
             run.c.pol = static_cast<policy>(r.choice(o, ip, "policy", {"edtlp", "os"}, 0, true));
             run.has_policy = true;
         }
+        if (o.contains("sharing")) {
+            run.c.share = static_cast<accelerator_sharing>(r.choice(o, ip, "sharing", {"dedicated", "mps", "time_sliced"}, 0, true));
+            run.has_sharing = true;
+        }
         run.where = ip;
         run.order = runs.size();
         runs.push_back(run);
@@ -254,7 +264,7 @@ std::vector<measurement> detail::group_rows(const std::vector<run_row>& rows) {
     std::vector<measurement> out;
     std::map<std::tuple<run_key, int, std::int64_t, bool>, std::size_t> index;
     for (const run_row& row : rows) {
-        const auto key = std::tuple{key_of(row), static_cast<int>(row.c.share), row.work, row.has_policy};
+        const auto key = std::tuple{key_of(row), row.work, row.has_policy, row.has_sharing};
         const auto [it, first] = index.try_emplace(key, out.size());
         if (first) {
             measurement m;
@@ -262,6 +272,7 @@ std::vector<measurement> detail::group_rows(const std::vector<run_row>& rows) {
             m.units = row.units;
             m.work = row.work;
             m.has_policy = row.has_policy;
+            m.has_sharing = row.has_sharing;
             out.push_back(std::move(m));
         }
         out[it->second].runs.push_back(row.run());
@@ -278,6 +289,7 @@ std::vector<detail::run_row> detail::rows_of(const std::vector<measurement>& ms)
         row.units = m->units;
         row.work = m->work;
         row.has_policy = m->has_policy;
+        row.has_sharing = m->has_sharing;
         row.time_s = r->time_s;
         row.censored = r->is_censored();
         row.bound_s = r->bound_s;

@@ -340,8 +340,7 @@ void simplest_within_one_se(structure_selection& out) {
 
 structure_selection select_structure(const platform& pl, const std::vector<measurement>& measured, const fit_options& base,
                                      const structure_held& held, const std::string& file, const selection_options& sel) {
-    const std::vector<detail::run_row> runs = detail::rows_of(measured);
-    detail::check_one_work(runs, file);
+    const std::vector<detail::run_row> runs = detail::fit_rows_of(pl, measured, file);
     structure_selection out;
     // The runs of each configuration as one measurement, however the caller grouped them.
     const std::vector<measurement> groups = detail::group_rows(runs);

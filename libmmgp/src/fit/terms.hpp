@@ -22,6 +22,7 @@ struct run_row {
     double time_s = 0.0;     ///< measured wall time, seconds > 0
     std::string where;       ///< "row 4" or "/runs/3", for messages
     bool has_policy = false;
+    bool has_sharing = false; ///< the row states its sharing mode (CSV column sharing); else the platform's first
     bool censored = false;   ///< stopped at its bound (CSV column censored = 1): the time is at least time_s
     double bound_s = 0;      ///< the bound it ran under (CSV column bound_s; 0: not stated)
     std::int64_t work = 0;   ///< the amount of work it was run with (CSV column work; 0: not stated)
@@ -52,9 +53,11 @@ std::array<double, fit_term_count + 1> fit_coefficients(const platform& pl, cons
 /// One run's coefficients (fit_coefficients).
 using fit_row = std::array<double, fit_term_count + 1>;
 
-/// A run's configuration: m, p, nodes, units, policy (repetitions of a configuration share it).
-using run_key = std::tuple<int, int, int, std::int64_t, int>;
-inline run_key key_of(const run_row& r) { return {r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol)}; }
+/// A run's configuration: m, p, nodes, units, policy, sharing mode (repetitions of a configuration share it).
+using run_key = std::tuple<int, int, int, std::int64_t, int, int>;
+inline run_key key_of(const run_row& r) {
+    return {r.c.m, r.c.p, r.c.nodes, r.units, static_cast<int>(r.c.pol), static_cast<int>(r.c.share)};
+}
 
 /// The coefficient rows of runs under a fit's shape (its decomposition, scaling, spin limit and N_start), each
 /// configuration and shape evaluated once: repetitions, and the structure selection's candidates that share a
@@ -80,6 +83,10 @@ std::vector<run_row> runs_to_fit(const std::vector<run_row>& runs_in, policy pol
 /// a fit models one program run, and runs of another size are not repetitions of it. input_error naming `file`, the
 /// first row whose work differs from the first row's, and both values.
 void check_one_work(const std::vector<run_row>& runs, const std::string& file);
+/// The rows a fit reads from `measured` (rows_of), of one amount of work (check_one_work), each under a sharing
+/// mode of `pl`: the row's own (refused, naming the row, when the platform does not have it), else the platform's
+/// first, the mode mmgp launch and mmgp tune run by default.
+std::vector<run_row> fit_rows_of(const platform& pl, const std::vector<measurement>& measured, const std::string& file);
 
 /// fit_application on runs already through runs_to_fit, rows[i] the coefficients of runs[i] under opt's shape.
 /// The residuals come from the model itself (by_model) or from the rows' linear form (no evaluation: the
