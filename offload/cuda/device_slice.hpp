@@ -44,4 +44,8 @@ private:
     std::unique_ptr<impl> d_;
 };
 
+/// The alignment's weights (one per site of the whole alignment) given to a slice of sites [lo, hi): its own
+/// (slice_offloader's weights off-load).
+inline void set_alignment_weights(device_slice& s, const unsigned* all_sites, std::size_t lo) { s.set_weights(all_sites + lo); }
+
 }  // namespace mmgp::offload

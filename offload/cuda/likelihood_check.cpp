@@ -2,7 +2,8 @@
 // suite). A simulated DNA alignment (GTR+G4, IUPAC codes and gaps added), a random tree and a bootstrap resample's
 // weights; every edge focused in turn as the bootstrap program does (newview through the orientation, evaluate,
 // the sumtable and the derivatives at three branch lengths, the P matrices recomputed each time), on libpll
-// (kernels::site_slice) and on the GPU (device_slice) with grids of p blocks, p in {1, 7, SMs, 4 x SMs}.
+// (kernels::site_slice) and on the GPU (device_slice) with grids of p blocks, p in {1, 7, SMs, 4 x SMs}; then two
+// units of the bootstrap program through the off-load runtime's seam (slice_offloader) at p = 1 and SMs.
 //   mmgp-gpu-likelihood [--taxa N] [--sites N]
 // Prints one line per grid and exits 0 when every log-likelihood and derivative is within 1e-9 (relative) of
 // libpll's, 1 otherwise, 77 where no GPU is usable (a skip), 2 on bad arguments.
@@ -17,6 +18,7 @@
 
 #include "cuda/device_slice.hpp"
 #include "cuda/host_reference.hpp"
+#include "cuda/slice_offloader.hpp"
 #include "kernels.hpp"
 
 namespace K = mmgp::kernels;
@@ -27,12 +29,13 @@ namespace {
 struct tally {
     long compared = 0, failed = 0;
     double worst = 0;
+    const char* place = "edge";  ///< what the index of a value counts
     void add(double got, double want, const char* what, std::size_t edge) {
         const double rel = std::fabs(got - want) / std::max(std::fabs(want), 1e-300);
         ++compared;
         worst = std::max(worst, rel);
         if (rel <= 1e-9) return;
-        if (++failed <= 5) std::printf("  %s at edge %zu: GPU %.17g, libpll %.17g (relative %.3g)\n", what, edge, got, want, rel);
+        if (++failed <= 5) std::printf("  %s at %s %zu: GPU %.17g, libpll %.17g (relative %.3g)\n", what, place, edge, got, want, rel);
     }
 };
 
@@ -45,6 +48,22 @@ tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>&
     gpu.set_weights(w.data() + lo);
     tally out;
     O::compare_walk(t, ref, gpu, [&out](double got, double want, const char* what, std::size_t e) { out.add(got, want, what, e); });
+    return out;
+}
+
+// The bootstrap program's units through the runtime's seam: libpll's off-loads against the GPU's (slice_offloader
+// over device_slice, `blocks` per grid), each unit's log-likelihood after its smoothing round.
+tally units(const K::alignment& a, const K::tree& t, std::size_t lo, std::size_t hi, int blocks) {
+    const K::model m = K::default_model(a);
+    O::libpll_offloader ref(a, m, lo, hi);
+    const K::site_slice arrays_of(a, m, lo, hi);
+    O::device_slice gpu(O::tip_masks(a, lo, hi), arrays_of.arrays(), t.edges(), blocks);
+    O::slice_offloader<O::device_slice> off(gpu, lo);
+    K::detail::bootstrap_search on_libpll(t, a.sites(), 1, 4, 7), on_gpu(t, a.sites(), 1, 4, 7);
+    tally out;
+    out.place = "unit";
+    for (int unit = 0; unit < 2; ++unit)
+        out.add(on_gpu.run_unit(unit, off), on_libpll.run_unit(unit, ref), "log-likelihood", static_cast<std::size_t>(unit));
     return out;
 }
 
@@ -82,6 +101,13 @@ int run(int argc, char** argv) {
         const tally r = walk(a, t, w, lo, hi, blocks);
         std::printf("%s p=%d: %ld values of %zu taxa x %zu sites, largest relative difference from libpll %.3g\n",
                     r.failed == 0 && r.compared > 0 ? "ok  " : "FAIL", blocks, r.compared, taxa, hi - lo, r.worst);
+        if (r.failed > 0 || r.compared == 0) status = 1;
+    }
+    for (int blocks : {1, sms}) {
+        const tally r = units(a, t, lo, hi, blocks);
+        std::printf("%s p=%d: the bootstrap program's %ld units through the off-load seam, largest relative difference "
+                    "from libpll %.3g\n",
+                    r.failed == 0 && r.compared > 0 ? "ok  " : "FAIL", blocks, r.compared, r.worst);
         if (r.failed > 0 || r.compared == 0) status = 1;
     }
     return status;

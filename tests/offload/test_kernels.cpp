@@ -19,6 +19,7 @@
 
 #include "app_profile.hpp"
 #include "cuda/host_reference.hpp"
+#include "cuda/slice_offloader.hpp"
 #include "kernels.hpp"
 #include "runtime.hpp"
 #include "scheduler.hpp"
@@ -320,6 +321,31 @@ TEST_CASE("the GPU kernels' per-site arithmetic, on the host, equals libpll with
         ++compared;
     });
     CHECK(compared == 7 * static_cast<int>(t.edges()));
+}
+
+TEST_CASE("the bootstrap program's units through the GPU kernels' offloader (its host twin) equal libpll's") {
+    // The runtime's requests (weights, newview, evaluate, sumtable, derivatives with Newton steps) translated to
+    // the GPU kernels' calls, run here on their host arithmetic (host_slice; the device runs the same code,
+    // mmgp-gpu-likelihood): each unit's log-likelihood after its smoothing round equals libpll's, for the whole
+    // alignment and for a process's share of it.
+    K::alignment a = K::simulate_alignment(10, 500, 9);
+    a.rows[2][3] = 'N', a.rows[4][7] = '-';
+    const K::model m = K::default_model(a);
+    const K::tree t = K::random_tree(10, 4);
+    for (const auto& [lo, hi] : {std::pair<std::size_t, std::size_t>{0, 500}, {123, 401}}) {
+        mmgp::offload::libpll_offloader ref(a, m, lo, hi);
+        const K::site_slice arrays_of(a, m, lo, hi);
+        mmgp::offload::host_slice slice(a, arrays_of.arrays(), lo, hi, t.edges());
+        mmgp::offload::slice_offloader<mmgp::offload::host_slice> gpu(slice, lo);
+        K::detail::bootstrap_search on_libpll(t, a.sites(), 1, 4, 7), on_gpu(t, a.sites(), 1, 4, 7);
+        for (int unit = 0; unit < 3; ++unit) {
+            const double want = on_libpll.run_unit(unit, ref), got = on_gpu.run_unit(unit, gpu);
+            CHECK_MESSAGE(close(got, want, 1e-9), "sites [" << lo << ", " << hi << "), unit " << unit << ": " << got
+                                                             << " against libpll's " << want);
+            CHECK(std::isfinite(got));
+            CHECK(got < 0);
+        }
+    }
 }
 
 TEST_CASE("the GPU kernels' per-site arithmetic: a site below 2^-256 is scaled and counted, as libpll does") {
