@@ -32,7 +32,7 @@ nlohmann::json stat_json(const statistic& s, double value, const std::string& so
     j["cv"] = s.cv;
     j["min"] = s.min;
     j["repetitions"] = s.repetitions;
-    j["harness"] = "mmgp profile (calibration/kernels off-load runtime)";
+    j["harness"] = "mmgp profile (the off-load runtime, offload/)";
     j["source"] = source;
     return j;
 }
@@ -269,7 +269,7 @@ std::string profile_text(const profile_request& rq, const profile_report& rep, c
     j["description"] =
         "Bootstrap-like branch-length search on a fixed topology: per unit, resample sites, propose branch lengths, "
         "then for every edge off-load newview (libpll partials), makenewz (sumtable + Newton derivative steps) and "
-        "evaluate; the host keeps the control logic. Measured by the calibration/kernels off-load runtime.";
+        "evaluate; the host keeps the control logic. Measured by the off-load runtime (offload/).";
     j["decomposition"] = "task";
     j["scaling"] = "strong";
     j["units"] = rq.base.units;
