@@ -8,6 +8,7 @@
 #include "mmgp/fit.hpp"
 #include "mmgp/model.hpp"
 #include "mmgp/search.hpp"
+#include "mmgp/tune.hpp"
 #include "mmgp/validate.hpp"
 #include "support.hpp"
 
@@ -270,4 +271,33 @@ TEST_CASE("gpu grids beyond the SMs: fit takes the runs within the SMs, where th
                          doctest::Contains("m=8 p=132: expected a configuration feasible on platform  (m*p <= 132, its "
                                            "accelerators: runs beyond them are predicted, not fitted"),
                          mmgp::input_error);
+}
+
+TEST_CASE("gpu sharing: a time-sliced tune fits its runs under its own mode, not the platform's first") {
+    // The platform lists MPS first; the tune runs time-sliced. Runs timed by the model under time slicing for a
+    // known program (T_hpu 0.5 s, T_apu 13.2 s, C_apu 0): those of one process fit exactly; those of several wait
+    // for the GPU's busy time (the larger of two terms) and are left out of the fit, not fitted as MPS runs.
+    const mmgp::scenario truth = mmgp::parse_scenario(gpu_scenario(), "gpu.json");
+    const mmgp::evaluator ev(truth, mmgp::model_kind::mmgp);
+    std::vector<mmgp::configuration> space;
+    for (int m : {1, 2, 4})
+        for (int p : {1, 2, 4, 8, 33}) space.push_back({m, p, 1, mmgp::policy::edtlp, mmgp::accelerator_sharing::time_sliced});
+    mmgp::tune_options o;
+    o.prior = false;
+    o.choose_structure = true;  // a new user's tune: the fit mmgp fit does (tune/prior.cpp)
+    mmgp::tuner t(truth, space, o);
+    for (std::size_t c = 0; c < space.size(); ++c) t.add(c, {ev(space[c]).time_s, mmgp::run_outcome::ok});
+    const mmgp::tune_assessment a = t.assess();
+    REQUIRE(a.model_used);
+    auto param = [&](const std::string& name) {
+        for (const mmgp::tune_param& q : a.params)
+            if (q.name == name) return q.value;
+        FAIL("no fitted " << name);
+        return 0.0;
+    };
+    // One process's runs tell the host time from the serial accelerator time only as their sum.
+    CHECK(param("T_hpu") + param("C_apu") == mmgp::test::approx(0.5).epsilon(1e-6));
+    CHECK(param("T_apu") == mmgp::test::approx(13.2).epsilon(1e-6));
+    for (std::size_t c = 0; c < space.size(); ++c)
+        if (space[c].m == 1) CHECK(a.configs[c].model_s == mmgp::test::approx(ev(space[c]).time_s).epsilon(1e-6));
 }

@@ -474,6 +474,7 @@ std::vector<detail::run_row> detail::fit_rows_of(const platform& pl, const std::
     for (run_row& r : rows) {
         if (!r.has_sharing) {
             r.c.share = modes.front();
+            r.has_sharing = true;  // known now: grouped with the rows that state it
         } else if (std::find(modes.begin(), modes.end(), r.c.share) == modes.end()) {
             std::string names;
             for (accelerator_sharing m : modes) names += (names.empty() ? "" : " or ") + std::string(to_string(m));

@@ -262,7 +262,7 @@ measurement::run detail::run_row::run() const {
 
 std::vector<measurement> detail::group_rows(const std::vector<run_row>& rows) {
     std::vector<measurement> out;
-    std::map<std::tuple<run_key, int, std::int64_t, bool>, std::size_t> index;
+    std::map<std::tuple<run_key, std::int64_t, bool, bool>, std::size_t> index;
     for (const run_row& row : rows) {
         const auto key = std::tuple{key_of(row), row.work, row.has_policy, row.has_sharing};
         const auto [it, first] = index.try_emplace(key, out.size());

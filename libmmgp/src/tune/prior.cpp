@@ -137,8 +137,12 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
     for (std::size_t c = 0; c < evidence.size(); ++c) {
         const config_evidence& e = evidence[c];
         if (e.logs.empty() && e.censored == 0) continue;
+        // A time-sliced run of several processes is the larger of two terms, which the fit's linear form does
+        // not price (mmgp fit refuses it): predicted from the others, not fitted.
+        if (space[c].share == accelerator_sharing::time_sliced && space[c].m > 1) continue;
         measurement m{space[c], s.app.units};
         m.has_policy = true;
+        m.has_sharing = true;  // the tune's mode, not the platform's first
         measurement::run r;
         r.outcome = e.logs.empty() ? run_outcome::censored : run_outcome::ok;
         r.time_s = e.logs.empty() ? e.censored_at : std::exp(e.center);
