@@ -435,11 +435,7 @@ void drop_ranks_without_work(std::vector<configuration>& space, std::int64_t uni
 std::vector<configuration> tune_space(const tune_options_cli& o, scenario& s, const std::optional<recorded_runs>& replay) {
     if (replay && replay->units > 0 && s.app.decomp == decomposition::task) s.app.units = replay->units;
     const narrowed_box box = narrowed(o, s);
-    if (replay) {  // the recorded runs were made under the tune's sharing mode
-        std::vector<configuration> space = replay_space(o, *replay, box);
-        for (configuration& c : space) c.share = tune_sharing(s);
-        return space;
-    }
+    if (replay) return replay_space(o, *replay, box);  // read under the tune's sharing mode (read_recorded_runs)
     // A note of what m*p leaves out when the user drew the box (--m or --p), not for the platform's own.
     std::vector<configuration> space = box_space(s, box, o.quiet || (o.space.m.empty() && o.space.p.empty()));
     if (units_are_work(s, o.launch)) drop_ranks_without_work(space, s.app.units, o.quiet);

@@ -105,9 +105,11 @@ std::map<std::string, std::vector<progress_point>> progress_column(const std::st
 // The rows of the tune's sharing mode `wanted`: a row stating another is left out; none left is refused.
 void keep_sharing_mode(std::vector<measurement>& measured, accelerator_sharing wanted, const std::string& path) {
     std::set<std::string> others;
-    for (const measurement& m : measured)
-        if (m.has_sharing && m.c.share != wanted) others.insert(std::string(to_string(m.c.share)));
-    std::erase_if(measured, [&](const measurement& m) { return m.has_sharing && m.c.share != wanted; });
+    std::erase_if(measured, [&](const measurement& m) {
+        const bool other = m.has_sharing && m.c.share != wanted;
+        if (other) others.insert(std::string(to_string(m.c.share)));
+        return other;
+    });
     if (measured.empty())
         throw input_error(path, "column sharing",
                           fmt::format("rows of the tune's sharing mode {} (--set 'search.sharing=[\"...\"]' tunes "

@@ -113,9 +113,7 @@ bool check_runs(const platform& pl, const std::vector<detail::run_row>& runs, co
                               "separate parameters; --fix NAME=VALUE holds one)",
                           std::to_string(distinct.size()) + " distinct in " + std::to_string(n) + " runs");
     for (const auto& r : runs) {
-        // Time-sliced processes wait for the accelerator's busy time: a run of several is the larger of two
-        // terms, not the sum the fit's linear form prices.
-        if (r.c.share == accelerator_sharing::time_sliced && r.c.m > 1)
+        if (detail::waits_for_busy_time(r.c))
             throw input_error(file, r.where,
                               "a run the fit's linear form prices (time-sliced runs of several processes wait for the "
                               "accelerator's busy time, the larger of two terms: they are predicted, not fitted)",

@@ -50,6 +50,12 @@ inline constexpr std::size_t fit_term_count = 6;
 std::array<double, fit_term_count + 1> fit_coefficients(const platform& pl, const application& shape,
                                                         const configuration& c, std::int64_t units);
 
+/// A time-sliced run of several processes waits for the accelerator's busy time: its model time is the larger of
+/// two terms, which the fit's linear form does not price (mmgp fit refuses such a run, the tune's fits leave it out).
+inline bool waits_for_busy_time(const configuration& c) {
+    return c.share == accelerator_sharing::time_sliced && c.m > 1;
+}
+
 /// One run's coefficients (fit_coefficients).
 using fit_row = std::array<double, fit_term_count + 1>;
 

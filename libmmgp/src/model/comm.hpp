@@ -17,6 +17,8 @@ namespace mmgp::detail {
 /// everywhere.
 inline constexpr std::string_view table_model_name = "table";
 inline constexpr std::string_view latency_bandwidth_model_name = "latency-bandwidth";
+/// Whether a scenario's communication model takes the tables where they cover a configuration (the default).
+inline bool tables_chosen(const scenario& s) { return s.communication != latency_bandwidth_model_name; }
 
 /// The primitives' names as profiles write them, in the order of enum class primitive.
 inline constexpr std::string_view primitive_names[] = {"allreduce", "bcast",   "reduce",   "barrier", "allgather",

@@ -146,7 +146,7 @@ void check_communication(const scenario& s, const comm_models& models) {
                 const int ni = static_cast<int>(n), mi = static_cast<int>(m);
                 const stages st = stage_counts(cp.prim, ni, mi);
                 if (st.intra == 0 && st.inter == 0) continue;
-                if (s.communication != latency_bandwidth_model_name && table_cost(pl.comm_tables, cp.prim, ni, mi, cp.bytes))
+                if (tables_chosen(s) && table_cost(pl.comm_tables, cp.prim, ni, mi, cp.bytes))
                     continue;
                 if (model && (st.intra == 0 || model->has_intra) && (st.inter == 0 || model->has_inter)) continue;
                 const std::string prim(to_string(cp.prim));

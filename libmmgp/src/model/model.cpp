@@ -96,7 +96,7 @@ void evaluator::prepare(evaluator& ev) {
         ev.has_model_[k] = 1;
     }
     ev.has_table_.assign(detail::primitive_count, 0);
-    ev.tables_chosen_ = ev.s_->communication != detail::latency_bandwidth_model_name;
+    ev.tables_chosen_ = detail::tables_chosen(*ev.s_);
     if (ev.tables_chosen_)
         for (const comm_table& t : pl.comm_tables) ev.has_table_[static_cast<int>(t.prim)] = 1;
     if constexpr (Model::sharing_layers) ev.prepare_sharing();

@@ -71,8 +71,7 @@ parameters fitted_parameters(const scenario& s, const std::vector<configuration>
     for (std::size_t c : evidence.measured) {
         const configuration& k = space[c];
         const bool beyond_sms = s.plat.apu_slots > 1 && static_cast<std::int64_t>(k.m) * k.p > s.plat.apus;
-        const bool sliced = k.share == accelerator_sharing::time_sliced && k.m > 1;
-        if (!beyond_sms && !sliced) measured.push_back(c);
+        if (!beyond_sms && !waits_for_busy_time(k)) measured.push_back(c);
     }
     if (measured.empty()) return theta;
     const application& prior = s.app;
@@ -137,9 +136,7 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
     for (std::size_t c = 0; c < evidence.size(); ++c) {
         const config_evidence& e = evidence[c];
         if (e.logs.empty() && e.censored == 0) continue;
-        // A time-sliced run of several processes is the larger of two terms, which the fit's linear form does
-        // not price (mmgp fit refuses it): predicted from the others, not fitted.
-        if (space[c].share == accelerator_sharing::time_sliced && space[c].m > 1) continue;
+        if (waits_for_busy_time(space[c])) continue;  // predicted from the others, not fitted
         measurement m{space[c], s.app.units};
         m.has_policy = true;
         m.has_sharing = true;  // the tune's mode, not the platform's first
