@@ -1,11 +1,15 @@
 // mmgp-offload-run: runs one (m, p, policy, units) configuration of the off-load runtime and prints JSON
-// (wall time, timers, off-load counts). Bad input: one line on stderr, exit 2.
+// (wall time, timers, off-load counts). Bad input: one line on stderr, exit 2. --accelerator cuda (a build with
+// nvcc): m processes on the GPU, p blocks per off-load; exit 77 where no GPU is usable.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
 #include "program_main.hpp"
 #include "runtime.hpp"
+#if MMGP_WITH_CUDA
+#include "cuda/cuda_accelerator.hpp"
+#endif
 
 namespace {
 
@@ -22,15 +26,34 @@ bool parse_pair(const std::string& text, long& a, long& b) {
     }
 }
 
+// --accelerator cuda: the run on the GPU's processes, printed as run() prints; 77 where no GPU is usable.
+int run_on_cuda(const mmgp::kernels::config& c) {
+    mmgp::kernels::check_config(c, "cuda");  // bad options are bad input in any build, on any machine
+#if MMGP_WITH_CUDA
+    const mmgp::offload::cuda_facts facts = mmgp::offload::probe_cuda();
+    if (facts.devices == 0) {
+        std::cerr << "mmgp-offload-run: --accelerator cuda: " << facts.why << '\n';
+        return 77;
+    }
+    std::cout << mmgp::kernels::to_json(mmgp::kernels::run_processes(c, mmgp::offload::cuda_accelerator(facts, c.policy))) << '\n';
+    return 0;
+#else
+    (void)c;
+    throw mmgp::usage_error("--accelerator cuda: this mmgp-offload-run was built without CUDA (nvcc not found, or -Dcuda=disabled)");
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     namespace K = mmgp::kernels;
     CLI::App app{"mmgp-offload-run: run the libpll off-load runtime at one (m, p, policy) and print JSON"};
     K::config c;
-    std::string policy = "edtlp", simulate, synthetic, scheduler, advisor_scenario;
-    app.add_option("--m", c.m, "HPU threads (default 1)");
-    app.add_option("--p", c.p, "APUs per HPU thread (default 1)");
+    std::string policy = "edtlp", simulate, synthetic, scheduler, advisor_scenario, accelerator = "cpu";
+    app.add_option("--accelerator", accelerator,
+                   "cpu (APU threads, default) or cuda (m processes on the GPU, each off-load a grid of p blocks)");
+    app.add_option("--m", c.m, "HPU threads (with --accelerator cuda: processes; default 1)");
+    app.add_option("--p", c.p, "APUs per HPU thread (with --accelerator cuda: blocks per off-load; default 1)");
     app.add_option("--policy", policy, "edtlp (block on every off-load) or os (spin-wait)");
     app.add_option("--units", c.units, "bootstrap units (default 4)");
     app.add_option("--apus", c.apus,
@@ -72,6 +95,8 @@ int main(int argc, char** argv) {
         if (!scheduler.empty() && c.apus <= 0) throw mmgp::usage_error("--scheduler: expected --apus A (pool mode) as well");
         if (!advisor_scenario.empty() && scheduler != "advisor")
             throw mmgp::usage_error("--advisor-scenario: expected --scheduler advisor as well");
+        if (accelerator == "cuda") return run_on_cuda(c);
+        if (accelerator != "cpu") throw mmgp::usage_error("--accelerator: expected cpu or cuda, found \"" + accelerator + "\"");
         if (c.apus > 0) c.scheduler = K::make_scheduler(scheduler.empty() ? "edtlp" : scheduler, advisor_scenario);
         K::result r = K::run(c);
         std::cout << K::to_json(r) << '\n';

@@ -1,5 +1,6 @@
-// The off-load runtime's entry point: run() checks the configuration, reads or simulates the data and runs the
-// fixed or the pool mode (runtime_fixed.cpp, runtime_pool.cpp); host policy names; result::mean_p.
+// The off-load runtime's entry points: run() checks the configuration, reads or simulates the data and runs the
+// fixed or the pool mode (cpu/runtime_fixed.cpp, cpu/runtime_pool.cpp); run_processes() does the same for m
+// processes each owning an accelerator's grids (processes.cpp); host policy names; result::mean_p.
 #include "runtime.hpp"
 
 #include <cstddef>
@@ -18,52 +19,85 @@ bool parse_host_policy(const std::string& text, host_policy& out) {
     return true;
 }
 
-result run(const config& c) {
+void check_config(const config& c, const std::string& accelerator) {
     if (c.m < 1) throw usage_error("m: expected an integer >= 1, found " + std::to_string(c.m));
     if (c.p < 1) throw usage_error("p: expected an integer >= 1, found " + std::to_string(c.p));
     if (c.units < 1) throw usage_error("units: expected an integer >= 1, found " + std::to_string(c.units));
     if (c.rounds < 1 || c.newton < 1) throw usage_error("rounds and newton steps: expected integers >= 1");
     if (!(c.timeout_s > 0)) throw usage_error("timeout: expected a positive number of seconds");
     if (c.apus < 0 || c.apus > 1024) throw usage_error("apus: expected an integer in 0..1024, found " + std::to_string(c.apus));
-    const double setup0 = detail::now();
-    result res;
-    res.cfg = c;
+    if (accelerator.empty()) return;
+    if (c.synthetic) throw usage_error("--synthetic: runs on APU threads only (--accelerator cpu), not on " + accelerator);
+    if (c.apus > 0)
+        throw usage_error("--apus: pool mode shares APU threads inside one process; on " + accelerator +
+                          " every process owns its grids (use --p)");
+}
+
+namespace {
+
+// What every run needs before its mode starts: the checks of c, and the data (read or simulated) with its model
+// and starting tree; res gets the configuration and the data's description.
+struct run_inputs {
     alignment aln;
     model mdl;
     tree start;
+};
+
+run_inputs prepare(const config& c, result& res) {
+    res.cfg = c;
+    run_inputs in;
     const std::size_t p = static_cast<std::size_t>(c.p);
     if (c.synthetic) {
         const auto& s = c.synth;
         if (s.offloads < 1 || !(s.host_s >= 0) || !(s.split_s >= 0) || !(s.serial_s >= 0))
             throw usage_error("synthetic program: expected offloads >= 1 and durations >= 0");
         res.data_source = "synthetic";
-    } else {
-        if (c.alignment.empty()) {
-            if (c.simulate_taxa < 3 || c.simulate_sites < 1)
-                throw usage_error("--simulate: expected TAXA >= 3 and SITES >= 1, found " + std::to_string(c.simulate_taxa) +
-                                  ":" + std::to_string(c.simulate_sites));
-            aln = simulate_alignment(static_cast<std::size_t>(c.simulate_taxa), static_cast<std::size_t>(c.simulate_sites), c.seed);
-        } else {
-            aln = read_alignment(c.alignment);
-        }
-        if (c.taxa < 0 || c.sites < 0) throw usage_error("taxa/sites: expected integers >= 0");
-        aln = truncate(aln, static_cast<std::size_t>(c.taxa), static_cast<std::size_t>(c.sites));
-        const std::size_t most = c.apus > 0 ? static_cast<std::size_t>(c.apus) : p;
-        if (most > aln.sites())
-            throw usage_error(std::string(c.apus > 0 ? "apus" : "p") + ": expected at most " + std::to_string(aln.sites()) +
-                              " APUs (one site each), found " + std::to_string(most));
-        mdl = default_model(aln);
-        start = random_tree(aln.taxa(), c.seed + 7);
-        res.taxa = aln.taxa();
-        res.sites = aln.sites();
-        res.data_source = aln.source;
+        return in;
     }
+    if (c.alignment.empty()) {
+        if (c.simulate_taxa < 3 || c.simulate_sites < 1)
+            throw usage_error("--simulate: expected TAXA >= 3 and SITES >= 1, found " + std::to_string(c.simulate_taxa) +
+                              ":" + std::to_string(c.simulate_sites));
+        in.aln = simulate_alignment(static_cast<std::size_t>(c.simulate_taxa), static_cast<std::size_t>(c.simulate_sites), c.seed);
+    } else {
+        in.aln = read_alignment(c.alignment);
+    }
+    if (c.taxa < 0 || c.sites < 0) throw usage_error("taxa/sites: expected integers >= 0");
+    in.aln = truncate(in.aln, static_cast<std::size_t>(c.taxa), static_cast<std::size_t>(c.sites));
+    const std::size_t most = c.apus > 0 ? static_cast<std::size_t>(c.apus) : p;
+    if (most > in.aln.sites())
+        throw usage_error(std::string(c.apus > 0 ? "apus" : "p") + ": expected at most " + std::to_string(in.aln.sites()) +
+                          " APUs (one site each), found " + std::to_string(most));
+    in.mdl = default_model(in.aln);
+    in.start = random_tree(in.aln.taxa(), c.seed + 7);
+    res.taxa = in.aln.taxa();
+    res.sites = in.aln.sites();
+    res.data_source = in.aln.source;
+    return in;
+}
 
+}  // namespace
+
+result run(const config& c) {
+    check_config(c);
+    const double setup0 = detail::now();
+    result res;
+    const run_inputs in = prepare(c, res);
     if (c.apus > 0) {
-        detail::run_pool(c, aln, mdl, start, res, setup0);
+        detail::run_pool(c, in.aln, in.mdl, in.start, res, setup0);
         return res;
     }
-    detail::run_fixed(c, aln, mdl, start, res, setup0);
+    detail::run_fixed(c, in.aln, in.mdl, in.start, res, setup0);
+    return res;
+}
+
+result run_processes(const config& c, const process_accelerator& acc) {
+    check_config(c, acc.name);
+    const double setup0 = detail::now();
+    result res;
+    const run_inputs in = prepare(c, res);
+    res.accelerator = acc.name;
+    detail::run_processes(c, in.aln, in.mdl, in.start, acc, res, setup0);
     return res;
 }
 

@@ -12,10 +12,17 @@
 //
 //   c.apus = 8;  c.scheduler = mmgp::kernels::make_mgps_scheduler();   // or make_edtlp_scheduler(), make_advisor_scheduler(...)
 //   mmgp::kernels::result r = mmgp::kernels::run(c);        // r.p_histogram[p]: off-loads that ran on p APUs
+//
+// Processes (a GPU node): m host processes, each owning its accelerator's context and running its units' off-loads
+// there as grids of p blocks over all the sites (threads would share one context). The accelerator is made in each
+// process after it is forked (offload/cuda/cuda_accelerator.hpp; tests use the kernels' host twin):
+//
+//   mmgp::kernels::result r = mmgp::kernels::run_processes(c, mmgp::offload::cuda_accelerator());
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,14 +128,38 @@ struct result {
     std::int64_t clamped = 0;
     /// pin_team: whether every thread was pinned (false when asked but the affinity calls failed).
     bool pinned = false;
+    /// Where the off-loads ran: "cpu" (APU threads: run()) or the accelerator of run_processes().
+    std::string accelerator = "cpu";
     /// Mean APUs per off-load (pool mode; the fixed p otherwise).
     double mean_p() const;
 };
+
+/// The checks of c that need no data, as run() (accelerator empty) or run_processes() on that accelerator make
+/// them first: throws mmgp::usage_error.
+void check_config(const config& c, const std::string& accelerator = "");
 
 /// Runs one configuration. Throws mmgp::input_error for an unreadable alignment, mmgp::usage_error for sizes or
 /// options that cannot run, and mmgp::failure for a failure or a watchdog timeout. Requires m >= 1, p >= 1,
 /// units >= 1, p <= sites; in pool mode apus <= sites.
 result run(const config& c);
+
+namespace detail {
+class offloader;
+}
+
+/// An accelerator every process of a run owns (a GPU's context): `make` is called in each process after it is
+/// forked, and returns the off-loader that runs that process's off-loads over every site of the alignment, p blocks
+/// per off-load. It may throw (its message fails the run).
+struct process_accelerator {
+    std::string name;  ///< "cuda": the result's accelerator and the errors' wording
+    std::function<std::unique_ptr<detail::offloader>(const alignment&, const model&, const tree&, int p)> make;
+};
+
+/// Runs one configuration as m forked processes, each with its units (i, i + m, ...) and its own accelerator's
+/// off-loader (the HPU's time outside off-loads is host_s, inside them roundtrip_s; the APU timers stay 0). The
+/// same checks and errors as run(); a synthetic program or pool mode is a usage_error; a process that fails or a
+/// run past the watchdog is an mmgp::failure (its processes killed).
+result run_processes(const config& c, const process_accelerator& acc);
 
 /// The off-load kinds, index into timers::by_kind.
 inline constexpr const char* offload_kind_names[6] = {"weights", "newview", "evaluate", "sumtable", "derivatives", "synthetic"};

@@ -226,5 +226,8 @@ std::vector<std::unique_ptr<T>> make_each_process(const config& c, const alignme
 void run_fixed(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0);
 // Pool mode (config::apus > 0): A APU threads shared by the m HPU threads, p chosen per off-load (runtime_pool.cpp).
 void run_pool(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0);
+// Processes (run_processes): m forked processes, each with its accelerator's off-loader (processes.cpp).
+void run_processes(const config& c, const alignment& aln, const model& mdl, const tree& start,
+                   const process_accelerator& acc, result& res, double setup0);
 
 }  // namespace mmgp::kernels::detail

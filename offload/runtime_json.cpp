@@ -10,6 +10,7 @@ std::string to_json(const result& r) {
     using nlohmann::json;
     const auto& c = r.cfg;
     json j;
+    j["accelerator"] = r.accelerator;
     j["m"] = c.m;
     j["p"] = c.p;
     j["policy"] = to_string(c.policy);

@@ -233,6 +233,10 @@ std::array<double, 2> device_slice::derivatives(int, int, double t) {
     return x.gather(2);
 }
 
+void device_slice::set_host_wait(bool block) {
+    check(cudaSetDeviceFlags(block ? cudaDeviceScheduleBlockingSync : cudaDeviceScheduleSpin), "cudaSetDeviceFlags");
+}
+
 int device_slice::usable_devices() {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;

@@ -35,6 +35,9 @@ public:
     void update_sumtable(int inner, int other);
     std::array<double, 2> derivatives(int inner, int other, double t);
 
+    /// How this process's host thread waits for its grids, set before its first device_slice opens the context:
+    /// blocked in the driver (`block`, the core yielded) or spinning. Throws mmgp::failure when CUDA refuses.
+    static void set_host_wait(bool block);
     /// Devices CUDA can use here (0: none, or no driver); the multiprocessors of device 0.
     static int usable_devices();
     static int multiprocessors();

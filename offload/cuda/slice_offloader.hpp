@@ -4,11 +4,14 @@
 // (workload_bootstrap.cpp's phylo_slice): the P matrices every APU repeats, then newview, evaluate, the sumtable,
 // the derivatives or the site weights; the reply is the slice's sum (no per-APU parts to add). The bootstrap
 // program runs unchanged on it. Used by the kernels tests (the host twin against libpll_offloader, below,
-// tests/offload) and by mmgp-gpu-likelihood (on the device).
+// tests/offload), by mmgp-gpu-likelihood (on the device) and, owning its slice, by the runtime's processes
+// (cuda_accelerator.cpp; host_twin_accelerator below).
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "cuda/host_reference.hpp"
 #include "runtime_internal.hpp"
@@ -57,6 +60,33 @@ private:
     Slice& s_;
     std::size_t lo_;
 };
+
+/// A slice_offloader that owns its slice of the whole alignment: what a process accelerator makes for each process
+/// (kernels::run_processes), one over device_slice on a GPU, one over host_slice for the runtime's tests.
+template <class Slice>
+class owned_slice_offloader final : public kernels::detail::offloader {
+public:
+    explicit owned_slice_offloader(std::unique_ptr<Slice> slice) : s_(std::move(slice)), off_(*s_, 0) {}
+    kernels::detail::reply offload(const kernels::detail::request& r) override { return off_.offload(r); }
+
+private:
+    std::unique_ptr<Slice> s_;
+    slice_offloader<Slice> off_;
+};
+
+/// The model's arrays after libpll's eigendecomposition (the same for every slice: taken from one site's).
+inline kernels::model_arrays arrays_of(const kernels::alignment& a, const kernels::model& m) {
+    return kernels::site_slice(a, m, 0, 1).arrays();
+}
+
+/// The GPU kernels' host twin as the runtime's accelerator: every process's off-loads through host_slice, the
+/// per-site arithmetic the device runs. It checks run_processes and the seam without a GPU (tests/offload).
+inline kernels::process_accelerator host_twin_accelerator() {
+    return {"host-twin", [](const kernels::alignment& a, const kernels::model& m, const kernels::tree& t, int) {
+                return std::unique_ptr<kernels::detail::offloader>(std::make_unique<owned_slice_offloader<host_slice>>(
+                    std::make_unique<host_slice>(a, arrays_of(a, m), 0, a.sites(), t.edges())));
+            }};
+}
 
 /// The reference: libpll's off-loads done in order on one slice of sites [lo, hi), what one APU's setup and compute
 /// do in the CPU runtime.

@@ -1,0 +1,224 @@
+// The runtime's processes (run_processes, runtime.hpp): m forked processes, each owning its accelerator (a GPU's
+// context, made after the fork so that the parent never opens the device) and running its units (i, i + m, ...)
+// with every off-load on it. The parent starts them together once all are ready, watches them against the
+// watchdog, and gathers each one's timers, finish time and units' log-likelihoods from its pipe.
+#include "runtime_internal.hpp"
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "forked.hpp"  // run/: a child running a function of this program, with a pipe each way
+
+namespace mmgp::kernels::detail {
+
+namespace {
+
+// What a process writes back once its units are done (or it failed): plain bytes through its pipe, followed by
+// `units` unit_result records.
+struct process_report {
+    int ok = 0;
+    char why[480] = {};
+    timers t;
+    double finish = 0;
+    int units = 0;
+};
+struct unit_result {
+    int unit = 0;
+    double loglik = 0;
+};
+static_assert(std::is_trivially_copyable_v<process_report> && std::is_trivially_copyable_v<unit_result>);
+
+// The first byte a process writes: ready to start, or failed (its report follows).
+constexpr char tag_ready = 'r', tag_failed = 'f';
+
+bool write_all(int fd, const void* data, std::size_t n) {
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+        const ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k, n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+
+// Reads n bytes from fd by `deadline` (now()'s clock): false at end of file, on an error or past the deadline.
+bool read_all_by(int fd, void* data, std::size_t n, double deadline) {
+    char* p = static_cast<char*>(data);
+    while (n > 0) {
+        const double left = deadline - now();
+        if (left <= 0) return false;
+        pollfd pf{fd, POLLIN, 0};
+        const int ready = poll(&pf, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+        if (ready < 0 && errno != EINTR) return false;
+        if (ready <= 0) continue;
+        const ssize_t k = read(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k, n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+
+// The accelerator's off-loader with the HPU's timers around every off-load (the host program's time between them,
+// the round trip inside them, the counts).
+class timed_offloader final : public offloader {
+public:
+    timed_offloader(offloader& inner, timers& t) : in_(inner), t_(t) {}
+    reply offload(const request& r) override {
+        const double t0 = now();
+        t_.host_s += t0 - last_;
+        const reply out = in_.offload(r);
+        last_ = now();
+        t_.roundtrip_s += last_ - t0;
+        ++t_.offloads;
+        if (r.kind >= 0 && r.kind < 6) ++t_.by_kind[static_cast<std::size_t>(r.kind)];
+        if (r.kind == k_newview) t_.newview_ops += static_cast<std::int64_t>(static_cast<const newview_batch*>(r.data)->ops.size());
+        return out;
+    }
+    void start_clock(double t) { last_ = t; }
+    void stop_clock(double t) { t_.host_s += t - last_; }
+
+private:
+    offloader& in_;
+    timers& t_;
+    double last_ = 0;
+};
+
+void set_why(process_report& rep, const std::string& why) {
+    std::strncpy(rep.why, why.c_str(), sizeof rep.why - 1);
+}
+
+// Process i (in the child): makes its accelerator, says it is ready, waits for the start, runs its units and
+// writes its report; a failure anywhere is reported in place of the rest.
+int process_body(int i, const config& c, const alignment& aln, const model& mdl, const tree& start,
+                 const process_accelerator& acc, int to_parent, int from_parent) {
+    process_report rep;
+    std::vector<unit_result> units;
+    bool ready = false;
+    try {
+        const std::unique_ptr<offloader> dev = acc.make(aln, mdl, start, c.p);
+        const std::unique_ptr<host_program> host = make_host(c, aln, start);
+        timed_offloader off(*dev, rep.t);
+        if (!write_all(to_parent, &tag_ready, 1)) return 1;
+        ready = true;
+        char go = 0;
+        if (read(from_parent, &go, 1) != 1) return 1;  // the parent gave up before the start
+        const std::int64_t cs0 = context_switches();
+        off.start_clock(now());
+        for (int u = i; u < c.units; u += c.m) units.push_back({u, host->run_unit(u, off)});
+        rep.finish = now();
+        off.stop_clock(rep.finish);
+        rep.t.context_switches = context_switches() - cs0;
+        rep.ok = 1;
+        rep.units = static_cast<int>(units.size());
+    } catch (const std::exception& e) {
+        set_why(rep, e.what());
+        units.clear();
+        if (!ready && !write_all(to_parent, &tag_failed, 1)) return 1;
+    }
+    const bool sent = write_all(to_parent, &rep, sizeof rep) &&
+                      (units.empty() || write_all(to_parent, units.data(), units.size() * sizeof(unit_result)));
+    return sent && rep.ok ? 0 : 1;
+}
+
+// The run's processes, each forked with its pipes; killed and reaped when the run is given up.
+struct process_set {
+    std::vector<run::forked> procs;
+    ~process_set() {
+        for (run::forked& p : procs)
+            if (p.pid > 0) kill(p.pid, SIGKILL);
+        reap();
+    }
+    int reap() {
+        int worst = 0;
+        for (run::forked& p : procs)
+            if (p.pid > 0) worst = std::max(worst, run::wait_forked(p)), p.pid = -1;
+        return worst;
+    }
+};
+
+// Process i's report by the deadline: throws mmgp::failure when it failed, closed its pipe or was too late.
+process_report read_report(run::forked& p, std::size_t i, double deadline, const std::string& late,
+                           std::vector<unit_result>& units) {
+    process_report rep;
+    if (!read_all_by(p.from_child, &rep, sizeof rep, deadline)) {
+        if (now() >= deadline) throw mmgp::failure(late);
+        throw mmgp::failure("process " + std::to_string(i) + " ended without its report");
+    }
+    if (!rep.ok) throw mmgp::failure("process " + std::to_string(i) + ": " + rep.why);
+    units.resize(static_cast<std::size_t>(std::max(rep.units, 0)));
+    if (!units.empty() && !read_all_by(p.from_child, units.data(), units.size() * sizeof(unit_result), deadline))
+        throw mmgp::failure("process " + std::to_string(i) + " ended without its units' results");
+    return rep;
+}
+
+// Writes the start byte to every process. One already gone is found when its report is read: the write's SIGPIPE
+// is held back and taken here, not delivered.
+void start_all(const std::vector<run::forked>& procs) {
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    bool broken = false;
+    for (const run::forked& p : procs)
+        if (!write_all(p.to_child, "g", 1) && errno == EPIPE) broken = true;
+    if (broken && !sigismember(&old, SIGPIPE)) {
+        const timespec none{};
+        sigtimedwait(&pipe_only, nullptr, &none);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+}  // namespace
+
+void run_processes(const config& c, const alignment& aln, const model& mdl, const tree& start,
+                   const process_accelerator& acc, result& res, double setup0) {
+    const std::string late = "watchdog: the run did not finish within " + std::to_string(c.timeout_s) + " s (m=" +
+                             std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", " + acc.name + " processes)";
+    process_set set;
+    for (int i = 0; i < c.m; ++i) {
+        set.procs.push_back(run::fork_with_pipes([&, i](int to_parent, int from_parent) {
+            for (int k = 0; k < i; ++k) close(set.procs[static_cast<std::size_t>(k)].from_child), close(set.procs[static_cast<std::size_t>(k)].to_child);
+            return process_body(i, c, aln, mdl, start, acc, to_parent, from_parent);
+        }));
+        if (set.procs.back().pid < 0) throw mmgp::failure("could not start process " + std::to_string(i) + ": " + std::strerror(errno));
+    }
+    // Every process ready (its accelerator made) before the start, each within the watchdog.
+    const double ready_by = now() + c.timeout_s;
+    for (std::size_t i = 0; i < set.procs.size(); ++i) {
+        char tag = 0;
+        if (!read_all_by(set.procs[i].from_child, &tag, 1, ready_by))
+            throw mmgp::failure(now() >= ready_by ? late : "process " + std::to_string(i) + " ended before it was ready");
+        std::vector<unit_result> none;
+        if (tag != tag_ready) read_report(set.procs[i], i, ready_by, late, none);  // throws the process's failure
+    }
+    res.setup_s = now() - setup0;
+    const double t0 = now();
+    start_all(set.procs);
+    const double deadline = t0 + c.timeout_s;
+    res.unit_loglik.assign(static_cast<std::size_t>(c.units), 0.0);
+    double last = t0;
+    for (std::size_t i = 0; i < set.procs.size(); ++i) {
+        std::vector<unit_result> units;
+        const process_report rep = read_report(set.procs[i], i, deadline, late, units);
+        res.t += rep.t;
+        last = std::max(last, rep.finish);
+        for (const unit_result& u : units)
+            if (u.unit >= 0 && u.unit < c.units) res.unit_loglik[static_cast<std::size_t>(u.unit)] = u.loglik;
+    }
+    if (const int worst = set.reap(); worst != 0)
+        throw mmgp::failure("a process exited with status " + std::to_string(worst) + " after its report");
+    res.wall_s = last - t0;
+}
+
+}  // namespace mmgp::kernels::detail

@@ -1,0 +1,128 @@
+// Tests of the runtime's processes (kernels::run_processes, offload/processes.cpp): m forked processes, each with
+// its own accelerator, here the GPU kernels' host twin (the device's per-site arithmetic on the host), against the
+// CPU runtime's threads on libpll; and how a run that fails, crashes or hangs ends.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "cuda/slice_offloader.hpp"
+#include "runtime.hpp"
+#include "runtime_internal.hpp"
+
+#include <mmgp/error.hpp>
+
+namespace K = mmgp::kernels;
+namespace O = mmgp::offload;
+
+namespace {
+
+K::config problem(int m, int p, int units) {
+    K::config c;
+    c.simulate_taxa = 8;
+    c.simulate_sites = 300;
+    c.m = m;
+    c.p = p;
+    c.units = units;
+    c.timeout_s = 60;
+    return c;
+}
+
+// An accelerator whose off-loader runs the host twin and does `fault` at its off-load number `at`.
+enum class fault { none, throw_error, exit_process, hang };
+class faulty_offloader final : public K::detail::offloader {
+public:
+    faulty_offloader(std::unique_ptr<K::detail::offloader> in, fault f, int at) : in_(std::move(in)), f_(f), at_(at) {}
+    K::detail::reply offload(const K::detail::request& r) override {
+        if (++n_ == at_) {
+            if (f_ == fault::throw_error) throw std::runtime_error("the device fell off the bus");
+            if (f_ == fault::exit_process) _exit(3);
+            if (f_ == fault::hang) std::this_thread::sleep_for(std::chrono::seconds(30));
+        }
+        return in_->offload(r);
+    }
+
+private:
+    std::unique_ptr<K::detail::offloader> in_;
+    fault f_;
+    int at_, n_ = 0;
+};
+
+K::process_accelerator faulty(fault f, int at) {
+    const K::process_accelerator twin = O::host_twin_accelerator();
+    return {"faulty", [twin, f, at](const K::alignment& a, const K::model& m, const K::tree& t, int p) {
+                return std::unique_ptr<K::detail::offloader>(std::make_unique<faulty_offloader>(twin.make(a, m, t, p), f, at));
+            }};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("processes on the kernels' host twin give every unit libpll's log-likelihood and the threads' off-loads") {
+    for (const auto& [m, p, units] : {std::tuple{1, 1, 3}, std::tuple{2, 3, 5}, std::tuple{3, 2, 3}}) {
+        const K::config c = problem(m, p, units);
+        const K::result threads = K::run(c);
+        const K::result procs = K::run_processes(c, O::host_twin_accelerator());
+        INFO("m=" << m << " p=" << p << " units=" << units);
+        CHECK(threads.accelerator == "cpu");
+        CHECK(procs.accelerator == "host-twin");
+        REQUIRE(procs.unit_loglik.size() == static_cast<std::size_t>(units));
+        for (std::size_t u = 0; u < procs.unit_loglik.size(); ++u) {
+            CHECK(procs.unit_loglik[u] < 0);
+            CHECK(procs.unit_loglik[u] == doctest::Approx(threads.unit_loglik[u]).epsilon(1e-9));
+        }
+        CHECK(procs.t.offloads == threads.t.offloads);
+        CHECK(procs.t.by_kind == threads.t.by_kind);
+        CHECK(procs.t.newview_ops == threads.t.newview_ops);
+        CHECK(procs.wall_s > 0);
+        CHECK(procs.t.host_s > 0);
+        CHECK(procs.t.roundtrip_s > 0);
+        CHECK(procs.t.apu_busy_s == 0);  // no APU threads to time
+        CHECK(procs.taxa == 8);
+        CHECK(procs.sites == 300);
+    }
+}
+
+TEST_CASE("a process's failure fails the run with its message; a crash or a hang ends it too, never a hang") {
+    const K::config c = problem(2, 2, 4);
+    SUBCASE("the accelerator cannot be made") {
+        const K::process_accelerator none{"none", [](const K::alignment&, const K::model&, const K::tree&, int) -> std::unique_ptr<K::detail::offloader> {
+                                              throw std::runtime_error("no device here");
+                                          }};
+        CHECK_THROWS_WITH_AS(K::run_processes(c, none), doctest::Contains("no device here"), mmgp::failure);
+    }
+    SUBCASE("an off-load fails in the middle of a unit") {
+        CHECK_THROWS_WITH_AS(K::run_processes(c, faulty(fault::throw_error, 40)), doctest::Contains("fell off the bus"),
+                             mmgp::failure);
+    }
+    SUBCASE("a process exits in the middle of a unit") {
+        CHECK_THROWS_WITH_AS(K::run_processes(c, faulty(fault::exit_process, 40)), doctest::Contains("without its report"),
+                             mmgp::failure);
+    }
+    SUBCASE("a process hangs: the watchdog") {
+        K::config quick = c;
+        quick.timeout_s = 0.5;
+        const auto t0 = std::chrono::steady_clock::now();
+        CHECK_THROWS_WITH_AS(K::run_processes(quick, faulty(fault::hang, 40)), doctest::Contains("watchdog"), mmgp::failure);
+        CHECK(seconds_since(t0) < 10.0);
+    }
+}
+
+TEST_CASE("processes refuse what only APU threads do, before any process starts") {
+    K::config c = problem(2, 2, 2);
+    c.synthetic = true;
+    CHECK_THROWS_WITH_AS(K::run_processes(c, O::host_twin_accelerator()), doctest::Contains("--synthetic"), mmgp::usage_error);
+    c = problem(2, 2, 2);
+    c.apus = 4;
+    CHECK_THROWS_WITH_AS(K::run_processes(c, O::host_twin_accelerator()), doctest::Contains("--apus"), mmgp::usage_error);
+    c = problem(2, 301, 2);  // more blocks than sites
+    CHECK_THROWS_AS(K::run_processes(c, O::host_twin_accelerator()), mmgp::usage_error);
+}
