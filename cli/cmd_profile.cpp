@@ -1,11 +1,19 @@
 // mmgp profile: measures the application profile (T_hpu, T_apu, C_apu, N, g per unit) of the libpll bootstrap
-// program by running it sequentially on the off-load runtime (offload/), and writes it atomically.
+// program by running it sequentially on the off-load runtime (offload/), and writes it atomically. On a GPU
+// (--accelerator cuda) it runs mmgp-offload-run --accelerator cuda --profile, which links CUDA (mmgp does not), and
+// writes what that measured once the engine reads it.
 #include <fmt/format.h>
+
+#include <cstdlib>
 #include <iostream>
+
+#include <mmgp/launch.hpp>   // shell_quote()
+#include <mmgp/profile.hpp>  // parse_application()
 
 #include "app_profile.hpp"
 #include "cmd_profile.hpp"
 #include "options.hpp"
+#include "process.hpp"  // run/: find_program(), shell()
 
 namespace mmgp::cli {
 
@@ -18,6 +26,9 @@ void setup_profile(CLI::App& app, profile_options& o) {
                                "DNA alignment, PHYLIP or FASTA, gzip or not (default "
                                "/usr/share/doc/examl/testData/49.gz, shipped by Debian's examl)");
     auto* si = add_checked(sub, "--simulate", o.simulate, "TAXA:SITES: simulate DNA along a random tree (GTR+G4, seeded) instead");
+    add_checked(sub, "--accelerator", o.accelerator,
+                "cpu (APU threads, default) or cuda: the program's off-loads as GPU grids, measured by mmgp-offload-run "
+                "(the kernels' device time, the program's own slot curve at SMs, 2 SMs and 4 SMs blocks)");
     al->excludes(si);
     add_checked(sub, "--taxa", o.taxa, "Keep only the first TAXA taxa (default all)");
     add_checked(sub, "--sites", o.sites, "Keep only the first SITES sites (default all)");
@@ -48,6 +59,41 @@ long positive(const std::string& option, const std::string& text, long lo, long 
 
 }  // namespace
 
+// --accelerator cuda: mmgp-offload-run measures (it links CUDA, mmgp does not); its profile is written once the
+// engine reads it. `workload`: the options that name the program and its data, as given.
+int run_profile_cuda(const profile_options& o, const std::string& workload) {
+    if (const char* e = std::getenv("MMGP_OFFLOAD_RUN"); e && !*e)
+        throw usage_error("MMGP_OFFLOAD_RUN: expected the path of mmgp-offload-run (or unset), found an empty value");
+    const std::string tool = run::find_program("", "MMGP_OFFLOAD_RUN", "mmgp-offload-run");
+    if (tool.empty()) throw usage_error("--accelerator cuda: mmgp-offload-run was not found beside mmgp (or by MMGP_OFFLOAD_RUN)");
+    if (!o.output.empty()) check_output("-o", o.output, {o.alignment});
+    interrupt_guard guard(o.output);
+    const std::string name = o.name.empty() ? "raxml-libpll-cuda" : o.name;
+    const std::string cmd = fmt::format("{} --accelerator cuda --profile{} --name {}{}", shell_quote(tool), workload,
+                                        shell_quote(name), o.quiet ? " --quiet" : "");
+    std::string out;
+    const int rc = run::shell(cmd, &out, 16 << 20);
+    if (mmgp::interrupt_pending()) mmgp::finish_interrupt();
+    if (rc == 2) return 2;  // its bad-input line is above
+    if (rc == 77) {
+        std::cerr << "mmgp: profile: no usable GPU (mmgp-offload-run's reason is above); nothing written\n";
+        return 1;
+    }
+    if (rc != 0) {
+        std::cerr << "mmgp: profile: mmgp-offload-run --accelerator cuda --profile failed (status " << rc << "); nothing written\n";
+        return 1;
+    }
+    try {
+        (void)parse_application(out, "mmgp-offload-run's profile");  // a document the engine reads
+    } catch (const mmgp::error& e) {
+        std::cerr << "mmgp: profile: mmgp-offload-run wrote no profile the engine reads (" << e.what() << "); nothing written\n";
+        return 1;
+    }
+    write_profile(o.output, out, profile_kind::application, "profile");
+    if (!o.output.empty()) std::cout << "mmgp profile: measured by " << tool << " on the GPU; wrote " << o.output << '\n';
+    return 0;
+}
+
 int run_profile(const profile_options& o) {
     namespace K = mmgp::kernels;
     K::profile_request rq;
@@ -75,8 +121,16 @@ int run_profile(const profile_options& o) {
     if (o.sites) cmd += fmt::format(" --sites {}", *o.sites);
     cmd += fmt::format(" --units {} --repetitions {} --rounds {} --newton {} --seed {}", o.units, o.repetitions, o.rounds,
                        o.newton, o.seed);
+    if (o.accelerator == "cuda") {
+        std::string workload = o.simulate.empty() ? " --alignment " + shell_quote(c.alignment) : " --simulate " + shell_quote(o.simulate);
+        if (o.taxa) workload += fmt::format(" --taxa {}", *o.taxa);
+        if (o.sites) workload += fmt::format(" --sites {}", *o.sites);
+        workload += fmt::format(" --units {} --repetitions {} --rounds {} --newton {} --seed {}", o.units, o.repetitions,
+                                o.rounds, o.newton, o.seed);
+        return run_profile_cuda(o, workload);
+    }
     rq.repetitions = o.repetitions;
-    rq.name = o.name;
+    rq.name = o.name.empty() ? "raxml-libpll" : o.name;
     rq.command = cmd;
     if (!o.output.empty()) check_output("-o", o.output, {c.alignment});  // before measuring
     if (!o.quiet) rq.progress = [](const std::string& line) { std::cerr << "mmgp profile: " << line << std::endl; };

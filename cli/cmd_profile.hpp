@@ -7,7 +7,8 @@ namespace mmgp::cli {
 
 /// mmgp profile (offload/, built when libpll-dev is installed).
 struct profile_options {
-    std::string alignment, simulate, output, name = "raxml-libpll";
+    std::string alignment, simulate, output, name;  ///< name: raxml-libpll, on cuda raxml-libpll-cuda
+    std::string accelerator = "cpu";                ///< cpu (APU threads) or cuda (mmgp-offload-run's processes)
     bool quiet = false;
     std::optional<int> taxa, sites;  ///< --taxa, --sites (not given: all)
     int units = 16, repetitions = 5, rounds = 1, newton = 4;

@@ -64,6 +64,7 @@ constexpr value_rule rule_table[] = {
     {"calibrate", "--accelerator", K::text},
     // profile
     {"profile", "--alignment", K::text},
+    {"profile", "--accelerator", K::word, 0, 0, false, false, "cpu|cuda"},
     {"profile", "--simulate", K::text},
     {"profile", "--taxa", K::count, 3, 1e7},
     {"profile", "--sites", K::count, 2, 1e9},

@@ -25,22 +25,7 @@ double now() {
 }
 
 nlohmann::json stat_json(const statistic& s, double value, const std::string& source) {
-    nlohmann::json j;
-    j["value"] = value;
-    j["median"] = s.median;
-    j["mad"] = s.mad;
-    j["cv"] = s.cv;
-    j["min"] = s.min;
-    j["repetitions"] = s.repetitions;
-    j["harness"] = "mmgp profile (the off-load runtime, offload/)";
-    j["source"] = source;
-    return j;
-}
-
-std::string hostname() {
-    char b[256] = {0};
-    if (gethostname(b, sizeof b - 1) != 0) return "unknown";
-    return b;
+    return statistic_json(s, value, source, "mmgp profile (the off-load runtime, offload/)");
 }
 
 std::string fmt_ratio() {
@@ -50,6 +35,25 @@ std::string fmt_ratio() {
 }
 
 }  // namespace
+
+nlohmann::json statistic_json(const statistic& s, double value, const std::string& source, const std::string& harness) {
+    nlohmann::json j;
+    j["value"] = value;
+    j["median"] = s.median;
+    j["mad"] = s.mad;
+    j["cv"] = s.cv;
+    j["min"] = s.min;
+    j["repetitions"] = s.repetitions;
+    j["harness"] = harness;
+    j["source"] = source;
+    return j;
+}
+
+std::string this_hostname() {
+    char b[256] = {0};
+    if (gethostname(b, sizeof b - 1) != 0) return "unknown";
+    return b;
+}
 
 statistic summarize(std::vector<double> v) {
     statistic s;
@@ -156,7 +160,7 @@ std::string provenance_phrase(const profile_request& rq, const profile_report& r
                                    : first.data_source + " (" + std::to_string(first.taxa) + " taxa x " +
                                          std::to_string(first.sites) + " sites, GTR+G4)";
     return " over " + std::to_string(rq.repetitions) + " sequential runs (m=1, p=1, edtlp) of " +
-           std::to_string(c.units) + " bootstrap units on " + data + " on " + hostname() + ", " + utc_now();
+           std::to_string(c.units) + " bootstrap units on " + data + " on " + this_hostname() + ", " + utc_now();
 }
 
 // The profile's g: the median over the undisturbed pairs, clamped at 0.
@@ -274,7 +278,7 @@ std::string profile_text(const profile_request& rq, const profile_report& rep, c
     j["scaling"] = "strong";
     j["units"] = rq.base.units;
     put_parameters(j, rq, rep, x, how);
-    j["machine"] = {{"hostname", hostname()}, {"hardware_concurrency", std::thread::hardware_concurrency()}};
+    j["machine"] = {{"hostname", this_hostname()}, {"hardware_concurrency", std::thread::hardware_concurrency()}};
     j["measurements"] = measurements_json(rq, rep, x);
     j["provenance"] = provenance_json(rq, rep);
     return j.dump(2) + "\n";

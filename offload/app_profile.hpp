@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct statistic {
     int repetitions = 0;
 };
 statistic summarize(std::vector<double> v);
+/// A profile's value with its statistic: {"value", "median", "mad", "cv", "min", "repetitions", "harness", "source"}.
+nlohmann::json statistic_json(const statistic& s, double value, const std::string& source, const std::string& harness);
+/// This machine's host name ("unknown" when it cannot be read).
+std::string this_hostname();
 
 struct profile_report {
     statistic T_hpu, T_apu, C_apu, N, g;   ///< per unit (N: off-loads per unit; g: per off-load per APU)

@@ -7,6 +7,7 @@
 
 #include "program_main.hpp"
 #include "runtime.hpp"
+#include "process_profile.hpp"
 #if MMGP_WITH_CUDA
 #include "cuda/cuda_accelerator.hpp"
 #endif
@@ -26,21 +27,53 @@ bool parse_pair(const std::string& text, long& a, long& b) {
     }
 }
 
-// --accelerator cuda: the run on the GPU's processes, printed as run() prints; 77 where no GPU is usable.
-int run_on_cuda(const mmgp::kernels::config& c) {
-    mmgp::kernels::check_config(c, "cuda");  // bad options are bad input in any build, on any machine
+// --profile: the program's application profile on the GPU (process_profile.hpp).
+struct profile_options {
+    bool on = false, quiet = false;
+    int repetitions = 3;
+    std::string name = "raxml-libpll-cuda", command;
+};
+
+// --accelerator cuda: the run on the GPU's processes, printed as run() prints, or with --profile the program's
+// application profile; 77 where no GPU is usable.
+int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
+    namespace K = mmgp::kernels;
+    K::check_config(c, "cuda");  // bad options are bad input in any build, on any machine
+    if (po.repetitions < 1 || po.repetitions > 1000)
+        throw mmgp::usage_error("--repetitions: expected an integer in [1, 1000], found " + std::to_string(po.repetitions));
 #if MMGP_WITH_CUDA
-    const mmgp::offload::cuda_facts facts = mmgp::offload::probe_cuda();
+    namespace O = mmgp::offload;
+    const O::cuda_facts facts = O::probe_cuda();
     if (facts.devices == 0) {
         std::cerr << "mmgp-offload-run: --accelerator cuda: " << facts.why << '\n';
         return 77;
     }
-    std::cout << mmgp::kernels::to_json(mmgp::kernels::run_processes(c, mmgp::offload::cuda_accelerator(facts, c.policy))) << '\n';
+    if (!po.on) {
+        std::cout << K::to_json(K::run_processes(c, O::cuda_accelerator(facts, c.policy))) << '\n';
+        return 0;
+    }
+    K::process_profile_request rq;
+    rq.base = c;
+    rq.repetitions = po.repetitions;
+    rq.sms = facts.sms;
+    rq.name = po.name;
+    rq.command = po.command;
+    if (!po.quiet) rq.progress = [](const std::string& line) { std::cerr << "mmgp-offload-run: profile: " << line << std::endl; };
+    const K::process_profile_report rep = K::measure_process_profile(
+        rq, O::cuda_accelerator(facts, K::host_policy::edtlp, true), O::cuda_accelerator(facts, K::host_policy::edtlp, false));
+    std::cout << rep.json;
     return 0;
 #else
     (void)c;
     throw mmgp::usage_error("--accelerator cuda: this mmgp-offload-run was built without CUDA (nvcc not found, or -Dcuda=disabled)");
 #endif
+}
+
+// The command line as one string (the profile's provenance).
+std::string command_line(int argc, char** argv) {
+    std::string out;
+    for (int i = 0; i < argc; ++i) out += (i ? " " : "") + std::string(argv[i]);
+    return out;
 }
 
 }  // namespace
@@ -69,6 +102,14 @@ int main(int argc, char** argv) {
     app.add_option("--newton", c.newton, "Newton steps per branch at most (default 4)");
     app.add_option("--seed", c.seed, "random seed (default 1)");
     app.add_option("--timeout", c.timeout_s, "watchdog, seconds (default 120)");
+    profile_options po;
+    po.command = command_line(argc, argv);
+    app.add_flag("--profile", po.on,
+                 "with --accelerator cuda: measure the program's application profile on the GPU (one process at p = 1, "
+                 "untimed and timed by CUDA events; its own slot curve at SMs, 2 SMs, 4 SMs) and print it");
+    app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)");
+    app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)");
+    app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error");
     app.add_option("--synthetic", synthetic,
                    "OFFLOADS:HOST_US:SPLIT_US:SERIAL_US run the synthetic program (busy-waits) instead");
     if (const auto status = K::parse_command_line(app, argc, argv, "mmgp-offload-run")) return *status;
@@ -95,7 +136,8 @@ int main(int argc, char** argv) {
         if (!scheduler.empty() && c.apus <= 0) throw mmgp::usage_error("--scheduler: expected --apus A (pool mode) as well");
         if (!advisor_scenario.empty() && scheduler != "advisor")
             throw mmgp::usage_error("--advisor-scenario: expected --scheduler advisor as well");
-        if (accelerator == "cuda") return run_on_cuda(c);
+        if (accelerator == "cuda") return run_on_cuda(c, po);
+        if (po.on) throw mmgp::usage_error("--profile: expected --accelerator cuda as well (on CPU threads: mmgp profile)");
         if (accelerator != "cpu") throw mmgp::usage_error("--accelerator: expected cpu or cuda, found \"" + accelerator + "\"");
         if (c.apus > 0) c.scheduler = K::make_scheduler(scheduler.empty() ? "edtlp" : scheduler, advisor_scenario);
         K::result r = K::run(c);

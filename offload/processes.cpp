@@ -118,6 +118,7 @@ int process_body(int i, const config& c, const alignment& aln, const model& mdl,
         for (int u = i; u < c.units; u += c.m) units.push_back({u, host->run_unit(u, off)});
         rep.finish = now();
         off.stop_clock(rep.finish);
+        dev->add_times(rep.t);
         rep.t.context_switches = context_switches() - cs0;
         rep.ok = 1;
         rep.units = static_cast<int>(units.size());

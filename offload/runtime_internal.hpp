@@ -51,6 +51,9 @@ class offloader {
 public:
     virtual ~offloader() = default;
     virtual reply offload(const request& r) = 0;
+    /// What the off-loader timed itself (an accelerator's device time, bytes copied), added to its process's
+    /// timers when its units are done; nothing by default.
+    virtual void add_times(timers&) const {}
 };
 
 class host_program {

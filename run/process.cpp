@@ -175,7 +175,8 @@ std::string find_program(const std::string& given, const char* env, const std::s
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec)
         for (const fs::path& c : {self.parent_path() / ".." / "calibration" / name,
-                                  self.parent_path() / ".." / "calibration" / "gpu" / name, self.parent_path() / name})
+                                  self.parent_path() / ".." / "calibration" / "gpu" / name,
+                                  self.parent_path() / ".." / "offload" / name, self.parent_path() / name})
             if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
     return name.find('/') == std::string::npos ? path_lookup(name) : "";
 }

@@ -95,8 +95,9 @@ std::vector<std::string> output_lines(const std::string& command);
 std::string path_lookup(const std::string& word);
 
 /// The one program finder: a helper program given by a flag (`given`), else by the environment variable `env`,
-/// else built beside the running executable (BUILD/calibration/NAME, BUILD/calibration/gpu/NAME, or in its own
-/// directory), else NAME on the PATH; "" when none. Used for the MPI bench, the SimGrid tools and the GPU harness.
+/// else built beside the running executable (BUILD/calibration/NAME, BUILD/calibration/gpu/NAME, BUILD/offload/NAME,
+/// or in its own directory), else NAME on the PATH; "" when none. Used for the MPI bench, the SimGrid tools, the GPU
+/// harness and mmgp-offload-run (mmgp profile --accelerator cuda).
 std::string find_program(const std::string& given, const char* env, const std::string& name);
 
 /// Runs `/bin/sh -c command` with its output discarded and waits for it (a fire-and-forget command such as

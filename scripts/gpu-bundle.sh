@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs a build's GPU-relevant programs into a folder that runs on a GPU machine without Debian's packages:
 #   scripts/gpu-bundle.sh [BUILD] [OUTDIR]        (default: build gpu-bundle)
-# OUTDIR/libexec holds mmgp, libmmgp, the GPU harness, the GPU workload and the likelihood kernels' check; OUTDIR/lib the shared libraries `ldd` lists, except the
+# OUTDIR/libexec holds mmgp, libmmgp, the GPU harness, the GPU workload, and where libpll is installed the likelihood
+# kernels' check and the off-load runtime (mmgp-offload-run, --accelerator cuda); OUTDIR/lib the shared libraries `ldd` lists, except the
 # C library's own (libc, libm, libpthread, libdl, librt, ld-linux) and the driver's (libcuda, libnvidia-*), which
 # come from the GPU machine; OUTDIR/bin holds wrappers that set LD_LIBRARY_PATH for these programs alone, so the
 # machine's own tools keep their libraries. The harness links the CUDA runtime statically and finds the driver at
@@ -17,6 +18,8 @@ rm -rf "$out.tmp" && mkdir -p "$out.tmp/libexec" "$out.tmp/lib" "$out.tmp/bin"
 cp "$build/cli/mmgp" "$harness" "$workload" "$out.tmp/libexec/"
 likelihood=$build/offload/cuda/mmgp-gpu-likelihood   # built where libpll is installed
 [ -x "$likelihood" ] && cp "$likelihood" "$out.tmp/libexec/"
+offload_run=$build/offload/mmgp-offload-run           # the same
+[ -x "$offload_run" ] && cp "$offload_run" "$out.tmp/libexec/"
 cp -L "$build"/libmmgp.so* "$out.tmp/lib/" 2>/dev/null || true
 skip='^(libc|libm|libpthread|libdl|librt|ld-linux.*|libcuda|libnvidia-.*)\.so'
 for bin in "$out.tmp"/libexec/*; do
@@ -30,7 +33,7 @@ for prog in $(ls "$out.tmp/libexec"); do
   cat > "$out.tmp/bin/$prog" <<WRAP
 #!/bin/sh
 here=\$(cd "\$(dirname "\$0")/.." && pwd)
-LD_LIBRARY_PATH="\$here/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" MMGP_GPU_HARNESS="\$here/bin/mmgp-gpu-harness" exec "\$here/libexec/$prog" "\$@"
+LD_LIBRARY_PATH="\$here/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" MMGP_GPU_HARNESS="\$here/bin/mmgp-gpu-harness" MMGP_OFFLOAD_RUN="\$here/bin/mmgp-offload-run" exec "\$here/libexec/$prog" "\$@"
 WRAP
   chmod +x "$out.tmp/bin/$prog"
 done

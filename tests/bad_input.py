@@ -500,6 +500,8 @@ REFUSED = [
      'alpha02.json: /platform/alpha/table/02: expected a key that is a process count m between 1 and 100000000, written without leading zeros, found the key "02"'),
     ("profile: bytes that are no alignment, shown escaped on one line", "profile --alignment noise.gz -o never.json", 2,
      'noise.gz: line 1: expected the PHYLIP header "taxa sites", found "\\x8f\\x88\\x87x\\x93f\\x04"'),
+    ("profile: an accelerator it has no runtime for", "profile --accelerator gpu -o never.json", 2,
+     '--accelerator: expected cpu or cuda, found "gpu"'),
     ("journal: a header without its newline (one line, the file left as it was; was a warning, then the error, "
      "the file emptied)", "tune --resume tornhead.jsonl", 2,
      "tornhead.jsonl: line 1: expected the header of an mmgp tune journal, found a torn line (an interrupted write) and no complete line"),

@@ -37,17 +37,17 @@ cuda_facts probe_cuda() {
     return f;
 }
 
-kernels::process_accelerator cuda_accelerator(const cuda_facts& facts, kernels::host_policy wait) {
+kernels::process_accelerator cuda_accelerator(const cuda_facts& facts, kernels::host_policy wait, bool timed) {
     const int sms = std::max(facts.sms, 1);
     const bool block = wait == kernels::host_policy::edtlp;
-    return {"cuda", [sms, block](const kernels::alignment& a, const kernels::model& m, const kernels::tree& t, int p) {
+    return {"cuda", [sms, block, timed](const kernels::alignment& a, const kernels::model& m, const kernels::tree& t, int p) {
                 if (const char* mode = std::getenv("MMGP_SHARING"); mode && std::strcmp(mode, "mps") == 0)
                     setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::to_string(std::clamp((100 * p + sms - 1) / sms, 1, 100)).c_str(), 0);
                 setenv("CUDA_MODULE_LOADING", "EAGER", 0);
                 device_slice::set_host_wait(block);
                 auto slice = std::make_unique<device_slice>(tip_masks(a, 0, a.sites()), arrays_of(a, m), t.edges(), p);
                 return std::unique_ptr<kernels::detail::offloader>(
-                    std::make_unique<owned_slice_offloader<device_slice>>(std::move(slice)));
+                    std::make_unique<owned_slice_offloader<device_slice>>(std::move(slice), timed));
             }};
 }
 

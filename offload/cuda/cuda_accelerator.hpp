@@ -22,7 +22,8 @@ cuda_facts probe_cuda();
 /// process without CUDA_MPS_ACTIVE_THREAD_PERCENTAGE gets ⌈100·p / SMs⌉, as mmgp launch would give it; every
 /// process loads its kernels when its context opens (CUDA_MODULE_LOADING=EAGER unless set), before the start.
 /// `wait`: how a process's host thread waits for its grids, as its HPU does for its APUs: edtlp blocks in the driver
-/// (its core yielded), os spins.
-kernels::process_accelerator cuda_accelerator(const cuda_facts& facts, kernels::host_policy wait);
+/// (its core yielded), os spins. `timed`: every call's kernels timed by CUDA events, and one empty grid's round trip
+/// measured before the start (the profile's runs; events cost the host time, so runs to be compared are untimed).
+kernels::process_accelerator cuda_accelerator(const cuda_facts& facts, kernels::host_policy wait, bool timed = false);
 
 }  // namespace mmgp::offload

@@ -6,8 +6,11 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "mmgp/error.hpp"
 
@@ -101,6 +104,8 @@ __global__ void k_derivatives(site::model_view m, slice_dims d, double t, const 
     block_sum(second, partial, 2, 1);
 }
 
+__global__ void k_empty() {}
+
 }  // namespace
 
 struct device_slice::impl {
@@ -111,26 +116,43 @@ struct device_slice::impl {
     unsigned *scalers = nullptr, *weights = nullptr, *idx = nullptr;
     std::vector<double> host_partial;
     site::model_view view{};
+    kernel_times times;
+    bool timed = false;
+    cudaEvent_t start = nullptr, stop = nullptr;
 
     ~impl() {
         for (void* p : {static_cast<void*>(model), static_cast<void*>(clv), static_cast<void*>(pm), static_cast<void*>(table),
                         static_cast<void*>(partial), static_cast<void*>(len), static_cast<void*>(scalers),
                         static_cast<void*>(weights), static_cast<void*>(idx)})
             if (p) cudaFree(p);
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
+    }
+    void copied(std::size_t bytes) { times.bytes += static_cast<long long>(bytes); }
+    // Marks the start of a call's kernels (when timed).
+    void begin() {
+        if (timed) check(cudaEventRecord(start), "cudaEventRecord");
     }
     // The blocks' partial sums, `per_block` each, added in block order.
     std::array<double, 2> gather(int per_block) {
         host_partial.assign(static_cast<std::size_t>(blocks) * per_block, 0.0);
         check(cudaMemcpy(host_partial.data(), partial, host_partial.size() * sizeof(double), cudaMemcpyDeviceToHost),
               "cudaMemcpy (partial sums)");
+        copied(host_partial.size() * sizeof(double));
         std::array<double, 2> out{0, 0};
         for (int b = 0; b < blocks; ++b)
             for (int k = 0; k < per_block; ++k) out[static_cast<std::size_t>(k)] += host_partial[static_cast<std::size_t>(b * per_block + k)];
         return out;
     }
-    void launched(const char* what) {
+    // After a call's kernels: waits for them and, when timed, adds their device time to `into`.
+    void launched(const char* what, double kernel_times::*into = &kernel_times::split_s) {
         check(cudaGetLastError(), what);
+        if (timed) check(cudaEventRecord(stop), "cudaEventRecord");
         check(cudaDeviceSynchronize(), what);
+        if (!timed) return;
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+        times.*into += 1e-3 * ms;
     }
 };
 
@@ -193,6 +215,7 @@ int device_slice::blocks() const { return d_->blocks; }
 
 void device_slice::set_weights(const unsigned* slice_weights) {
     check(cudaMemcpy(d_->weights, slice_weights, d_->d.sites * sizeof(unsigned), cudaMemcpyHostToDevice), "cudaMemcpy (weights)");
+    d_->copied(d_->d.sites * sizeof(unsigned));
 }
 
 void device_slice::update_matrices(const unsigned* matrices, const double* lengths, std::size_t count) {
@@ -201,13 +224,16 @@ void device_slice::update_matrices(const unsigned* matrices, const double* lengt
     if (count > x.edges) throw std::logic_error("device_slice: more P matrices than edges");
     check(cudaMemcpy(x.idx, matrices, count * sizeof(unsigned), cudaMemcpyHostToDevice), "cudaMemcpy (matrix indices)");
     check(cudaMemcpy(x.len, lengths, count * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy (branch lengths)");
+    x.copied(count * (sizeof(unsigned) + sizeof(double)));
     const int entries = static_cast<int>(count) * x.rate_cats * site::states * site::states;
+    x.begin();
     k_pmatrix<<<(entries + threads - 1) / threads, threads>>>(x.view, x.idx, x.len, static_cast<int>(count), x.pm);
-    x.launched("P matrices");
+    x.launched("P matrices", &kernel_times::serial_s);
 }
 
 void device_slice::update_partials(const std::vector<site::partial_op>& ops) {
     auto& x = *d_;
+    x.begin();
     for (const auto& o : ops) k_newview<<<x.blocks, threads>>>(o, x.d, x.rate_cats, x.pm, x.clv, x.scalers);
     x.launched("newview");
 }
@@ -215,6 +241,7 @@ void device_slice::update_partials(const std::vector<site::partial_op>& ops) {
 double device_slice::edge_loglik(int inner, int other, unsigned matrix) {
     auto& x = *d_;
     const std::size_t per = static_cast<std::size_t>(x.rate_cats) * site::states * site::states;
+    x.begin();
     k_edge<<<x.blocks, threads>>>(x.view, x.d, inner, other, x.pm + matrix * per, x.clv, x.scalers, x.weights, x.partial);
     x.launched("evaluate");
     return x.gather(1)[0];
@@ -222,15 +249,41 @@ double device_slice::edge_loglik(int inner, int other, unsigned matrix) {
 
 void device_slice::update_sumtable(int inner, int other) {
     auto& x = *d_;
+    x.begin();
     k_sumtable<<<x.blocks, threads>>>(x.view, x.d, inner, other, x.clv, x.table);
     x.launched("sumtable");
 }
 
 std::array<double, 2> device_slice::derivatives(int, int, double t) {
     auto& x = *d_;
+    x.begin();
     k_derivatives<<<x.blocks, threads>>>(x.view, x.d, t, x.table, x.weights, x.partial);
     x.launched("derivatives");
     return x.gather(2);
+}
+
+void device_slice::time_kernels(bool on) {
+    auto& x = *d_;
+    if (on && !x.start) {
+        check(cudaEventCreate(&x.start), "cudaEventCreate");
+        check(cudaEventCreate(&x.stop), "cudaEventCreate");
+    }
+    x.timed = on;
+}
+
+const kernel_times& device_slice::times() const { return d_->times; }
+
+double device_slice::empty_roundtrip(int reps) const {
+    std::vector<double> t;
+    for (int r = 0; r < reps + 5; ++r) {  // 5 warm-up launches
+        const auto t0 = std::chrono::steady_clock::now();
+        k_empty<<<1, 1>>>();
+        check(cudaDeviceSynchronize(), "empty grid");
+        if (r >= 5) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (t.empty()) return 0;
+    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+    return t[t.size() / 2];
 }
 
 void device_slice::set_host_wait(bool block) {

@@ -15,6 +15,13 @@
 
 namespace mmgp::offload {
 
+/// What a slice's kernels took on the device (CUDA events, when timed) and the bytes copied either way.
+struct kernel_times {
+    double split_s = 0;    ///< the grids of p blocks: newview, evaluate, sumtable, derivatives
+    double serial_s = 0;   ///< the P-matrix updates (one grid whatever p)
+    long long bytes = 0;   ///< host <-> device: indices, branch lengths, weights, the blocks' partial sums
+};
+
 class device_slice {
 public:
     /// `tip_masks[t][s]`: tip t's state set at site s of the slice (pll_map_nt's bit mask); `edges` P matrices;
@@ -35,6 +42,11 @@ public:
     void update_sumtable(int inner, int other);
     std::array<double, 2> derivatives(int inner, int other, double t);
 
+    /// Times every call's kernels with CUDA events from now on (off by default: events cost the host time).
+    void time_kernels(bool on);
+    const kernel_times& times() const;
+    /// One empty grid's round trip on this slice's context (launch and synchronise), the median of `reps`.
+    double empty_roundtrip(int reps) const;
     /// How this process's host thread waits for its grids, set before its first device_slice opens the context:
     /// blocked in the driver (`block`, the core yielded) or spinning. Throws mmgp::failure when CUDA refuses.
     static void set_host_wait(bool block);

@@ -62,16 +62,43 @@ private:
 };
 
 /// A slice_offloader that owns its slice of the whole alignment: what a process accelerator makes for each process
-/// (kernels::run_processes), one over device_slice on a GPU, one over host_slice for the runtime's tests.
+/// (kernels::run_processes), one over device_slice on a GPU, one over host_slice for the runtime's tests. Timed,
+/// it reports what the slice's kernels took: a device_slice's own times (CUDA events) and one empty grid's round
+/// trip; a host_slice's calls by the host's clock, all of it as split work.
 template <class Slice>
 class owned_slice_offloader final : public kernels::detail::offloader {
 public:
-    explicit owned_slice_offloader(std::unique_ptr<Slice> slice) : s_(std::move(slice)), off_(*s_, 0) {}
-    kernels::detail::reply offload(const kernels::detail::request& r) override { return off_.offload(r); }
+    explicit owned_slice_offloader(std::unique_ptr<Slice> slice, bool timed = false)
+        : s_(std::move(slice)), off_(*s_, 0), timed_(timed) {
+        if constexpr (has_device_times) {
+            s_->time_kernels(timed);
+            if (timed) empty_ = s_->empty_roundtrip(200);
+        }
+    }
+    kernels::detail::reply offload(const kernels::detail::request& r) override {
+        if (has_device_times || !timed_) return off_.offload(r);
+        const double t0 = kernels::detail::now();
+        const kernels::detail::reply out = off_.offload(r);
+        host_split_ += kernels::detail::now() - t0;
+        return out;
+    }
+    void add_times(kernels::timers& t) const override {
+        if (!timed_) return;
+        double split = host_split_, serial = 0;
+        if constexpr (has_device_times) {
+            split = s_->times().split_s, serial = s_->times().serial_s;
+            t.bytes += s_->times().bytes;
+            t.empty_roundtrip_s += empty_;
+        }
+        t.apu_split_s += split, t.apu_serial_s += serial, t.apu_busy_s += split + serial;
+    }
 
 private:
+    static constexpr bool has_device_times = requires(Slice& s) { s.times(); };
     std::unique_ptr<Slice> s_;
     slice_offloader<Slice> off_;
+    bool timed_;
+    double host_split_ = 0, empty_ = 0;
 };
 
 /// The model's arrays after libpll's eigendecomposition (the same for every slice: taken from one site's).
@@ -80,11 +107,12 @@ inline kernels::model_arrays arrays_of(const kernels::alignment& a, const kernel
 }
 
 /// The GPU kernels' host twin as the runtime's accelerator: every process's off-loads through host_slice, the
-/// per-site arithmetic the device runs. It checks run_processes and the seam without a GPU (tests/offload).
-inline kernels::process_accelerator host_twin_accelerator() {
-    return {"host-twin", [](const kernels::alignment& a, const kernels::model& m, const kernels::tree& t, int) {
+/// per-site arithmetic the device runs (timed: by the host's clock). It checks run_processes, the seam and the
+/// processes' profile without a GPU (tests/offload).
+inline kernels::process_accelerator host_twin_accelerator(bool timed = false) {
+    return {"host-twin", [timed](const kernels::alignment& a, const kernels::model& m, const kernels::tree& t, int) {
                 return std::unique_ptr<kernels::detail::offloader>(std::make_unique<owned_slice_offloader<host_slice>>(
-                    std::make_unique<host_slice>(a, arrays_of(a, m), 0, a.sites(), t.edges())));
+                    std::make_unique<host_slice>(a, arrays_of(a, m), 0, a.sites(), t.edges()), timed));
             }};
 }
 

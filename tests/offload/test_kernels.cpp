@@ -592,6 +592,38 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
     CHECK(j["wall_s"].get<double>() > 0);
 }
 
+TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writes what the engine reads, or nothing") {
+    // A stand-in for mmgp-offload-run (no GPU here): it records its arguments and answers as told.
+    tmpdir d;
+    const fs::path tool = d.path / "offload-run", args = d.path / "args.txt", out = d.path / "app.json";
+    const std::string doc = R"({"schema": "mmgp/1", "kind": "application", "name": "x", "decomposition": "task", )"
+                            R"("units": 3, "N": 10, "T_hpu": 0.01, "T_apu": 0.1, "C_apu": 0, "g": 0})";
+    auto stand_in = [&](const std::string& body) {
+        std::ofstream(tool) << "#!/bin/sh\necho \"$@\" > " << args.string() << "\n" << body << "\n";
+        fs::permissions(tool, fs::perms::owner_all);
+    };
+    const std::string cmd = "MMGP_OFFLOAD_RUN=" + tool.string() + " " + mmgp_bin() +
+                            " profile --accelerator cuda --simulate 8:1000 --units 3 --repetitions 2 -o " + out.string();
+    stand_in("echo '" + doc + "'");
+    outcome r = sh(cmd, d.path);
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK(slurp(out).find("\"T_apu\": 0.1") != std::string::npos);
+    CHECK(slurp(args).find("--accelerator cuda --profile --simulate 8:1000 --units 3 --repetitions 2") != std::string::npos);
+    fs::remove(out);
+    for (const auto& [body, says] : {std::pair{std::string("echo 'mmgp-offload-run: --accelerator cuda: no usable GPU' >&2; exit 77"),
+                                               std::string("no usable GPU")},
+                                     std::pair{std::string("echo '{\"schema\": \"mmgp/1\"}'"), std::string("no profile the engine reads")},
+                                     std::pair{std::string("exit 3"), std::string("failed (status 3)")}}) {
+        stand_in(body);
+        r = sh(cmd, d.path);
+        INFO(body << " -> " << r.err);
+        CHECK(r.status == 1);
+        CHECK(r.err.find(says) != std::string::npos);
+        CHECK_FALSE(fs::exists(out));
+    }
+}
+
 // ---- pool mode: A APU threads shared by the processes, p chosen per off-load ------------------------
 
 namespace {

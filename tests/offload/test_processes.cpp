@@ -1,6 +1,7 @@
 // Tests of the runtime's processes (kernels::run_processes, offload/processes.cpp): m forked processes, each with
 // its own accelerator, here the GPU kernels' host twin (the device's per-site arithmetic on the host), against the
-// CPU runtime's threads on libpll; and how a run that fails, crashes or hangs ends.
+// CPU runtime's threads on libpll; how a run that fails, crashes or hangs ends; and the application profile
+// measured on them (process_profile.cpp).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -11,11 +12,15 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "cuda/slice_offloader.hpp"
+#include "process_profile.hpp"
 #include "runtime.hpp"
 #include "runtime_internal.hpp"
 
 #include <mmgp/error.hpp>
+#include <mmgp/profile.hpp>
 
 namespace K = mmgp::kernels;
 namespace O = mmgp::offload;
@@ -125,4 +130,49 @@ TEST_CASE("processes refuse what only APU threads do, before any process starts"
     CHECK_THROWS_WITH_AS(K::run_processes(c, O::host_twin_accelerator()), doctest::Contains("--apus"), mmgp::usage_error);
     c = problem(2, 301, 2);  // more blocks than sites
     CHECK_THROWS_AS(K::run_processes(c, O::host_twin_accelerator()), mmgp::usage_error);
+}
+
+TEST_CASE("the processes' application profile: per-unit values from the runs, the slot curve, a document predict reads") {
+    K::process_profile_request rq;
+    rq.base = problem(1, 1, 2);
+    rq.repetitions = 2;
+    rq.sms = 3;  // the slot runs at 3, 6 and 12 blocks
+    const K::process_profile_report rep =
+        K::measure_process_profile(rq, O::host_twin_accelerator(true), O::host_twin_accelerator(false));
+    REQUIRE(rep.runs.size() == 2 * 2 + 3);
+    const K::result& untimed = rep.runs[0];
+    const K::result& timed = rep.runs[1];
+    CHECK(untimed.t.apu_split_s == 0);  // the untimed run reports no kernel time
+    CHECK(timed.t.apu_split_s > 0);
+    // Derived from the runs' timers, per unit (2 units): N and T_hpu from the untimed runs, T_apu from the timed.
+    const std::vector<double> n = {static_cast<double>(rep.runs[0].t.offloads) / 2, static_cast<double>(rep.runs[2].t.offloads) / 2};
+    CHECK(rep.N.median == doctest::Approx((n[0] + n[1]) / 2));
+    CHECK(rep.T_apu.median == doctest::Approx((rep.runs[1].t.apu_split_s + rep.runs[3].t.apu_split_s) / 4));
+    CHECK(rep.T_hpu.median == doctest::Approx((rep.runs[0].t.host_s + rep.runs[2].t.host_s) / 4));
+    REQUIRE(rep.slot_split_s.size() == 3);
+    for (std::size_t k = 0; k < 3; ++k) {
+        CHECK(rep.runs[4 + k].cfg.p == 3 << k);
+        CHECK(rep.slot_split_s[k] == rep.runs[4 + k].t.apu_split_s);
+    }
+    const auto doc = nlohmann::json::parse(rep.json);
+    CHECK(doc["T_apu"]["value"] == rep.T_apu.median);
+    CHECK(doc["g"]["value"] == 0);
+    REQUIRE(doc["slot_time"].size() == 3);
+    CHECK(doc["slot_time"][1][1].get<double>() == doctest::Approx(2 * rep.slot_split_s[1] / rep.slot_split_s[0]));
+    CHECK(doc["slot_time"][2][1].get<double>() == doctest::Approx(4 * rep.slot_split_s[2] / rep.slot_split_s[0]));
+    const mmgp::application app = mmgp::parse_application(rep.json, "profile");
+    CHECK(app.units == 2);
+    CHECK(app.T_apu == doctest::Approx(rep.T_apu.median));
+    REQUIRE(app.slot_time.k.size() == 3);
+    CHECK(app.slot_time.factor[2] == doctest::Approx(doc["slot_time"][2][1].get<double>()));
+}
+
+TEST_CASE("the processes' profile refuses a timed accelerator that times nothing, and a bad repetition count") {
+    K::process_profile_request rq;
+    rq.base = problem(1, 1, 1);
+    CHECK_THROWS_WITH_AS(K::measure_process_profile(rq, O::host_twin_accelerator(false), O::host_twin_accelerator(false)),
+                         doctest::Contains("no device time"), mmgp::failure);
+    rq.repetitions = 0;
+    CHECK_THROWS_AS(K::measure_process_profile(rq, O::host_twin_accelerator(true), O::host_twin_accelerator(false)),
+                    mmgp::usage_error);
 }

@@ -1,0 +1,171 @@
+// The application profile of the program on an accelerator's processes (process_profile.hpp): sequential runs
+// through run_processes(), untimed and timed, summarized with app_profile's statistics, written as mmgp/1.
+#include "process_profile.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "mmgp/error.hpp"
+#include "mmgp/profile.hpp"  // utc_now()
+
+namespace mmgp::kernels {
+
+namespace {
+
+double seconds_now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+const char* const harness = "mmgp-offload-run --accelerator cuda --profile (the off-load runtime's processes, offload/)";
+
+void say(const process_profile_request& rq, const std::string& what) {
+    if (rq.progress) rq.progress(what);
+}
+
+// What the repetitions measured, one value per repetition.
+struct samples {
+    std::vector<double> hpu, apu, capu, n, bytes, roundtrip, empty, wall;
+};
+
+config sequential(const process_profile_request& rq, int p) {
+    config c = rq.base;
+    c.m = 1;
+    c.p = p;
+    c.policy = host_policy::edtlp;
+    return c;
+}
+
+// One repetition: the untimed run (the host's view), then the timed one (the device's).
+void measure_repetition(const process_profile_request& rq, int r, const process_accelerator& timed,
+                        const process_accelerator& untimed, samples& x, process_profile_report& rep) {
+    const double U = rq.base.units;
+    result a = run_processes(sequential(rq, 1), untimed);
+    result b = run_processes(sequential(rq, 1), timed);
+    char line[96];
+    std::snprintf(line, sizeof line, "[%d/%d] sequential runs (m=1, p=1), untimed and timed, done", r + 1, rq.repetitions);
+    say(rq, line);
+    if (!(b.t.apu_split_s > 0)) throw mmgp::failure("the timed run reported no device time for its off-loads");
+    const double calls = static_cast<double>(a.t.offloads);
+    const double empty = b.t.empty_roundtrip_s;
+    x.hpu.push_back(a.t.host_s / U);
+    x.n.push_back(calls / U);
+    x.apu.push_back(b.t.apu_split_s / U);
+    // Everything of an off-load beyond its split work and one launch round trip (the platform's O_offload).
+    x.capu.push_back((a.t.roundtrip_s - b.t.apu_split_s - calls * empty) / U);
+    x.bytes.push_back(static_cast<double>(b.t.bytes) / static_cast<double>(b.t.offloads));
+    x.roundtrip.push_back(a.t.roundtrip_s / calls);
+    x.empty.push_back(empty);
+    x.wall.push_back(a.wall_s);
+    rep.runs.push_back(std::move(a));
+    rep.runs.push_back(std::move(b));
+}
+
+// The split work's device time at S, 2S and 4S blocks (as many as the sites allow), one timed run each.
+void measure_slots(const process_profile_request& rq, const process_accelerator& timed, process_profile_report& rep) {
+    for (int k : {1, 2, 4}) {
+        const int p = k * rq.sms;
+        if (rep.runs.empty() || static_cast<std::size_t>(p) > rep.runs.front().sites) break;
+        result r = run_processes(sequential(rq, p), timed);
+        char line[96];
+        std::snprintf(line, sizeof line, "slot curve: p=%d (%d blocks per SM) done", p, k);
+        say(rq, line);
+        rep.slot_split_s.push_back(r.t.apu_split_s);
+        rep.runs.push_back(std::move(r));
+    }
+}
+
+std::string provenance_phrase(const process_profile_request& rq, const result& first) {
+    return " over " + std::to_string(rq.repetitions) + " sequential runs (m=1, p=1, one process) of " +
+           std::to_string(rq.base.units) + " bootstrap units on " + first.data_source + " (" + std::to_string(first.taxa) +
+           " taxa x " + std::to_string(first.sites) + " sites, GTR+G4) on " + this_hostname() + ", " + utc_now();
+}
+
+nlohmann::json slot_curve(const process_profile_report& rep) {
+    nlohmann::json curve = nlohmann::json::array({nlohmann::json::array({1, 1})});
+    const int ks[] = {1, 2, 4};
+    for (std::size_t i = 1; i < rep.slot_split_s.size(); ++i)
+        curve.push_back({ks[i], ks[i] * rep.slot_split_s[i] / rep.slot_split_s[0]});
+    return curve;
+}
+
+std::string profile_text(const process_profile_request& rq, const process_profile_report& rep, const samples& x) {
+    const std::string how = provenance_phrase(rq, rep.runs.front());
+    nlohmann::json j;
+    j["schema"] = "mmgp/1";
+    j["kind"] = "application";
+    j["name"] = rq.name;
+    j["description"] =
+        "Bootstrap-like branch-length search on a fixed topology, its likelihood off-loaded to a GPU: per unit, resample "
+        "sites, propose branch lengths, then for every edge newview, the sumtable and Newton steps' derivatives, and "
+        "evaluate, each a grid of p blocks of 256 threads over the sites. Measured by the off-load runtime's processes "
+        "(offload/).";
+    j["decomposition"] = "task";
+    j["scaling"] = "strong";
+    j["units"] = rq.base.units;
+    j["N"] = statistic_json(rep.N, rep.N.median, "off-loads per unit, counted" + how, harness);
+    j["T_hpu"] = statistic_json(rep.T_hpu, rep.T_hpu.median,
+                                "host time per unit outside off-loads (resampling, tree walk, Newton steps)" + how, harness);
+    j["T_apu"] = statistic_json(rep.T_apu, rep.T_apu.median,
+                                "device time per unit of the grids that split over the blocks (newview, evaluate, "
+                                "sumtable, derivatives) at p = 1, CUDA events" + how, harness);
+    j["C_apu"] = statistic_json(rep.C_apu, std::max(0.0, rep.C_apu.median),
+                                "per unit, what the off-loads cost beyond their split work and one launch round trip "
+                                "each (the platform's O_offload): the P-matrix grid, further launches, copies and "
+                                "synchronisations; the off-loads' round trip (untimed run) minus T_apu minus N x one "
+                                "empty grid's round trip" + how, harness);
+    j["g"] = {{"value", 0}, {"source", "an off-load is one launch of p blocks whatever p: no cost per block"}};
+    j["dma_bytes"] = statistic_json(rep.bytes, rep.bytes.median,
+                                    "bytes copied per off-load between host and device (indices, branch lengths, "
+                                    "weights, the blocks' partial sums)" + how, harness);
+    if (rep.slot_split_s.size() >= 2) {
+        j["slot_time"] = slot_curve(rep);
+        j["sources"] = {{"slot_time", "the program's own split grids at " + std::to_string(rq.sms) + " x {1, 2, 4} blocks (the "
+                                      "device's SMs), f(k) = k T(kS) / T(S), T the split work's device time (CUDA events), "
+                                      "one timed run each" + how}};
+    }
+    j["machine"] = {{"hostname", this_hostname()}, {"hardware_concurrency", std::thread::hardware_concurrency()}};
+    j["measurements"] = {{"wall_s_p1", x.wall},
+                         {"T_hpu_s", x.hpu},
+                         {"T_apu_s", x.apu},
+                         {"C_apu_s", x.capu},
+                         {"N", x.n},
+                         {"offload_roundtrip_s", x.roundtrip},
+                         {"empty_grid_roundtrip_s", x.empty},
+                         {"bytes_per_offload", x.bytes},
+                         {"slot_split_s", rep.slot_split_s}};
+    const auto& c = rq.base;
+    const result& first = rep.runs.front();
+    j["provenance"] = {{"command", rq.command}, {"date", utc_now()},         {"elapsed_s", rep.elapsed_s},
+                       {"data", first.data_source}, {"taxa", first.taxa},    {"sites", first.sites},
+                       {"rounds", c.rounds},        {"newton", c.newton},    {"seed", c.seed}};
+    return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+process_profile_report measure_process_profile(const process_profile_request& rq, const process_accelerator& timed,
+                                               const process_accelerator& untimed) {
+    if (rq.repetitions < 1) throw usage_error("--repetitions: expected an integer >= 1, found " + std::to_string(rq.repetitions));
+    if (rq.sms < 0) throw usage_error("sms: expected an integer >= 0");
+    const double t0 = seconds_now();
+    process_profile_report rep;
+    samples x;
+    for (int r = 0; r < rq.repetitions; ++r) measure_repetition(rq, r, timed, untimed, x, rep);
+    if (rq.sms > 0) measure_slots(rq, timed, rep);
+    rep.T_hpu = summarize(x.hpu);
+    rep.T_apu = summarize(x.apu);
+    rep.C_apu = summarize(x.capu);
+    rep.N = summarize(x.n);
+    rep.bytes = summarize(x.bytes);
+    rep.roundtrip = summarize(x.roundtrip);
+    rep.empty = summarize(x.empty);
+    rep.elapsed_s = seconds_now() - t0;
+    rep.json = profile_text(rq, rep, x);
+    return rep;
+}
+
+}  // namespace mmgp::kernels

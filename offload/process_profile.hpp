@@ -1,0 +1,50 @@
+// The application profile of the bootstrap program on an accelerator's processes (a GPU node): what
+// `mmgp-offload-run --accelerator cuda --profile` prints and `mmgp profile --accelerator cuda` writes. The same
+// program and schema as measure_profile() (app_profile.hpp), measured the way the GPU model reads it:
+//
+//   - one process at p = 1, `repetitions` times, each an untimed run (the host's view: T_hpu, N, the off-loads'
+//     round trip) and a timed one (the kernels' device time by CUDA events, the bytes copied);
+//   - T_apu: the grids that split over the blocks (newview, evaluate, sumtable, derivatives) per unit;
+//   - C_apu: what an off-load costs beyond its split work and one launch round trip (the platform's O_offload):
+//     the P-matrix grid, the further launches, copies and synchronisations of each off-load, per unit;
+//   - g = 0: an off-load is one launch whatever p;
+//   - dma_bytes: the bytes copied per off-load;
+//   - slot_time, when the device's SMs S are given: the program's own kernels at p = S, 2S and 4S blocks, f(k) =
+//     k·T(kS)/T(S) with T the split work's device time (the work is the same at every p).
+//
+//   mmgp::kernels::process_profile_request rq;  rq.base.simulate_sites = 100000;  rq.sms = 132;
+//   std::string doc = mmgp::kernels::measure_process_profile(rq, timed, untimed).json;
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "app_profile.hpp"
+#include "runtime.hpp"
+
+namespace mmgp::kernels {
+
+struct process_profile_request {
+    config base;            ///< the workload; m, p and policy are set by the profiler
+    int repetitions = 3;    ///< pairs of sequential runs (untimed, timed)
+    int sms = 0;            ///< the device's multiprocessors: the slot curve at S, 2S, 4S blocks (0: not measured)
+    std::string name = "raxml-libpll-cuda";
+    std::string command;    ///< the command line, recorded as provenance
+    std::function<void(const std::string&)> progress;  ///< one line per run; may be empty
+};
+
+struct process_profile_report {
+    statistic T_hpu, T_apu, C_apu, N, bytes, roundtrip, empty;  ///< per unit (bytes, roundtrip, empty: per off-load)
+    std::vector<double> slot_split_s;  ///< the split work's device time at S, 2S, 4S blocks (those measured)
+    std::vector<result> runs;          ///< every run, untimed and timed interleaved, then the slot runs
+    double elapsed_s = 0;
+    std::string json;                  ///< the application profile, schema mmgp/1
+};
+
+/// Measures the profile on `timed` (an accelerator whose off-loaders report their device time) and `untimed` (the
+/// same without timing). Throws as run_processes(), and mmgp::failure when the timed runs report no device time.
+process_profile_report measure_process_profile(const process_profile_request& rq, const process_accelerator& timed,
+                                               const process_accelerator& untimed);
+
+}  // namespace mmgp::kernels
