@@ -4,10 +4,14 @@
 #   2. mmgp calibrate --accelerator cuda --quick                                                     platform.json
 #   3. the GPU workload's application profile, measured sequentially (p = 1)                         app.json
 #      and that of its 256-thread compute mode (--compute, with its kernel's slot_time)      (in sweep.json)
-#   4. predictions and a launch line on the calibrated platform                          scenario.json, predict.txt
+#   4. predictions and a launch line on the calibrated platform                                       predict.txt
 #   5. the workload swept: m in {1,2,4,8} x p in {1,8,32,SMs/m}, time-sliced and under MPS (group "sweep"), and its
 #      compute mode with p also SMs, 2 SMs, 4 SMs (group "compute"; m*p may exceed the SMs under MPS), 3
 #      repetitions, every run bounded; predicted with nothing fitted (mmgp validate)      sweep.json, validate.txt
+#   6. the libpll bootstrap program on the GPU (validation/sweep_gpu.py --quick: its profile by mmgp profile
+#      --accelerator cuda, 24 taxa x 50,000 sites, 4 units; m in {1,2,4,8} x p in {1,32,SMs,2 SMs}, both modes,
+#      2 runs each, every run bounded,
+#      predicted with nothing fitted; the same program on the CPU cores beside it)               libpll.tar.gz
 #   and check.log (the machine, each step, the gpu suite's checks where python3 exists, the likelihood kernels
 #   against libpll (mmgp-gpu-likelihood), the calibration's lines).
 # Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
@@ -17,6 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUNDLE]}; bundle=${2:-gpu-bundle}
 mkdir -p "$out"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT   # what the check needs but does not bring back
 mmgp=$bundle/bin/mmgp; harness=$bundle/bin/mmgp-gpu-harness; workload=$bundle/bin/mmgp-gpu-workload
 log=$out/check.log
 say() { echo "$*" | tee -a "$log"; }
@@ -60,9 +65,10 @@ app_compute=$(timeout 60 "$workload" --profile "${wlc[@]}" 2>> "$log") || { say 
 compute_scenario="{\"schema\": \"mmgp/1\", \"platform\": \"platform.json\", \"application\": ${app_compute:-null}}"
 
 step "4. predict"
-printf '{"schema": "mmgp/1", "name": "gpu-workload", "platform": "platform.json", "application": "app.json", "search": {"m": [1, 8]}}\n' > "$out/scenario.json"
-{ "$mmgp" predict "$out/scenario.json"; "$mmgp" predict "$out/scenario.json" --set 'search.sharing=["time_sliced"]' --top 5;
-  "$mmgp" launch "$out/scenario.json" --launcher local --cuda-devices 0 -- ./program {p};
+here=$(cd "$out" && pwd)
+printf '{"schema": "mmgp/1", "name": "gpu-workload", "platform": "%s/platform.json", "application": "%s/app.json", "search": {"m": [1, 8]}}\n' "$here" "$here" > "$work/scenario.json"
+{ "$mmgp" predict "$work/scenario.json"; "$mmgp" predict "$work/scenario.json" --set 'search.sharing=["time_sliced"]' --top 5;
+  "$mmgp" launch "$work/scenario.json" --launcher local --cuda-devices 0 -- ./program {p};
   echo "== the compute mode's profile"; echo "$app_compute"; } > "$out/predict.txt" 2>&1 ||
   { say "gpu-check: predict failed"; status=1; }
 
@@ -109,8 +115,18 @@ case $sharing in
       sleep 1; sweep_mode mps; echo quit | nvidia-cuda-mps-control >> "$log" 2>&1; sleep 1
     else say "gpu-check: the MPS daemon could not be started: MPS not swept"; fi ;;
 esac
-printf '{"schema": "mmgp/1", "kind": "validation", "name": "gpu-workload sweep", "scenario": "scenario.json", "group": "sweep", "cases": [%s\n]}\n' "$cases" > "$out/sweep.json"
+printf '{"schema": "mmgp/1", "kind": "validation", "name": "gpu-workload sweep", "scenario": {"schema": "mmgp/1", "name": "gpu-workload", "platform": "platform.json", "application": "app.json"}, "group": "sweep", "cases": [%s\n]}\n' "$cases" > "$out/sweep.json"
 "$mmgp" validate "$out/sweep.json" > "$out/validate.txt" 2>&1 || { say "gpu-check: validate failed"; status=1; }
 tail -3 "$out/validate.txt" | tee -a "$log"
+
+step "6. the libpll bootstrap program on the GPU"
+if [ -x "$bundle/bin/mmgp-offload-run" ] && command -v python3 >/dev/null; then
+  timeout 240 python3 validation/sweep_gpu.py --platform "$out/platform.json" --quick --bin "$bundle/bin" \
+      --out "$work/libpll" --bound 20 >> "$log" 2>&1 || { say "gpu-check: sweep_gpu.py failed"; status=1; }
+  tail -3 "$work/libpll/validate.txt" 2>/dev/null | tee -a "$log"
+  [ -d "$work/libpll" ] && tar czf "$out/libpll.tar.gz" -C "$work" libpll
+else
+  say "gpu-check: no mmgp-offload-run in the bundle (a build without libpll) or no python3: the libpll sweep not run"
+fi
 say "gpu-check: done in $(( $(date +%s) - start )) s, status $status"
 exit $status

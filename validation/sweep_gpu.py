@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""The libpll bootstrap program on a GPU node: the off-load runtime's processes (mmgp-offload-run --accelerator
+cuda) over m x p, time-sliced and under MPS, with repetitions, every run bounded; predicted with nothing fitted
+(the calibrated platform + the program's profile measured by mmgp profile --accelerator cuda).
+
+    validation/sweep_gpu.py --platform gpu.json                       # the full sweep into validation/gpu/libpll/
+    validation/sweep_gpu.py --platform gpu.json --quick --out DIR     # the device check's reduced form
+
+m in {1, 2, 4, 8} x p in {1, 8, 32, S/m, S, 2S} (S: the platform's SMs; quick: p in {1, 32, S, 2S}, 24 taxa x
+50,000 sites and 4 units instead of 100,000 and 8), only the
+mappings the model calls feasible (m*p <= S x slots under MPS, p <= S x slots time-sliced). MPS is swept where the
+platform lists it and the daemon can be started (as root), and stopped after. Each run's bound is the runtime's
+own watchdog (--bound seconds, and the process is killed 30 s later); a run past it is recorded as censored.
+
+Writes OUT/app.json (the profile), OUT/platform.json (a copy of --platform), OUT/runs.csv (every run),
+OUT/sweep.json (the cases: the median of each mapping's runs, in the GPU data sets' format, validation/gpu_set.py),
+OUT/cpu.json (the same program on the node's CPU cores, the best of m x p over the cores, and the GPU's best run
+against it: a ratio measured in one run of this script) and OUT/validate.txt (mmgp validate sweep.json), each by
+temporary file and rename. Standard library only: the device machine has python3 and nothing else.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--platform", required=True, help="the GPU node's platform (mmgp calibrate --accelerator cuda)")
+    ap.add_argument("--out", default=os.path.join(common.ROOT, "validation", "gpu", "libpll"))
+    ap.add_argument("--bin", default=None,
+                    help="the folder holding mmgp and mmgp-offload-run (a bundle's bin/; default: build/cli, build/offload)")
+    ap.add_argument("--quick", action="store_true", help="the device check's reduced form (fewer p, 2 repetitions)")
+    ap.add_argument("--simulate", default=None, help="TAXA:SITES of the simulated alignment (default 24:100000; quick: 24:50000)")
+    ap.add_argument("--units", type=int, default=None, help="bootstrap units of every run (default 8; quick: 4)")
+    ap.add_argument("--repetitions", type=int, default=None, help="runs per mapping (default 3; quick: 2)")
+    ap.add_argument("--bound", type=float, default=60.0, help="seconds a run may take (the runtime's watchdog; default 60)")
+    ap.add_argument("--modes", default="time_sliced,mps", help="sharing modes to sweep, of those the platform lists")
+    return ap.parse_args()
+
+
+def programs(a):
+    if a.bin:
+        return os.path.join(a.bin, "mmgp"), os.path.join(a.bin, "mmgp-offload-run")
+    return (os.path.join(common.ROOT, "build", "cli", "mmgp"), os.path.join(common.ROOT, "build", "offload", "mmgp-offload-run"))
+
+
+def platform_facts(path):
+    """The SMs (apus), the blocks an SM holds (apu_slots) and the sharing modes of a GPU platform."""
+    with open(path) as f:
+        p = json.load(f)
+    value = lambda v: v["value"] if isinstance(v, dict) else v  # noqa: E731
+    sms = int(value(p["apus"]))
+    slots = int(value(p.get("apu_slots", 1)))
+    modes = value(p.get("sharing", ["time_sliced"]))
+    return sms, slots, list(modes)
+
+
+def mappings(sms, slots, mode, quick):
+    """The (m, p) of one mode that the model calls feasible, in sweep order."""
+    out = []
+    for m in (1, 2, 4, 8):
+        ps = (1, 32, sms, 2 * sms) if quick else (1, 8, 32, max(1, sms // m), sms, 2 * sms)
+        for p in sorted(set(ps)):
+            if (mode == "mps" and m * p > sms * slots) or p > sms * slots:
+                continue
+            out.append((m, p))
+    return out
+
+
+def workload(a):
+    return ["--simulate", a.simulate, "--units", str(a.units)]
+
+
+def one_run(a, offload_run, m, p, mode, extra=()):
+    """One bounded run: (wall seconds, censored)."""
+    env = dict(os.environ, MMGP_SHARING=mode)
+    env.pop("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", None)  # each process sets its own from p (cuda_accelerator.hpp)
+    cmd = [offload_run, *extra, "--m", str(m), "--p", str(p), "--timeout", str(a.bound)] + workload(a)
+    t0 = time.time()
+    try:
+        p_ = subprocess.run(cmd, capture_output=True, text=True, timeout=a.bound + 30, env=env)
+    except subprocess.TimeoutExpired:
+        return time.time() - t0, True
+    if p_.returncode != 0:
+        if "watchdog" in p_.stderr:
+            return a.bound, True
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p_.returncode}: {p_.stderr.strip()[:400]}")
+    return json.loads(p_.stdout)["wall_s"], False
+
+
+def mps_daemon(start):
+    """Starts (or stops) the MPS control daemon; True when it runs after a start."""
+    if start:
+        if os.geteuid() != 0 or not shutil.which("nvidia-cuda-mps-control"):
+            return False
+        ok = subprocess.run(["nvidia-cuda-mps-control", "-d"], capture_output=True).returncode == 0
+        time.sleep(1)
+        return ok
+    subprocess.run(["nvidia-cuda-mps-control"], input=b"quit\n", capture_output=True)
+    time.sleep(1)
+    return False
+
+
+def sweep_mode(a, offload_run, sms, slots, mode, reps, rows):
+    for m, p in mappings(sms, slots, mode, a.quick):
+        for rep in range(reps):
+            wall, censored = one_run(a, offload_run, m, p, mode, ["--accelerator", "cuda"])
+            rows.append({"m": m, "p": p, "sharing": mode, "rep": rep, "wall_s": wall, "censored": int(censored),
+                         "bound_s": a.bound})
+        common.log(f"m={m} p={p} {mode}: {[r['wall_s'] for r in rows[-reps:]]}")
+
+
+def cases_of(rows, source):
+    """One case per mapping: the median of its uncensored runs (a mapping with a censored run is left out)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["m"], r["p"], r["sharing"]), []).append(r)
+    out = []
+    for (m, p, mode), rs in groups.items():
+        if any(r["censored"] for r in rs):
+            continue
+        runs = [r["wall_s"] for r in rs]
+        out.append({"m": m, "p": p, "sharing": mode, "group": "libpll", "measured_s": common.median(runs), "runs": runs,
+                    "source": f"{source}, {len(runs)} runs"})
+    return out
+
+
+def cpu_reference(a, offload_run, gpu_best):
+    """The same program on the node's CPU cores (m x p over the cores, edtlp), the best run, against the GPU's."""
+    cores = os.cpu_count() or 1
+    best = None
+    for m in sorted({1, cores // 2, cores} - {0}):
+        p = max(1, cores // m)
+        wall, censored = one_run(a, offload_run, m, p, "time_sliced")
+        common.log(f"CPU m={m} p={p}: {wall:.3f} s")
+        if not censored and (best is None or wall < best["wall_s"]):
+            best = {"m": m, "p": p, "wall_s": wall}
+    return {"cores": cores, "cpu_best": best, "gpu_best": gpu_best,
+            "gpu_over_cpu": gpu_best["wall_s"] / best["wall_s"] if best and gpu_best else None,
+            "note": "the CPU runtime (APU threads on libpll) and the GPU runtime, the same alignment and units, "
+                    "measured in one run of validation/sweep_gpu.py"}
+
+
+def main():
+    a = parse_args()
+    mmgp, offload_run = programs(a)
+    reps = a.repetitions or (2 if a.quick else 3)
+    a.simulate = a.simulate or ("24:50000" if a.quick else "24:100000")
+    a.units = a.units or (4 if a.quick else 8)
+    sms, slots, modes = platform_facts(a.platform)
+    os.makedirs(a.out, exist_ok=True)
+    t0 = time.time()
+    shutil.copyfile(a.platform, os.path.join(a.out, "platform.json.tmp"))
+    os.replace(os.path.join(a.out, "platform.json.tmp"), os.path.join(a.out, "platform.json"))
+    common.log(f"profile: {sms} SMs x {slots} slots, modes {modes}")
+    prof = subprocess.run([mmgp, "profile", "--accelerator", "cuda", *workload(a), "--repetitions", str(reps), "--quiet",
+                           "-o", os.path.join(a.out, "app.json")], capture_output=True, text=True)
+    if prof.returncode != 0:
+        sys.exit(f"sweep_gpu: mmgp profile --accelerator cuda failed ({prof.returncode}): {prof.stderr.strip()}")
+    rows = []
+    for mode in [m for m in a.modes.split(",") if m in modes]:
+        if mode == "mps" and not mps_daemon(True):
+            common.log("the MPS daemon could not be started (root and nvidia-cuda-mps-control needed): MPS not swept")
+            continue
+        try:
+            sweep_mode(a, offload_run, sms, slots, mode, reps, rows)
+        finally:
+            if mode == "mps":
+                mps_daemon(False)
+    source = f"mmgp-offload-run --accelerator cuda --simulate {a.simulate} --units {a.units}"
+    cases = cases_of(rows, source)
+    gpu_best = min(({"m": c["m"], "p": c["p"], "sharing": c["sharing"], "wall_s": c["measured_s"]} for c in cases),
+                   key=lambda c: c["wall_s"], default=None)
+    common.write_json(os.path.join(a.out, "cpu.json"), cpu_reference(a, offload_run, gpu_best))
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=["m", "p", "sharing", "rep", "wall_s", "censored", "bound_s"], lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    common.write_if_changed(os.path.join(a.out, "runs.csv"), buf.getvalue())
+    doc = {"schema": "mmgp/1", "kind": "validation", "name": "libpll bootstrap on the GPU, nothing fitted",
+           "scenario": {"schema": "mmgp/1", "name": "libpll-gpu", "platform": "platform.json", "application": "app.json"},
+           "cases": cases}
+    common.write_json(os.path.join(a.out, "sweep.json"), doc)
+    v = subprocess.run([mmgp, "validate", os.path.join(a.out, "sweep.json")], capture_output=True, text=True)
+    common.write_if_changed(os.path.join(a.out, "validate.txt"), v.stdout + v.stderr)
+    common.log(f"{len(rows)} runs, {len(cases)} cases in {time.time() - t0:.0f} s; mmgp validate: exit {v.returncode}")
+    return 0 if v.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
