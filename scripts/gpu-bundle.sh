@@ -2,7 +2,7 @@
 # Packs a build's GPU-relevant programs into a folder that runs on a GPU machine without Debian's packages:
 #   scripts/gpu-bundle.sh [BUILD] [OUTDIR]        (default: build gpu-bundle)
 # OUTDIR/libexec holds mmgp, libmmgp, the GPU harness, the GPU workload, and where libpll is installed the likelihood
-# kernels' check and the off-load runtime (mmgp-offload-run, --accelerator cuda); OUTDIR/lib the shared libraries `ldd` lists, except the
+# kernels' check, the off-load runtime (mmgp-offload-run, --accelerator cuda) and the newview benchmark; OUTDIR/lib the shared libraries `ldd` lists, except the
 # C library's own (libc, libm, libpthread, libdl, librt, ld-linux) and the driver's (libcuda, libnvidia-*), which
 # come from the GPU machine; OUTDIR/bin holds wrappers that set LD_LIBRARY_PATH for these programs alone, so the
 # machine's own tools keep their libraries. The harness links the CUDA runtime statically and finds the driver at
@@ -20,6 +20,8 @@ likelihood=$build/offload/cuda/mmgp-gpu-likelihood   # built where libpll is ins
 [ -x "$likelihood" ] && cp "$likelihood" "$out.tmp/libexec/"
 offload_run=$build/offload/mmgp-offload-run           # the same
 [ -x "$offload_run" ] && cp "$offload_run" "$out.tmp/libexec/"
+bench_gpu=$build/tests/mmgp-bench-gpu                 # the same: newview against the device memory's bandwidth
+[ -x "$bench_gpu" ] && cp "$bench_gpu" "$out.tmp/libexec/"
 cp -L "$build"/libmmgp.so* "$out.tmp/lib/" 2>/dev/null || true
 skip='^(libc|libm|libpthread|libdl|librt|ld-linux.*|libcuda|libnvidia-.*)\.so'
 for bin in "$out.tmp"/libexec/*; do

@@ -13,7 +13,8 @@
 #      2 runs each, every run bounded,
 #      predicted with nothing fitted; the same program on the CPU cores beside it)               libpll.tar.gz
 #   and check.log (the machine, each step, the gpu suite's checks where python3 exists, the likelihood kernels
-#   against libpll (mmgp-gpu-likelihood), the calibration's lines).
+#   against libpll (mmgp-gpu-likelihood), newview's bandwidth against the device's (mmgp-bench-gpu), the
+#   calibration's lines).
 # Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
 #   scripts/gpu-check.sh OUTDIR [BUNDLE]          (default BUNDLE: gpu-bundle)
 # Exit 0: measured; 77: no usable GPU; 1: a step failed (check.log says which).
@@ -55,6 +56,11 @@ if [ -x "$bundle/bin/mmgp-gpu-likelihood" ]; then
   timeout 120 "$bundle/bin/mmgp-gpu-likelihood" >> "$log" 2>&1 || { say "gpu-check: mmgp-gpu-likelihood failed"; status=1; }
 else
   say "gpu-check: no mmgp-gpu-likelihood in the bundle (a build without libpll): the kernels not checked"
+fi
+
+if [ -x "$bundle/bin/mmgp-bench-gpu" ]; then
+  say "gpu-check: newview against the device memory's bandwidth (tests/bench/bench_gpu_newview.cpp)"
+  timeout 120 "$bundle/bin/mmgp-bench-gpu" 2>&1 | tee -a "$log" || { say "gpu-check: mmgp-bench-gpu failed"; status=1; }
 fi
 
 step "3. the workload's profile"

@@ -47,6 +47,9 @@ public:
     const kernel_times& times() const;
     /// One empty grid's round trip on this slice's context (launch and synchronise), the median of `reps`.
     double empty_roundtrip(int reps) const;
+    /// The device memory's bandwidth as a device-to-device copy of `bytes` moves it (bytes read + bytes written per
+    /// second, the best of 5 copies timed by CUDA events): the physical reference of the kernels' speed.
+    static double copy_bandwidth(std::size_t bytes);
     /// How this process's host thread waits for its grids, set before its first device_slice opens the context:
     /// blocked in the driver (`block`, the core yielded) or spinning. Throws mmgp::failure when CUDA refuses.
     static void set_host_wait(bool block);
