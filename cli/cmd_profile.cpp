@@ -61,12 +61,12 @@ long positive(const std::string& option, const std::string& text, long lo, long 
 
 // --accelerator cuda: mmgp-offload-run measures (it links CUDA, mmgp does not); its profile is written once the
 // engine reads it. `workload`: the options that name the program and its data, as given.
-int run_profile_cuda(const profile_options& o, const std::string& workload) {
+int run_profile_cuda(const profile_options& o, const std::string& alignment, const std::string& workload) {
     if (const char* e = std::getenv("MMGP_OFFLOAD_RUN"); e && !*e)
         throw usage_error("MMGP_OFFLOAD_RUN: expected the path of mmgp-offload-run (or unset), found an empty value");
     const std::string tool = run::find_program("", "MMGP_OFFLOAD_RUN", "mmgp-offload-run");
     if (tool.empty()) throw usage_error("--accelerator cuda: mmgp-offload-run was not found beside mmgp (or by MMGP_OFFLOAD_RUN)");
-    if (!o.output.empty()) check_output("-o", o.output, {o.alignment});
+    if (!o.output.empty()) check_output("-o", o.output, {alignment});
     interrupt_guard guard(o.output);
     const std::string name = o.name.empty() ? "raxml-libpll-cuda" : o.name;
     const std::string cmd = fmt::format("{} --accelerator cuda --profile{} --name {}{}", shell_quote(tool), workload,
@@ -75,12 +75,18 @@ int run_profile_cuda(const profile_options& o, const std::string& workload) {
     const int rc = run::shell(cmd, &out, 16 << 20);
     if (mmgp::interrupt_pending()) mmgp::finish_interrupt();
     if (rc == 2) return 2;  // its bad-input line is above
+    if (rc == run::output_too_long) {
+        std::cerr << "mmgp: profile: mmgp-offload-run printed more than 16 MiB (a profile is a few kB): stopped it; nothing written\n";
+        return 1;
+    }
     if (rc == 77) {
         std::cerr << "mmgp: profile: no usable GPU (mmgp-offload-run's reason is above); nothing written\n";
         return 1;
     }
     if (rc != 0) {
-        std::cerr << "mmgp: profile: mmgp-offload-run --accelerator cuda --profile failed (status " << rc << "); nothing written\n";
+        std::cerr << "mmgp: profile: mmgp-offload-run --accelerator cuda --profile failed ("
+                  << (rc < 0 ? std::string("it could not start, or a signal ended it") : "status " + std::to_string(rc))
+                  << "); nothing written\n";
         return 1;
     }
     try {
@@ -122,12 +128,12 @@ int run_profile(const profile_options& o) {
     cmd += fmt::format(" --units {} --repetitions {} --rounds {} --newton {} --seed {}", o.units, o.repetitions, o.rounds,
                        o.newton, o.seed);
     if (o.accelerator == "cuda") {
-        std::string workload = o.simulate.empty() ? " --alignment " + shell_quote(c.alignment) : " --simulate " + shell_quote(o.simulate);
+        std::string workload = o.simulate.empty() ? " --alignment=" + shell_quote(c.alignment) : " --simulate=" + shell_quote(o.simulate);
         if (o.taxa) workload += fmt::format(" --taxa {}", *o.taxa);
         if (o.sites) workload += fmt::format(" --sites {}", *o.sites);
         workload += fmt::format(" --units {} --repetitions {} --rounds {} --newton {} --seed {}", o.units, o.repetitions,
                                 o.rounds, o.newton, o.seed);
-        return run_profile_cuda(o, workload);
+        return run_profile_cuda(o, c.alignment, workload);
     }
     rq.repetitions = o.repetitions;
     rq.name = o.name.empty() ? "raxml-libpll" : o.name;

@@ -117,6 +117,9 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                 "each (the platform's O_offload): the P-matrix grid, further launches, copies and "
                                 "synchronisations; the off-loads' round trip (untimed run) minus T_apu minus N x one "
                                 "empty grid's round trip" + how, harness);
+    if (rep.C_apu.median < 0)
+        j["C_apu"]["warning"] = "the measured value was negative (an off-load cost less than its split work and one empty "
+                                "grid's round trip: noise, or kernels overlapping the launch); clamped to 0";
     j["g"] = {{"value", 0}, {"source", "an off-load is one launch of p blocks whatever p: no cost per block"}};
     j["dma_bytes"] = statistic_json(rep.bytes, rep.bytes.median,
                                     "bytes copied per off-load between host and device (indices, branch lengths, "

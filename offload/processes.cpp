@@ -5,6 +5,8 @@
 #include "runtime_internal.hpp"
 
 #include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -132,21 +134,67 @@ int process_body(int i, const config& c, const alignment& aln, const model& mdl,
     return sent && rep.ok ? 0 : 1;
 }
 
+// How a process that closed its pipe ended: "exit status N" or "killed by signal N", once it is reaped (waited for
+// at most 2 s: it has closed its only pipe to us, so it is exiting); its pipes are closed.
+std::string how_it_ended(run::forked& p) {
+    int status = 0;
+    pid_t got = 0;
+    for (const double until = now() + 2; (got = waitpid(p.pid, &status, WNOHANG)) == 0 && now() < until;) usleep(1000);
+    std::string out = "still running";
+    if (got == p.pid) {
+        const int code = run::exit_code(status);
+        out = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "exit status " + std::to_string(code);
+        p.pid = -1;
+    }
+    close(p.from_child), close(p.to_child);
+    p.from_child = p.to_child = -1;
+    return out;
+}
+
 // The run's processes, each forked with its pipes; killed and reaped when the run is given up.
 struct process_set {
     std::vector<run::forked> procs;
     ~process_set() {
         for (run::forked& p : procs)
             if (p.pid > 0) kill(p.pid, SIGKILL);
-        reap();
+        reap(0);
     }
-    int reap() {
+    // Waits for every process until `deadline` (now()'s clock), then kills those left: the worst exit code.
+    int reap(double deadline) {
         int worst = 0;
-        for (run::forked& p : procs)
-            if (p.pid > 0) worst = std::max(worst, run::wait_forked(p)), p.pid = -1;
+        for (run::forked& p : procs) {
+            if (p.pid <= 0) continue;
+            int status = 0;
+            pid_t got = 0;
+            while ((got = waitpid(p.pid, &status, WNOHANG)) == 0 && now() < deadline) usleep(1000);
+            if (got == 0) {
+                kill(p.pid, SIGKILL);
+                got = run::wait_status_of(p.pid, status) ? p.pid : -1;
+            }
+            if (got == p.pid) worst = std::max(worst, run::exit_code(status));
+            p.pid = -1;
+            run::wait_forked(p);  // closes its pipes (the pid is already reaped)
+        }
         return worst;
     }
 };
+
+// The process, among those not yet `done`, whose pipe first has something to read (data, or its end) by the
+// deadline; -1 past it.
+int next_readable(const std::vector<run::forked>& procs, const std::vector<bool>& done, double deadline) {
+    std::vector<pollfd> fds;
+    std::vector<int> who;
+    for (std::size_t i = 0; i < procs.size(); ++i)
+        if (!done[i]) fds.push_back({procs[i].from_child, POLLIN, 0}), who.push_back(static_cast<int>(i));
+    for (;;) {
+        const double left = deadline - now();
+        if (left <= 0 || fds.empty()) return -1;
+        const int ready = poll(fds.data(), fds.size(), static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+        if (ready < 0 && errno != EINTR) throw mmgp::failure(std::string("poll on the processes' pipes: ") + std::strerror(errno));
+        for (std::size_t k = 0; ready > 0 && k < fds.size(); ++k)
+            if (fds[k].revents != 0) return who[k];
+    }
+}
 
 // Process i's report by the deadline: throws mmgp::failure when it failed, closed its pipe or was too late.
 process_report read_report(run::forked& p, std::size_t i, double deadline, const std::string& late,
@@ -154,12 +202,12 @@ process_report read_report(run::forked& p, std::size_t i, double deadline, const
     process_report rep;
     if (!read_all_by(p.from_child, &rep, sizeof rep, deadline)) {
         if (now() >= deadline) throw mmgp::failure(late);
-        throw mmgp::failure("process " + std::to_string(i) + " ended without its report");
+        throw mmgp::failure("process " + std::to_string(i) + " ended without its report (" + how_it_ended(p) + ")");
     }
     if (!rep.ok) throw mmgp::failure("process " + std::to_string(i) + ": " + rep.why);
     units.resize(static_cast<std::size_t>(std::max(rep.units, 0)));
     if (!units.empty() && !read_all_by(p.from_child, units.data(), units.size() * sizeof(unit_result), deadline))
-        throw mmgp::failure("process " + std::to_string(i) + " ended without its units' results");
+        throw mmgp::failure("process " + std::to_string(i) + " ended without its units' results (" + how_it_ended(p) + ")");
     return rep;
 }
 
@@ -187,21 +235,33 @@ void run_processes(const config& c, const alignment& aln, const model& mdl, cons
     const std::string late = "watchdog: the run did not finish within " + std::to_string(c.timeout_s) + " s (m=" +
                              std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", " + acc.name + " processes)";
     process_set set;
+    set.procs.reserve(static_cast<std::size_t>(c.m));
+    const pid_t parent = getpid();
     for (int i = 0; i < c.m; ++i) {
-        set.procs.push_back(run::fork_with_pipes([&, i](int to_parent, int from_parent) {
+        run::forked child = run::fork_with_pipes([&, i](int to_parent, int from_parent) {
+            // Ended with the parent (a run killed from outside leaves no process holding the device).
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return 1;
             for (int k = 0; k < i; ++k) close(set.procs[static_cast<std::size_t>(k)].from_child), close(set.procs[static_cast<std::size_t>(k)].to_child);
             return process_body(i, c, aln, mdl, start, acc, to_parent, from_parent);
-        }));
-        if (set.procs.back().pid < 0) throw mmgp::failure("could not start process " + std::to_string(i) + ": " + std::strerror(errno));
+        });
+        const int fork_errno = errno;
+        if (child.pid < 0) throw mmgp::failure("could not start process " + std::to_string(i) + ": " + std::strerror(fork_errno));
+        set.procs.push_back(child);
     }
-    // Every process ready (its accelerator made) before the start, each within the watchdog.
+    // Every process ready (its accelerator made) before the start, within the watchdog; the first to fail ends
+    // the run with its own message, whichever it is.
     const double ready_by = now() + c.timeout_s;
-    for (std::size_t i = 0; i < set.procs.size(); ++i) {
+    std::vector<bool> done(set.procs.size(), false);
+    for (std::size_t n = 0; n < set.procs.size(); ++n) {
+        const int i = next_readable(set.procs, done, ready_by);
+        if (i < 0) throw mmgp::failure(late);
+        run::forked& p = set.procs[static_cast<std::size_t>(i)];
         char tag = 0;
-        if (!read_all_by(set.procs[i].from_child, &tag, 1, ready_by))
-            throw mmgp::failure(now() >= ready_by ? late : "process " + std::to_string(i) + " ended before it was ready");
+        if (!read_all_by(p.from_child, &tag, 1, ready_by))
+            throw mmgp::failure(now() >= ready_by ? late : "process " + std::to_string(i) + " ended before it was ready (" + how_it_ended(p) + ")");
         std::vector<unit_result> none;
-        if (tag != tag_ready) read_report(set.procs[i], i, ready_by, late, none);  // throws the process's failure
+        if (tag != tag_ready) read_report(p, static_cast<std::size_t>(i), ready_by, late, none);  // throws its failure
+        done[static_cast<std::size_t>(i)] = true;
     }
     res.setup_s = now() - setup0;
     const double t0 = now();
@@ -209,15 +269,20 @@ void run_processes(const config& c, const alignment& aln, const model& mdl, cons
     const double deadline = t0 + c.timeout_s;
     res.unit_loglik.assign(static_cast<std::size_t>(c.units), 0.0);
     double last = t0;
-    for (std::size_t i = 0; i < set.procs.size(); ++i) {
+    done.assign(set.procs.size(), false);
+    for (std::size_t n = 0; n < set.procs.size(); ++n) {
+        const int i = next_readable(set.procs, done, deadline);
+        if (i < 0) throw mmgp::failure(late);
         std::vector<unit_result> units;
-        const process_report rep = read_report(set.procs[i], i, deadline, late, units);
+        const process_report rep = read_report(set.procs[static_cast<std::size_t>(i)], static_cast<std::size_t>(i), deadline, late, units);
+        done[static_cast<std::size_t>(i)] = true;
         res.t += rep.t;
         last = std::max(last, rep.finish);
         for (const unit_result& u : units)
             if (u.unit >= 0 && u.unit < c.units) res.unit_loglik[static_cast<std::size_t>(u.unit)] = u.loglik;
     }
-    if (const int worst = set.reap(); worst != 0)
+    // Each has reported: it exits now. One that does not within 10 s (a driver's teardown hung) is killed.
+    if (const int worst = set.reap(now() + 10); worst != 0)
         throw mmgp::failure("a process exited with status " + std::to_string(worst) + " after its report");
     res.wall_s = last - t0;
 }

@@ -1,7 +1,11 @@
 // The GPU behind the runtime's processes (cuda_accelerator.hpp): a host unit over device_slice (device_slice.cu).
 #include "cuda/cuda_accelerator.hpp"
 
+#include <poll.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstdlib>
@@ -28,7 +32,15 @@ cuda_facts probe_cuda() {
         return write(to_parent, v, sizeof v) == static_cast<ssize_t>(sizeof v) ? 0 : 1;
     });
     int v[2] = {0, 0};
-    const bool got = child.pid > 0 && read(child.from_child, v, sizeof v) == static_cast<ssize_t>(sizeof v);
+    bool got = false;
+    if (child.pid > 0) {  // a driver that hangs in its initialisation is given 60 s
+        pollfd pf{child.from_child, POLLIN, 0};
+        int ready = 0;
+        while ((ready = poll(&pf, 1, 60000)) < 0 && errno == EINTR) {
+        }
+        got = ready > 0 && read(child.from_child, v, sizeof v) == static_cast<ssize_t>(sizeof v);
+        if (ready == 0) kill(child.pid, SIGKILL);
+    }
     run::wait_forked(child);
     f.devices = got ? v[0] : 0;
     f.sms = got ? v[1] : 0;

@@ -1,5 +1,5 @@
-// The off-loaded likelihood kernels on the GPU (device_slice.hpp): each off-load a grid of p blocks of 256 threads
-// striding over the slice's sites, each site through likelihood_site.hpp's functions (the code the host reference
+// The off-loaded likelihood kernels on the GPU (device_slice.hpp): each off-load a grid of p blocks of 256 threads,
+// each block a contiguous p-th of the slice's sites with its threads striding inside it, each site through likelihood_site.hpp's functions (the code the host reference
 // runs, checked against libpll there). Sums are reduced in shared memory per block; the blocks' partial sums are
 // copied back and added on the host in block order, so a result does not depend on scheduling.
 #include "cuda/device_slice.hpp"
@@ -33,6 +33,16 @@ T* device_alloc(std::size_t count) {
 struct slice_dims {
     std::size_t sites, tips, span;  // span: doubles of one site's CLV (rates x 4)
 };
+
+// Block b of a grid of p takes the sites [b·n/p, (b+1)·n/p) and its threads stride inside them: every block has
+// work whenever p <= sites (a grid-wide stride would leave all blocks past ⌈n/256⌉ idle), so the time of a grid of p
+// blocks is the program's own curve in p.
+__device__ std::size_t first_site(slice_dims d) {
+    return d.sites * blockIdx.x / gridDim.x + threadIdx.x;
+}
+__device__ std::size_t end_site(slice_dims d) {
+    return d.sites * (blockIdx.x + 1) / gridDim.x;
+}
 
 __device__ const double* clv_of(const double* clv, slice_dims d, int node) {
     return clv + static_cast<std::size_t>(node) * d.sites * d.span;
@@ -68,7 +78,7 @@ __global__ void k_newview(site::partial_op o, slice_dims d, int rate_cats, const
     const double* p1 = pm + o.child1_matrix * per;
     const double* p2 = pm + o.child2_matrix * per;
     double* parent = clv + static_cast<std::size_t>(o.parent) * d.sites * d.span;
-    for (std::size_t s = blockIdx.x * blockDim.x + threadIdx.x; s < d.sites; s += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    for (std::size_t s = first_site(d), end = end_site(d); s < end; s += blockDim.x) {
         const unsigned scaled = site::newview_site(rate_cats, p1, clv_of(clv, d, o.child1) + s * d.span, p2,
                                                    clv_of(clv, d, o.child2) + s * d.span, parent + s * d.span);
         if (o.parent_scaler >= 0)
@@ -80,21 +90,21 @@ __global__ void k_newview(site::partial_op o, slice_dims d, int rate_cats, const
 __global__ void k_edge(site::model_view m, slice_dims d, int inner, int other, const double* pm, const double* clv,
                        const unsigned* scalers, const unsigned* weights, double* partial) {
     double sum = 0;
-    for (std::size_t s = blockIdx.x * blockDim.x + threadIdx.x; s < d.sites; s += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    for (std::size_t s = first_site(d), end = end_site(d); s < end; s += blockDim.x)
         sum += weights[s] * site::edge_site(m, pm, clv_of(clv, d, inner) + s * d.span, clv_of(clv, d, other) + s * d.span,
                                             scaling_of(scalers, d, inner, s) + scaling_of(scalers, d, other, s));
     block_sum(sum, partial, 1, 0);
 }
 
 __global__ void k_sumtable(site::model_view m, slice_dims d, int inner, int other, const double* clv, double* table) {
-    for (std::size_t s = blockIdx.x * blockDim.x + threadIdx.x; s < d.sites; s += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    for (std::size_t s = first_site(d), end = end_site(d); s < end; s += blockDim.x)
         site::sumtable_site(m, clv_of(clv, d, inner) + s * d.span, clv_of(clv, d, other) + s * d.span, table + s * d.span);
 }
 
 __global__ void k_derivatives(site::model_view m, slice_dims d, double t, const double* table, const unsigned* weights,
                               double* partial) {
     double first = 0, second = 0;
-    for (std::size_t s = blockIdx.x * blockDim.x + threadIdx.x; s < d.sites; s += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    for (std::size_t s = first_site(d), end = end_site(d); s < end; s += blockDim.x) {
         double f = 0, g = 0;
         site::derivatives_site(m, table + s * d.span, t, f, g);
         first += weights[s] * f;
@@ -153,6 +163,7 @@ struct device_slice::impl {
         float ms = 0;
         check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
         times.*into += 1e-3 * ms;
+        ++(into == &kernel_times::serial_s ? times.serial_calls : times.split_calls);
     }
 };
 
@@ -267,11 +278,29 @@ void device_slice::time_kernels(bool on) {
     if (on && !x.start) {
         check(cudaEventCreate(&x.start), "cudaEventCreate");
         check(cudaEventCreate(&x.stop), "cudaEventCreate");
+        const kernel_times before = x.times;
+        std::vector<double> spans;
+        x.timed = true;
+        for (int r = 0; r < 55; ++r) {  // 5 warm-up spans
+            const double t0 = x.times.split_s;
+            x.begin();
+            k_empty<<<1, 1>>>();
+            x.launched("empty grid");
+            if (r >= 5) spans.push_back(x.times.split_s - t0);
+        }
+        std::nth_element(spans.begin(), spans.begin() + static_cast<std::ptrdiff_t>(spans.size() / 2), spans.end());
+        x.times = before;
+        x.times.span_overhead_s = spans[spans.size() / 2];
     }
     x.timed = on;
 }
 
-const kernel_times& device_slice::times() const { return d_->times; }
+kernel_times device_slice::times() const {
+    kernel_times t = d_->times;
+    t.split_s = std::max(0.0, t.split_s - static_cast<double>(t.split_calls) * t.span_overhead_s);
+    t.serial_s = std::max(0.0, t.serial_s - static_cast<double>(t.serial_calls) * t.span_overhead_s);
+    return t;
+}
 
 double device_slice::empty_roundtrip(int reps) const {
     std::vector<double> t;

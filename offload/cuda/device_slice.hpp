@@ -15,11 +15,15 @@
 
 namespace mmgp::offload {
 
-/// What a slice's kernels took on the device (CUDA events, when timed) and the bytes copied either way.
+/// What a slice's kernels took on the device (CUDA events, when timed) and the bytes copied either way. A timed
+/// call's span runs from an event recorded before its first launch to one after its last, so it holds the launch's
+/// own latency too; `times()` takes off one empty grid's span (timed the same way) per call.
 struct kernel_times {
     double split_s = 0;    ///< the grids of p blocks: newview, evaluate, sumtable, derivatives
     double serial_s = 0;   ///< the P-matrix updates (one grid whatever p)
     long long bytes = 0;   ///< host <-> device: indices, branch lengths, weights, the blocks' partial sums
+    long long split_calls = 0, serial_calls = 0;  ///< timed calls
+    double span_overhead_s = 0;  ///< one empty grid's span, taken off every timed call (in times())
 };
 
 class device_slice {
@@ -42,9 +46,11 @@ public:
     void update_sumtable(int inner, int other);
     std::array<double, 2> derivatives(int inner, int other, double t);
 
-    /// Times every call's kernels with CUDA events from now on (off by default: events cost the host time).
+    /// Times every call's kernels with CUDA events from now on (off by default: events cost the host time); the
+    /// first call measures the span of an empty grid timed the same way (the median of 50).
     void time_kernels(bool on);
-    const kernel_times& times() const;
+    /// The kernels' time so far, each call's span less the empty grid's (never below 0).
+    kernel_times times() const;
     /// One empty grid's round trip on this slice's context (launch and synchronise), the median of `reps`.
     double empty_roundtrip(int reps) const;
     /// The device memory's bandwidth as a device-to-device copy of `bytes` moves it (bytes read + bytes written per

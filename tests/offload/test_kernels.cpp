@@ -599,7 +599,7 @@ TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writ
     const std::string doc = R"({"schema": "mmgp/1", "kind": "application", "name": "x", "decomposition": "task", )"
                             R"("units": 3, "N": 10, "T_hpu": 0.01, "T_apu": 0.1, "C_apu": 0, "g": 0})";
     auto stand_in = [&](const std::string& body) {
-        std::ofstream(tool) << "#!/bin/sh\necho \"$@\" > " << args.string() << "\n" << body << "\n";
+        std::ofstream(tool) << "#!/bin/sh\nprintf '%s\\n' \"$@\" > " << args.string() << "\n" << body << "\n";
         fs::permissions(tool, fs::perms::owner_all);
     };
     const std::string cmd = "MMGP_OFFLOAD_RUN=" + tool.string() + " " + mmgp_bin() +
@@ -609,7 +609,16 @@ TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writ
     INFO(r.err);
     CHECK(r.status == 0);
     CHECK(slurp(out).find("\"T_apu\": 0.1") != std::string::npos);
-    CHECK(slurp(args).find("--accelerator cuda --profile --simulate 8:1000 --units 3 --repetitions 2") != std::string::npos);
+    CHECK(slurp(args).find("--accelerator\ncuda\n--profile\n--simulate=8:1000\n--units\n3\n--repetitions\n2\n") != std::string::npos);
+    fs::remove(out);
+    // An alignment whose name has a space reaches the program as one word, the option's value.
+    const fs::path odd = d.path / "-my alignment.phy";
+    std::ofstream(odd) << "4 10\na ACGTACGTAC\nb ACGTACGTAC\nc ACGTACGTAC\nd ACGTACGTAC\n";
+    r = sh("cd " + d.path.string() + " && MMGP_OFFLOAD_RUN=" + tool.string() + " " + fs::absolute(mmgp_bin()).string() +
+               " profile --accelerator cuda --alignment './-my alignment.phy' -o " + out.string(),
+           d.path);
+    CHECK(r.status == 0);
+    CHECK(slurp(args).find("\n--alignment=./-my alignment.phy\n") != std::string::npos);
     fs::remove(out);
     for (const auto& [body, says] : {std::pair{std::string("echo 'mmgp-offload-run: --accelerator cuda: no usable GPU' >&2; exit 77"),
                                                std::string("no usable GPU")},

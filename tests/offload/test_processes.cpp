@@ -4,6 +4,7 @@
 // measured on them (process_profile.cpp).
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -109,8 +110,8 @@ TEST_CASE("a process's failure fails the run with its message; a crash or a hang
                              mmgp::failure);
     }
     SUBCASE("a process exits in the middle of a unit") {
-        CHECK_THROWS_WITH_AS(K::run_processes(c, faulty(fault::exit_process, 40)), doctest::Contains("without its report"),
-                             mmgp::failure);
+        CHECK_THROWS_WITH_AS(K::run_processes(c, faulty(fault::exit_process, 40)),
+                             doctest::Contains("without its report (exit status 3)"), mmgp::failure);
     }
     SUBCASE("a process hangs: the watchdog") {
         K::config quick = c;
@@ -119,6 +120,27 @@ TEST_CASE("a process's failure fails the run with its message; a crash or a hang
         CHECK_THROWS_WITH_AS(K::run_processes(quick, faulty(fault::hang, 40)), doctest::Contains("watchdog"), mmgp::failure);
         CHECK(seconds_since(t0) < 10.0);
     }
+}
+
+TEST_CASE("one process's failure ends the run at once with its message, while another still runs") {
+    // The first process to claim the file hangs in its 3rd off-load; the other fails in its 3rd.
+    char dir[] = "/tmp/mmgp-processes-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string claim = std::string(dir) + "/claimed";
+    const K::process_accelerator twin = O::host_twin_accelerator();
+    const K::process_accelerator split{"split", [twin, claim](const K::alignment& a, const K::model& m, const K::tree& t, int p) {
+                                           const int fd = open(claim.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+                                           if (fd >= 0) close(fd);
+                                           return std::unique_ptr<K::detail::offloader>(std::make_unique<faulty_offloader>(
+                                               twin.make(a, m, t, p), fd >= 0 ? fault::hang : fault::throw_error, 3));
+                                       }};
+    K::config c = problem(2, 1, 4);
+    c.timeout_s = 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH_AS(K::run_processes(c, split), doctest::Contains("fell off the bus"), mmgp::failure);
+    CHECK(seconds_since(t0) < 10.0);  // not the watchdog's 20 s, nor the hang's 30
+    unlink(claim.c_str());
+    rmdir(dir);
 }
 
 TEST_CASE("processes refuse what only APU threads do, before any process starts") {
@@ -132,13 +154,43 @@ TEST_CASE("processes refuse what only APU threads do, before any process starts"
     CHECK_THROWS_AS(K::run_processes(c, O::host_twin_accelerator()), mmgp::usage_error);
 }
 
+namespace {
+
+// The timed host twin, which also reports an empty off-load's round trip and bytes as a device's does: 1 us and
+// 100 bytes an off-load.
+class device_like_offloader final : public K::detail::offloader {
+public:
+    explicit device_like_offloader(std::unique_ptr<K::detail::offloader> in) : in_(std::move(in)) {}
+    K::detail::reply offload(const K::detail::request& r) override {
+        ++n_;
+        return in_->offload(r);
+    }
+    void add_times(K::timers& t) const override {
+        in_->add_times(t);
+        t.empty_roundtrip_s += 1e-6;
+        t.bytes += 100 * n_;
+    }
+
+private:
+    std::unique_ptr<K::detail::offloader> in_;
+    std::int64_t n_ = 0;
+};
+
+K::process_accelerator device_like() {
+    const K::process_accelerator twin = O::host_twin_accelerator(true);
+    return {"device-like", [twin](const K::alignment& a, const K::model& m, const K::tree& t, int p) {
+                return std::unique_ptr<K::detail::offloader>(std::make_unique<device_like_offloader>(twin.make(a, m, t, p)));
+            }};
+}
+
+}  // namespace
+
 TEST_CASE("the processes' application profile: per-unit values from the runs, the slot curve, a document predict reads") {
     K::process_profile_request rq;
     rq.base = problem(1, 1, 2);
     rq.repetitions = 2;
     rq.sms = 3;  // the slot runs at 3, 6 and 12 blocks
-    const K::process_profile_report rep =
-        K::measure_process_profile(rq, O::host_twin_accelerator(true), O::host_twin_accelerator(false));
+    const K::process_profile_report rep = K::measure_process_profile(rq, device_like(), O::host_twin_accelerator(false));
     REQUIRE(rep.runs.size() == 2 * 2 + 3);
     const K::result& untimed = rep.runs[0];
     const K::result& timed = rep.runs[1];
@@ -149,6 +201,14 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     CHECK(rep.N.median == doctest::Approx((n[0] + n[1]) / 2));
     CHECK(rep.T_apu.median == doctest::Approx((rep.runs[1].t.apu_split_s + rep.runs[3].t.apu_split_s) / 4));
     CHECK(rep.T_hpu.median == doctest::Approx((rep.runs[0].t.host_s + rep.runs[2].t.host_s) / 4));
+    // C_apu: the untimed round trip less the timed split work and one empty round trip per off-load, per unit.
+    auto c_apu = [&](std::size_t r) {
+        const K::timers &u = rep.runs[2 * r].t, &t = rep.runs[2 * r + 1].t;
+        return (u.roundtrip_s - t.apu_split_s - static_cast<double>(u.offloads) * 1e-6) / 2;
+    };
+    CHECK(rep.C_apu.median == doctest::Approx((c_apu(0) + c_apu(1)) / 2));
+    CHECK(rep.bytes.median == doctest::Approx(100));
+    CHECK(rep.empty.median == doctest::Approx(1e-6));
     REQUIRE(rep.slot_split_s.size() == 3);
     for (std::size_t k = 0; k < 3; ++k) {
         CHECK(rep.runs[4 + k].cfg.p == 3 << k);
