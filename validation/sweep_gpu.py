@@ -15,8 +15,9 @@ own watchdog (--bound seconds, and the process is killed 30 s later); a run past
 Writes OUT/app.json (the profile), OUT/platform.json (a copy of --platform), OUT/runs.csv (every run),
 OUT/sweep.json (the cases: the median of each mapping's runs, in the GPU data sets' format, validation/gpu_set.py),
 OUT/cpu.json (the same program on the node's CPU cores, the best of m x p over the cores, and the GPU's best run
-against it: a ratio measured in one run of this script) and OUT/validate.txt (mmgp validate sweep.json), each by
-temporary file and rename. Standard library only: the device machine has python3 and nothing else.
+against it: a ratio measured in one run of this script), OUT/validate.txt (mmgp validate sweep.json), and mmgp fit
+on 6 configurations with the rest predicted by what it fitted (OUT/fit-runs.csv, app-fitted.json,
+sweep-fitted.json, validate-fitted.txt), each by temporary file and rename. Standard library only: the device machine has python3 and nothing else.
 """
 import argparse
 import csv
@@ -134,6 +135,51 @@ def cases_of(rows, source):
     return out
 
 
+FIT_CASES = 6  # configurations mmgp fit is given; the rest are predicted with what it fitted
+
+
+def fit_and_validate(a, mmgp, cases):
+    """mmgp fit on FIT_CASES configurations it can take (within the SMs; time-sliced only at m = 1, where nothing is
+    shared), evenly spread over the sweep's order; the rest predicted with the fitted profile (OUT/app-fitted.json,
+    OUT/sweep-fitted.json, OUT/validate-fitted.txt). Returns mmgp validate's exit status, or None when too few
+    configurations qualify."""
+    sms, _, _ = platform_facts(a.platform)
+    eligible = [c for c in cases if c["m"] * c["p"] <= sms and (c["sharing"] == "mps" or c["m"] == 1)]
+    if len(eligible) < FIT_CASES or len(cases) <= FIT_CASES:
+        common.log(f"fit: {len(eligible)} configurations it can take, fewer than {FIT_CASES}: not fitted")
+        return None
+    step = len(eligible) / FIT_CASES
+    chosen = [eligible[int(i * step)] for i in range(FIT_CASES)]
+    with open(os.path.join(a.out, "app.json")) as f:
+        n = json.load(f)["N"]
+    n = n["value"] if isinstance(n, dict) else n
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["m", "p", "nodes", "units", "policy", "sharing", "time_s"])
+    for c in chosen:
+        for t in c["runs"]:
+            w.writerow([c["m"], c["p"], 1, a.units, "edtlp", c["sharing"], t])
+    common.write_if_changed(os.path.join(a.out, "fit-runs.csv"), buf.getvalue())
+    fitted = os.path.join(a.out, "app-fitted.json")
+    f = subprocess.run([mmgp, "fit", os.path.join(a.out, "fit-runs.csv"), "--platform", os.path.join(a.out, "platform.json"),
+                        "--N", str(n), "--name", "libpll-gpu-fitted", "-o", fitted], capture_output=True, text=True)
+    report = f.stdout + f.stderr
+    if f.returncode != 0:
+        common.write_if_changed(os.path.join(a.out, "validate-fitted.txt"), report)
+        return f.returncode
+    chosen_keys = {(c["m"], c["p"], c["sharing"]) for c in chosen}
+    rest = [dict(c, group="libpll fitted") for c in cases if (c["m"], c["p"], c["sharing"]) not in chosen_keys]
+    doc = {"schema": "mmgp/1", "kind": "validation",
+           "name": f"libpll bootstrap on the GPU, mmgp fit on {FIT_CASES} configurations, the rest predicted",
+           "scenario": {"schema": "mmgp/1", "name": "libpll-gpu-fitted", "platform": "platform.json",
+                        "application": "app-fitted.json"},
+           "cases": rest}
+    common.write_json(os.path.join(a.out, "sweep-fitted.json"), doc)
+    v = subprocess.run([mmgp, "validate", os.path.join(a.out, "sweep-fitted.json")], capture_output=True, text=True)
+    common.write_if_changed(os.path.join(a.out, "validate-fitted.txt"), report + "\n" + v.stdout + v.stderr)
+    return v.returncode
+
+
 def cpu_reference(a, offload_run, gpu_best):
     """The same program on the node's CPU cores (m x p over the cores, edtlp), the best run, against the GPU's."""
     cores = os.cpu_count() or 1
@@ -192,8 +238,10 @@ def main():
     common.write_json(os.path.join(a.out, "sweep.json"), doc)
     v = subprocess.run([mmgp, "validate", os.path.join(a.out, "sweep.json")], capture_output=True, text=True)
     common.write_if_changed(os.path.join(a.out, "validate.txt"), v.stdout + v.stderr)
-    common.log(f"{len(rows)} runs, {len(cases)} cases in {time.time() - t0:.0f} s; mmgp validate: exit {v.returncode}")
-    return 0 if v.returncode == 0 else 1
+    fitted = fit_and_validate(a, mmgp, cases)
+    common.log(f"{len(rows)} runs, {len(cases)} cases in {time.time() - t0:.0f} s; mmgp validate: exit {v.returncode}; "
+               f"fitted: {'not fitted' if fitted is None else f'exit {fitted}'}")
+    return 0 if v.returncode == 0 and fitted in (None, 0) else 1
 
 
 if __name__ == "__main__":
