@@ -3,6 +3,7 @@
 // nvcc): m processes on the GPU, p blocks per off-load; exit 77 where no GPU is usable.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "program_main.hpp"
@@ -69,6 +70,24 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
 #endif
 }
 
+// --from-launcher: this process is one rank of a mapping mmgp launch (or mmgp tune) started: its rank, the ranks and
+// the units of the whole mapping from MMGP_RANK, MMGP_NP and MMGP_UNITS_TOTAL; one process here (m = 1).
+void from_launcher(mmgp::kernels::config& c) {
+    auto integer = [](const char* name, long lo) {
+        const char* v = std::getenv(name);
+        char* end = nullptr;
+        const long x = v ? std::strtol(v, &end, 10) : 0;
+        if (!v || !*v || *end || x < lo || x > 1000000)
+            throw mmgp::usage_error(std::string("--from-launcher: expected ") + name + " (set by mmgp launch) to be an integer >= " +
+                                    std::to_string(lo) + ", found " + (v ? "\"" + std::string(v) + "\"" : std::string("none")));
+        return static_cast<int>(x);
+    };
+    c.rank = integer("MMGP_RANK", 0);
+    c.ranks = integer("MMGP_NP", 1);
+    c.units = integer("MMGP_UNITS_TOTAL", 1);
+    c.m = 1;
+}
+
 // The command line as one string (the profile's provenance).
 std::string command_line(int argc, char** argv) {
     std::string out;
@@ -110,8 +129,14 @@ int main(int argc, char** argv) {
     app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)");
     app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)");
     app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error");
+    bool launched = false;
+    auto* fl = app.add_flag("--from-launcher", launched,
+                            "with --accelerator cuda: this process is one rank of a mapping mmgp launch started (MMGP_RANK, "
+                            "MMGP_NP, MMGP_UNITS_TOTAL): it runs that rank's share of the units in one process");
     app.add_option("--synthetic", synthetic,
                    "OFFLOADS:HOST_US:SPLIT_US:SERIAL_US run the synthetic program (busy-waits) instead");
+    fl->excludes("--m");
+    fl->excludes("--units");
     if (const auto status = K::parse_command_line(app, argc, argv, "mmgp-offload-run")) return *status;
     return K::run_reporting_errors("mmgp-offload-run", [&] {
         if (!K::parse_host_policy(policy, c.policy))
@@ -136,6 +161,8 @@ int main(int argc, char** argv) {
         if (!scheduler.empty() && c.apus <= 0) throw mmgp::usage_error("--scheduler: expected --apus A (pool mode) as well");
         if (!advisor_scenario.empty() && scheduler != "advisor")
             throw mmgp::usage_error("--advisor-scenario: expected --scheduler advisor as well");
+        if (launched && accelerator != "cuda") throw mmgp::usage_error("--from-launcher: expected --accelerator cuda as well");
+        if (launched) from_launcher(c);
         if (accelerator == "cuda") return run_on_cuda(c, po);
         if (po.on) throw mmgp::usage_error("--profile: expected --accelerator cuda as well (on CPU threads: mmgp profile)");
         if (accelerator != "cpu") throw mmgp::usage_error("--accelerator: expected cpu or cuda, found \"" + accelerator + "\"");

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -117,7 +118,7 @@ int process_body(int i, const config& c, const alignment& aln, const model& mdl,
         if (read(from_parent, &go, 1) != 1) return 1;  // the parent gave up before the start
         const std::int64_t cs0 = context_switches();
         off.start_clock(now());
-        for (int u = i; u < c.units; u += c.m) units.push_back({u, host->run_unit(u, off)});
+        for (int u = c.rank + i * c.ranks; u < c.units; u += c.m * c.ranks) units.push_back({u, host->run_unit(u, off)});
         rep.finish = now();
         off.stop_clock(rep.finish);
         dev->add_times(rep.t);
@@ -267,7 +268,7 @@ void run_processes(const config& c, const alignment& aln, const model& mdl, cons
     const double t0 = now();
     start_all(set.procs);
     const double deadline = t0 + c.timeout_s;
-    res.unit_loglik.assign(static_cast<std::size_t>(c.units), 0.0);
+    res.unit_loglik.assign(static_cast<std::size_t>(c.units), c.ranks > 1 ? std::nan("") : 0.0);  // NaN: another rank's
     double last = t0;
     done.assign(set.procs.size(), false);
     for (std::size_t n = 0; n < set.procs.size(); ++n) {

@@ -26,7 +26,12 @@ void check_config(const config& c, const std::string& accelerator) {
     if (c.rounds < 1 || c.newton < 1) throw usage_error("rounds and newton steps: expected integers >= 1");
     if (!(c.timeout_s > 0)) throw usage_error("timeout: expected a positive number of seconds");
     if (c.apus < 0 || c.apus > 1024) throw usage_error("apus: expected an integer in 0..1024, found " + std::to_string(c.apus));
-    if (accelerator.empty()) return;
+    if (c.ranks < 1 || c.rank < 0 || c.rank >= c.ranks)
+        throw usage_error("rank: expected 0 <= rank < ranks, found rank " + std::to_string(c.rank) + " of " + std::to_string(c.ranks));
+    if (accelerator.empty()) {
+        if (c.ranks > 1) throw usage_error("ranks: a run that is one rank of several runs on an accelerator's processes only");
+        return;
+    }
     if (c.synthetic) throw usage_error("--synthetic: runs on APU threads only (--accelerator cpu), not on " + accelerator);
     if (c.apus > 0)
         throw usage_error("--apus: pool mode shares APU threads inside one process; on " + accelerator +

@@ -69,6 +69,9 @@ struct config {
     int newton = 4;                  ///< at most this many Newton steps per branch
     std::uint64_t seed = 1;
     double timeout_s = 120;          ///< watchdog: a run longer than this is aborted with an error
+    /// run_processes only: this run is rank `rank` of `ranks` started together by a launcher (mmgp launch's
+    /// MMGP_RANK and MMGP_NP), sharing `units`: its process i runs the units rank + i·ranks, then every m·ranks-th.
+    int rank = 0, ranks = 1;
     /// Pool mode when > 0: `apus` APU threads shared by the m HPU threads; every process's data is split into
     /// `apus` fixed site chunks, and an off-load that gets p APUs deals its chunks to them in p contiguous blocks
     /// (so per-unit results do not depend on p). `p` is then ignored. 0: the fixed mode (m*p APU threads, p per HPU).
@@ -119,7 +122,7 @@ struct result {
     std::size_t taxa = 0, sites = 0;
     std::string data_source;
     timers t;
-    std::vector<double> unit_loglik;  ///< final log-likelihood of each unit's bootstrap replicate (phylo only)
+    std::vector<double> unit_loglik;  ///< final log-likelihood of each unit's bootstrap replicate (phylo only; NaN: another rank's)
     /// Synthetic program only: the busy-waits as the fake kernel itself timed them (host: every HPU thread;
     /// split and serial: master APUs only), the ground truth the profiler's timers are checked against.
     double synth_host_s = 0, synth_split_s = 0, synth_serial_s = 0;

@@ -585,7 +585,8 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
     CHECK(count_lines(r.err) == 1);
     check_offload_run_refuses({" --policy fifo", " --simulate x:1", " --m 0", " --synthetic 1:2", " --accelerator gpu",
                                " --accelerator cuda --synthetic 1:1:1:1", " --accelerator cuda --apus 2",
-                               " --accelerator cuda --m 0"},
+                               " --accelerator cuda --m 0", " --accelerator cuda --from-launcher",
+                               " --from-launcher --m 2"},
                               d.path);
     auto j = offload_run_json(" --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
     CHECK(j["offloads"] == 40);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -235,4 +236,27 @@ TEST_CASE("the processes' profile refuses a timed accelerator that times nothing
     rq.repetitions = 0;
     CHECK_THROWS_AS(K::measure_process_profile(rq, O::host_twin_accelerator(true), O::host_twin_accelerator(false)),
                     mmgp::usage_error);
+}
+
+TEST_CASE("a rank of a launched mapping runs its share of the units, the ones the mapping's process would run") {
+    K::config all = problem(3, 2, 7);
+    const K::result threads = K::run(all);
+    for (int rank = 0; rank < 3; ++rank) {
+        K::config c = problem(1, 2, 7);
+        c.rank = rank;
+        c.ranks = 3;
+        const K::result r = K::run_processes(c, O::host_twin_accelerator());
+        INFO("rank " << rank);
+        REQUIRE(r.unit_loglik.size() == 7);
+        for (int u = 0; u < 7; ++u) {
+            if (u % 3 == rank) CHECK(r.unit_loglik[static_cast<std::size_t>(u)] == doctest::Approx(threads.unit_loglik[static_cast<std::size_t>(u)]).epsilon(1e-9));
+            else CHECK(std::isnan(r.unit_loglik[static_cast<std::size_t>(u)]));
+        }
+    }
+    K::config bad = problem(1, 1, 2);
+    bad.rank = 3;
+    bad.ranks = 3;
+    CHECK_THROWS_AS(K::run_processes(bad, O::host_twin_accelerator()), mmgp::usage_error);
+    bad.rank = 0;
+    CHECK_THROWS_AS(K::run(bad), mmgp::usage_error);  // ranks on APU threads
 }
