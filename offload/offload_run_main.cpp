@@ -70,10 +70,17 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
 #endif
 }
 
-// --from-launcher: this process is one rank of a mapping mmgp launch (or mmgp tune) started: its rank, the ranks and
-// the units of the whole mapping from MMGP_RANK, MMGP_NP and MMGP_UNITS_TOTAL; one process here (m = 1).
+// --from-launcher: this process is one rank of a mapping mmgp launch (or mmgp tune) started: the ranks and the units
+// of the whole mapping from MMGP_NP and MMGP_UNITS_TOTAL, its rank from MMGP_RANK (--launcher local), else from the
+// MPI launcher's or Slurm's variable; one process here (m = 1).
 void from_launcher(mmgp::kernels::config& c) {
     auto integer = [](const char* name, long lo) {
+        if (std::string(name) == "MMGP_RANK")
+            for (const char* other : {"MMGP_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+                if (std::getenv(other)) {
+                    name = other;
+                    break;
+                }
         const char* v = std::getenv(name);
         char* end = nullptr;
         const long x = v ? std::strtol(v, &end, 10) : 0;
@@ -137,6 +144,7 @@ int main(int argc, char** argv) {
                    "OFFLOADS:HOST_US:SPLIT_US:SERIAL_US run the synthetic program (busy-waits) instead");
     fl->excludes("--m");
     fl->excludes("--units");
+    fl->excludes("--profile");
     if (const auto status = K::parse_command_line(app, argc, argv, "mmgp-offload-run")) return *status;
     return K::run_reporting_errors("mmgp-offload-run", [&] {
         if (!K::parse_host_policy(policy, c.policy))

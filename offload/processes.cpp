@@ -160,7 +160,9 @@ struct process_set {
             if (p.pid > 0) kill(p.pid, SIGKILL);
         reap(0);
     }
-    // Waits for every process until `deadline` (now()'s clock), then kills those left: the worst exit code.
+    // Waits for every process until `deadline` (now()'s clock), then kills those left and waits 5 s more for them
+    // (a process stuck in a driver call dies only when it leaves it; one that does not is left behind): the worst
+    // exit code of those that exited by themselves.
     int reap(double deadline) {
         int worst = 0;
         for (run::forked& p : procs) {
@@ -168,13 +170,13 @@ struct process_set {
             int status = 0;
             pid_t got = 0;
             while ((got = waitpid(p.pid, &status, WNOHANG)) == 0 && now() < deadline) usleep(1000);
+            if (got == p.pid) worst = std::max(worst, run::exit_code(status));
             if (got == 0) {
                 kill(p.pid, SIGKILL);
-                got = run::wait_status_of(p.pid, status) ? p.pid : -1;
+                for (const double until = now() + 5; waitpid(p.pid, &status, WNOHANG) == 0 && now() < until;) usleep(1000);
             }
-            if (got == p.pid) worst = std::max(worst, run::exit_code(status));
             p.pid = -1;
-            run::wait_forked(p);  // closes its pipes (the pid is already reaped)
+            run::wait_forked(p);  // closes its pipes (the pid is reaped, or left behind)
         }
         return worst;
     }
@@ -282,7 +284,8 @@ void run_processes(const config& c, const alignment& aln, const model& mdl, cons
         for (const unit_result& u : units)
             if (u.unit >= 0 && u.unit < c.units) res.unit_loglik[static_cast<std::size_t>(u.unit)] = u.loglik;
     }
-    // Each has reported: it exits now. One that does not within 10 s (a driver's teardown hung) is killed.
+    // Each has reported: it exits now. One that does not within 10 s (a driver's teardown hung) is killed; its
+    // results are in, so that is not a failure of the run.
     if (const int worst = set.reap(now() + 10); worst != 0)
         throw mmgp::failure("a process exited with status " + std::to_string(worst) + " after its report");
     res.wall_s = last - t0;

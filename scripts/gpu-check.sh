@@ -127,8 +127,11 @@ tail -3 "$out/validate.txt" | tee -a "$log"
 
 step "6. the libpll bootstrap program on the GPU"
 if [ -x "$bundle/bin/mmgp-offload-run" ] && command -v python3 >/dev/null; then
-  timeout 240 python3 validation/sweep_gpu.py --platform "$out/platform.json" --quick --bin "$bundle/bin" \
-      --out "$work/libpll" --bound 20 >> "$log" 2>&1 || { say "gpu-check: sweep_gpu.py failed"; status=1; }
+  # Its own budget (no mapping started past 180 s), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
+  # and keep its runs, and the daemon is told to quit here too in case it could not.
+  timeout -k 10 260 python3 validation/sweep_gpu.py --platform "$out/platform.json" --quick --bin "$bundle/bin" \
+      --out "$work/libpll" --bound 20 --budget 180 >> "$log" 2>&1 || { say "gpu-check: sweep_gpu.py failed"; status=1; }
+  [ "$(id -u)" -eq 0 ] && echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
   tail -3 "$work/libpll/validate.txt" 2>/dev/null | tee -a "$log"
   [ -d "$work/libpll" ] && tar czf "$out/libpll.tar.gz" -C "$work" libpll
 else

@@ -25,6 +25,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -45,6 +46,8 @@ def parse_args():
     ap.add_argument("--repetitions", type=int, default=None, help="runs per mapping (default 3; quick: 2)")
     ap.add_argument("--bound", type=float, default=60.0, help="seconds a run may take (the runtime's watchdog; default 60)")
     ap.add_argument("--modes", default="time_sliced,mps", help="sharing modes to sweep, of those the platform lists")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds after which no further mapping is started (default: none; the runs done are kept)")
     return ap.parse_args()
 
 
@@ -82,7 +85,8 @@ def workload(a):
 
 
 def one_run(a, offload_run, m, p, mode, extra=()):
-    """One bounded run: (wall seconds, censored)."""
+    """One bounded run: (wall seconds, censored, why it failed or ""). A run past its bound is censored at the bound;
+    a run that fails otherwise (a CUDA error, a process killed) is recorded with its reason and the sweep goes on."""
     env = dict(os.environ, MMGP_SHARING=mode)
     env.pop("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", None)  # each process sets its own from p (cuda_accelerator.hpp)
     cmd = [offload_run, *extra, "--m", str(m), "--p", str(p), "--timeout", str(a.bound)] + workload(a)
@@ -90,48 +94,82 @@ def one_run(a, offload_run, m, p, mode, extra=()):
     try:
         p_ = subprocess.run(cmd, capture_output=True, text=True, timeout=a.bound + 30, env=env)
     except subprocess.TimeoutExpired:
-        return time.time() - t0, True
+        return a.bound, True, ""
     if p_.returncode != 0:
         if "watchdog" in p_.stderr:
-            return a.bound, True
-        raise RuntimeError(f"{' '.join(cmd)}: exit {p_.returncode}: {p_.stderr.strip()[:400]}")
-    return json.loads(p_.stdout)["wall_s"], False
+            return a.bound, True, ""
+        why = f"exit {p_.returncode}: {p_.stderr.strip()[:300]}"
+        common.log(f"m={m} p={p} {mode}: failed after {time.time() - t0:.1f} s ({why})")
+        return None, False, why
+    return json.loads(p_.stdout)["wall_s"], False, ""
 
 
 def mps_daemon(start):
-    """Starts (or stops) the MPS control daemon; True when it runs after a start."""
-    if start:
-        if os.geteuid() != 0 or not shutil.which("nvidia-cuda-mps-control"):
-            return False
-        ok = subprocess.run(["nvidia-cuda-mps-control", "-d"], capture_output=True).returncode == 0
-        time.sleep(1)
-        return ok
-    subprocess.run(["nvidia-cuda-mps-control"], input=b"quit\n", capture_output=True)
+    """Starts (or stops) the MPS control daemon; True when it runs after a start. Its output goes nowhere (a daemon
+    holding a captured pipe would keep subprocess waiting), and neither call may take more than 30 s."""
+    quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+    try:
+        if start:
+            if os.geteuid() != 0 or not shutil.which("nvidia-cuda-mps-control"):
+                return False
+            ok = subprocess.run(["nvidia-cuda-mps-control", "-d"], **quiet).returncode == 0
+            time.sleep(1)
+            return ok
+        with subprocess.Popen(["nvidia-cuda-mps-control"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) as q:
+            q.communicate(b"quit\n", timeout=30)
+    except (subprocess.TimeoutExpired, OSError) as e:
+        common.log(f"nvidia-cuda-mps-control: {e}")
     time.sleep(1)
     return False
 
 
-def sweep_mode(a, offload_run, sms, slots, mode, reps, rows):
+FIELDS = ["m", "p", "sharing", "rep", "wall_s", "censored", "bound_s", "failed"]
+
+
+def write_runs(a, rows):
+    """OUT/runs.csv: every run so far (rewritten after each mapping, so that an interrupted sweep keeps its runs)."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    common.write_if_changed(os.path.join(a.out, "runs.csv"), buf.getvalue())
+
+
+def sweep_mode(a, offload_run, sms, slots, mode, reps, rows, t0):
     for m, p in mappings(sms, slots, mode, a.quick):
+        if a.budget is not None and time.time() - t0 > a.budget:
+            common.log(f"the budget of {a.budget:.0f} s is spent: m={m} p={p} {mode} and what follows not run")
+            return
         for rep in range(reps):
-            wall, censored = one_run(a, offload_run, m, p, mode, ["--accelerator", "cuda"])
-            rows.append({"m": m, "p": p, "sharing": mode, "rep": rep, "wall_s": wall, "censored": int(censored),
-                         "bound_s": a.bound})
+            wall, censored, why = one_run(a, offload_run, m, p, mode, ["--accelerator", "cuda"])
+            rows.append({"m": m, "p": p, "sharing": mode, "rep": rep, "wall_s": "" if wall is None else wall,
+                         "censored": int(censored), "bound_s": a.bound, "failed": why})
         common.log(f"m={m} p={p} {mode}: {[r['wall_s'] for r in rows[-reps:]]}")
+        write_runs(a, rows)
 
 
 def cases_of(rows, source):
-    """One case per mapping: the median of its uncensored runs (a mapping with a censored run is left out)."""
+    """One case per mapping: the median of its runs; a mapping whose median run was stopped at its bound is a
+    censored case (measured_s is a bound); a mapping with a failed run is left out (runs.csv says why)."""
     groups = {}
     for r in rows:
         groups.setdefault((r["m"], r["p"], r["sharing"]), []).append(r)
     out = []
     for (m, p, mode), rs in groups.items():
-        if any(r["censored"] for r in rs):
+        if any(r["failed"] for r in rs):
             continue
-        runs = [r["wall_s"] for r in rs]
-        out.append({"m": m, "p": p, "sharing": mode, "group": "libpll", "measured_s": common.median(runs), "runs": runs,
-                    "source": f"{source}, {len(runs)} runs"})
+        runs = sorted(rs, key=lambda r: r["wall_s"])
+        mid = runs[(len(runs) - 1) // 2]  # the lower median: censored only when half the runs or more were
+        stopped = sum(1 for r in rs if r["censored"])
+        case = {"m": m, "p": p, "sharing": mode, "group": "libpll", "measured_s": common.median([r["wall_s"] for r in runs]),
+                "runs": [r["wall_s"] for r in rs if not r["censored"]],
+                "source": f"{source}, {len(rs)} runs" + (f", {stopped} stopped at the bound" if stopped else "")}
+        if mid["censored"]:
+            case["measured_s"], case["censored"] = mid["wall_s"], True
+        if not case["runs"]:
+            del case["runs"]
+        out.append(case)
     return out
 
 
@@ -144,7 +182,8 @@ def fit_and_validate(a, mmgp, cases):
     OUT/sweep-fitted.json, OUT/validate-fitted.txt). Returns mmgp validate's exit status, or None when too few
     configurations qualify."""
     sms, _, _ = platform_facts(a.platform)
-    eligible = [c for c in cases if c["m"] * c["p"] <= sms and (c["sharing"] == "mps" or c["m"] == 1)]
+    eligible = [c for c in cases
+                if c["m"] * c["p"] <= sms and (c["sharing"] == "mps" or c["m"] == 1) and not c.get("censored") and c["runs"]]
     if len(eligible) < FIT_CASES or len(cases) <= FIT_CASES:
         common.log(f"fit: {len(eligible)} configurations it can take, fewer than {FIT_CASES}: not fitted")
         return None
@@ -186,9 +225,9 @@ def cpu_reference(a, offload_run, gpu_best):
     best = None
     for m in sorted({1, cores // 2, cores} - {0}):
         p = max(1, cores // m)
-        wall, censored = one_run(a, offload_run, m, p, "time_sliced")
-        common.log(f"CPU m={m} p={p}: {wall:.3f} s")
-        if not censored and (best is None or wall < best["wall_s"]):
+        wall, censored, why = one_run(a, offload_run, m, p, "time_sliced")
+        common.log(f"CPU m={m} p={p}: {why or f'{wall:.3f} s'}")
+        if wall is not None and not censored and (best is None or wall < best["wall_s"]):
             best = {"m": m, "p": p, "wall_s": wall}
     return {"cores": cores, "cpu_best": best, "gpu_best": gpu_best,
             "gpu_over_cpu": gpu_best["wall_s"] / best["wall_s"] if best and gpu_best else None,
@@ -197,6 +236,9 @@ def cpu_reference(a, offload_run, gpu_best):
 
 
 def main():
+    # A stop from outside (timeout's SIGTERM, an interrupt) unwinds, so that the MPS daemon is stopped and the runs
+    # so far stay in runs.csv.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     a = parse_args()
     mmgp, offload_run = programs(a)
     reps = a.repetitions or (2 if a.quick else 3)
@@ -209,7 +251,8 @@ def main():
     os.replace(os.path.join(a.out, "platform.json.tmp"), os.path.join(a.out, "platform.json"))
     common.log(f"profile: {sms} SMs x {slots} slots, modes {modes}")
     prof = subprocess.run([mmgp, "profile", "--accelerator", "cuda", *workload(a), "--repetitions", str(reps), "--quiet",
-                           "-o", os.path.join(a.out, "app.json")], capture_output=True, text=True)
+                           "-o", os.path.join(a.out, "app.json")], capture_output=True, text=True,
+                          timeout=(2 * reps + 3) * (a.bound + 30))
     if prof.returncode != 0:
         sys.exit(f"sweep_gpu: mmgp profile --accelerator cuda failed ({prof.returncode}): {prof.stderr.strip()}")
     rows = []
@@ -218,26 +261,23 @@ def main():
             common.log("the MPS daemon could not be started (root and nvidia-cuda-mps-control needed): MPS not swept")
             continue
         try:
-            sweep_mode(a, offload_run, sms, slots, mode, reps, rows)
+            sweep_mode(a, offload_run, sms, slots, mode, reps, rows, t0)
         finally:
             if mode == "mps":
                 mps_daemon(False)
     source = f"mmgp-offload-run --accelerator cuda --simulate {a.simulate} --units {a.units}"
     cases = cases_of(rows, source)
-    gpu_best = min(({"m": c["m"], "p": c["p"], "sharing": c["sharing"], "wall_s": c["measured_s"]} for c in cases),
-                   key=lambda c: c["wall_s"], default=None)
-    common.write_json(os.path.join(a.out, "cpu.json"), cpu_reference(a, offload_run, gpu_best))
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=["m", "p", "sharing", "rep", "wall_s", "censored", "bound_s"], lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    common.write_if_changed(os.path.join(a.out, "runs.csv"), buf.getvalue())
+    write_runs(a, rows)
     doc = {"schema": "mmgp/1", "kind": "validation", "name": "libpll bootstrap on the GPU, nothing fitted",
            "scenario": {"schema": "mmgp/1", "name": "libpll-gpu", "platform": "platform.json", "application": "app.json"},
            "cases": cases}
     common.write_json(os.path.join(a.out, "sweep.json"), doc)
     v = subprocess.run([mmgp, "validate", os.path.join(a.out, "sweep.json")], capture_output=True, text=True)
     common.write_if_changed(os.path.join(a.out, "validate.txt"), v.stdout + v.stderr)
+    uncensored = [c for c in cases if not c.get("censored")]
+    gpu_best = min(({"m": c["m"], "p": c["p"], "sharing": c["sharing"], "wall_s": c["measured_s"]} for c in uncensored),
+                   key=lambda c: c["wall_s"], default=None)
+    common.write_json(os.path.join(a.out, "cpu.json"), cpu_reference(a, offload_run, gpu_best))
     fitted = fit_and_validate(a, mmgp, cases)
     common.log(f"{len(rows)} runs, {len(cases)} cases in {time.time() - t0:.0f} s; mmgp validate: exit {v.returncode}; "
                f"fitted: {'not fitted' if fitted is None else f'exit {fitted}'}")

@@ -39,7 +39,7 @@ cuda_facts probe_cuda() {
         while ((ready = poll(&pf, 1, 60000)) < 0 && errno == EINTR) {
         }
         got = ready > 0 && read(child.from_child, v, sizeof v) == static_cast<ssize_t>(sizeof v);
-        if (ready == 0) kill(child.pid, SIGKILL);
+        if (ready <= 0) kill(child.pid, SIGKILL);
     }
     run::wait_forked(child);
     f.devices = got ? v[0] : 0;

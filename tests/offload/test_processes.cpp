@@ -253,6 +253,19 @@ TEST_CASE("a rank of a launched mapping runs its share of the units, the ones th
             else CHECK(std::isnan(r.unit_loglik[static_cast<std::size_t>(u)]));
         }
     }
+    // Two ranks of two processes each: rank r's process i runs r + 2i, then every 4th (rank 1: 1, 3, 5, 7, 9).
+    K::config two = problem(2, 1, 11);
+    two.rank = 1;
+    two.ranks = 2;
+    const K::result r = K::run_processes(two, O::host_twin_accelerator());
+    const K::result all11 = K::run(problem(1, 1, 11));
+    for (int u = 0; u < 11; ++u) {
+        INFO("unit " << u);
+        if (u % 2 == 1) CHECK(r.unit_loglik[static_cast<std::size_t>(u)] == doctest::Approx(all11.unit_loglik[static_cast<std::size_t>(u)]).epsilon(1e-9));
+        else CHECK(std::isnan(r.unit_loglik[static_cast<std::size_t>(u)]));
+    }
+    CHECK(r.t.offloads > 0);
+    CHECK(r.t.offloads < all11.t.offloads);  // 5 of the 11 units
     K::config bad = problem(1, 1, 2);
     bad.rank = 3;
     bad.ranks = 3;
