@@ -14,7 +14,8 @@
 
 namespace mmgp::kernels {
 
-namespace {
+// Named, not anonymous: a unity build compiles this file with the runtime's others.
+namespace process_profile_impl {
 
 double seconds_now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -148,10 +149,9 @@ std::string profile_text(const process_profile_request& rq, const process_profil
     return j.dump(2) + "\n";
 }
 
-}  // namespace
-
-process_profile_report measure_process_profile(const process_profile_request& rq, const process_accelerator& timed,
-                                               const process_accelerator& untimed) {
+// The whole of the public function below, inside this namespace so that its names are this file's.
+process_profile_report measure(const process_profile_request& rq, const process_accelerator& timed,
+                               const process_accelerator& untimed) {
     if (rq.repetitions < 1) throw usage_error("--repetitions: expected an integer >= 1, found " + std::to_string(rq.repetitions));
     if (rq.sms < 0) throw usage_error("sms: expected an integer >= 0");
     const double t0 = seconds_now();
@@ -169,6 +169,13 @@ process_profile_report measure_process_profile(const process_profile_request& rq
     rep.elapsed_s = seconds_now() - t0;
     rep.json = profile_text(rq, rep, x);
     return rep;
+}
+
+}  // namespace process_profile_impl
+
+process_profile_report measure_process_profile(const process_profile_request& rq, const process_accelerator& timed,
+                                               const process_accelerator& untimed) {
+    return process_profile_impl::measure(rq, timed, untimed);
 }
 
 }  // namespace mmgp::kernels

@@ -23,7 +23,8 @@
 
 namespace mmgp::kernels::detail {
 
-namespace {
+// Named, not anonymous: a unity build compiles this file with the runtime's others.
+namespace processes_impl {
 
 // What a process writes back once its units are done (or it failed): plain bytes through its pipe, followed by
 // `units` unit_result records.
@@ -231,10 +232,9 @@ void start_all(const std::vector<run::forked>& procs) {
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-}  // namespace
-
-void run_processes(const config& c, const alignment& aln, const model& mdl, const tree& start,
-                   const process_accelerator& acc, result& res, double setup0) {
+// The whole of the public function below, inside this namespace so that its names are this file's.
+void run(const config& c, const alignment& aln, const model& mdl, const tree& start, const process_accelerator& acc,
+         result& res, double setup0) {
     const std::string late = "watchdog: the run did not finish within " + std::to_string(c.timeout_s) + " s (m=" +
                              std::to_string(c.m) + ", p=" + std::to_string(c.p) + ", " + acc.name + " processes)";
     process_set set;
@@ -289,6 +289,13 @@ void run_processes(const config& c, const alignment& aln, const model& mdl, cons
     if (const int worst = set.reap(now() + 10); worst != 0)
         throw mmgp::failure("a process exited with status " + std::to_string(worst) + " after its report");
     res.wall_s = last - t0;
+}
+
+}  // namespace processes_impl
+
+void run_processes(const config& c, const alignment& aln, const model& mdl, const tree& start,
+                   const process_accelerator& acc, result& res, double setup0) {
+    processes_impl::run(c, aln, mdl, start, acc, res, setup0);
 }
 
 }  // namespace mmgp::kernels::detail
