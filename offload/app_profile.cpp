@@ -49,6 +49,18 @@ nlohmann::json statistic_json(const statistic& s, double value, const std::strin
     return j;
 }
 
+nlohmann::json application_head(const std::string& name, const std::string& description, int units) {
+    nlohmann::json j;
+    j["schema"] = "mmgp/1";
+    j["kind"] = "application";
+    j["name"] = name;
+    j["description"] = description;
+    j["decomposition"] = "task";
+    j["scaling"] = "strong";
+    j["units"] = units;
+    return j;
+}
+
 std::string this_hostname() {
     char b[256] = {0};
     if (gethostname(b, sizeof b - 1) != 0) return "unknown";
@@ -266,17 +278,12 @@ nlohmann::json provenance_json(const profile_request& rq, const profile_report& 
 // The application profile (schema mmgp/1) of the summarized repetitions.
 std::string profile_text(const profile_request& rq, const profile_report& rep, const samples& x) {
     const std::string how = provenance_phrase(rq, rep);
-    nlohmann::json j;
-    j["schema"] = "mmgp/1";
-    j["kind"] = "application";
-    j["name"] = rq.name;
-    j["description"] =
+    nlohmann::json j = application_head(
+        rq.name,
         "Bootstrap-like branch-length search on a fixed topology: per unit, resample sites, propose branch lengths, "
         "then for every edge off-load newview (libpll partials), makenewz (sumtable + Newton derivative steps) and "
-        "evaluate; the host keeps the control logic. Measured by the off-load runtime (offload/).";
-    j["decomposition"] = "task";
-    j["scaling"] = "strong";
-    j["units"] = rq.base.units;
+        "evaluate; the host keeps the control logic. Measured by the off-load runtime (offload/).",
+        rq.base.units);
     put_parameters(j, rq, rep, x, how);
     j["machine"] = {{"hostname", this_hostname()}, {"hardware_concurrency", std::thread::hardware_concurrency()}};
     j["measurements"] = measurements_json(rq, rep, x);

@@ -33,6 +33,9 @@ struct statistic {
 statistic summarize(std::vector<double> v);
 /// A profile's value with its statistic: {"value", "median", "mad", "cv", "min", "repetitions", "harness", "source"}.
 nlohmann::json statistic_json(const statistic& s, double value, const std::string& source, const std::string& harness);
+/// The head of the bootstrap program's application profile: schema, kind, name, description, its task
+/// decomposition under strong scaling, and its units.
+nlohmann::json application_head(const std::string& name, const std::string& description, int units);
 /// This machine's host name ("unknown" when it cannot be read).
 std::string this_hostname();
 

@@ -95,18 +95,13 @@ nlohmann::json slot_curve(const process_profile_report& rep) {
 
 std::string profile_text(const process_profile_request& rq, const process_profile_report& rep, const samples& x) {
     const std::string how = provenance_phrase(rq, rep.runs.front());
-    nlohmann::json j;
-    j["schema"] = "mmgp/1";
-    j["kind"] = "application";
-    j["name"] = rq.name;
-    j["description"] =
+    nlohmann::json j = application_head(
+        rq.name,
         "Bootstrap-like branch-length search on a fixed topology, its likelihood off-loaded to a GPU: per unit, resample "
         "sites, propose branch lengths, then for every edge newview, the sumtable and Newton steps' derivatives, and "
         "evaluate, each a grid of p blocks of 256 threads over the sites. Measured by the off-load runtime's processes "
-        "(offload/).";
-    j["decomposition"] = "task";
-    j["scaling"] = "strong";
-    j["units"] = rq.base.units;
+        "(offload/).",
+        rq.base.units);
     j["N"] = statistic_json(rep.N, rep.N.median, "off-loads per unit, counted" + how, harness);
     j["T_hpu"] = statistic_json(rep.T_hpu, rep.T_hpu.median,
                                 "host time per unit outside off-loads (resampling, tree walk, Newton steps)" + how, harness);
