@@ -10,14 +10,13 @@ where `progress` is the run's progress timeline as mmgp tune --progress-regex re
 output, "t:count;t:count;..." (seconds since the run started, the count its line reached; empty for a program
 without progress lines):
 
-    validation/tune/record_work.py                       # all four groups
+    validation/tune/record_work.py                       # all three programs
     validation/tune/record_work.py --only gromacs        # one
 
 The programs (their short and full work):
   gromacs  gmx mdrun -v on 648 SPC/E waters in a 3 nm box (validation/sweep_gromacs.py's water3nm input),
            -nsteps 100 and 1000, m thread-MPI ranks x p OpenMP threads (12 configurations); progress: its
            "step N" lines (every 100 steps)
-  gromacs5k  the same, -nsteps 500 and 5000 (a short run that is mostly work, not start-up)
   pwx      pw.x on 64 Si atoms (validation/sweep_pwx.py's input), electron_maxstep 2 (scf_must_converge false)
            and the SCF to convergence (electron_maxstep 100), m MPI ranks x p BLAS threads (12 configurations);
            progress: its "iteration #  N" lines (8 iterations to convergence; GFORTRAN_UNBUFFERED_PRECONNECTED=y
@@ -57,13 +56,6 @@ class Gromacs:
         return ([sweep_gromacs.GMX, "-quiet", "mdrun", "-s", self.tpr, "-deffnm", os.path.join(d, "x"), "-nsteps",
                  str(work), "-ntmpi", str(m), "-ntomp", str(p), "-npme", "0", "-pin", "off", "-nb", "cpu", "-v"],
                 dict(os.environ, OMP_NUM_THREADS=str(p)))
-
-
-class Gromacs5k(Gromacs):
-    """The same GROMACS system with a short run that is mostly work: 500 steps take about 4x its start-up (0.1-0.26 s
-    on this machine, from the 100/1000-step group), and the full run 5000 steps, the 1:10 of gmx tune_pme's
-    benchmark against a run."""
-    name, works = "gromacs-water3nm-5k", (500, 5000)
 
 
 class PwX:
@@ -157,11 +149,11 @@ def record(prog, repetitions):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["gromacs", "gromacs5k", "pwx", "libpll"], action="append")
+    ap.add_argument("--only", choices=["gromacs", "pwx", "libpll"], action="append")
     ap.add_argument("--repetitions", type=int, default=3)
     a = ap.parse_args()
-    chosen = a.only or ["gromacs", "gromacs5k", "pwx", "libpll"]
-    kinds = {"gromacs": Gromacs, "gromacs5k": Gromacs5k, "pwx": PwX, "libpll": Libpll}
+    chosen = a.only or ["gromacs", "pwx", "libpll"]
+    kinds = {"gromacs": Gromacs, "pwx": PwX, "libpll": Libpll}
     with tempfile.TemporaryDirectory() as workdir:
         for key in chosen:
             prog = kinds[key](workdir)
