@@ -44,34 +44,8 @@ static_assert(std::is_trivially_copyable_v<process_report> && std::is_trivially_
 // The first byte a process writes: ready to start, or failed (its report follows).
 constexpr char tag_ready = 'r', tag_failed = 'f';
 
-bool write_all(int fd, const void* data, std::size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-        const ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k, n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
-
-// Reads n bytes from fd by `deadline` (now()'s clock): false at end of file, on an error or past the deadline.
-bool read_all_by(int fd, void* data, std::size_t n, double deadline) {
-    char* p = static_cast<char*>(data);
-    while (n > 0) {
-        const double left = deadline - now();
-        if (left <= 0) return false;
-        pollfd pf{fd, POLLIN, 0};
-        const int ready = poll(&pf, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
-        if (ready < 0 && errno != EINTR) return false;
-        if (ready <= 0) continue;
-        const ssize_t k = read(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return false;
-        p += k, n -= static_cast<std::size_t>(k);
-    }
-    return true;
-}
+using run::read_all_by;
+using run::write_all;
 
 // The accelerator's off-loader with the HPU's timers around every off-load (the host program's time between them,
 // the round trip inside them, the counts).
@@ -84,9 +58,7 @@ public:
         const reply out = in_.offload(r);
         last_ = now();
         t_.roundtrip_s += last_ - t0;
-        ++t_.offloads;
-        if (r.kind >= 0 && r.kind < 6) ++t_.by_kind[static_cast<std::size_t>(r.kind)];
-        if (r.kind == k_newview) t_.newview_ops += static_cast<std::int64_t>(static_cast<const newview_batch*>(r.data)->ops.size());
+        count_offload(t_, r);
         return out;
     }
     void start_clock(double t) { last_ = t; }
@@ -140,10 +112,8 @@ int process_body(int i, const config& c, const alignment& aln, const model& mdl,
 // at most 2 s: it has closed its only pipe to us, so it is exiting); its pipes are closed.
 std::string how_it_ended(run::forked& p) {
     int status = 0;
-    pid_t got = 0;
-    for (const double until = now() + 2; (got = waitpid(p.pid, &status, WNOHANG)) == 0 && now() < until;) usleep(1000);
     std::string out = "still running";
-    if (got == p.pid) {
+    if (run::wait_status_by(p.pid, status, now() + 2) == p.pid) {
         const int code = run::exit_code(status);
         out = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "exit status " + std::to_string(code);
         p.pid = -1;
@@ -169,12 +139,11 @@ struct process_set {
         for (run::forked& p : procs) {
             if (p.pid <= 0) continue;
             int status = 0;
-            pid_t got = 0;
-            while ((got = waitpid(p.pid, &status, WNOHANG)) == 0 && now() < deadline) usleep(1000);
+            const pid_t got = run::wait_status_by(p.pid, status, deadline);
             if (got == p.pid) worst = std::max(worst, run::exit_code(status));
             if (got == 0) {
                 kill(p.pid, SIGKILL);
-                for (const double until = now() + 5; waitpid(p.pid, &status, WNOHANG) == 0 && now() < until;) usleep(1000);
+                (void)run::wait_status_by(p.pid, status, now() + 5);
             }
             p.pid = -1;
             run::wait_forked(p);  // closes its pipes (the pid is reaped, or left behind)

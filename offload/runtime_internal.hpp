@@ -38,6 +38,14 @@ struct reply {
     double v[2] = {0, 0};
 };
 
+/// One off-load counted on an HPU's timers: in all, by kind, and its partial-likelihood updates (the three ways a
+/// runtime off-loads: runtime_fixed.cpp, runtime_pool.cpp, processes.cpp).
+inline void count_offload(timers& t, const request& r) {
+    ++t.offloads;
+    if (r.kind >= 0 && r.kind < 6) ++t.by_kind[static_cast<std::size_t>(r.kind)];
+    if (r.kind == k_newview) t.newview_ops += static_cast<std::int64_t>(static_cast<const newview_batch*>(r.data)->ops.size());
+}
+
 class apu_slice {
 public:
     virtual ~apu_slice() = default;

@@ -3,10 +3,13 @@
 #include "forked.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <exception>
 
 namespace mmgp::run {
@@ -17,6 +20,47 @@ bool wait_status_of(pid_t pid, int& st) noexcept {
     while (::waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return false;
     return true;
+}
+
+double steady_seconds() noexcept {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool write_all(int fd, const void* data, std::size_t n) noexcept {
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+        const ssize_t k = ::write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k, n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+
+bool read_all_by(int fd, void* data, std::size_t n, double deadline) noexcept {
+    char* p = static_cast<char*>(data);
+    while (n > 0) {
+        const double left = deadline - steady_seconds();
+        if (left <= 0) return false;
+        pollfd pf{fd, POLLIN, 0};
+        const int ready = ::poll(&pf, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+        if (ready < 0 && errno != EINTR) return false;
+        if (ready <= 0) continue;
+        const ssize_t k = ::read(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k, n -= static_cast<std::size_t>(k);
+    }
+    return true;
+}
+
+pid_t wait_status_by(pid_t pid, int& st, double deadline) noexcept {
+    for (;;) {
+        const pid_t got = ::waitpid(pid, &st, WNOHANG);
+        if (got == pid || (got < 0 && errno != EINTR)) return got;
+        if (steady_seconds() >= deadline) return 0;
+        ::usleep(1000);
+    }
 }
 
 namespace {

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -31,6 +32,19 @@ int exit_code(int wait_status) noexcept;
 
 /// waitpid(pid) until it answers, through EINTR: true with `wait_status` set, false when waitpid failed.
 bool wait_status_of(pid_t pid, int& wait_status) noexcept;
+
+/// Times below are std::chrono::steady_clock's, in seconds since its epoch (the off-load runtime's now()).
+double steady_seconds() noexcept;
+
+/// Writes all n bytes to fd (through EINTR): false when a write fails.
+bool write_all(int fd, const void* data, std::size_t n) noexcept;
+
+/// Reads n bytes from fd by `deadline` (steady_seconds()): false at end of file, on an error or past the deadline.
+bool read_all_by(int fd, void* data, std::size_t n, double deadline) noexcept;
+
+/// waitpid(pid) without blocking past `deadline` (steady_seconds()): pid with `wait_status` set once it answers, 0
+/// when the process is still running then, -1 when waitpid fails (no such child).
+pid_t wait_status_by(pid_t pid, int& wait_status, double deadline) noexcept;
 
 /// `/bin/sh -c command` with this process's standard streams, waited for: its exit code (128 + n for signal n),
 /// -1 when it could not be started. What std::system would do, without std::system.

@@ -49,9 +49,7 @@ public:
         const double t1 = now();
         g_.t.roundtrip_s += t1 - t0;
         last_ = t1;
-        ++g_.t.offloads;
-        if (r.kind >= 0 && r.kind < 6) ++g_.t.by_kind[static_cast<std::size_t>(r.kind)];
-        if (r.kind == k_newview) g_.t.newview_ops += static_cast<std::int64_t>(static_cast<const newview_batch*>(r.data)->ops.size());
+        count_offload(g_.t, r);
         return g_.rp;
     }
     void start_clock(double t) { last_ = t; }

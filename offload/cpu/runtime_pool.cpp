@@ -149,9 +149,7 @@ public:
             pl_.sched->finished(pr_.index, pr_.p, t1 - pr_.t_start);
         }
         last_ = t1;
-        ++pr_.t.offloads;
-        if (r.kind >= 0 && r.kind < 6) ++pr_.t.by_kind[static_cast<std::size_t>(r.kind)];
-        if (r.kind == k_newview) pr_.t.newview_ops += static_cast<std::int64_t>(static_cast<const newview_batch*>(r.data)->ops.size());
+        count_offload(pr_.t, r);
         return pr_.rp;
     }
     void unit_begin() {

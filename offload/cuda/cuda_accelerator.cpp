@@ -1,11 +1,7 @@
 // The GPU behind the runtime's processes (cuda_accelerator.hpp): a host unit over device_slice (device_slice.cu).
 #include "cuda/cuda_accelerator.hpp"
 
-#include <poll.h>
 #include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
 
 #include <algorithm>
 #include <cstdlib>
@@ -29,18 +25,12 @@ cuda_facts probe_cuda() {
         } catch (const std::exception&) {
             v[0] = 0;
         }
-        return write(to_parent, v, sizeof v) == static_cast<ssize_t>(sizeof v) ? 0 : 1;
+        return run::write_all(to_parent, v, sizeof v) ? 0 : 1;
     });
     int v[2] = {0, 0};
-    bool got = false;
-    if (child.pid > 0) {  // a driver that hangs in its initialisation is given 60 s
-        pollfd pf{child.from_child, POLLIN, 0};
-        int ready = 0;
-        while ((ready = poll(&pf, 1, 60000)) < 0 && errno == EINTR) {
-        }
-        got = ready > 0 && read(child.from_child, v, sizeof v) == static_cast<ssize_t>(sizeof v);
-        if (ready <= 0) kill(child.pid, SIGKILL);
-    }
+    // A driver that hangs in its initialisation is given 60 s.
+    const bool got = child.pid > 0 && run::read_all_by(child.from_child, v, sizeof v, run::steady_seconds() + 60);
+    if (!got && child.pid > 0) kill(child.pid, SIGKILL);
     run::wait_forked(child);
     f.devices = got ? v[0] : 0;
     f.sms = got ? v[1] : 0;
