@@ -10,6 +10,7 @@
 #include "calibrate.hpp"
 #include "cmd_calibrate.hpp"
 #include "gpu_describe.hpp"
+#include "options.hpp"  // helper_program()
 #include "mmgp/io.hpp"
 #include "mmgp/launch.hpp"
 #include "mmgp/profile.hpp"
@@ -101,9 +102,7 @@ int run_calibrate_gpu(const calibrate_options& o) {
     if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
     if (!o.output.empty()) check_output("-o", o.output, {o.from});
     if (!o.from.empty()) return redescribe_gpu(o);
-    if (const char* e = std::getenv("MMGP_GPU_HARNESS"); e && !*e)
-        throw usage_error("MMGP_GPU_HARNESS: expected the path of the GPU harness (or unset), found an empty value");
-    const std::string tool = run::find_program("", "MMGP_GPU_HARNESS", "mmgp-gpu-harness");
+    const std::string tool = helper_program("MMGP_GPU_HARNESS", "mmgp-gpu-harness", "the GPU harness");
     if (tool.empty())
         throw usage_error("--accelerator cuda: this mmgp was built without the GPU harness (install the CUDA toolkit "
                           "so that nvcc is on the PATH, or meson configure -Dcuda=enabled, then rebuild); nothing measured");

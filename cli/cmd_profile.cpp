@@ -4,7 +4,6 @@
 // writes what that measured once the engine reads it.
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <iostream>
 
 #include <mmgp/launch.hpp>   // shell_quote()
@@ -13,7 +12,7 @@
 #include "app_profile.hpp"
 #include "cmd_profile.hpp"
 #include "options.hpp"
-#include "process.hpp"  // run/: find_program(), shell()
+#include "process.hpp"  // run/: shell()
 
 namespace mmgp::cli {
 
@@ -62,9 +61,7 @@ long positive(const std::string& option, const std::string& text, long lo, long 
 // --accelerator cuda: mmgp-offload-run measures (it links CUDA, mmgp does not); its profile is written once the
 // engine reads it. `workload`: the options that name the program and its data, as given.
 int run_profile_cuda(const profile_options& o, const std::string& alignment, const std::string& workload) {
-    if (const char* e = std::getenv("MMGP_OFFLOAD_RUN"); e && !*e)
-        throw usage_error("MMGP_OFFLOAD_RUN: expected the path of mmgp-offload-run (or unset), found an empty value");
-    const std::string tool = run::find_program("", "MMGP_OFFLOAD_RUN", "mmgp-offload-run");
+    const std::string tool = helper_program("MMGP_OFFLOAD_RUN", "mmgp-offload-run", "mmgp-offload-run");
     if (tool.empty()) throw usage_error("--accelerator cuda: mmgp-offload-run was not found beside mmgp (or by MMGP_OFFLOAD_RUN)");
     if (!o.output.empty()) check_output("-o", o.output, {alignment});
     interrupt_guard guard(o.output);
@@ -111,7 +108,7 @@ int run_profile(const profile_options& o) {
     c.seed = o.seed;
     c.taxa = o.taxa.value_or(0);  // 0: all
     c.sites = o.sites.value_or(0);
-    std::string cmd = "mmgp profile";
+    std::string cmd = "mmgp profile", data;  // data: --alignment=FILE or --simulate=T:S, quoted for the shell
     if (!o.simulate.empty()) {
         auto colon = o.simulate.find(':');
         if (colon == std::string::npos)
@@ -119,22 +116,20 @@ int run_profile(const profile_options& o) {
         c.simulate_taxa = static_cast<int>(positive("--simulate TAXA", o.simulate.substr(0, colon), 3, 10000));
         c.simulate_sites = static_cast<int>(positive("--simulate SITES", o.simulate.substr(colon + 1), 2, 10000000));
         cmd += " --simulate " + o.simulate;
+        data = " --simulate=" + shell_quote(o.simulate);
     } else {
         c.alignment = o.alignment.empty() ? std::string("/usr/share/doc/examl/testData/49.gz") : o.alignment;
         cmd += " --alignment " + c.alignment;
+        data = " --alignment=" + shell_quote(c.alignment);
     }
-    if (o.taxa) cmd += fmt::format(" --taxa {}", *o.taxa);
-    if (o.sites) cmd += fmt::format(" --sites {}", *o.sites);
-    cmd += fmt::format(" --units {} --repetitions {} --rounds {} --newton {} --seed {}", o.units, o.repetitions, o.rounds,
-                       o.newton, o.seed);
-    if (o.accelerator == "cuda") {
-        std::string workload = o.simulate.empty() ? " --alignment=" + shell_quote(c.alignment) : " --simulate=" + shell_quote(o.simulate);
-        if (o.taxa) workload += fmt::format(" --taxa {}", *o.taxa);
-        if (o.sites) workload += fmt::format(" --sites {}", *o.sites);
-        workload += fmt::format(" --units {} --repetitions {} --rounds {} --newton {} --seed {}", o.units, o.repetitions,
-                                o.rounds, o.newton, o.seed);
-        return run_profile_cuda(o, c.alignment, workload);
-    }
+    // The rest of the workload, the same words in the provenance and on mmgp-offload-run's command line.
+    std::string rest;
+    if (o.taxa) rest += fmt::format(" --taxa {}", *o.taxa);
+    if (o.sites) rest += fmt::format(" --sites {}", *o.sites);
+    rest += fmt::format(" --units {} --repetitions {} --rounds {} --newton {} --seed {}", o.units, o.repetitions, o.rounds,
+                        o.newton, o.seed);
+    cmd += rest;
+    if (o.accelerator == "cuda") return run_profile_cuda(o, c.alignment, data + rest);
     rq.repetitions = o.repetitions;
     rq.name = o.name.empty() ? "raxml-libpll" : o.name;
     rq.command = cmd;

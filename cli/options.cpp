@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common.hpp"
+#include "process.hpp"  // run/: find_program()
 
 namespace mmgp::cli {
 
@@ -222,6 +223,12 @@ std::string check_value(const value_rule& r, const std::string& text) {
 CLI::Validator checked(std::string_view command, std::string_view option) {
     const value_rule& r = rule_for(command, option);
     return CLI::Validator([&r](std::string& text) { return check_value(r, text); }, expected(r));
+}
+
+std::string helper_program(const char* env, const char* name, const char* what) {
+    if (const char* e = std::getenv(env); e && !*e)
+        throw usage_error(fmt::format("{}: expected the path of {} (or unset), found an empty value", env, what));
+    return run::find_program("", env, name);
 }
 
 }  // namespace mmgp::cli

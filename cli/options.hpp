@@ -51,4 +51,9 @@ CLI::Option* add_checked(CLI::App* sub, const std::string& names, T& target, con
     return o;
 }
 
+/// A helper program mmgp runs (the GPU harness, mmgp-offload-run): the path in the environment variable `env`, else
+/// built beside mmgp, else on the PATH (run::find_program); "" when none is. `env` set but empty is bad input,
+/// which names the program as `what`.
+std::string helper_program(const char* env, const char* name, const char* what);
+
 }  // namespace mmgp::cli
