@@ -75,12 +75,6 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
 // MPI launcher's or Slurm's variable; one process here (m = 1).
 void from_launcher(mmgp::kernels::config& c) {
     auto integer = [](const char* name, long lo) {
-        if (std::string(name) == "MMGP_RANK")
-            for (const char* other : {"MMGP_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
-                if (std::getenv(other)) {
-                    name = other;
-                    break;
-                }
         const char* v = std::getenv(name);
         char* end = nullptr;
         const long x = v ? std::strtol(v, &end, 10) : 0;
@@ -89,7 +83,13 @@ void from_launcher(mmgp::kernels::config& c) {
                                     std::to_string(lo) + ", found " + (v ? "\"" + std::string(v) + "\"" : std::string("none")));
         return static_cast<int>(x);
     };
-    c.rank = integer("MMGP_RANK", 0);
+    const char* rank = "MMGP_RANK";  // the first of these that is set
+    for (const char* name : {"MMGP_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+        if (std::getenv(name)) {
+            rank = name;
+            break;
+        }
+    c.rank = integer(rank, 0);
     c.ranks = integer("MMGP_NP", 1);
     c.units = integer("MMGP_UNITS_TOTAL", 1);
     c.m = 1;

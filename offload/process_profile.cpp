@@ -3,23 +3,19 @@
 #include "process_profile.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "mmgp/error.hpp"
+#include "runtime_internal.hpp"  // detail::now()
 #include "mmgp/profile.hpp"  // utc_now()
 
 namespace mmgp::kernels {
 
 // Named, not anonymous: a unity build compiles this file with the runtime's others.
 namespace process_profile_impl {
-
-double seconds_now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 const char* const harness = "mmgp-offload-run --accelerator cuda --profile (the off-load runtime's processes, offload/)";
 
@@ -149,7 +145,7 @@ process_profile_report measure(const process_profile_request& rq, const process_
                                const process_accelerator& untimed) {
     if (rq.repetitions < 1) throw usage_error("--repetitions: expected an integer >= 1, found " + std::to_string(rq.repetitions));
     if (rq.sms < 0) throw usage_error("sms: expected an integer >= 0");
-    const double t0 = seconds_now();
+    const double t0 = detail::now();
     process_profile_report rep;
     samples x;
     for (int r = 0; r < rq.repetitions; ++r) measure_repetition(rq, r, timed, untimed, x, rep);
@@ -161,7 +157,7 @@ process_profile_report measure(const process_profile_request& rq, const process_
     rep.bytes = summarize(x.bytes);
     rep.roundtrip = summarize(x.roundtrip);
     rep.empty = summarize(x.empty);
-    rep.elapsed_s = seconds_now() - t0;
+    rep.elapsed_s = detail::now() - t0;
     rep.json = profile_text(rq, rep, x);
     return rep;
 }

@@ -176,12 +176,11 @@ def cases_of(rows, source):
 FIT_CASES = 6  # configurations mmgp fit is given; the rest are predicted with what it fitted
 
 
-def fit_and_validate(a, mmgp, cases):
+def fit_and_validate(a, mmgp, cases, sms):
     """mmgp fit on FIT_CASES configurations it can take (within the SMs; time-sliced only at m = 1, where nothing is
     shared), evenly spread over the sweep's order; the rest predicted with the fitted profile (OUT/app-fitted.json,
     OUT/sweep-fitted.json, OUT/validate-fitted.txt). Returns mmgp validate's exit status, or None when too few
     configurations qualify."""
-    sms, _, _ = platform_facts(a.platform)
     eligible = [c for c in cases
                 if c["m"] * c["p"] <= sms and (c["sharing"] == "mps" or c["m"] == 1) and not c.get("censored") and c["runs"]]
     if len(eligible) < FIT_CASES or len(cases) <= FIT_CASES:
@@ -278,7 +277,7 @@ def main():
     gpu_best = min(({"m": c["m"], "p": c["p"], "sharing": c["sharing"], "wall_s": c["measured_s"]} for c in uncensored),
                    key=lambda c: c["wall_s"], default=None)
     common.write_json(os.path.join(a.out, "cpu.json"), cpu_reference(a, offload_run, gpu_best))
-    fitted = fit_and_validate(a, mmgp, cases)
+    fitted = fit_and_validate(a, mmgp, cases, sms)
     common.log(f"{len(rows)} runs, {len(cases)} cases in {time.time() - t0:.0f} s; mmgp validate: exit {v.returncode}; "
                f"fitted: {'not fitted' if fitted is None else f'exit {fitted}'}")
     return 0 if v.returncode == 0 and fitted in (None, 0) else 1

@@ -116,6 +116,13 @@ __global__ void k_derivatives(site::model_view m, slice_dims d, double t, const 
 
 __global__ void k_empty() {}
 
+// The middle value of v (the upper one of an even count).
+double middle(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
 }  // namespace
 
 struct device_slice::impl {
@@ -288,9 +295,8 @@ void device_slice::time_kernels(bool on) {
             x.launched("empty grid");
             if (r >= 5) spans.push_back(x.times.split_s - t0);
         }
-        std::nth_element(spans.begin(), spans.begin() + static_cast<std::ptrdiff_t>(spans.size() / 2), spans.end());
         x.times = before;
-        x.times.span_overhead_s = spans[spans.size() / 2];
+        x.times.span_overhead_s = middle(spans);
     }
     x.timed = on;
 }
@@ -310,9 +316,7 @@ double device_slice::empty_roundtrip(int reps) const {
         check(cudaDeviceSynchronize(), "empty grid");
         if (r >= 5) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    if (t.empty()) return 0;
-    std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
-    return t[t.size() / 2];
+    return middle(t);
 }
 
 double device_slice::copy_bandwidth(std::size_t bytes) {

@@ -86,8 +86,9 @@ public:
         if (!timed_) return;
         double split = host_split_, serial = 0;
         if constexpr (has_device_times) {
-            split = s_->times().split_s, serial = s_->times().serial_s;
-            t.bytes += s_->times().bytes;
+            const auto kt = s_->times();
+            split = kt.split_s, serial = kt.serial_s;
+            t.bytes += kt.bytes;
             t.empty_roundtrip_s += empty_;
         }
         t.apu_split_s += split, t.apu_serial_s += serial, t.apu_busy_s += split + serial;
