@@ -130,6 +130,30 @@ TEST_CASE("tune carry-over stage: a short run stopped at its bound stops the con
     CHECK_FALSE(e[1].projected);
 }
 
+TEST_CASE("tune cost cap: a configuration screened by short runs alone counts at the lower end of its projection") {
+    // Configuration 0 run both ways (1 s, 9.1 s), configuration 1 screened only: projected at 4.1 s, error 15 %.
+    const std::vector<test::config_run> runs = {{0, {1.0, run_outcome::ok, false, 0.1}}, {0, {9.1, run_outcome::ok}},
+                                        {1, {0.5, run_outcome::ok, false, 0.1}}};
+    auto e = summarised(runs, 3);
+    const auto shorts = mmgp::detail::gather_short(test::measured(runs), 3);
+    mmgp::tune_carryover c = mmgp::detail::fit_carryover(shorts, e, 0.1);
+    mmgp::detail::add_short_evidence(e, shorts, c);
+    REQUIRE(e[1].projected);
+    const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {1, 2, 1, mmgp::policy::edtlp},
+                                                    {2, 1, 2, mmgp::policy::edtlp}};
+    mmgp::tune_assessment a;
+    a.configs.resize(3);
+    a.configs[0].measured_s = 9.1;
+    mmgp::detail::log_beliefs b;
+    b.mean = {std::log(9.1), std::log(4.1), std::log(3.0)};  // configuration 2: not run, 2 nodes, expected 3 s
+    b.var = {0.0, 0.15 * 0.15, 0.0};
+    const mmgp::detail::exhaustive_estimate x = mmgp::detail::exhaustive_seconds(a, b, e, space);
+    CHECK(x.measured_s == doctest::Approx(9.1));
+    // 4.1 s lowered by 1.645 x 15 %, and 3 s x 2 nodes at its expected cost.
+    CHECK(x.expected_s == doctest::Approx(4.1 * std::exp(-1.6448536269514722 * 0.15) + 2 * 3.0));
+    CHECK(x.expected == 2);
+}
+
 namespace {
 
 

@@ -157,13 +157,14 @@ def report(results, seeds):
              "(short, of them short).",
              "Targets: P >= exh P - 0.03 in every row; time <= 35 % with short runs, <= 60 % with progress lines, "
              "never above 100 %.", ""]
-    head = f"{'group':<17} {'var':<3} {'exh P':>5}"
+    width = max([17] + [len(name) for name in results])
+    head = f"{'group':<{width}} {'var':<3} {'exh P':>5}"
     for m in MODES:
         head += f" | {m:>10}: P  time   max runs"
     lines.append(head)
     for name, by_v in results.items():
         for v, x in by_v.items():
-            row = f"{name:<17} {v:<3} {x['exhaustive_p']:>5.2f}"
+            row = f"{name:<{width}} {v:<3} {x['exhaustive_p']:>5.2f}"
             for m in MODES:
                 s = x.get(m)
                 if s is None:

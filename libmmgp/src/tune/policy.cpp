@@ -181,7 +181,8 @@ double run_cost(const tune_assessment& a, const log_beliefs& b, const std::vecto
 }
 
 // Machine seconds of running every configuration once: the runs' medians where measured; a stopped one at no
-// less than its bound (with the model: its expected time given that it exceeds the bound); else a run's
+// less than its bound (with the model: its expected time given that it exceeds the bound); one screened by short
+// runs alone at the lower end of its projection; else a run's
 // expected cost (run_cost: the statistic the next run is charged at) under the bound factor's bound (a rival's
 // run stopped sooner, bound_noise_z, is cheaper than the naive way's: no reason to cap the tune lower).
 exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
@@ -197,6 +198,12 @@ exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_belie
             const double t = a.model_used ? expected_beyond(b.mean[c], b.var[c] + run_var, bound) : bound;
             out.stopped_s += t * space[c].nodes;
             ++out.stopped;
+        } else if (evidence[c].projected) {
+            // Screened by short runs alone: a projection that errs high would raise the cap above exhaustive
+            // trial's cost, which the tune promises not to exceed, so it counts at its lower 90 % bound.
+            const double low = std::exp(evidence[c].projected_log - z90 * std::sqrt(evidence[c].projected_var));
+            out.expected_s += std::min(low, cost_within(b, space, c, a.chosen_bound_s) / space[c].nodes) * space[c].nodes;
+            ++out.expected;
         } else {
             out.expected_s += cost_within(b, space, c, a.chosen_bound_s);  // run_cost under the bound factor
             ++out.expected;
@@ -424,11 +431,13 @@ bool measure_noise_first(const tune_assessment& a, const log_beliefs& b, const r
 }
 
 // What the cap charges the next run: its expected cost while some configuration has not run; once every one has
-// (a finished or stopped run of its own), the most it can take, its bound x nodes, so that no repeat takes the
-// machine time spent past the cap (a repeat's expectation is its median; one slow run of it would overshoot).
-double cap_charge(const tune_assessment& a, const std::vector<configuration>& space) {
-    const bool all_ran = std::all_of(a.configs.begin(), a.configs.end(),
-                                     [](const config_belief& c) { return c.runs > 0 || c.excluded; });
+// (a finished or stopped run of its own, or a short one), the most it can take, its bound x nodes, so that no
+// run takes the machine time spent past the cap (a repeat's expectation is its median; one slow run of it would
+// overshoot).
+double cap_charge(const tune_assessment& a, const log_beliefs& b, const std::vector<configuration>& space) {
+    bool all_ran = true;
+    for (std::size_t c = 0; c < a.configs.size(); ++c)
+        all_ran = all_ran && (a.configs[c].runs > 0 || a.configs[c].excluded || (!b.screened.empty() && b.screened[c]));
     if (!all_ran || a.next_bound_s <= 0) return a.next_cost_s;
     return std::max(a.next_cost_s, a.next_bound_s * space[a.next].nodes);
 }
@@ -573,7 +582,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         a.has_next = false;
         if (a.in_flight == 0) a.stop = why;
     };
-    if (a.cap_s > 0 && a.has_chosen && over_cap(committed_seconds(a, b, space, flying) + cap_charge(a, space), a.cap_s))
+    if (a.cap_s > 0 && a.has_chosen && over_cap(committed_seconds(a, b, space, flying) + cap_charge(a, b, space), a.cap_s))
         return hold(tune_stop::budget_cost);
     if (opt.uses > 0 && a.has_chosen && !ch.by_cost && !exploring) {
         a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;
