@@ -241,17 +241,24 @@ private:
         run_outcome outcome = run_outcome::ok;
     };
 
-    // The recorded timeline read as a live run's log would be, point by point until the run would end: the first
-    // point at which the projection is clearly past the bound stops it there (censored at that time).
+    // The recorded timeline read as a live run's log would be, look by look (every progress_look_s) until the run
+    // would end: the lines written since the last look are one point, the count they reached at the look's time
+    // (a burst of lines is one point, as live); the first look at which the projection is clearly past the bound
+    // stops the run there (censored at that time).
     void stop_by_progress(const recorded_run& r, const run_request& request, flight& f, nlohmann::json& line) const {
         std::vector<progress_point> seen;
-        for (const progress_point& p : r.progress) {
-            if (p.t_s >= f.wall_s) break;
-            seen.push_back(p);
+        double reached = -HUGE_VAL;
+        for (std::size_t i = 0; i < r.progress.size(); ++i) {
+            const double look = std::ceil(r.progress[i].t_s / progress_look_s) * progress_look_s;
+            if (look >= f.wall_s) break;
+            reached = std::max(reached, r.progress[i].count);
+            if (i + 1 < r.progress.size() && r.progress[i + 1].t_s <= look) continue;  // read at the same look
+            if (!seen.empty() && !(reached > seen.back().count)) continue;
+            seen.push_back({look, reached});
             const progress_projection proj = project_progress(seen, progress_.total);
             if (!progress_past_bound(proj, request.bound_s, request.noise_sd)) continue;
             f.outcome = run_outcome::censored;
-            f.wall_s = p.t_s;
+            f.wall_s = look;
             line["progress_stop"] = true;
             line["projected_s"] = proj.total_s;
             line["projected_sd_s"] = proj.sd_s;

@@ -128,7 +128,7 @@ void run_flights::stop(int id) {
 }
 
 // Each watched run in flight, looked at now (at `t`): stopped when its watch says so (censored at its age), else
-// looked at again in 0.2 s (`next`: the nearest deadline so far, -1 for none).
+// looked at again in progress_look_s (`next`: the nearest deadline so far, -1 for none).
 void run_flights::look_at_watched(double t, double& next) {
     for (flight* f : runs_) {
         if (!f->watch || f->killed) continue;
@@ -138,7 +138,7 @@ void run_flights::look_at_watched(double t, double& next) {
             stop(f->id);
             continue;
         }
-        next = next < 0 ? t + 0.2 : std::min(next, t + 0.2);
+        next = next < 0 ? t + progress_look_s : std::min(next, t + progress_look_s);
     }
 }
 

@@ -401,6 +401,29 @@ with tempfile.TemporaryDirectory() as tmp:
           f"({[(x['m'], x['p'], x['wall_s'], x['bound_s'], round(x.get('projected_s', 0), 2)) for x in stopped]})")
     check("chosen: m=1 p=2" in r.stdout, "--progress-regex: m=1 p=2 chosen")
 
+    # 13b. Progress lines replayed: a recorded timeline is read as the live watcher reads a log, one point per
+    # look (every 0.2 s). A run whose last lines arrived in one burst as it ended (held in a buffer) is not
+    # stopped by them: at a look they are one point, and this one comes after the run has ended.
+    def timeline(points):
+        return ";".join(f"{t:.3f}:{c}" for t, c in points)
+    steady = timeline([(0.4 + c / 1000, c) for c in range(0, 10001, 100)])  # 10.4 s
+    burst = timeline([(0.4 + c / 500, c) for c in range(0, 1501, 100)] + [(18.422, c) for c in range(1600, 9801, 100)]
+                     + [(18.427, 9900), (18.429, 10000)])
+    with open(os.path.join(tmp, "progress.csv"), "w") as f:
+        f.write("m,p,nodes,time_s,progress\n")
+        for _ in range(3):
+            f.write(f"1,1,1,10.4,{steady}\n1,2,1,18.43,{burst}\n")
+    j11 = os.path.join(tmp, "replay-progress.jsonl")
+    r = run(["tune", "qs20", "--replay", os.path.join(tmp, "progress.csv"), "--progress-total", "10000",
+             "--journal", j11, "--json", "--quiet"])
+    runs = journal_runs(j11) if os.path.exists(j11) else []
+    bursty = [x for x in runs if x["p"] == 2]
+    check(r.returncode == 0 and bursty and all(x["outcome"] == "ok" and abs(x["wall_s"] - 18.43) < 1e-6 and
+                                               not x.get("progress_stop") for x in bursty) and
+          any(x.get("bound_s", 0) > 0 for x in bursty),
+          f"--replay --progress-total: a burst of lines as a bounded run ends does not stop it "
+          f"({[(x['outcome'], x['wall_s'], x.get('bound_s')) for x in bursty]}; {r.stderr.strip()[-200:]})")
+
     # 14. A GPU node: the recorded runs name their sharing mode; the replay draws the rows of the tune's mode (the
     # platform's first, MPS, or the one --set search.sharing names), the journal names it on every run line, and a
     # line or a file of another mode is refused.

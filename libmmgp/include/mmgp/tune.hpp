@@ -213,6 +213,10 @@ struct tune_assessment {
     std::vector<tune_param> params;  ///< the fitted application parameters (empty without the model)
 };
 
+/// How often a live run's output is looked at for its progress (seconds): the lines read at one look are one
+/// point, at that look's time (run/tune_local.cpp; run/tune_replay.cpp reads a recorded timeline the same way).
+inline constexpr double progress_look_s = 0.2;
+
 /// A run's progress as its own output says it: seconds since it started, and the count it has reached (a step,
 /// an iteration) by then.
 struct progress_point {
