@@ -396,7 +396,7 @@ with tempfile.TemporaryDirectory() as tmp:
     stopped = [x for x in runs if x.get("progress_stop")]
     check(r.returncode == 0 and len(stopped) >= 1 and
           all(x["outcome"] == "censored" and x["wall_s"] < x["bound_s"] and x["projected_s"] > x["bound_s"] and
-              len(x["progress"]) >= 4 for x in stopped),
+              len(x["progress"]) >= 3 for x in stopped),
           f"--progress-regex: {len(stopped)} run(s) stopped before their bound by their projection "
           f"({[(x['m'], x['p'], x['wall_s'], x['bound_s'], round(x.get('projected_s', 0), 2)) for x in stopped]})")
     check("chosen: m=1 p=2" in r.stdout, "--progress-regex: m=1 p=2 chosen")

@@ -1,5 +1,6 @@
 // A run's total time from its progress lines (mmgp::project_progress, mmgp::progress_past_bound: tune/progress.cpp)
-// on hand-computed cases: the rate after the warm-up read at the total, its error, and the stop rule.
+// on hand-computed cases: the rate after the warm-up read at the total, its error, the earliest end at the fastest
+// rate so far, and the stop rule.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -27,8 +28,25 @@ TEST_CASE("tune progress: the warm-up is left out, and too few points project no
     const mmgp::progress_projection p = mmgp::project_progress(pts, 1000);
     REQUIRE(p.usable);
     CHECK(p.total_s == doctest::Approx(15.0));  // 5 s + 0.01 s a step
-    CHECK_FALSE(mmgp::project_progress({{0.5, 10}, {6.0, 100}, {7.0, 200}}, 1000).usable);
+    CHECK_FALSE(mmgp::project_progress({{0.5, 10}, {6.0, 100}}, 1000).usable);
     CHECK_FALSE(mmgp::project_progress(pts, 0).usable);
+}
+
+TEST_CASE("tune progress: a run too slow to leave the warm-up is projected at its earliest end") {
+    // A start-up of 10 s to step 0, then 100 steps every 10 s: by 30 s, 200 of 10,000 steps, all in the warm-up
+    // (a tenth, 1,000). The fastest rate so far, 10 steps a second, ends the other 9,800 in 980 s at the soonest.
+    const std::vector<mmgp::progress_point> pts = {{10.0, 0}, {20.0, 100}, {30.0, 200}};
+    const mmgp::progress_projection p = mmgp::project_progress(pts, 10000);
+    REQUIRE(p.usable);
+    CHECK(p.total_s == doctest::Approx(1010.0));
+    CHECK(p.sd_s == 0);
+    CHECK(mmgp::progress_past_bound(p, 60.0, 0.1));
+    // A faster stretch sets the rate: 100 steps in 2 s, then 50 steps a second: 9,800 in 196 s.
+    CHECK(mmgp::project_progress({{10.0, 0}, {12.0, 100}, {30.0, 200}}, 10000).total_s == doctest::Approx(226.0));
+    // Lines read in one look are one point: a burst shows as a fast stretch, never a slow one.
+    CHECK(mmgp::project_progress({{10.0, 0}, {20.0, 100}, {20.2, 9900}}, 10000).total_s == doctest::Approx(20.2 + 100 / 49000.0));
+    // Two points: nothing yet.
+    CHECK_FALSE(mmgp::project_progress({{10.0, 0}, {20.0, 100}}, 10000).usable);
 }
 
 TEST_CASE("tune progress: a noisy rate gives the projection an error, and the stop waits for it") {

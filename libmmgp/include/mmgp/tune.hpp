@@ -225,13 +225,15 @@ struct progress_point {
 
 /// A run's total time projected from its progress (mmgp tune --progress-regex, docs/TUNE.md "Progress lines").
 struct progress_projection {
-    bool usable = false;  ///< enough points past the warm-up (three, the last below the total)
+    bool usable = false;  ///< enough points past the warm-up (three, the last below the total), or three at all
     double total_s = 0;   ///< the projected time at which the count reaches the total
-    double sd_s = 0;      ///< the standard error of that projection (the rate's residuals)
+    double sd_s = 0;      ///< the standard error of that projection (the rate's residuals; 0 for the earliest end)
 };
 
 /// The points past the warm-up (the first point, and counts below a tenth of `total`) fitted by least squares as
-/// time = a + b x count, read at count = total. Pure.
+/// time = a + b x count, read at count = total; never below the earliest end, the rest of the count at the
+/// fastest rate between two successive points so far (from three points, the last below the total; its error
+/// 0). Pure.
 progress_projection project_progress(const std::vector<progress_point>& points, double total);
 
 /// Whether a run is clearly past its bound: its projection, lowered by 1.645 standard deviations of the run-to-run

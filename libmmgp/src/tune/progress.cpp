@@ -1,7 +1,9 @@
 // A run's total time from its progress lines (mmgp tune --progress-regex, docs/TUNE.md "Progress lines"): the rate
-// after a warm-up, read at the total count, and whether that is clearly past the run's bound. Pure arithmetic,
+// after a warm-up, read at the total count (never below the end at the fastest rate so far), and whether that is
+// clearly past the run's bound. Pure arithmetic,
 // called by the tune's backends (run/tune_local.cpp for live runs, run/tune_replay.cpp for recorded timelines)
 // before they stop a run; the tuner sees only the stopped run (censored at the time it had run).
+#include <algorithm>
 #include <cmath>
 
 #include "mmgp/tune.hpp"
@@ -13,9 +15,24 @@ constexpr double warm_up_fraction = 0.1;  // counts below this fraction of the t
 constexpr double z90 = 1.6448536269514722;
 }  // namespace
 
-progress_projection project_progress(const std::vector<progress_point>& points, double total) {
+namespace {
+
+// The earliest the run can end: from its last point, the rest of the count at the fastest rate between two
+// successive points so far (0: fewer than three points, or no count gained).
+double earliest_end(const std::vector<progress_point>& points, double total) {
+    if (points.size() < 3 || !(points.back().count < total)) return 0;
+    double fastest = 0;
+    for (std::size_t i = 1; i < points.size(); ++i) {
+        const double dt = points[i].t_s - points[i - 1].t_s, dc = points[i].count - points[i - 1].count;
+        if (dt > 0 && dc > 0) fastest = std::max(fastest, dc / dt);
+    }
+    return fastest > 0 ? points.back().t_s + (total - points.back().count) / fastest : 0.0;
+}
+
+// The line through the points past the warm-up, read at the total.
+progress_projection fit_rate(const std::vector<progress_point>& points, double total) {
     progress_projection out;
-    if (points.size() < 4 || !(total > 0)) return out;
+    if (points.size() < 4) return out;
     std::vector<progress_point> used;
     for (std::size_t i = 1; i < points.size(); ++i)  // the first point is the warm-up's, always
         if (points[i].count >= warm_up_fraction * total && points[i].count < total) used.push_back(points[i]);
@@ -37,6 +54,17 @@ progress_projection project_progress(const std::vector<progress_point>& points, 
     out.total_s = a + b * total;
     out.sd_s = std::sqrt(s2 * (1 / n + (total - mc) * (total - mc) / sxx));
     out.usable = b > 0 && out.total_s > 0;
+    return out;
+}
+
+}  // namespace
+
+progress_projection project_progress(const std::vector<progress_point>& points, double total) {
+    if (!(total > 0)) return {};
+    progress_projection out = fit_rate(points, total);
+    // Never below the earliest end: a run too slow to leave the warm-up before its bound is projected still.
+    const double floor_s = earliest_end(points, total);
+    if (floor_s > (out.usable ? out.total_s : 0.0)) out = {true, floor_s, 0.0};
     return out;
 }
 
