@@ -168,7 +168,7 @@ std::string json_report(const tune_summary& r, const std::string& launch) {
               {"stop", std::string(to_string(a.stop))}, {"p_beaten", a.p_beaten}, {"runs", a.runs},
               {"parallel", r.parallel}, {"machine_s", a.machine_s}, {"elapsed_s", r.decided_s},
               {"exhaustive_s_estimate", a.exhaustive_s}, {"exhaustive_stopped", a.exhaustive_stopped},
-              {"exhaustive_expected", a.exhaustive_expected}, {"cap_s", or_null(a.cap_s > 0, a.cap_s)},
+              {"exhaustive_expected", a.exhaustive_expected}, {"exhaustive_projected", a.exhaustive_projected}, {"cap_s", or_null(a.cap_s > 0, a.cap_s)},
               {"expected_regret", or_null(a.has_chosen, a.expected_regret)},
               {"expected_regret_s", or_null(a.has_chosen, a.expected_regret_s)},
               {"uses", or_null(r.to.uses > 0, r.to.uses)}, {"noise", a.noise}, {"model_error", a.model_error},
@@ -189,6 +189,10 @@ std::string exhaustive_terms(const tune_assessment& a) {
                            a.exhaustive_stopped, a.exhaustive_stopped == 1 ? "" : "s", a.exhaustive_stopped == 1 ? "its" : "their",
                            a.exhaustive_stopped == 1 ? "" : "s");
     const bool screened = short_run_count(a) > 0;
+    if (a.exhaustive_projected > 0)
+        out += fmt::format("{}{} run short only, at the low end of {} projection{}", out.empty() ? "" : "; ",
+                           a.exhaustive_projected, a.exhaustive_projected == 1 ? "its" : "their",
+                           a.exhaustive_projected == 1 ? "" : "s");
     if (a.exhaustive_expected > 0)
         out += fmt::format("{}{} not run{}, at {} expected cost", out.empty() ? "" : "; ", a.exhaustive_expected,
                            screened ? " in full" : "", a.exhaustive_expected == 1 ? "its" : "their");

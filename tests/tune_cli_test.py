@@ -409,10 +409,13 @@ with tempfile.TemporaryDirectory() as tmp:
     steady = timeline([(0.4 + c / 1000, c) for c in range(0, 10001, 100)])  # 10.4 s
     burst = timeline([(0.4 + c / 500, c) for c in range(0, 1501, 100)] + [(18.422, c) for c in range(1600, 9801, 100)]
                      + [(18.427, 9900), (18.429, 10000)])
+    # A third configuration prints 100 steps every 10 s after a start-up of 10.05 s: it would take 1,010 s, and is
+    # stopped once three points say so (its third line, at a look, 30.2 s), well before its bound.
+    slow = timeline([(10.05 + c / 10, c) for c in range(0, 10001, 100)])
     with open(os.path.join(tmp, "progress.csv"), "w") as f:
         f.write("m,p,nodes,time_s,progress\n")
         for _ in range(3):
-            f.write(f"1,1,1,10.4,{steady}\n1,2,1,18.43,{burst}\n")
+            f.write(f"1,1,1,10.4,{steady}\n1,2,1,18.43,{burst}\n2,1,1,1010.0,{slow}\n")
     j11 = os.path.join(tmp, "replay-progress.jsonl")
     r = run(["tune", "qs20", "--replay", os.path.join(tmp, "progress.csv"), "--progress-total", "10000",
              "--journal", j11, "--json", "--quiet"])
@@ -423,6 +426,11 @@ with tempfile.TemporaryDirectory() as tmp:
           any(x.get("bound_s", 0) > 0 for x in bursty),
           f"--replay --progress-total: a burst of lines as a bounded run ends does not stop it "
           f"({[(x['outcome'], x['wall_s'], x.get('bound_s')) for x in bursty]}; {r.stderr.strip()[-200:]})")
+    slowest = [x for x in runs if x["m"] == 2]
+    check(slowest and all(x.get("progress_stop") and x["outcome"] == "censored" and abs(x["wall_s"] - 30.2) < 1e-6
+                          and x["wall_s"] < x["bound_s"] and x["projected_s"] > x["bound_s"] for x in slowest),
+          f"--replay --progress-total: a run too slow to leave the warm-up is stopped at the look its third line "
+          f"is read ({[(x['outcome'], x['wall_s'], x.get('bound_s'), x.get('projected_s')) for x in slowest]})")
 
     # 14. A GPU node: the recorded runs name their sharing mode; the replay draws the rows of the tune's mode (the
     # platform's first, MPS, or the one --set search.sharing names), the journal names it on every run line, and a

@@ -30,21 +30,36 @@ TEST_CASE("tune progress: the warm-up is left out, and too few points project no
     CHECK(p.total_s == doctest::Approx(15.0));  // 5 s + 0.01 s a step
     CHECK_FALSE(mmgp::project_progress({{0.5, 10}, {6.0, 100}}, 1000).usable);
     CHECK_FALSE(mmgp::project_progress(pts, 0).usable);
+    // Two points past the warm-up are too few for the fit: the earliest end stands in, the rest at the fastest
+    // rate so far, 100 steps in 1 s less one look (0.2 s): 7 s + 800 / 125 = 13.4 s, with no error of its own.
+    const mmgp::progress_projection early = mmgp::project_progress({{0.5, 10}, {6.0, 100}, {7.0, 200}}, 1000);
+    REQUIRE(early.usable);
+    CHECK(early.total_s == doctest::Approx(13.4));
+    CHECK(early.sd_s == 0);
+    // With three points past the warm-up the fit alone projects: 15 s above, not the earliest end, 8 s + 700 /
+    // 125 = 13.6 s.
 }
 
 TEST_CASE("tune progress: a run too slow to leave the warm-up is projected at its earliest end") {
     // A start-up of 10 s to step 0, then 100 steps every 10 s: by 30 s, 200 of 10,000 steps, all in the warm-up
-    // (a tenth, 1,000). The fastest rate so far, 10 steps a second, ends the other 9,800 in 980 s at the soonest.
+    // (a tenth, 1,000). The fastest rate so far, 100 steps in 10 s less one look (9.8 s), ends the other 9,800 in
+    // 960.4 s at the soonest.
     const std::vector<mmgp::progress_point> pts = {{10.0, 0}, {20.0, 100}, {30.0, 200}};
     const mmgp::progress_projection p = mmgp::project_progress(pts, 10000);
     REQUIRE(p.usable);
-    CHECK(p.total_s == doctest::Approx(1010.0));
+    CHECK(p.total_s == doctest::Approx(990.4));
     CHECK(p.sd_s == 0);
     CHECK(mmgp::progress_past_bound(p, 60.0, 0.1));
-    // A faster stretch sets the rate: 100 steps in 2 s, then 50 steps a second: 9,800 in 196 s.
-    CHECK(mmgp::project_progress({{10.0, 0}, {12.0, 100}, {30.0, 200}}, 10000).total_s == doctest::Approx(226.0));
-    // Lines read in one look are one point: a burst shows as a fast stretch, never a slow one.
-    CHECK(mmgp::project_progress({{10.0, 0}, {20.0, 100}, {20.2, 9900}}, 10000).total_s == doctest::Approx(20.2 + 100 / 49000.0));
+    // A faster stretch sets the rate: 100 steps in 2 s (1.8 s counted), so 9,800 more in 176.4 s.
+    CHECK(mmgp::project_progress({{10.0, 0}, {12.0, 100}, {30.0, 200}}, 10000).total_s == doctest::Approx(206.4));
+    // Lines that came in one burst, one look after the point before: the rate is taken back to a point two looks
+    // earlier (9,900 steps in 10.2 s less a look), a fast stretch, not a slow one: 100 more steps in 0.1 s.
+    CHECK(mmgp::project_progress({{10.0, 0}, {20.0, 100}, {20.2, 9900}}, 10000).total_s ==
+          doctest::Approx(20.2 + 100 / (9900 / 10.0)));
+    // Half the steps in the burst: still a fast stretch (4,900 more in 0.2 s would be faster yet), not the 10 steps
+    // a second before it: the other 5,000 in 10 s.
+    CHECK(mmgp::project_progress({{10.0, 0}, {20.0, 100}, {20.2, 5000}}, 10000).total_s ==
+          doctest::Approx(20.2 + 5000 / (5000 / 10.0)));
     // Two points: nothing yet.
     CHECK_FALSE(mmgp::project_progress({{10.0, 0}, {20.0, 100}}, 10000).usable);
 }

@@ -145,13 +145,17 @@ TEST_CASE("tune cost cap: a configuration screened by short runs alone counts at
     a.configs.resize(3);
     a.configs[0].measured_s = 9.1;
     mmgp::detail::log_beliefs b;
-    b.mean = {std::log(9.1), std::log(4.1), std::log(3.0)};  // configuration 2: not run, 2 nodes, expected 3 s
-    b.var = {0.0, 0.15 * 0.15, 0.0};
+    // The posterior of configuration 1 (5 s) is not its projection; configuration 2: not run, 2 nodes, 3 s.
+    b.mean = {std::log(9.1), std::log(5.0), std::log(3.0)};
+    b.var = {0.0, 0.01, 0.0};
     const mmgp::detail::exhaustive_estimate x = mmgp::detail::exhaustive_seconds(a, b, e, space);
     CHECK(x.measured_s == doctest::Approx(9.1));
-    // 4.1 s lowered by 1.645 x 15 %, and 3 s x 2 nodes at its expected cost.
-    CHECK(x.expected_s == doctest::Approx(4.1 * std::exp(-1.6448536269514722 * 0.15) + 2 * 3.0));
-    CHECK(x.expected == 2);
+    // The projection, 4.1 s, lowered by 1.645 x 15 %; 3 s x 2 nodes at its expected cost.
+    CHECK(x.projected_s == doctest::Approx(4.1 * std::exp(-1.6448536269514722 * 0.15)));
+    CHECK(x.projected == 1);
+    CHECK(x.expected_s == doctest::Approx(2 * 3.0));
+    CHECK(x.expected == 1);
+    CHECK(x.total() == doctest::Approx(9.1 + 4.1 * std::exp(-1.6448536269514722 * 0.15) + 6.0));
 }
 
 namespace {

@@ -190,10 +190,12 @@ struct tune_assessment {
     double machine_s = 0;      ///< machine seconds spent so far (wall x nodes)
     double exhaustive_s = 0;   ///< estimated machine seconds of running every configuration once: each one's
                                ///< median run (stopped: its bound or, with the model, its expected time beyond
-                               ///< it; not run yet: the expected cost of its run, next_cost_s's statistic) x nodes
+                               ///< it; screened by short runs alone: the low end of its projection; not run yet:
+                               ///< the expected cost of its run, next_cost_s's statistic) x nodes
     int exhaustive_stopped = 0;      ///< terms of exhaustive_s that are stopped configurations (at least their bound)
     double exhaustive_stopped_s = 0; ///< their sum
     int exhaustive_expected = 0;     ///< terms of exhaustive_s that are expectations (configurations not run yet)
+    int exhaustive_projected = 0;    ///< terms of exhaustive_s from short runs alone (the low end of the projection)
     double cap_s = 0;          ///< the machine seconds the tune may spend (0: no cap)
     /// Expected regret of the chosen configuration: the expected excess of its time over its closest rival's
     /// (the largest such expectation over the rivals), a fraction of its time and in seconds of one run.
@@ -225,15 +227,15 @@ struct progress_point {
 
 /// A run's total time projected from its progress (mmgp tune --progress-regex, docs/TUNE.md "Progress lines").
 struct progress_projection {
-    bool usable = false;  ///< enough points past the warm-up (three, the last below the total), or three at all
+    bool usable = false;  ///< enough points past the warm-up (three, the last below the total), or else an earliest end
     double total_s = 0;   ///< the projected time at which the count reaches the total
     double sd_s = 0;      ///< the standard error of that projection (the rate's residuals; 0 for the earliest end)
 };
 
 /// The points past the warm-up (the first point, and counts below a tenth of `total`) fitted by least squares as
-/// time = a + b x count, read at count = total; never below the earliest end, the rest of the count at the
-/// fastest rate between two successive points so far (from three points, the last below the total; its error
-/// 0). Pure.
+/// time = a + b x count, read at count = total; until three points are past the warm-up, the earliest end: the
+/// rest of the count at the fastest rate so far, each rate over at least two looks (progress_look_s) and counted
+/// over its interval less one look (from three points, the last below the total; its error 0). Pure.
 progress_projection project_progress(const std::vector<progress_point>& points, double total);
 
 /// Whether a run is clearly past its bound: its projection, lowered by 1.645 standard deviations of the run-to-run

@@ -202,8 +202,8 @@ exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_belie
             // Screened by short runs alone: a projection that errs high would raise the cap above exhaustive
             // trial's cost, which the tune promises not to exceed, so it counts at its lower 90 % bound.
             const double low = std::exp(evidence[c].projected_log - z90 * std::sqrt(evidence[c].projected_var));
-            out.expected_s += std::min(low, cost_within(b, space, c, a.chosen_bound_s) / space[c].nodes) * space[c].nodes;
-            ++out.expected;
+            out.projected_s += std::min(low, cost_within(b, space, c, a.chosen_bound_s) / space[c].nodes) * space[c].nodes;
+            ++out.projected;
         } else {
             out.expected_s += cost_within(b, space, c, a.chosen_bound_s);  // run_cost under the bound factor
             ++out.expected;
@@ -556,6 +556,7 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     a.exhaustive_stopped = exhaustive.stopped;
     a.exhaustive_stopped_s = exhaustive.stopped_s;
     a.exhaustive_expected = exhaustive.expected;
+    a.exhaustive_projected = exhaustive.projected;
     a.cap_s = opt.cap_at_exhaustive ? a.exhaustive_s : 0.0;
     if (opt.max_cost_s > 0) a.cap_s = a.cap_s > 0 ? std::min(a.cap_s, opt.max_cost_s) : opt.max_cost_s;
     a.stop = stop_rule(a, opt);

@@ -1,6 +1,6 @@
 // A run's total time from its progress lines (mmgp tune --progress-regex, docs/TUNE.md "Progress lines"): the rate
-// after a warm-up, read at the total count (never below the end at the fastest rate so far), and whether that is
-// clearly past the run's bound. Pure arithmetic,
+// after a warm-up, read at the total count (before the warm-up's end, the end at the fastest rate so far), and
+// whether that is clearly past the run's bound. Pure arithmetic,
 // called by the tune's backends (run/tune_local.cpp for live runs, run/tune_replay.cpp for recorded timelines)
 // before they stop a run; the tuner sees only the stopped run (censored at the time it had run).
 #include <algorithm>
@@ -17,14 +17,19 @@ constexpr double z90 = 1.6448536269514722;
 
 namespace {
 
-// The earliest the run can end: from its last point, the rest of the count at the fastest rate between two
-// successive points so far (0: fewer than three points, or no count gained).
+// The earliest the run can end: from its last point, the rest of the count at the fastest rate so far (0: fewer
+// than three points, or none to take a rate from). A point is the time of the look that read its lines, which may
+// have been written up to one look earlier, so a rate is taken over at least two looks, from each point back to
+// the latest one that far before it, and over that interval less one look: lines that came in a burst read as a
+// fast stretch, never a slow one.
 double earliest_end(const std::vector<progress_point>& points, double total) {
     if (points.size() < 3 || !(points.back().count < total)) return 0;
     double fastest = 0;
+    std::size_t from = 0;
     for (std::size_t i = 1; i < points.size(); ++i) {
-        const double dt = points[i].t_s - points[i - 1].t_s, dc = points[i].count - points[i - 1].count;
-        if (dt > 0 && dc > 0) fastest = std::max(fastest, dc / dt);
+        while (from + 1 < i && points[i].t_s - points[from + 1].t_s >= 2 * progress_look_s) ++from;
+        const double dt = points[i].t_s - points[from].t_s, dc = points[i].count - points[from].count;
+        if (dt >= 2 * progress_look_s && dc > 0) fastest = std::max(fastest, dc / (dt - progress_look_s));
     }
     return fastest > 0 ? points.back().t_s + (total - points.back().count) / fastest : 0.0;
 }
@@ -61,11 +66,12 @@ progress_projection fit_rate(const std::vector<progress_point>& points, double t
 
 progress_projection project_progress(const std::vector<progress_point>& points, double total) {
     if (!(total > 0)) return {};
-    progress_projection out = fit_rate(points, total);
-    // Never below the earliest end: a run too slow to leave the warm-up before its bound is projected still.
+    const progress_projection fit = fit_rate(points, total);
+    if (fit.usable) return fit;
+    // Not yet past the warm-up: its earliest end, so that a run too slow to leave the warm-up before its bound is
+    // projected still.
     const double floor_s = earliest_end(points, total);
-    if (floor_s > (out.usable ? out.total_s : 0.0)) out = {true, floor_s, 0.0};
-    return out;
+    return floor_s > 0 ? progress_projection{true, floor_s, 0.0} : fit;
 }
 
 bool progress_past_bound(const progress_projection& p, double bound_s, double noise_sd) {

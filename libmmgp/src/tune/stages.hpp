@@ -278,8 +278,9 @@ struct exhaustive_estimate {
     double measured_s = 0;  // the measured configurations' medians
     double stopped_s = 0;   // the stopped ones: at their bound or above
     double expected_s = 0;  // those not run yet: run_cost of each
-    int stopped = 0, expected = 0;
-    double total() const noexcept { return measured_s + stopped_s + expected_s; }
+    double projected_s = 0; // those screened by short runs alone: the low end of their projection
+    int stopped = 0, expected = 0, projected = 0;
+    double total() const noexcept { return measured_s + stopped_s + expected_s + projected_s; }
 };
 /// Reads configs[].measured_s, censored (of `a`, as decide receives it) and its bounds (bound_of).
 exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_beliefs& b, const run_evidence& evidence,
