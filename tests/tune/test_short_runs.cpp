@@ -25,6 +25,19 @@ mmgp::detail::run_evidence summarised(const std::vector<test::config_run>& runs,
     return e;
 }
 
+// The evidence of `runs` once the carry-over stage has added its short runs (short runs at a tenth of the work).
+struct carried {
+    mmgp::detail::run_evidence e;
+    mmgp::tune_carryover c;
+};
+carried carry_over(const std::vector<test::config_run>& runs, std::size_t n) {
+    carried out{summarised(runs, n), {}};
+    const auto shorts = mmgp::detail::gather_short(test::measured(runs), n);
+    out.c = mmgp::detail::fit_carryover(shorts, out.e, 0.1);
+    mmgp::detail::add_short_evidence(out.e, shorts, out.c);
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("tune carry-over stage: short runs are kept apart from the full runs' evidence") {
@@ -107,10 +120,7 @@ TEST_CASE("tune carry-over stage: short runs that rank otherwise are dropped, an
         runs.push_back({c, {fulls_s[c], run_outcome::ok}});
     }
     runs.push_back({4, {0.5, run_outcome::ok, false, 0.1}});
-    auto e = summarised(runs, 5);
-    const auto shorts = mmgp::detail::gather_short(test::measured(runs), 5);
-    mmgp::tune_carryover c = mmgp::detail::fit_carryover(shorts, e, 0.1);
-    mmgp::detail::add_short_evidence(e, shorts, c);
+    const auto [e, c] = carry_over(runs, 5);
     CHECK(c.pairs == 4);
     CHECK(c.fit_error > 0.5 * c.spread);
     CHECK_FALSE(c.ranks);
@@ -120,10 +130,7 @@ TEST_CASE("tune carry-over stage: short runs that rank otherwise are dropped, an
 TEST_CASE("tune carry-over stage: a short run stopped at its bound stops the configuration at the full time it projects to") {
     const std::vector<test::config_run> runs = {{0, {1.0, run_outcome::ok, false, 0.1}}, {0, {9.1, run_outcome::ok}},
                                         {1, {3.0, run_outcome::censored, false, 0.1}}};
-    auto e = summarised(runs, 2);
-    const auto shorts = mmgp::detail::gather_short(test::measured(runs), 2);
-    mmgp::tune_carryover c = mmgp::detail::fit_carryover(shorts, e, 0.1);
-    mmgp::detail::add_short_evidence(e, shorts, c);
+    const auto e = carry_over(runs, 2).e;
     CHECK(e[1].censored == 1);
     CHECK(e[1].excluded());
     CHECK(e[1].censored_at == doctest::Approx(10 * (3.0 - 0.1) + 0.1));
@@ -134,10 +141,7 @@ TEST_CASE("tune cost cap: a configuration screened by short runs alone counts at
     // Configuration 0 run both ways (1 s, 9.1 s), configuration 1 screened only: projected at 4.1 s, error 15 %.
     const std::vector<test::config_run> runs = {{0, {1.0, run_outcome::ok, false, 0.1}}, {0, {9.1, run_outcome::ok}},
                                         {1, {0.5, run_outcome::ok, false, 0.1}}};
-    auto e = summarised(runs, 3);
-    const auto shorts = mmgp::detail::gather_short(test::measured(runs), 3);
-    mmgp::tune_carryover c = mmgp::detail::fit_carryover(shorts, e, 0.1);
-    mmgp::detail::add_short_evidence(e, shorts, c);
+    const auto e = carry_over(runs, 3).e;
     REQUIRE(e[1].projected);
     const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {1, 2, 1, mmgp::policy::edtlp},
                                                     {2, 1, 2, mmgp::policy::edtlp}};

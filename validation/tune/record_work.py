@@ -155,11 +155,11 @@ def record(prog, repetitions):
 
 
 def main():
+    kinds = {"gromacs": Gromacs, "gromacs-10k": GromacsLong, "pwx": PwX, "libpll": Libpll}
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["gromacs", "gromacs-10k", "pwx", "libpll"], action="append")
+    ap.add_argument("--only", choices=list(kinds), action="append")
     ap.add_argument("--repetitions", type=int, default=3)
     a = ap.parse_args()
-    kinds = {"gromacs": Gromacs, "gromacs-10k": GromacsLong, "pwx": PwX, "libpll": Libpll}
     chosen = a.only or list(kinds)
     with tempfile.TemporaryDirectory() as workdir:
         for key in chosen:

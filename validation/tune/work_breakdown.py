@@ -52,7 +52,7 @@ def main():
                 run = json.loads(line)
                 if "run" not in run:
                     continue
-                t = run["wall_s"] * run.get("nodes", 1)
+                t = run["wall_s"] * run["nodes"]
                 key = bench.key(run["m"], run["p"], run["nodes"], run["policy"])
                 part = "screen" if run.get("short") else "two fastest, full" if key in fastest else "others, full"
                 for k in (part, "all"):

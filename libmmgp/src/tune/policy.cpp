@@ -202,7 +202,7 @@ exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_belie
             // Screened by short runs alone: a projection that errs high would raise the cap above exhaustive
             // trial's cost, which the tune promises not to exceed, so it counts at its lower 90 % bound.
             const double low = std::exp(evidence[c].projected_log - z90 * std::sqrt(evidence[c].projected_var));
-            out.projected_s += std::min(low, cost_within(b, space, c, a.chosen_bound_s) / space[c].nodes) * space[c].nodes;
+            out.projected_s += std::min(low * space[c].nodes, cost_within(b, space, c, a.chosen_bound_s));
             ++out.projected;
         } else {
             out.expected_s += cost_within(b, space, c, a.chosen_bound_s);  // run_cost under the bound factor

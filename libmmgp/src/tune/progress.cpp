@@ -1,8 +1,8 @@
 // A run's total time from its progress lines (mmgp tune --progress-regex, docs/TUNE.md "Progress lines"): the rate
 // after a warm-up, read at the total count (before the warm-up's end, the end at the fastest rate so far), and
-// whether that is clearly past the run's bound. Pure arithmetic,
-// called by the tune's backends (run/tune_local.cpp for live runs, run/tune_replay.cpp for recorded timelines)
-// before they stop a run; the tuner sees only the stopped run (censored at the time it had run).
+// whether that is clearly past the run's bound. Pure arithmetic, called by the tune's backends (run/tune_local.cpp
+// for live runs, run/tune_replay.cpp for recorded timelines) before they stop a run; the tuner sees only the
+// stopped run (censored at the time it had run).
 #include <algorithm>
 #include <cmath>
 
@@ -13,9 +13,6 @@ namespace mmgp {
 namespace {
 constexpr double warm_up_fraction = 0.1;  // counts below this fraction of the total are the warm-up
 constexpr double z90 = 1.6448536269514722;
-}  // namespace
-
-namespace {
 
 // The earliest the run can end: from its last point, the rest of the count at the fastest rate so far (0: fewer
 // than three points, or none to take a rate from). A point is the time of the look that read its lines, which may
