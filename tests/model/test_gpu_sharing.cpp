@@ -53,6 +53,17 @@ TEST_CASE("gpu sharing: MPS is the dedicated layer; time slicing waits for the a
     CHECK(at(1, 66, accelerator_sharing::mps).time_s == mmgp::test::approx(8 * (0.5 + 0.2 + 100 * 9e-6)).epsilon(1e-12));
 }
 
+TEST_CASE("gpu sharing: processes beyond the units keep the accelerator no busier") {
+    // 8 units on m = 12 processes: 8 of them run one unit each, 4 have none. Time-sliced, the GPU runs the 8 units'
+    // kernels one at a time, not 12.
+    const mmgp::scenario s = mmgp::parse_scenario(gpu_scenario(), "gpu.json");
+    const mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+    using mmgp::accelerator_sharing;
+    auto at = [&](int m, int p, accelerator_sharing a) { return ev({m, p, 1, mmgp::policy::edtlp, a}); };
+    CHECK(at(12, 33, accelerator_sharing::time_sliced).time_s == mmgp::test::approx(8 * (0.4 + 100 * 5e-5)).epsilon(1e-12));
+    CHECK(at(12, 33, accelerator_sharing::time_sliced).time_s == at(8, 33, accelerator_sharing::time_sliced).time_s);
+}
+
 TEST_CASE("gpu sharing: a row's time(p) is at(p) and the evaluator's, for each mode") {
     const mmgp::scenario s = mmgp::parse_scenario(gpu_scenario(), "gpu.json");
     const mmgp::evaluator ev(s, mmgp::model_kind::mmgp);

@@ -160,9 +160,10 @@ private:
 };
 
 /// The accelerator's busy time when m > 1 processes share it time-sliced (docs/MODEL.md §7): every process's
-/// units, one kernel at a time, each off-load after a switch T_slice_switch: startup + m·u·(accelerator(p) +
-/// N·T_slice_switch), as a p_curve (its c is 0). u: the units one process runs.
-p_curve time_sliced_curve(const dedicated_terms& unit, double startup, int m, double units, double T_slice_switch) noexcept;
+/// units, one kernel at a time, each off-load after a switch T_slice_switch: startup + n·(accelerator(p) +
+/// N·T_slice_switch), as a p_curve (its c is 0). n: the units the node's processes run together
+/// (detail::node_units: m·u, at most the units there are).
+p_curve time_sliced_curve(const dedicated_terms& unit, double startup, double node_units, double T_slice_switch) noexcept;
 
 /// [H] Eq. 11 computed directly from the profile fields (no precomputation): the reference the
 /// tests compare against. Requires α and O_col to cover c.m.

@@ -3,6 +3,8 @@
 // task units, the gap charge and the transfer term in process_terms(). Pure, inline, allocation-free.
 #pragma once
 
+#include <algorithm>
+
 #include "mmgp/model_terms.hpp"
 #include "mmgp/profile.hpp"
 
@@ -43,6 +45,13 @@ inline unit_share share_of(const application& app, const configuration& c) noexc
     u.procs = app.scale == scaling::weak ? c.m : static_cast<std::int64_t>(c.nodes) * c.m;
     u.units = static_cast<double>((app.units + u.procs - 1) / u.procs);
     return u;
+}
+
+/// The units the m processes of one node run together, which keep its accelerator busy: m·u, but never more than
+/// the units there are (with m > U some processes have none). Data decomposition: m (each process its share).
+inline double node_units(const application& app, const configuration& c) noexcept {
+    const double together = static_cast<double>(c.m) * share_of(app, c).units;
+    return app.decomp == decomposition::data ? together : std::min(together, static_cast<double>(app.units));
 }
 
 /// The per-unit terms of the default model (docs/MODEL.md §3): Eq. 11's terms with the accelerator work

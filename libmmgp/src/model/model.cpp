@@ -227,7 +227,6 @@ grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& uni
     grid_terms g;
     if (slot_factors_.empty()) return g;
     const int S = s_->plat.apus;
-    const double units = detail::share_of(s_->app, c).units;
     g.apus = S;
     g.factor_by_count = slot_factors_.data();
     g.last_count = static_cast<std::int64_t>(slot_factors_.size()) - 1;
@@ -236,7 +235,7 @@ grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& uni
     g.sliced = c.share == accelerator_sharing::time_sliced && c.m > 1;
     g.from = c.share == accelerator_sharing::time_sliced ? S : static_cast<double>(S) / c.m;
     g.busy_fixed = g.sliced ? 0.0 : share.startup;  // time-sliced: the slice curve holds the start-up
-    g.busy_work = static_cast<double>(c.m) * units * unit.apu_work / unit.apu_split;
+    g.busy_work = detail::node_units(s_->app, c) * unit.apu_work / unit.apu_split;
     return g;
 }
 
@@ -245,9 +244,9 @@ grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& uni
 // cannot hide the switch in front of the next one (docs/MODEL.md §7).
 void evaluator::slice_switch(dedicated_terms& unit) const noexcept { unit.offload_fixed += s_->plat.T_slice_switch; }
 
-p_curve time_sliced_curve(const dedicated_terms& unit, double startup, int m, double units, double T_slice_switch) noexcept {
+p_curve time_sliced_curve(const dedicated_terms& unit, double startup, double node_units, double T_slice_switch) noexcept {
     p_curve k;
-    const double busy = static_cast<double>(m) * units;
+    const double busy = node_units;
     k.a = startup + busy * (unit.C_apu + unit.N * T_slice_switch);
     k.b = busy * unit.apu_work / unit.apu_split;
     k.c = 0.0;
@@ -256,7 +255,7 @@ p_curve time_sliced_curve(const dedicated_terms& unit, double startup, int m, do
 
 // The time-sliced bound of configuration c (only called for time_sliced with m > 1).
 p_curve evaluator::slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept {
-    return time_sliced_curve(unit, share.startup, c.m, detail::share_of(s_->app, c).units, s_->plat.T_slice_switch);
+    return time_sliced_curve(unit, share.startup, detail::node_units(s_->app, c), s_->plat.T_slice_switch);
 }
 
 // Out of the dedicated path's way (kept out of line: the common evaluation stays as small as before).
