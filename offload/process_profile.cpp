@@ -26,6 +26,9 @@ void say(const process_profile_request& rq, const std::string& what) {
 // What the repetitions measured, one value per repetition.
 struct samples {
     std::vector<double> hpu, apu, capu, n, bytes, roundtrip, empty, wall;
+    std::vector<double> capu_p1;               // C_apu as the p = 1 runs give it (kept in the record)
+    std::vector<double> roundtrip_s, calls_s;  // the untimed run at p = S: its off-loads' round trip and count
+    bool capu_at_s = false;                    // C_apu from the runs at p = S
 };
 
 config sequential(const process_profile_request& rq, int p) {
@@ -36,7 +39,8 @@ config sequential(const process_profile_request& rq, int p) {
     return c;
 }
 
-// One repetition: the untimed run (the host's view), then the timed one (the device's).
+// One repetition: the untimed run (the host's view), then the timed one (the device's); then, when the device's
+// SMs S are given, the untimed run at p = S (its round trip gives C_apu, below).
 void measure_repetition(const process_profile_request& rq, int r, const process_accelerator& timed,
                         const process_accelerator& untimed, samples& x, process_profile_report& rep) {
     const double U = rq.base.units;
@@ -52,13 +56,34 @@ void measure_repetition(const process_profile_request& rq, int r, const process_
     x.n.push_back(calls / U);
     x.apu.push_back(b.t.apu_split_s / U);
     // Everything of an off-load beyond its split work and one launch round trip (the platform's O_offload).
-    x.capu.push_back((a.t.roundtrip_s - b.t.apu_split_s - calls * empty) / U);
+    x.capu_p1.push_back((a.t.roundtrip_s - b.t.apu_split_s - calls * empty) / U);
     x.bytes.push_back(static_cast<double>(b.t.bytes) / static_cast<double>(b.t.offloads));
     x.roundtrip.push_back(a.t.roundtrip_s / calls);
     x.empty.push_back(empty);
     x.wall.push_back(a.wall_s);
+    const std::size_t sites = a.sites;
     rep.runs.push_back(std::move(a));
     rep.runs.push_back(std::move(b));
+    if (rq.sms <= 0 || static_cast<std::size_t>(rq.sms) > sites) return;
+    result s = run_processes(sequential(rq, rq.sms), untimed);
+    x.roundtrip_s.push_back(s.t.roundtrip_s);
+    x.calls_s.push_back(static_cast<double>(s.t.offloads));
+    rep.runs.push_back(std::move(s));
+}
+
+// C_apu, per repetition: the off-loads' round trip less their split work and one empty grid's round trip each, at
+// p = S where measured (the untimed run there, the split work of the slot curve's timed run at S), else at p = 1.
+// At S the grids are as short as the mappings the search weighs make them; at p = 1 each off-load waits
+// milliseconds for one block, and what that wait costs the host beyond the work is counted in too.
+void overhead_per_unit(const process_profile_request& rq, const process_profile_report& rep, samples& x) {
+    const double U = rq.base.units;
+    if (x.roundtrip_s.empty() || rep.slot_split_s.empty()) {
+        x.capu = x.capu_p1;
+        return;
+    }
+    x.capu_at_s = true;
+    for (std::size_t r = 0; r < x.roundtrip_s.size(); ++r)
+        x.capu.push_back((x.roundtrip_s[r] - rep.slot_split_s[0] - x.calls_s[r] * x.empty[r]) / U);
 }
 
 // The split work's device time at S, 2S and 4S blocks (as many as the sites allow), one timed run each.
@@ -89,6 +114,12 @@ nlohmann::json slot_curve(const process_profile_report& rep) {
     return curve;
 }
 
+std::string capu_where(const process_profile_request& rq, const samples& x) {
+    if (x.capu_at_s)
+        return "at p = " + std::to_string(rq.sms) + " blocks (the device's SMs; at p = 1 in measurements.C_apu_p1_s)";
+    return "at p = 1";
+}
+
 std::string profile_text(const process_profile_request& rq, const process_profile_report& rep, const samples& x) {
     const std::string how = provenance_phrase(rq, rep.runs.front());
     nlohmann::json j = application_head(
@@ -107,8 +138,8 @@ std::string profile_text(const process_profile_request& rq, const process_profil
     j["C_apu"] = statistic_json(rep.C_apu, std::max(0.0, rep.C_apu.median),
                                 "per unit, what the off-loads cost beyond their split work and one launch round trip "
                                 "each (the platform's O_offload): the P-matrix grid, further launches, copies and "
-                                "synchronisations; the off-loads' round trip (untimed run) minus T_apu minus N x one "
-                                "empty grid's round trip" + how, harness);
+                                "synchronisations; the off-loads' round trip (untimed run) minus their split work "
+                                "(timed run) minus N x one empty grid's round trip, " + capu_where(rq, x) + how, harness);
     if (rep.C_apu.median < 0)
         j["C_apu"]["warning"] = "the measured value was negative (an off-load cost less than its split work and one empty "
                                 "grid's round trip: noise, or kernels overlapping the launch); clamped to 0";
@@ -127,6 +158,7 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                          {"T_hpu_s", x.hpu},
                          {"T_apu_s", x.apu},
                          {"C_apu_s", x.capu},
+                         {"C_apu_p1_s", x.capu_p1},
                          {"N", x.n},
                          {"offload_roundtrip_s", x.roundtrip},
                          {"empty_grid_roundtrip_s", x.empty},
@@ -150,6 +182,7 @@ process_profile_report measure(const process_profile_request& rq, const process_
     samples x;
     for (int r = 0; r < rq.repetitions; ++r) measure_repetition(rq, r, timed, untimed, x, rep);
     if (rq.sms > 0) measure_slots(rq, timed, rep);
+    overhead_per_unit(rq, rep, x);
     rep.T_hpu = summarize(x.hpu);
     rep.T_apu = summarize(x.apu);
     rep.C_apu = summarize(x.capu);

@@ -6,7 +6,11 @@
 //     round trip) and a timed one (the kernels' device time by CUDA events, the bytes copied);
 //   - T_apu: the grids that split over the blocks (newview, evaluate, sumtable, derivatives) per unit;
 //   - C_apu: what an off-load costs beyond its split work and one launch round trip (the platform's O_offload):
-//     the P-matrix grid, the further launches, copies and synchronisations of each off-load, per unit;
+//     the P-matrix grid, the further launches, copies and synchronisations of each off-load, per unit; measured
+//     at p = S when the SMs are given (one more untimed run per repetition, the split work from the slot curve's
+//     timed run at S), where the grids are as short as in the mappings the search weighs (at p = 1 each
+//     off-load waits milliseconds for one block, and what that wait costs beyond the work would be counted in);
+//     the p = 1 value stays in the record (measurements.C_apu_p1_s);
 //   - g = 0: an off-load is one launch whatever p;
 //   - dma_bytes: the bytes copied per off-load;
 //   - slot_time, when the device's SMs S are given: the program's own kernels at p = S, 2S and 4S blocks, f(k) =
@@ -37,7 +41,8 @@ struct process_profile_request {
 struct process_profile_report {
     statistic T_hpu, T_apu, C_apu, N, bytes, roundtrip, empty;  ///< per unit (bytes, roundtrip, empty: per off-load)
     std::vector<double> slot_split_s;  ///< the split work's device time at S, 2S, 4S blocks (those measured)
-    std::vector<result> runs;          ///< every run, untimed and timed interleaved, then the slot runs
+    std::vector<result> runs;          ///< every run: per repetition untimed, timed (p = 1) and untimed at p = S
+                                       ///< (when measured), then the slot runs
     double elapsed_s = 0;
     std::string json;                  ///< the application profile, schema mmgp/1
 };

@@ -192,31 +192,42 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     rq.repetitions = 2;
     rq.sms = 3;  // the slot runs at 3, 6 and 12 blocks
     const K::process_profile_report rep = K::measure_process_profile(rq, device_like(), O::host_twin_accelerator(false));
-    REQUIRE(rep.runs.size() == 2 * 2 + 3);
+    // Per repetition: untimed and timed at p = 1, untimed at p = S; then the slot runs.
+    REQUIRE(rep.runs.size() == 2 * 3 + 3);
     const K::result& untimed = rep.runs[0];
     const K::result& timed = rep.runs[1];
     CHECK(untimed.t.apu_split_s == 0);  // the untimed run reports no kernel time
     CHECK(timed.t.apu_split_s > 0);
+    CHECK(rep.runs[2].cfg.p == 3);
+    CHECK(rep.runs[2].t.apu_split_s == 0);
     // Derived from the runs' timers, per unit (2 units): N and T_hpu from the untimed runs, T_apu from the timed.
-    const std::vector<double> n = {static_cast<double>(rep.runs[0].t.offloads) / 2, static_cast<double>(rep.runs[2].t.offloads) / 2};
+    const std::vector<double> n = {static_cast<double>(rep.runs[0].t.offloads) / 2, static_cast<double>(rep.runs[3].t.offloads) / 2};
     CHECK(rep.N.median == doctest::Approx((n[0] + n[1]) / 2));
-    CHECK(rep.T_apu.median == doctest::Approx((rep.runs[1].t.apu_split_s + rep.runs[3].t.apu_split_s) / 4));
-    CHECK(rep.T_hpu.median == doctest::Approx((rep.runs[0].t.host_s + rep.runs[2].t.host_s) / 4));
-    // C_apu: the untimed round trip less the timed split work and one empty round trip per off-load, per unit.
+    CHECK(rep.T_apu.median == doctest::Approx((rep.runs[1].t.apu_split_s + rep.runs[4].t.apu_split_s) / 4));
+    CHECK(rep.T_hpu.median == doctest::Approx((rep.runs[0].t.host_s + rep.runs[3].t.host_s) / 4));
+    REQUIRE(rep.slot_split_s.size() == 3);
+    for (std::size_t k = 0; k < 3; ++k) {
+        CHECK(rep.runs[6 + k].cfg.p == 3 << k);
+        CHECK(rep.slot_split_s[k] == rep.runs[6 + k].t.apu_split_s);
+    }
+    // C_apu at p = S: the untimed round trip there less the split work at S (the slot curve's timed run) and one
+    // empty round trip per off-load, per unit. The p = 1 value (the same from the p = 1 runs) stays in the record.
     auto c_apu = [&](std::size_t r) {
-        const K::timers &u = rep.runs[2 * r].t, &t = rep.runs[2 * r + 1].t;
+        const K::timers& u = rep.runs[3 * r + 2].t;
+        return (u.roundtrip_s - rep.slot_split_s[0] - static_cast<double>(u.offloads) * 1e-6) / 2;
+    };
+    auto c_apu_p1 = [&](std::size_t r) {
+        const K::timers &u = rep.runs[3 * r].t, &t = rep.runs[3 * r + 1].t;
         return (u.roundtrip_s - t.apu_split_s - static_cast<double>(u.offloads) * 1e-6) / 2;
     };
     CHECK(rep.C_apu.median == doctest::Approx((c_apu(0) + c_apu(1)) / 2));
     CHECK(rep.bytes.median == doctest::Approx(100));
     CHECK(rep.empty.median == doctest::Approx(1e-6));
-    REQUIRE(rep.slot_split_s.size() == 3);
-    for (std::size_t k = 0; k < 3; ++k) {
-        CHECK(rep.runs[4 + k].cfg.p == 3 << k);
-        CHECK(rep.slot_split_s[k] == rep.runs[4 + k].t.apu_split_s);
-    }
     const auto doc = nlohmann::json::parse(rep.json);
     CHECK(doc["T_apu"]["value"] == rep.T_apu.median);
+    REQUIRE(doc["measurements"]["C_apu_p1_s"].size() == 2);
+    CHECK(doc["measurements"]["C_apu_p1_s"][1].get<double>() == doctest::Approx(c_apu_p1(1)));
+    CHECK(doc["C_apu"]["source"].get<std::string>().find("at p = 3 blocks") != std::string::npos);
     CHECK(doc["g"]["value"] == 0);
     REQUIRE(doc["slot_time"].size() == 3);
     CHECK(doc["slot_time"][1][1].get<double>() == doctest::Approx(2 * rep.slot_split_s[1] / rep.slot_split_s[0]));
