@@ -73,17 +73,41 @@ __global__ void k_pmatrix(site::model_view m, const unsigned* idx, const double*
     pm[idx[i] * per + (r * site::states + row) * site::states + col] = site::pmatrix_entry(m, len[i], r, row, col);
 }
 
+// newview: one thread per site and rate category (its 4 entries), so that a warp reads the children's CLVs as
+// contiguous runs of memory; the two P matrices sit in shared memory. A pass of the block takes ⌊256/R⌋ sites; the
+// threads of a site agree through shared memory whether every entry is small (then the site is scaled).
 __global__ void k_newview(site::partial_op o, slice_dims d, int rate_cats, const double* pm, double* clv, unsigned* scalers) {
-    const std::size_t per = static_cast<std::size_t>(rate_cats) * site::states * site::states;
-    const double* p1 = pm + o.child1_matrix * per;
-    const double* p2 = pm + o.child2_matrix * per;
+    __shared__ double q[2 * site::max_rates * site::states * site::states];
+    __shared__ int large[threads];  // per site of the pass: some entry not below the threshold
+    const int per = rate_cats * site::states * site::states;
+    for (int e = threadIdx.x; e < per; e += blockDim.x) {
+        q[e] = pm[static_cast<std::size_t>(o.child1_matrix) * per + e];
+        q[per + e] = pm[static_cast<std::size_t>(o.child2_matrix) * per + e];
+    }
+    const int tile = blockDim.x / rate_cats, j = threadIdx.x / rate_cats, r = threadIdx.x % rate_cats;
+    const double* c1 = clv_of(clv, d, o.child1);
+    const double* c2 = clv_of(clv, d, o.child2);
     double* parent = clv + static_cast<std::size_t>(o.parent) * d.sites * d.span;
-    for (std::size_t s = first_site(d), end = end_site(d); s < end; s += blockDim.x) {
-        const unsigned scaled = site::newview_site(rate_cats, p1, clv_of(clv, d, o.child1) + s * d.span, p2,
-                                                   clv_of(clv, d, o.child2) + s * d.span, parent + s * d.span);
-        if (o.parent_scaler >= 0)
-            scalers[static_cast<std::size_t>(o.parent_scaler) * d.sites + s] =
-                scaling_of(scalers, d, o.child1, s) + scaling_of(scalers, d, o.child2, s) + scaled;
+    const std::size_t end = end_site(d);
+    __syncthreads();
+    for (std::size_t base = d.sites * blockIdx.x / gridDim.x; base < end; base += tile) {
+        const std::size_t s = base + j;
+        const bool active = j < tile && s < end;
+        double v[site::states];
+        bool small = true;
+        if (active) small = site::newview_rate(r, q, c1 + s * d.span, q + per, c2 + s * d.span, v);
+        if (static_cast<int>(threadIdx.x) < tile) large[threadIdx.x] = 0;
+        __syncthreads();
+        if (active && !small) large[j] = 1;
+        __syncthreads();
+        if (active) {
+            const bool scaled = large[j] == 0;
+            for (int i = 0; i < site::states; ++i) parent[s * d.span + r * site::states + i] = scaled ? v[i] * site::scale_factor : v[i];
+            if (r == 0 && o.parent_scaler >= 0)
+                scalers[static_cast<std::size_t>(o.parent_scaler) * d.sites + s] =
+                    scaling_of(scalers, d, o.child1, s) + scaling_of(scalers, d, o.child2, s) + (scaled ? 1u : 0u);
+        }
+        __syncthreads();  // large[] is cleared by the next pass
     }
 }
 

@@ -1,6 +1,7 @@
 // The per-site arithmetic of the off-loaded likelihood kernels (DNA, 4 states, R rate categories), written once
-// for the host and the GPU: the CUDA kernels (offload/cuda/device_slice.cu) run it one site per thread, and the
-// host reference (offload/cuda/host_reference.cpp) runs it site by site, so that the tests here compare exactly
+// for the host and the GPU: the CUDA kernels (offload/cuda/device_slice.cu) run it one site per thread (newview:
+// one site's rate category per thread), and the host reference (offload/cuda/host_reference.cpp) runs it site by
+// site, so that the tests here compare exactly
 // the code the GPU runs with libpll's own kernels (tests/offload/test_kernels.cpp) — what a device adds is the
 // launch, the grid of p blocks over the sites and the reductions (the gpu suite checks those on a device).
 //
@@ -52,24 +53,31 @@ MMGP_HD inline double pmatrix_entry(const model_view& m, double t, int r, int i,
     return v;
 }
 
+/// newview at one site, one rate category r: the parent's 4 entries `out` from the children's CLVs through their P
+/// matrices; returns true when every entry is below 2^-256 (the site is scaled when this holds for every category).
+MMGP_HD inline bool newview_rate(int r, const double* p1, const double* c1, const double* p2, const double* c2,
+                                 double* out) {
+    const double* q1 = p1 + r * states * states;
+    const double* q2 = p2 + r * states * states;
+    bool small = true;
+    for (int i = 0; i < states; ++i) {
+        double left = 0, right = 0;
+        for (int k = 0; k < states; ++k) {
+            left += q1[i * states + k] * c1[r * states + k];
+            right += q2[i * states + k] * c2[r * states + k];
+        }
+        out[i] = left * right;
+        small = small && out[i] < scale_threshold;
+    }
+    return small;
+}
+
 /// newview at one site: the parent's CLV from its two children's CLVs through their P matrices; returns 1 when
 /// the site was scaled (every entry below 2^-256, then multiplied by 2^256), else 0.
 MMGP_HD inline unsigned newview_site(int rate_cats, const double* p1, const double* c1, const double* p2,
                                      const double* c2, double* parent) {
     bool small = true;
-    for (int r = 0; r < rate_cats; ++r) {
-        const double* q1 = p1 + r * states * states;
-        const double* q2 = p2 + r * states * states;
-        for (int i = 0; i < states; ++i) {
-            double left = 0, right = 0;
-            for (int k = 0; k < states; ++k) {
-                left += q1[i * states + k] * c1[r * states + k];
-                right += q2[i * states + k] * c2[r * states + k];
-            }
-            parent[r * states + i] = left * right;
-            small = small && left * right < scale_threshold;
-        }
-    }
+    for (int r = 0; r < rate_cats; ++r) small = newview_rate(r, p1, c1, p2, c2, parent + r * states) && small;
     if (!small) return 0;
     for (int e = 0; e < rate_cats * states; ++e) parent[e] *= scale_factor;
     return 1;
