@@ -213,6 +213,17 @@ void describe(nlohmann::json& p, const nlohmann::json& gpu) {
                       {"min", number_at(gpu, "/offload/launch_sync_s/min")},
                       {"repetitions", static_cast<int>(number_at(gpu, "/offload/launch_sync_s/repetitions", quantity::count))},
                       {"source", "GPU harness: launch + cudaStreamSynchronize of an empty one-block kernel, host-timed"}};
+    if (gpu.contains("/offload/blocking_sync_s/median"_json_pointer)) {
+        // An edtlp process blocks while its off-load runs: each off-load's switch is the wake-up of its host thread.
+        const double blocking = number_at(gpu, "/offload/blocking_sync_s/median");
+        if (!p.contains("calibration") || !p["calibration"].is_object()) p["calibration"] = nlohmann::json::object();
+        if (p.contains("T_csw") && !p["calibration"].contains("T_csw_host")) p["calibration"]["T_csw_host"] = p["T_csw"];
+        p["T_csw"] = {{"value", std::max(0.0, blocking - p["O_offload"]["value"].get<double>())},
+                      {"source", "GPU harness: launch + synchronise of an empty one-block kernel with the host thread "
+                                 "blocking while it waits (cudaDeviceScheduleBlockingSync, as an edtlp process waits), "
+                                 "less O_offload's spinning one (medians): the wake-up of the blocked host thread, per "
+                                 "off-load (the csw harness's host hand-off: calibration.T_csw_host)"}};
+    }
     p["dma"] = dma_of(gpu);
     write_sharing(p, gpu, notes);
     if (!p.contains("sources") || !p["sources"].is_object()) p["sources"] = nlohmann::json::object();

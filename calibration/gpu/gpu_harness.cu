@@ -16,6 +16,7 @@
 // MPS and, where the MPS control daemon can be started (root, nvidia-cuda-mps-control), with it. The sharing
 // children are forked before this process initialises CUDA.
 #include <cuda_runtime.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -120,6 +121,22 @@ round_trip launch_round_trips(int blocks, int reps) {
         r.sync.push_back(t2 - t0);
     }
     return r;
+}
+
+// The launch round trip with the host thread blocking while it waits (cudaDeviceScheduleBlockingSync), in a
+// forked child: the flag holds for a process's context, and this one's spins. Empty when the child fails.
+std::vector<double> blocking_round_trips(int device, int reps) {
+    mmgp::run::forked child = mmgp::run::fork_with_pipes([&](int to_parent, int) {
+        if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) return 1;
+        const std::vector<double> t = launch_round_trips(1, reps).sync;
+        return mmgp::run::write_all(to_parent, t.data(), t.size() * sizeof(double)) ? 0 : 1;
+    });
+    std::vector<double> t(static_cast<std::size_t>(reps));
+    const bool got = child.pid > 0 && mmgp::run::read_all_by(child.from_child, t.data(), t.size() * sizeof(double),
+                                                             mmgp::run::steady_seconds() + 60);
+    if (!got && child.pid > 0) kill(child.pid, SIGKILL);
+    const int code = mmgp::run::wait_forked(child);
+    return got && code == 0 ? t : std::vector<double>{};
 }
 
 rec::offload_samples offload_samples(int sms, int reps) {
@@ -383,6 +400,8 @@ int main(int argc, char** argv) {
     }
     rec::harness_samples samples;
     samples.sharing = sharing_section(o);
+    const int reps = o.quick ? 300 : 2000;
+    const std::vector<double> blocking = blocking_round_trips(o.device, reps);  // before this process's context
     check(cudaSetDevice(o.device), "select device");
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, o.device), "device properties");
@@ -391,9 +410,9 @@ int main(int argc, char** argv) {
          prop.maxBlocksPerMultiProcessor, prop.maxThreadsPerMultiProcessor, 0, 0, 0};
     cudaDriverGetVersion(&d.driver_version), cudaRuntimeGetVersion(&d.runtime_version);
     cudaDeviceGetAttribute(&d.compute_mode, cudaDevAttrComputeMode, o.device);
-    const int reps = o.quick ? 300 : 2000;
     samples.quick = o.quick;
     samples.offload = offload_samples(d.sms, reps);
+    samples.offload.blocking_sync_s = blocking;
     samples.mailbox = mailbox_samples(reps);
     samples.copies = copy_samples(o.quick);
     samples.blocks = block_samples(d.sms, o.quick);

@@ -41,9 +41,13 @@ json device_json(const device_facts& d) {
 }
 
 json offload_json(const offload_samples& o) {
-    return {{"launch_sync_s", {{"median", median_of(o.sync_s)}, {"min", minimum_of(o.sync_s)}, {"repetitions", o.sync_s.size()}}},
-            {"enqueue_s", {{"median", median_of(o.enqueue_s)}, {"min", minimum_of(o.enqueue_s)}}},
-            {"by_blocks", grid_medians(o.by_blocks)}};
+    json j = {{"launch_sync_s", {{"median", median_of(o.sync_s)}, {"min", minimum_of(o.sync_s)}, {"repetitions", o.sync_s.size()}}},
+              {"enqueue_s", {{"median", median_of(o.enqueue_s)}, {"min", minimum_of(o.enqueue_s)}}},
+              {"by_blocks", grid_medians(o.by_blocks)}};
+    if (!o.blocking_sync_s.empty())
+        j["blocking_sync_s"] = {{"median", median_of(o.blocking_sync_s)}, {"min", minimum_of(o.blocking_sync_s)},
+                                {"repetitions", o.blocking_sync_s.size()}};
+    return j;
 }
 
 json mailbox_json(const mailbox_samples& m) {

@@ -37,6 +37,9 @@ struct grid_sample {
 struct offload_samples {
     std::vector<double> sync_s, enqueue_s;
     std::vector<grid_sample> by_blocks;
+    /// The same launch + synchronise in a process whose host thread blocks while it waits
+    /// (cudaDeviceScheduleBlockingSync, as an edtlp process of the off-load runtime waits); empty: not measured.
+    std::vector<double> blocking_sync_s = {};
 };
 
 /// The persistent kernel on mapped host memory: the warm rounds' round trips; answered false when it never replied.

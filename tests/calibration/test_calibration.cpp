@@ -468,6 +468,18 @@ TEST_CASE("the GPU harness's record as platform keys: SMs, the launch, the copie
     const double bw_in = 268435456 / g["copies"]["host_to_device"][1][1].get<double>();
     const double bw_out = 268435456 / g["copies"]["device_to_host"][1][1].get<double>();
     CHECK(pl.dma.s_per_byte == doctest::Approx(1 / std::min(bw_in, bw_out)));
+    // Without the blocking round trip (an older record) T_csw stays the host's; with it, T_csw is the blocked host
+    // thread's wake-up per off-load: the blocking round trip less the spinning one.
+    CHECK(pl.T_csw == 3e-6);
+    nlohmann::json blocking = g;
+    blocking["offload"]["blocking_sync_s"] = {{"median", 3.0e-5}, {"min", 2.5e-5}, {"repetitions", 300}};
+    nlohmann::json b = host_profile();
+    describe_gpu(b, blocking);
+    CHECK(mmgp::parse_platform(b.dump(), "gpu.json").T_csw == doctest::Approx(3.0e-5 - 9.1e-6));
+    CHECK(b["calibration"]["T_csw_host"]["value"] == 3e-6);
+    describe_gpu(b, blocking);  // described again (calibrate --from): the host's value is kept, not the derived one
+    CHECK(b["calibration"]["T_csw_host"]["value"] == 3e-6);
+    CHECK(mmgp::parse_platform(b.dump(), "gpu.json").T_csw == doctest::Approx(3.0e-5 - 9.1e-6));
     CHECK(pl.sharing == std::vector<mmgp::accelerator_sharing>{mmgp::accelerator_sharing::mps, mmgp::accelerator_sharing::time_sliced});
     CHECK(pl.T_slice_switch == g["sharing"]["time_sliced"]["switch_s"].get<double>());
     CHECK(pl.T_csw == 3e-6);  // the host's keys are kept
@@ -539,6 +551,13 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     CHECK(g["offload"]["launch_sync_s"]["min"].get<double>() == 7e-6);
     CHECK(g["offload"]["launch_sync_s"]["repetitions"] == 4);
     CHECK(g["offload"]["enqueue_s"]["median"].get<double>() == 4e-6);
+    CHECK_FALSE(g["offload"].contains("blocking_sync_s"));  // not measured: no key
+    rec::harness_samples sb = s;
+    sb.offload.blocking_sync_s = {3e-5, 2e-5, 4e-5};
+    const nlohmann::json gb = nlohmann::json::parse(rec::harness_record(sb));
+    CHECK(gb["offload"]["blocking_sync_s"]["median"].get<double>() == 3e-5);
+    CHECK(gb["offload"]["blocking_sync_s"]["min"].get<double>() == 2e-5);
+    CHECK(gb["offload"]["blocking_sync_s"]["repetitions"] == 3);
     CHECK(g["offload"]["by_blocks"][1][1].get<double>() == doctest::Approx(11e-6));
     CHECK(g["mailbox"]["round_trip_s"]["median"].get<double>() == 2e-6);
     CHECK(g["mailbox"]["round_trip_s"]["repetitions"] == 3);
