@@ -29,6 +29,8 @@ struct samples {
     std::vector<double> capu_p1;               // C_apu as the p = 1 runs give it (kept in the record)
     std::vector<double> roundtrip_s, calls_s;  // the untimed run at p = S: its off-loads' round trip and count
     bool capu_at_s = false;                    // C_apu from the runs at p = S
+    std::vector<double> apu_p1;                // the split work's device time at p = 1, as measured
+    std::vector<double> floor;                 // its floor: the part that does not divide by p (split_floor)
 };
 
 config sequential(const process_profile_request& rq, int p) {
@@ -55,6 +57,7 @@ void measure_repetition(const process_profile_request& rq, int r, const process_
     x.hpu.push_back(a.t.host_s / U);
     x.n.push_back(calls / U);
     x.apu.push_back(b.t.apu_split_s / U);
+    x.apu_p1.push_back(b.t.apu_split_s / U);
     // Everything of an off-load beyond its split work and one launch round trip (the platform's O_offload).
     x.capu_p1.push_back((a.t.roundtrip_s - b.t.apu_split_s - calls * empty) / U);
     x.bytes.push_back(static_cast<double>(b.t.bytes) / static_cast<double>(b.t.offloads));
@@ -106,11 +109,29 @@ std::string provenance_phrase(const process_profile_request& rq, const result& f
            " taxa x " + std::to_string(first.sites) + " sites, GTR+G4) on " + this_hostname() + ", " + utc_now();
 }
 
-nlohmann::json slot_curve(const process_profile_report& rep) {
+// With the floor a (per unit): T_apu keeps the part of the split work that divides by p, C_apu gains the floor, so
+// that the model's T_apu/p + C_apu is the measured time at p = 1 and at p = S alike.
+void take_floor(const process_profile_request& rq, const process_profile_report& rep, samples& x) {
+    if (!x.capu_at_s) return;
+    const double tS = rep.slot_split_s[0] / rq.base.units;
+    for (std::size_t r = 0; r < x.apu.size(); ++r) {
+        const double a = split_floor(x.apu[r], tS, rq.sms);
+        x.floor.push_back(a);
+        x.apu[r] -= a;
+        if (r < x.capu.size()) x.capu[r] += a;
+    }
+}
+
+// f(k) = k·T(kS)/T(S) over the split work that divides by p (the floor, per unit `floor`, taken off each).
+nlohmann::json slot_curve(const process_profile_request& rq, const process_profile_report& rep, double floor) {
     nlohmann::json curve = nlohmann::json::array({nlohmann::json::array({1, 1})});
     const int ks[] = {1, 2, 4};
-    for (std::size_t i = 1; i < rep.slot_split_s.size(); ++i)
-        curve.push_back({ks[i], ks[i] * rep.slot_split_s[i] / rep.slot_split_s[0]});
+    const double U = rq.base.units;
+    const double base = rep.slot_split_s[0] / U - floor;
+    for (std::size_t i = 1; i < rep.slot_split_s.size(); ++i) {
+        const double t = rep.slot_split_s[i] / U - floor;
+        curve.push_back({ks[i], base > 0 && t > 0 ? ks[i] * t / base : ks[i] * rep.slot_split_s[i] / rep.slot_split_s[0]});
+    }
     return curve;
 }
 
@@ -134,12 +155,17 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                 "host time per unit outside off-loads (resampling, tree walk, Newton steps)" + how, harness);
     j["T_apu"] = statistic_json(rep.T_apu, rep.T_apu.median,
                                 "device time per unit of the grids that split over the blocks (newview, evaluate, "
-                                "sumtable, derivatives) at p = 1, CUDA events" + how, harness);
+                                "sumtable, derivatives) at p = 1, CUDA events, less their floor (the part that does "
+                                "not divide by p, through the split work at p = 1 and at p = S: "
+                                "measurements.split_floor_s; as measured: T_apu_p1_s)" + how, harness);
     j["C_apu"] = statistic_json(rep.C_apu, std::max(0.0, rep.C_apu.median),
                                 "per unit, what the off-loads cost beyond their split work and one launch round trip "
                                 "each (the platform's O_offload): the P-matrix grid, further launches, copies and "
                                 "synchronisations; the off-loads' round trip (untimed run) minus their split work "
-                                "(timed run) minus N x one empty grid's round trip, " + capu_where(rq, x) + how, harness);
+                                "(timed run) minus N x one empty grid's round trip (the platform's O_offload, and T_csw "
+                                "when the host thread blocks), " + capu_where(rq, x) +
+                                (x.floor.empty() ? "" : ", plus the split grids' floor") +
+                                how, harness);
     if (rep.C_apu.median < 0)
         j["C_apu"]["warning"] = "the measured value was negative (an off-load cost less than its split work and one empty "
                                 "grid's round trip: noise, or kernels overlapping the launch); clamped to 0";
@@ -148,15 +174,17 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                     "bytes copied per off-load between host and device (indices, branch lengths, "
                                     "weights, the blocks' partial sums)" + how, harness);
     if (rep.slot_split_s.size() >= 2) {
-        j["slot_time"] = slot_curve(rep);
+        j["slot_time"] = slot_curve(rq, rep, x.floor.empty() ? 0.0 : summarize(x.floor).median);
         j["sources"] = {{"slot_time", "the program's own split grids at " + std::to_string(rq.sms) + " x {1, 2, 4} blocks (the "
-                                      "device's SMs), f(k) = k T(kS) / T(S), T the split work's device time (CUDA events), "
-                                      "one timed run each" + how}};
+                                      "device's SMs), f(k) = k T(kS) / T(S), T the split work's device time per unit (CUDA "
+                                      "events) less its floor, one timed run each" + how}};
     }
     j["machine"] = {{"hostname", this_hostname()}, {"hardware_concurrency", std::thread::hardware_concurrency()}};
     j["measurements"] = {{"wall_s_p1", x.wall},
                          {"T_hpu_s", x.hpu},
                          {"T_apu_s", x.apu},
+                         {"T_apu_p1_s", x.apu_p1},
+                         {"split_floor_s", x.floor},
                          {"C_apu_s", x.capu},
                          {"C_apu_p1_s", x.capu_p1},
                          {"N", x.n},
@@ -183,6 +211,7 @@ process_profile_report measure(const process_profile_request& rq, const process_
     for (int r = 0; r < rq.repetitions; ++r) measure_repetition(rq, r, timed, untimed, x, rep);
     if (rq.sms > 0) measure_slots(rq, timed, rep);
     overhead_per_unit(rq, rep, x);
+    take_floor(rq, rep, x);
     rep.T_hpu = summarize(x.hpu);
     rep.T_apu = summarize(x.apu);
     rep.C_apu = summarize(x.capu);
@@ -196,6 +225,12 @@ process_profile_report measure(const process_profile_request& rq, const process_
 }
 
 }  // namespace process_profile_impl
+
+double split_floor(double t1, double tS, int S) {
+    if (S <= 1) return 0;
+    const double a = (tS - t1 / S) / (1.0 - 1.0 / S);
+    return a > 0 && a < t1 ? a : 0;
+}
 
 process_profile_report measure_process_profile(const process_profile_request& rq, const process_accelerator& timed,
                                                const process_accelerator& untimed) {

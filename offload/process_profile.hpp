@@ -47,6 +47,11 @@ struct process_profile_report {
     std::string json;                  ///< the application profile, schema mmgp/1
 };
 
+/// The split grids' floor per unit: through the split work at p = 1 (t1) and at p = S (tS), a + b/p; a is the time
+/// a grid takes whatever its blocks (its start and its tail), b the work that divides by p. 0 where the two points
+/// give no floor strictly between 0 and t1 (a grid at S as fast as t1/S or faster, or not faster than at p = 1).
+double split_floor(double t1, double tS, int S);
+
 /// Measures the profile on `timed` (an accelerator whose off-loaders report their device time) and `untimed` (the
 /// same without timing). Throws as run_processes(), and mmgp::failure when the timed runs report no device time.
 process_profile_report measure_process_profile(const process_profile_request& rq, const process_accelerator& timed,

@@ -203,7 +203,6 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     // Derived from the runs' timers, per unit (2 units): N and T_hpu from the untimed runs, T_apu from the timed.
     const std::vector<double> n = {static_cast<double>(rep.runs[0].t.offloads) / 2, static_cast<double>(rep.runs[3].t.offloads) / 2};
     CHECK(rep.N.median == doctest::Approx((n[0] + n[1]) / 2));
-    CHECK(rep.T_apu.median == doctest::Approx((rep.runs[1].t.apu_split_s + rep.runs[4].t.apu_split_s) / 4));
     CHECK(rep.T_hpu.median == doctest::Approx((rep.runs[0].t.host_s + rep.runs[3].t.host_s) / 4));
     REQUIRE(rep.slot_split_s.size() == 3);
     for (std::size_t k = 0; k < 3; ++k) {
@@ -220,7 +219,16 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
         const K::timers &u = rep.runs[3 * r].t, &t = rep.runs[3 * r + 1].t;
         return (u.roundtrip_s - t.apu_split_s - static_cast<double>(u.offloads) * 1e-6) / 2;
     };
-    CHECK(rep.C_apu.median == doctest::Approx((c_apu(0) + c_apu(1)) / 2));
+    // The split grids' floor per repetition: a + b/p through the split work at p = 1 and at p = S = 3 (0 where
+    // that gives none between 0 and the p = 1 time). T_apu keeps b, C_apu gains a.
+    const double tS = rep.slot_split_s[0] / 2;
+    auto t1 = [&](std::size_t r) { return rep.runs[3 * r + 1].t.apu_split_s / 2; };
+    auto floor_of = [&](std::size_t r) {
+        const double a = (tS - t1(r) / 3) / (1 - 1.0 / 3);
+        return a > 0 && a < t1(r) ? a : 0.0;
+    };
+    CHECK(rep.T_apu.median == doctest::Approx((t1(0) - floor_of(0) + t1(1) - floor_of(1)) / 2));
+    CHECK(rep.C_apu.median == doctest::Approx((c_apu(0) + floor_of(0) + c_apu(1) + floor_of(1)) / 2));
     CHECK(rep.bytes.median == doctest::Approx(100));
     CHECK(rep.empty.median == doctest::Approx(1e-6));
     const auto doc = nlohmann::json::parse(rep.json);
@@ -230,13 +238,30 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     CHECK(doc["C_apu"]["source"].get<std::string>().find("at p = 3 blocks") != std::string::npos);
     CHECK(doc["g"]["value"] == 0);
     REQUIRE(doc["slot_time"].size() == 3);
-    CHECK(doc["slot_time"][1][1].get<double>() == doctest::Approx(2 * rep.slot_split_s[1] / rep.slot_split_s[0]));
-    CHECK(doc["slot_time"][2][1].get<double>() == doctest::Approx(4 * rep.slot_split_s[2] / rep.slot_split_s[0]));
+    // f(k) = k·T(kS)/T(S) over the part of the split work that divides by p (the floor's median taken off).
+    const double fm = (floor_of(0) + floor_of(1)) / 2;
+    auto f = [&](std::size_t i, int k) {
+        const double base = tS - fm, t = rep.slot_split_s[i] / 2 - fm;
+        return base > 0 && t > 0 ? k * t / base : k * rep.slot_split_s[i] / rep.slot_split_s[0];
+    };
+    CHECK(doc["slot_time"][1][1].get<double>() == doctest::Approx(f(1, 2)));
+    CHECK(doc["slot_time"][2][1].get<double>() == doctest::Approx(f(2, 4)));
+    REQUIRE(doc["measurements"]["split_floor_s"].size() == 2);
+    CHECK(doc["measurements"]["T_apu_p1_s"][0].get<double>() == doctest::Approx(t1(0)));
     const mmgp::application app = mmgp::parse_application(rep.json, "profile");
     CHECK(app.units == 2);
     CHECK(app.T_apu == doctest::Approx(rep.T_apu.median));
     REQUIRE(app.slot_time.k.size() == 3);
     CHECK(app.slot_time.factor[2] == doctest::Approx(doc["slot_time"][2][1].get<double>()));
+}
+
+TEST_CASE("the split grids' floor: a + b/p through the split work at p = 1 and at p = S") {
+    // 0.5 s of work that divides by p and a 2 ms floor: 0.502 s at p = 1, 0.5/132 + 0.002 at p = 132.
+    CHECK(K::split_floor(0.502, 0.5 / 132 + 0.002, 132) == doctest::Approx(0.002).epsilon(1e-12));
+    CHECK(K::split_floor(0.5, 0.5 / 132, 132) == 0);          // perfect division: no floor
+    CHECK(K::split_floor(0.5, 0.5 / 264, 132) == 0);          // faster than t1/S: none either
+    CHECK(K::split_floor(0.5, 0.6, 132) == 0);                // not faster at S than at 1: not a floor
+    CHECK(K::split_floor(0.5, 0.1, 1) == 0);                  // one SM: nothing to tell apart
 }
 
 TEST_CASE("the processes' profile refuses a timed accelerator that times nothing, and a bad repetition count") {
