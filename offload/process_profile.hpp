@@ -4,7 +4,8 @@
 //
 //   - one process at p = 1, `repetitions` times, each an untimed run (the host's view: T_hpu, N, the off-loads'
 //     round trip) and a timed one (the kernels' device time by CUDA events, the bytes copied);
-//   - T_apu: the grids that split over the blocks (newview, evaluate, sumtable, derivatives) per unit;
+//   - T_apu: the grids that split over the blocks (newview, evaluate, sumtable, derivatives) per unit, less their
+//     floor when the SMs are given (split_floor(): a + b/p through p = 1 and p = S; T_apu = b, C_apu gains a);
 //   - C_apu: what an off-load costs beyond its split work and one launch round trip (the platform's O_offload):
 //     the P-matrix grid, the further launches, copies and synchronisations of each off-load, per unit; measured
 //     at p = S when the SMs are given (one more untimed run per repetition, the split work from the slot curve's
