@@ -109,12 +109,21 @@ def nodes_of(r):
 
 
 def write_group(name, units, rows, folder):
+    """The replay file of a group's rows (with their sharing mode, on a GPU node)."""
     path = os.path.join(folder, name + ".csv")
+    shared = any(r.get("sharing") for r in rows)
     with open(path, "w") as f:
-        f.write("m,p,nodes,policy,units,time_s,censored,bound_s\n")
+        f.write("m,p,nodes,policy,units,time_s,censored,bound_s" + (",sharing" if shared else "") + "\n")
         for r in sorted(rows, key=lambda r: (int(r["m"]), int(r["p"]), r["policy"], int(r["rep"]))):
-            f.write(f"{r['m']},{r['p']},{nodes_of(r)},{r['policy']},{units},{r['wall_s']},{r['censored']},{r['bound_s']}\n")
+            f.write(f"{r['m']},{r['p']},{nodes_of(r)},{r['policy']},{units},{r['wall_s']},{r['censored']},{r['bound_s']}"
+                    + (f",{r['sharing']}" if shared else "") + "\n")
     return path
+
+
+def sharing_args(rows):
+    """mmgp tune's words for the sharing mode a GPU group's rows name (one mode a group); none for the others."""
+    modes = {r.get("sharing") for r in rows} - {None, ""}
+    return ["--set", f'search.sharing=["{modes.pop()}"]'] if len(modes) == 1 else []
 
 
 def key(m, p, nodes, pol):
@@ -358,7 +367,7 @@ def setting_replay(group, setting, folder, platform=None):
                                        vrows, units)
         if setting == "d":
             extra += ["--replay-first", "slowest"]
-    return path, reps, truth, exhaustive_cost(truth), profile, extra
+    return path, reps, truth, exhaustive_cost(truth), profile, extra + sharing_args(vrows)
 
 
 def new_user(pool, mmgp, platform, name, units, rows, seeds, folder):

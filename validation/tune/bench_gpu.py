@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""mmgp tune as a new user on a GPU node: the libpll program's runs on an H200 (validation/gpu/libpll/), replayed.
+
+    python3 validation/tune/bench_gpu.py [--mmgp build/cli/mmgp] [--seeds 100] [--jobs 2]
+
+Two groups, one per sharing mode (MPS and time-sliced: a tune searches one mode, `--set search.sharing`), of the
+quick sweep's runs (4 units, m in {1, 2, 4, 8} x p in {1, 32, 132, 264}, 2 runs each); the new user brings only
+the platform calibrated on that machine (validation/gpu/libpll/platform.json). Two tables:
+1. bench.py's figures in the new user's variants a-d, seeds 1..N: mmgp tune's P(regret <= 3 %) against
+   exhaustive trial's exact P, and its median and largest machine time as a fraction of exhaustive trial's, with
+   the default first runs and with first_runs.py's two other rules ("platform", "first");
+2. first_runs.py's choice of the rule made again with these two groups beside its own: its results.json re-read
+   for its groups, these two replayed on its seeds (1001..1040), the same loss and paired test.
+Writes gpu/report.txt and gpu/results.json beside this file.
+"""
+import concurrent.futures
+import csv
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench  # noqa: E402  (the variants and replay functions)
+import constants  # noqa: E402  (the loss and the paired choice)
+import first_runs  # noqa: E402  (the rules)
+
+DATA = os.path.join(bench.ROOT, "validation", "gpu", "libpll")
+UNITS = 4
+
+
+def gpu_groups():
+    """(name, None, units, rows) per sharing mode of the recorded GPU runs; the new user's platform registered."""
+    rows = [r for r in csv.DictReader(open(os.path.join(DATA, "runs.csv"))) if not r["failed"]]
+    out = []
+    for mode, short in (("mps", "mps"), ("time_sliced", "sliced")):
+        name = f"libpll-gpu-{short}-U{UNITS}"
+        mine = [dict(r, policy="edtlp", nodes="1") for r in rows if r["sharing"] == mode]
+        bench.NEW_USER_PLATFORM[name] = os.path.join(DATA, "platform.json")
+        out.append((name, None, UNITS, mine))
+    return out
+
+
+def figures(pool, mmgp, group, words, seeds, folder):
+    """Per variant: exhaustive trial's exact P, mmgp tune's P and its median and largest machine time fraction."""
+    out = {}
+    for v in bench.VARIANTS:
+        path, reps, truth, exh_cost, profile, extra = bench.setting_replay(group, v, folder)
+        tuned = list(pool.map(lambda sd: bench.run_tune(mmgp, profile, path, sd, extra + words), seeds))
+        x = bench.summary(tuned, truth, exh_cost)
+        out[v] = {"exhaustive_p": bench.exact_exhaustive_p(reps, truth, v == "d"), "p": x["p_within_3pct"],
+                  "median_fraction": x["median_time_fraction"],
+                  "max_fraction": max(t["machine_s"] for t in tuned) / exh_cost, "runs": x["median_runs"]}
+    return out
+
+
+def main():
+    ap = constants.replay_arguments(__doc__.split("\n")[0], 100)
+    a = ap.parse_args()
+    pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
+    groups = gpu_groups()
+    seeds = list(range(1, a.seeds + 1))
+    table = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for g in groups:
+            table[g[0]] = {r: figures(pool, a.mmgp, g, w, seeds, folder) for r, w in first_runs.RULES.items()}
+    lines = [f"# mmgp tune as a new user on the GPU runs of validation/gpu/libpll/: python3 validation/tune/bench_gpu.py "
+             f"--seeds {a.seeds}",
+             "# per variant: exhaustive trial's exact P / mmgp tune's P(regret <= 3 %) / median and largest machine "
+             "time as a fraction of exhaustive trial's / median runs; rules: first_runs.py's", ""]
+    for name, by_rule in table.items():
+        for rule, by_v in by_rule.items():
+            lines.append(f"{name:<22} {rule:<9} " + "  ".join(
+                f"{v}: {x['exhaustive_p']:.2f}/{x['p']:.2f}/{100 * x['median_fraction']:3.0f}%/"
+                f"{100 * x['max_fraction']:3.0f}%/{x['runs']:g}" for v, x in by_v.items()))
+    # first_runs.py's choice again, these groups beside its own
+    saved = json.load(open(os.path.join(HERE, "first_runs", "results.json")))
+    results, runs_seeds = dict(saved["results"]), saved["seeds"]
+    with tempfile.TemporaryDirectory() as folder:
+        for g in groups:
+            results[g[0]] = {r: constants.measure_settings(pool, a.mmgp, g, first_runs.SETTINGS, w, runs_seeds, folder)
+                             for r, w in first_runs.RULES.items()}
+    names = list(results)
+    overall, lowest, diff, se = constants.paired_choice(results, names, first_runs.OTHERS, first_runs.BASE)
+    left = constants.left_out_choices(results, names, first_runs.OTHERS, first_runs.BASE)
+    lines += ["", f"first_runs.py's choice with these {len(groups)} groups beside its {len(names) - len(groups)} "
+              f"(seeds {runs_seeds[0]}..{runs_seeds[-1]}): loss " +
+              ", ".join(f"{constants.mean_loss(results, names, r, first_runs.BASE):.3f} {r}" for r in first_runs.RULES) +
+              f"; lowest: {lowest}, paired difference {diff:+.3f} against {first_runs.BASE} (standard error {se:.3f});"
+              f" decision: {overall}"]
+    for g in groups:
+        rule = left[g[0]]
+        lines.append(f"  {g[0]}: decided on the others: {rule}, its loss {constants.mean_loss(results, [g[0]], rule, first_runs.BASE):.2f}"
+                     f" (by variance alone {constants.mean_loss(results, [g[0]], first_runs.BASE, first_runs.BASE):.2f})")
+    constants.write_report("gpu", lines, {"seeds": seeds, "table": table, "decision": overall,
+                                          "first_runs_results": {g[0]: results[g[0]] for g in groups}})
+
+
+if __name__ == "__main__":
+    main()
