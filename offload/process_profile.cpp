@@ -127,11 +127,12 @@ nlohmann::json slot_curve(const process_profile_request& rq, const process_profi
     nlohmann::json curve = nlohmann::json::array({nlohmann::json::array({1, 1})});
     const int ks[] = {1, 2, 4};
     const double U = rq.base.units;
+    // Every point with the floor taken off, or (where that leaves a point at or below 0) none.
+    for (std::size_t i = 0; i < rep.slot_split_s.size(); ++i)
+        if (rep.slot_split_s[i] / U - floor <= 0) floor = 0;
     const double base = rep.slot_split_s[0] / U - floor;
-    for (std::size_t i = 1; i < rep.slot_split_s.size(); ++i) {
-        const double t = rep.slot_split_s[i] / U - floor;
-        curve.push_back({ks[i], base > 0 && t > 0 ? ks[i] * t / base : ks[i] * rep.slot_split_s[i] / rep.slot_split_s[0]});
-    }
+    for (std::size_t i = 1; i < rep.slot_split_s.size(); ++i)
+        curve.push_back({ks[i], ks[i] * (rep.slot_split_s[i] / U - floor) / base});
     return curve;
 }
 
@@ -155,9 +156,12 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                 "host time per unit outside off-loads (resampling, tree walk, Newton steps)" + how, harness);
     j["T_apu"] = statistic_json(rep.T_apu, rep.T_apu.median,
                                 "device time per unit of the grids that split over the blocks (newview, evaluate, "
-                                "sumtable, derivatives) at p = 1, CUDA events, less their floor (the part that does "
-                                "not divide by p, through the split work at p = 1 and at p = S: "
-                                "measurements.split_floor_s; as measured: T_apu_p1_s)" + how, harness);
+                                "sumtable, derivatives) at p = 1, CUDA events" +
+                                (x.floor.empty() ? std::string()
+                                                 : ", less their floor (the part that does not divide by p, through the "
+                                                   "split work at p = 1 and at p = S: measurements.split_floor_s; as "
+                                                   "measured: T_apu_p1_s)") +
+                                how, harness);
     j["C_apu"] = statistic_json(rep.C_apu, std::max(0.0, rep.C_apu.median),
                                 "per unit, what the off-loads cost beyond their split work and one launch round trip "
                                 "each (the platform's O_offload): the P-matrix grid, further launches, copies and "

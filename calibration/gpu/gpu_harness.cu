@@ -127,7 +127,8 @@ round_trip launch_round_trips(int blocks, int reps) {
 // forked child: the flag holds for a process's context, and this one's spins. Empty when the child fails.
 std::vector<double> blocking_round_trips(int device, int reps) {
     mmgp::run::forked child = mmgp::run::fork_with_pipes([&](int to_parent, int) {
-        if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) return 1;
+        // The device first: the flags are recorded for the current device.
+        if (cudaSetDevice(device) != cudaSuccess || cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) return 1;
         const std::vector<double> t = launch_round_trips(1, reps).sync;
         return mmgp::run::write_all(to_parent, t.data(), t.size() * sizeof(double)) ? 0 : 1;
     });

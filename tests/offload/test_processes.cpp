@@ -157,30 +157,37 @@ TEST_CASE("processes refuse what only APU threads do, before any process starts"
 
 namespace {
 
+// A device's split work of known shape, per off-load: a floor of 0.2 ms whatever the grid, and 3 ms that divides
+// over its p blocks.
+constexpr double split_floor_per_offload = 2e-4, split_work_per_offload = 3e-3;
+
 // The timed host twin, which also reports an empty off-load's round trip and bytes as a device's does: 1 us and
-// 100 bytes an off-load.
+// 100 bytes an off-load; its split work's device time is the shape above (not the host's own timing).
 class device_like_offloader final : public K::detail::offloader {
 public:
-    explicit device_like_offloader(std::unique_ptr<K::detail::offloader> in) : in_(std::move(in)) {}
+    device_like_offloader(std::unique_ptr<K::detail::offloader> in, int p) : in_(std::move(in)), p_(p) {}
     K::detail::reply offload(const K::detail::request& r) override {
         ++n_;
         return in_->offload(r);
     }
     void add_times(K::timers& t) const override {
+        const double before = t.apu_split_s;
         in_->add_times(t);
+        t.apu_split_s = before + static_cast<double>(n_) * (split_floor_per_offload + split_work_per_offload / p_);
         t.empty_roundtrip_s += 1e-6;
         t.bytes += 100 * n_;
     }
 
 private:
     std::unique_ptr<K::detail::offloader> in_;
+    int p_;
     std::int64_t n_ = 0;
 };
 
 K::process_accelerator device_like() {
     const K::process_accelerator twin = O::host_twin_accelerator(true);
     return {"device-like", [twin](const K::alignment& a, const K::model& m, const K::tree& t, int p) {
-                return std::unique_ptr<K::detail::offloader>(std::make_unique<device_like_offloader>(twin.make(a, m, t, p)));
+                return std::unique_ptr<K::detail::offloader>(std::make_unique<device_like_offloader>(twin.make(a, m, t, p), p));
             }};
 }
 
@@ -228,6 +235,9 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
         return a > 0 && a < t1(r) ? a : 0.0;
     };
     CHECK(rep.T_apu.median == doctest::Approx((t1(0) - floor_of(0) + t1(1) - floor_of(1)) / 2));
+    // The device's shape comes back: the floor and the work that divides, per unit (N off-loads a unit).
+    CHECK(floor_of(0) == doctest::Approx(rep.N.median * split_floor_per_offload));
+    CHECK(rep.T_apu.median == doctest::Approx(rep.N.median * split_work_per_offload));
     CHECK(rep.C_apu.median == doctest::Approx((c_apu(0) + floor_of(0) + c_apu(1) + floor_of(1)) / 2));
     CHECK(rep.bytes.median == doctest::Approx(100));
     CHECK(rep.empty.median == doctest::Approx(1e-6));
@@ -246,6 +256,8 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     };
     CHECK(doc["slot_time"][1][1].get<double>() == doctest::Approx(f(1, 2)));
     CHECK(doc["slot_time"][2][1].get<double>() == doctest::Approx(f(2, 4)));
+    // The work that divides over the blocks scales exactly here: k blocks per SM take k times one's time per block.
+    CHECK(doc["slot_time"][2][1].get<double>() == doctest::Approx(1.0));
     REQUIRE(doc["measurements"]["split_floor_s"].size() == 2);
     CHECK(doc["measurements"]["T_apu_p1_s"][0].get<double>() == doctest::Approx(t1(0)));
     const mmgp::application app = mmgp::parse_application(rep.json, "profile");
