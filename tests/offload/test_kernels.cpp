@@ -368,6 +368,27 @@ TEST_CASE("the GPU kernels' per-site arithmetic: a site below 2^-256 is scaled a
     CHECK(S::edge_site(m, id.data(), ones.data(), ones.data(), 2) == doctest::Approx(-2 * 256 * std::log(2.0)));
 }
 
+TEST_CASE("the GPU kernels' per-site arithmetic: a site is scaled only when every rate category's entries are small") {
+    // Two rate categories, identity P matrices. newview_rate answers per category (the GPU's threads of a site
+    // each hold one and agree on the site); newview_site scales when both are small.
+    namespace S = mmgp::offload::site;
+    std::array<double, 32> id{};
+    for (int r = 0; r < 2; ++r)
+        for (int i = 0; i < 4; ++i) id[static_cast<std::size_t>(r * 16 + i * 5)] = 1;
+    const std::array<double, 8> small{1e-40, 1e-40, 1e-40, 1e-40, 1e-40, 1e-40, 1e-40, 1e-40};
+    const std::array<double, 8> mixed{1e-40, 1e-40, 1e-40, 1e-40, 1, 1, 1, 1};  // rate 0 small, rate 1 not
+    std::array<double, 4> out{};
+    CHECK(S::newview_rate(0, id.data(), mixed.data(), id.data(), mixed.data(), out.data()));
+    CHECK(out[0] == doctest::Approx(1e-80).epsilon(1e-12));
+    CHECK_FALSE(S::newview_rate(1, id.data(), mixed.data(), id.data(), mixed.data(), out.data()));
+    CHECK(out[3] == 1.0);
+    std::array<double, 8> parent{};
+    CHECK(S::newview_site(2, id.data(), mixed.data(), id.data(), mixed.data(), parent.data()) == 0);
+    CHECK(parent[0] == doctest::Approx(1e-80).epsilon(1e-12));  // unscaled: one category is not small
+    CHECK(S::newview_site(2, id.data(), small.data(), id.data(), small.data(), parent.data()) == 1);
+    CHECK(parent[7] == doctest::Approx(1e-80 * S::scale_factor).epsilon(1e-12));
+}
+
 TEST_CASE("alignments: PHYLIP and FASTA, gzip, and bad files") {
     tmpdir d;
     {
