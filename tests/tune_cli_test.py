@@ -287,8 +287,10 @@ with tempfile.TemporaryDirectory() as tmp:
                "T_slice_switch": 1e-4}, open(gpu, "w"))
     for mode, pct in (("mps", "51"), ("time_sliced", "")):
         jg = os.path.join(tmp, f"gpu-{mode}.jsonl")
+        # --bound-factor 1000: these runs of a few milliseconds are not stopped at 3x the first one's time when the
+        # machine is loaded (a run stopped before any of its processes wrote leaves nothing to check).
         r = run(["tune", gpu, "--set", f'search.sharing=["{mode}"]', "--m", "1:2", "--p", "66:67", "--launcher", "local",
-                 "--journal", jg, "--max-runs", "2", "--quiet", "--",
+                 "--journal", jg, "--max-runs", "2", "--bound-factor", "1000", "--quiet", "--",
                  "sh", "-c", "echo $MMGP_SHARING/$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE/$OMP_NUM_THREADS"])
         runs = journal_runs(jg)
         # Every line a run's processes wrote is the environment expected for its p. (A run of these millisecond
