@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,6 +98,16 @@ forked fork_with_pipes(const std::function<int(int to_parent, int from_parent)>&
     }
     out.pid = pid, out.from_child = up[0], out.to_child = down[1];
     return out;
+}
+
+bool answer_of_child(const std::function<int(int to_parent)>& body, void* data, std::size_t n, double deadline,
+                     int* exit) {
+    forked child = fork_with_pipes([&body](int to_parent, int) { return body(to_parent); });
+    const bool got = child.pid > 0 && read_all_by(child.from_child, data, n, deadline);
+    if (!got && child.pid > 0) ::kill(child.pid, SIGKILL);
+    const int code = wait_forked(child);
+    if (exit) *exit = code;
+    return got;
 }
 
 int wait_forked(forked& child) {

@@ -23,6 +23,12 @@ struct forked {
 /// returns (an exception it lets out: status 1); this side's ends are close-on-exec. Check `pid` for failure.
 forked fork_with_pipes(const std::function<int(int to_parent, int from_parent)>& body);
 
+/// Runs body(to_parent) in a forked child (fork_with_pipes) and reads the n bytes it writes into `data` by `deadline`
+/// (steady_seconds()); a child that has not written them by then is killed. Waits for the child either way, its
+/// exit code in `exit` when given (wait_forked). True when all n bytes came: a probe that must not hang its caller.
+bool answer_of_child(const std::function<int(int to_parent)>& body, void* data, std::size_t n, double deadline,
+                     int* exit = nullptr);
+
 /// Closes this side's pipes and waits for the child: its exit code, 128 + n when signal n ended it, -1 when it was
 /// never started.
 int wait_forked(forked& child);

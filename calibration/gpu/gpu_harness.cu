@@ -16,7 +16,6 @@
 // MPS and, where the MPS control daemon can be started (root, nvidia-cuda-mps-control), with it. The sharing
 // children are forked before this process initialises CUDA.
 #include <cuda_runtime.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,17 +125,14 @@ round_trip launch_round_trips(int blocks, int reps) {
 // The launch round trip with the host thread blocking while it waits (cudaDeviceScheduleBlockingSync), in a
 // forked child: the flag holds for a process's context, and this one's spins. Empty when the child fails.
 std::vector<double> blocking_round_trips(int device, int reps) {
-    mmgp::run::forked child = mmgp::run::fork_with_pipes([&](int to_parent, int) {
+    std::vector<double> t(static_cast<std::size_t>(reps));
+    int code = -1;
+    const bool got = mmgp::run::answer_of_child([&](int to_parent) {
         // The device first: the flags are recorded for the current device.
         if (cudaSetDevice(device) != cudaSuccess || cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) return 1;
-        const std::vector<double> t = launch_round_trips(1, reps).sync;
-        return mmgp::run::write_all(to_parent, t.data(), t.size() * sizeof(double)) ? 0 : 1;
-    });
-    std::vector<double> t(static_cast<std::size_t>(reps));
-    const bool got = child.pid > 0 && mmgp::run::read_all_by(child.from_child, t.data(), t.size() * sizeof(double),
-                                                             mmgp::run::steady_seconds() + 60);
-    if (!got && child.pid > 0) kill(child.pid, SIGKILL);
-    const int code = mmgp::run::wait_forked(child);
+        const std::vector<double> s = launch_round_trips(1, reps).sync;
+        return mmgp::run::write_all(to_parent, s.data(), s.size() * sizeof(double)) ? 0 : 1;
+    }, t.data(), t.size() * sizeof(double), mmgp::run::steady_seconds() + 60, &code);
     return got && code == 0 ? t : std::vector<double>{};
 }
 

@@ -1,8 +1,6 @@
 // The GPU behind the runtime's processes (cuda_accelerator.hpp): a host unit over device_slice (device_slice.cu).
 #include "cuda/cuda_accelerator.hpp"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -17,7 +15,9 @@ namespace mmgp::offload {
 
 cuda_facts probe_cuda() {
     cuda_facts f;
-    run::forked child = run::fork_with_pipes([](int to_parent, int) {
+    int v[2] = {0, 0};
+    // A driver that hangs in its initialisation is given 60 s.
+    const bool got = run::answer_of_child([](int to_parent) {
         int v[2] = {0, 0};
         try {
             v[0] = device_slice::usable_devices();
@@ -26,12 +26,7 @@ cuda_facts probe_cuda() {
             v[0] = 0;
         }
         return run::write_all(to_parent, v, sizeof v) ? 0 : 1;
-    });
-    int v[2] = {0, 0};
-    // A driver that hangs in its initialisation is given 60 s.
-    const bool got = child.pid > 0 && run::read_all_by(child.from_child, v, sizeof v, run::steady_seconds() + 60);
-    if (!got && child.pid > 0) kill(child.pid, SIGKILL);
-    run::wait_forked(child);
+    }, v, sizeof v, run::steady_seconds() + 60);
     f.devices = got ? v[0] : 0;
     f.sms = got ? v[1] : 0;
     if (!got) f.why = "the probe of the CUDA driver did not answer";

@@ -96,6 +96,27 @@ TEST_CASE("run: fork_with_pipes runs a function in a child, a pipe each way; wai
     CHECK(mmgp::run::wait_forked(killed) == 128 + SIGKILL);
 }
 
+TEST_CASE("run: answer_of_child reads a child's answer by a deadline, kills a child that hangs, waits for it") {
+    int v[2] = {0, 0}, code = -1;
+    CHECK(mmgp::run::answer_of_child([](int to_parent) {
+        const int w[2] = {7, 132};
+        return mmgp::run::write_all(to_parent, w, sizeof w) ? 0 : 1;
+    }, v, sizeof v, mmgp::run::steady_seconds() + 10, &code));
+    CHECK(v[1] == 132);
+    CHECK(code == 0);
+    // No answer: false, and its exit code.
+    CHECK_FALSE(mmgp::run::answer_of_child([](int) { return 3; }, v, sizeof v, mmgp::run::steady_seconds() + 10, &code));
+    CHECK(code == 3);
+    // A child that hangs is killed at the deadline, not waited for the 30 s it would take.
+    const double t0 = mmgp::run::steady_seconds();
+    CHECK_FALSE(mmgp::run::answer_of_child([](int) {
+        ::sleep(30);
+        return 0;
+    }, v, sizeof v, t0 + 0.3, &code));
+    CHECK(code == 128 + SIGKILL);
+    CHECK(mmgp::run::steady_seconds() - t0 < 10);
+}
+
 TEST_CASE("run: shell_status waits for a shell line and gives its exit code, as std::system's") {
     CHECK(mmgp::run::shell_status("exit 0") == 0);
     CHECK(mmgp::run::shell_status("exit 7") == 7);
