@@ -28,9 +28,9 @@ struct samples {
     std::vector<double> hpu, apu, capu, n, bytes, roundtrip, empty, wall;
     std::vector<double> capu_p1;               // C_apu as the p = 1 runs give it (kept in the record)
     std::vector<double> roundtrip_s, calls_s;  // the untimed run at p = S: its off-loads' round trip and count
-    bool capu_at_s = false;                    // C_apu from the runs at p = S
+    bool capu_at_s = false;                    // C_apu and the split grids' floor from the runs at p = S
     std::vector<double> apu_p1;                // the split work's device time at p = 1, as measured
-    std::vector<double> floor;                 // its floor: the part that does not divide by p (split_floor)
+    std::vector<double> floor;                 // its floor: the part that does not divide by p (split_floor; at S)
 };
 
 config sequential(const process_profile_request& rq, int p) {
@@ -118,7 +118,7 @@ void take_floor(const process_profile_request& rq, const process_profile_report&
         const double a = split_floor(x.apu[r], tS, rq.sms);
         x.floor.push_back(a);
         x.apu[r] -= a;
-        if (r < x.capu.size()) x.capu[r] += a;
+        x.capu[r] += a;  // one each a repetition, as x.apu
     }
 }
 
@@ -155,12 +155,12 @@ std::string profile_text(const process_profile_request& rq, const process_profil
     j["T_hpu"] = statistic_json(rep.T_hpu, rep.T_hpu.median,
                                 "host time per unit outside off-loads (resampling, tree walk, Newton steps)" + how, harness);
     j["T_apu"] = statistic_json(rep.T_apu, rep.T_apu.median,
-                                "device time per unit of the grids that split over the blocks (newview, evaluate, "
-                                "sumtable, derivatives) at p = 1, CUDA events" +
-                                (x.floor.empty() ? std::string()
-                                                 : ", less their floor (the part that does not divide by p, through the "
-                                                   "split work at p = 1 and at p = S: measurements.split_floor_s; as "
-                                                   "measured: T_apu_p1_s)") +
+                                std::string("device time per unit of the grids that split over the blocks (newview, "
+                                            "evaluate, sumtable, derivatives) at p = 1, CUDA events") +
+                                (x.capu_at_s ? ", less their floor (the part that does not divide by p, through the "
+                                               "split work at p = 1 and at p = S: measurements.split_floor_s; as "
+                                               "measured: T_apu_p1_s)"
+                                             : std::string()) +
                                 how, harness);
     j["C_apu"] = statistic_json(rep.C_apu, std::max(0.0, rep.C_apu.median),
                                 "per unit, what the off-loads cost beyond their split work and one launch round trip "
@@ -168,7 +168,7 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                 "synchronisations; the off-loads' round trip (untimed run) minus their split work "
                                 "(timed run) minus N x one empty grid's round trip (the platform's O_offload, and T_csw "
                                 "when the host thread blocks), " + capu_where(rq, x) +
-                                (x.floor.empty() ? "" : ", plus the split grids' floor") +
+                                (x.capu_at_s ? ", plus the split grids' floor" : "") +
                                 how, harness);
     if (rep.C_apu.median < 0)
         j["C_apu"]["warning"] = "the measured value was negative (an off-load cost less than its split work and one empty "
@@ -178,7 +178,7 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                     "bytes copied per off-load between host and device (indices, branch lengths, "
                                     "weights, the blocks' partial sums)" + how, harness);
     if (rep.slot_split_s.size() >= 2) {
-        j["slot_time"] = slot_curve(rq, rep, x.floor.empty() ? 0.0 : summarize(x.floor).median);
+        j["slot_time"] = slot_curve(rq, rep, x.capu_at_s ? summarize(x.floor).median : 0.0);
         j["sources"] = {{"slot_time", "the program's own split grids at " + std::to_string(rq.sms) + " x {1, 2, 4} blocks (the "
                                       "device's SMs), f(k) = k T(kS) / T(S), T the split work's device time per unit (CUDA "
                                       "events) less its floor, one timed run each" + how}};

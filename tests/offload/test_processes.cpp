@@ -230,10 +230,7 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     // that gives none between 0 and the p = 1 time). T_apu keeps b, C_apu gains a.
     const double tS = rep.slot_split_s[0] / 2;
     auto t1 = [&](std::size_t r) { return rep.runs[3 * r + 1].t.apu_split_s / 2; };
-    auto floor_of = [&](std::size_t r) {
-        const double a = (tS - t1(r) / 3) / (1 - 1.0 / 3);
-        return a > 0 && a < t1(r) ? a : 0.0;
-    };
+    auto floor_of = [&](std::size_t r) { return K::split_floor(t1(r), tS, 3); };
     CHECK(rep.T_apu.median == doctest::Approx((t1(0) - floor_of(0) + t1(1) - floor_of(1)) / 2));
     // The device's shape comes back: the floor and the work that divides, per unit (N off-loads a unit).
     CHECK(floor_of(0) == doctest::Approx(rep.N.median * split_floor_per_offload));
@@ -248,15 +245,9 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     CHECK(doc["C_apu"]["source"].get<std::string>().find("at p = 3 blocks") != std::string::npos);
     CHECK(doc["g"]["value"] == 0);
     REQUIRE(doc["slot_time"].size() == 3);
-    // f(k) = k·T(kS)/T(S) over the part of the split work that divides by p (the floor's median taken off).
-    const double fm = (floor_of(0) + floor_of(1)) / 2;
-    auto f = [&](std::size_t i, int k) {
-        const double base = tS - fm, t = rep.slot_split_s[i] / 2 - fm;
-        return base > 0 && t > 0 ? k * t / base : k * rep.slot_split_s[i] / rep.slot_split_s[0];
-    };
-    CHECK(doc["slot_time"][1][1].get<double>() == doctest::Approx(f(1, 2)));
-    CHECK(doc["slot_time"][2][1].get<double>() == doctest::Approx(f(2, 4)));
-    // The work that divides over the blocks scales exactly here: k blocks per SM take k times one's time per block.
+    // f(k) = k·T(kS)/T(S) over the part of the split work that divides by p (the floor taken off): it divides
+    // exactly here, so k blocks per SM take k times one's time per block, f = 1 at k = 2 and 4.
+    CHECK(doc["slot_time"][1][1].get<double>() == doctest::Approx(1.0));
     CHECK(doc["slot_time"][2][1].get<double>() == doctest::Approx(1.0));
     REQUIRE(doc["measurements"]["split_floor_s"].size() == 2);
     CHECK(doc["measurements"]["T_apu_p1_s"][0].get<double>() == doctest::Approx(t1(0)));
