@@ -52,6 +52,9 @@ double clock_overhead();
 
 /// Off-load round trip: HPU thread -> APU (pinned to another core) -> HPU, 4-byte payload, cache-line mailbox.
 measurement run_offload(const harness_options& o, wait_mode mode);
+/// The round trips of run_offload through `be`, already started with at least one APU (APU 0 answers), `per_rep`
+/// round trips a repetition: the measurement named `name`, its extra naming the backend (not the APU's CPU).
+measurement run_offload_with(const harness_options& o, apu_backend& be, const std::string& name, std::size_t per_rep);
 
 // --- harness "gap" (harness_gap.cpp) ---
 
@@ -87,6 +90,9 @@ struct dma_result {
     link_fit fit;
 };
 dma_result run_dma(const harness_options& o);
+/// The copies of run_dma through `be`, already started with at least one APU (APU 0 copies), from 128 B up to
+/// min(16 MiB, be.max_transfer()); throws mmgp::failure when that is below 128 B.
+dma_result run_dma_with(const harness_options& o, apu_backend& be);
 
 // --- harness "spin": spin-wait iteration, scheduler time slice, hand-back (harness_spin.cpp) ---
 
