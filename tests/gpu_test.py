@@ -58,6 +58,7 @@ def main():
         check(slots is not None and slots >= 1 and p.get("apu_slots", {"value": 1})["value"] == min(slots, 1024),
               f"apu_slots is the reference kernel's occupancy ({slots})")
         check(p["slot_time"][0] == [1.0, 1.0] if slots and slots > 1 else True, "the slot curve starts at [1, 1]")
+        backends(g)
         scenario = {"platform": out,
                     "application": {"decomposition": "task", "units": 64, "N": 1000, "T_hpu": 0.5, "T_apu": 50.0,
                                     "C_apu": 0.0, "g": 0.0},
@@ -70,6 +71,25 @@ def main():
         check(best.get("sharing") in p["sharing"], f"the best mapping names one of the platform's modes: {best.get('sharing')}")
     workload(sms)
     print("gpu: all checks passed")
+
+
+def backends(g):
+    """The round trip and the copies through the calibration's seam (the CUDA backends timed by the CPU harnesses'
+    loops): measured, answered, and in the same physical ranges as the harness's own loops."""
+    b = g.get("backend_harnesses") or {}
+    launch, mailbox = b.get("cuda/launch", {}), b.get("cuda/mailbox", {})
+    check("error" not in launch and "offload" in launch, f"the launch backend measured: {launch.get('error', '')}")
+    t = launch["offload"]["median"]
+    check(1e-6 <= t <= 1e-3, f"its launch round trip in [1 us, 1 ms]: {t}")
+    own = g["offload"]["launch_sync_s"]["median"]
+    check(own / 3 <= t <= 3 * own, f"within 3x of the harness's own launch + synchronise ({own}): {t}")
+    bw = launch["dma"]["bandwidth_Bps"]
+    check(1e8 <= bw <= 1e12, f"its copies (pageable host memory) in [0.1, 1000] GB/s: {bw}")
+    if g["mailbox"].get("answered"):
+        check("error" not in mailbox and "offload" in mailbox, f"the mailbox backend measured: {mailbox.get('error', '')}")
+        check(1e-7 <= mailbox["offload"]["median"] <= 1e-3, f"its round trip in [100 ns, 1 ms]: {mailbox['offload']['median']}")
+    else:
+        print("note gpu: the harness's own mailbox never answered here; the mailbox backend says: " + json.dumps(mailbox))
 
 
 def workload(sms):

@@ -14,7 +14,9 @@
 // a compute-bound kernel against its number of blocks (how many blocks an SM holds before they slow each other);
 // and the sharing between processes: two processes off-loading short kernels at once against one alone, without
 // MPS and, where the MPS control daemon can be started (root, nvidia-cuda-mps-control), with it. The sharing
-// children are forked before this process initialises CUDA.
+// children are forked before this process initialises CUDA. Last, the round trip (by launch and by the mailbox) and
+// the copies again through the calibration's accelerator seam: the CUDA backends (cuda_backend.cu) timed by the
+// CPU harnesses' loops (record key backend_harnesses).
 #include <cuda_runtime.h>
 #include <unistd.h>
 
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "forked.hpp"  // run/: the children, forked before CUDA is initialised here
+#include "gpu/cuda_backend.hpp"  // the device behind the calibration's seam (cuda_backend.cu)
 #include "gpu/gpu_record.hpp"  // the samples, and the record written from them (a host unit: gpu_record.cpp)
 
 namespace {
@@ -413,6 +416,12 @@ int main(int argc, char** argv) {
     samples.mailbox = mailbox_samples(reps);
     samples.copies = copy_samples(o.quick);
     samples.blocks = block_samples(d.sms, o.quick);
+    {  // The round trip and the copies again through the calibration's seam: the CUDA backends timed by the CPU
+       // harnesses' loops and statistics (gpu_backend_section.cpp), recorded beside the measurements above.
+        auto launch = rec::make_cuda_backend(rec::cuda_signal::launch);
+        auto mailbox = rec::make_cuda_backend(rec::cuda_signal::mailbox, 0);
+        samples.backend_harnesses = rec::backend_harnesses({launch.get(), mailbox.get()}, o.quick);
+    }
     std::printf("%s\n", rec::harness_record(samples).c_str());
     return 0;
 }

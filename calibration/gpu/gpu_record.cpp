@@ -103,7 +103,8 @@ std::string harness_record(const harness_samples& s) {
                       {"mailbox", mailbox_json(s.mailbox)},
                       {"copies", copies_json(s.copies)},
                       {"blocks", blocks_json(s.blocks)},
-                      {"sharing", sharing_json(s.sharing)}};
+                      {"sharing", sharing_json(s.sharing)},
+                      {"backend_harnesses", s.backend_harnesses.empty() ? json(nullptr) : json::parse(s.backend_harnesses)}};
     return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -13,6 +13,10 @@
 #include <utility>
 #include <vector>
 
+namespace mmgp::calib {
+class apu_backend;  // backend.hpp
+}
+
 namespace mmgp::calib::gpu {
 
 /// The device, as cudaGetDeviceProperties and the runtime report it.
@@ -87,7 +91,18 @@ struct harness_samples {
     copy_samples copies;
     block_samples blocks;
     sharing_section sharing;
+    /// The CPU harnesses' round trips and copies through the CUDA backends (backend_harnesses, as JSON text);
+    /// empty: not measured.
+    std::string backend_harnesses = {};
 };
+
+/// Each backend (unstarted) started with one APU and timed by the CPU harnesses' own loops, statistics and records:
+/// the off-load round trip (run_offload_with, as the host threads' spin round trip) and, where the backend has a
+/// data-transfer path, the copies (run_dma_with) with their latency-bandwidth fit; then stopped. One JSON object as
+/// text, a key per backend name: {"offload": record, "dma": {"latency_s", "bandwidth_Bps", "r2", "per_size"}}, or
+/// {"error": what} where starting or measuring it threw. The calling thread is pinned to its current CPU while it
+/// measures. A host unit (gpu_backend_section.cpp): tested with the host-thread backends.
+std::string backend_harnesses(const std::vector<apu_backend*>& backends, bool quick);
 
 /// The harness's record (one JSON document, no newline): medians and minima of the samples, the sharing ratios
 /// (pair_over_alone, switch_s), non-finite numbers as null. Pure.

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend.hpp"
 #include "calibrate.hpp"
 #include "gpu_describe.hpp"
 #include "gpu/gpu_record.hpp"
@@ -590,6 +591,50 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     CHECK(pl.apu_slots == 8);
     CHECK(pl.slot_time.k == std::vector<double>{1, 2, 4});
     CHECK(pl.slot_time.factor[1] == doctest::Approx(1.2));
+}
+
+namespace {
+// A backend that cannot start: the section says so for it and goes on with the next.
+class unstartable_backend final : public mmgp::calib::apu_backend {
+public:
+    std::string name() const override { return "test/unstartable"; }
+    void start(const std::vector<int>&, int) override { throw mmgp::failure("no device here"); }
+    void stop() override {}
+    int count() const override { return 0; }
+    void signal(int, std::uint32_t) override {}
+    std::uint32_t wait(int) override { return 0; }
+};
+}  // namespace
+
+TEST_CASE("the GPU harness's backend section: the CPU harnesses' round trips and copies through the backends given") {
+    namespace rec = mmgp::calib::gpu;
+    auto spin = mmgp::calib::make_host_thread_backend(mmgp::calib::wait_mode::spin, std::size_t{1} << 20);
+    auto futex = mmgp::calib::make_host_thread_backend(mmgp::calib::wait_mode::futex, 0);  // no transfer path
+    unstartable_backend broken;
+    const nlohmann::json b = nlohmann::json::parse(rec::backend_harnesses({spin.get(), &broken, futex.get()}, true));
+    REQUIRE(b.size() == 3);
+    const nlohmann::json& s = b["host-thread/spin"];
+    CHECK(s["offload"]["name"] == "offload/host-thread/spin");
+    CHECK(s["offload"]["harness"] == "offload");
+    CHECK(s["offload"]["details"]["backend"] == "host-thread/spin");
+    CHECK(s["offload"]["median"].get<double>() > 0);
+    CHECK(s["offload"]["repetitions"] == 5);  // the harness's quick repetitions
+    // The copies from 128 B up to the backend's transfer buffer (below the harness's 16 MiB), 4x apart when quick:
+    // 128 B .. 512 KiB (7 sizes), then the buffer's 1 MiB.
+    const nlohmann::json& sizes = s["dma"]["per_size"];
+    REQUIRE(sizes.size() == 8);
+    CHECK(sizes.front()["details"]["bytes"] == 128);
+    CHECK(sizes.back()["details"]["bytes"] == 1 << 20);
+    CHECK(s["dma"]["bandwidth_Bps"].get<double>() > 0);
+    CHECK(b["host-thread/futex"]["offload"]["median"].get<double>() > 0);
+    CHECK_FALSE(b["host-thread/futex"].contains("dma"));
+    CHECK(b["test/unstartable"] == nlohmann::json{{"error", "no device here"}});
+    CHECK(spin->count() == 0);  // stopped after its measurement
+    // In the harness's record under its own key; null when not measured.
+    rec::harness_samples h;
+    CHECK(nlohmann::json::parse(rec::harness_record(h))["backend_harnesses"].is_null());
+    h.backend_harnesses = b.dump();
+    CHECK(nlohmann::json::parse(rec::harness_record(h))["backend_harnesses"] == b);
 }
 
 TEST_CASE("calibrate --accelerator cuda --from: every context of the measured machine a host context") {
