@@ -70,6 +70,21 @@ bool measured(const nlohmann::json& gpu, const char* mode) {
     return gpu.contains(ptr) && gpu.at(ptr).is_object() && gpu.at(ptr).value("measured", false);
 }
 
+// The time-slice switch between grids spread over the SMs (sharing.time_sliced_grids), as notes: the model charges
+// the one-block kernels' switch (`one_block_s`) whatever an off-load's grid.
+void note_grid_switches(const nlohmann::json& gpu, double one_block_s, nlohmann::json& notes) {
+    const nlohmann::json::json_pointer ptr("/sharing/time_sliced_grids");
+    if (!gpu.contains(ptr) || !gpu.at(ptr).is_array()) return;
+    for (const nlohmann::json& g : gpu.at(ptr)) {  // a note only: one the record does not give in full is left out
+        if (!g.is_object() || !g.value("measured", false) || !g.contains("blocks") || !g["blocks"].is_number() ||
+            !g.contains("switch_s") || !g["switch_s"].is_number())
+            continue;
+        notes.push_back(fmt::format("the time-slice switch between two processes' grids of {:g} blocks: {:.1f} µs a "
+                                    "kernel (T_slice_switch is the one-block kernels' {:.1f} µs, whatever the grid)",
+                                    g["blocks"].get<double>(), 1e6 * g["switch_s"].get<double>(), 1e6 * one_block_s));
+    }
+}
+
 // sharing and T_slice_switch: MPS when the processes overlapped under the daemon; time slicing with its switch
 // when they ran one after the other without it (an overlap there means a daemon was already running: MPS).
 void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json& notes) {
@@ -89,6 +104,7 @@ void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json&
                                                           "at once took {:.2f}x one alone; per off-load, the pair's wall "
                                                           "time / (2 x kernels) - one kernel's device time",
                                                           1e6 * number_at(gpu, "/sharing/time_sliced/kernel_s"), ratio)}};
+            note_grid_switches(gpu, std::max(0.0, sw), notes);
         }
     }
     if (measured(gpu, "mps")) {

@@ -257,33 +257,43 @@ rec::block_samples block_samples(int sms, bool quick) {
 
 // ---- sharing between processes ---------------------------------------------------------------------------------
 
-// One child's work: initialise CUDA, time one spin kernel alone (events), say "ready", wait for "go", then run
-// `kernels` off-loads (launch + synchronise) and report the wall time. Runs in a forked child that has not touched
-// CUDA before.
-[[noreturn]] void sharing_child(int device, int kernels, long long cycles, int ready_fd, int go_fd) {
+// The blocks of a sharing child's grids: `grid` itself when positive, else the device's SMs / -grid (-1: one block
+// per SM; -4: a quarter of the SMs), at least one.
+int grid_blocks(int device, int grid) {
+    if (grid > 0) return grid;
+    int sms = 1;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    return std::max(1, sms / -grid);
+}
+
+// One child's work: initialise CUDA, time one spin kernel alone (events), say "ready" with its time and its blocks,
+// wait for "go", then run `kernels` off-loads (launch + synchronise) and report the wall time. Every kernel is a grid
+// of grid_blocks(grid) blocks, each spinning `cycles`. Runs in a forked child that has not touched CUDA before.
+[[noreturn]] void sharing_child(int device, int kernels, long long cycles, int grid, int ready_fd, int go_fd) {
     char line[256];
     if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
         const int n = std::snprintf(line, sizeof line, "error\n");
         (void)!write(ready_fd, line, static_cast<std::size_t>(n));
         _exit(1);
     }
+    const int blocks = grid_blocks(device, grid);
     cudaEvent_t a, b;
     cudaEventCreate(&a), cudaEventCreate(&b);
-    spin_kernel<<<1, 32>>>(cycles);  // warm-up
+    spin_kernel<<<blocks, 32>>>(cycles);  // warm-up
     cudaDeviceSynchronize();
     cudaEventRecord(a);
-    spin_kernel<<<1, 32>>>(cycles);
+    spin_kernel<<<blocks, 32>>>(cycles);
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float ms = 0;
     cudaEventElapsedTime(&ms, a, b);
-    int n = std::snprintf(line, sizeof line, "ready %.9g\n", 1e-3 * ms);
+    int n = std::snprintf(line, sizeof line, "ready %.9g %d\n", 1e-3 * ms, blocks);
     (void)!write(ready_fd, line, static_cast<std::size_t>(n));
     char go = 0;
     (void)!read(go_fd, &go, 1);
     const double t0 = now_s();
     for (int i = 0; i < kernels; ++i) {
-        spin_kernel<<<1, 32>>>(cycles);
+        spin_kernel<<<blocks, 32>>>(cycles);
         cudaStreamSynchronize(0);
     }
     const double wall = now_s() - t0;
@@ -296,16 +306,17 @@ struct sharing_run {
     bool ok = false;
     double kernel_s = NAN;  // one kernel's device time, alone (events)
     double wall_s = NAN;    // from "go" until every child is done
+    int blocks = 0;         // the grid of every kernel
 };
 
-// `procs` children at once, each `kernels` off-loads of a `cycles`-cycle kernel.
-sharing_run run_children(int device, int procs, int kernels, long long cycles) {
+// `procs` children at once, each `kernels` off-loads of a `cycles`-cycle kernel of grid_blocks(grid) blocks.
+sharing_run run_children(int device, int procs, int kernels, long long cycles, int grid) {
     sharing_run out;
     std::vector<mmgp::run::forked> children;
     bool ok = true;
     for (int i = 0; i < procs && ok; ++i) {
         children.push_back(mmgp::run::fork_with_pipes([&](int to_parent, int from_parent) {
-            sharing_child(device, kernels, cycles, to_parent, from_parent);
+            sharing_child(device, kernels, cycles, grid, to_parent, from_parent);
             return 1;
         }));
         ok = children.back().pid > 0;
@@ -318,8 +329,14 @@ sharing_run run_children(int device, int procs, int kernels, long long cycles) {
     };
     for (const mmgp::run::forked& c : children) {
         const std::string l = ok ? read_line(c.from_child) : std::string();
-        if (l.rfind("ready ", 0) != 0) ok = false;
-        else out.kernel_s = std::isnan(out.kernel_s) ? std::atof(l.c_str() + 6) : std::min(out.kernel_s, std::atof(l.c_str() + 6));
+        double kernel_s = NAN;
+        int blocks = 0;
+        if (l.rfind("ready ", 0) != 0 || std::sscanf(l.c_str() + 6, "%lf %d", &kernel_s, &blocks) != 2) {
+            ok = false;
+            continue;
+        }
+        out.kernel_s = std::isnan(out.kernel_s) ? kernel_s : std::min(out.kernel_s, kernel_s);
+        out.blocks = blocks;
     }
     const double t0 = now_s();
     if (ok)
@@ -332,14 +349,15 @@ sharing_run run_children(int device, int procs, int kernels, long long cycles) {
     return out;
 }
 
-// One sharing measurement: one process alone, then two at once (gpu_record.cpp derives the switch cost).
-rec::sharing_samples sharing_samples(int device, bool quick) {
+// One sharing measurement: one process alone, then two at once (gpu_record.cpp derives the switch cost), every
+// kernel a grid of grid_blocks(grid) blocks.
+rec::sharing_samples sharing_samples(int device, bool quick, int grid = 1) {
     const int kernels = quick ? 200 : 1000;
     const long long cycles = 100000;  // ~50-70 µs at 1.5-2 GHz: longer than a launch, shorter than a time slice
-    const sharing_run one = run_children(device, 1, kernels, cycles);
-    const sharing_run two = run_children(device, 2, kernels, cycles);
+    const sharing_run one = run_children(device, 1, kernels, cycles, grid);
+    const sharing_run two = run_children(device, 2, kernels, cycles, grid);
     if (!one.ok || !two.ok) return {};
-    return {true, kernels, one.kernel_s, one.wall_s, two.wall_s};
+    return {true, kernels, one.kernel_s, one.wall_s, two.wall_s, one.blocks};
 }
 
 bool mps_control(const char* what) {
@@ -351,7 +369,12 @@ bool mps_control(const char* what) {
 // measurement and stopped after it. Runs before this process initialises CUDA.
 rec::sharing_section sharing_section(const options& o) {
     rec::sharing_section out;
-    if (o.mps != "on") out.time_sliced = sharing_samples(o.device, o.quick);
+    if (o.mps != "on") {
+        out.time_sliced = sharing_samples(o.device, o.quick);
+        // The switch between grids spread over the SMs, as a program's off-loads of p blocks are: a quarter of the
+        // SMs and all of them.
+        for (int grid : {-4, -1}) out.time_sliced_grids.push_back(sharing_samples(o.device, o.quick, grid));
+    }
     const bool can = geteuid() == 0 && mmgp::run::shell_status("command -v nvidia-cuda-mps-control >/dev/null 2>&1") == 0;
     if (o.mps == "off" || (o.mps == "auto" && !can)) {
         out.mps_note = o.mps == "off" ? "not asked" : "the MPS daemon cannot be started here (needs root and nvidia-cuda-mps-control)";

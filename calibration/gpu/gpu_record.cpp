@@ -80,6 +80,7 @@ json sharing_json(const std::optional<sharing_samples>& s) {
     if (!s->measured) return {{"measured", false}};
     return {{"measured", true},
             {"kernels", s->kernels},
+            {"blocks", s->blocks},
             {"kernel_s", s->kernel_s},
             {"alone_wall_s", s->alone_wall_s},
             {"pair_wall_s", s->pair_wall_s},
@@ -89,6 +90,11 @@ json sharing_json(const std::optional<sharing_samples>& s) {
 
 json sharing_json(const sharing_section& s) {
     json out = {{"time_sliced", sharing_json(s.time_sliced)}, {"mps", sharing_json(s.mps)}};
+    if (!s.time_sliced_grids.empty()) {
+        json grids = json::array();
+        for (const sharing_samples& g : s.time_sliced_grids) grids.push_back(sharing_json(std::optional(g)));
+        out["time_sliced_grids"] = grids;
+    }
     if (!s.mps) out["mps_note"] = s.mps_note;
     return out;
 }

@@ -75,11 +75,14 @@ struct sharing_samples {
     double kernel_s = 0;      ///< one kernel's device time, alone (the children's least)
     double alone_wall_s = 0;  ///< one process's kernels, wall time
     double pair_wall_s = 0;   ///< two processes' kernels at once, wall time
+    int blocks = 1;           ///< the grid of every kernel
 };
 
 /// Without MPS (absent when only MPS was asked for) and with it (absent, with the reason, where it was not run).
 struct sharing_section {
     std::optional<sharing_samples> time_sliced, mps;
+    /// Time-sliced again with grids spread over the SMs (a quarter of them, all of them); empty: not measured.
+    std::vector<sharing_samples> time_sliced_grids = {};
     std::string mps_note;
 };
 

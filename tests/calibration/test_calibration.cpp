@@ -571,6 +571,19 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     CHECK(g["sharing"]["time_sliced"]["switch_s"].get<double>() == doctest::Approx(1e-4));
     CHECK(g["sharing"]["mps"].is_null());
     CHECK(g["sharing"]["mps_note"] == "not asked");
+    CHECK(g["sharing"]["time_sliced"]["blocks"] == 1);
+    CHECK_FALSE(g["sharing"].contains("time_sliced_grids"));  // not measured: no key
+    // Grids over the SMs: 0.04 s over 200 kernels of 50 µs is a 150 µs switch; a failed run says only that.
+    rec::harness_samples sg = s;
+    sg.sharing.time_sliced_grids = {rec::sharing_samples{true, 100, 5e-5, 0.01, 0.04, 4}, rec::sharing_samples{}};
+    const nlohmann::json gg = nlohmann::json::parse(rec::harness_record(sg));
+    CHECK(gg["sharing"]["time_sliced_grids"][0]["blocks"] == 4);
+    CHECK(gg["sharing"]["time_sliced_grids"][0]["switch_s"].get<double>() == doctest::Approx(1.5e-4));
+    CHECK(gg["sharing"]["time_sliced_grids"][1] == nlohmann::json{{"measured", false}});
+    nlohmann::json pg = host_profile();
+    describe_gpu(pg, gg);
+    CHECK(mmgp::parse_platform(pg.dump(), "gpu.json").T_slice_switch == doctest::Approx(1e-4));  // still one block's
+    CHECK(pg.dump().find("grids of 4 blocks: 150.0 µs a kernel") != std::string::npos);
     // A mailbox that never answered, a failed sharing run and an empty sample: no number is made up.
     s.mailbox = {};
     s.sharing.time_sliced = rec::sharing_samples{};
