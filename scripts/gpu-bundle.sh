@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs a build's GPU-relevant programs into a folder that runs on a GPU machine without Debian's packages:
 #   scripts/gpu-bundle.sh [BUILD] [OUTDIR]        (default: build gpu-bundle)
-# OUTDIR/libexec holds mmgp, libmmgp, the GPU harness, the GPU workload, and where libpll is installed the likelihood
+# OUTDIR/libexec holds mmgp, libmmgp, the GPU harness and its backend's check, the GPU workload, and where libpll is installed the likelihood
 # kernels' check, the off-load runtime (mmgp-offload-run, --accelerator cuda) and the newview benchmark; OUTDIR/lib the shared libraries `ldd` lists, except the
 # C library's own (libc, libm, libpthread, libdl, librt, ld-linux) and the driver's (libcuda, libnvidia-*), which
 # come from the GPU machine; OUTDIR/bin holds wrappers that set LD_LIBRARY_PATH for these programs alone, so the
@@ -16,6 +16,8 @@ workload=$build/offload/cuda/mmgp-gpu-workload
 [ -x "$harness" ] || { echo "gpu-bundle: $harness is not built (needs nvcc: meson configure $build -Dcuda=enabled)" >&2; exit 2; }
 rm -rf "$out.tmp" && mkdir -p "$out.tmp/libexec" "$out.tmp/lib" "$out.tmp/bin"
 cp "$build/cli/mmgp" "$harness" "$workload" "$out.tmp/libexec/"
+backend_check=$build/calibration/gpu/mmgp-gpu-backend-check   # built with the harness
+[ -x "$backend_check" ] && cp "$backend_check" "$out.tmp/libexec/"
 likelihood=$build/offload/cuda/mmgp-gpu-likelihood   # built where libpll is installed
 [ -x "$likelihood" ] && cp "$likelihood" "$out.tmp/libexec/"
 offload_run=$build/offload/mmgp-offload-run           # the same

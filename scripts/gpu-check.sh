@@ -12,8 +12,8 @@
 #      --accelerator cuda, 24 taxa x 50,000 sites, 4 units; m in {1,2,4,8} x p in {1,32,SMs,2 SMs}, both modes,
 #      2 runs each, every run bounded,
 #      predicted with nothing fitted; the same program on the CPU cores beside it)               libpll.tar.gz
-#   and check.log (the machine, each step, the gpu suite's checks where python3 exists, the likelihood kernels
-#   against libpll (mmgp-gpu-likelihood), newview's bandwidth against the device's (mmgp-bench-gpu), the
+#   and check.log (the machine, each step, the gpu suite's checks where python3 exists, the CUDA backend's
+#   protocol (mmgp-gpu-backend-check), the likelihood kernels against libpll (mmgp-gpu-likelihood), newview's bandwidth against the device's (mmgp-bench-gpu), the
 #   calibration's lines).
 # Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
 #   scripts/gpu-check.sh OUTDIR [BUNDLE]          (default BUNDLE: gpu-bundle)
@@ -50,6 +50,10 @@ if command -v python3 >/dev/null; then
     { say "gpu-check: gpu_test.py failed"; status=1; }
 else
   say "gpu-check: no python3 here: tests/gpu_test.py not run"
+fi
+if [ -x "$bundle/bin/mmgp-gpu-backend-check" ]; then
+  say "gpu-check: the CUDA backend's protocol (calibration/gpu/backend_check.cu)"
+  timeout 60 "$bundle/bin/mmgp-gpu-backend-check" >> "$log" 2>&1 || { say "gpu-check: mmgp-gpu-backend-check failed"; status=1; }
 fi
 if [ -x "$bundle/bin/mmgp-gpu-likelihood" ]; then
   say "gpu-check: the likelihood kernels against libpll"
