@@ -3,6 +3,7 @@
 // harnesses' (harness_offload.cpp, harness_dma.cpp), called by gpu_backend_section.cpp. Made by gpu_harness.cu.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ namespace {
 
 constexpr int line_words = 16;        // one 64-byte line per APU's request and reply
 constexpr double answer_limit_s = 5;  // an answer later than this: the device never saw the request
+// Kernels that run at once on one device: at most 128 from compute capability 3.5 on (the CUDA C++ Programming
+// Guide's table of features and technical specifications, "maximum number of resident grids per device").
+constexpr int resident_grids = 128;
 
 void check(cudaError_t e, const char* what) {
     if (e != cudaSuccess)
@@ -26,9 +30,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// launch: one off-load = this kernel, which answers through mapped host memory.
-__global__ void answer_kernel(volatile unsigned* reply, unsigned value) {
-    reply[1] = value;
+// launch: one off-load = this kernel, which answers payload + 1 through mapped host memory.
+__global__ void answer_kernel(volatile unsigned* reply, unsigned payload) {
+    reply[1] = payload + 1;
     __threadfence_system();
 }
 
@@ -40,6 +44,7 @@ __global__ void mailbox_kernel(volatile unsigned* request, volatile unsigned* re
         unsigned s;
         while ((s = request[0]) == seen) {
         }
+        __threadfence_system();  // the payload and the stop word after the sequence number that announced them
         seen = s;
         if (request[2] != 0) return;
         reply[1] = request[1] + 1;
@@ -55,7 +60,7 @@ public:
     ~cuda_backend() override {
         try {
             stop();
-        } catch (...) {
+        } catch (...) {  // a kernel that did not end: said by stop() to whoever called it; nothing more to do here
         }
     }
     std::string name() const override { return how_ == cuda_signal::launch ? "cuda/launch" : "cuda/mailbox"; }
@@ -64,13 +69,15 @@ public:
 
     void start(const std::vector<int>&, int count) override {
         stop();
+        (void)cudaGetLastError();  // an error left by another backend's failure is not this one's
         if (count < 1) throw mmgp::failure("CUDA backend: start: at least one APU");
         int device = 0, sms = 0;
         check(cudaGetDevice(&device), "current device");
         check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "SM count");
-        if (how_ == cuda_signal::mailbox && count > sms)
-            throw mmgp::failure("CUDA backend: " + std::to_string(count) + " persistent kernels on " +
-                                std::to_string(sms) + " SMs would not all be resident");
+        if (how_ == cuda_signal::mailbox && count > std::min(sms, resident_grids))
+            throw mmgp::failure("CUDA backend: " + std::to_string(count) + " persistent kernels would not all be "
+                                "resident (" + std::to_string(sms) + " SMs, at most " +
+                                std::to_string(resident_grids) + " grids at once)");
         const std::size_t words = 2 * line_words * static_cast<std::size_t>(count);
         void* host = nullptr;
         check(cudaHostAlloc(&host, words * sizeof(unsigned), cudaHostAllocMapped), "mapped host memory");
@@ -80,24 +87,27 @@ public:
         check(cudaHostGetDevicePointer(&dev, host, 0), "device pointer of mapped memory");
         dev_lines_ = static_cast<unsigned*>(dev);
         apus_.resize(static_cast<std::size_t>(count));
-        for (int i = 0; i < count; ++i) {
-            apu& a = apus_[static_cast<std::size_t>(i)];
+        // Every allocation before any persistent kernel runs (an allocation between launches may keep them apart).
+        for (apu& a : apus_) {
             check(cudaStreamCreateWithFlags(&a.run, cudaStreamNonBlocking), "stream");
             check(cudaStreamCreateWithFlags(&a.copy, cudaStreamNonBlocking), "stream");
             check(cudaEventCreate(&a.before), "event");
             check(cudaEventCreate(&a.after), "event");
             if (transfer_ > 0) check(cudaMalloc(&a.buffer, transfer_), "device memory");
-            if (how_ == cuda_signal::mailbox) {
-                mailbox_kernel<<<1, 1, 0, a.run>>>(dev_lines_ + request(i), dev_lines_ + reply(i));
+        }
+        if (how_ == cuda_signal::mailbox)
+            for (int i = 0; i < count; ++i) {
+                mailbox_kernel<<<1, 1, 0, apus_[static_cast<std::size_t>(i)].run>>>(dev_lines_ + request(i),
+                                                                                   dev_lines_ + reply(i));
                 check(cudaGetLastError(), "persistent kernel launch");
             }
-        }
     }
 
+    /// Throws mmgp::failure, its state cleared, when a persistent kernel did not end within the answer limit.
     void stop() override {
         if (apus_.empty() && lines_ == nullptr) return;
-        bool all_ended = true;
-        if (how_ == cuda_signal::mailbox)
+        int running = 0;
+        if (how_ == cuda_signal::mailbox && lines_ != nullptr)
             for (int i = 0; i < count(); ++i) {
                 volatile unsigned* req = lines_ + request(i);
                 req[2] = 1;
@@ -109,28 +119,35 @@ public:
         for (apu& a : apus_) {
             // A persistent kernel that never sees its stop line (mapped memory not coherent here) would hang a
             // synchronise: wait for it within the answer limit, and otherwise leave its memory to the process's end.
+            if (a.run == nullptr) continue;  // a start() that failed before this APU's stream
             cudaError_t e;
             while ((e = cudaStreamQuery(a.run)) == cudaErrorNotReady && seconds_since(t0) < answer_limit_s) {
             }
-            all_ended = all_ended && e != cudaErrorNotReady;
+            running += e == cudaErrorNotReady;
         }
-        if (all_ended) {
+        if (running == 0) {
             for (apu& a : apus_) {
-                cudaStreamDestroy(a.run), cudaStreamDestroy(a.copy);
-                cudaEventDestroy(a.before), cudaEventDestroy(a.after);
+                if (a.run != nullptr) cudaStreamDestroy(a.run);
+                if (a.copy != nullptr) cudaStreamDestroy(a.copy);
+                if (a.before != nullptr) cudaEventDestroy(a.before);
+                if (a.after != nullptr) cudaEventDestroy(a.after);
                 if (a.buffer != nullptr) cudaFree(a.buffer);
             }
             if (lines_ != nullptr) cudaFreeHost(const_cast<unsigned*>(lines_));
         }
+        (void)cudaGetLastError();  // what the clean-up left is not the next call's error
         apus_.clear();
         lines_ = nullptr;
         dev_lines_ = nullptr;
+        if (running > 0)
+            throw mmgp::failure("CUDA backend: " + std::to_string(running) + " persistent kernel(s) did not end within "
+                                "5 s of their stop request (left running, their memory kept)");
     }
 
     void signal(int i, std::uint32_t payload) override {
         apu& a = at(i);
         if (how_ == cuda_signal::launch) {
-            answer_kernel<<<1, 1, 0, a.run>>>(dev_lines_ + reply(i), payload + 1);
+            answer_kernel<<<1, 1, 0, a.run>>>(dev_lines_ + reply(i), payload);
             check(cudaGetLastError(), "off-load launch");
             return;
         }

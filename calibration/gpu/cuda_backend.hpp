@@ -21,10 +21,12 @@ enum class cuda_signal {
     mailbox,
 };
 
-/// The backend on the current CUDA device (cudaSetDevice before). Every APU owns a stream, `transfer_buffer` bytes
-/// of device memory for timed_get() (its copy from host memory, timed by CUDA events on the APU's stream), and its
-/// answer lines. start() throws mmgp::failure when CUDA fails, and in mailbox mode for more APUs than the device
-/// has SMs (the persistent kernels must all be resident); wait() throws when an answer does not come within 5 s.
+/// The backend on the current CUDA device (cudaSetDevice before). Every APU owns two streams (its off-loads, or its
+/// persistent kernel; its copies), `transfer_buffer` bytes of device memory for timed_get() (its copy from host
+/// memory, timed by CUDA events on the copy stream) and its request and reply lines. start() throws mmgp::failure
+/// when CUDA fails, and in mailbox mode for more APUs than the device can keep resident (its SMs, and at most 128
+/// grids at once); in mailbox mode wait() throws when an answer does not come within 5 s (in launch mode it waits
+/// for the stream) and stop() when a persistent kernel does not end within 5 s of its stop request.
 std::unique_ptr<apu_backend> make_cuda_backend(cuda_signal how, std::size_t transfer_buffer = std::size_t{16} << 20);
 
 }  // namespace mmgp::calib::gpu

@@ -103,8 +103,9 @@ struct harness_samples {
 /// the off-load round trip (run_offload_with, as the host threads' spin round trip) and, where the backend has a
 /// data-transfer path, the copies (run_dma_with) with their latency-bandwidth fit; then stopped. One JSON object as
 /// text, a key per backend name: {"offload": record, "dma": {"latency_s", "bandwidth_Bps", "r2", "per_size"}}, or
-/// {"error": what} where starting or measuring it threw. The calling thread is pinned to its current CPU while it
-/// measures. A host unit (gpu_backend_section.cpp): tested with the host-thread backends.
+/// {"error": what} where starting or measuring it threw (beside its measurements where only stopping it did). The
+/// calling thread is pinned to its current CPU while it measures. A host unit (gpu_backend_section.cpp): tested
+/// with the host-thread backends.
 std::string backend_harnesses(const std::vector<apu_backend*>& backends, bool quick);
 
 /// The harness's record (one JSON document, no newline): medians and minima of the samples, the sharing ratios

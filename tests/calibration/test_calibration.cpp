@@ -617,6 +617,24 @@ public:
     void signal(int, std::uint32_t) override {}
     std::uint32_t wait(int) override { return 0; }
 };
+// A backend that measures but does not stop cleanly (as a persistent kernel that never ends): its measurements and
+// the error, both.
+class unstoppable_backend final : public mmgp::calib::apu_backend {
+public:
+    std::string name() const override { return "test/unstoppable"; }
+    void start(const std::vector<int>& cpus, int count) override { inner_->start(cpus, count); }
+    void stop() override {
+        inner_->stop();
+        throw mmgp::failure("1 persistent kernel(s) did not end");
+    }
+    int count() const override { return inner_->count(); }
+    void signal(int apu, std::uint32_t payload) override { inner_->signal(apu, payload); }
+    std::uint32_t wait(int apu) override { return inner_->wait(apu); }
+
+private:
+    std::unique_ptr<mmgp::calib::apu_backend> inner_ =
+        mmgp::calib::make_host_thread_backend(mmgp::calib::wait_mode::spin, 0);
+};
 }  // namespace
 
 TEST_CASE("the GPU harness's backend section: the CPU harnesses' round trips and copies through the backends given") {
@@ -624,8 +642,12 @@ TEST_CASE("the GPU harness's backend section: the CPU harnesses' round trips and
     auto spin = mmgp::calib::make_host_thread_backend(mmgp::calib::wait_mode::spin, std::size_t{1} << 20);
     auto futex = mmgp::calib::make_host_thread_backend(mmgp::calib::wait_mode::futex, 0);  // no transfer path
     unstartable_backend broken;
-    const nlohmann::json b = nlohmann::json::parse(rec::backend_harnesses({spin.get(), &broken, futex.get()}, true));
-    REQUIRE(b.size() == 3);
+    unstoppable_backend unstoppable;
+    const nlohmann::json b =
+        nlohmann::json::parse(rec::backend_harnesses({spin.get(), &broken, futex.get(), &unstoppable}, true));
+    REQUIRE(b.size() == 4);
+    CHECK(b["test/unstoppable"]["offload"]["median"].get<double>() > 0);
+    CHECK(b["test/unstoppable"]["error"] == "1 persistent kernel(s) did not end");
     const nlohmann::json& s = b["host-thread/spin"];
     CHECK(s["offload"]["name"] == "offload/host-thread/spin");
     CHECK(s["offload"]["harness"] == "offload");
