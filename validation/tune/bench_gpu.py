@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
-"""mmgp tune as a new user on a GPU node: the libpll program's runs on an H200 (validation/gpu/libpll/), replayed.
+"""mmgp tune as a new user on a GPU node: two programs' runs on an H200, replayed.
 
     python3 validation/tune/bench_gpu.py [--mmgp build/cli/mmgp] [--seeds 100] [--jobs 2]
 
-Two groups, one per sharing mode (MPS and time-sliced: a tune searches one mode, `--set search.sharing`), of the
-quick sweep's runs (4 units, m in {1, 2, 4, 8} x p in {1, 32, 132, 264}, 2 runs each); the new user brings only
-the platform calibrated on that machine (validation/gpu/libpll/platform.json). Two tables:
+Groups, one per sharing mode (MPS and time-sliced: a tune searches one mode, `--set search.sharing`):
+- the libpll program's quick sweep (validation/gpu/libpll/: 4 units, m in {1, 2, 4, 8} x p in {1, 32, 132, 264},
+  2 runs each), the new user's platform the one calibrated beside it (its platform.json);
+- the GPU workload the device check sweeps (validation/gpu/h200-2026-11-29/sweep.json: 8 units, its "sweep" group,
+  p in {1, 8, 32, SMs/m}, and its "compute" group, p up to 4 x SMs; 3 runs each, every run bounded at 30 s), the
+  new user's platform the check's calibration (its platform.json).
+Three tables:
 1. bench.py's figures in the new user's variants a-d, seeds 1..N: mmgp tune's P(regret <= 3 %) against
    exhaustive trial's exact P, and its median and largest machine time as a fraction of exhaustive trial's, with
    the default first runs and with first_runs.py's two other rules ("platform", "first");
-2. first_runs.py's choice of the rule made again with these two groups beside its own: its results.json re-read
-   for its groups, these two replayed on its seeds (1001..1040), the same loss and paired test.
+2. first_runs.py's choice of the rule made again with these groups beside its own: its results.json re-read for
+   its groups, these replayed on its seeds (1001..1040), the same loss and paired test;
+3. the rule for GPU nodes alone, made on these groups only with the same loss and paired test: leave one group
+   out, and leave one program out (made on the other program's groups).
 Writes gpu/report.txt and gpu/results.json beside this file.
 """
 import concurrent.futures
@@ -29,6 +35,9 @@ import first_runs  # noqa: E402  (the rules)
 
 DATA = os.path.join(bench.ROOT, "validation", "gpu", "libpll")
 UNITS = 4
+WORKLOAD = os.path.join(bench.ROOT, "validation", "gpu", "h200-2026-11-29")
+WORKLOAD_UNITS = 8     # scripts/gpu-check.sh's workload: --units 8
+WORKLOAD_BOUND_S = 30  # its runs' timeout
 
 
 def gpu_groups():
@@ -41,6 +50,53 @@ def gpu_groups():
         bench.NEW_USER_PLATFORM[name] = os.path.join(DATA, "platform.json")
         out.append((name, None, UNITS, mine))
     return out
+
+
+def workload_groups():
+    """(name, None, units, rows) per group of the device check's workload sweep ("sweep", "compute") and sharing mode;
+    the new user's platform, the check's calibration, registered."""
+    doc = json.load(open(os.path.join(WORKLOAD, "sweep.json")))
+    out = []
+    for group in ("sweep", "compute"):
+        for mode, short in (("mps", "mps"), ("time_sliced", "sliced")):
+            rows = [{"m": str(c["m"]), "p": str(c["p"]), "sharing": mode, "rep": str(i), "wall_s": repr(t),
+                     "censored": "0", "bound_s": str(WORKLOAD_BOUND_S), "policy": "edtlp", "nodes": "1"}
+                    for c in doc["cases"] if c["group"] == group and c["sharing"] == mode
+                    for i, t in enumerate(c["runs"])]
+            name = f"workload-{group}-{short}-U{WORKLOAD_UNITS}"
+            bench.NEW_USER_PLATFORM[name] = os.path.join(WORKLOAD, "platform.json")
+            out.append((name, None, WORKLOAD_UNITS, rows))
+    return out
+
+
+def program_of(name):
+    return name.split("-")[0]
+
+
+def gpu_rule_lines(results, names):
+    """Table 3: first_runs.py's rules decided on GPU groups alone, leave one group out and leave one program out."""
+    overall, lowest, diff, se = constants.paired_choice(results, names, first_runs.OTHERS, first_runs.BASE)
+    lines = ["", f"the rule for GPU nodes, decided on these {len(names)} groups alone (seeds as above): loss " +
+             ", ".join(f"{constants.mean_loss(results, names, r, first_runs.BASE):.3f} {r}" for r in first_runs.RULES) +
+             f"; lowest: {lowest}, paired difference {diff:+.3f} against {first_runs.BASE} (standard error {se:.3f});"
+             f" decision: {overall}"]
+    by_group = constants.left_out_choices(results, names, first_runs.OTHERS, first_runs.BASE)
+    held = {}
+    for n in names:
+        others = [o for o in names if program_of(o) != program_of(n)]
+        by_program = constants.paired_choice(results, others, first_runs.OTHERS, first_runs.BASE)[0]
+        held[n] = (by_group[n], by_program)
+        lines.append(f"  {n}: decided on the other groups: {by_group[n]}, its loss "
+                     f"{constants.mean_loss(results, [n], by_group[n], first_runs.BASE):.2f}; on the other program's: "
+                     f"{by_program}, its loss {constants.mean_loss(results, [n], by_program, first_runs.BASE):.2f} "
+                     f"(by variance alone {constants.mean_loss(results, [n], first_runs.BASE, first_runs.BASE):.2f})")
+    for how, i in (("group", 0), ("program", 1)):
+        lines.append(f"mean loss on the left-out groups, leave one {how} out: "
+                     f"{statistics.mean(constants.mean_loss(results, [n], held[n][i], first_runs.BASE) for n in names):.3f}"
+                     f" with the rule decided without them, "
+                     f"{statistics.mean(constants.mean_loss(results, [n], first_runs.BASE, first_runs.BASE) for n in names):.3f}"
+                     " by variance alone")
+    return lines, overall
 
 
 def figures(pool, mmgp, group, words, seeds, folder):
@@ -60,14 +116,14 @@ def main():
     ap = constants.replay_arguments(__doc__.split("\n")[0], 100)
     a = ap.parse_args()
     pool = concurrent.futures.ThreadPoolExecutor(a.jobs)
-    groups = gpu_groups()
+    groups = gpu_groups() + workload_groups()
     seeds = list(range(1, a.seeds + 1))
     table = {}
     with tempfile.TemporaryDirectory() as folder:
         for g in groups:
             table[g[0]] = {r: figures(pool, a.mmgp, g, w, seeds, folder) for r, w in first_runs.RULES.items()}
-    lines = [f"# mmgp tune as a new user on the GPU runs of validation/gpu/libpll/: python3 validation/tune/bench_gpu.py "
-             f"--seeds {a.seeds}",
+    lines = [f"# mmgp tune as a new user on the GPU runs of validation/gpu/libpll/ and validation/gpu/h200-2026-11-29/: "
+             f"python3 validation/tune/bench_gpu.py --seeds {a.seeds}",
              "# per variant: exhaustive trial's exact P / mmgp tune's P(regret <= 3 %) / median and largest machine "
              "time as a fraction of exhaustive trial's / median runs; rules: first_runs.py's", ""]
     for name, by_rule in table.items():
@@ -94,7 +150,10 @@ def main():
         rule = left[g[0]]
         lines.append(f"  {g[0]}: decided on the others: {rule}, its loss {constants.mean_loss(results, [g[0]], rule, first_runs.BASE):.2f}"
                      f" (by variance alone {constants.mean_loss(results, [g[0]], first_runs.BASE, first_runs.BASE):.2f})")
+    gpu_lines, gpu_decision = gpu_rule_lines(results, [g[0] for g in groups])
+    lines += gpu_lines
     constants.write_report("gpu", lines, {"seeds": seeds, "table": table, "decision": overall,
+                                          "gpu_decision": gpu_decision,
                                           "first_runs_results": {g[0]: results[g[0]] for g in groups}})
 
 

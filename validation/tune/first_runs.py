@@ -4,7 +4,9 @@
     python3 validation/tune/first_runs.py [--mmgp build/cli/mmgp] [--seeds 40] [--jobs 2] [--from results.json]
 
 Without an application profile, mmgp tune explores until fit.min_configurations configurations have finished runs:
-each next run is the configuration least known (the discrepancy process's variance; "variance", the default).
+each next run is the configuration least known (the discrepancy process's variance; "variance", the default on a
+CPU node; on a GPU node the default is "platform", decided on GPU groups by validation/tune/bench_gpu.py). Each
+rule names its constants, so that it is the same rule on either kind of node.
 Two rules let the platform speak, the model with the application's times unknown (all of one run's work
 parallel):
 - "platform" (`--constant policy.explore_platform=1`): each exploring run is the least known per machine second
@@ -32,8 +34,8 @@ sys.path.insert(0, HERE)
 import bench  # noqa: E402  (the groups, variants and replay functions)
 import constants  # noqa: E402  (the loss)
 
-RULES = {"variance": [], "platform": ["--constant", "policy.explore_platform=1"],
-         "first": ["--constant", "policy.first_platform=1"]}
+RULES = {"variance": ["--constant", "policy.explore_platform=0"], "platform": ["--constant", "policy.explore_platform=1"],
+         "first": ["--constant", "policy.explore_platform=0", "--constant", "policy.first_platform=1"]}
 BASE = "variance"
 OTHERS = [r for r in RULES if r != BASE]
 SETTINGS = list(bench.VARIANTS)
