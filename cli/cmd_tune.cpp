@@ -482,7 +482,7 @@ void set_constant(tune_options& to, const std::string& text) {
     else if (name == "fit.prior_weight") to.prior_weight = v;
     else if (name == "fit.min_configurations") to.min_fit_configurations = static_cast<int>(v);
     else if (name == "policy.knowledge_gradient") to.next_by_gradient = v == 1;
-    else if (name == "policy.explore_platform") to.explore_by_platform = v == 1;
+    else if (name == "policy.explore_platform") to.explore_by_platform = to.explore_by_platform_on_gpu = v == 1;
     else if (name == "policy.first_platform") to.first_by_platform = v == 1;
     else if (name == "bound.noise_z") to.bound_noise_z = v;
     else throw std::logic_error("set_constant: no member for the table's constant " + name);

@@ -692,6 +692,21 @@ TEST_CASE("tune: exploring by the platform, the first run is the one the platfor
     CHECK(first_of(s, space, [](mmgp::tune_options& o) { o.explore_by_platform = true; }).next == 3);
 }
 
+TEST_CASE("tune: on a GPU node a new user explores by the platform by default") {
+    // The same node as a GPU node whose processes share the 16 SMs time-sliced: the accelerator runs one
+    // context's grids at a time, so a run of the 16 units takes 16 x 1 s / p of it whatever m, and m = 4, p = 4
+    // (p = 4, the largest grid of the space) costs the least; every configuration is as little known before the
+    // first run. A platform that lists sharing modes is a GPU node: there the default is the platform's word, and
+    // policy.explore_platform=0 (both flags off) is the least known, the first of the space.
+    mmgp::scenario s = sixteen_task_units(1);
+    s.plat.sharing = {mmgp::accelerator_sharing::time_sliced};
+    std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp},
+                                              {2, 2, 1, mmgp::policy::edtlp}, {4, 4, 1, mmgp::policy::edtlp}};
+    for (auto& c : space) c.share = mmgp::accelerator_sharing::time_sliced;
+    CHECK(first_of(s, space, [](mmgp::tune_options&) {}).next == 3);
+    CHECK(first_of(s, space, [](mmgp::tune_options& o) { o.explore_by_platform_on_gpu = false; }).next == 0);
+}
+
 TEST_CASE("tune: the first run by the platform, the one it expects fastest; the later ones as by default") {
     // As above, with two nodes: one run's work all parallel, m = 4, p = 4 on two nodes takes half the time of
     // one node (the same machine cost, so exploring by cost alone does not tell them apart); the tune's first run
