@@ -31,6 +31,7 @@ struct samples {
     bool capu_at_s = false;                    // C_apu and the split grids' floor from the runs at p = S
     std::vector<double> apu_p1;                // the split work's device time at p = 1, as measured
     std::vector<double> floor;                 // its floor: the part that does not divide by p (split_floor; at S)
+    std::vector<double> offload_split;         // the off-loads' own part that divides by p (offload_split; at S)
 };
 
 config sequential(const process_profile_request& rq, int p) {
@@ -122,6 +123,21 @@ void take_floor(const process_profile_request& rq, const process_profile_report&
     }
 }
 
+// The off-loads' cost beyond their split work, per repetition, at p = 1 (capu_p1) and at p = S (capu, less the
+// floor take_floor added): the part of it that falls as 1/p through the two (a grid of p blocks outside the split
+// kernels, the P-matrix update's, waits on one block at p = 1) is work that divides over the blocks as the split
+// work does. T_apu gains it and C_apu keeps the rest, so that the model's T_apu/p + C_apu is still the measured
+// cost at p = 1 and at p = S.
+void take_offload_split(const process_profile_request& rq, samples& x) {
+    if (!x.capu_at_s) return;
+    for (std::size_t r = 0; r < x.capu.size() && r < x.capu_p1.size() && r < x.apu.size(); ++r) {
+        const double b = offload_split(x.capu_p1[r], x.capu[r] - x.floor[r], rq.sms);
+        x.offload_split.push_back(b);
+        x.apu[r] += b;
+        x.capu[r] -= b / rq.sms;
+    }
+}
+
 // f(k) = k·T(kS)/T(S) over the split work that divides by p (the floor, per unit `floor`, taken off each).
 nlohmann::json slot_curve(const process_profile_request& rq, const process_profile_report& rep, double floor) {
     nlohmann::json curve = nlohmann::json::array({nlohmann::json::array({1, 1})});
@@ -159,7 +175,9 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                             "evaluate, sumtable, derivatives) at p = 1, CUDA events") +
                                 (x.capu_at_s ? ", less their floor (the part that does not divide by p, through the "
                                                "split work at p = 1 and at p = S: measurements.split_floor_s; as "
-                                               "measured: T_apu_p1_s)"
+                                               "measured: T_apu_p1_s), plus the part of the off-loads' other cost that "
+                                               "divides by p (through C_apu at p = 1 and at p = S: "
+                                               "measurements.offload_split_s)"
                                              : std::string()) +
                                 how, harness);
     j["C_apu"] = statistic_json(rep.C_apu, std::max(0.0, rep.C_apu.median),
@@ -168,7 +186,9 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                 "synchronisations; the off-loads' round trip (untimed run) minus their split work "
                                 "(timed run) minus N x one empty grid's round trip (the platform's O_offload, and T_csw "
                                 "when the host thread blocks), " + capu_where(rq, x) +
-                                (x.capu_at_s ? ", plus the split grids' floor" : "") +
+                                (x.capu_at_s ? ", plus the split grids' floor, less the part that divides by p (in "
+                                               "T_apu)"
+                                             : "") +
                                 how, harness);
     if (rep.C_apu.median < 0)
         j["C_apu"]["warning"] = "the measured value was negative (an off-load cost less than its split work and one empty "
@@ -189,6 +209,7 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                          {"T_apu_s", x.apu},
                          {"T_apu_p1_s", x.apu_p1},
                          {"split_floor_s", x.floor},
+                         {"offload_split_s", x.offload_split},
                          {"C_apu_s", x.capu},
                          {"C_apu_p1_s", x.capu_p1},
                          {"N", x.n},
@@ -216,6 +237,7 @@ process_profile_report measure(const process_profile_request& rq, const process_
     if (rq.sms > 0) measure_slots(rq, timed, rep);
     overhead_per_unit(rq, rep, x);
     take_floor(rq, rep, x);
+    take_offload_split(rq, x);
     rep.T_hpu = summarize(x.hpu);
     rep.T_apu = summarize(x.apu);
     rep.C_apu = summarize(x.capu);
@@ -234,6 +256,13 @@ double split_floor(double t1, double tS, int S) {
     if (S <= 1) return 0;
     const double a = (tS - t1 / S) / (1.0 - 1.0 / S);
     return a > 0 && a < t1 ? a : 0;
+}
+
+double offload_split(double c1, double cS, int S) {
+    if (S <= 1 || !(cS >= 0)) return 0;
+    const double b = (c1 - cS) / (1.0 - 1.0 / S);
+    if (!(b > 0)) return 0;
+    return std::min(b, S * cS);  // what stays C_apu, cS - b/S, is not below 0
 }
 
 process_profile_report measure_process_profile(const process_profile_request& rq, const process_accelerator& timed,

@@ -5,7 +5,9 @@
 //   - one process at p = 1, `repetitions` times, each an untimed run (the host's view: T_hpu, N, the off-loads'
 //     round trip) and a timed one (the kernels' device time by CUDA events, the bytes copied);
 //   - T_apu: the grids that split over the blocks (newview, evaluate, sumtable, derivatives) per unit, less their
-//     floor when the SMs are given (split_floor(): a + b/p through p = 1 and p = S; T_apu = b, C_apu gains a);
+//     floor when the SMs are given (split_floor(): a + b/p through p = 1 and p = S; T_apu = b, C_apu gains a),
+//     plus the part of the off-loads' other cost that divides by p (offload_split(): c0 + b/p through C_apu at
+//     p = 1 and at p = S; T_apu gains b, C_apu keeps c0);
 //   - C_apu: what an off-load costs beyond its split work and one launch round trip (the platform's O_offload):
 //     the P-matrix grid, the further launches, copies and synchronisations of each off-load, per unit; measured
 //     at p = S when the SMs are given (one more untimed run per repetition, the split work from the slot curve's
@@ -52,6 +54,12 @@ struct process_profile_report {
 /// a grid takes whatever its blocks (its start and its tail), b the work that divides by p. 0 where the two points
 /// give no floor strictly between 0 and t1 (a grid at S as fast as t1/S or faster, or not faster than at p = 1).
 double split_floor(double t1, double tS, int S);
+
+/// The part of the off-loads' cost beyond their split work that divides by p, per unit: through that cost at p = 1
+/// (c1) and at p = S (cS), c0 + b/p; b is work of p blocks outside the split kernels (the P-matrix update's grid),
+/// which the model's T_apu/p carries, c0 what stays C_apu. 0 where the two give no such part (not lower at S than at
+/// p = 1, a negative cS, or one SM); at most S·cS, so that c0 is not below 0.
+double offload_split(double c1, double cS, int S);
 
 /// Measures the profile on `timed` (an accelerator whose off-loaders report their device time) and `untimed` (the
 /// same without timing). Throws as run_processes(), and mmgp::failure when the timed runs report no device time.

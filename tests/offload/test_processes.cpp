@@ -157,9 +157,17 @@ TEST_CASE("processes refuse what only APU threads do, before any process starts"
 
 namespace {
 
-// A device's split work of known shape, per off-load: a floor of 0.2 ms whatever the grid, and 3 ms that divides
-// over its p blocks.
-constexpr double split_floor_per_offload = 2e-4, split_work_per_offload = 3e-3;
+// A device's split work of known shape, per off-load: a floor of 0.2 ms whatever the grid, and 0.6 ms that
+// divides over its p blocks; and what an off-load costs beyond it: 0.1 ms whatever the grid, and 0.4 ms of a grid
+// of p blocks outside the split kernels (as the P-matrix update's).
+constexpr double split_floor_per_offload = 2e-4, split_work_per_offload = 6e-4;
+constexpr double other_fixed_per_offload = 1e-4, other_work_per_offload = 4e-4;
+
+void spin_for(double seconds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
+    }
+}
 
 // The timed host twin, which also reports an empty off-load's round trip and bytes as a device's does: 1 us and
 // 100 bytes an off-load; its split work's device time is the shape above (not the host's own timing).
@@ -184,6 +192,32 @@ private:
     std::int64_t n_ = 0;
 };
 
+// The untimed side of the same device: each off-load takes the host twin's time and, spun on the host, the
+// device's split work, the cost beyond it and one empty round trip (1 us); it reports no device time.
+class device_like_untimed_offloader final : public K::detail::offloader {
+public:
+    device_like_untimed_offloader(std::unique_ptr<K::detail::offloader> in, int p) : in_(std::move(in)), p_(p) {}
+    K::detail::reply offload(const K::detail::request& r) override {
+        K::detail::reply out = in_->offload(r);
+        spin_for(split_floor_per_offload + split_work_per_offload / p_ + other_fixed_per_offload +
+                 other_work_per_offload / p_ + 1e-6);
+        return out;
+    }
+    void add_times(K::timers& t) const override { in_->add_times(t); }
+
+private:
+    std::unique_ptr<K::detail::offloader> in_;
+    int p_;
+};
+
+K::process_accelerator device_like_untimed() {
+    const K::process_accelerator twin = O::host_twin_accelerator(false);
+    return {"device-like, untimed", [twin](const K::alignment& a, const K::model& m, const K::tree& t, int p) {
+                return std::unique_ptr<K::detail::offloader>(
+                    std::make_unique<device_like_untimed_offloader>(twin.make(a, m, t, p), p));
+            }};
+}
+
 K::process_accelerator device_like() {
     const K::process_accelerator twin = O::host_twin_accelerator(true);
     return {"device-like", [twin](const K::alignment& a, const K::model& m, const K::tree& t, int p) {
@@ -198,7 +232,7 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     rq.base = problem(1, 1, 2);
     rq.repetitions = 2;
     rq.sms = 3;  // the slot runs at 3, 6 and 12 blocks
-    const K::process_profile_report rep = K::measure_process_profile(rq, device_like(), O::host_twin_accelerator(false));
+    const K::process_profile_report rep = K::measure_process_profile(rq, device_like(), device_like_untimed());
     // Per repetition: untimed and timed at p = 1, untimed at p = S; then the slot runs.
     REQUIRE(rep.runs.size() == 2 * 3 + 3);
     const K::result& untimed = rep.runs[0];
@@ -227,15 +261,29 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
         return (u.roundtrip_s - t.apu_split_s - static_cast<double>(u.offloads) * 1e-6) / 2;
     };
     // The split grids' floor per repetition: a + b/p through the split work at p = 1 and at p = S = 3 (0 where
-    // that gives none between 0 and the p = 1 time). T_apu keeps b, C_apu gains a.
+    // that gives none between 0 and the p = 1 time). T_apu keeps b, C_apu gains a. Then the off-loads' other cost's
+    // part that divides by p, through C_apu at p = 1 and at p = S: T_apu gains it, C_apu keeps the rest (on the host
+    // twin that part is whatever its host timing gives; offload_split's own test has known shapes).
     const double tS = rep.slot_split_s[0] / 2;
     auto t1 = [&](std::size_t r) { return rep.runs[3 * r + 1].t.apu_split_s / 2; };
     auto floor_of = [&](std::size_t r) { return K::split_floor(t1(r), tS, 3); };
-    CHECK(rep.T_apu.median == doctest::Approx((t1(0) - floor_of(0) + t1(1) - floor_of(1)) / 2));
+    auto moved = [&](std::size_t r) { return K::offload_split(c_apu_p1(r), c_apu(r), 3); };
+    CHECK(rep.T_apu.median == doctest::Approx((t1(0) - floor_of(0) + moved(0) + t1(1) - floor_of(1) + moved(1)) / 2));
     // The device's shape comes back: the floor and the work that divides, per unit (N off-loads a unit).
     CHECK(floor_of(0) == doctest::Approx(rep.N.median * split_floor_per_offload));
-    CHECK(rep.T_apu.median == doctest::Approx(rep.N.median * split_work_per_offload));
-    CHECK(rep.C_apu.median == doctest::Approx((c_apu(0) + floor_of(0) + c_apu(1) + floor_of(1)) / 2));
+    CHECK(rep.T_apu.median - (moved(0) + moved(1)) / 2 == doctest::Approx(rep.N.median * split_work_per_offload));
+    // The cost beyond the split work that divides by p comes back too (give or take the host twin's own time,
+    // which does not depend on p): T_apu gains it, C_apu keeps the fixed part and the host twin's.
+    CHECK(moved(0) == doctest::Approx(rep.N.median * other_work_per_offload).epsilon(0.25));
+    CHECK(moved(1) == doctest::Approx(rep.N.median * other_work_per_offload).epsilon(0.25));
+    CHECK(rep.C_apu.median == doctest::Approx((c_apu(0) + floor_of(0) - moved(0) / 3 + c_apu(1) + floor_of(1) - moved(1) / 3) / 2));
+    // Whatever moves, the model's T_apu/p + C_apu at p = S is the measured per-unit cost there (at p = 1 too where
+    // a part divides: offload_split's test).
+    for (std::size_t r = 0; r < 2; ++r) {
+        const double t_apu = t1(r) - floor_of(r) + moved(r), c = c_apu(r) + floor_of(r) - moved(r) / 3;
+        CHECK(t_apu / 3 + c == doctest::Approx(tS + c_apu(r)));
+    }
+    REQUIRE(nlohmann::json::parse(rep.json)["measurements"]["offload_split_s"].size() == 2);
     CHECK(rep.bytes.median == doctest::Approx(100));
     CHECK(rep.empty.median == doctest::Approx(1e-6));
     const auto doc = nlohmann::json::parse(rep.json);
@@ -256,6 +304,21 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     CHECK(app.T_apu == doctest::Approx(rep.T_apu.median));
     REQUIRE(app.slot_time.k.size() == 3);
     CHECK(app.slot_time.factor[2] == doctest::Approx(doc["slot_time"][2][1].get<double>()));
+}
+
+TEST_CASE("the off-loads' part that divides by p: c0 + b/p through their cost beyond the split work at p = 1 and S") {
+    // 40 ms of a grid of p blocks and 9 ms that stay, per unit: 49 ms at p = 1, 9 + 40/132 ms at p = 132.
+    const double b = K::offload_split(0.049, 0.009 + 0.040 / 132, 132);
+    CHECK(b == doctest::Approx(0.040).epsilon(1e-12));
+    // What stays, c0 = cS - b/S, and b give back both points: c0 + b at p = 1, c0 + b/S at S.
+    const double c0 = 0.009 + 0.040 / 132 - b / 132;
+    CHECK(c0 + b == doctest::Approx(0.049).epsilon(1e-12));
+    CHECK(c0 == doctest::Approx(0.009).epsilon(1e-12));
+    CHECK(K::offload_split(0.009, 0.009, 132) == 0);         // the same at S as at p = 1: nothing divides
+    CHECK(K::offload_split(0.009, 0.012, 132) == 0);         // higher at S: not a part that divides
+    CHECK(K::offload_split(0.049, -0.001, 132) == 0);        // a negative cost at S (noise): nothing taken
+    CHECK(K::offload_split(0.049, 0.0001, 132) == doctest::Approx(132 * 0.0001));  // at most what leaves c0 = 0
+    CHECK(K::offload_split(0.049, 0.009, 1) == 0);           // one SM: nothing to tell apart
 }
 
 TEST_CASE("the split grids' floor: a + b/p through the split work at p = 1 and at p = S") {
