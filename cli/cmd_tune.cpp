@@ -510,6 +510,7 @@ tune_options tuner_options(const tune_options_cli& o) {
     to.prior = !o.no_prior;
     to.use_model = !o.no_model;
     to.choose_structure = o.no_app;
+    to.explore_by_platform_on_gpu = o.explore_platform_on_gpu;
     refuse_repeated_keys("--constant", o.constants);
     for (const std::string& c : o.constants) set_constant(to, c);
     return to;

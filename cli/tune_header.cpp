@@ -93,6 +93,7 @@ const std::vector<header_field>& header_fields() {
             field("progress_regex", "--progress-regex", [](auto& o) -> auto& { return o.progress_regex; }),
             field("progress_total", "--progress-total", [](auto& o) -> auto& { return o.progress_total; }),
             field("constants", nullptr, [](auto& o) -> auto& { return o.constants; }),
+            field("explore_platform_on_gpu", nullptr, [](auto& o) -> auto& { return o.explore_platform_on_gpu; }),
             field("no_prior", nullptr, [](auto& o) -> auto& { return o.no_prior; }),
             field("no_model", nullptr, [](auto& o) -> auto& { return o.no_model; }),
             field("command", nullptr, [](auto& o) -> auto& { return o.launch.command; }),

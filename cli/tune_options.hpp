@@ -24,6 +24,9 @@ struct tune_options_cli {
     std::string max_cost = "exhaustive";  ///< --max-cost: exhaustive, none or machine seconds
     std::optional<long long> uses;        ///< --uses: production runs the choice will serve
     std::vector<std::string> constants;   ///< --constant SECTION.KEY=VALUE: the tuner's constants (docs/TUNE.md)
+    /// A new user's first runs by the platform on a GPU node, the default since it was chosen
+    /// (tune_options::explore_by_platform_on_gpu); kept in the journal, whose tunes from before it read false.
+    bool explore_platform_on_gpu = true;
     unsigned long long seed = 1;
     std::string replay_first = "random";  ///< --replay-first: random or slowest (each configuration's first draw)
     bool no_prior = false, no_model = false, json = false, quiet = false;

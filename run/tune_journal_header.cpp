@@ -34,7 +34,9 @@ const std::vector<header_key>& header_keys() {
         {"max_cost", k::added_later, "none"},  // a journal from before the cost cap: the tune it records had none
         {"uses", k::added_later, nullptr}, {"timeout"}, {"work", k::added_later, ""},
         {"progress_regex", k::added_later, ""}, {"progress_total", k::added_later, nullptr},
-        {"constants", k::added_later, json::array()}, {"no_prior"}, {"no_model"}, {"command"},
+        {"constants", k::added_later, json::array()},
+        {"explore_platform_on_gpu", k::added_later, false},  // a journal from before that default: least known first
+        {"no_prior"}, {"no_model"}, {"command"},
     };
     return keys;
 }

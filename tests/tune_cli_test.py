@@ -466,6 +466,24 @@ with tempfile.TemporaryDirectory() as tmp:
           "column sharing: expected rows of the tune's sharing mode mps" in r.stderr and "time_sliced only" in r.stderr,
           f"sharing column: a file without the tune's mode is refused ({r.stderr.strip()})")
     lines = open(j10).read().splitlines() if os.path.exists(j10) else ["{}", "{}"]
+    # A new user's first runs on a GPU node: the platform's word by default, kept in the journal's header; a journal
+    # from before that default (no such key) resumes exploring by how little is known alone, as it began.
+    head10 = json.loads(lines[0])
+    whys = [x.get("why", "") for x in runs]
+    check(head10.get("options", {}).get("explore_platform_on_gpu") is True and
+          any("per machine second the platform alone expects" in w for w in whys),
+          f"GPU node: explores by the platform by default, and the journal says so ({whys[:3]})")
+    old10 = dict(head10, options=dict({k: v for k, v in head10.get("options", {}).items() if k != "explore_platform_on_gpu"},
+                                      max_runs=2))
+    j12 = os.path.join(tmp, "gpu-old.jsonl")
+    with open(j12, "w") as f:
+        f.write(json.dumps(old10) + "\n" + lines[1] + "\n")
+    r = run(["tune", "--resume", j12, "--quiet"])
+    resumed = journal_runs(j12) if os.path.exists(j12) else []
+    check(r.returncode == 0 and len(resumed) == 2 and
+          resumed[1].get("why", "").startswith("explore: the least known configuration"),
+          f"GPU node: a journal from before the default resumes with least known first "
+          f"({[x.get('why') for x in resumed]}, {r.stderr.strip()[-200:]})")
     edited = json.loads(lines[1])
     edited["sharing"] = "time_sliced"
     j11 = os.path.join(tmp, "gpu-edited.jsonl")

@@ -11,8 +11,8 @@ Groups, one per sharing mode (MPS and time-sliced: a tune searches one mode, `--
   new user's platform the check's calibration (its platform.json).
 Three tables:
 1. bench.py's figures in the new user's variants a-d, seeds 1..N: mmgp tune's P(regret <= 3 %) against
-   exhaustive trial's exact P, and its median and largest machine time as a fraction of exhaustive trial's, with
-   the default first runs and with first_runs.py's two other rules ("platform", "first");
+   exhaustive trial's exact P, and its median and largest machine time as a fraction of exhaustive trial's, under
+   each of first_runs.py's rules ("variance", "platform" (the default on a GPU node since table 3), "first");
 2. first_runs.py's choice of the rule made again with these groups beside its own: its results.json re-read for
    its groups, these replayed on its seeds (1001..1040), the same loss and paired test;
 3. the rule for GPU nodes alone, made on these groups only with the same loss and paired test: leave one group

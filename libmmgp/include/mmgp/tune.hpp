@@ -85,10 +85,10 @@ struct tune_options {
     /// structure with its times unknown: all of one run's work parallel, T_apu = 1 s), rather than by how
     /// little is known alone.
     bool explore_by_platform = false;
-    /// explore_by_platform on a GPU node (a platform that lists its sharing modes), the default there: its platform
-    /// alone tells a grid of one block from grids over the SMs, times apart by the SMs' count, where a CPU node's
-    /// cores are a few times apart (decided on the GPU groups of validation/tune/bench_gpu.py leave one group out,
-    /// gpu/report.txt). --constant policy.explore_platform sets both.
+    /// explore_by_platform on a GPU node (a platform that lists a sharing mode other than dedicated), the default
+    /// there: its platform alone tells a grid of one block from grids over the SMs, times apart by the SMs' count,
+    /// where a CPU node's cores are a few times apart (decided on the GPU groups of validation/tune/bench_gpu.py
+    /// leave one group out, gpu/report.txt). --constant policy.explore_platform sets both.
     bool explore_by_platform_on_gpu = true;
     /// Without the prior's values: the tune's first run (nothing recorded, nothing in flight; it runs without a
     /// bound and its time bounds the later runs) is the configuration the platform alone expects to be the

@@ -485,10 +485,12 @@ double expected_saving(const tune_assessment& a, const log_beliefs& b, std::size
 }
 
 std::string why_next(const tune_assessment& a, bool exploring, bool has_reference, bool repeat_chosen,
-                     bool noise_first, bool platform_first) {
+                     bool noise_first, bool platform_first, bool explore_by_cost) {
     const auto& next = a.configs[a.next];
     if (noise_first) return "repeat the chosen: its noise sets how soon the others' runs are stopped";
     if (platform_first) return "first: the one the platform alone expects fastest (its time bounds the next runs)";
+    if (exploring && explore_by_cost)
+        return "explore: the least known per machine second the platform alone expects (too few runs for the model yet)";
     if (exploring) return "explore: the least known configuration (too few runs for the model yet)";
     if (!has_reference) return "the lowest expected time";
     if (repeat_chosen)
@@ -589,7 +591,8 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;
         if (a.next_saving_s < a.next_cost_s) return hold(tune_stop::not_worth);
     }
-    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen, noise_first, platform_first);
+    a.why_next = why_next(a, exploring, ch.has_reference, repeat_chosen, noise_first, platform_first,
+                          !b.explore_cost.empty());
 }
 
 }  // namespace mmgp::detail

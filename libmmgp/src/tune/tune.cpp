@@ -58,7 +58,8 @@ tuner::tuner(const scenario& s, std::vector<configuration> space, const tune_opt
     }
     if (opt_.use_model) check_coverage(s_);
     coef_.resize(space_.size());
-    const bool gpu_node = !s_.plat.sharing.empty();
+    const bool gpu_node = std::any_of(s_.plat.sharing.begin(), s_.plat.sharing.end(),
+                                      [](accelerator_sharing m) { return m != accelerator_sharing::dedicated; });
     if ((opt_.explore_by_platform || (opt_.explore_by_platform_on_gpu && gpu_node)) && !opt_.prior)
         explore_cost_ = detail::platform_explore_cost(s_, space_);
     if (opt_.first_by_platform && !opt_.prior) first_time_ = detail::platform_only_times(s_, space_);
