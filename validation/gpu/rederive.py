@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""A recorded GPU profile's T_apu and C_apu derived again from its own measurements by the rule mmgp profile
---accelerator cuda now follows, and the recorded sweep predicted with them: how a change of that rule reads on runs
-already taken, without a device.
+"""A recorded GPU profile's T_apu, C_apu and slot curve derived again from its own measurements by the rules mmgp
+profile --accelerator cuda now follows, and the recorded sweep predicted with them: how a change of those rules
+reads on runs already taken, without a device.
 
     python3 validation/gpu/rederive.py validation/gpu/libpll/rerun-321081a [--mmgp build/cli/mmgp]
 
-The rule (offload/process_profile.cpp, offload_split()): of what the off-loads cost beyond their split work, per
-unit, the part that falls as 1/p through its value at p = 1 (measurements.C_apu_p1_s) and at p = S
-(measurements.C_apu_s less the split grids' floor, measurements.split_floor_s) moves to T_apu: b = (c1 - cS) /
-(1 - 1/S), 0 when not positive or cS < 0, at most S cS; T_apu + b and C_apu - b/S per repetition, their medians
-taken. Writes DIR/app-rederived.json, DIR/sweep-rederived.json (the sweep's cases, the scenario naming
-app-rederived.json) and DIR/validate-rederived.txt (mmgp validate of it), each by temporary file and rename.
-Standard library only.
+The rules (offload/process_profile.cpp), per repetition, then the medians:
+- the split grids' floor (split_floor()), where the profile predates it (no measurements.split_floor_s): a + b/p
+  through the split work at p = 1 (measurements.T_apu_s) and at p = S (measurements.slot_split_s[0] per unit),
+  a = (tS - t1/S) / (1 - 1/S) when 0 < a < t1; T_apu - a, C_apu + a, and the slot curve over the split work less
+  the floor;
+- of what the off-loads cost beyond their split work, the part that falls as 1/p (offload_split()) through its
+  value at p = 1 (measurements.C_apu_p1_s) and at p = S (measurements.C_apu_s less the floor): b = (c1 - cS) /
+  (1 - 1/S), 0 when not positive or cS < 0, at most S cS; T_apu + b, C_apu - b/S.
+A profile that already records the second (measurements.offload_split_s) is refused: nothing to derive again.
+T_apu and C_apu keep their value and source only (their repetitions' statistics were the old values'). Writes
+DIR/app-rederived.json, DIR/sweep-rederived.json (the sweep's cases, the scenario naming app-rederived.json) and
+DIR/validate-rederived.txt (mmgp validate of it), each by temporary file and rename. Standard library only.
 """
 import argparse
 import json
@@ -32,6 +37,22 @@ def offload_split(c1, cs, sms):
     return min(b, sms * cs) if b > 0 else 0.0
 
 
+def split_floor(t1, ts, sms):
+    """The split grids' floor per unit (split_floor() in C++)."""
+    if sms <= 1:
+        return 0.0
+    a = (ts - t1 / sms) / (1.0 - 1.0 / sms)
+    return a if 0 < a < t1 else 0.0
+
+
+def slot_curve(slot_split, units, floor):
+    """f(k) = k T(kS) / T(S) over the split work less the floor (slot_curve() in C++), k = 1, 2, 4."""
+    if any(t / units - floor <= 0 for t in slot_split):
+        floor = 0.0
+    base = slot_split[0] / units - floor
+    return [[1, 1]] + [[k, k * (t / units - floor) / base] for k, t in zip((2, 4), slot_split[1:])]
+
+
 def value(x):
     return x["value"] if isinstance(x, dict) else x
 
@@ -44,18 +65,29 @@ def main():
     app = json.load(open(os.path.join(a.dir, "app.json")))
     sms = int(value(json.load(open(os.path.join(a.dir, "platform.json")))["apus"]))
     m = app["measurements"]
-    if not m.get("C_apu_p1_s") or not m.get("C_apu_s"):
-        sys.exit(f"rederive: {a.dir}/app.json: measurements.C_apu_p1_s and C_apu_s expected (a profile measured at p = S)")
-    floors = m.get("split_floor_s") or [0.0] * len(m["C_apu_s"])
-    moved = [offload_split(c1, cs - f, sms) for c1, cs, f in zip(m["C_apu_p1_s"], m["C_apu_s"], floors)]
-    t_apu = [t + b for t, b in zip(m["T_apu_s"], moved)]
-    c_apu = [c - b / sms for c, b in zip(m["C_apu_s"], moved)]
-    note = (f" (derived again by validation/gpu/rederive.py: plus the off-loads' part that divides by p, "
-            f"{statistics.median(moved):.6g} s per unit, through C_apu at p = 1 and at p = {sms})")
-    app["T_apu"]["value"] = statistics.median(t_apu)
-    app["T_apu"]["source"] = app["T_apu"].get("source", "") + note
-    app["C_apu"]["value"] = max(0.0, statistics.median(c_apu))
-    app["C_apu"]["source"] = app["C_apu"].get("source", "") + note.replace("plus", "less")
+    if "offload_split_s" in m:
+        sys.exit(f"rederive: {a.dir}/app.json: measurements.offload_split_s is there: the profile follows today's rules")
+    if not m.get("C_apu_p1_s") or not m.get("slot_split_s") or m.get("C_apu_s") == m.get("C_apu_p1_s"):
+        sys.exit(f"rederive: {a.dir}/app.json: a profile measured at p = S expected (measurements.C_apu_p1_s, "
+                 "C_apu_s apart from it, slot_split_s)")
+    units = int(value(app["units"]))
+    t_apu, c_apu = list(m["T_apu_s"]), list(m["C_apu_s"])
+    floors = m.get("split_floor_s")
+    if not floors:  # a profile from before the floor: take it as today's profile does
+        ts = m["slot_split_s"][0] / units
+        floors = [split_floor(t, ts, sms) for t in t_apu]
+        t_apu = [t - f for t, f in zip(t_apu, floors)]
+        c_apu = [c + f for c, f in zip(c_apu, floors)]
+        m["split_floor_s"] = floors
+        app["slot_time"] = slot_curve(m["slot_split_s"], units, statistics.median(floors))
+    moved = [offload_split(c1, cs - f, sms) for c1, cs, f in zip(m["C_apu_p1_s"], c_apu, floors)]
+    t_apu = [t + b for t, b in zip(t_apu, moved)]
+    c_apu = [c - b / sms for c, b in zip(c_apu, moved)]
+    note = (f" (derived again by validation/gpu/rederive.py: the split grids' floor {statistics.median(floors):.6g} s "
+            f"per unit to C_apu; the off-loads' part that divides by p, {statistics.median(moved):.6g} s per unit "
+            f"through C_apu at p = 1 and at p = {sms}, to T_apu)")
+    for key, values in (("T_apu", t_apu), ("C_apu", c_apu)):
+        app[key] = {"value": max(0.0, statistics.median(values)), "source": app[key].get("source", "") + note}
     m["offload_split_s"] = moved
     common.write_json(os.path.join(a.dir, "app-rederived.json"), app)
     sweep = json.load(open(os.path.join(a.dir, "sweep.json")))
