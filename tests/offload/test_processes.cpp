@@ -163,19 +163,27 @@ namespace {
 constexpr double split_floor_per_offload = 2e-4, split_work_per_offload = 6e-4;
 constexpr double other_fixed_per_offload = 1e-4, other_work_per_offload = 4e-4;
 
-// The timed host twin, which also reports an empty off-load's round trip and bytes as a device's does: 1 us and
-// 100 bytes an off-load; its split work's device time is the shape above (not the host's own timing).
+// The host twin as that device: timed, it also reports the split work's device time of the shape above (not the
+// host's own timing), an empty off-load's round trip (1 us) and 100 bytes an off-load; untimed, each off-load's
+// round trip is the host twin's time plus the device's split work, the cost beyond it and one empty round trip,
+// added as the process's timers are collected (deterministic: nothing spun), and no device time.
 class device_like_offloader final : public K::detail::offloader {
 public:
-    device_like_offloader(std::unique_ptr<K::detail::offloader> in, int p) : in_(std::move(in)), p_(p) {}
+    device_like_offloader(std::unique_ptr<K::detail::offloader> in, int p, bool timed)
+        : in_(std::move(in)), p_(p), timed_(timed) {}
     K::detail::reply offload(const K::detail::request& r) override {
         ++n_;
         return in_->offload(r);
     }
     void add_times(K::timers& t) const override {
-        const double before = t.apu_split_s;
+        const double before = t.apu_split_s, n = static_cast<double>(n_);
         in_->add_times(t);
-        t.apu_split_s = before + static_cast<double>(n_) * (split_floor_per_offload + split_work_per_offload / p_);
+        if (!timed_) {
+            t.roundtrip_s += n * (split_floor_per_offload + split_work_per_offload / p_ + other_fixed_per_offload +
+                                  other_work_per_offload / p_ + 1e-6);
+            return;
+        }
+        t.apu_split_s = before + n * (split_floor_per_offload + split_work_per_offload / p_);
         t.empty_roundtrip_s += 1e-6;
         t.bytes += 100 * n_;
     }
@@ -183,45 +191,19 @@ public:
 private:
     std::unique_ptr<K::detail::offloader> in_;
     int p_;
+    bool timed_;
     std::int64_t n_ = 0;
 };
 
-// The untimed side of the same device: each off-load's round trip is the host twin's time plus the device's split
-// work, the cost beyond it and one empty round trip (1 us), added to the process's round trip as its timers are
-// collected (deterministic: nothing spun); it reports no device time.
-class device_like_untimed_offloader final : public K::detail::offloader {
-public:
-    device_like_untimed_offloader(std::unique_ptr<K::detail::offloader> in, int p) : in_(std::move(in)), p_(p) {}
-    K::detail::reply offload(const K::detail::request& r) override {
-        ++n_;
-        return in_->offload(r);
-    }
-    void add_times(K::timers& t) const override {
-        in_->add_times(t);
-        t.roundtrip_s += static_cast<double>(n_) * (split_floor_per_offload + split_work_per_offload / p_ +
-                                                    other_fixed_per_offload + other_work_per_offload / p_ + 1e-6);
-    }
-
-private:
-    std::unique_ptr<K::detail::offloader> in_;
-    int p_;
-    std::int64_t n_ = 0;
-};
-
-K::process_accelerator device_like_untimed() {
-    const K::process_accelerator twin = O::host_twin_accelerator(false);
-    return {"device-like, untimed", [twin](const K::alignment& a, const K::model& m, const K::tree& t, int p) {
+K::process_accelerator device_like(bool timed = true) {
+    const K::process_accelerator twin = O::host_twin_accelerator(timed);
+    return {timed ? "device-like" : "device-like, untimed", [twin, timed](const K::alignment& a, const K::model& m,
+                                                                           const K::tree& t, int p) {
                 return std::unique_ptr<K::detail::offloader>(
-                    std::make_unique<device_like_untimed_offloader>(twin.make(a, m, t, p), p));
+                    std::make_unique<device_like_offloader>(twin.make(a, m, t, p), p, timed));
             }};
 }
 
-K::process_accelerator device_like() {
-    const K::process_accelerator twin = O::host_twin_accelerator(true);
-    return {"device-like", [twin](const K::alignment& a, const K::model& m, const K::tree& t, int p) {
-                return std::unique_ptr<K::detail::offloader>(std::make_unique<device_like_offloader>(twin.make(a, m, t, p), p));
-            }};
-}
 
 }  // namespace
 
@@ -230,7 +212,7 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     rq.base = problem(1, 1, 2);
     rq.repetitions = 2;
     rq.sms = 3;  // the slot runs at 3, 6 and 12 blocks
-    const K::process_profile_report rep = K::measure_process_profile(rq, device_like(), device_like_untimed());
+    const K::process_profile_report rep = K::measure_process_profile(rq, device_like(), device_like(false));
     // Per repetition: untimed and timed at p = 1, untimed at p = S; then the slot runs.
     REQUIRE(rep.runs.size() == 2 * 3 + 3);
     const K::result& untimed = rep.runs[0];
