@@ -52,6 +52,8 @@ double clock_overhead();
 
 /// Off-load round trip: HPU thread -> APU (pinned to another core) -> HPU, 4-byte payload, cache-line mailbox.
 measurement run_offload(const harness_options& o, wait_mode mode);
+/// Round trips a repetition of the spinning round trip: run_offload's spin mode, and any backend timed like it.
+std::size_t spin_round_trips_per_rep(const harness_options& o);
 /// The round trips of run_offload through `be`, already started with at least one APU (APU 0 answers), `per_rep`
 /// round trips a repetition: the measurement named `name`, its extra naming the backend (not the APU's CPU).
 measurement run_offload_with(const harness_options& o, apu_backend& be, const std::string& name, std::size_t per_rep);

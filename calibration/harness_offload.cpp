@@ -16,12 +16,14 @@ namespace mmgp::calib {
 
 using namespace detail;
 
+std::size_t spin_round_trips_per_rep(const harness_options& o) { return o.quick ? 20000 : 50000; }
+
 measurement run_offload(const harness_options& o, wait_mode mode) {
     pin_guard pin(hpu0(o));
     auto be = make_host_thread_backend(mode, 4096);
     be->start({apu0(o)}, 1);
     measurement m = run_offload_with(o, *be, mode == wait_mode::spin ? "offload/spin" : "offload/futex",
-                                     mode == wait_mode::spin ? (o.quick ? 20000 : 50000) : 20000);
+                                     mode == wait_mode::spin ? spin_round_trips_per_rep(o) : 20000);
     m.extra["apu_cpu"] = apu0(o);
     return m;
 }

@@ -130,7 +130,7 @@ void take_floor(const process_profile_request& rq, const process_profile_report&
 // cost at p = 1 and at p = S.
 void take_offload_split(const process_profile_request& rq, samples& x) {
     if (!x.capu_at_s) return;
-    for (std::size_t r = 0; r < x.capu.size() && r < x.capu_p1.size() && r < x.apu.size(); ++r) {
+    for (std::size_t r = 0; r < x.apu.size(); ++r) {  // one of each a repetition, as take_floor's
         const double b = offload_split(x.capu_p1[r], x.capu[r] - x.floor[r], rq.sms);
         x.offload_split.push_back(b);
         x.apu[r] += b;

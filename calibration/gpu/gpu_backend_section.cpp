@@ -27,8 +27,7 @@ nlohmann::json dma_record(const dma_result& d) {
 nlohmann::json measure(apu_backend& be, const harness_options& o) {
     be.start({}, 1);
     nlohmann::json j;
-    // As many round trips a repetition as the host threads' spin round trip (run_offload).
-    j["offload"] = to_json(run_offload_with(o, be, "offload/" + be.name(), o.quick ? 20000 : 50000));
+    j["offload"] = to_json(run_offload_with(o, be, "offload/" + be.name(), spin_round_trips_per_rep(o)));
     if (be.max_transfer() >= 128) j["dma"] = dma_record(run_dma_with(o, be));
     try {
         be.stop();
