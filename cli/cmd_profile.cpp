@@ -28,6 +28,10 @@ void setup_profile(CLI::App& app, profile_options& o) {
     add_checked(sub, "--accelerator", o.accelerator,
                 "cpu (APU threads, default) or cuda: the program's off-loads as GPU grids, measured by mmgp-offload-run "
                 "(the kernels' device time, the program's own slot curve at SMs, 2 SMs and 4 SMs blocks)");
+    add_checked(sub, "--platform", o.platform,
+                "with --accelerator cuda: the calibrated platform the profile is for. C_apu is then the off-loads' cost "
+                "less what the model charges each on it (O_offload + T_csw + the transfer), so that the model gives "
+                "back the profile's own runs there; without it, less the empty grid's round trip measured in the process");
     al->excludes(si);
     add_checked(sub, "--taxa", o.taxa, "Keep only the first TAXA taxa (default all)");
     add_checked(sub, "--sites", o.sites, "Keep only the first SITES sites (default all)");
@@ -63,11 +67,12 @@ long positive(const std::string& option, const std::string& text, long lo, long 
 int run_profile_cuda(const profile_options& o, const std::string& alignment, const std::string& workload) {
     const std::string tool = helper_program("MMGP_OFFLOAD_RUN", "mmgp-offload-run", "mmgp-offload-run");
     if (tool.empty()) throw usage_error("--accelerator cuda: mmgp-offload-run was not found beside mmgp (or by MMGP_OFFLOAD_RUN)");
-    if (!o.output.empty()) check_output("-o", o.output, {alignment});
+    if (!o.output.empty()) check_output("-o", o.output, {alignment, o.platform});
     interrupt_guard guard(o.output);
     const std::string name = o.name.empty() ? "raxml-libpll-cuda" : o.name;
-    const std::string cmd = fmt::format("{} --accelerator cuda --profile{} --name {}{}", shell_quote(tool), workload,
-                                        shell_quote(name), o.quiet ? " --quiet" : "");
+    const std::string platform = o.platform.empty() ? "" : " --platform " + shell_quote(o.platform);
+    const std::string cmd = fmt::format("{} --accelerator cuda --profile{}{} --name {}{}", shell_quote(tool), workload,
+                                        platform, shell_quote(name), o.quiet ? " --quiet" : "");
     std::string out;
     const int rc = run::shell(cmd, &out, 16 << 20);
     if (mmgp::interrupt_pending()) mmgp::finish_interrupt();
@@ -130,6 +135,7 @@ int run_profile(const profile_options& o) {
                         o.newton, o.seed);
     cmd += rest;
     if (o.accelerator == "cuda") return run_profile_cuda(o, c.alignment, data + rest);
+    if (!o.platform.empty()) throw usage_error("--platform: expected --accelerator cuda as well (the CPU profile reads no platform)");
     rq.repetitions = o.repetitions;
     rq.name = o.name.empty() ? "raxml-libpll" : o.name;
     rq.command = cmd;

@@ -8,6 +8,7 @@
 
 #include "program_main.hpp"
 #include "runtime.hpp"
+#include "model_charge.hpp"
 #include "process_profile.hpp"
 #if MMGP_WITH_CUDA
 #include "cuda/cuda_accelerator.hpp"
@@ -33,6 +34,7 @@ struct profile_options {
     bool on = false, quiet = false;
     int repetitions = 3;
     std::string name = "raxml-libpll-cuda", command;
+    std::string platform;  // --platform: C_apu less what the model charges an off-load there (model_charge.hpp)
 };
 
 // --accelerator cuda: the run on the GPU's processes, printed as run() prints, or with --profile the program's
@@ -42,6 +44,12 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
     K::check_config(c, "cuda");  // bad options are bad input in any build, on any machine
     if (po.repetitions < 1 || po.repetitions > 1000)
         throw mmgp::usage_error("--repetitions: expected an integer in [1, 1000], found " + std::to_string(po.repetitions));
+    K::process_profile_request rq;
+    if (!po.platform.empty()) {  // read and tried before the device: bad input is exit 2 on any machine
+        rq.offload_charge = K::model_offload_charge(mmgp::load_platform(po.platform));
+        (void)rq.offload_charge(1000, 1);
+        rq.charge_platform = po.platform;
+    }
 #if MMGP_WITH_CUDA
     namespace O = mmgp::offload;
     const O::cuda_facts facts = O::probe_cuda();
@@ -53,7 +61,6 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
         std::cout << K::to_json(K::run_processes(c, O::cuda_accelerator(facts, c.policy))) << '\n';
         return 0;
     }
-    K::process_profile_request rq;
     rq.base = c;
     rq.repetitions = po.repetitions;
     rq.sms = facts.sms;
@@ -136,6 +143,11 @@ int main(int argc, char** argv) {
     app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)");
     app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)");
     app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error");
+    app.add_option("--platform", po.platform,
+                   "--profile: the platform (calibrated) the profile is for: C_apu less what the model charges an "
+                   "off-load there (O_offload + T_csw + the transfer) instead of the empty grid's round trip measured "
+                   "in the process, so that the model gives back the profile's own runs on it")
+        ->needs("--profile");
     bool launched = false;
     auto* fl = app.add_flag("--from-launcher", launched,
                             "with --accelerator cuda: this process is one rank of a mapping mmgp launch started (MMGP_RANK, "

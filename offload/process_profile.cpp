@@ -32,7 +32,14 @@ struct samples {
     std::vector<double> apu_p1;                // the split work's device time at p = 1, as measured
     std::vector<double> floor;                 // its floor: the part that does not divide by p (split_floor; at S)
     std::vector<double> offload_split;         // the off-loads' own part that divides by p (offload_split; at S)
+    std::vector<double> charge_p1, charge_s;   // what C_apu leaves out per off-load at p = 1 and at p = S
 };
+
+// What C_apu leaves out of one off-load with p blocks that copies `bytes`: what the model charges it on the
+// request's platform, else the empty grid's round trip measured in the process.
+double left_out(const process_profile_request& rq, double bytes, int p, double empty) {
+    return rq.offload_charge ? rq.offload_charge(bytes, p) : empty;
+}
 
 config sequential(const process_profile_request& rq, int p) {
     config c = rq.base;
@@ -59,9 +66,10 @@ void measure_repetition(const process_profile_request& rq, int r, const process_
     x.n.push_back(calls / U);
     x.apu.push_back(b.t.apu_split_s / U);
     x.apu_p1.push_back(b.t.apu_split_s / U);
-    // Everything of an off-load beyond its split work and one launch round trip (the platform's O_offload).
-    x.capu_p1.push_back((a.t.roundtrip_s - b.t.apu_split_s - calls * empty) / U);
     x.bytes.push_back(static_cast<double>(b.t.bytes) / static_cast<double>(b.t.offloads));
+    // Everything of an off-load beyond its split work and what the model charges it anyway (left_out).
+    x.charge_p1.push_back(left_out(rq, x.bytes.back(), 1, empty));
+    x.capu_p1.push_back((a.t.roundtrip_s - b.t.apu_split_s - calls * x.charge_p1.back()) / U);
     x.roundtrip.push_back(a.t.roundtrip_s / calls);
     x.empty.push_back(empty);
     x.wall.push_back(a.wall_s);
@@ -75,7 +83,7 @@ void measure_repetition(const process_profile_request& rq, int r, const process_
     rep.runs.push_back(std::move(s));
 }
 
-// C_apu, per repetition: the off-loads' round trip less their split work and one empty grid's round trip each, at
+// C_apu, per repetition: the off-loads' round trip less their split work and what the model charges each, at
 // p = S where measured (the untimed run there, the split work of the slot curve's timed run at S), else at p = 1.
 // At S the grids are as short as the mappings the search weighs make them; at p = 1 each off-load waits
 // milliseconds for one block, and what that wait costs the host beyond the work is counted in too.
@@ -86,8 +94,10 @@ void overhead_per_unit(const process_profile_request& rq, const process_profile_
         return;
     }
     x.capu_at_s = true;
-    for (std::size_t r = 0; r < x.roundtrip_s.size(); ++r)
-        x.capu.push_back((x.roundtrip_s[r] - rep.slot_split_s[0] - x.calls_s[r] * x.empty[r]) / U);
+    for (std::size_t r = 0; r < x.roundtrip_s.size(); ++r) {
+        x.charge_s.push_back(left_out(rq, x.bytes[r], rq.sms, x.empty[r]));
+        x.capu.push_back((x.roundtrip_s[r] - rep.slot_split_s[0] - x.calls_s[r] * x.charge_s.back()) / U);
+    }
 }
 
 // The split work's device time at S, 2S and 4S blocks (as many as the sites allow), one timed run each.
@@ -152,6 +162,16 @@ nlohmann::json slot_curve(const process_profile_request& rq, const process_profi
     return curve;
 }
 
+// What C_apu leaves out of each off-load, in words (left_out()).
+std::string charge_words(const process_profile_request& rq) {
+    if (rq.offload_charge)
+        return "what the model charges one off-load of a process alone on the platform " + rq.charge_platform +
+               " (O_offload + T_csw + the transfer's latency + bytes / bandwidth / p: measurements.offload_charge_s, "
+               "at p = 1 and at the C_apu's p), so that the model gives back these runs on that platform";
+    return "one empty grid's round trip in the process (measurements.empty_grid_roundtrip_s; the model charges the "
+           "platform's O_offload and T_csw instead: given the platform, mmgp profile --platform subtracts those)";
+}
+
 std::string capu_where(const process_profile_request& rq, const samples& x) {
     if (x.capu_at_s)
         return "at p = " + std::to_string(rq.sms) + " blocks (the device's SMs; at p = 1 in measurements.C_apu_p1_s)";
@@ -181,18 +201,17 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                                              : std::string()) +
                                 how, harness);
     j["C_apu"] = statistic_json(rep.C_apu, std::max(0.0, rep.C_apu.median),
-                                "per unit, what the off-loads cost beyond their split work and one launch round trip "
-                                "each (the platform's O_offload): the P-matrix grid, further launches, copies and "
-                                "synchronisations; the off-loads' round trip (untimed run) minus their split work "
-                                "(timed run) minus N x one empty grid's round trip (the platform's O_offload, and T_csw "
-                                "when the host thread blocks), " + capu_where(rq, x) +
+                                "per unit, what the off-loads cost beyond their split work and what the model charges "
+                                "each anyway: the P-matrix grid, further launches, copies and synchronisations; the "
+                                "off-loads' round trip (untimed run) minus their split work (timed run) minus N x " +
+                                charge_words(rq) + ", " + capu_where(rq, x) +
                                 (x.capu_at_s ? ", plus the split grids' floor, less the part that divides by p (in "
                                                "T_apu)"
                                              : "") +
                                 how, harness);
     if (rep.C_apu.median < 0)
-        j["C_apu"]["warning"] = "the measured value was negative (an off-load cost less than its split work and one empty "
-                                "grid's round trip: noise, or kernels overlapping the launch); clamped to 0";
+        j["C_apu"]["warning"] = "the measured value was negative (an off-load cost less than its split work and what the "
+                                "model charges it: noise, or kernels overlapping the launch); clamped to 0";
     j["g"] = {{"value", 0}, {"source", "an off-load is one launch of p blocks whatever p: no cost per block"}};
     j["dma_bytes"] = statistic_json(rep.bytes, rep.bytes.median,
                                     "bytes copied per off-load between host and device (indices, branch lengths, "
@@ -217,11 +236,13 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                          {"empty_grid_roundtrip_s", x.empty},
                          {"bytes_per_offload", x.bytes},
                          {"slot_split_s", rep.slot_split_s}};
+    if (rq.offload_charge) j["measurements"]["offload_charge_s"] = {{"p1", x.charge_p1}, {"at_S", x.charge_s}};
     const auto& c = rq.base;
     const result& first = rep.runs.front();
     j["provenance"] = {{"command", rq.command}, {"date", utc_now()},         {"elapsed_s", rep.elapsed_s},
                        {"data", first.data_source}, {"taxa", first.taxa},    {"sites", first.sites},
                        {"rounds", c.rounds},        {"newton", c.newton},    {"seed", c.seed}};
+    if (rq.offload_charge) j["provenance"]["platform"] = rq.charge_platform;
     return j.dump(2) + "\n";
 }
 

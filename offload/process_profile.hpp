@@ -8,8 +8,9 @@
 //     floor when the SMs are given (split_floor(): a + b/p through p = 1 and p = S; T_apu = b, C_apu gains a),
 //     plus the part of the off-loads' other cost that divides by p (offload_split(): c0 + b/p through C_apu at
 //     p = 1 and at p = S; T_apu gains b, C_apu keeps c0);
-//   - C_apu: what an off-load costs beyond its split work and one launch round trip (the platform's O_offload):
-//     the P-matrix grid, the further launches, copies and synchronisations of each off-load, per unit; measured
+//   - C_apu: what an off-load costs beyond its split work and what the model charges it anyway (given the
+//     platform: model_offload_charge(), O_offload + T_csw + the transfer; else one empty grid's round trip in the
+//     process): the P-matrix grid, the further launches, copies and synchronisations of each off-load, per unit; measured
 //     at p = S when the SMs are given (one more untimed run per repetition, the split work from the slot curve's
 //     timed run at S), where the grids are as short as in the mappings the search weighs (at p = 1 each
 //     off-load waits milliseconds for one block, and what that wait costs beyond the work would be counted in);
@@ -38,6 +39,13 @@ struct process_profile_request {
     int sms = 0;            ///< the device's multiprocessors: the slot curve at S, 2S, 4S blocks (0: not measured)
     std::string name = "raxml-libpll-cuda";
     std::string command;    ///< the command line, recorded as provenance
+    /// What the model charges an off-load on the platform the profile is for (model_offload_charge(); bytes copied,
+    /// blocks p), and that platform's name for the record. Given, C_apu is the round trip less the split work and
+    /// this per off-load, so that the model's prediction of the profile's own runs on that platform is what they
+    /// measured. Empty: less one empty grid's round trip as measured in the process (which the model does not
+    /// charge: it charges the platform's).
+    std::function<double(double bytes, int p)> offload_charge;
+    std::string charge_platform;
     std::function<void(const std::string&)> progress;  ///< one line per run; may be empty
 };
 

@@ -252,8 +252,10 @@ def main():
     # The profile at least 3 repetitions, quick or not: its per-off-load cost C_apu is a difference of round trips
     # whose spread over 2 repetitions was wide (cv 0.19 and 0.76 on two H200 runs).
     prof_reps = max(3, reps)
+    # --platform: C_apu leaves out what the model charges an off-load on the platform the sweep predicts with.
     prof = subprocess.run([mmgp, "profile", "--accelerator", "cuda", *workload(a), "--repetitions", str(prof_reps),
-                           "--quiet", "-o", os.path.join(a.out, "app.json")], capture_output=True, text=True,
+                           "--platform", a.platform, "--quiet", "-o", os.path.join(a.out, "app.json")],
+                          capture_output=True, text=True,
                           timeout=(2 * prof_reps + 3) * (a.bound + 30))
     if prof.returncode != 0:
         sys.exit(f"sweep_gpu: mmgp profile --accelerator cuda failed ({prof.returncode}): {prof.stderr.strip()}")

@@ -17,11 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/slice_offloader.hpp"
+#include "model_charge.hpp"
 #include "process_profile.hpp"
 #include "runtime.hpp"
 #include "runtime_internal.hpp"
 
 #include <mmgp/error.hpp>
+#include <mmgp/model.hpp>
 #include <mmgp/profile.hpp>
 
 namespace K = mmgp::kernels;
@@ -283,6 +285,71 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     CHECK(app.T_apu == doctest::Approx(rep.T_apu.median));
     REQUIRE(app.slot_time.k.size() == 3);
     CHECK(app.slot_time.factor[2] == doctest::Approx(doc["slot_time"][2][1].get<double>()));
+}
+
+namespace {
+
+// A node by hand with 3 accelerators (a GPU's SMs): an off-load's launch 5 us, the host's switch 1 us, a copy's
+// latency 2 us and 1 ns a byte.
+mmgp::platform three_sm_node() {
+    return mmgp::parse_platform(R"({"hpu_contexts": 16, "apus": 3, "O_offload": 5e-6, "T_csw": 1e-6, "alpha": 1.0,
+                                    "dma": {"latency_s": 2e-6, "bandwidth_Bps": 1e9}})",
+                                "three-sm.json");
+}
+
+}  // namespace
+
+TEST_CASE("what the model charges one off-load of a process alone: O_offload + T_csw + latency + bytes / bandwidth / p") {
+    mmgp::platform pl = three_sm_node();
+    const auto charge = K::model_offload_charge(pl);
+    CHECK(charge(0, 1) == doctest::Approx(5e-6 + 1e-6 + 2e-6).epsilon(1e-12));
+    CHECK(charge(1000, 1) == doctest::Approx(5e-6 + 1e-6 + 2e-6 + 1000e-9).epsilon(1e-12));
+    CHECK(charge(1000, 3) == doctest::Approx(5e-6 + 1e-6 + 2e-6 + 1000e-9 / 3).epsilon(1e-12));
+    // A GPU node that lists its sharing modes: one process shares with none, either order gives the same.
+    pl.sharing = {mmgp::accelerator_sharing::time_sliced, mmgp::accelerator_sharing::mps};
+    pl.T_slice_switch = 5e-5;
+    CHECK(K::model_offload_charge(pl)(1000, 3) == doctest::Approx(charge(1000, 3)).epsilon(1e-12));
+    pl.sharing = {mmgp::accelerator_sharing::mps, mmgp::accelerator_sharing::time_sliced};
+    CHECK(K::model_offload_charge(pl)(1000, 3) == doctest::Approx(charge(1000, 3)).epsilon(1e-12));
+    // No transfer cost: bytes cannot be charged, which the model says (the profile could not be predicted there).
+    pl.has_dma = false;
+    CHECK_THROWS_AS(K::model_offload_charge(pl)(1000, 1), mmgp::input_error);
+    CHECK(K::model_offload_charge(pl)(0, 1) == doctest::Approx(5e-6 + 1e-6).epsilon(1e-12));
+}
+
+TEST_CASE("given its platform, the processes' profile leaves out of C_apu what the model charges: it gives back its runs") {
+    K::process_profile_request rq;
+    rq.base = problem(1, 1, 2);
+    rq.repetitions = 2;
+    rq.sms = 3;
+    const mmgp::platform pl = three_sm_node();
+    rq.offload_charge = K::model_offload_charge(pl);
+    rq.charge_platform = "three-sm.json";
+    const K::process_profile_report rep = K::measure_process_profile(rq, device_like(), device_like(false));
+    REQUIRE(rep.runs.size() == 2 * 3 + 3);
+    const double charge_1 = 8e-6 + 100e-9, charge_s = 8e-6 + 100e-9 / 3;  // 100 bytes an off-load
+    // C_apu at p = 1 and at p = S, per repetition: the round trip less the split work and the model's charge.
+    const auto doc = nlohmann::json::parse(rep.json);
+    for (std::size_t r = 0; r < 2; ++r) {
+        const K::timers &u = rep.runs[3 * r].t, &t = rep.runs[3 * r + 1].t, &us = rep.runs[3 * r + 2].t;
+        CHECK(doc["measurements"]["C_apu_p1_s"][r].get<double>() ==
+              doctest::Approx((u.roundtrip_s - t.apu_split_s - static_cast<double>(u.offloads) * charge_1) / 2));
+        CHECK(doc["measurements"]["offload_charge_s"]["p1"][r].get<double>() == doctest::Approx(charge_1).epsilon(1e-12));
+        CHECK(doc["measurements"]["offload_charge_s"]["at_S"][r].get<double>() == doctest::Approx(charge_s).epsilon(1e-12));
+        (void)us;
+    }
+    CHECK(doc["C_apu"]["source"].get<std::string>().find("three-sm.json") != std::string::npos);
+    CHECK(doc["provenance"]["platform"] == "three-sm.json");
+    // The model on that platform gives back the profile's sequential runs at p = S: the accelerator's part of its
+    // prediction (all but the host's T_hpu) is the runs' round trip there, per unit the mean of the two.
+    mmgp::scenario sc;
+    sc.plat = pl;
+    sc.app = mmgp::parse_application(rep.json, "profile");
+    sc.space.p = {3, 3};
+    const mmgp::evaluator ev(sc, mmgp::model_kind::mmgp);
+    const double predicted = ev({1, 3}).time_s - 2 * sc.app.T_hpu;
+    const double measured = (rep.runs[2].t.roundtrip_s + rep.runs[5].t.roundtrip_s) / 2;
+    CHECK(predicted == doctest::Approx(measured).epsilon(1e-9));
 }
 
 TEST_CASE("the off-loads' part that divides by p: c0 + b/p through their cost beyond the split work at p = 1 and S") {

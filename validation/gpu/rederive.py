@@ -6,6 +6,10 @@ reads on runs already taken, without a device.
     python3 validation/gpu/rederive.py validation/gpu/libpll/rerun-321081a [--mmgp build/cli/mmgp]
 
 The rules (offload/process_profile.cpp), per repetition, then the medians:
+- what the model charges an off-load on the platform (model_offload_charge(): O_offload + T_csw + the transfer's
+  latency + bytes / bandwidth / p, from DIR/platform.json), where the profile predates it (no
+  measurements.offload_charge_s): C_apu at p = S and at p = 1 gain N x (the empty grid's round trip the profile
+  left out - that charge at p = S, at p = 1), as mmgp profile --platform leaves out the charge instead;
 - the split grids' floor (split_floor()), where the profile predates it (no measurements.split_floor_s): a + b/p
   through the split work at p = 1 (measurements.T_apu_s) and at p = S (measurements.slot_split_s[0] per unit),
   a = (tS - t1/S) / (1 - 1/S) when 0 < a < t1; T_apu - a, C_apu + a, and the slot curve over the split work less
@@ -13,8 +17,10 @@ The rules (offload/process_profile.cpp), per repetition, then the medians:
 - of what the off-loads cost beyond their split work, the part that falls as 1/p (offload_split()) through its
   value at p = 1 (measurements.C_apu_p1_s) and at p = S (measurements.C_apu_s less the floor): b = (c1 - cS) /
   (1 - 1/S), 0 when not positive or cS < 0, at most S cS; T_apu + b, C_apu - b/S.
-A profile that already records the second (measurements.offload_split_s) is refused: nothing to derive again.
-T_apu and C_apu keep their value and source only (their repetitions' statistics were the old values'). Writes
+A profile that already records the first (measurements.offload_charge_s) is refused: nothing to derive again; one
+that records the third (measurements.offload_split_s) has it undone first and taken again after the charge.
+T_apu and C_apu keep their value and source only (their repetitions' statistics were the old values'); the
+measurements hold the values derived again. Writes
 DIR/app-rederived.json, DIR/sweep-rederived.json (the sweep's cases, the scenario naming app-rederived.json) and
 DIR/validate-rederived.txt (mmgp validate of it), each by temporary file and rename. Standard library only.
 """
@@ -53,6 +59,14 @@ def slot_curve(slot_split, units, floor):
     return [[1, 1]] + [[k, k * (t / units - floor) / base] for k, t in zip((2, 4), slot_split[1:])]
 
 
+def offload_charge(platform, nbytes, p):
+    """What the model charges one off-load of a process alone (model_offload_charge() in C++, which asks the engine;
+    its test checks the same sum)."""
+    dma = platform.get("dma") or {}
+    transfer = dma.get("latency_s", 0.0) + nbytes / dma["bandwidth_Bps"] / p if dma else 0.0
+    return value(platform["O_offload"]) + value(platform["T_csw"]) + transfer
+
+
 def value(x):
     return x["value"] if isinstance(x, dict) else x
 
@@ -63,15 +77,25 @@ def main():
     ap.add_argument("--mmgp", default=os.path.join(common.ROOT, "build", "cli", "mmgp"))
     a = ap.parse_args()
     app = json.load(open(os.path.join(a.dir, "app.json")))
-    sms = int(value(json.load(open(os.path.join(a.dir, "platform.json")))["apus"]))
+    platform = json.load(open(os.path.join(a.dir, "platform.json")))
+    sms = int(value(platform["apus"]))
     m = app["measurements"]
-    if "offload_split_s" in m:
-        sys.exit(f"rederive: {a.dir}/app.json: measurements.offload_split_s is there: the profile follows today's rules")
+    if "offload_charge_s" in m:
+        sys.exit(f"rederive: {a.dir}/app.json: measurements.offload_charge_s is there: the profile follows today's rules")
     if not m.get("C_apu_p1_s") or not m.get("slot_split_s") or m.get("C_apu_s") == m.get("C_apu_p1_s"):
         sys.exit(f"rederive: {a.dir}/app.json: a profile measured at p = S expected (measurements.C_apu_p1_s, "
                  "C_apu_s apart from it, slot_split_s)")
     units = int(value(app["units"]))
     t_apu, c_apu = list(m["T_apu_s"]), list(m["C_apu_s"])
+    if "offload_split_s" in m:  # undone here, taken again below over the new C_apu
+        t_apu = [t - b for t, b in zip(t_apu, m["offload_split_s"])]
+        c_apu = [c + b / sms for c, b in zip(c_apu, m["offload_split_s"])]
+    per_rep = list(zip(m["N"], m["empty_grid_roundtrip_s"], m["bytes_per_offload"]))
+    charge_1 = [offload_charge(platform, b, 1) for _, _, b in per_rep]
+    charge_s = [offload_charge(platform, b, sms) for _, _, b in per_rep]
+    c_apu = [c + n * (e - ch) for c, (n, e, _), ch in zip(c_apu, per_rep, charge_s)]
+    m["C_apu_p1_s"] = [c + n * (e - ch) for c, (n, e, _), ch in zip(m["C_apu_p1_s"], per_rep, charge_1)]
+    m["offload_charge_s"] = {"p1": charge_1, "at_S": charge_s}
     floors = m.get("split_floor_s")
     if not floors:  # a profile from before the floor: take it as today's profile does
         ts = m["slot_split_s"][0] / units
@@ -83,12 +107,14 @@ def main():
     moved = [offload_split(c1, cs - f, sms) for c1, cs, f in zip(m["C_apu_p1_s"], c_apu, floors)]
     t_apu = [t + b for t, b in zip(t_apu, moved)]
     c_apu = [c - b / sms for c, b in zip(c_apu, moved)]
-    note = (f" (derived again by validation/gpu/rederive.py: the split grids' floor {statistics.median(floors):.6g} s "
+    note = (f" (derived again by validation/gpu/rederive.py: less the model's charge per off-load on the platform, "
+            f"{statistics.median(charge_s):.6g} s at p = {sms}, instead of the empty grid's round trip; the split grids' floor {statistics.median(floors):.6g} s "
             f"per unit to C_apu; the off-loads' part that divides by p, {statistics.median(moved):.6g} s per unit "
             f"through C_apu at p = 1 and at p = {sms}, to T_apu)")
     for key, values in (("T_apu", t_apu), ("C_apu", c_apu)):
         app[key] = {"value": max(0.0, statistics.median(values)), "source": app[key].get("source", "") + note}
     m["offload_split_s"] = moved
+    m["T_apu_s"], m["C_apu_s"] = t_apu, c_apu
     common.write_json(os.path.join(a.dir, "app-rederived.json"), app)
     sweep = json.load(open(os.path.join(a.dir, "sweep.json")))
     sweep["scenario"] = dict(sweep["scenario"], application="app-rederived.json")
