@@ -642,6 +642,18 @@ TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writ
     CHECK(r.status == 0);
     CHECK(slurp(args).find("\n--alignment=./-my alignment.phy\n") != std::string::npos);
     fs::remove(out);
+    // --platform reaches the program as given (one word), and -o may not name it.
+    const fs::path plat = d.path / "my gpu.json";
+    std::ofstream(plat) << "{}";
+    r = sh(cmd + " --platform '" + plat.string() + "'", d.path);
+    CHECK(r.status == 0);
+    CHECK(slurp(args).find("\n--platform\n" + plat.string() + "\n") != std::string::npos);
+    fs::remove(out);
+    r = sh("MMGP_OFFLOAD_RUN=" + tool.string() + " " + mmgp_bin() + " profile --accelerator cuda --platform '" +
+               plat.string() + "' -o '" + plat.string() + "'",
+           d.path);
+    CHECK(r.status == 2);
+    CHECK(slurp(plat) == "{}");
     for (const auto& [body, says] : {std::pair{std::string("echo 'mmgp-offload-run: --accelerator cuda: no usable GPU' >&2; exit 77"),
                                                std::string("no usable GPU")},
                                      std::pair{std::string("echo '{\"schema\": \"mmgp/1\"}'"), std::string("no profile the engine reads")},
