@@ -25,7 +25,7 @@ void say(const process_profile_request& rq, const std::string& what) {
 
 // What the repetitions measured, one value per repetition.
 struct samples {
-    std::vector<double> hpu, apu, capu, n, bytes, roundtrip, empty, wall;
+    std::vector<double> hpu, apu, capu, n, bytes, roundtrip, empty, wall, waits;
     std::vector<double> capu_p1;               // C_apu as the p = 1 runs give it (kept in the record)
     std::vector<double> roundtrip_s, calls_s;  // the untimed run at p = S: its off-loads' round trip and count
     bool capu_at_s = false;                    // C_apu and the split grids' floor from the runs at p = S
@@ -67,6 +67,7 @@ void measure_repetition(const process_profile_request& rq, int r, const process_
     x.apu.push_back(b.t.apu_split_s / U);
     x.apu_p1.push_back(b.t.apu_split_s / U);
     x.bytes.push_back(static_cast<double>(b.t.bytes) / static_cast<double>(b.t.offloads));
+    x.waits.push_back(static_cast<double>(b.t.device_waits) / static_cast<double>(b.t.offloads));
     // Everything of an off-load beyond its split work and what the model charges it anyway (left_out).
     x.charge_p1.push_back(left_out(rq, x.bytes.back(), 1, empty));
     x.capu_p1.push_back((a.t.roundtrip_s - b.t.apu_split_s - calls * x.charge_p1.back()) / U);
@@ -213,6 +214,10 @@ std::string profile_text(const process_profile_request& rq, const process_profil
         j["C_apu"]["warning"] = "the measured value was negative (an off-load cost less than its split work and what the "
                                 "model charges it: noise, or kernels overlapping the launch); clamped to 0";
     j["g"] = {{"value", 0}, {"source", "an off-load is one launch of p blocks whatever p: no cost per block"}};
+    if (const statistic w = summarize(x.waits); w.median > 0)
+        j["waits_per_offload"] = statistic_json(w, w.median,
+                                                "times an off-load's host waits for its grids (the P matrices', then the "
+                                                "likelihood's), counted in the timed runs" + how, harness);
     j["dma_bytes"] = statistic_json(rep.bytes, rep.bytes.median,
                                     "bytes copied per off-load between host and device (indices, branch lengths, "
                                     "weights, the blocks' partial sums)" + how, harness);
@@ -235,6 +240,7 @@ std::string profile_text(const process_profile_request& rq, const process_profil
                          {"offload_roundtrip_s", x.roundtrip},
                          {"empty_grid_roundtrip_s", x.empty},
                          {"bytes_per_offload", x.bytes},
+                         {"waits_per_offload", x.waits},
                          {"slot_split_s", rep.slot_split_s}};
     if (rq.offload_charge) j["measurements"]["offload_charge_s"] = {{"p1", x.charge_p1}, {"at_S", x.charge_s}};
     const auto& c = rq.base;

@@ -102,6 +102,7 @@ struct timers {
     std::int64_t context_switches = 0;      ///< voluntary context switches of the HPU threads (getrusage)
     std::int64_t bytes = 0;                 ///< processes on a timed accelerator: bytes copied host <-> device
     double empty_roundtrip_s = 0;           ///< processes on a timed accelerator: one empty off-load's round trip (summed over processes)
+    std::int64_t device_waits = 0;          ///< processes on a timed accelerator: times the host waited for its grids
 
     /// Every field summed: one thread's timers into the run's (a field a thread never sets adds nothing).
     timers& operator+=(const timers& o) noexcept {
@@ -110,7 +111,7 @@ struct timers {
         worker_split_s += o.worker_split_s, queue_s += o.queue_s, offloads += o.offloads;
         for (std::size_t k = 0; k < by_kind.size(); ++k) by_kind[k] += o.by_kind[k];
         newview_ops += o.newview_ops, context_switches += o.context_switches;
-        bytes += o.bytes, empty_roundtrip_s += o.empty_roundtrip_s;
+        bytes += o.bytes, empty_roundtrip_s += o.empty_roundtrip_s, device_waits += o.device_waits;
         return *this;
     }
 };

@@ -63,8 +63,8 @@ private:
 
 /// A slice_offloader that owns its slice of the whole alignment: what a process accelerator makes for each process
 /// (kernels::run_processes), one over device_slice on a GPU, one over host_slice for the runtime's tests. Timed,
-/// it reports what the slice's kernels took: a device_slice's own times (CUDA events) and one empty grid's round
-/// trip; a host_slice's calls by the host's clock, all of it as split work.
+/// it reports what the slice's kernels took: a device_slice's own times (CUDA events), how often the host waited
+/// for them and one empty grid's round trip; a host_slice's calls by the host's clock, all of it as split work.
 template <class Slice>
 class owned_slice_offloader final : public kernels::detail::offloader {
 public:
@@ -90,6 +90,7 @@ public:
             split = kt.split_s, serial = kt.serial_s;
             t.bytes += kt.bytes;
             t.empty_roundtrip_s += empty_;
+            t.device_waits += kt.split_calls + kt.serial_calls;  // one per launched(): the host waits for its grids
         }
         t.apu_split_s += split, t.apu_serial_s += serial, t.apu_busy_s += split + serial;
     }

@@ -53,6 +53,27 @@ TEST_CASE("gpu sharing: MPS is the dedicated layer; time slicing waits for the a
     CHECK(at(1, 66, accelerator_sharing::mps).time_s == mmgp::test::approx(8 * (0.5 + 0.2 + 100 * 9e-6)).epsilon(1e-12));
 }
 
+TEST_CASE("gpu sharing: an off-load that waits for several grids pays a switch for each, time-sliced only") {
+    // The scenario above with every off-load waiting for 3 grids (waits_per_offload 3): time-sliced with m > 1 the
+    // busy time counts 3 switches of 50 us an off-load, and so does each off-load's own path.
+    std::string three = gpu_scenario();
+    const std::string g = R"("g": 0})";
+    three.replace(three.find(g), g.size(), R"("g": 0, "waits_per_offload": 3})");
+    const mmgp::scenario s = mmgp::parse_scenario(three, "gpu.json"), one = mmgp::parse_scenario(gpu_scenario(), "gpu.json");
+    REQUIRE(s.app.waits_per_offload == 3);
+    const mmgp::evaluator ev(s, mmgp::model_kind::mmgp), ev1(one, mmgp::model_kind::mmgp);
+    using mmgp::accelerator_sharing;
+    auto at = [&](const mmgp::evaluator& e, int m, int p, accelerator_sharing a) { return e({m, p, 1, mmgp::policy::edtlp, a}).time_s; };
+    CHECK(at(ev, 4, 33, accelerator_sharing::time_sliced) == mmgp::test::approx(4 * 2 * (0.4 + 100 * 3 * 5e-5)).epsilon(1e-12));
+    CHECK(at(ev, 4, 132, accelerator_sharing::time_sliced) ==
+          mmgp::test::approx(2 * (0.5 + 0.1 + 100 * (9e-6 + 3 * 5e-5))).epsilon(1e-12));
+    // Under MPS, and with one process, nothing switches: the waits change nothing.
+    for (int p : {1, 33, 132}) {
+        CHECK(at(ev, 4, p, accelerator_sharing::mps) == at(ev1, 4, p, accelerator_sharing::mps));
+        CHECK(at(ev, 1, p, accelerator_sharing::time_sliced) == at(ev1, 1, p, accelerator_sharing::time_sliced));
+    }
+}
+
 TEST_CASE("gpu sharing: processes beyond the units keep the accelerator no busier") {
     // 8 units on m = 12 processes: 8 of them run one unit each, 4 have none. Time-sliced, the GPU runs the 8 units'
     // kernels one at a time, not 12.

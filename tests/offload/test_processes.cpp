@@ -166,9 +166,10 @@ constexpr double split_floor_per_offload = 2e-4, split_work_per_offload = 6e-4;
 constexpr double other_fixed_per_offload = 1e-4, other_work_per_offload = 4e-4;
 
 // The host twin as that device: timed, it also reports the split work's device time of the shape above (not the
-// host's own timing), an empty off-load's round trip (1 us) and 100 bytes an off-load; untimed, each off-load's
-// round trip is the host twin's time plus the device's split work, the cost beyond it and one empty round trip,
-// added as the process's timers are collected (deterministic: nothing spun), and no device time.
+// host's own timing), an empty off-load's round trip (1 us), 100 bytes and 2 waits for its grids an off-load;
+// untimed, each off-load's round trip is the host twin's time plus the device's split work, the cost beyond it and
+// one empty round trip, added as the process's timers are collected (deterministic: nothing spun), and no device
+// time.
 class device_like_offloader final : public K::detail::offloader {
 public:
     device_like_offloader(std::unique_ptr<K::detail::offloader> in, int p, bool timed)
@@ -188,6 +189,7 @@ public:
         t.apu_split_s = before + n * (split_floor_per_offload + split_work_per_offload / p_);
         t.empty_roundtrip_s += 1e-6;
         t.bytes += 100 * n_;
+        t.device_waits += 2 * n_;
     }
 
 private:
@@ -266,6 +268,7 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     CHECK(rep.T_apu.median + rep.C_apu.median == doctest::Approx((t1(0) + t1(1)) / 2 + c_p1));
     REQUIRE(nlohmann::json::parse(rep.json)["measurements"]["offload_split_s"].size() == 2);
     CHECK(rep.bytes.median == doctest::Approx(100));
+    CHECK(nlohmann::json::parse(rep.json)["waits_per_offload"]["value"] == 2.0);  // the timed runs' count
     CHECK(rep.empty.median == doctest::Approx(1e-6));
     const auto doc = nlohmann::json::parse(rep.json);
     CHECK(doc["T_apu"]["value"] == rep.T_apu.median);
@@ -283,6 +286,7 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     const mmgp::application app = mmgp::parse_application(rep.json, "profile");
     CHECK(app.units == 2);
     CHECK(app.T_apu == doctest::Approx(rep.T_apu.median));
+    CHECK(app.waits_per_offload == 2);
     REQUIRE(app.slot_time.k.size() == 3);
     CHECK(app.slot_time.factor[2] == doctest::Approx(doc["slot_time"][2][1].get<double>()));
 }

@@ -17,6 +17,12 @@ The rules (offload/process_profile.cpp), per repetition, then the medians:
 - of what the off-loads cost beyond their split work, the part that falls as 1/p (offload_split()) through its
   value at p = 1 (measurements.C_apu_p1_s) and at p = S (measurements.C_apu_s less the floor): b = (c1 - cS) /
   (1 - 1/S), 0 when not positive or cS < 0, at most S cS; T_apu + b, C_apu - b/S.
+- the times an off-load's host waits for its grids (waits_per_offload, which the model charges a time-sliced switch
+  each), where the profile predates the count: the program's off-loads by kind in a run of the same workload on
+  this machine's CPU threads (mmgp-offload-run, the provenance's data, units, rounds, newton and seed; its
+  off-loads per unit must equal the profile's N), each kind's waits on the GPU off-loader
+  (offload/cuda/device_slice.cu): newview 2 (the P matrices' grid, then newview's), evaluate 2 (the P matrix,
+  then the edge's grid), sumtable 1, derivatives 1, the weights 0 (a copy).
 A profile that already records the first (measurements.offload_charge_s) is refused: nothing to derive again; one
 that records the third (measurements.offload_split_s) has it undone first and taken again after the charge.
 T_apu and C_apu keep their value and source only (their repetitions' statistics were the old values'); the
@@ -67,6 +73,25 @@ def offload_charge(platform, nbytes, p):
     return value(platform["O_offload"]) + value(platform["T_csw"]) + transfer
 
 
+WAITS_BY_KIND = {"newview": 2, "evaluate": 2, "sumtable": 1, "derivatives": 1, "weights": 0}
+
+
+def waits_per_offload(offload_run, app):
+    """The waits per off-load of the profile's program, from its off-loads by kind on the CPU threads."""
+    pv = app["provenance"]
+    cmd = [offload_run, "--m", "1", "--p", "2", "--simulate", f"{pv['taxa']}:{pv['sites']}", "--units",
+           str(value(app["units"])), "--rounds", str(pv["rounds"]), "--newton", str(pv["newton"]), "--seed",
+           str(pv["seed"]), "--timeout", "600"]
+    if not pv["data"].startswith("simulated"):
+        sys.exit(f"rederive: the profile's data is not simulated ({pv['data']}): its off-loads cannot be counted here")
+    run = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    kinds = run["offloads_by_kind"]
+    n = run["offloads"] / value(app["units"])
+    if abs(n - value(app["N"])) > 1e-9:
+        sys.exit(f"rederive: {' '.join(cmd)}: {n} off-loads a unit, the profile's N is {value(app['N'])}: not its program")
+    return sum(WAITS_BY_KIND[k] * c for k, c in kinds.items()) / run["offloads"], kinds
+
+
 def value(x):
     return x["value"] if isinstance(x, dict) else x
 
@@ -75,6 +100,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
     ap.add_argument("--mmgp", default=os.path.join(common.ROOT, "build", "cli", "mmgp"))
+    ap.add_argument("--offload-run", default=os.path.join(common.ROOT, "build", "offload", "mmgp-offload-run"))
     a = ap.parse_args()
     app = json.load(open(os.path.join(a.dir, "app.json")))
     platform = json.load(open(os.path.join(a.dir, "platform.json")))
@@ -115,6 +141,13 @@ def main():
         app[key] = {"value": max(0.0, statistics.median(values)), "source": app[key].get("source", "") + note}
     m["offload_split_s"] = moved
     m["T_apu_s"], m["C_apu_s"] = t_apu, c_apu
+    if "waits_per_offload" not in app:
+        waits, kinds = waits_per_offload(a.offload_run, app)
+        app["waits_per_offload"] = {
+            "value": waits,
+            "source": "derived by validation/gpu/rederive.py: the program's off-loads by kind on the CPU threads "
+                      f"({json.dumps(kinds, sort_keys=True)}), each kind's waits for its grids on the GPU off-loader "
+                      f"({json.dumps(WAITS_BY_KIND, sort_keys=True)})"}
     common.write_json(os.path.join(a.dir, "app-rederived.json"), app)
     sweep = json.load(open(os.path.join(a.dir, "sweep.json")))
     sweep["scenario"] = dict(sweep["scenario"], application="app-rederived.json")

@@ -141,6 +141,7 @@ private:
     p_curve slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
     grid_terms grid_of(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept;
     void slice_switch(dedicated_terms& unit) const noexcept;
+    double switch_per_offload() const noexcept;
     double alpha_at(int m) const noexcept;
     double ocol_at(int m) const noexcept;
     int rounds_at(int m) const noexcept;
@@ -160,10 +161,10 @@ private:
 };
 
 /// The accelerator's busy time when m > 1 processes share it time-sliced (docs/MODEL.md §7): every process's
-/// units, one kernel at a time, each off-load after a switch T_slice_switch: startup + n·(accelerator(p) +
-/// N·T_slice_switch), as a p_curve (its c is 0). n: the units the node's processes run together
-/// (detail::node_units: m·u, at most the units there are).
-p_curve time_sliced_curve(const dedicated_terms& unit, double startup, double node_units, double T_slice_switch) noexcept;
+/// units, one kernel at a time, each off-load after its switches (`switch_s`: the platform's T_slice_switch times
+/// the application's waits_per_offload): startup + n·(accelerator(p) + N·switch_s), as a p_curve (its c is 0).
+/// n: the units the node's processes run together (detail::node_units: m·u, at most the units there are).
+p_curve time_sliced_curve(const dedicated_terms& unit, double startup, double node_units, double switch_s) noexcept;
 
 /// [H] Eq. 11 computed directly from the profile fields (no precomputation): the reference the
 /// tests compare against. Requires α and O_col to cover c.m.

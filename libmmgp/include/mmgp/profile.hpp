@@ -268,6 +268,10 @@ struct application {
     /// max(0, T_offload_idle - O_offload): how long that wake-up takes depends on how long the core idled, so
     /// the program's own off-loads measure it better than a synthetic round trip (docs/MODEL.md §4).
     double T_offload_idle = -1.0;
+    /// Times one off-load's host waits for the accelerator (the grids it synchronises on, one after another): on a
+    /// time-sliced accelerator shared by m > 1 processes, each is a switch to this process's context
+    /// (docs/MODEL.md §7). 1 by default: one grid per off-load.
+    double waits_per_offload = 1.0;
     m_function O_col;     ///< s per phase, global synchronisation with m processes
     std::int64_t units = 1;  ///< U: independent task units (task decomposition)
     double dma_bytes = 0.0;  ///< bytes per off-load not overlapped with computation

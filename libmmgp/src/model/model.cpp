@@ -242,12 +242,15 @@ grid_terms evaluator::grid_of(const configuration& c, const dedicated_terms& uni
 // Time-sliced with m > 1: the processes' kernels alternate, so each off-load waits for the switch to its own
 // context on its own path too (not only in the accelerator's busy time): the host phase that follows a kernel
 // cannot hide the switch in front of the next one (docs/MODEL.md §7).
-void evaluator::slice_switch(dedicated_terms& unit) const noexcept { unit.offload_fixed += s_->plat.T_slice_switch; }
+void evaluator::slice_switch(dedicated_terms& unit) const noexcept { unit.offload_fixed += switch_per_offload(); }
 
-p_curve time_sliced_curve(const dedicated_terms& unit, double startup, double node_units, double T_slice_switch) noexcept {
+// One off-load's switches, time-sliced with m > 1: one per wait of its host for the accelerator.
+double evaluator::switch_per_offload() const noexcept { return s_->plat.T_slice_switch * s_->app.waits_per_offload; }
+
+p_curve time_sliced_curve(const dedicated_terms& unit, double startup, double node_units, double switch_s) noexcept {
     p_curve k;
     const double busy = node_units;
-    k.a = startup + busy * (unit.C_apu + unit.N * T_slice_switch);
+    k.a = startup + busy * (unit.C_apu + unit.N * switch_s);
     k.b = busy * unit.apu_work / unit.apu_split;
     k.c = 0.0;
     return k;
@@ -255,7 +258,7 @@ p_curve time_sliced_curve(const dedicated_terms& unit, double startup, double no
 
 // The time-sliced bound of configuration c (only called for time_sliced with m > 1).
 p_curve evaluator::slice_curve(const configuration& c, const dedicated_terms& unit, const host_share& share) const noexcept {
-    return time_sliced_curve(unit, share.startup, detail::node_units(s_->app, c), s_->plat.T_slice_switch);
+    return time_sliced_curve(unit, share.startup, detail::node_units(s_->app, c), switch_per_offload());
 }
 
 // Out of the dedicated path's way (kept out of line: the common evaluation stays as small as before).

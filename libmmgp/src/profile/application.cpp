@@ -61,6 +61,11 @@ constexpr application_key keys[] = {
      .meaning = "s, with a time-shared platform: the program's own per-off-load overhead in its sequential edtlp run "
      "(HPU round trip minus APU busy time, written by `mmgp profile`); the idle-core wake-up is then T_offload_idle "
      "− O_offload instead of the platform's T_wake"},
+    {.name = "waits_per_offload", .unit = "waits per off-load", .member = &application::waits_per_offload,
+     .shown_default = "1",
+     .meaning = "times an off-load's host waits for the accelerator (the grids it synchronises on, counted by `mmgp "
+     "profile --accelerator cuda`); with a time-sliced accelerator and m > 1 processes each is a switch "
+     "T_slice_switch (docs/MODEL.md §7)"},
     {.name = "slot_time", .member = &application::slot_time,
      .meaning = "`[[1, 1], [2, f2], ...]`: the program's own kernel's time against the blocks per accelerator "
      "(measured on a GPU); without it the platform's `slot_time`"},
@@ -208,6 +213,7 @@ struct application_reading {
         number(&application::T_start);
         number(&application::N_start);
         number(&application::T_offload_idle);
+        number(&application::waits_per_offload);
     }
 
     // What the phases add: O_col, the task units, the transfers, the communication.
