@@ -30,6 +30,10 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
     add_checked(sub, "--N-start", o.N_start,
                     "Off-loads of the start-up per process (application.N_start; their switches and spin convoys on "
                     "time-shared cores are added to T_start; default 0)");
+    add_checked(sub, "--waits-per-offload", o.waits_per_offload,
+                "Times an off-load's host waits for the accelerator (application.waits_per_offload, as mmgp profile "
+                "--accelerator cuda measures it; a time-sliced switch each with several processes): carried into the "
+                "fitted profile (default 1)");
     add_checked(sub, "--spin-limit", o.spin_limit,
                     "The program's spin-wait iterations before blocking, or 'unbounded' (application.spin_limit; default: 0, 4000 "
                     "or unbounded, chosen from the runs)");
@@ -112,6 +116,7 @@ fit_options fit_options_of(const fit_options_cli& o) {
         throw usage_error(fmt::format("--N: expected either --N (N held) or --fit-N (N fitted), found both (--N {:g})", *o.N));
     opt.N = o.N.value_or(1.0);
     opt.N_start = o.N_start;
+    opt.waits_per_offload = o.waits_per_offload;
     opt.fit_N = o.fit_N;
     opt.fit_T_start = o.fit_T_start;
     if (!o.spin_limit.empty()) opt.spin_limit = spin_limit_of(o.spin_limit);

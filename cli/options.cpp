@@ -50,6 +50,7 @@ constexpr value_rule rule_table[] = {
     {"fit", "--scaling", K::word, 0, 0, false, false, "strong|weak"},
     {"fit", "--N", K::real, 0, big},
     {"fit", "--N-start", K::real, 0, big},
+    {"fit", "--waits-per-offload", K::real, 0, big},
     {"fit", "--spin-limit", K::text},
     {"fit", "--fix", K::text},
     {"fit", "--noise", K::real, 0, 100, true},

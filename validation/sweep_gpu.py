@@ -176,9 +176,22 @@ def cases_of(rows, source):
 FIT_CASES = 6  # configurations mmgp fit is given; the rest are predicted with what it fitted
 
 
+def held_from_profile(profile):
+    """mmgp fit's words for what it takes from the program's profile instead of fitting: N (counted), the waits per
+    off-load (counted: they price the time-sliced runs of several processes, which the fit does not take) and C_apu
+    (the runs it takes cannot separate C_apu from T_hpu on a GPU node: both cost the same per unit in every mapping
+    but a time-sliced one of several processes)."""
+    def value(key, default=None):
+        v = profile.get(key, default)
+        return v["value"] if isinstance(v, dict) else v
+    return ["--N", repr(value("N")), "--waits-per-offload", repr(value("waits_per_offload", 1)),
+            "--fix", f"C_apu={value('C_apu')!r}"]
+
+
 def fit_and_validate(a, mmgp, cases, sms):
     """mmgp fit on FIT_CASES configurations it can take (within the SMs; time-sliced only at m = 1, where nothing is
-    shared), evenly spread over the sweep's order; the rest predicted with the fitted profile (OUT/app-fitted.json,
+    shared), evenly spread over the sweep's order, with what held_from_profile() holds; the rest predicted with the
+    fitted profile (OUT/app-fitted.json,
     OUT/sweep-fitted.json, OUT/validate-fitted.txt). Returns mmgp validate's exit status, or None when too few
     configurations qualify."""
     eligible = [c for c in cases
@@ -189,8 +202,7 @@ def fit_and_validate(a, mmgp, cases, sms):
     step = len(eligible) / FIT_CASES
     chosen = [eligible[int(i * step)] for i in range(FIT_CASES)]
     with open(os.path.join(a.out, "app.json")) as f:
-        n = json.load(f)["N"]
-    n = n["value"] if isinstance(n, dict) else n
+        held = held_from_profile(json.load(f))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["m", "p", "nodes", "units", "policy", "sharing", "time_s"])
@@ -200,7 +212,7 @@ def fit_and_validate(a, mmgp, cases, sms):
     common.write_if_changed(os.path.join(a.out, "fit-runs.csv"), buf.getvalue())
     fitted = os.path.join(a.out, "app-fitted.json")
     f = subprocess.run([mmgp, "fit", os.path.join(a.out, "fit-runs.csv"), "--platform", os.path.join(a.out, "platform.json"),
-                        "--N", str(n), "--name", "libpll-gpu-fitted", "-o", fitted], capture_output=True, text=True)
+                        *held, "--name", "libpll-gpu-fitted", "-o", fitted], capture_output=True, text=True)
     report = f.stdout + f.stderr
     if f.returncode != 0:
         common.write_if_changed(os.path.join(a.out, "validate-fitted.txt"), report)

@@ -300,6 +300,12 @@ TEST_CASE("mmgp fit writes a profile that mmgp predict runs on; bad input writes
     auto ns = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N-start -3");
     CHECK(ns.status == 2);
     CHECK(ns.err == "mmgp: --N-start: expected a number in [0, 1000000000000], found \"-3\" (see mmgp --help)\n");
+    auto wp = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --waits-per-offload -1");
+    CHECK(wp.status == 2);
+    CHECK(wp.err.find("--waits-per-offload: expected a number in [0, ") != std::string::npos);
+    auto wj = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N 2000 --waits-per-offload 2.5 --json");
+    REQUIRE(wj.status == 0);
+    CHECK(json::parse(wj.out)["waits_per_offload"]["value"] == 2.5);
     auto sl = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --spin-limit ' 12'");
     CHECK(sl.status == 2);
     CHECK(sl.err.find("--spin-limit: expected an integer >= 0 or 'unbounded'") != std::string::npos);
@@ -385,6 +391,15 @@ TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the pl
     const mmgp::fit_result u = mmgp::fit_application(pl, unstated, opt, "gpu-runs");
     CHECK(u.app.T_apu == mmgp::test::approx(6.4).epsilon(1e-6));
     CHECK(u.residuals.front().c.share == accelerator_sharing::mps);
+    // The program's waits per off-load are carried into the fitted profile (they price the time-sliced runs of
+    // several processes, which the fit does not take); the default 1 is not written.
+    CHECK_FALSE(json::parse(mmgp::application_json(f, "gpu-runs")).contains("waits_per_offload"));
+    opt.waits_per_offload = 1.29;
+    const mmgp::fit_result w = mmgp::fit_application(pl, runs, opt, "gpu-runs");
+    CHECK(w.app.T_apu == mmgp::test::approx(6.4).epsilon(1e-6));
+    CHECK(w.app.waits_per_offload == 1.29);
+    CHECK(json::parse(mmgp::application_json(w, "gpu-runs"))["waits_per_offload"]["value"] == 1.29);
+    opt.waits_per_offload = 1;
     // A time-sliced run of several processes is refused, naming its row.
     std::vector<mmgp::measurement> sliced = runs;
     sliced.push_back(sliced.back());

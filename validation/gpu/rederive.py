@@ -28,7 +28,9 @@ that records the third (measurements.offload_split_s) has it undone first and ta
 T_apu and C_apu keep their value and source only (their repetitions' statistics were the old values'); the
 measurements hold the values derived again. Writes
 DIR/app-rederived.json, DIR/sweep-rederived.json (the sweep's cases, the scenario naming app-rederived.json) and
-DIR/validate-rederived.txt (mmgp validate of it), each by temporary file and rename. Standard library only.
+DIR/validate-rederived.txt (mmgp validate of it), each by temporary file and rename; where the sweep was fitted
+(DIR/fit-runs.csv), its fit again on those runs with what validation/sweep_gpu.py holds from the profile
+(app-fitted-rederived.json, sweep-fitted-rederived.json, validate-fitted-rederived.txt). Standard library only.
 """
 import argparse
 import json
@@ -39,6 +41,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402  (validation/common.py: the files written atomically)
+import sweep_gpu  # noqa: E402  (what mmgp fit holds from the profile)
 
 
 def offload_split(c1, cs, sms):
@@ -156,6 +159,30 @@ def main():
     v = subprocess.run([a.mmgp, "validate", os.path.join(a.dir, "sweep-rederived.json")], capture_output=True, text=True)
     common.write_if_changed(os.path.join(a.dir, "validate-rederived.txt"), v.stdout + v.stderr)
     print((v.stdout + v.stderr).strip().splitlines()[-1])
+    return refit(a, app) or v.returncode
+
+
+def refit(a, app):
+    """The sweep's fit on its recorded fit-runs.csv again, holding what sweep_gpu.py holds from the profile derived
+    again: DIR/app-fitted-rederived.json, sweep-fitted-rederived.json, validate-fitted-rederived.txt."""
+    runs, fitted_sweep = os.path.join(a.dir, "fit-runs.csv"), os.path.join(a.dir, "sweep-fitted.json")
+    if not (os.path.exists(runs) and os.path.exists(fitted_sweep)):
+        return 0
+    fitted = os.path.join(a.dir, "app-fitted-rederived.json")
+    f = subprocess.run([a.mmgp, "fit", runs, "--platform", os.path.join(a.dir, "platform.json"),
+                        *sweep_gpu.held_from_profile(app), "--name", "libpll-gpu-fitted", "-o", fitted],
+                       capture_output=True, text=True)
+    if f.returncode != 0:
+        sys.exit(f"rederive: mmgp fit {runs} failed ({f.returncode}): {f.stderr.strip()}")
+    doc = json.load(open(fitted_sweep))
+    doc["scenario"] = dict(doc["scenario"], application="app-fitted-rederived.json")
+    doc["name"] = doc.get("name", "sweep") + ", the profile derived again (validation/gpu/rederive.py)"
+    common.write_json(os.path.join(a.dir, "sweep-fitted-rederived.json"), doc)
+    v = subprocess.run([a.mmgp, "validate", os.path.join(a.dir, "sweep-fitted-rederived.json")], capture_output=True,
+                       text=True)
+    # The fit's report names its temporary path; the table and the validation are what is kept.
+    common.write_if_changed(os.path.join(a.dir, "validate-fitted-rederived.txt"), f.stdout + "\n" + v.stdout + v.stderr)
+    print("fitted: " + (v.stdout + v.stderr).strip().splitlines()[-1])
     return v.returncode
 
 

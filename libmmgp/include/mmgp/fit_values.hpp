@@ -28,6 +28,9 @@ struct fit_options {
     std::int64_t spin_limit = 0;
     /// Off-loads of the start-up per process (application.N_start), carried into the model and the fitted profile.
     double N_start = 0.0;
+    /// Times an off-load's host waits for the accelerator (application.waits_per_offload), carried into the fitted
+    /// profile: it prices the time-sliced runs of several processes, which the fit does not take.
+    double waits_per_offload = 1.0;
     /// Parameters held at a value instead of fitted: names T_hpu, T_apu, C_apu, g, T_start.
     std::vector<std::pair<std::string, double>> fixed;
     std::string name = "fitted";

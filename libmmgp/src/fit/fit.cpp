@@ -50,6 +50,7 @@ application shape_of(const fit_options& opt) {
     shape.scale = opt.scale;
     shape.spin_limit = opt.spin_limit;
     shape.N_start = opt.N_start;
+    shape.waits_per_offload = opt.waits_per_offload;
     return shape;
 }
 
@@ -523,6 +524,8 @@ json application_doc(const fit_result& f, const std::string& data_file) {
     else if (f.app.spin_limit > 0)
         doc["spin_limit"] = f.app.spin_limit;
     if (f.app.N_start > 0) doc["N_start"] = {{"value", f.app.N_start}, {"source", "given to mmgp fit (--N-start)"}};
+    if (f.app.waits_per_offload != 1)
+        doc["waits_per_offload"] = {{"value", f.app.waits_per_offload}, {"source", "given to mmgp fit (--waits-per-offload)"}};
     // The residuals are written by residuals_text(), in place of this marker: one JSON object per run would take
     // about 1.6 KB of memory each (10^6 runs: over 1.5 GB); the text is what dump(2) writes for them.
     doc["statistics"] = {{"runs", f.residuals.size()}, {"dof", f.dof},       {"rms_err_pct", f.rms_err_pct},
