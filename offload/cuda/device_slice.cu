@@ -111,6 +111,52 @@ __global__ void k_newview(site::partial_op o, slice_dims d, int rate_cats, const
     }
 }
 
+// newview as above with no barrier in the loop: the threads of a site are `rate_cats` consecutive lanes of one warp
+// (rate_cats a power of two up to 32), which agree by shuffles whether every entry is small, and each reads its
+// children's 4 entries and writes the parent's 16 bytes at a time. The same arithmetic (site::newview_rate on the
+// entries read); chosen by device_slice::set_newview_kernel, measured beside k_newview by mmgp-bench-gpu and checked
+// against libpll by mmgp-gpu-likelihood.
+__global__ void k_newview_warp(site::partial_op o, slice_dims d, int rate_cats, const double* pm, double* clv,
+                               unsigned* scalers) {
+    __shared__ double q[2 * site::max_rates * site::states * site::states];
+    const int per = rate_cats * site::states * site::states;
+    for (int e = threadIdx.x; e < per; e += blockDim.x) {
+        q[e] = pm[static_cast<std::size_t>(o.child1_matrix) * per + e];
+        q[per + e] = pm[static_cast<std::size_t>(o.child2_matrix) * per + e];
+    }
+    const int tile = blockDim.x / rate_cats, j = threadIdx.x / rate_cats, r = threadIdx.x % rate_cats;
+    const double* c1 = clv_of(clv, d, o.child1);
+    const double* c2 = clv_of(clv, d, o.child2);
+    double* parent = clv + static_cast<std::size_t>(o.parent) * d.sites * d.span;
+    const std::size_t end = end_site(d);
+    const double* q1 = q + r * site::states * site::states;
+    const double* q2 = q + per + r * site::states * site::states;
+    __syncthreads();
+    for (std::size_t base = d.sites * blockIdx.x / gridDim.x; base < end; base += tile) {
+        const std::size_t s = base + j;
+        const bool active = s < end;
+        double v[site::states];
+        int large = 0;
+        if (active) {
+            const double2* a = reinterpret_cast<const double2*>(c1 + s * d.span + r * site::states);
+            const double2* b = reinterpret_cast<const double2*>(c2 + s * d.span + r * site::states);
+            const double2 a01 = a[0], a23 = a[1], b01 = b[0], b23 = b[1];
+            const double x[site::states] = {a01.x, a01.y, a23.x, a23.y}, y[site::states] = {b01.x, b01.y, b23.x, b23.y};
+            large = site::newview_rate(0, q1, x, q2, y, v) ? 0 : 1;
+        }
+        for (int lane = 1; lane < rate_cats; lane <<= 1) large |= __shfl_xor_sync(0xffffffffu, large, lane);
+        if (active) {
+            const double f = large ? 1.0 : site::scale_factor;
+            double2* out = reinterpret_cast<double2*>(parent + s * d.span + r * site::states);
+            out[0] = make_double2(v[0] * f, v[1] * f);
+            out[1] = make_double2(v[2] * f, v[3] * f);
+            if (r == 0 && o.parent_scaler >= 0)
+                scalers[static_cast<std::size_t>(o.parent_scaler) * d.sites + s] =
+                    scaling_of(scalers, d, o.child1, s) + scaling_of(scalers, d, o.child2, s) + (large ? 0u : 1u);
+        }
+    }
+}
+
 __global__ void k_edge(site::model_view m, slice_dims d, int inner, int other, const double* pm, const double* clv,
                        const unsigned* scalers, const unsigned* weights, double* partial) {
     double sum = 0;
@@ -152,6 +198,7 @@ double middle(std::vector<double> v) {
 struct device_slice::impl {
     slice_dims d{};
     int rate_cats = 0, blocks = 1;
+    bool warp_newview = false;  // k_newview_warp instead of k_newview (set_newview_kernel)
     std::size_t edges = 0;
     double *model = nullptr, *clv = nullptr, *pm = nullptr, *table = nullptr, *partial = nullptr, *len = nullptr;
     unsigned *scalers = nullptr, *weights = nullptr, *idx = nullptr;
@@ -276,7 +323,12 @@ void device_slice::update_matrices(const unsigned* matrices, const double* lengt
 void device_slice::update_partials(const std::vector<site::partial_op>& ops) {
     auto& x = *d_;
     x.begin();
-    for (const auto& o : ops) k_newview<<<x.blocks, threads>>>(o, x.d, x.rate_cats, x.pm, x.clv, x.scalers);
+    for (const auto& o : ops) {
+        if (x.warp_newview)
+            k_newview_warp<<<x.blocks, threads>>>(o, x.d, x.rate_cats, x.pm, x.clv, x.scalers);
+        else
+            k_newview<<<x.blocks, threads>>>(o, x.d, x.rate_cats, x.pm, x.clv, x.scalers);
+    }
     x.launched("newview");
 }
 
@@ -330,6 +382,14 @@ kernel_times device_slice::times() const {
     t.split_s = std::max(0.0, t.split_s - static_cast<double>(t.split_calls) * t.span_overhead_s);
     t.serial_s = std::max(0.0, t.serial_s - static_cast<double>(t.serial_calls) * t.span_overhead_s);
     return t;
+}
+
+bool device_slice::set_newview_kernel(newview_kernel k) {
+    auto& x = *d_;
+    const int r = x.rate_cats;
+    const bool fits = r >= 1 && r <= 32 && (r & (r - 1)) == 0;  // a power of two: its lanes a group within one warp
+    x.warp_newview = k == newview_kernel::warp_shuffle && fits;
+    return k == newview_kernel::shared_memory || fits;
 }
 
 double device_slice::empty_roundtrip(int reps) const {

@@ -26,6 +26,10 @@ struct kernel_times {
     double span_overhead_s = 0;  ///< one empty grid's span, taken off every timed call (in times())
 };
 
+/// How newview's threads of a site agree whether to scale it: through shared memory with barriers (the default),
+/// or by warp shuffles with 16-byte loads and stores (rate categories a power of two up to 32).
+enum class newview_kernel { shared_memory, warp_shuffle };
+
 class device_slice {
 public:
     /// `tip_masks[t][s]`: tip t's state set at site s of the slice (pll_map_nt's bit mask); `edges` P matrices;
@@ -42,6 +46,9 @@ public:
     void set_weights(const unsigned* slice_weights);
     void update_matrices(const unsigned* matrices, const double* lengths, std::size_t count);
     void update_partials(const std::vector<site::partial_op>& ops);
+    /// newview's kernel from now on; false (and shared_memory kept) where warp_shuffle cannot take the model's rate
+    /// categories.
+    bool set_newview_kernel(newview_kernel k);
     double edge_loglik(int inner, int other, unsigned matrix);
     void update_sumtable(int inner, int other);
     std::array<double, 2> derivatives(int inner, int other, double t);

@@ -3,7 +3,8 @@
 // weights; every edge focused in turn as the bootstrap program does (newview through the orientation, evaluate,
 // the sumtable and the derivatives at three branch lengths, the P matrices recomputed each time), on libpll
 // (kernels::site_slice) and on the GPU (device_slice) with grids of p blocks, p in {1, 7, SMs, 4 x SMs}; then two
-// units of the bootstrap program through the off-load runtime's seam (slice_offloader) at p = 1 and SMs.
+// units of the bootstrap program through the off-load runtime's seam (slice_offloader) at p = 1 and SMs; each with
+// both of newview's kernels (device_slice::set_newview_kernel).
 //   mmgp-gpu-likelihood [--taxa N] [--sites N]
 // Prints one line per grid and exits 0 when every log-likelihood and derivative is within 1e-9 (relative) of
 // libpll's, 1 otherwise, 77 where no GPU is usable (a skip), 2 on bad arguments.
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <exception>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,11 +41,17 @@ struct tally {
     }
 };
 
-// The walk on libpll and on the GPU with `blocks` blocks per grid.
-tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>& w, std::size_t lo, std::size_t hi, int blocks) {
+// newview's kernels, each checked, with the name a line gives them.
+constexpr std::pair<O::newview_kernel, const char*> newview_kernels[] = {{O::newview_kernel::shared_memory, "shared memory"},
+                                                                         {O::newview_kernel::warp_shuffle, "warp shuffles"}};
+
+// The walk on libpll and on the GPU with `blocks` blocks per grid and newview's kernel `nk`.
+tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>& w, std::size_t lo, std::size_t hi, int blocks,
+           O::newview_kernel nk) {
     const K::model m = K::default_model(a);
     K::site_slice ref(a, m, lo, hi);
     O::device_slice gpu(O::tip_masks(a, lo, hi), ref.arrays(), t.edges(), blocks);
+    if (!gpu.set_newview_kernel(nk)) throw std::runtime_error("newview's kernel does not take the model's rate categories");
     ref.set_weights(w.data());
     gpu.set_weights(w.data() + lo);
     tally out;
@@ -53,11 +61,12 @@ tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>&
 
 // The bootstrap program's units through the runtime's seam: libpll's off-loads against the GPU's (slice_offloader
 // over device_slice, `blocks` per grid), each unit's log-likelihood after its smoothing round.
-tally units(const K::alignment& a, const K::tree& t, std::size_t lo, std::size_t hi, int blocks) {
+tally units(const K::alignment& a, const K::tree& t, std::size_t lo, std::size_t hi, int blocks, O::newview_kernel nk) {
     const K::model m = K::default_model(a);
     O::libpll_offloader ref(a, m, lo, hi);
     const K::site_slice arrays_of(a, m, lo, hi);
     O::device_slice gpu(O::tip_masks(a, lo, hi), arrays_of.arrays(), t.edges(), blocks);
+    if (!gpu.set_newview_kernel(nk)) throw std::runtime_error("newview's kernel does not take the model's rate categories");
     O::slice_offloader<O::device_slice> off(gpu, lo);
     K::detail::bootstrap_search on_libpll(t, a.sites(), 1, 4, 7), on_gpu(t, a.sites(), 1, 4, 7);
     tally out;
@@ -97,18 +106,21 @@ int run(int argc, char** argv) {
     const int sms = O::device_slice::multiprocessors();
     const std::size_t lo = sites / 10, hi = sites - sites / 20;  // a slice inside the alignment, as a process's share
     int status = 0;
-    for (int blocks : {1, 7, sms, 4 * sms}) {
-        const tally r = walk(a, t, w, lo, hi, blocks);
-        std::printf("%s p=%d: %ld values of %zu taxa x %zu sites, largest relative difference from libpll %.3g\n",
-                    r.failed == 0 && r.compared > 0 ? "ok  " : "FAIL", blocks, r.compared, taxa, hi - lo, r.worst);
-        if (r.failed > 0 || r.compared == 0) status = 1;
-    }
-    for (int blocks : {1, sms}) {
-        const tally r = units(a, t, lo, hi, blocks);
-        std::printf("%s p=%d: the bootstrap program's %ld units through the off-load seam, largest relative difference "
-                    "from libpll %.3g\n",
-                    r.failed == 0 && r.compared > 0 ? "ok  " : "FAIL", blocks, r.compared, r.worst);
-        if (r.failed > 0 || r.compared == 0) status = 1;
+    for (const auto& [nk, name] : newview_kernels) {
+        for (int blocks : {1, 7, sms, 4 * sms}) {
+            const tally r = walk(a, t, w, lo, hi, blocks, nk);
+            std::printf("%s p=%d, newview by %s: %ld values of %zu taxa x %zu sites, largest relative difference from "
+                        "libpll %.3g\n",
+                        r.failed == 0 && r.compared > 0 ? "ok  " : "FAIL", blocks, name, r.compared, taxa, hi - lo, r.worst);
+            if (r.failed > 0 || r.compared == 0) status = 1;
+        }
+        for (int blocks : {1, sms}) {
+            const tally r = units(a, t, lo, hi, blocks, nk);
+            std::printf("%s p=%d, newview by %s: the bootstrap program's %ld units through the off-load seam, largest "
+                        "relative difference from libpll %.3g\n",
+                        r.failed == 0 && r.compared > 0 ? "ok  " : "FAIL", blocks, name, r.compared, r.worst);
+            if (r.failed > 0 || r.compared == 0) status = 1;
+        }
     }
     return status;
 }

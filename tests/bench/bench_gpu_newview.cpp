@@ -4,10 +4,12 @@
 // the kernels' device time (CUDA events) gives the bytes newview must move per second: each operation reads two
 // children's CLVs and writes the parent's (sites x rates x 4 doubles each) and their scalers (4 bytes a site, for
 // inner nodes). That is reported against the device memory's bandwidth as a device-to-device copy measures it in
-// the same run (device_slice::copy_bandwidth). Prints one line per size (the median of the 7 passes at the best
-// p) and exits 0; 77 where no GPU is usable. Run by scripts/gpu-check.sh.
+// the same run (device_slice::copy_bandwidth). Prints one line per size and newview kernel (device_slice's
+// newview_kernel: the threads of a site agreeing through shared memory, or by warp shuffles), the median of the 7
+// passes at the best p, and exits 0; 77 where no GPU is usable. Run by scripts/gpu-check.sh.
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "cuda/device_slice.hpp"
@@ -67,25 +69,30 @@ int main() {
             double bytes = 0;
             for (const auto& op : ops) bytes += bytes_per_site(op, taxa, span) * static_cast<double>(sites);
             dev.time_kernels(true);
-            double best_rate = 0;
-            int best_p = 0;
-            for (int k : {1, 2, 4, 8}) {
-                dev.set_blocks(k * sms);
-                dev.update_partials(ops);  // warm-up
-                std::vector<double> pass;
-                for (int r = 0; r < 7; ++r) {
-                    const double before = dev.times().split_s;
-                    dev.update_partials(ops);
-                    pass.push_back(dev.times().split_s - before);
+            for (const auto& [nk, name] : {std::pair{O::newview_kernel::shared_memory, "shared memory"},
+                                           std::pair{O::newview_kernel::warp_shuffle, "warp shuffles"}}) {
+                if (!dev.set_newview_kernel(nk)) continue;
+                double best_rate = 0;
+                int best_p = 0;
+                for (int k : {1, 2, 4, 8}) {
+                    dev.set_blocks(k * sms);
+                    dev.update_partials(ops);  // warm-up
+                    std::vector<double> pass;
+                    for (int r = 0; r < 7; ++r) {
+                        const double before = dev.times().split_s;
+                        dev.update_partials(ops);
+                        pass.push_back(dev.times().split_s - before);
+                    }
+                    const double rate = bytes / median(pass);
+                    if (rate > best_rate) best_rate = rate, best_p = k * sms;
                 }
-                const double rate = bytes / median(pass);
-                if (rate > best_rate) best_rate = rate, best_p = k * sms;
+                // A pass's CLVs may fit in the device's L2 cache at the smaller sizes: then the rate is not the
+                // device memory's and may pass 100 % of the copy's (the 10^6-site row is the one against the
+                // physical limit).
+                std::printf("newview by %s, %zu sites: %.1f GB/s at p = %d (%zu operations, %.3g MB each pass), %.0f %% of "
+                            "the copy's bandwidth%s\n", name, sites, best_rate * 1e-9, best_p, ops.size(), bytes * 1e-6,
+                            100 * best_rate / copy, sites < 1000000 ? " (its CLVs may sit in L2)" : "");
             }
-            // A pass's CLVs may fit in the device's L2 cache at the smaller sizes: then the rate is not the device
-            // memory's and may pass 100 % of the copy's (the 10^6-site row is the one against the physical limit).
-            std::printf("newview, %zu sites: %.1f GB/s at p = %d (%zu operations, %.3g MB each pass), %.0f %% of the copy's "
-                        "bandwidth%s\n", sites, best_rate * 1e-9, best_p, ops.size(), bytes * 1e-6, 100 * best_rate / copy,
-                        sites < 1000000 ? " (its CLVs may sit in L2)" : "");
         }
         return 0;
     } catch (const std::exception& e) {
