@@ -71,6 +71,10 @@ int run_profile_cuda(const profile_options& o, const std::string& alignment, con
     interrupt_guard guard(o.output);
     const std::string name = o.name.empty() ? "raxml-libpll-cuda" : o.name;
     const std::string platform = o.platform.empty() ? "" : " --platform " + shell_quote(o.platform);
+    if (o.platform.empty() && !o.quiet)
+        std::cerr << "mmgp profile: no --platform: C_apu leaves out the empty grid's round trip as measured here, which "
+                     "the model does not charge (it charges the platform's O_offload + T_csw); give the calibrated "
+                     "platform to profile for it\n";
     const std::string cmd = fmt::format("{} --accelerator cuda --profile{}{} --name {}{}", shell_quote(tool), workload,
                                         platform, shell_quote(name), o.quiet ? " --quiet" : "");
     std::string out;

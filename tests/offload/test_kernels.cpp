@@ -632,6 +632,7 @@ TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writ
     CHECK(r.status == 0);
     CHECK(slurp(out).find("\"T_apu\": 0.1") != std::string::npos);
     CHECK(slurp(args).find("--accelerator\ncuda\n--profile\n--simulate=8:1000\n--units\n3\n--repetitions\n2\n") != std::string::npos);
+    CHECK(r.err.find("mmgp profile: no --platform: C_apu leaves out the empty grid's round trip") != std::string::npos);
     fs::remove(out);
     // An alignment whose name has a space reaches the program as one word, the option's value.
     const fs::path odd = d.path / "-my alignment.phy";
@@ -647,6 +648,7 @@ TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writ
     std::ofstream(plat) << "{}";
     r = sh(cmd + " --platform '" + plat.string() + "'", d.path);
     CHECK(r.status == 0);
+    CHECK(r.err.find("no --platform") == std::string::npos);
     CHECK(slurp(args).find("\n--platform\n" + plat.string() + "\n") != std::string::npos);
     fs::remove(out);
     r = sh("MMGP_OFFLOAD_RUN=" + tool.string() + " " + mmgp_bin() + " profile --accelerator cuda --platform '" +
