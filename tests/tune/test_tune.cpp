@@ -571,6 +571,33 @@ struct policy_case {
 
 }  // namespace
 
+TEST_CASE("tune without a profile: the model it fits from the runs keeps the scenario's waits per off-load") {
+    // A GPU node and a program whose off-loads wait for 3 grids each: time-sliced with 2 processes, each wait costs a
+    // switch. The tune, as a new user, measures m = 1 only (6 configurations, 3 runs each, at the program's true
+    // times) and predicts the time-sliced m = 2 one from what it fits.
+    const mmgp::scenario s = mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 16, "apus": 32, "O_offload": 9e-6,
+        "T_csw": 0, "alpha": 1.0, "sharing": ["mps", "time_sliced"], "T_slice_switch": 5e-5},
+        "application": {"decomposition": "task", "units": 8, "N": 100, "T_hpu": 0.05, "T_apu": 6.4, "C_apu": 0, "g": 0,
+                        "waits_per_offload": 3},
+        "search": {"m": [1, 2], "p": [1, 32]}})", "gpu.json");
+    using mmgp::accelerator_sharing;
+    std::vector<mmgp::configuration> space;
+    for (int p : {1, 2, 4, 8, 16, 32}) space.push_back({1, p, 1, mmgp::policy::edtlp, accelerator_sharing::time_sliced});
+    space.push_back({2, 16, 1, mmgp::policy::edtlp, accelerator_sharing::time_sliced});
+    const mmgp::evaluator truth(s, mmgp::model_kind::mmgp);
+    mmgp::tune_options opt;
+    opt.prior = false;
+    opt.choose_structure = true;
+    mmgp::tuner t(s, space, opt);
+    for (std::size_t c = 0; c + 1 < space.size(); ++c)
+        for (int r = 0; r < 3; ++r) t.add(c, {truth(space[c]).time_s, mmgp::run_outcome::ok});
+    const mmgp::tune_assessment a = t.assess();
+    REQUIRE(a.model_used);
+    CHECK(a.configs[0].model_s == doctest::Approx(truth(space[0]).time_s).epsilon(1e-6));
+    // The pair's 3 switches an off-load come back (with 1: 8 units x 100 off-loads x 2 x 50 us = 0.08 s less).
+    CHECK(a.configs.back().model_s == doctest::Approx(truth(space.back()).time_s).epsilon(1e-6));
+}
+
 TEST_CASE("tune policy stage: stop when confident, the bound and the pathological") {
     // Config 1 is e^1.5 = 4.5 times slower, known within sd 0.02: P(beats) = Phi(-54), nil.
     policy_case t({0.0, 1.5}, {0.0004, 0.0004}, {3, 1}, 2);

@@ -49,7 +49,7 @@ constexpr std::array<model_info, 10> models{{
      "the processes' kernels run at once; the SMs' busy time bounds the run",
      "NVIDIA Multi-Process Service; measured by the GPU harness (validation/gpu/harness.json)", "7"},
     {"time-sliced", model_role::term, "the platform's sharing lists time_sliced",
-     "one context's kernels at a time: each off-load waits a switch T_slice_switch",
+     "one context's kernels at a time: each wait of an off-load for a grid costs a switch T_slice_switch",
      "CUDA's default sharing without MPS; T_slice_switch measured by the GPU harness", "7"},
     {"block-slots", model_role::term, "the platform's apu_slots above 1",
      "grids beyond one block per SM, through the measured slot curve f(k)",

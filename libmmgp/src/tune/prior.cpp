@@ -155,6 +155,7 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
     base.N = s.app.N;
     base.spin_limit = s.app.spin_limit;
     base.N_start = s.app.N_start;
+    base.waits_per_offload = s.app.waits_per_offload;  // prices the time-sliced runs of several processes
     // The structure stays the scenario's (data decomposition, spin 0 without a profile): the parameters are
     // fitted as mmgp fit fits them (too few configurations hold some at 0), but the decomposition and the spin
     // limit are not chosen here — measured on the tuner's benchmark, a structure chosen from the first runs put
