@@ -17,6 +17,8 @@
 //     the p = 1 value stays in the record (measurements.C_apu_p1_s);
 //   - g = 0: an off-load is one launch whatever p;
 //   - dma_bytes: the bytes copied per off-load;
+//   - waits_per_offload: how often an off-load's host waits for its grids, counted in the timed runs (a
+//     time-sliced switch each when processes share the device);
 //   - slot_time, when the device's SMs S are given: the program's own kernels at p = S, 2S and 4S blocks, f(k) =
 //     k·T(kS)/T(S) with T the split work's device time (the work is the same at every p).
 //

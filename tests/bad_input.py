@@ -502,6 +502,10 @@ REFUSED = [
      'noise.gz: line 1: expected the PHYLIP header "taxa sites", found "\\x8f\\x88\\x87x\\x93f\\x04"'),
     ("profile: an accelerator it has no runtime for", "profile --accelerator gpu -o never.json", 2,
      '--accelerator: expected cpu or cuda, found "gpu"'),
+    ("profile: a platform for the CPU profile, which reads none", "profile --platform p.json -o never.json", 2,
+     "--platform: expected --accelerator cuda as well (the CPU profile reads no platform)"),
+    ("fit: waits per off-load below 0", "fit runs.csv --waits-per-offload -1", 2,
+     '--waits-per-offload: expected a number in [0, 1000000000000], found "-1"'),
     ("journal: a header without its newline (one line, the file left as it was; was a warning, then the error, "
      "the file emptied)", "tune --resume tornhead.jsonl", 2,
      "tornhead.jsonl: line 1: expected the header of an mmgp tune journal, found a torn line (an interrupted write) and no complete line"),

@@ -112,7 +112,7 @@ __global__ void k_newview(site::partial_op o, slice_dims d, int rate_cats, const
 }
 
 // newview as above with no barrier in the loop: the threads of a site are `rate_cats` consecutive lanes of one warp
-// (rate_cats a power of two up to 32), which agree by shuffles whether every entry is small, and each reads its
+// (rate_cats a power of two, at most site::max_rates), which agree by shuffles whether every entry is small, and each reads its
 // children's 4 entries and writes the parent's 16 bytes at a time. The same arithmetic (site::newview_rate on the
 // entries read); chosen by device_slice::set_newview_kernel, measured beside k_newview by mmgp-bench-gpu and checked
 // against libpll by mmgp-gpu-likelihood.
@@ -387,7 +387,10 @@ kernel_times device_slice::times() const {
 bool device_slice::set_newview_kernel(newview_kernel k) {
     auto& x = *d_;
     const int r = x.rate_cats;
-    const bool fits = r >= 1 && r <= 32 && (r & (r - 1)) == 0;  // a power of two: its lanes a group within one warp
+    // A power of two up to the rate categories a slice holds (at most 16, k_newview_warp's shared matrices): a site's
+    // lanes are an aligned group within one warp.
+    static_assert(site::max_rates <= 32);
+    const bool fits = r >= 1 && r <= site::max_rates && (r & (r - 1)) == 0;
     x.warp_newview = k == newview_kernel::warp_shuffle && fits;
     return k == newview_kernel::shared_memory || fits;
 }

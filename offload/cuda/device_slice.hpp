@@ -27,7 +27,7 @@ struct kernel_times {
 };
 
 /// How newview's threads of a site agree whether to scale it: through shared memory with barriers (the default),
-/// or by warp shuffles with 16-byte loads and stores (rate categories a power of two up to 32).
+/// or by warp shuffles with 16-byte loads and stores (rate categories a power of two, at most site::max_rates).
 enum class newview_kernel { shared_memory, warp_shuffle };
 
 class device_slice {

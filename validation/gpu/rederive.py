@@ -70,10 +70,14 @@ def slot_curve(slot_split, units, floor):
 
 def offload_charge(platform, nbytes, p):
     """What the model charges one off-load of a process alone (model_offload_charge() in C++, which asks the engine;
-    its test checks the same sum)."""
-    dma = platform.get("dma") or {}
-    transfer = dma.get("latency_s", 0.0) + nbytes / dma["bandwidth_Bps"] / p if dma else 0.0
-    return value(platform["O_offload"]) + value(platform["T_csw"]) + transfer
+    its test checks the same sum): O_offload + T_csw + the transfer's latency + bytes / bandwidth / p."""
+    dma = platform.get("dma")
+    if not dma:
+        if nbytes > 0:
+            sys.exit("rederive: platform.json has no dma: the profile's bytes cannot be charged (nor predicted)")
+        return value(platform["O_offload"]) + value(platform["T_csw"])
+    per_byte = dma["s_per_byte"] if "s_per_byte" in dma else 1 / dma["bandwidth_Bps"]
+    return value(platform["O_offload"]) + value(platform["T_csw"]) + dma.get("latency_s", 0.0) + nbytes * per_byte / p
 
 
 WAITS_BY_KIND = {"newview": 2, "evaluate": 2, "sumtable": 1, "derivatives": 1, "weights": 0}
@@ -87,7 +91,10 @@ def waits_per_offload(offload_run, app):
            str(pv["seed"]), "--timeout", "600"]
     if not pv["data"].startswith("simulated"):
         sys.exit(f"rederive: the profile's data is not simulated ({pv['data']}): its off-loads cannot be counted here")
-    run = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"rederive: {' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()}")
+    run = json.loads(done.stdout)
     kinds = run["offloads_by_kind"]
     n = run["offloads"] / value(app["units"])
     if abs(n - value(app["N"])) > 1e-9:
@@ -116,9 +123,12 @@ def main():
                  "C_apu_s apart from it, slot_split_s)")
     units = int(value(app["units"]))
     t_apu, c_apu = list(m["T_apu_s"]), list(m["C_apu_s"])
+    m.setdefault("T_apu_p1_s", list(m["T_apu_s"]))  # a profile from before the floor: T_apu_s is the p = 1 value
     if "offload_split_s" in m:  # undone here, taken again below over the new C_apu
         t_apu = [t - b for t, b in zip(t_apu, m["offload_split_s"])]
         c_apu = [c + b / sms for c, b in zip(c_apu, m["offload_split_s"])]
+    # N per unit from the p = 1 runs: the p = S run's own off-load count (the C++ rule's) is not recorded; it is the
+    # same program, so the same count.
     per_rep = list(zip(m["N"], m["empty_grid_roundtrip_s"], m["bytes_per_offload"]))
     charge_1 = [offload_charge(platform, b, 1) for _, _, b in per_rep]
     charge_s = [offload_charge(platform, b, sms) for _, _, b in per_rep]
@@ -164,7 +174,8 @@ def main():
 
 def refit(a, app):
     """The sweep's fit on its recorded fit-runs.csv again, holding what sweep_gpu.py holds from the profile derived
-    again: DIR/app-fitted-rederived.json, sweep-fitted-rederived.json, validate-fitted-rederived.txt."""
+    again: DIR/app-fitted-rederived.json, sweep-fitted-rederived.json, validate-fitted-rederived.txt. Written after
+    the profile's files: if the fit fails, those are today's and the fitted ones a previous run's (or none)."""
     runs, fitted_sweep = os.path.join(a.dir, "fit-runs.csv"), os.path.join(a.dir, "sweep-fitted.json")
     if not (os.path.exists(runs) and os.path.exists(fitted_sweep)):
         return 0

@@ -62,7 +62,7 @@ constexpr application_key keys[] = {
      "(HPU round trip minus APU busy time, written by `mmgp profile`); the idle-core wake-up is then T_offload_idle "
      "− O_offload instead of the platform's T_wake"},
     {.name = "waits_per_offload", .unit = "waits per off-load", .member = &application::waits_per_offload,
-     .shown_default = "1",
+     .spread = log_normal, .shown_default = "1",
      .meaning = "times an off-load's host waits for the accelerator (the grids it synchronises on, counted by `mmgp "
      "profile --accelerator cuda`); with a time-sliced accelerator and m > 1 processes each is a switch "
      "T_slice_switch (docs/MODEL.md §7)"},
