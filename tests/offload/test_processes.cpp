@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuda/device_slice.hpp"  // kernel_times (a C++17 header: no CUDA here)
 #include "cuda/slice_offloader.hpp"
 #include "model_charge.hpp"
 #include "process_profile.hpp"
@@ -378,6 +379,66 @@ TEST_CASE("the split grids' floor: a + b/p through the split work at p = 1 and a
     CHECK(K::split_floor(0.5, 0.5 / 264, 132) == 0);          // faster than t1/S: none either
     CHECK(K::split_floor(0.5, 0.6, 132) == 0);                // not faster at S than at 1: not a floor
     CHECK(K::split_floor(0.5, 0.1, 1) == 0);                  // one SM: nothing to tell apart
+}
+
+namespace {
+
+// The host twin timed the way a device_slice is (cuda/device_slice.cu): kernel_times of its own, one grid the
+// host waits for per call that launches one, as launched() counts them (the P matrices' grid as serial work, when
+// there are matrices; newview's, evaluate's, the sumtable's and the derivatives' as split work; the weights only a
+// copy), 1 us of serial and 2 us of split device time a call, 12 bytes a matrix copied, an empty grid 3 us.
+class timed_twin : public O::host_slice {
+public:
+    using O::host_slice::host_slice;
+    void update_matrices(const unsigned* m, const double* l, std::size_t count) {
+        O::host_slice::update_matrices(m, l, count);
+        t_.bytes += static_cast<long long>(12 * count);
+        if (count > 0) t_.serial_s += 1e-6, ++t_.serial_calls;
+    }
+    void update_partials(const std::vector<O::partial_op>& ops) {
+        O::host_slice::update_partials(ops);
+        split();
+    }
+    double edge_loglik(int a, int b, unsigned m) {
+        split();
+        return O::host_slice::edge_loglik(a, b, m);
+    }
+    void update_sumtable(int a, int b) {
+        O::host_slice::update_sumtable(a, b);
+        split();
+    }
+    std::array<double, 2> derivatives(int a, int b, double x) {
+        split();
+        return O::host_slice::derivatives(a, b, x);
+    }
+    void time_kernels(bool) {}
+    double empty_roundtrip(int) const { return 3e-6; }
+    O::kernel_times times() const { return t_; }
+
+private:
+    void split() { t_.split_s += 2e-6, ++t_.split_calls; }
+    O::kernel_times t_;
+};
+
+}  // namespace
+
+TEST_CASE("a timed slice with device times: each process reports its kernels' time, bytes and waits for its grids") {
+    const K::process_accelerator timed{"timed twin", [](const K::alignment& a, const K::model& m, const K::tree& t, int) {
+        return std::unique_ptr<K::detail::offloader>(std::make_unique<O::owned_slice_offloader<timed_twin>>(
+            std::make_unique<timed_twin>(a, O::arrays_of(a, m), 0, a.sites(), t.edges()), true));
+    }};
+    const K::result r = K::run_processes(problem(2, 1, 3), timed);
+    const auto& k = r.t.by_kind;  // weights, newview, evaluate, sumtable, derivatives
+    REQUIRE(k[1] > 0);
+    REQUIRE(k[2] > 0);
+    // A wait for each grid: newview and evaluate 2 (their P matrices', then their own), the sumtable and the
+    // derivatives 1, the weights none (validation/gpu/rederive.py's table of the same).
+    const std::int64_t waits = 2 * k[1] + 2 * k[2] + k[3] + k[4];
+    CHECK(r.t.device_waits == waits);
+    CHECK(r.t.apu_serial_s == doctest::Approx(1e-6 * static_cast<double>(k[1] + k[2])));
+    CHECK(r.t.apu_split_s == doctest::Approx(2e-6 * static_cast<double>(k[1] + k[2] + k[3] + k[4])));
+    CHECK(r.t.empty_roundtrip_s == doctest::Approx(2 * 3e-6));  // one each process
+    CHECK(r.t.bytes > 0);
 }
 
 TEST_CASE("the processes' profile refuses a timed accelerator that times nothing, and a bad repetition count") {
