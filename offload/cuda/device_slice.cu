@@ -140,7 +140,8 @@ __global__ void k_newview_warp(site::partial_op o, slice_dims d, int rate_cats, 
         if (active) {
             const double2* a = reinterpret_cast<const double2*>(c1 + s * d.span + r * site::states);
             const double2* b = reinterpret_cast<const double2*>(c2 + s * d.span + r * site::states);
-            const double2 a01 = a[0], a23 = a[1], b01 = b[0], b23 = b[1];
+            // Through the read-only cache: this kernel writes only the parent's CLV, never a child's.
+            const double2 a01 = __ldg(a), a23 = __ldg(a + 1), b01 = __ldg(b), b23 = __ldg(b + 1);
             const double x[site::states] = {a01.x, a01.y, a23.x, a23.y}, y[site::states] = {b01.x, b01.y, b23.x, b23.y};
             large = site::newview_rate(0, q1, x, q2, y, v) ? 0 : 1;
         }
