@@ -73,21 +73,42 @@ __global__ void k_pmatrix(site::model_view m, const unsigned* idx, const double*
     pm[idx[i] * per + (r * site::states + row) * site::states + col] = site::pmatrix_entry(m, len[i], r, row, col);
 }
 
+// newview's common parts. The two children's P matrices into shared memory `q` (child 1's, then child 2's); returns
+// the doubles of one.
+__device__ int load_child_matrices(const site::partial_op& o, int rate_cats, const double* pm, double* q) {
+    const int per = rate_cats * site::states * site::states;
+    for (int e = threadIdx.x; e < per; e += blockDim.x) {
+        q[e] = pm[static_cast<std::size_t>(o.child1_matrix) * per + e];
+        q[per + e] = pm[static_cast<std::size_t>(o.child2_matrix) * per + e];
+    }
+    return per;
+}
+
+// The operation's CLVs on the slice.
+struct newview_nodes {
+    const double *c1, *c2;
+    double* parent;
+};
+__device__ newview_nodes nodes_of(const site::partial_op& o, slice_dims d, double* clv) {
+    return {clv_of(clv, d, o.child1), clv_of(clv, d, o.child2), clv + static_cast<std::size_t>(o.parent) * d.sites * d.span};
+}
+
+// The parent's scaling count at site s: its children's, plus one when the site was scaled.
+__device__ void set_scaler(unsigned* scalers, slice_dims d, const site::partial_op& o, std::size_t s, bool scaled) {
+    if (o.parent_scaler >= 0)
+        scalers[static_cast<std::size_t>(o.parent_scaler) * d.sites + s] =
+            scaling_of(scalers, d, o.child1, s) + scaling_of(scalers, d, o.child2, s) + (scaled ? 1u : 0u);
+}
+
 // newview: one thread per site and rate category (its 4 entries), so that a warp reads the children's CLVs as
 // contiguous runs of memory; the two P matrices sit in shared memory. A pass of the block takes ⌊256/R⌋ sites; the
 // threads of a site agree through shared memory whether every entry is small (then the site is scaled).
 __global__ void k_newview(site::partial_op o, slice_dims d, int rate_cats, const double* pm, double* clv, unsigned* scalers) {
     __shared__ double q[2 * site::max_rates * site::states * site::states];
     __shared__ int large[threads];  // per site of the pass: some entry not below the threshold
-    const int per = rate_cats * site::states * site::states;
-    for (int e = threadIdx.x; e < per; e += blockDim.x) {
-        q[e] = pm[static_cast<std::size_t>(o.child1_matrix) * per + e];
-        q[per + e] = pm[static_cast<std::size_t>(o.child2_matrix) * per + e];
-    }
+    const int per = load_child_matrices(o, rate_cats, pm, q);
     const int tile = blockDim.x / rate_cats, j = threadIdx.x / rate_cats, r = threadIdx.x % rate_cats;
-    const double* c1 = clv_of(clv, d, o.child1);
-    const double* c2 = clv_of(clv, d, o.child2);
-    double* parent = clv + static_cast<std::size_t>(o.parent) * d.sites * d.span;
+    const auto [c1, c2, parent] = nodes_of(o, d, clv);
     const std::size_t end = end_site(d);
     __syncthreads();
     for (std::size_t base = d.sites * blockIdx.x / gridDim.x; base < end; base += tile) {
@@ -103,31 +124,23 @@ __global__ void k_newview(site::partial_op o, slice_dims d, int rate_cats, const
         if (active) {
             const bool scaled = large[j] == 0;
             for (int i = 0; i < site::states; ++i) parent[s * d.span + r * site::states + i] = scaled ? v[i] * site::scale_factor : v[i];
-            if (r == 0 && o.parent_scaler >= 0)
-                scalers[static_cast<std::size_t>(o.parent_scaler) * d.sites + s] =
-                    scaling_of(scalers, d, o.child1, s) + scaling_of(scalers, d, o.child2, s) + (scaled ? 1u : 0u);
+            if (r == 0) set_scaler(scalers, d, o, s, scaled);
         }
         __syncthreads();  // large[] is cleared by the next pass
     }
 }
 
 // newview as above with no barrier in the loop: the threads of a site are `rate_cats` consecutive lanes of one warp
-// (rate_cats a power of two, at most site::max_rates), which agree by shuffles whether every entry is small, and each reads its
-// children's 4 entries and writes the parent's 16 bytes at a time. The same arithmetic (site::newview_rate on the
+// (rate_cats a power of two, at most site::max_rates), which agree by shuffles whether every entry is small, and
+// each reads its children's 4 entries and writes the parent's 16 bytes at a time. The same arithmetic (site::newview_rate on the
 // entries read); chosen by device_slice::set_newview_kernel, measured beside k_newview by mmgp-bench-gpu and checked
 // against libpll by mmgp-gpu-likelihood.
 __global__ void k_newview_warp(site::partial_op o, slice_dims d, int rate_cats, const double* pm, double* clv,
                                unsigned* scalers) {
     __shared__ double q[2 * site::max_rates * site::states * site::states];
-    const int per = rate_cats * site::states * site::states;
-    for (int e = threadIdx.x; e < per; e += blockDim.x) {
-        q[e] = pm[static_cast<std::size_t>(o.child1_matrix) * per + e];
-        q[per + e] = pm[static_cast<std::size_t>(o.child2_matrix) * per + e];
-    }
+    const int per = load_child_matrices(o, rate_cats, pm, q);
     const int tile = blockDim.x / rate_cats, j = threadIdx.x / rate_cats, r = threadIdx.x % rate_cats;
-    const double* c1 = clv_of(clv, d, o.child1);
-    const double* c2 = clv_of(clv, d, o.child2);
-    double* parent = clv + static_cast<std::size_t>(o.parent) * d.sites * d.span;
+    const auto [c1, c2, parent] = nodes_of(o, d, clv);
     const std::size_t end = end_site(d);
     const double* q1 = q + r * site::states * site::states;
     const double* q2 = q + per + r * site::states * site::states;
@@ -151,9 +164,7 @@ __global__ void k_newview_warp(site::partial_op o, slice_dims d, int rate_cats, 
             double2* out = reinterpret_cast<double2*>(parent + s * d.span + r * site::states);
             out[0] = make_double2(v[0] * f, v[1] * f);
             out[1] = make_double2(v[2] * f, v[3] * f);
-            if (r == 0 && o.parent_scaler >= 0)
-                scalers[static_cast<std::size_t>(o.parent_scaler) * d.sites + s] =
-                    scaling_of(scalers, d, o.child1, s) + scaling_of(scalers, d, o.child2, s) + (large ? 0u : 1u);
+            if (r == 0) set_scaler(scalers, d, o, s, !large);
         }
     }
 }
