@@ -102,6 +102,21 @@ void from_launcher(mmgp::kernels::config& c) {
     c.m = 1;
 }
 
+// --profile and the options that go with it.
+void add_profile_options(CLI::App& app, profile_options& po) {
+    app.add_flag("--profile", po.on,
+                 "with --accelerator cuda: measure the program's application profile on the GPU (one process at p = 1, "
+                 "untimed and timed by CUDA events; its own slot curve at SMs, 2 SMs, 4 SMs) and print it");
+    app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)");
+    app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)");
+    app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error");
+    app.add_option("--platform", po.platform,
+                   "--profile: the platform (calibrated) the profile is for: C_apu less what the model charges an "
+                   "off-load there (O_offload + T_csw + the transfer) instead of the empty grid's round trip measured "
+                   "in the process, so that the model gives back the profile's own runs on it")
+        ->needs("--profile");
+}
+
 // The command line as one string (the profile's provenance).
 std::string command_line(int argc, char** argv) {
     std::string out;
@@ -137,17 +152,7 @@ int main(int argc, char** argv) {
     app.add_option("--timeout", c.timeout_s, "watchdog, seconds (default 120)");
     profile_options po;
     po.command = command_line(argc, argv);
-    app.add_flag("--profile", po.on,
-                 "with --accelerator cuda: measure the program's application profile on the GPU (one process at p = 1, "
-                 "untimed and timed by CUDA events; its own slot curve at SMs, 2 SMs, 4 SMs) and print it");
-    app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)");
-    app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)");
-    app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error");
-    app.add_option("--platform", po.platform,
-                   "--profile: the platform (calibrated) the profile is for: C_apu less what the model charges an "
-                   "off-load there (O_offload + T_csw + the transfer) instead of the empty grid's round trip measured "
-                   "in the process, so that the model gives back the profile's own runs on it")
-        ->needs("--profile");
+    add_profile_options(app, po);
     bool launched = false;
     auto* fl = app.add_flag("--from-launcher", launched,
                             "with --accelerator cuda: this process is one rank of a mapping mmgp launch started (MMGP_RANK, "

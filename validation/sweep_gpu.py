@@ -57,11 +57,15 @@ def programs(a):
     return (os.path.join(common.ROOT, "build", "cli", "mmgp"), os.path.join(common.ROOT, "build", "offload", "mmgp-offload-run"))
 
 
+def value(v):
+    """A profile key's value: the number itself, or its {"value": ...}."""
+    return v["value"] if isinstance(v, dict) else v
+
+
 def platform_facts(path):
     """The SMs (apus), the blocks an SM holds (apu_slots) and the sharing modes of a GPU platform."""
     with open(path) as f:
         p = json.load(f)
-    value = lambda v: v["value"] if isinstance(v, dict) else v  # noqa: E731
     sms = int(value(p["apus"]))
     slots = int(value(p.get("apu_slots", 1)))
     modes = value(p.get("sharing", ["time_sliced"]))
@@ -181,11 +185,8 @@ def held_from_profile(profile):
     off-load (counted: they price the time-sliced runs of several processes, which the fit does not take) and C_apu
     (the runs it takes cannot separate C_apu from T_hpu on a GPU node: both cost the same per unit in every mapping
     but a time-sliced one of several processes)."""
-    def value(key, default=None):
-        v = profile.get(key, default)
-        return v["value"] if isinstance(v, dict) else v
-    return ["--N", repr(value("N")), "--waits-per-offload", repr(value("waits_per_offload", 1)),
-            "--fix", f"C_apu={value('C_apu')!r}"]
+    return ["--N", repr(value(profile["N"])), "--waits-per-offload", repr(value(profile.get("waits_per_offload", 1))),
+            "--fix", f"C_apu={value(profile['C_apu'])!r}"]
 
 
 def fit_and_validate(a, mmgp, cases, sms):

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "cuda/likelihood_site.hpp"
@@ -29,6 +30,9 @@ struct kernel_times {
 /// How newview's threads of a site agree whether to scale it: through shared memory with barriers (the default),
 /// or by warp shuffles with 16-byte loads and stores (rate categories a power of two, at most site::max_rates).
 enum class newview_kernel { shared_memory, warp_shuffle };
+/// Each of them, with the name the device check and the benchmark print.
+inline constexpr std::pair<newview_kernel, const char*> newview_kernels[] = {{newview_kernel::shared_memory, "shared memory"},
+                                                                             {newview_kernel::warp_shuffle, "warp shuffles"}};
 
 class device_slice {
 public:

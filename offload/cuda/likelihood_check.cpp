@@ -41,9 +41,10 @@ struct tally {
     }
 };
 
-// newview's kernels, each checked, with the name a line gives them.
-constexpr std::pair<O::newview_kernel, const char*> newview_kernels[] = {{O::newview_kernel::shared_memory, "shared memory"},
-                                                                         {O::newview_kernel::warp_shuffle, "warp shuffles"}};
+// Sets newview's kernel `nk` on `gpu`, or throws where it cannot take the model's rate categories.
+void use_kernel(O::device_slice& gpu, O::newview_kernel nk) {
+    if (!gpu.set_newview_kernel(nk)) throw std::runtime_error("newview's kernel does not take the model's rate categories");
+}
 
 // The walk on libpll and on the GPU with `blocks` blocks per grid and newview's kernel `nk`.
 tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>& w, std::size_t lo, std::size_t hi, int blocks,
@@ -51,7 +52,7 @@ tally walk(const K::alignment& a, const K::tree& t, const std::vector<unsigned>&
     const K::model m = K::default_model(a);
     K::site_slice ref(a, m, lo, hi);
     O::device_slice gpu(O::tip_masks(a, lo, hi), ref.arrays(), t.edges(), blocks);
-    if (!gpu.set_newview_kernel(nk)) throw std::runtime_error("newview's kernel does not take the model's rate categories");
+    use_kernel(gpu, nk);
     ref.set_weights(w.data());
     gpu.set_weights(w.data() + lo);
     tally out;
@@ -66,7 +67,7 @@ tally units(const K::alignment& a, const K::tree& t, std::size_t lo, std::size_t
     O::libpll_offloader ref(a, m, lo, hi);
     const K::site_slice arrays_of(a, m, lo, hi);
     O::device_slice gpu(O::tip_masks(a, lo, hi), arrays_of.arrays(), t.edges(), blocks);
-    if (!gpu.set_newview_kernel(nk)) throw std::runtime_error("newview's kernel does not take the model's rate categories");
+    use_kernel(gpu, nk);
     O::slice_offloader<O::device_slice> off(gpu, lo);
     K::detail::bootstrap_search on_libpll(t, a.sites(), 1, 4, 7), on_gpu(t, a.sites(), 1, 4, 7);
     tally out;
@@ -106,7 +107,7 @@ int run(int argc, char** argv) {
     const int sms = O::device_slice::multiprocessors();
     const std::size_t lo = sites / 10, hi = sites - sites / 20;  // a slice inside the alignment, as a process's share
     int status = 0;
-    for (const auto& [nk, name] : newview_kernels) {
+    for (const auto& [nk, name] : O::newview_kernels) {
         for (int blocks : {1, 7, sms, 4 * sms}) {
             const tally r = walk(a, t, w, lo, hi, blocks, nk);
             std::printf("%s p=%d, newview by %s: %ld values of %zu taxa x %zu sites, largest relative difference from "

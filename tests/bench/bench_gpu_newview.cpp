@@ -38,6 +38,26 @@ double bytes_per_site(const O::partial_op& o, std::size_t tips, std::size_t span
     return b;
 }
 
+// The best rate of `ops` (moving `bytes` a pass) over grids of SMs to 8 SMs blocks, and its p: the median of 7
+// passes after a warm-up at each.
+std::pair<double, int> best_rate(O::device_slice& dev, const std::vector<O::partial_op>& ops, double bytes, int sms) {
+    double best = 0;
+    int best_p = 0;
+    for (int k : {1, 2, 4, 8}) {
+        dev.set_blocks(k * sms);
+        dev.update_partials(ops);  // warm-up
+        std::vector<double> pass;
+        for (int r = 0; r < 7; ++r) {
+            const double before = dev.times().split_s;
+            dev.update_partials(ops);
+            pass.push_back(dev.times().split_s - before);
+        }
+        const double rate = bytes / median(pass);
+        if (rate > best) best = rate, best_p = k * sms;
+    }
+    return {best, best_p};
+}
+
 }  // namespace
 
 int main() {
@@ -69,29 +89,15 @@ int main() {
             double bytes = 0;
             for (const auto& op : ops) bytes += bytes_per_site(op, taxa, span) * static_cast<double>(sites);
             dev.time_kernels(true);
-            for (const auto& [nk, name] : {std::pair{O::newview_kernel::shared_memory, "shared memory"},
-                                           std::pair{O::newview_kernel::warp_shuffle, "warp shuffles"}}) {
+            for (const auto& [nk, name] : O::newview_kernels) {
                 if (!dev.set_newview_kernel(nk)) continue;
-                double best_rate = 0;
-                int best_p = 0;
-                for (int k : {1, 2, 4, 8}) {
-                    dev.set_blocks(k * sms);
-                    dev.update_partials(ops);  // warm-up
-                    std::vector<double> pass;
-                    for (int r = 0; r < 7; ++r) {
-                        const double before = dev.times().split_s;
-                        dev.update_partials(ops);
-                        pass.push_back(dev.times().split_s - before);
-                    }
-                    const double rate = bytes / median(pass);
-                    if (rate > best_rate) best_rate = rate, best_p = k * sms;
-                }
+                const auto [rate, best_p] = best_rate(dev, ops, bytes, sms);
                 // A pass's CLVs may fit in the device's L2 cache at the smaller sizes: then the rate is not the
                 // device memory's and may pass 100 % of the copy's (the 10^6-site row is the one against the
                 // physical limit).
                 std::printf("newview by %s, %zu sites: %.1f GB/s at p = %d (%zu operations, %.3g MB each pass), %.0f %% of "
-                            "the copy's bandwidth%s\n", name, sites, best_rate * 1e-9, best_p, ops.size(), bytes * 1e-6,
-                            100 * best_rate / copy, sites < 1000000 ? " (its CLVs may sit in L2)" : "");
+                            "the copy's bandwidth%s\n", name, sites, rate * 1e-9, best_p, ops.size(), bytes * 1e-6,
+                            100 * rate / copy, sites < 1000000 ? " (its CLVs may sit in L2)" : "");
             }
         }
         return 0;

@@ -41,7 +41,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402  (validation/common.py: the files written atomically)
-import sweep_gpu  # noqa: E402  (what mmgp fit holds from the profile)
+import sweep_gpu  # noqa: E402  (what mmgp fit holds from the profile; a profile key's value)
+from sweep_gpu import value  # noqa: E402
 
 
 def offload_split(c1, cs, sms):
@@ -102,10 +103,6 @@ def waits_per_offload(offload_run, app):
     return sum(WAITS_BY_KIND[k] * c for k, c in kinds.items()) / run["offloads"], kinds
 
 
-def value(x):
-    return x["value"] if isinstance(x, dict) else x
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
@@ -162,22 +159,29 @@ def main():
                       f"({json.dumps(kinds, sort_keys=True)}), each kind's waits for its grids on the GPU off-loader "
                       f"({json.dumps(WAITS_BY_KIND, sort_keys=True)})"}
     common.write_json(os.path.join(a.dir, "app-rederived.json"), app)
-    sweep = json.load(open(os.path.join(a.dir, "sweep.json")))
-    sweep["scenario"] = dict(sweep["scenario"], application="app-rederived.json")
-    sweep["name"] = sweep.get("name", "sweep") + ", the profile derived again (validation/gpu/rederive.py)"
-    common.write_json(os.path.join(a.dir, "sweep-rederived.json"), sweep)
-    v = subprocess.run([a.mmgp, "validate", os.path.join(a.dir, "sweep-rederived.json")], capture_output=True, text=True)
-    common.write_if_changed(os.path.join(a.dir, "validate-rederived.txt"), v.stdout + v.stderr)
+    status = validate_with(a, "sweep.json", "app-rederived.json", "sweep-rederived.json", "validate-rederived.txt")
+    return refit(a, app) or status
+
+
+def validate_with(a, sweep, application, written, report, head=""):
+    """DIR/`sweep`'s cases predicted with DIR/`application`: the sweep naming it written to DIR/`written`, mmgp validate's
+    report (after `head`) to DIR/`report`; prints its last line and returns its exit status."""
+    doc = json.load(open(os.path.join(a.dir, sweep)))
+    doc["scenario"] = dict(doc["scenario"], application=application)
+    doc["name"] = doc.get("name", "sweep") + ", the profile derived again (validation/gpu/rederive.py)"
+    common.write_json(os.path.join(a.dir, written), doc)
+    v = subprocess.run([a.mmgp, "validate", os.path.join(a.dir, written)], capture_output=True, text=True)
+    common.write_if_changed(os.path.join(a.dir, report), head + v.stdout + v.stderr)
     print((v.stdout + v.stderr).strip().splitlines()[-1])
-    return refit(a, app) or v.returncode
+    return v.returncode
 
 
 def refit(a, app):
     """The sweep's fit on its recorded fit-runs.csv again, holding what sweep_gpu.py holds from the profile derived
     again: DIR/app-fitted-rederived.json, sweep-fitted-rederived.json, validate-fitted-rederived.txt. Written after
     the profile's files: if the fit fails, those are today's and the fitted ones a previous run's (or none)."""
-    runs, fitted_sweep = os.path.join(a.dir, "fit-runs.csv"), os.path.join(a.dir, "sweep-fitted.json")
-    if not (os.path.exists(runs) and os.path.exists(fitted_sweep)):
+    runs = os.path.join(a.dir, "fit-runs.csv")
+    if not (os.path.exists(runs) and os.path.exists(os.path.join(a.dir, "sweep-fitted.json"))):
         return 0
     fitted = os.path.join(a.dir, "app-fitted-rederived.json")
     f = subprocess.run([a.mmgp, "fit", runs, "--platform", os.path.join(a.dir, "platform.json"),
@@ -185,16 +189,9 @@ def refit(a, app):
                        capture_output=True, text=True)
     if f.returncode != 0:
         sys.exit(f"rederive: mmgp fit {runs} failed ({f.returncode}): {f.stderr.strip()}")
-    doc = json.load(open(fitted_sweep))
-    doc["scenario"] = dict(doc["scenario"], application="app-fitted-rederived.json")
-    doc["name"] = doc.get("name", "sweep") + ", the profile derived again (validation/gpu/rederive.py)"
-    common.write_json(os.path.join(a.dir, "sweep-fitted-rederived.json"), doc)
-    v = subprocess.run([a.mmgp, "validate", os.path.join(a.dir, "sweep-fitted-rederived.json")], capture_output=True,
-                       text=True)
-    # The fit's report names its temporary path; the table and the validation are what is kept.
-    common.write_if_changed(os.path.join(a.dir, "validate-fitted-rederived.txt"), f.stdout + "\n" + v.stdout + v.stderr)
-    print("fitted: " + (v.stdout + v.stderr).strip().splitlines()[-1])
-    return v.returncode
+    # The report: the fit's table, then the validation of the rest.
+    return validate_with(a, "sweep-fitted.json", "app-fitted-rederived.json", "sweep-fitted-rederived.json",
+                         "validate-fitted-rederived.txt", head=f.stdout + "\n")
 
 
 if __name__ == "__main__":
