@@ -719,6 +719,30 @@ TEST_CASE("tune: exploring by the platform, the first run is the one the platfor
     CHECK(first_of(s, space, [](mmgp::tune_options& o) { o.explore_by_platform = true; }).next == 3);
 }
 
+TEST_CASE("tune without a profile: grids beyond the SMs are predicted from the runs within them, not fitted") {
+    // A GPU node of 32 SMs with 4 block slots each (an SM runs 4 resident blocks in 2.32 times one's time): p = 64
+    // and 128 are grids beyond the SMs, whose model time is the larger of two terms. The new user's tune fits the model as mmgp fit does, which refuses such runs; measured
+    // beside the others, they must be left out of the fit (not make it fail, leaving the tune without its model),
+    // and their times predicted.
+    const mmgp::scenario s = mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 16, "apus": 32, "apu_slots": 4,
+        "slot_time": [[1, 1], [2, 1.2], [4, 2.32]], "O_offload": 9e-6, "T_csw": 0, "alpha": 1.0, "sharing": ["mps"]},
+        "application": {"decomposition": "task", "units": 8, "N": 100, "T_hpu": 0.05, "T_apu": 6.4, "C_apu": 0, "g": 0},
+        "search": {"m": [1, 1], "p": [1, 128]}})", "gpu.json");
+    std::vector<mmgp::configuration> space;
+    for (int p : {1, 2, 4, 8, 16, 32, 64, 128}) space.push_back({1, p, 1, mmgp::policy::edtlp, mmgp::accelerator_sharing::mps});
+    const mmgp::evaluator truth(s, mmgp::model_kind::mmgp);
+    mmgp::tune_options opt;
+    opt.prior = false;
+    opt.choose_structure = true;
+    mmgp::tuner t(s, space, opt);
+    for (std::size_t c : {0, 2, 4, 5, 6, 7})  // p = 1, 4, 16, 32 within the SMs; 64 and 128 beyond
+        for (int r = 0; r < 3; ++r) t.add(c, {truth(space[c]).time_s, mmgp::run_outcome::ok});
+    const mmgp::tune_assessment a = t.assess();
+    REQUIRE(a.model_used);
+    for (std::size_t c = 0; c < space.size(); ++c)
+        CHECK(a.configs[c].model_s == doctest::Approx(truth(space[c]).time_s).epsilon(1e-6));
+}
+
 TEST_CASE("tune: on a GPU node a new user explores by the platform by default") {
     // The same node as a GPU node whose processes share the 16 SMs time-sliced: the accelerator runs one
     // context's grids at a time, so a run of the 16 units takes 16 x 1 s / p of it whatever m, and m = 4, p = 4

@@ -60,6 +60,12 @@ void add_prior_rows(regression& r, Eigen::Index first_row, const parameters& the
     }
 }
 
+// A GPU's grids beyond its SMs (apu_slots > 1, m x p above the accelerators): the model's time is then the larger
+// of two terms, which the fit's linear form would misprice; they are predicted from the others, not fitted.
+bool beyond_accelerators(const platform& pl, const configuration& k) {
+    return pl.apu_slots > 1 && static_cast<std::int64_t>(k.m) * k.p > pl.apus;
+}
+
 // The fitted parameters; the prior's values when nothing is measured or the problem has no solution.
 parameters fitted_parameters(const scenario& s, const std::vector<configuration>& space, const tune_options& opt,
                              const run_evidence& evidence, std::vector<std::vector<double>>& coefficients,
@@ -70,8 +76,7 @@ parameters fitted_parameters(const scenario& s, const std::vector<configuration>
     std::vector<std::size_t> measured;
     for (std::size_t c : evidence.measured) {
         const configuration& k = space[c];
-        const bool beyond_sms = s.plat.apu_slots > 1 && static_cast<std::int64_t>(k.m) * k.p > s.plat.apus;
-        if (!beyond_sms && !waits_for_busy_time(k)) measured.push_back(c);
+        if (!beyond_accelerators(s.plat, k) && !waits_for_busy_time(k)) measured.push_back(c);
     }
     if (measured.empty()) return theta;
     const application& prior = s.app;
@@ -137,6 +142,7 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
         const config_evidence& e = evidence[c];
         if (e.logs.empty() && e.censored == 0) continue;
         if (waits_for_busy_time(space[c])) continue;  // predicted from the others, not fitted
+        if (beyond_accelerators(s.plat, space[c])) continue;  // the same: mmgp fit refuses them
         measurement m{space[c], s.app.units};
         m.has_policy = true;
         m.has_sharing = true;  // the tune's mode, not the platform's first
