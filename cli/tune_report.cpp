@@ -317,7 +317,11 @@ std::string text_table(const tune_summary& r) {
                        a.model_used ? "" : " (the model is not used: runs alone)");
     if (!verbose) return out;
     for (const auto& p : a.params)
-        out += fmt::format("fitted {}: {:.4g} s{}\n", p.name, p.value, r.to.prior ? fmt::format(" (prior {:.4g} s)", p.prior) : "");
+    {
+        const std::string unit = p.unit.empty() ? "" : " " + p.unit;
+        out += fmt::format("fitted {}: {:.4g}{}{}\n", p.name, p.value, unit,
+                           r.to.prior ? fmt::format(" (prior {:.4g}{})", p.prior, unit) : "");
+    }
     return out;
 }
 

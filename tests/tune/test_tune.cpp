@@ -719,6 +719,49 @@ TEST_CASE("tune: exploring by the platform, the first run is the one the platfor
     CHECK(first_of(s, space, [](mmgp::tune_options& o) { o.explore_by_platform = true; }).next == 3);
 }
 
+TEST_CASE("tune without a profile: time-sliced runs of several processes give their switches per off-load") {
+    // A new user's scenario on a GPU node (one run's time, off-loads unknown: data decomposition, N = 1, one wait an
+    // off-load) and a program whose runs pay 40 switches each time-sliced. The tune measures m = 1 at six grids and
+    // m = 2, p = 16 time-sliced; the count that prices that run is the program's, and it predicts m = 4 and 8.
+    const std::string text = R"({"platform": {"hpu_contexts": 16, "apus": 32, "O_offload": 9e-6, "T_csw": 0,
+        "alpha": 1.0, "sharing": ["time_sliced"], "T_slice_switch": 5e-4},
+        "application": {"decomposition": "data", "units": 8, "N": 1, "T_hpu": 0.05, "T_apu": 6.4, "C_apu": 0, "g": 0,
+                        "waits_per_offload": WAITS},
+        "search": {"m": [1, 8], "p": [1, 32]}})";
+    auto with_waits = [&](const std::string& w) {
+        std::string t = text;
+        t.replace(t.find("WAITS"), 5, w);
+        return mmgp::parse_scenario(t, "gpu.json");
+    };
+    const mmgp::scenario program = with_waits("40"), new_user = with_waits("1");
+    using mmgp::accelerator_sharing;
+    std::vector<mmgp::configuration> space;
+    for (int p : {1, 2, 4, 8, 16, 32}) space.push_back({1, p, 1, mmgp::policy::edtlp, accelerator_sharing::time_sliced});
+    for (int m : {2, 4, 8}) space.push_back({m, 16 / m, 1, mmgp::policy::edtlp, accelerator_sharing::time_sliced});
+    const mmgp::evaluator truth(program, mmgp::model_kind::mmgp);
+    mmgp::tune_options opt;
+    opt.prior = false;
+    opt.choose_structure = true;
+    mmgp::tuner t(new_user, space, opt);
+    for (std::size_t c = 0; c < 7; ++c)  // m = 1, and m = 2 time-sliced
+        for (int r = 0; r < 3; ++r) t.add(c, {truth(space[c]).time_s, mmgp::run_outcome::ok});
+    const mmgp::tune_assessment a = t.assess();
+    REQUIRE(a.model_used);
+    REQUIRE(!a.params.empty());
+    CHECK(a.params.back().name == "waits_per_offload");
+    CHECK(a.params.back().value == doctest::Approx(40).epsilon(1e-4));
+    for (std::size_t c = 0; c < space.size(); ++c)
+        CHECK(a.configs[c].model_s == doctest::Approx(truth(space[c]).time_s).epsilon(1e-5));
+    // Without the time-sliced run nothing shows the switches: the new user's one wait stays.
+    mmgp::tuner u(new_user, space, opt);
+    for (std::size_t c = 0; c < 6; ++c)
+        for (int r = 0; r < 3; ++r) u.add(c, {truth(space[c]).time_s, mmgp::run_outcome::ok});
+    const mmgp::tune_assessment b = u.assess();
+    REQUIRE(b.model_used);
+    CHECK(b.params.back().name != "waits_per_offload");
+    CHECK(b.configs[7].model_s < truth(space[7]).time_s * 0.97);  // 40 switches of 0.5 ms a unit missing
+}
+
 TEST_CASE("tune without a profile: grids beyond the SMs are predicted from the runs within them, not fitted") {
     // A GPU node of 32 SMs with 4 block slots each (an SM runs 4 resident blocks in 2.32 times one's time): p = 64
     // and 128 are grids beyond the SMs, whose model time is the larger of two terms. The new user's tune fits the model as mmgp fit does, which refuses such runs; measured

@@ -168,6 +168,7 @@ std::string_view to_string(choice_basis b) noexcept;
 struct tune_param {
     std::string name;
     double prior = 0, value = 0;
+    std::string unit = "s";  ///< of prior and value ("": a count)
 };
 
 struct tune_assessment {
