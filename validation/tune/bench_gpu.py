@@ -5,7 +5,8 @@
 
 Groups, one per sharing mode (MPS and time-sliced: a tune searches one mode, `--set search.sharing`):
 - the libpll program's quick sweep (validation/gpu/libpll/: 4 units, m in {1, 2, 4, 8} x p in {1, 32, 132, 264},
-  2 runs each), the new user's platform the one calibrated beside it (its platform.json);
+  2 runs each), and its time-sliced runs recorded again (validation/gpu/libpll/rerun-321081a/), the new user's
+  platform the one calibrated beside each (its platform.json);
 - the GPU workload the device check sweeps (validation/gpu/h200-2026-11-29/sweep.json: 8 units, its "sweep" group,
   p in {1, 8, 32, SMs/m}, and its "compute" group, p up to 4 x SMs; 3 runs each, every run bounded at 30 s), the
   new user's platform the check's calibration (its platform.json).
@@ -34,6 +35,7 @@ import constants  # noqa: E402  (the loss and the paired choice)
 import first_runs  # noqa: E402  (the rules)
 
 DATA = os.path.join(bench.ROOT, "validation", "gpu", "libpll")
+RERUN = os.path.join(DATA, "rerun-321081a")  # the same program and sweep, recorded again on another day
 UNITS = 4
 WORKLOAD = os.path.join(bench.ROOT, "validation", "gpu", "h200-2026-11-29")
 WORKLOAD_UNITS = 8     # scripts/gpu-check.sh's workload: --units 8
@@ -41,14 +43,17 @@ WORKLOAD_BOUND_S = 30  # its runs' timeout
 
 
 def gpu_groups():
-    """(name, None, units, rows) per sharing mode of the recorded GPU runs; the new user's platform registered."""
-    rows = [r for r in csv.DictReader(open(os.path.join(DATA, "runs.csv"))) if not r["failed"]]
+    """(name, None, units, rows) per recording and sharing mode of the libpll program's GPU runs; the new user's
+    platform, the one calibrated beside them, registered. The rerun's MPS runs cover 5 of the 16 configurations
+    (the device run ended before the rest): its time-sliced group alone."""
     out = []
-    for mode, short in (("mps", "mps"), ("time_sliced", "sliced")):
-        name = f"libpll-gpu-{short}-U{UNITS}"
-        mine = [dict(r, policy="edtlp", nodes="1") for r in rows if r["sharing"] == mode]
-        bench.NEW_USER_PLATFORM[name] = os.path.join(DATA, "platform.json")
-        out.append((name, None, UNITS, mine))
+    for folder, label, modes in ((DATA, "gpu", ("mps", "time_sliced")), (RERUN, "rerun", ("time_sliced",))):
+        rows = [r for r in csv.DictReader(open(os.path.join(folder, "runs.csv"))) if not r["failed"]]
+        for mode in modes:
+            name = f"libpll-{label}-{'sliced' if mode == 'time_sliced' else mode}-U{UNITS}"
+            mine = [dict(r, policy="edtlp", nodes="1") for r in rows if r["sharing"] == mode]
+            bench.NEW_USER_PLATFORM[name] = os.path.join(folder, "platform.json")
+            out.append((name, None, UNITS, mine))
     return out
 
 
@@ -122,7 +127,8 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         for g in groups:
             table[g[0]] = {r: figures(pool, a.mmgp, g, w, seeds, folder) for r, w in first_runs.RULES.items()}
-    lines = [f"# mmgp tune as a new user on the GPU runs of validation/gpu/libpll/ and validation/gpu/h200-2026-11-29/: "
+    lines = [f"# mmgp tune as a new user on the GPU runs of validation/gpu/libpll/ (and its rerun-321081a/) and "
+             f"validation/gpu/h200-2026-11-29/: "
              f"python3 validation/tune/bench_gpu.py --seeds {a.seeds}",
              "# per variant: exhaustive trial's exact P / mmgp tune's P(regret <= 3 %) / median and largest machine "
              "time as a fraction of exhaustive trial's / median runs; rules: first_runs.py's", ""]
