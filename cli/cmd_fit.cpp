@@ -32,8 +32,9 @@ void setup_fit(CLI::App& app, fit_options_cli& o) {
                     "time-shared cores are added to T_start; default 0)");
     add_checked(sub, "--waits-per-offload", o.waits_per_offload,
                 "Times an off-load's host waits for the accelerator (application.waits_per_offload, as mmgp profile "
-                "--accelerator cuda measures it; a time-sliced switch each with several processes): carried into the "
-                "fitted profile (default 1)");
+                "--accelerator cuda measures it; a time-sliced switch each with several processes): held, and carried "
+                "into the fitted profile (default: the count that prices the time-sliced runs of several processes "
+                "best, where there are any; else 1)");
     add_checked(sub, "--spin-limit", o.spin_limit,
                     "The program's spin-wait iterations before blocking, or 'unbounded' (application.spin_limit; default: 0, 4000 "
                     "or unbounded, chosen from the runs)");
@@ -116,7 +117,8 @@ fit_options fit_options_of(const fit_options_cli& o) {
         throw usage_error(fmt::format("--N: expected either --N (N held) or --fit-N (N fitted), found both (--N {:g})", *o.N));
     opt.N = o.N.value_or(1.0);
     opt.N_start = o.N_start;
-    opt.waits_per_offload = o.waits_per_offload;
+    opt.waits_per_offload = o.waits_per_offload.value_or(1.0);
+    opt.fit_waits = !o.waits_per_offload;
     opt.fit_N = o.fit_N;
     opt.fit_T_start = o.fit_T_start;
     if (!o.spin_limit.empty()) opt.spin_limit = spin_limit_of(o.spin_limit);
@@ -203,10 +205,19 @@ std::string fit_report(const fit_result& f, std::size_t n_runs, const fit_option
         out += fmt::format("{:<7} {:>13.6g} {:>13} {:>29}  {}\n", p.name, p.value,
                            p.fitted && p.identified && std::isfinite(p.stderr_) ? fmt::format("{:.3g}", p.stderr_) : "",
                            ci(p), p.note);
-    out += fmt::format("\n{:>5} {:>5} {:>6} {:>7} {:>12} {:>12} {:>8}\n", "m", "p", "nodes", "units", "measured", "fitted", "error");
+    if (f.waits_runs > 0)
+        out += fmt::format("{:<7} {:>13.6g} {:>13} {:>29}  {}\n", "waits", f.app.waits_per_offload, "", "",
+                           fmt::format("waits_per_offload: fitted to the {} time-sliced runs of several processes",
+                                       f.waits_runs));
+    // The sharing mode of each run where the runs have several (a GPU node's MPS and time-sliced runs).
+    bool modes = false;
+    for (const auto& r : f.residuals) modes = modes || r.c.share != f.residuals.front().c.share;
+    out += fmt::format("\n{:>5} {:>5} {:>6} {:>7} {:>12} {:>12} {:>8}{}\n", "m", "p", "nodes", "units", "measured", "fitted",
+                       "error", modes ? "  sharing" : "");
     for (const auto& r : f.residuals)
-        out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%\n", r.c.m, r.c.p, r.c.nodes,
-                           r.units, r.run.time_s, r.predicted_s, r.err_pct);
+        out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%{}\n", r.c.m, r.c.p, r.c.nodes,
+                           r.units, r.run.time_s, r.predicted_s, r.err_pct,
+                           modes ? "  " + std::string(to_string(r.c.share)) : "");
     out += fmt::format("\nresiduals: rms {:.2f} %, max {:.2f} %, {} degrees of freedom\n", f.rms_err_pct,
                        f.max_abs_err_pct, f.dof);
     for (const auto& w : f.warnings) out += "warning: " + w + "\n";

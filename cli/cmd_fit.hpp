@@ -9,7 +9,7 @@ struct fit_options_cli {
     std::string file, platform, output, decomposition, scaling = "strong", policy, name = "fitted";  ///< empty: chosen
     std::optional<double> N;  ///< --N (not given: 1, or fitted with --fit-N)
     double N_start = 0.0;
-    double waits_per_offload = 1.0;
+    std::optional<double> waits_per_offload;  ///< --waits-per-offload (not given: fitted to time-sliced runs, else 1)
     bool fit_N = false, fit_T_start = false, json = false;
     std::string spin_limit;  ///< --spin-limit (empty: not given)
     std::vector<std::string> fix;

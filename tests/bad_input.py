@@ -71,6 +71,7 @@ FILES = {
     "stale.json": STALE,
     "p.json": PLATFORM,
     "runs.csv": RUNS,
+    "slicedwide.csv": "m,p,time_s,sharing\n1,1,9.5,mps\n1,2,5.6,mps\n1,4,3.0,mps\n2,2,3.4,mps\n2,8,5.0,time_sliced\n",
     "zero.json": SCENARIO.replace('"T_hpu": 1, "T_apu": 8, "C_apu": 0.5', '"T_hpu": 0, "T_apu": 0, "C_apu": 0'),
     "kind.json": '{"schema": "mmgp/1", "kind": "platform", "scenario": "s.json", "cases": []}\n',
     "huge.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "h", "scenario": "s.json", "cases": ['
@@ -506,6 +507,11 @@ REFUSED = [
      "--platform: expected --accelerator cuda as well (the CPU profile reads no platform)"),
     ("fit: waits per off-load below 0", "fit runs.csv --waits-per-offload -1", 2,
      '--waits-per-offload: expected a number in [0, 1000000000000], found "-1"'),
+    ("fit: a time-sliced run of several processes whose grid the accelerators cannot hold (priced by the model, not "
+     "fitted)", "fit slicedwide.csv --platform p.json --set 'platform.sharing=[\"mps\",\"time_sliced\"]' "
+     "--set platform.T_slice_switch=1e-5", 2,
+     "slicedwide.csv: row 6: expected a configuration feasible on platform t (time-sliced: p <= 4, nodes <= 1), "
+     "found m=2 p=8 nodes=1"),
     ("journal: a header without its newline (one line, the file left as it was; was a warning, then the error, "
      "the file emptied)", "tune --resume tornhead.jsonl", 2,
      "tornhead.jsonl: line 1: expected the header of an mmgp tune journal, found a torn line (an interrupted write) and no complete line"),

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -400,15 +401,58 @@ TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the pl
     CHECK(w.app.waits_per_offload == 1.29);
     CHECK(json::parse(mmgp::application_json(w, "gpu-runs"))["waits_per_offload"]["value"] == 1.29);
     opt.waits_per_offload = 1;
-    // A time-sliced run of several processes is refused, naming its row.
+    // Time-sliced runs of several processes wait for the GPU's busy time, the larger of two terms: set aside from
+    // the linear fit, they are priced by the fitted model, with the waits given (held) or the count that prices
+    // them best (fit_waits). The program here waits 3 times an off-load.
+    mmgp::application waits3 = truth;
+    waits3.waits_per_offload = 3;
+    auto sliced_run = [&](int m, int p, const char* where) {
+        mmgp::scenario s;
+        s.plat = pl;
+        s.app = waits3;
+        s.app.units = 8;
+        s.space.m = {m, m};
+        s.space.p = {p, p};
+        mmgp::measurement run{{m, p, 1, mmgp::policy::edtlp, accelerator_sharing::time_sliced}, 8};
+        run.has_sharing = true;
+        run.runs.push_back({mmgp::evaluator(s, mmgp::model_kind::mmgp)(run.c).time_s});
+        run.runs[0].where = where;
+        return run;
+    };
     std::vector<mmgp::measurement> sliced = runs;
-    sliced.push_back(sliced.back());
-    sliced.back().c = {2, 8, 1, mmgp::policy::edtlp, accelerator_sharing::time_sliced};
-    sliced.back().runs[0] = {7.0};
-    sliced.back().runs[0].where = "row 9";
-    CHECK_THROWS_WITH_AS(mmgp::fit_application(pl, sliced, opt, "gpu-runs"),
+    sliced.push_back(sliced_run(2, 8, "row 20"));
+    sliced.push_back(sliced_run(4, 2, "row 21"));
+    const mmgp::fit_result held = mmgp::fit_application(pl, sliced, opt, "gpu-runs");
+    CHECK(held.app.T_apu == mmgp::test::approx(6.4).epsilon(1e-6));  // the linear fit alone sets the parameters
+    CHECK(held.waits_runs == 0);
+    CHECK(held.app.waits_per_offload == 1);
+    REQUIRE(held.residuals.size() == runs.size() + 2);
+    CHECK(held.residuals.back().run.where == "row 21");
+    CHECK(held.residuals.back().err_pct < -0.01);  // one wait: priced below the program's three
+    CHECK(held.dof == f.dof + 2);
+    opt.fit_waits = true;
+    const mmgp::fit_result fitted = mmgp::fit_application(pl, sliced, opt, "gpu-runs");
+    CHECK(fitted.waits_runs == 2);
+    CHECK(fitted.app.waits_per_offload == mmgp::test::approx(3).epsilon(1e-5));
+    CHECK(fitted.max_abs_err_pct < 1e-3);
+    CHECK(fitted.dof == f.dof + 1);
+    CHECK(json::parse(mmgp::application_json(fitted, "gpu-runs"))["waits_per_offload"]["source"].get<std::string>().find(
+              "the count that prices its 2 time-sliced runs of several processes best") != std::string::npos);
+    // Without time-sliced runs nothing is fitted: the waits stay as given.
+    CHECK(mmgp::fit_application(pl, runs, opt, "gpu-runs").waits_runs == 0);
+    // With nothing else to fit from, a time-sliced run of several processes is refused, naming its row; so is one
+    // whose grid the accelerator cannot hold.
+    CHECK_THROWS_WITH_AS(mmgp::fit_application(pl, {sliced_run(2, 8, "row 9"), sliced_run(4, 2, "row 10")}, opt, "gpu-runs"),
                          doctest::Contains("gpu-runs: row 9: expected a run the fit's linear form prices"),
                          mmgp::input_error);
+    std::vector<mmgp::measurement> too_wide = runs;
+    too_wide.push_back(sliced_run(2, 8, "row 22"));
+    too_wide.back().c.p = 64;
+    CHECK_THROWS_WITH_AS(mmgp::fit_application(pl, too_wide, opt, "gpu-runs"),
+                         doctest::Contains("gpu-runs: row 22: expected a configuration feasible on platform gpu "
+                                           "(time-sliced: p <= 32, nodes <= 1), found m=2 p=64 nodes=1"),
+                         mmgp::input_error);
+    opt.fit_waits = false;
     // A mode the platform does not have, named with its row; a value that is no mode.
     runs[0].c.share = accelerator_sharing::dedicated;
     runs[0].runs[0].where = "row 2";
@@ -426,4 +470,47 @@ TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the pl
     CHECK(read[1].c.share == accelerator_sharing::mps);
     const std::vector<mmgp::measurement> js = mmgp::parse_runs(R"([{"m": 2, "p": 1, "time_s": 2, "sharing": "mps"}])", "r.json", true);
     CHECK(js.at(0).c.share == accelerator_sharing::mps);
+}
+
+TEST_CASE("mmgp fit on a GPU node's runs of both modes: the waits fitted to the time-sliced ones, each run's mode shown") {
+    mmgp::test::temp_dir d;
+    const std::string plat = d.write("gpu.json", R"({"schema": "mmgp/1", "kind": "platform", "name": "gpu",
+        "hpu_contexts": 16, "apus": 32, "O_offload": 9e-6, "T_csw": 0, "alpha": 1.0, "sharing": ["mps", "time_sliced"],
+        "T_slice_switch": 5e-5})");
+    // A program of 8 task units, 100 off-loads each, 0.5 s on the host and 6.4 s / p on the GPU, 3 waits an off-load.
+    mmgp::scenario s;
+    s.plat = mmgp::load_platform(plat);
+    s.app = mmgp::test::known_app(mmgp::decomposition::task, 0.5, 6.4, 0, 100, 0);
+    s.app.units = 8;
+    s.app.waits_per_offload = 3;
+    const mmgp::evaluator truth(s, mmgp::model_kind::mmgp);
+    std::string csv = "m,p,units,time_s,sharing\n";
+    for (auto [m, p, mode] : {std::tuple{1, 1, "mps"}, {1, 2, "mps"}, {1, 8, "mps"}, {2, 8, "mps"}, {2, 8, "time_sliced"},
+                              {4, 4, "time_sliced"}}) {
+        const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp,
+                                    std::string(mode) == "mps" ? mmgp::accelerator_sharing::mps
+                                                               : mmgp::accelerator_sharing::time_sliced};
+        char line[128];
+        std::snprintf(line, sizeof line, "%d,%d,8,%.17g,%s\n", m, p, truth(c).time_s, mode);
+        csv += line;
+    }
+    const std::string data = d.write("runs.csv", csv);
+    const auto text = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N 100 --decomposition task "
+                                           "--fix C_apu=0 --fix g=0");
+    REQUIRE(text.status == 0);
+    CHECK(text.out.find("waits_per_offload: fitted to the 2 time-sliced runs of several processes") != std::string::npos);
+    CHECK(text.out.find("error  sharing\n") != std::string::npos);
+    CHECK(text.out.find("+0.00%  time_sliced\n") != std::string::npos);
+    const auto j = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N 100 --decomposition task "
+                                        "--fix C_apu=0 --fix g=0 --json");
+    REQUIRE(j.status == 0);
+    const json doc = json::parse(j.out);
+    CHECK(doc["waits_per_offload"]["value"].get<double>() == mmgp::test::approx(3).epsilon(1e-5));
+    CHECK(doc["T_apu"]["value"].get<double>() == mmgp::test::approx(6.4).epsilon(1e-6));
+    // Given, the waits are held: the time-sliced runs are predicted with them.
+    const auto held = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N 100 --decomposition task "
+                                           "--fix C_apu=0 --fix g=0 --waits-per-offload 1 --json");
+    REQUIRE(held.status == 0);
+    CHECK_FALSE(json::parse(held.out).contains("waits_per_offload"));
+    CHECK(json::parse(held.out)["statistics"]["max_abs_err_pct"].get<double>() > 0.1);
 }

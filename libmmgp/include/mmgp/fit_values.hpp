@@ -29,8 +29,12 @@ struct fit_options {
     /// Off-loads of the start-up per process (application.N_start), carried into the model and the fitted profile.
     double N_start = 0.0;
     /// Times an off-load's host waits for the accelerator (application.waits_per_offload), carried into the fitted
-    /// profile: it prices the time-sliced runs of several processes, which the fit does not take.
+    /// profile: it prices the time-sliced runs of several processes, which the linear fit does not take (their time
+    /// is the larger of two terms): they are predicted with it, or give it (fit_waits).
     double waits_per_offload = 1.0;
+    /// waits_per_offload is the count that prices the time-sliced runs of several processes best (least squares on
+    /// their log times, the other parameters as fitted from the other runs), where there are any.
+    bool fit_waits = false;
     /// Parameters held at a value instead of fitted: names T_hpu, T_apu, C_apu, g, T_start.
     std::vector<std::pair<std::string, double>> fixed;
     std::string name = "fitted";
@@ -64,6 +68,7 @@ struct fit_result {
     int dof = 0;                      ///< runs minus fitted parameters
     double rms_err_pct = 0.0, max_abs_err_pct = 0.0;
     std::vector<std::string> warnings;
+    int waits_runs = 0;  ///< time-sliced runs of several processes app.waits_per_offload was fitted to (0: held)
 };
 
 /// Which parts of a fit's structure the caller holds (given as options); the others are chosen from the runs

@@ -15,6 +15,7 @@
 
 #include "base/json_reader.hpp"
 #include "fit/terms.hpp"
+#include "fit/waits.hpp"
 #include "base/nnls.hpp"
 #include "mmgp/statistics.hpp"
 
@@ -368,11 +369,71 @@ void add_residuals(const platform& pl, const std::vector<detail::run_row>& runs,
             fr.predicted_s = by_model[detail::key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
         }
         fr.err_pct = 100.0 * (fr.predicted_s - r.time_s) / r.time_s;
-        ss += fr.err_pct * fr.err_pct;
         out.max_abs_err_pct = std::max(out.max_abs_err_pct, std::fabs(fr.err_pct));
         out.residuals.push_back(fr);
     }
-    out.rms_err_pct = std::sqrt(ss / static_cast<int>(runs.size()));
+    for (const fit_residual& fr : out.residuals) ss += fr.err_pct * fr.err_pct;
+    out.rms_err_pct = std::sqrt(ss / static_cast<double>(out.residuals.size()));
+}
+
+// A time-sliced run of several processes the model can evaluate: p within the accelerators' slots (each process's
+// grid alone on the accelerator), nodes within the platform's.
+void check_sliced(const platform& pl, const detail::run_row& r, const std::string& file) {
+    if (static_cast<std::int64_t>(r.c.p) <= static_cast<std::int64_t>(pl.apus) * std::max(pl.apu_slots, 1) &&
+        r.c.nodes <= pl.nodes)
+        return;
+    throw input_error(file, r.where,
+                      "a configuration feasible on platform " + pl.name + " (time-sliced: p <= " +
+                          std::to_string(static_cast<std::int64_t>(pl.apus) * std::max(pl.apu_slots, 1)) +
+                          ", nodes <= " + std::to_string(pl.nodes) + ")",
+                      "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
+}
+
+// The model's time of each distinct configuration of `runs` with application `a`.
+std::map<detail::run_key, double> model_times(const platform& pl, const std::vector<detail::run_row>& runs,
+                                              const application& a, const std::string& file) {
+    std::map<detail::run_key, double> out;
+    for (const auto& r : runs) {
+        if (out.count(detail::key_of(r))) continue;
+        scenario s;
+        s.file = file;
+        s.plat = pl;
+        s.app = a;
+        s.app.units = r.units;
+        narrow(s, r.c);
+        out[detail::key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
+    }
+    return out;
+}
+
+// The time-sliced runs of several processes, set aside from the linear fit of `out`: with opt.fit_waits, the
+// switches an off-load waits for are the count that prices them best (least squares on their log times, the
+// other parameters as fitted); then they join the residuals, priced by the model.
+void price_sliced(const platform& pl, const std::vector<detail::run_row>& sliced, const fit_options& opt,
+                  const std::string& file, fit_result& out) {
+    for (const auto& r : sliced) check_sliced(pl, r, file);
+    if (opt.fit_waits) {
+        auto squared_error = [&](double waits) {
+            application a = out.app;
+            a.waits_per_offload = waits;
+            const std::map<detail::run_key, double> t = model_times(pl, sliced, a, file);
+            double ss = 0;
+            for (const auto& r : sliced) {
+                const double m = t.at(detail::key_of(r));
+                if (!(std::isfinite(m) && m > 0)) return std::numeric_limits<double>::infinity();
+                ss += std::log(m / r.time_s) * std::log(m / r.time_s);
+            }
+            return ss;
+        };
+        const double waits = detail::best_count(squared_error);
+        if (waits >= 0) {
+            out.app.waits_per_offload = waits;
+            out.waits_runs = static_cast<int>(sliced.size());
+            out.dof += static_cast<int>(sliced.size()) - 1;
+        }
+    }
+    if (!opt.fit_waits || out.waits_runs == 0) out.dof += static_cast<int>(sliced.size());
+    add_residuals(pl, sliced, nullptr, file, out);
 }
 
 }  // namespace
@@ -485,12 +546,25 @@ std::vector<detail::run_row> detail::fit_rows_of(const platform& pl, const std::
     return rows;
 }
 
+std::vector<detail::run_row> detail::set_aside_sliced(std::vector<detail::run_row>& runs) {
+    std::vector<run_row> sliced;
+    const bool any_linear = std::any_of(runs.begin(), runs.end(), [](const run_row& r) { return !waits_for_busy_time(r.c); });
+    if (!any_linear) return sliced;  // nothing to fit the others from: the fit's own refusal names the row
+    auto it = std::stable_partition(runs.begin(), runs.end(), [](const run_row& r) { return !waits_for_busy_time(r.c); });
+    sliced.assign(it, runs.end());
+    runs.erase(it, runs.end());
+    return sliced;
+}
+
 fit_result fit_application(const platform& pl, const std::vector<measurement>& measured, const fit_options& opt,
                            const std::string& file) {
     const std::vector<detail::run_row> runs_in = detail::fit_rows_of(pl, measured, file);
     std::size_t n_censored = 0;
-    const std::vector<detail::run_row> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
-    return detail::fit_rows(pl, runs, detail::fit_row_cache(pl).rows(runs, opt), opt, file, n_censored, true);
+    std::vector<detail::run_row> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
+    const std::vector<detail::run_row> sliced = detail::set_aside_sliced(runs);
+    fit_result f = detail::fit_rows(pl, runs, detail::fit_row_cache(pl).rows(runs, opt), opt, file, n_censored, true);
+    if (!sliced.empty()) price_sliced(pl, sliced, opt, file, f);
+    return f;
 }
 
 namespace {
@@ -524,7 +598,12 @@ json application_doc(const fit_result& f, const std::string& data_file) {
     else if (f.app.spin_limit > 0)
         doc["spin_limit"] = f.app.spin_limit;
     if (f.app.N_start > 0) doc["N_start"] = {{"value", f.app.N_start}, {"source", "given to mmgp fit (--N-start)"}};
-    if (f.app.waits_per_offload != 1)
+    if (f.waits_runs > 0)
+        doc["waits_per_offload"] = {{"value", f.app.waits_per_offload},
+                                    {"source", src + ": the count that prices its " + std::to_string(f.waits_runs) +
+                                                   " time-sliced runs of several processes best (least squares on "
+                                                   "their log times)"}};
+    else if (f.app.waits_per_offload != 1)
         doc["waits_per_offload"] = {{"value", f.app.waits_per_offload}, {"source", "given to mmgp fit (--waits-per-offload)"}};
     // The residuals are written by residuals_text(), in place of this marker: one JSON object per run would take
     // about 1.6 KB of memory each (10^6 runs: over 1.5 GB); the text is what dump(2) writes for them.

@@ -340,7 +340,10 @@ void simplest_within_one_se(structure_selection& out) {
 
 structure_selection select_structure(const platform& pl, const std::vector<measurement>& measured, const fit_options& base,
                                      const structure_held& held, const std::string& file, const selection_options& sel) {
-    const std::vector<detail::run_row> runs = detail::fit_rows_of(pl, measured, file);
+    std::vector<detail::run_row> runs = detail::fit_rows_of(pl, measured, file);
+    // The structure is chosen on the runs the linear fit takes; the time-sliced runs of several processes are
+    // priced by the chosen one (fit_application).
+    detail::set_aside_sliced(runs);
     structure_selection out;
     // The runs of each configuration as one measurement, however the caller grouped them.
     const std::vector<measurement> groups = detail::group_rows(runs);

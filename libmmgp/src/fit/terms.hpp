@@ -56,6 +56,10 @@ inline bool waits_for_busy_time(const configuration& c) {
     return c.share == accelerator_sharing::time_sliced && c.m > 1;
 }
 
+/// Moves the time-sliced runs of several processes out of `runs` (their order kept) and returns them, unless no run
+/// would be left: then none (the fit refuses them, naming the row).
+std::vector<run_row> set_aside_sliced(std::vector<run_row>& runs);
+
 /// One run's coefficients (fit_coefficients).
 using fit_row = std::array<double, fit_term_count + 1>;
 

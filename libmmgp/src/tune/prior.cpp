@@ -5,7 +5,6 @@
 // (evaluator) with those values on every configuration. Stage 3 takes its log times as the process's mean.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "fit/terms.hpp"
 #include "base/nnls.hpp"
@@ -142,8 +141,9 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
     for (std::size_t c = 0; c < evidence.size(); ++c) {
         const config_evidence& e = evidence[c];
         if (e.logs.empty() && e.censored == 0) continue;
-        if (waits_for_busy_time(space[c])) continue;  // predicted from the others, not fitted
-        if (beyond_accelerators(s.plat, space[c])) continue;  // the same: mmgp fit refuses them
+        // Grids beyond the SMs are predicted from the others (mmgp fit refuses them); time-sliced runs of several
+        // processes, each process's grid alone on the accelerator, are priced by the fitted model (mmgp fit).
+        if (!waits_for_busy_time(space[c]) && beyond_accelerators(s.plat, space[c])) continue;
         measurement m{space[c], s.app.units};
         m.has_policy = true;
         m.has_sharing = true;  // the tune's mode, not the platform's first
@@ -162,7 +162,11 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
     base.N = s.app.N;
     base.spin_limit = s.app.spin_limit;
     base.N_start = s.app.N_start;
-    base.waits_per_offload = s.app.waits_per_offload;  // prices the time-sliced runs of several processes
+    base.waits_per_offload = s.app.waits_per_offload;
+    // Nothing but the time-sliced runs of several processes shows the switches an off-load waits for: mmgp fit
+    // sets them aside from the linear fit and takes the count that prices them best (without a profile, N = 1:
+    // the switches a unit of work pays).
+    base.fit_waits = true;
     // The structure stays the scenario's (data decomposition, spin 0 without a profile): the parameters are
     // fitted as mmgp fit fits them (too few configurations hold some at 0), but the decomposition and the spin
     // limit are not chosen here — measured on the tuner's benchmark, a structure chosen from the first runs put
@@ -174,62 +178,11 @@ bool fit_structure_from_runs(const scenario& s, const std::vector<configuration>
         fitted.app.units = s.app.units;
         const application& a = fitted.app;
         params = {{"T_hpu", 0.0, a.T_hpu}, {"T_apu", 0.0, a.T_apu}, {"C_apu", 0.0, a.C_apu}, {"g", 0.0, a.g}};
+        if (sel.fit.waits_runs > 0) params.push_back({"waits_per_offload", 0.0, a.waits_per_offload, ""});
         return true;
     } catch (const error&) {
         return false;
     }
-}
-
-// The squared log errors of the model's times of `runs` (configuration, measured log time) with `waits` switches
-// an off-load; infinite where the model refuses.
-double sliced_error(const scenario& fitted, const std::vector<std::pair<configuration, double>>& runs, double waits) {
-    scenario s = fitted;
-    s.app.waits_per_offload = waits;
-    try {
-        const evaluator e(s, model_kind::mmgp);
-        double ss = 0;
-        for (const auto& [c, log_t] : runs) {
-            const double t = e(c).time_s;
-            if (!(std::isfinite(t) && t > 0)) return std::numeric_limits<double>::infinity();
-            ss += (std::log(t) - log_t) * (std::log(t) - log_t);
-        }
-        return ss;
-    } catch (const error&) {
-        return std::numeric_limits<double>::infinity();
-    }
-}
-
-// A GPU node's time-sliced runs of several processes wait for the accelerator's busy time, and each wait of an
-// off-load for a grid costs the platform's switch: the one term no run of a single process shows. Without an
-// application profile nothing says how many waits a run has (one off-load a unit: N = 1), so once such runs have
-// finished their count is the one that prices them best (least squares on log times, the other parameters as
-// fitted from the other runs): a scan over decades from 0, refined by golden section. Returns the count (the
-// scenario's when no such run has finished or the platform has no switch).
-double fit_waits_from_sliced(const scenario& fitted, const std::vector<configuration>& space,
-                             const run_evidence& evidence) {
-    std::vector<std::pair<configuration, double>> runs;
-    for (std::size_t c : evidence.measured)
-        if (waits_for_busy_time(space[c]) && !evidence[c].logs.empty()) runs.emplace_back(space[c], evidence[c].center);
-    if (runs.empty() || !(fitted.plat.T_slice_switch > 0)) return fitted.app.waits_per_offload;
-    auto err = [&](double w) { return sliced_error(fitted, runs, w); };
-    std::vector<double> grid = {0.0};
-    for (double w = 1e-3; w <= 1e9; w *= std::sqrt(10.0)) grid.push_back(w);
-    std::size_t best = 0;
-    std::vector<double> e(grid.size());
-    for (std::size_t i = 0; i < grid.size(); ++i) {
-        e[i] = err(grid[i]);
-        if (e[i] < e[best]) best = i;
-    }
-    if (!std::isfinite(e[best])) return fitted.app.waits_per_offload;
-    double lo = grid[best > 0 ? best - 1 : 0], hi = grid[std::min(best + 1, grid.size() - 1)];
-    const double phi = (std::sqrt(5.0) - 1) / 2;
-    double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo), f1 = err(x1), f2 = err(x2);
-    for (int it = 0; it < 60 && hi - lo > 1e-9 * std::max(1.0, hi); ++it) {
-        if (f1 <= f2) hi = x2, x2 = x1, f2 = f1, x1 = hi - phi * (hi - lo), f1 = err(x1);
-        else lo = x1, x1 = x2, f1 = f2, x2 = lo + phi * (hi - lo), f2 = err(x2);
-    }
-    const double w = f1 <= f2 ? x1 : x2;
-    return std::min(f1, f2) <= e[best] ? w : grid[best];
 }
 
 }  // namespace
@@ -268,11 +221,7 @@ prior_fit fit_prior(const scenario& s, const std::vector<configuration>& space, 
     if (!opt.use_model || !(opt.prior || evidence.measured.size() >= fit_threshold(opt))) return out;
     if (opt.choose_structure && !opt.prior) {
         scenario fitted = s;
-        if (!fit_structure_from_runs(s, space, evidence, fitted, out.params)) return out;
-        fitted.app.waits_per_offload = fit_waits_from_sliced(fitted, space, evidence);
-        if (fitted.app.waits_per_offload != s.app.waits_per_offload)
-            out.params.push_back({"waits_per_offload", 0.0, fitted.app.waits_per_offload, ""});
-        evaluate_model(fitted, space, out);
+        if (fit_structure_from_runs(s, space, evidence, fitted, out.params)) evaluate_model(fitted, space, out);
         return out;
     }
     const application& prior = s.app;
