@@ -510,7 +510,7 @@ REFUSED = [
     ("fit: a time-sliced run of several processes whose grid the accelerators cannot hold (priced by the model, not "
      "fitted)", "fit slicedwide.csv --platform p.json --set 'platform.sharing=[\"mps\",\"time_sliced\"]' "
      "--set platform.T_slice_switch=1e-5", 2,
-     "slicedwide.csv: row 6: expected a configuration feasible on platform t (time-sliced: p <= 4, nodes <= 1), "
+     "slicedwide.csv: row 6: expected a configuration feasible on platform t (time-sliced: p <= apus = 4, nodes <= 1), "
      "found m=2 p=8 nodes=1"),
     ("journal: a header without its newline (one line, the file left as it was; was a warning, then the error, "
      "the file emptied)", "tune --resume tornhead.jsonl", 2,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "fit/waits.hpp"
 #include "mmgp/fit.hpp"
 #include "model_runs.hpp"
 #include "support.hpp"
@@ -450,7 +451,7 @@ TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the pl
     too_wide.back().c.p = 64;
     CHECK_THROWS_WITH_AS(mmgp::fit_application(pl, too_wide, opt, "gpu-runs"),
                          doctest::Contains("gpu-runs: row 22: expected a configuration feasible on platform gpu "
-                                           "(time-sliced: p <= 32, nodes <= 1), found m=2 p=64 nodes=1"),
+                                           "(time-sliced: p <= apus = 32, nodes <= 1), found m=2 p=64 nodes=1"),
                          mmgp::input_error);
     opt.fit_waits = false;
     // A mode the platform does not have, named with its row; a value that is no mode.
@@ -485,7 +486,7 @@ TEST_CASE("mmgp fit on a GPU node's runs of both modes: the waits fitted to the 
     s.app.waits_per_offload = 3;
     const mmgp::evaluator truth(s, mmgp::model_kind::mmgp);
     std::string csv = "m,p,units,time_s,sharing\n";
-    for (auto [m, p, mode] : {std::tuple{1, 1, "mps"}, {1, 2, "mps"}, {1, 8, "mps"}, {2, 8, "mps"}, {2, 8, "time_sliced"},
+    for (auto [m, p, mode] : {std::tuple{1, 1, "mps"}, {2, 8, "time_sliced"}, {1, 2, "mps"}, {1, 8, "mps"}, {2, 8, "mps"},
                               {4, 4, "time_sliced"}}) {
         const mmgp::configuration c{m, p, 1, mmgp::policy::edtlp,
                                     std::string(mode) == "mps" ? mmgp::accelerator_sharing::mps
@@ -501,6 +502,10 @@ TEST_CASE("mmgp fit on a GPU node's runs of both modes: the waits fitted to the 
     CHECK(text.out.find("waits_per_offload: fitted to the 2 time-sliced runs of several processes") != std::string::npos);
     CHECK(text.out.find("error  sharing\n") != std::string::npos);
     CHECK(text.out.find("+0.00%  time_sliced\n") != std::string::npos);
+    // The residuals in the runs' order: the time-sliced row 3 second, after row 2.
+    const std::size_t table = text.out.find("error  sharing\n");
+    CHECK(text.out.find("mps\n", table) < text.out.find("time_sliced\n", table));
+    CHECK(text.out.find("time_sliced\n", table) < text.out.find("mps\n", text.out.find("mps\n", table) + 1));
     const auto j = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --N 100 --decomposition task "
                                         "--fix C_apu=0 --fix g=0 --json");
     REQUIRE(j.status == 0);
@@ -513,4 +518,28 @@ TEST_CASE("mmgp fit on a GPU node's runs of both modes: the waits fitted to the 
     REQUIRE(held.status == 0);
     CHECK_FALSE(json::parse(held.out).contains("waits_per_offload"));
     CHECK(json::parse(held.out)["statistics"]["max_abs_err_pct"].get<double>() > 0.1);
+    CHECK(json::parse(held.out)["statistics"]["residuals"][1]["sharing"] == "time_sliced");
+    // A platform whose time slices switch for free: the runs cannot tell the count, which stays at 1, said so.
+    const auto flat = mmgp::test::run_mmgp("fit " + data + " --platform " + plat + " --set platform.T_slice_switch=0 "
+                                           "--N 100 --decomposition task --fix C_apu=0 --fix g=0 --json");
+    REQUIRE(flat.status == 0);
+    const json fj = json::parse(flat.out);
+    CHECK_FALSE(fj.contains("waits_per_offload"));
+    CHECK(fj["statistics"]["warnings"].dump().find("waits_per_offload not identified") != std::string::npos);
+}
+
+TEST_CASE("fit: the count that prices the time-sliced runs best, inside the scan, at its ends, or none") {
+    using mmgp::detail::best_count;
+    auto around = [](double target) {  // the squared log error of a time 1 + w against 1 + target
+        return [target](double w) { return std::pow(std::log((1 + w) / (1 + target)), 2); };
+    };
+    CHECK(best_count(around(40)) == mmgp::test::approx(40).epsilon(1e-6));
+    CHECK(best_count(around(0.37)) == mmgp::test::approx(0.37).epsilon(1e-6));
+    CHECK(best_count(around(0)) == 0);              // the first point of the scan
+    CHECK(best_count(around(1e12)) == mmgp::test::approx(1e9).epsilon(1e-6));  // beyond the last: the last
+    CHECK(best_count([](double) { return 2.5; }) == mmgp::detail::count_not_identified);
+    CHECK(best_count([](double) { return HUGE_VAL; }) == -1);
+    // Infinite where the model refuses large counts: the best finite one still.
+    CHECK(best_count([](double w) { return w > 1e3 ? HUGE_VAL : std::pow(std::log((1 + w) / 8.0), 2); }) ==
+          mmgp::test::approx(7).epsilon(1e-6));
 }

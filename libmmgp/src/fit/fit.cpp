@@ -117,8 +117,9 @@ bool check_runs(const platform& pl, const std::vector<detail::run_row>& runs, co
     for (const auto& r : runs) {
         if (detail::waits_for_busy_time(r.c))
             throw input_error(file, r.where,
-                              "a run the fit's linear form prices (time-sliced runs of several processes wait for the "
-                              "accelerator's busy time, the larger of two terms: they are predicted, not fitted)",
+                              "a run the fit's linear form prices beside the time-sliced runs of several processes "
+                              "(they wait for the accelerator's busy time, the larger of two terms: they are priced "
+                              "with what the other runs fit)",
                               "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " sharing=time_sliced");
         // Beyond the SMs (apu_slots > 1) a run's time is a max of two terms, not the sum the fit's linear form
         // prices: fit takes the runs within them.
@@ -376,17 +377,23 @@ void add_residuals(const platform& pl, const std::vector<detail::run_row>& runs,
     out.rms_err_pct = std::sqrt(ss / static_cast<double>(out.residuals.size()));
 }
 
-// A time-sliced run of several processes the model can evaluate: p within the accelerators' slots (each process's
-// grid alone on the accelerator), nodes within the platform's.
+// A time-sliced run of several processes the model can evaluate: its grid within the accelerators' slots (each
+// process's grid alone on the accelerator), nodes and processes within the platform's, and the platform's tables
+// covering it (as fit_coefficients checks the other runs).
 void check_sliced(const platform& pl, const detail::run_row& r, const std::string& file) {
-    if (static_cast<std::int64_t>(r.c.p) <= static_cast<std::int64_t>(pl.apus) * std::max(pl.apu_slots, 1) &&
-        r.c.nodes <= pl.nodes)
-        return;
-    throw input_error(file, r.where,
-                      "a configuration feasible on platform " + pl.name + " (time-sliced: p <= " +
-                          std::to_string(static_cast<std::int64_t>(pl.apus) * std::max(pl.apu_slots, 1)) +
-                          ", nodes <= " + std::to_string(pl.nodes) + ")",
-                      "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
+    if (held_blocks(r.c) > pl.capacity() || r.c.nodes > pl.nodes ||
+        (pl.max_processes_per_node > 0 && r.c.m > pl.max_processes_per_node))
+        throw input_error(file, r.where,
+                          "a configuration feasible on platform " + pl.name + " (time-sliced: p <= " +
+                              capacity_text(pl) + ", nodes <= " + std::to_string(pl.nodes) +
+                              (pl.max_processes_per_node > 0 ? ", m <= " + std::to_string(pl.max_processes_per_node) : "") + ")",
+                          "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
+    scenario s;
+    s.file = pl.name.empty() ? std::string("platform") : "platform " + pl.name;
+    s.plat = pl;
+    s.app.units = r.units;
+    narrow(s, r.c);
+    check_coverage(s);
 }
 
 // The model's time of each distinct configuration of `runs` with application `a`.
@@ -426,13 +433,22 @@ void price_sliced(const platform& pl, const std::vector<detail::run_row>& sliced
             return ss;
         };
         const double waits = detail::best_count(squared_error);
-        if (waits >= 0) {
+        if (waits == detail::count_not_identified)
+            out.warnings.push_back("waits_per_offload not identified: the time-sliced runs' times do not depend on it "
+                                   "(a switch T_slice_switch of 0, or N = 0); held at " +
+                                   fmt_g(out.app.waits_per_offload));
+        else if (waits < 0)
+            throw input_error(file, sliced.front().where,
+                              "a time-sliced run the model prices with some count of waits (a finite time)",
+                              "no count that does");
+        else {
             out.app.waits_per_offload = waits;
             out.waits_runs = static_cast<int>(sliced.size());
             out.dof += static_cast<int>(sliced.size()) - 1;
         }
     }
     if (!opt.fit_waits || out.waits_runs == 0) out.dof += static_cast<int>(sliced.size());
+    for (const auto& r : sliced) out.app.units = std::max(out.app.units, r.units);  // among the runs it prices
     add_residuals(pl, sliced, nullptr, file, out);
 }
 
@@ -563,7 +579,10 @@ fit_result fit_application(const platform& pl, const std::vector<measurement>& m
     std::vector<detail::run_row> runs = detail::runs_to_fit(runs_in, opt.pol, n_censored);
     const std::vector<detail::run_row> sliced = detail::set_aside_sliced(runs);
     fit_result f = detail::fit_rows(pl, runs, detail::fit_row_cache(pl).rows(runs, opt), opt, file, n_censored, true);
-    if (!sliced.empty()) price_sliced(pl, sliced, opt, file, f);
+    if (sliced.empty()) return f;
+    price_sliced(pl, sliced, opt, file, f);
+    std::stable_sort(f.residuals.begin(), f.residuals.end(),
+                     [](const fit_residual& a, const fit_residual& b) { return a.run.order < b.run.order; });
     return f;
 }
 
@@ -631,6 +650,8 @@ void append_residuals(std::string& out, const fit_result& f) {
         out += "        \"p\": " + num(r.c.p) + ",\n";
         out += "        \"policy\": " + json(std::string(to_string(r.c.pol))).dump() + ",\n";
         out += "        \"predicted_s\": " + num(r.predicted_s) + ",\n";
+        if (r.c.share != accelerator_sharing::dedicated)
+            out += "        \"sharing\": " + json(std::string(to_string(r.c.share))).dump() + ",\n";
         out += "        \"units\": " + num(r.units) + "\n      }";
     }
     out += "\n    ]";

@@ -51,7 +51,8 @@ std::array<double, fit_term_count + 1> fit_coefficients(const platform& pl, cons
                                                         const configuration& c, std::int64_t units);
 
 /// A time-sliced run of several processes waits for the accelerator's busy time: its model time is the larger of
-/// two terms, which the fit's linear form does not price (mmgp fit refuses such a run, the tune's fits leave it out).
+/// two terms, which the fit's linear form does not price (mmgp fit sets such runs aside and prices them with what
+/// the others fit, set_aside_sliced; the tune's fit with a profile leaves them out).
 inline bool waits_for_busy_time(const configuration& c) {
     return c.share == accelerator_sharing::time_sliced && c.m > 1;
 }

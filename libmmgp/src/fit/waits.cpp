@@ -8,14 +8,16 @@ namespace mmgp::detail {
 
 double best_count(const std::function<double(double)>& squared_error) {
     std::vector<double> grid = {0.0};
-    for (double w = 1e-3; w <= 1e9; w *= std::sqrt(10.0)) grid.push_back(w);
+    for (int k = 0; k <= 24; ++k) grid.push_back(1e-3 * std::pow(10.0, k / 2.0));  // 1e-3 .. 1e9
     std::vector<double> e(grid.size());
-    std::size_t best = 0;
+    std::size_t best = 0, worst = 0;
     for (std::size_t i = 0; i < grid.size(); ++i) {
         e[i] = squared_error(grid[i]);
         if (e[i] < e[best]) best = i;
+        if (!(e[i] <= e[worst])) worst = i;
     }
     if (!std::isfinite(e[best])) return -1;
+    if (e[worst] - e[best] <= 1e-12 * std::max(e[best], 1e-300)) return count_not_identified;
     // The error of one count is a sum of squares of a time that rises with it: one minimum between the best
     // point's neighbours on the scan, found by golden section.
     double lo = grid[best > 0 ? best - 1 : 0], hi = grid[std::min(best + 1, grid.size() - 1)];
