@@ -362,23 +362,26 @@ TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the pl
     using mmgp::accelerator_sharing;
     // Runs of both modes, each timed by the model under its mode: under MPS several processes, time-sliced one
     // (the fit prices a time-sliced run of one process as the dedicated one; several wait for the GPU's busy time,
-    // the larger of two terms, which its linear form does not price: refused below).
+    // the larger of two terms, which its linear form does not price: below).
+    // One run of m x p under mode a, timed by the model with application `app` (8 units), read at `where`.
+    auto measured = [&](const mmgp::application& app, int m, int p, accelerator_sharing a, const char* where) {
+        mmgp::scenario s;
+        s.plat = pl;
+        s.app = app;
+        s.app.units = 8;
+        s.space.m = {m, m};
+        s.space.p = {p, p};
+        mmgp::measurement run{{m, p, 1, mmgp::policy::edtlp, a}, 8};
+        run.has_sharing = true;
+        run.runs.push_back({mmgp::evaluator(s, mmgp::model_kind::mmgp)(run.c).time_s});
+        run.runs[0].where = where;
+        return run;
+    };
     std::vector<mmgp::measurement> runs;
     for (accelerator_sharing a : {accelerator_sharing::mps, accelerator_sharing::time_sliced})
         for (int m : {1, 2, 4})
-            for (int p : {1, 2, 8}) {
-                if (a == accelerator_sharing::time_sliced && m > 1) continue;
-                mmgp::scenario s;
-                s.plat = pl;
-                s.app = truth;
-                s.app.units = 8;
-                s.space.m = {m, m};
-                s.space.p = {p, p};
-                mmgp::measurement run{{m, p, 1, mmgp::policy::edtlp, a}, 8};
-                run.has_sharing = true;
-                run.runs.push_back({mmgp::evaluator(s, mmgp::model_kind::mmgp)(run.c).time_s});
-                runs.push_back(run);
-            }
+            for (int p : {1, 2, 8})
+                if (a != accelerator_sharing::time_sliced || m == 1) runs.push_back(measured(truth, m, p, a, ""));
     mmgp::fit_options opt;
     opt.N = truth.N;
     opt.fixed = {{"C_apu", 0.0}, {"g", 0.0}};
@@ -394,7 +397,7 @@ TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the pl
     CHECK(u.app.T_apu == mmgp::test::approx(6.4).epsilon(1e-6));
     CHECK(u.residuals.front().c.share == accelerator_sharing::mps);
     // The program's waits per off-load are carried into the fitted profile (they price the time-sliced runs of
-    // several processes, which the fit does not take); the default 1 is not written.
+    // several processes, which the linear fit does not take); the default 1 is not written.
     CHECK_FALSE(json::parse(mmgp::application_json(f, "gpu-runs")).contains("waits_per_offload"));
     opt.waits_per_offload = 1.29;
     const mmgp::fit_result w = mmgp::fit_application(pl, runs, opt, "gpu-runs");
@@ -408,17 +411,7 @@ TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the pl
     mmgp::application waits3 = truth;
     waits3.waits_per_offload = 3;
     auto sliced_run = [&](int m, int p, const char* where) {
-        mmgp::scenario s;
-        s.plat = pl;
-        s.app = waits3;
-        s.app.units = 8;
-        s.space.m = {m, m};
-        s.space.p = {p, p};
-        mmgp::measurement run{{m, p, 1, mmgp::policy::edtlp, accelerator_sharing::time_sliced}, 8};
-        run.has_sharing = true;
-        run.runs.push_back({mmgp::evaluator(s, mmgp::model_kind::mmgp)(run.c).time_s});
-        run.runs[0].where = where;
-        return run;
+        return measured(waits3, m, p, accelerator_sharing::time_sliced, where);
     };
     std::vector<mmgp::measurement> sliced = runs;
     sliced.push_back(sliced_run(2, 8, "row 20"));
