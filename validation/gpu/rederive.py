@@ -30,7 +30,9 @@ measurements hold the values derived again. Writes
 DIR/app-rederived.json, DIR/sweep-rederived.json (the sweep's cases, the scenario naming app-rederived.json) and
 DIR/validate-rederived.txt (mmgp validate of it), each by temporary file and rename; where the sweep was fitted
 (DIR/fit-runs.csv), its fit again on those runs with what validation/sweep_gpu.py holds from the profile
-(app-fitted-rederived.json, sweep-fitted-rederived.json, validate-fitted-rederived.txt). Standard library only.
+(app-fitted-rederived.json, sweep-fitted-rederived.json, validate-fitted-rederived.txt); and the waits mmgp fit fits
+to the sweep's time-sliced runs of several processes against the count (fit_waits(): waits-fitted-rederived.csv,
+waits-fitted-rederived.txt). Standard library only.
 """
 import argparse
 import json
@@ -160,7 +162,7 @@ def main():
                       f"({json.dumps(WAITS_BY_KIND, sort_keys=True)})"}
     common.write_json(os.path.join(a.dir, "app-rederived.json"), app)
     status = validate_with(a, "sweep.json", "app-rederived.json", "sweep-rederived.json", "validate-rederived.txt")
-    return refit(a, app) or status
+    return refit(a, app) or fit_waits(a, app, platform) or status
 
 
 def validate_with(a, sweep, application, written, report, head=""):
@@ -192,6 +194,34 @@ def refit(a, app):
     # The report: the fit's table, then the validation of the rest.
     return validate_with(a, "sweep-fitted.json", "app-fitted-rederived.json", "sweep-fitted-rederived.json",
                          "validate-fitted-rederived.txt", head=f.stdout + "\n")
+
+
+def fit_waits(a, app, platform):
+    """The waits the profile counts against those mmgp fit fits to the sweep's time-sliced runs of several processes:
+    every recorded run the model prices (time-sliced with m >= 2 at every p the platform holds; the others within
+    the SMs), fitted with N and C_apu held at the profile's and --waits-per-offload not given, the counted value
+    first. Writes DIR/waits-fitted-rederived.csv (the runs) and DIR/waits-fitted-rederived.txt (the count and the
+    fit's report); returns the fit's exit status."""
+    sms = int(value(platform["apus"]))
+    capacity = sms * int(value(platform.get("apu_slots", 1)))
+    units = int(value(app["units"]))
+    lines = ["m,p,nodes,units,policy,sharing,time_s"]
+    for c in json.load(open(os.path.join(a.dir, "sweep.json")))["cases"]:
+        sliced = c["sharing"] == "time_sliced" and c["m"] > 1
+        if (c["p"] <= capacity) if sliced else (c["m"] * c["p"] <= sms):
+            lines += [f"{c['m']},{c['p']},1,{units},edtlp,{c['sharing']},{t!r}" for t in c.get("runs", [])]
+    runs = os.path.join(a.dir, "waits-fitted-rederived.csv")
+    common.write_if_changed(runs, "\n".join(lines) + "\n")
+    f = subprocess.run([a.mmgp, "fit", runs, "--platform", os.path.join(a.dir, "platform.json"), "--decomposition",
+                        "task", "--N", repr(value(app["N"])), "--fix", f"C_apu={value(app['C_apu'])!r}"],
+                       capture_output=True, text=True)
+    head = (f"the profile's waits_per_offload (app-rederived.json): {value(app.get('waits_per_offload', 1)):.4g}\n"
+            f"mmgp fit of {os.path.basename(runs)}, N and C_apu held at the profile's, the waits fitted to its "
+            "time-sliced runs of several processes:\n\n")
+    common.write_if_changed(os.path.join(a.dir, "waits-fitted-rederived.txt"), head + f.stdout + f.stderr)
+    waits = [line for line in f.stdout.splitlines() if line.startswith("waits ")]
+    print(waits[0] if waits else f"rederive: mmgp fit {runs}: no waits fitted ({f.returncode})")
+    return f.returncode
 
 
 if __name__ == "__main__":
