@@ -182,7 +182,7 @@ FIT_CASES = 6  # configurations mmgp fit is given; the rest are predicted with w
 
 def held_from_profile(profile):
     """mmgp fit's words for what it takes from the program's profile instead of fitting: N (counted), the waits per
-    off-load (counted: they price the time-sliced runs of several processes, which the fit does not take) and C_apu
+    off-load (counted: they price the time-sliced runs of several processes, none of which the fit is given) and C_apu
     (the runs it takes cannot separate C_apu from T_hpu on a GPU node: both cost the same per unit in every mapping
     but a time-sliced one of several processes)."""
     return ["--N", repr(value(profile["N"])), "--waits-per-offload", repr(value(profile.get("waits_per_offload", 1))),
@@ -190,8 +190,8 @@ def held_from_profile(profile):
 
 
 def fit_and_validate(a, mmgp, cases, sms):
-    """mmgp fit on FIT_CASES configurations it can take (within the SMs; time-sliced only at m = 1, where nothing is
-    shared), evenly spread over the sweep's order, with what held_from_profile() holds; the rest predicted with the
+    """mmgp fit on FIT_CASES configurations its linear form takes (within the SMs; time-sliced only at m = 1, where
+    nothing is shared: time-sliced runs of several processes would only be priced, the waits being held), evenly spread over the sweep's order, with what held_from_profile() holds; the rest predicted with the
     fitted profile (OUT/app-fitted.json,
     OUT/sweep-fitted.json, OUT/validate-fitted.txt). Returns mmgp validate's exit status, or None when too few
     configurations qualify."""
