@@ -344,31 +344,47 @@ application fitted_application(const std::vector<fitted_param>& params, const fi
     return a;
 }
 
+// How messages about the platform's tables name it.
+std::string platform_file(const platform& pl) { return pl.name.empty() ? std::string("platform") : "platform " + pl.name; }
+
+// The scenario of one run: the platform, application `a` with the run's units, the space narrowed to c.
+scenario run_scenario(const platform& pl, const application& a, const configuration& c, std::int64_t units,
+                      std::string file) {
+    scenario s;
+    s.file = std::move(file);
+    s.plat = pl;
+    s.app = a;
+    s.app.units = units;
+    narrow(s, c);
+    return s;
+}
+
+// The model's time of each distinct configuration of `runs` with application `a` (repetitions: one evaluation).
+std::map<detail::run_key, double> model_times(const platform& pl, const std::vector<detail::run_row>& runs,
+                                              const application& a, const std::string& file) {
+    std::map<detail::run_key, double> out;
+    for (const auto& r : runs)
+        if (!out.count(detail::key_of(r))) {
+            const scenario s = run_scenario(pl, a, r.c, r.units, file);  // the evaluator keeps a reference to it
+            out[detail::key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
+        }
+    return out;
+}
+
 // The residuals of out.app on the runs, computed by the model itself (rows null) or from the runs' coefficient
 // rows (the same model in its linear form, no evaluation), and their rms and largest error.
 void add_residuals(const platform& pl, const std::vector<detail::run_row>& runs, const std::vector<detail::fit_row>* rows,
                    const std::string& file, fit_result& out) {
     double ss = 0;
-    std::map<detail::run_key, double> by_model;  // repetitions of a configuration: one evaluation
+    const std::map<detail::run_key, double> by_model = rows ? std::map<detail::run_key, double>{}
+                                                            : model_times(pl, runs, out.app, file);
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const detail::run_row& r = runs[i];
         fit_residual fr;
         fr.c = r.c;
         fr.units = r.units;
         fr.run = r.run();
-        if (rows) {
-            fr.predicted_s = detail::fit_time((*rows)[i], out.app);
-        } else if (auto it = by_model.find(detail::key_of(r)); it != by_model.end()) {
-            fr.predicted_s = it->second;
-        } else {
-            scenario s;
-            s.file = file;
-            s.plat = pl;
-            s.app = out.app;
-            s.app.units = r.units;
-            narrow(s, r.c);
-            fr.predicted_s = by_model[detail::key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
-        }
+        fr.predicted_s = rows ? detail::fit_time((*rows)[i], out.app) : by_model.at(detail::key_of(r));
         fr.err_pct = 100.0 * (fr.predicted_s - r.time_s) / r.time_s;
         out.max_abs_err_pct = std::max(out.max_abs_err_pct, std::fabs(fr.err_pct));
         out.residuals.push_back(fr);
@@ -388,29 +404,7 @@ void check_sliced(const platform& pl, const detail::run_row& r, const std::strin
                               capacity_text(pl) + ", nodes <= " + std::to_string(pl.nodes) +
                               (pl.max_processes_per_node > 0 ? ", m <= " + std::to_string(pl.max_processes_per_node) : "") + ")",
                           "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
-    scenario s;
-    s.file = pl.name.empty() ? std::string("platform") : "platform " + pl.name;
-    s.plat = pl;
-    s.app.units = r.units;
-    narrow(s, r.c);
-    check_coverage(s);
-}
-
-// The model's time of each distinct configuration of `runs` with application `a`.
-std::map<detail::run_key, double> model_times(const platform& pl, const std::vector<detail::run_row>& runs,
-                                              const application& a, const std::string& file) {
-    std::map<detail::run_key, double> out;
-    for (const auto& r : runs) {
-        if (out.count(detail::key_of(r))) continue;
-        scenario s;
-        s.file = file;
-        s.plat = pl;
-        s.app = a;
-        s.app.units = r.units;
-        narrow(s, r.c);
-        out[detail::key_of(r)] = evaluator(s, model_kind::mmgp)(r.c).time_s;
-    }
-    return out;
+    check_coverage(run_scenario(pl, application{}, r.c, r.units, platform_file(pl)));
 }
 
 // The time-sliced runs of several processes, set aside from the linear fit of `out`: with opt.fit_waits, the
@@ -444,10 +438,9 @@ void price_sliced(const platform& pl, const std::vector<detail::run_row>& sliced
         else {
             out.app.waits_per_offload = waits;
             out.waits_runs = static_cast<int>(sliced.size());
-            out.dof += static_cast<int>(sliced.size()) - 1;
         }
     }
-    if (!opt.fit_waits || out.waits_runs == 0) out.dof += static_cast<int>(sliced.size());
+    out.dof += static_cast<int>(sliced.size()) - (out.waits_runs > 0 ? 1 : 0);  // the count, where fitted
     for (const auto& r : sliced) out.app.units = std::max(out.app.units, r.units);  // among the runs it prices
     add_residuals(pl, sliced, nullptr, file, out);
 }
@@ -456,13 +449,8 @@ void price_sliced(const platform& pl, const std::vector<detail::run_row>& sliced
 
 std::array<double, detail::fit_term_count + 1> detail::fit_coefficients(const platform& pl, const application& shape,
                                                                       const configuration& c, std::int64_t units) {
-    scenario s;
+    scenario s = run_scenario(pl, shape, c, units, platform_file(pl));
     s.name = "fit";
-    s.file = pl.name.empty() ? std::string("platform") : "platform " + pl.name;
-    s.plat = pl;
-    s.app = shape;
-    s.app.units = units;
-    narrow(s, c);
     check_coverage(s);
     auto eval = [&](double T_hpu, double T_apu, double C_apu, double N, double g, double T_start = 0) {
         s.app.T_hpu = T_hpu;
