@@ -334,6 +334,12 @@ struct configuration {
 inline std::int64_t held_blocks(const configuration& c) noexcept {
     return c.share == accelerator_sharing::time_sliced ? std::int64_t{c.p} : std::int64_t{c.m} * c.p;
 }
+/// Whether the platform holds c at all: its blocks within the capacity, its nodes and its processes per node
+/// (max_processes_per_node, where set) within the platform's.
+inline bool platform_holds(const platform& pl, const configuration& c) noexcept {
+    return held_blocks(c) <= pl.capacity() && c.nodes <= pl.nodes &&
+           !(pl.max_processes_per_node > 0 && c.m > pl.max_processes_per_node);
+}
 /// The platform's capacity in words: "apus = A", or "apus x apu_slots = A·slots" on a GPU node with block slots.
 inline std::string capacity_text(const platform& pl) {
     return (pl.apu_slots > 1 ? "apus x apu_slots = " : "apus = ") + std::to_string(pl.capacity());

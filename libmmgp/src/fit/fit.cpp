@@ -397,8 +397,7 @@ void add_residuals(const platform& pl, const std::vector<detail::run_row>& runs,
 // process's grid alone on the accelerator), nodes and processes within the platform's, and the platform's tables
 // covering it (as fit_coefficients checks the other runs).
 void check_sliced(const platform& pl, const detail::run_row& r, const std::string& file) {
-    if (held_blocks(r.c) > pl.capacity() || r.c.nodes > pl.nodes ||
-        (pl.max_processes_per_node > 0 && r.c.m > pl.max_processes_per_node))
+    if (!platform_holds(pl, r.c))
         throw input_error(file, r.where,
                           "a configuration feasible on platform " + pl.name + " (time-sliced: p <= " +
                               capacity_text(pl) + ", nodes <= " + std::to_string(pl.nodes) +

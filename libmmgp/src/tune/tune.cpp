@@ -49,8 +49,7 @@ tuner::tuner(const scenario& s, std::vector<configuration> space, const tune_opt
         sp.m = {std::min<std::int64_t>(sp.m.lo, c.m), std::max<std::int64_t>(sp.m.hi, c.m)};
         sp.p = {std::min<std::int64_t>(sp.p.lo, c.p), std::max<std::int64_t>(sp.p.hi, c.p)};
         sp.nodes = {std::min<std::int64_t>(sp.nodes.lo, c.nodes), std::max<std::int64_t>(sp.nodes.hi, c.nodes)};
-        if (held_blocks(c) > s_.plat.capacity() || c.nodes > s_.plat.nodes ||
-            (s_.plat.max_processes_per_node > 0 && c.m > s_.plat.max_processes_per_node))
+        if (!platform_holds(s_.plat, c))
             throw input_error(s.file, "/platform",
                               "a platform on which every configuration of the space is feasible (m*p <= " +
                                   capacity_text(s_.plat) + ", nodes <= " + std::to_string(s_.plat.nodes) + ")",
