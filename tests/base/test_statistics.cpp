@@ -127,3 +127,18 @@ TEST_CASE("t_quantile_975: Student's t from the tables, linear between 30, 40, 6
     // Decreasing towards the normal quantile.
     for (int dof = 1; dof < 200; ++dof) CHECK(mmgp::t_quantile_975(dof + 1) <= mmgp::t_quantile_975(dof));
 }
+
+TEST_CASE("t_quantile_95: Student's t from the tables, checked against the closed forms of 1 and 2 dof") {
+    // 1 dof is Cauchy: tan(pi (0.95 - 1/2)); 2 dof: (2p - 1) / sqrt(2 p (1 - p)) at p = 0.95.
+    CHECK(mmgp::t_quantile_95(1) == approx(std::tan(M_PI * 0.45)).epsilon(1e-4));
+    CHECK(mmgp::t_quantile_95(2) == approx(0.9 / std::sqrt(2 * 0.95 * 0.05)).epsilon(1e-4));
+    CHECK(mmgp::t_quantile_95(30) == 1.697);
+    CHECK(mmgp::t_quantile_95(35) == approx(1.6905));  // halfway between 1.697 and 1.684
+    CHECK(mmgp::t_quantile_95(121) == 1.645);
+    CHECK(mmgp::t_quantile_95(0) == std::numeric_limits<double>::infinity());
+    // Decreasing towards the normal quantile, below the two-sided 95 % one.
+    for (int dof = 1; dof < 200; ++dof) {
+        CHECK(mmgp::t_quantile_95(dof + 1) <= mmgp::t_quantile_95(dof));
+        CHECK(mmgp::t_quantile_95(dof) < mmgp::t_quantile_975(dof));
+    }
+}

@@ -14,10 +14,14 @@ TEST_CASE("tune progress: a steady rate after a slow start projects the total ex
     const mmgp::progress_projection p = mmgp::project_progress(pts, 1000);
     REQUIRE(p.usable);
     CHECK(p.total_s == doctest::Approx(12.0));
-    CHECK(p.sd_s == doctest::Approx(0.0).epsilon(1e-9));
-    // Clearly past a bound of 10 s by a noise of 5 %: 12 e^(-1.645 x 0.05) = 11.05 s > 10 s.
+    // On a line, so the error is the looks' alone: each point up to one look (0.2 s) late, variance 0.2^2 / 12, at
+    // 1000 steps from 5 points at mean count 300 (Sxx = 100000): sqrt(0.2^2 / 12 (1/5 + 700^2 / 100000)), 3 dof.
+    CHECK(p.sd_s == doctest::Approx(std::sqrt(0.04 / 12 * (0.2 + 4.9))));
+    CHECK(p.dof == 3);
+    // Clearly past a bound of 10 s by a noise of 5 %: the noise 1.645 x 0.05 and the projection's error, Student's
+    // 2.353 (3 dof) x 0.1304 / 12, in quadrature: 12 e^(-0.0861) = 11.01 s > 10 s.
     CHECK(mmgp::progress_past_bound(p, 10.0, 0.05));
-    // Not clearly past 11.5 s: 11.05 s < 11.5 s.
+    // Not clearly past 11.5 s: 11.01 s < 11.5 s.
     CHECK_FALSE(mmgp::progress_past_bound(p, 11.5, 0.05));
     CHECK_FALSE(mmgp::progress_past_bound(p, 0.0, 0.05));  // no bound: nothing to be past
 }
@@ -75,8 +79,25 @@ TEST_CASE("tune progress: a noisy rate gives the projection an error, and the st
     // Residuals 0.04, -0.12, 0.12, -0.04: their squares sum to 0.032, s^2 = 0.032 / 2 = 0.016; the error at 1000
     // is sqrt(0.016 (1/4 + 650^2 / 50000)) = sqrt(0.016 x 8.7).
     CHECK(p.sd_s == doctest::Approx(std::sqrt(0.016 * 8.7)));
-    const double rel = p.sd_s / p.total_s;
-    const double low = p.total_s * std::exp(-1.6448536269514722 * std::sqrt(0.05 * 0.05 + rel * rel));
+    // The stop lowers it by the noise's 1.645 sd and the projection's Student 95 % quantile (2 dof: 2.920).
+    const double noise = 1.6448536269514722 * 0.05, rel = 2.920 * p.sd_s / p.total_s;
+    const double low = p.total_s * std::exp(-std::sqrt(noise * noise + rel * rel));
     CHECK(mmgp::progress_past_bound(p, low * 0.99, 0.05));
     CHECK_FALSE(mmgp::progress_past_bound(p, low * 1.01, 0.05));
+}
+
+TEST_CASE("tune progress: three points that fall on a line by the looks' rounding do not stop a run that meets its bound") {
+    // A recorded GROMACS run at 1.33 s a thousand steps (10,000 steps in 13.68 s), read at looks of 0.2 s after a
+    // slower start: counts 1000, 1100 and 1200 at 1.8, 2.0 and 2.2 s. The line through them projects 19.8 s with no
+    // residual at all; the looks' rounding (0.2^2 / 12 a point) and Student's quantile for 1 dof keep a bound of
+    // 13.7 s, which the run met, from counting as clearly passed.
+    const std::vector<mmgp::progress_point> pts = {{0.4, 0}, {1.8, 1000}, {2.0, 1100}, {2.2, 1200}};
+    const mmgp::progress_projection p = mmgp::project_progress(pts, 10000);
+    REQUIRE(p.usable);
+    CHECK(p.total_s == doctest::Approx(19.8));
+    CHECK(p.sd_s == doctest::Approx(std::sqrt(0.04 / 12 * (1.0 / 3 + 8900.0 * 8900.0 / 20000))));
+    CHECK(p.dof == 1);
+    CHECK_FALSE(mmgp::progress_past_bound(p, 13.7, 0.05));
+    // Its error is real but finite: a bound far below the projection is still clearly passed.
+    CHECK(mmgp::progress_past_bound(p, 2.0, 0.05));
 }

@@ -70,5 +70,9 @@ std::pair<double, double> median_ci95_approx(std::vector<double> xs);
 /// for dof < 1.
 double t_quantile_975(int dof) noexcept;
 
+/// The 95 % quantile of Student's t with `dof` degrees of freedom (the one-sided 95 % factor): standard tables
+/// for 1..30, linear between 30, 40, 60 and 120, 1.645 beyond; infinity for dof < 1.
+double t_quantile_95(int dof) noexcept;
+
 }  // namespace mmgp
 MMGP_API_END

@@ -235,7 +235,8 @@ struct progress_point {
 struct progress_projection {
     bool usable = false;  ///< enough points past the warm-up (three, the last below the total), or else an earliest end
     double total_s = 0;   ///< the projected time at which the count reaches the total
-    double sd_s = 0;      ///< the standard error of that projection (the rate's residuals; 0 for the earliest end)
+    double sd_s = 0;      ///< the standard error of that projection (the rate's residuals, at least the looks' rounding; 0 for the earliest end)
+    int dof = 0;          ///< the degrees of freedom of sd_s: the fitted points less two (0 for the earliest end)
 };
 
 /// The points past the warm-up (the first point, and counts below a tenth of `total`) fitted by least squares as
@@ -245,7 +246,8 @@ struct progress_projection {
 progress_projection project_progress(const std::vector<progress_point>& points, double total);
 
 /// Whether a run is clearly past its bound: its projection, lowered by 1.645 standard deviations of the run-to-run
-/// noise (`noise_sd`, of log times) and of the projection's own error, is still above `bound_s` (> 0).
+/// noise (`noise_sd`, of log times) and by Student's 95 % quantile (its dof) of the projection's own error, the two
+/// together in quadrature, is still above `bound_s` (> 0).
 bool progress_past_bound(const progress_projection& p, double bound_s, double noise_sd);
 
 /// The closed loop's state: a scenario (platform, application shape and prior), the configurations to

@@ -125,4 +125,17 @@ double t_quantile_975(int dof) noexcept {
     return 1.960;
 }
 
+double t_quantile_95(int dof) noexcept {
+    // Student t, 0.95 quantile (standard tables), dof 1..30, then 40, 60, 120, infinity.
+    static constexpr double table[] = {6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812,
+                                       1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725,
+                                       1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697};
+    if (dof < 1) return std::numeric_limits<double>::infinity();
+    if (dof <= 30) return table[dof - 1];
+    if (dof <= 40) return 1.697 + (1.684 - 1.697) * (dof - 30) / 10.0;
+    if (dof <= 60) return 1.684 + (1.671 - 1.684) * (dof - 40) / 20.0;
+    if (dof <= 120) return 1.671 + (1.658 - 1.671) * (dof - 60) / 60.0;
+    return 1.645;
+}
+
 }  // namespace mmgp

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mmgp/statistics.hpp"
 #include "mmgp/tune.hpp"
 
 namespace mmgp {
@@ -52,9 +53,12 @@ progress_projection fit_rate(const std::vector<progress_point>& points, double t
         const double r = p.t_s - (a + b * p.count);
         ss += r * r;
     }
-    const double s2 = ss / (n - 2);
+    // A point's time is its look's, up to one look after its line was written: a lag spread evenly over one look
+    // (variance look^2 / 12), which the residuals of a few points that happen to fall on a line do not show.
+    const double s2 = std::max(ss / (n - 2), progress_look_s * progress_look_s / 12);
     out.total_s = a + b * total;
     out.sd_s = std::sqrt(s2 * (1 / n + (total - mc) * (total - mc) / sxx));
+    out.dof = static_cast<int>(used.size()) - 2;
     out.usable = b > 0 && out.total_s > 0;
     return out;
 }
@@ -73,8 +77,9 @@ progress_projection project_progress(const std::vector<progress_point>& points, 
 
 bool progress_past_bound(const progress_projection& p, double bound_s, double noise_sd) {
     if (!p.usable || !(bound_s > 0)) return false;
-    const double rel = p.sd_s / p.total_s;
-    return p.total_s * std::exp(-z90 * std::sqrt(noise_sd * noise_sd + rel * rel)) > bound_s;
+    // The projection's error from a few points is itself uncertain: its quantile is Student's, not the normal's.
+    const double rel = p.sd_s > 0 ? t_quantile_95(p.dof) * p.sd_s / p.total_s : 0.0, noise = z90 * noise_sd;
+    return p.total_s * std::exp(-std::sqrt(noise * noise + rel * rel)) > bound_s;
 }
 
 }  // namespace mmgp
