@@ -512,6 +512,14 @@ REFUSED = [
      "--set platform.T_slice_switch=1e-5", 2,
      "slicedwide.csv: row 6: expected a configuration feasible on platform t (time-sliced: p <= apus = 4, nodes <= 1), "
      "found m=2 p=8 nodes=1"),
+    ("validate: a case with more processes per node than the platform allows (the limit named)",
+     "validate huge.json --set platform.max_processes_per_node=1", 2,
+     "huge.json: /cases/1: expected a feasible configuration (m*p <= apus = 4, nodes <= 1, m <= 1), found m=2 p=2 "
+     "nodes=1 edtlp"),
+    ("tune: a replay with more processes per node than the platform allows (the limit named)",
+     "tune p.json --set platform.max_processes_per_node=1 --replay runs.csv", 2,
+     "p.json: /platform: expected a platform on which every configuration of the space is feasible (m*p <= apus = 4, "
+     "nodes <= 1, m <= 1), found m=2 p=1 nodes=1"),
     ("journal: a header without its newline (one line, the file left as it was; was a warning, then the error, "
      "the file emptied)", "tune --resume tornhead.jsonl", 2,
      "tornhead.jsonl: line 1: expected the header of an mmgp tune journal, found a torn line (an interrupted write) and no complete line"),

@@ -76,6 +76,23 @@ TEST_CASE("validation files: bad cases are named by JSON path") {
     CHECK(err(R"({"scenario": "raxml-qs20", "cases": []})") == ": /cases: expected a non-empty array of cases, found an array of 0");
 }
 
+TEST_CASE("validation files: a case with more processes per node than the platform allows is refused, the limit named") {
+    // raxml-qs20 with at most 4 processes per node: m=8 p=2 fits its 16 apus and its node, but not the limit.
+    mmgp::test::temp_dir d;
+    const std::string f = d.write("bad.json", R"({"scenario": "raxml-qs20", "cases": [{"m": 8, "p": 2, "measured_s": 3}]})");
+    const mmgp::scenario_edits limit{R"({"max_processes_per_node": 4})", "", ""};
+    try {
+        mmgp::run_validation(f, mmgp::model_kind::mmgp, limit);
+        FAIL("no error");
+    } catch (const mmgp::input_error& e) {
+        CHECK(std::string(e.what()).substr(f.size()) ==
+              ": /cases/0: expected a feasible configuration (m*p <= apus = 16, nodes <= 1, m <= 4), found m=8 p=2 nodes=1 edtlp");
+    }
+    // Within the limit it is predicted as before.
+    CHECK(mmgp::run_validation(f, mmgp::model_kind::mmgp, mmgp::scenario_edits{R"({"max_processes_per_node": 8})", "", ""})
+              .cases.size() == 1);
+}
+
 TEST_CASE("censored cases and the fitted / held-back split") {
     mmgp::test::temp_dir d;
     // raxml-qs20 predicts m=16 p=1 20.0 s, m=8 p=2 29.8 s, m=4 p=4 49.4 s, m=2 p=8 ~ 89 s.

@@ -143,6 +143,13 @@ TEST_CASE("bad input: one message naming file, JSON path, expected and found") {
     CHECK(error_of(with("/search/m", {20, 30})) ==
           "p.json: /search: expected a search space with at least one configuration with m*p <= apus and nodes <= "
           "platform nodes, found an empty space (m 20..30, p 1..16, nodes 1..1 with apus 16 and nodes 1)");
+    // With a limit on the processes per node, the message names it: m = 8 fits 16 apus, not 4 processes.
+    json limited = json::parse(with("/search/m", {8, 8}));
+    limited["platform"]["max_processes_per_node"] = 4;
+    CHECK(error_of(limited.dump()) ==
+          "p.json: /search: expected a search space with at least one configuration with m*p <= apus, nodes <= "
+          "platform nodes and m <= max_processes_per_node, found an empty space (m 8..8, p 1..16, nodes 1..1 with "
+          "apus 16 and nodes 1, at most 4 processes per node)");
     CHECK(error_of(with("/search/m", {3, 1})) == "p.json: /search/m: expected [lo, hi] with lo <= hi, found an array of 2");
     CHECK(error_of(with("/search/policy", "fifo")) ==
           "p.json: /search/policy: expected \"edtlp\" or \"os\", found the string \"fifo\"");

@@ -161,12 +161,10 @@ prediction predict_case(const detail::reader& r, const json& c, const std::strin
     const std::vector<accelerator_sharing> modes = s.plat.sharing_modes();
     if (std::find(modes.begin(), modes.end(), vc.measured.c.share) == modes.end())
         r.fail(child(cp, "sharing"), "one of the platform's sharing modes", std::string(to_string(vc.measured.c.share)));
-    // time-sliced: p <= apus·slots alone; otherwise m*p <= apus·slots (docs/MODEL.md §7)
+    // time-sliced: p <= apus·slots alone; otherwise m*p <= apus·slots (docs/MODEL.md §7); m within the processes
+    // per node where the platform limits them
     const bool sliced = vc.measured.c.share == accelerator_sharing::time_sliced;
-    if (held_blocks(vc.c()) > s.plat.capacity() || vc.measured.c.nodes > s.plat.nodes)
-        r.fail(cp, std::string("a feasible configuration (") + (sliced ? "p" : "m*p") + " <= " + capacity_text(s.plat) +
-                       ", nodes <= " + std::to_string(s.plat.nodes) + ")",
-               vc.label);
+    if (!platform_holds(s.plat, vc.c())) r.fail(cp, "a feasible configuration (" + holds_text(s.plat, sliced) + ")", vc.label);
     if (c.contains("message")) return message_prediction(r, c, cp, s);
     if (c.contains("mapping")) return wavefront_case_prediction(r, c, cp, s, vc);
     // Evaluate exactly this configuration: the tables must cover it (checked again for this space).

@@ -80,7 +80,11 @@ void check_not_empty(const scenario& s, const detail::reader& r) {
                       std::to_string(sp.nodes.hi) + " with apus " + std::to_string(pl.apus) +
                       (pl.apu_slots > 1 ? " x " + std::to_string(pl.apu_slots) + " slots" : std::string()) + " and nodes " +
                       std::to_string(pl.nodes);
-    r.fail("/search", "a search space with at least one configuration with m*p <= apus and nodes <= platform nodes",
+    const bool limited = pl.max_processes_per_node > 0;
+    if (limited) why += ", at most " + std::to_string(pl.max_processes_per_node) + " processes per node";
+    r.fail("/search",
+           std::string("a search space with at least one configuration with m*p <= apus") +
+               (limited ? ", nodes <= platform nodes and m <= max_processes_per_node" : " and nodes <= platform nodes"),
            "an empty space (" + why + ")");
 }
 

@@ -51,8 +51,8 @@ tuner::tuner(const scenario& s, std::vector<configuration> space, const tune_opt
         sp.nodes = {std::min<std::int64_t>(sp.nodes.lo, c.nodes), std::max<std::int64_t>(sp.nodes.hi, c.nodes)};
         if (!platform_holds(s_.plat, c))
             throw input_error(s.file, "/platform",
-                              "a platform on which every configuration of the space is feasible (m*p <= " +
-                                  capacity_text(s_.plat) + ", nodes <= " + std::to_string(s_.plat.nodes) + ")",
+                              "a platform on which every configuration of the space is feasible (" +
+                                  holds_text(s_.plat, c.share == accelerator_sharing::time_sliced) + ")",
                               "m=" + std::to_string(c.m) + " p=" + std::to_string(c.p) + " nodes=" + std::to_string(c.nodes));
     }
     if (opt_.use_model) check_coverage(s_);
