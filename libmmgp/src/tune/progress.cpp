@@ -2,7 +2,7 @@
 // after a warm-up, read at the total count (before the warm-up's end, the end at the fastest rate so far), and
 // whether that is clearly past the run's bound. Pure arithmetic, called by the tune's backends (run/tune_local.cpp
 // for live runs, run/tune_replay.cpp for recorded timelines) before they stop a run; the tuner sees only the
-// stopped run (censored at the time it had run).
+// stopped run (censored at its bound, its machine time the time it had run: measurement::run::past_bound_s).
 #include <algorithm>
 #include <cmath>
 
