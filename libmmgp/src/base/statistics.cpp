@@ -112,30 +112,37 @@ std::pair<double, double> median_ci95_approx(std::vector<double> xs) {
     return {at_rank(std::floor(n / 2.0 - half)), at_rank(std::ceil(n / 2.0 + half) - 1.0)};
 }
 
-double t_quantile_975(int dof) noexcept {
-    // Student t, 0.975 quantile (standard tables), dof 1..30, then 40, 60, 120, infinity.
-    static constexpr double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                       2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                       2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+namespace {
+
+// Student t from a quantile's standard table: `table` for 1..30 degrees of freedom, then its values at 40, 60 and
+// 120 with straight lines between, and the normal's quantile beyond; infinity for dof < 1.
+double t_from_table(const double (&table)[34], int dof) noexcept {
     if (dof < 1) return std::numeric_limits<double>::infinity();
     if (dof <= 30) return table[dof - 1];
-    if (dof <= 40) return 2.042 + (2.021 - 2.042) * (dof - 30) / 10.0;
-    if (dof <= 60) return 2.021 + (2.000 - 2.021) * (dof - 40) / 20.0;
-    if (dof <= 120) return 2.000 + (1.980 - 2.000) * (dof - 60) / 60.0;
-    return 1.960;
+    if (dof <= 40) return table[29] + (table[30] - table[29]) * (dof - 30) / 10.0;
+    if (dof <= 60) return table[30] + (table[31] - table[30]) * (dof - 40) / 20.0;
+    if (dof <= 120) return table[31] + (table[32] - table[31]) * (dof - 60) / 60.0;
+    return table[33];
+}
+
+}  // namespace
+
+double t_quantile_975(int dof) noexcept {
+    // Student t, 0.975 quantile (standard tables), dof 1..30, then 40, 60, 120, infinity.
+    static constexpr double table[34] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                         2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                         2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+                                         2.021,  2.000, 1.980, 1.960};
+    return t_from_table(table, dof);
 }
 
 double t_quantile_95(int dof) noexcept {
     // Student t, 0.95 quantile (standard tables), dof 1..30, then 40, 60, 120, infinity.
-    static constexpr double table[] = {6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812,
-                                       1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725,
-                                       1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697};
-    if (dof < 1) return std::numeric_limits<double>::infinity();
-    if (dof <= 30) return table[dof - 1];
-    if (dof <= 40) return 1.697 + (1.684 - 1.697) * (dof - 30) / 10.0;
-    if (dof <= 60) return 1.684 + (1.671 - 1.684) * (dof - 40) / 20.0;
-    if (dof <= 120) return 1.671 + (1.658 - 1.671) * (dof - 60) / 60.0;
-    return 1.645;
+    static constexpr double table[34] = {6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812,
+                                         1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725,
+                                         1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697,
+                                         1.684, 1.671, 1.658, 1.645};
+    return t_from_table(table, dof);
 }
 
 }  // namespace mmgp
