@@ -244,7 +244,7 @@ private:
     // The recorded timeline read as a live run's log would be, look by look (every progress_look_s) until the run
     // would end: the lines written since the last look are one point, the count they reached at the look's time
     // (a burst of lines is one point, as live); the first look at which the projection is clearly past the bound
-    // stops the run there (censored at that time).
+    // stops the run there (censored at its bound, its machine time the time it had run: past_bound_s).
     void stop_by_progress(const recorded_run& r, const run_request& request, flight& f, nlohmann::json& line) const {
         std::vector<progress_point> seen;
         double reached = -HUGE_VAL;

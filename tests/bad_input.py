@@ -72,6 +72,7 @@ FILES = {
     "p.json": PLATFORM,
     "runs.csv": RUNS,
     "slicedwide.csv": "m,p,time_s,sharing\n1,1,9.5,mps\n1,2,5.6,mps\n1,4,3.0,mps\n2,2,3.4,mps\n2,8,5.0,time_sliced\n",
+    "slicedtune.csv": "m,p,time_s,sharing\n1,1,9.5,time_sliced\n1,2,5.6,time_sliced\n2,8,5.0,time_sliced\n",
     "zero.json": SCENARIO.replace('"T_hpu": 1, "T_apu": 8, "C_apu": 0.5', '"T_hpu": 0, "T_apu": 0, "C_apu": 0'),
     "kind.json": '{"schema": "mmgp/1", "kind": "platform", "scenario": "s.json", "cases": []}\n',
     "huge.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "h", "scenario": "s.json", "cases": ['
@@ -520,6 +521,10 @@ REFUSED = [
      "tune p.json --set platform.max_processes_per_node=1 --replay runs.csv", 2,
      "p.json: /platform: expected a platform on which every configuration of the space is feasible (m*p <= apus = 4, "
      "nodes <= 1, m <= 1), found m=2 p=1 nodes=1"),
+    ("tune: a time-sliced replay whose grid the accelerators cannot hold",
+     "tune p.json --set 'platform.sharing=[\"time_sliced\"]' --set platform.T_slice_switch=1e-5 --replay slicedtune.csv",
+     2, "p.json: /platform: expected a platform on which every configuration of the space is feasible (time-sliced: "
+     "p <= apus = 4, nodes <= 1), found m=2 p=8 nodes=1"),
     ("journal: a header without its newline (one line, the file left as it was; was a warning, then the error, "
      "the file emptied)", "tune --resume tornhead.jsonl", 2,
      "tornhead.jsonl: line 1: expected the header of an mmgp tune journal, found a torn line (an interrupted write) and no complete line"),

@@ -344,10 +344,10 @@ inline bool platform_holds(const platform& pl, const configuration& c) noexcept 
 inline std::string capacity_text(const platform& pl) {
     return (pl.apu_slots > 1 ? "apus x apu_slots = " : "apus = ") + std::to_string(pl.capacity());
 }
-/// What platform_holds asks of a configuration, in words for messages: "m*p <= apus = 16, nodes <= 1" ("p <= ..."
-/// when `sliced`: time-sliced), then ", m <= K" where the platform limits the processes per node.
+/// What platform_holds asks of a configuration, in words for messages: "m*p <= apus = 16, nodes <= 1" ("time-sliced:
+/// p <= ..." when `sliced`), then ", m <= K" where the platform limits the processes per node.
 inline std::string holds_text(const platform& pl, bool sliced) {
-    return std::string(sliced ? "p <= " : "m*p <= ") + capacity_text(pl) + ", nodes <= " + std::to_string(pl.nodes) +
+    return std::string(sliced ? "time-sliced: p <= " : "m*p <= ") + capacity_text(pl) + ", nodes <= " + std::to_string(pl.nodes) +
            (pl.max_processes_per_node > 0 ? ", m <= " + std::to_string(pl.max_processes_per_node) : "");
 }
 

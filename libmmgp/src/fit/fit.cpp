@@ -399,7 +399,7 @@ void add_residuals(const platform& pl, const std::vector<detail::run_row>& runs,
 void check_sliced(const platform& pl, const detail::run_row& r, const std::string& file) {
     if (!platform_holds(pl, r.c))
         throw input_error(file, r.where,
-                          "a configuration feasible on platform " + pl.name + " (time-sliced: " + holds_text(pl, true) + ")",
+                          "a configuration feasible on platform " + pl.name + " (" + holds_text(pl, true) + ")",
                           "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
     check_coverage(run_scenario(pl, application{}, r.c, r.units, platform_file(pl)));
 }

@@ -69,7 +69,8 @@ void narrow(scenario& s, const configuration& c) noexcept {
 
 namespace {
 
-// Feasible configurations exist iff the smallest m and p fit: m_lo * p_lo <= apus (no overflow).
+// Feasible configurations exist iff the smallest m fits the widest bounds of the space's sharing modes (m*p <= apus,
+// or p <= apus time-sliced, and m within the processes per node) and the fewest nodes the platform's.
 void check_not_empty(const scenario& s, const detail::reader& r) {
     const auto& pl = s.plat;
     const auto& sp = s.space;
