@@ -16,11 +16,14 @@
 #   protocol (mmgp-gpu-backend-check), the likelihood kernels against libpll (mmgp-gpu-likelihood), newview's bandwidth against the device's (mmgp-bench-gpu), the
 #   calibration's lines).
 # Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
-#   scripts/gpu-check.sh OUTDIR [BUNDLE]          (default BUNDLE: gpu-bundle)
+#   scripts/gpu-check.sh OUTDIR [BUNDLE] [--libpll-full]          (default BUNDLE: gpu-bundle)
+# --libpll-full: step 5 is left out and step 6 sweeps the libpll program over sweep_gpu.py's full grid of p (1, 8, 32,
+#   SMs/m, SMs, 2 SMs), 3 repetitions, at the reduced form's 24 taxa x 50,000 sites and 4 units (about 5 minutes).
 # Exit 0: measured; 77: no usable GPU; 1: a step failed (check.log says which).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUNDLE]}; bundle=${2:-gpu-bundle}
+out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUNDLE] [--libpll-full]}; bundle=${2:-gpu-bundle}; focus=${3:-}
+case $focus in ''|--libpll-full) ;; *) echo "gpu-check: unknown option $focus (expected --libpll-full)" >&2; exit 2 ;; esac
 mkdir -p "$out"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT   # what the check needs but does not bring back
 mmgp=$bundle/bin/mmgp; harness=$bundle/bin/mmgp-gpu-harness; workload=$bundle/bin/mmgp-gpu-workload
@@ -82,6 +85,7 @@ printf '{"schema": "mmgp/1", "name": "gpu-workload", "platform": "%s/platform.js
   echo "== the compute mode's profile"; echo "$app_compute"; } > "$out/predict.txt" 2>&1 ||
   { say "gpu-check: predict failed"; status=1; }
 
+if [ "$focus" = --libpll-full ]; then step "5. the workload's sweep: left out (--libpll-full)"; else
 step "5. sweep"
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 cases=""
@@ -128,13 +132,17 @@ esac
 printf '{"schema": "mmgp/1", "kind": "validation", "name": "gpu-workload sweep", "scenario": {"schema": "mmgp/1", "name": "gpu-workload", "platform": "platform.json", "application": "app.json"}, "group": "sweep", "cases": [%s\n]}\n' "$cases" > "$out/sweep.json"
 "$mmgp" validate "$out/sweep.json" > "$out/validate.txt" 2>&1 || { say "gpu-check: validate failed"; status=1; }
 tail -3 "$out/validate.txt" | tee -a "$log"
+fi
 
 step "6. the libpll bootstrap program on the GPU"
 if [ -x "$bundle/bin/mmgp-offload-run" ] && command -v python3 >/dev/null; then
   # Its own budget (no mapping started past 180 s), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
   # and keep its runs, and the daemon is told to quit here too in case it could not.
-  timeout -k 10 260 python3 validation/sweep_gpu.py --platform "$out/platform.json" --quick --bin "$bundle/bin" \
-      --out "$work/libpll" --bound 20 --budget 180 >> "$log" 2>&1 || { say "gpu-check: sweep_gpu.py failed"; status=1; }
+  grid=(--quick); budget=180
+  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3) && budget=300
+  timeout -k 10 $(( budget + 80 )) python3 validation/sweep_gpu.py --platform "$out/platform.json" "${grid[@]}" \
+      --bin "$bundle/bin" --out "$work/libpll" --bound 20 --budget $budget >> "$log" 2>&1 ||
+    { say "gpu-check: sweep_gpu.py failed"; status=1; }
   [ "$(id -u)" -eq 0 ] && echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
   tail -3 "$work/libpll/validate.txt" 2>/dev/null | tee -a "$log"
   [ -d "$work/libpll" ] && tar czf "$out/libpll.tar.gz" -C "$work" libpll
