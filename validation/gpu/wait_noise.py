@@ -2,13 +2,18 @@
 """Where the libpll program's short GPU runs lose their 50-80 ms: the same mappings run with the host thread blocking
 on its grids (--policy edtlp, the program's and the sweep's way) and spinning (--policy os), alternated, repeated.
 
-    python3 validation/gpu/wait_noise.py --bin gpu-bundle/bin --out DIR [--reps 6]
+    python3 validation/gpu/wait_noise.py --bin gpu-bundle/bin --out DIR [--reps 6]       # on the device
+    python3 validation/gpu/wait_noise.py --out DIR --predict-with SWEEPDIR [--mmgp build/cli/mmgp]  # here
 
 A run's time is the off-load runtime's own (wall_s, from the start signal to the last process's finish); its
 roundtrip_s is the time the host threads spent in their off-loads' round trips. Time-sliced mappings of one process
 first (no daemon), then mappings of several processes under MPS where the daemon can be started (as root; stopped
 after). Writes DIR/wait-noise.csv (every run) and DIR/wait-noise.txt (per mapping and policy: median, min, max
-of wall_s and roundtrip_s), each by temporary file and rename. Standard library only.
+of wall_s and roundtrip_s), each by temporary file and rename. With --predict-with, no run: DIR/wait-noise.csv's
+mappings predicted with nothing fitted on the platform and profile of a sweep recorded on the same machine
+(SWEEPDIR/platform.json and app.json, validation/sweep_gpu.py's), every policy its own group:
+DIR/wait-noise-sweep.json (the cases, in the GPU data sets' format) and DIR/validate-wait-noise.txt (mmgp validate).
+Standard library only.
 """
 import argparse
 import csv
@@ -63,15 +68,51 @@ def summary(rows):
     return "\n".join(out) + "\n"
 
 
+def predict_with(a):
+    """The recorded runs as validation cases (the median of each mapping and policy) on SWEEPDIR's platform and
+    profile, and mmgp validate's report of them."""
+    with open(os.path.join(a.out, "wait-noise.csv")) as f:
+        rows = [r for r in csv.DictReader(f) if not r["failed"]]
+    cases = []
+    for r in rows:
+        key = {"m": int(r["m"]), "p": int(r["p"]), "sharing": r["sharing"], "policy": r["policy"]}
+        if any(all(c[k] == v for k, v in key.items()) for c in cases):
+            continue
+        runs = [float(x["wall_s"]) for x in rows
+                if (int(x["m"]), int(x["p"]), x["sharing"], x["policy"]) == tuple(key.values())]
+        cases.append(dict(key, group=f"policy {r['policy']}", measured_s=statistics.median(runs), runs=runs,
+                          source=f"validation/gpu/wait_noise.py, {len(runs)} runs"))
+    here = os.path.abspath(a.out)
+    rel = lambda name: os.path.relpath(os.path.join(os.path.abspath(a.predict_with), name), here)  # noqa: E731
+    doc = {"schema": "mmgp/1", "kind": "validation",
+           "name": "the libpll program on the GPU, its host thread blocking and spinning, nothing fitted",
+           "scenario": {"schema": "mmgp/1", "name": "libpll-gpu", "platform": rel("platform.json"),
+                        "application": rel("app.json")},
+           "cases": cases}
+    sweep = os.path.join(a.out, "wait-noise-sweep.json")
+    common.write_json(sweep, doc)
+    v = subprocess.run([a.mmgp, "validate", sweep], capture_output=True, text=True)
+    report = v.stdout + "".join(line + "\n" for line in v.stderr.splitlines() if "calibrated on another machine" not in line)
+    common.write_if_changed(os.path.join(a.out, "validate-wait-noise.txt"), report)
+    sys.stdout.write(report)
+    return v.returncode
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bin", required=True, help="the folder holding mmgp-offload-run (a bundle's bin/)")
+    ap.add_argument("--bin", help="the folder holding mmgp-offload-run (a bundle's bin/)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=6, help="runs per mapping and policy (default 6)")
     ap.add_argument("--simulate", default="24:50000", help="TAXA:SITES (default 24:50000, the device check's)")
     ap.add_argument("--units", type=int, default=4)
     ap.add_argument("--accelerator", default="cuda", help="cuda (default), or cpu to try the script without a GPU")
+    ap.add_argument("--predict-with", help="a recorded sweep's folder: predict DIR's runs with its platform and profile")
+    ap.add_argument("--mmgp", default=os.path.join(common.ROOT, "build", "cli", "mmgp"))
     a = ap.parse_args()
+    if a.predict_with:
+        sys.exit(predict_with(a))
+    if not a.bin:
+        ap.error("--bin is needed to run (or --predict-with to predict recorded runs)")
     os.makedirs(a.out, exist_ok=True)
     rows = []
     daemon = False
