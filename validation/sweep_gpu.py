@@ -182,11 +182,16 @@ FIT_CASES = 6  # configurations mmgp fit is given; the rest are predicted with w
 
 def held_from_profile(profile):
     """mmgp fit's words for what it takes from the program's profile instead of fitting: N (counted), the waits per
-    off-load (counted: they price the time-sliced runs of several processes, none of which the fit is given) and C_apu
+    off-load (counted: they price the time-sliced runs of several processes, none of which the fit is given), C_apu
     (the runs it takes cannot separate C_apu from T_hpu on a GPU node: both cost the same per unit in every mapping
-    but a time-sliced one of several processes)."""
-    return ["--N", repr(value(profile["N"])), "--waits-per-offload", repr(value(profile.get("waits_per_offload", 1))),
+    but a time-sliced one of several processes) and the decomposition (the program's: each unit runs whole on one
+    process; six configurations whose runs under MPS vary up to 2.5x between repetitions can point the fit's
+    choice of structure elsewhere)."""
+    held = ["--N", repr(value(profile["N"])), "--waits-per-offload", repr(value(profile.get("waits_per_offload", 1))),
             "--fix", f"C_apu={value(profile['C_apu'])!r}"]
+    if profile.get("decomposition"):
+        held += ["--decomposition", value(profile["decomposition"])]
+    return held
 
 
 def fit_and_validate(a, mmgp, cases, sms):

@@ -23,8 +23,8 @@ The rules (offload/process_profile.cpp), per repetition, then the medians:
   off-loads per unit must equal the profile's N), each kind's waits on the GPU off-loader
   (offload/cuda/device_slice.cu): newview 2 (the P matrices' grid, then newview's), evaluate 2 (the P matrix,
   then the edge's grid), sumtable 1, derivatives 1, the weights 0 (a copy).
-A profile that already records the first (measurements.offload_charge_s) is refused: nothing to derive again; one
-that records the third (measurements.offload_split_s) has it undone first and taken again after the charge.
+A profile that already records the first (measurements.offload_charge_s) follows today's rules: only its sweep's fit
+and the waits' fit below are taken again (the profile's files are not written); one that records the third (measurements.offload_split_s) has it undone first and taken again after the charge.
 T_apu and C_apu keep their value and source only (their repetitions' statistics were the old values'); the
 measurements hold the values derived again. Writes
 DIR/app-rederived.json, DIR/sweep-rederived.json (the sweep's cases, the scenario naming app-rederived.json) and
@@ -115,8 +115,10 @@ def main():
     platform = json.load(open(os.path.join(a.dir, "platform.json")))
     sms = int(value(platform["apus"]))
     m = app["measurements"]
-    if "offload_charge_s" in m:
-        sys.exit(f"rederive: {a.dir}/app.json: measurements.offload_charge_s is there: the profile follows today's rules")
+    if "offload_charge_s" in m:  # the profile follows today's rules: only the fit is taken again
+        print(f"rederive: {a.dir}/app.json: measurements.offload_charge_s is there: the profile follows today's "
+              "rules; the sweep's fit and the waits' fit taken again")
+        return refit(a, app) or fit_waits(a, app, platform)
     if not m.get("C_apu_p1_s") or not m.get("slot_split_s") or m.get("C_apu_s") == m.get("C_apu_p1_s"):
         sys.exit(f"rederive: {a.dir}/app.json: a profile measured at p = S expected (measurements.C_apu_p1_s, "
                  "C_apu_s apart from it, slot_split_s)")
