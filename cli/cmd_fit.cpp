@@ -153,7 +153,8 @@ std::string selection_report(const structure_selection& s) {
     if (!s.chose) return "";
     const bool cv = s.criterion != "BIC";
     std::string out = fmt::format(
-        "\nstructure: chosen from {} candidates by {} over {} configurations\n", s.candidates.size(),
+        "\nstructure: chosen from {} candidate{} by {} over {} configurations\n", s.candidates.size(),
+        s.candidates.size() == 1 ? "" : "s",
         cv ? "leave-one-configuration-out prediction (mean |error| of each configuration fitted from the others)"
            : fmt::format("BIC (squared log residuals over a noise of {:.3g} %, {}, + k ln n)", s.noise_pct, s.noise_source),
         s.configurations);

@@ -159,5 +159,11 @@ TEST_CASE("mmgp fit prints the candidates and the choice, and writes it into the
     CHECK(held.out.find("task decomposition") != std::string::npos);
     CHECK(held.out.find("structure: chosen from") == std::string::npos);
     CHECK(held.out.find("warning: the model does not describe configuration") != std::string::npos);
+    // Decomposition, policy and N held: one candidate is left, named in the singular.
+    auto one = mmgp::test::run_mmgp("fit " + data + " --platform " + plat +
+                                    " --decomposition task --policy edtlp --N 1");
+    REQUIRE(one.status == 0);
+    INFO(one.out);
+    CHECK(one.out.find("structure: chosen from 1 candidate by") != std::string::npos);
     mmgp::test::expect_bad_input("fit " + data + " --noise 0", "--noise");
 }
