@@ -27,8 +27,9 @@ struct kernel_times {
     double span_overhead_s = 0;  ///< one empty grid's span, taken off every timed call (in times())
 };
 
-/// How newview's threads of a site agree whether to scale it: through shared memory with barriers (the default),
-/// or by warp shuffles with 16-byte loads and stores (rate categories a power of two, at most site::max_rates).
+/// How newview's threads of a site agree whether to scale it: through shared memory with barriers, or by warp
+/// shuffles with 16-byte loads and stores (rate categories a power of two, at most site::max_rates: the default
+/// where the model's are, the faster on an H200).
 enum class newview_kernel { shared_memory, warp_shuffle };
 /// Each of them, with the name the device check and the benchmark print.
 inline constexpr std::pair<newview_kernel, const char*> newview_kernels[] = {{newview_kernel::shared_memory, "shared memory"},
@@ -50,7 +51,7 @@ public:
     void set_weights(const unsigned* slice_weights);
     void update_matrices(const unsigned* matrices, const double* lengths, std::size_t count);
     void update_partials(const std::vector<site::partial_op>& ops);
-    /// newview's kernel from now on; false (and shared_memory kept) where warp_shuffle cannot take the model's rate
+    /// newview's kernel from now on; false (and shared_memory taken) where warp_shuffle cannot take the model's rate
     /// categories.
     bool set_newview_kernel(newview_kernel k);
     double edge_loglik(int inner, int other, unsigned matrix);
