@@ -5,8 +5,9 @@
 
 Groups, one per sharing mode (MPS and time-sliced: a tune searches one mode, `--set search.sharing`):
 - the libpll program's quick sweep (validation/gpu/libpll/: 4 units, m in {1, 2, 4, 8} x p in {1, 32, 132, 264},
-  2 runs each), and its time-sliced runs recorded again (validation/gpu/libpll/rerun-321081a/), the new user's
-  platform the one calibrated beside each (its platform.json);
+  2 runs each), its time-sliced runs recorded again (validation/gpu/libpll/rerun-321081a/), and its full grid
+  (validation/gpu/h200-2026-11-30-{1,2}/libpll/: p in {1, 8, 32, 132/m, 132, 264}, 3 runs each, twice), the new
+  user's platform the one calibrated beside each (its platform.json);
 - the GPU workload the device check sweeps (validation/gpu/h200-2026-11-29/sweep.json: 8 units, its "sweep" group,
   p in {1, 8, 32, SMs/m}, and its "compute" group, p up to 4 x SMs; 3 runs each, every run bounded at 30 s), the
   new user's platform the check's calibration (its platform.json).
@@ -36,6 +37,8 @@ import first_runs  # noqa: E402  (the rules)
 
 DATA = os.path.join(bench.ROOT, "validation", "gpu", "libpll")
 RERUN = os.path.join(DATA, "rerun-321081a")  # the same program and sweep, recorded again on another day
+# The same program over the full grid of p (1, 8, 32, 132/m, 132, 264), 3 runs each, twice back to back on one machine
+FULL = [os.path.join(bench.ROOT, "validation", "gpu", f"h200-2026-11-30-{i}", "libpll") for i in (1, 2)]
 UNITS = 4
 WORKLOAD = os.path.join(bench.ROOT, "validation", "gpu", "h200-2026-11-29")
 WORKLOAD_UNITS = 8     # scripts/gpu-check.sh's workload: --units 8
@@ -47,7 +50,9 @@ def gpu_groups():
     platform, the one calibrated beside them, registered. The rerun's MPS runs cover 5 of the 16 configurations
     (the device run ended before the rest): its time-sliced group alone."""
     out = []
-    for folder, label, modes in ((DATA, "gpu", ("mps", "time_sliced")), (RERUN, "rerun", ("time_sliced",))):
+    both = ("mps", "time_sliced")
+    for folder, label, modes in ((DATA, "gpu", both), (RERUN, "rerun", ("time_sliced",)),
+                                 (FULL[0], "full1", both), (FULL[1], "full2", both)):
         rows = [r for r in csv.DictReader(open(os.path.join(folder, "runs.csv"))) if not r["failed"]]
         for mode in modes:
             name = f"libpll-{label}-{'sliced' if mode == 'time_sliced' else mode}-U{UNITS}"
@@ -127,7 +132,8 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         for g in groups:
             table[g[0]] = {r: figures(pool, a.mmgp, g, w, seeds, folder) for r, w in first_runs.RULES.items()}
-    lines = [f"# mmgp tune as a new user on the GPU runs of validation/gpu/libpll/ (and its rerun-321081a/) and "
+    lines = [f"# mmgp tune as a new user on the GPU runs of validation/gpu/libpll/ (and its rerun-321081a/), "
+             f"validation/gpu/h200-2026-11-30-{{1,2}}/libpll/ and "
              f"validation/gpu/h200-2026-11-29/: "
              f"python3 validation/tune/bench_gpu.py --seeds {a.seeds}",
              "# per variant: exhaustive trial's exact P / mmgp tune's P(regret <= 3 %) / median and largest machine "
