@@ -18,7 +18,8 @@
 # Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
 #   scripts/gpu-check.sh OUTDIR [BUNDLE] [--libpll-full]          (default BUNDLE: gpu-bundle)
 # --libpll-full: step 5 is left out and step 6 sweeps the libpll program over sweep_gpu.py's full grid of p (1, 8, 32,
-#   SMs/m, SMs, 2 SMs), 3 repetitions, at the reduced form's 24 taxa x 50,000 sites and 4 units (about 5 minutes).
+#   SMs/m, SMs, 2 SMs), 3 repetitions, at the reduced form's 24 taxa x 50,000 sites and 4 units, each run's host
+#   thread blocking on its grids (edtlp) and, alternated with it, spinning (os) (about 7 minutes).
 # Exit 0: measured; 77: no usable GPU; 1: a step failed (check.log says which).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -139,7 +140,7 @@ if [ -x "$bundle/bin/mmgp-offload-run" ] && command -v python3 >/dev/null; then
   # Its own budget (no mapping started past 180 s), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
   # and keep its runs, and the daemon is told to quit here too in case it could not.
   grid=(--quick); budget=180
-  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3) && budget=300
+  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3 --policies edtlp,os) && budget=400
   timeout -k 10 $(( budget + 80 )) python3 validation/sweep_gpu.py --platform "$out/platform.json" "${grid[@]}" \
       --bin "$bundle/bin" --out "$work/libpll" --bound 20 --budget $budget >> "$log" 2>&1 ||
     { say "gpu-check: sweep_gpu.py failed"; status=1; }

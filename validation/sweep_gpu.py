@@ -5,6 +5,7 @@ cuda) over m x p, time-sliced and under MPS, with repetitions, every run bounded
 
     validation/sweep_gpu.py --platform gpu.json                       # the full sweep into validation/gpu/libpll/
     validation/sweep_gpu.py --platform gpu.json --quick --out DIR     # the device check's reduced form
+    validation/sweep_gpu.py --platform gpu.json --policies edtlp,os   # each run blocking and, alternated, spinning
 
 m in {1, 2, 4, 8} x p in {1, 8, 32, S/m, S, 2S} (S: the platform's SMs; quick: p in {1, 32, S, 2S}, 24 taxa x
 50,000 sites and 4 units instead of 100,000 and 8), only the
@@ -46,6 +47,9 @@ def parse_args():
     ap.add_argument("--repetitions", type=int, default=None, help="runs per mapping (default 3; quick: 2)")
     ap.add_argument("--bound", type=float, default=60.0, help="seconds a run may take (the runtime's watchdog; default 60)")
     ap.add_argument("--modes", default="time_sliced,mps", help="sharing modes to sweep, of those the platform lists")
+    ap.add_argument("--policies", default="edtlp",
+                    help="host policies to sweep: edtlp (each process's host thread blocks on its grids, the default) "
+                         "and/or os (it spins), alternated run by run; the profile is measured blocking either way")
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds after which no further mapping is started (default: none; the runs done are kept)")
     return ap.parse_args()
@@ -88,12 +92,12 @@ def workload(a):
     return ["--simulate", a.simulate, "--units", str(a.units)]
 
 
-def one_run(a, offload_run, m, p, mode, extra=()):
+def one_run(a, offload_run, m, p, mode, extra=(), policy="edtlp"):
     """One bounded run: (wall seconds, censored, why it failed or ""). A run past its bound is censored at the bound;
     a run that fails otherwise (a CUDA error, a process killed) is recorded with its reason and the sweep goes on."""
     env = dict(os.environ, MMGP_SHARING=mode)
     env.pop("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", None)  # each process sets its own from p (cuda_accelerator.hpp)
-    cmd = [offload_run, *extra, "--m", str(m), "--p", str(p), "--timeout", str(a.bound)] + workload(a)
+    cmd = [offload_run, *extra, "--m", str(m), "--p", str(p), "--policy", policy, "--timeout", str(a.bound)] + workload(a)
     t0 = time.time()
     try:
         p_ = subprocess.run(cmd, capture_output=True, text=True, timeout=a.bound + 30, env=env)
@@ -128,7 +132,7 @@ def mps_daemon(start):
     return False
 
 
-FIELDS = ["m", "p", "sharing", "rep", "wall_s", "censored", "bound_s", "failed"]
+FIELDS = ["m", "p", "sharing", "policy", "rep", "wall_s", "censored", "bound_s", "failed"]
 
 
 def write_runs(a, rows):
@@ -146,21 +150,27 @@ def sweep_mode(a, offload_run, sms, slots, mode, reps, rows, t0):
             common.log(f"the budget of {a.budget:.0f} s is spent: m={m} p={p} {mode} and what follows not run")
             return
         for rep in range(reps):
-            wall, censored, why = one_run(a, offload_run, m, p, mode, ["--accelerator", "cuda"])
-            rows.append({"m": m, "p": p, "sharing": mode, "rep": rep, "wall_s": "" if wall is None else wall,
-                         "censored": int(censored), "bound_s": a.bound, "failed": why})
-        common.log(f"m={m} p={p} {mode}: {[r['wall_s'] for r in rows[-reps:]]}")
+            for policy in a.policy_list:  # alternated, so that the policies see the same drift
+                wall, censored, why = one_run(a, offload_run, m, p, mode, ["--accelerator", "cuda"], policy)
+                rows.append({"m": m, "p": p, "sharing": mode, "policy": policy, "rep": rep,
+                             "wall_s": "" if wall is None else wall, "censored": int(censored), "bound_s": a.bound,
+                             "failed": why})
+        for policy in a.policy_list:
+            mine = [r["wall_s"] for r in rows[-reps * len(a.policy_list):] if r["policy"] == policy]
+            common.log(f"m={m} p={p} {mode}{'' if policy == 'edtlp' else ' ' + policy}: {mine}")
         write_runs(a, rows)
 
 
 def cases_of(rows, source):
-    """One case per mapping: the median of its runs; a mapping whose median run was stopped at its bound is a
-    censored case (measured_s is a bound); a mapping with a failed run is left out (runs.csv says why)."""
+    """One case per mapping and policy: the median of its runs; a mapping whose median run was stopped at its bound
+    is a censored case (measured_s is a bound); a mapping with a failed run is left out (runs.csv says why). Group
+    "libpll" the blocking runs (edtlp, no policy key: the sweeps recorded before the policies), "libpll os" the
+    spinning ones."""
     groups = {}
     for r in rows:
-        groups.setdefault((r["m"], r["p"], r["sharing"]), []).append(r)
+        groups.setdefault((r["m"], r["p"], r["sharing"], r.get("policy", "edtlp")), []).append(r)
     out = []
-    for (m, p, mode), rs in groups.items():
+    for (m, p, mode, policy), rs in groups.items():
         if any(r["failed"] for r in rs):
             continue
         runs = sorted(rs, key=lambda r: r["wall_s"])
@@ -169,6 +179,8 @@ def cases_of(rows, source):
         case = {"m": m, "p": p, "sharing": mode, "group": "libpll", "measured_s": common.median([r["wall_s"] for r in runs]),
                 "runs": [r["wall_s"] for r in rs if not r["censored"]],
                 "source": f"{source}, {len(rs)} runs" + (f", {stopped} stopped at the bound" if stopped else "")}
+        if policy != "edtlp":
+            case["policy"], case["group"] = policy, f"libpll {policy}"
         if mid["censored"]:
             case["measured_s"], case["censored"] = mid["wall_s"], True
         if not case["runs"]:
@@ -200,8 +212,8 @@ def fit_and_validate(a, mmgp, cases, sms):
     fitted profile (OUT/app-fitted.json,
     OUT/sweep-fitted.json, OUT/validate-fitted.txt). Returns mmgp validate's exit status, or None when too few
     configurations qualify."""
-    eligible = [c for c in cases
-                if c["m"] * c["p"] <= sms and (c["sharing"] == "mps" or c["m"] == 1) and not c.get("censored") and c["runs"]]
+    eligible = [c for c in cases if c.get("policy", "edtlp") == "edtlp" and c["m"] * c["p"] <= sms and
+                (c["sharing"] == "mps" or c["m"] == 1) and not c.get("censored") and c["runs"]]
     if len(eligible) < FIT_CASES or len(cases) <= FIT_CASES:
         common.log(f"fit: {len(eligible)} configurations it can take, fewer than {FIT_CASES}: not fitted")
         return None
@@ -224,7 +236,8 @@ def fit_and_validate(a, mmgp, cases, sms):
         common.write_if_changed(os.path.join(a.out, "validate-fitted.txt"), report)
         return f.returncode
     chosen_keys = {(c["m"], c["p"], c["sharing"]) for c in chosen}
-    rest = [dict(c, group="libpll fitted") for c in cases if (c["m"], c["p"], c["sharing"]) not in chosen_keys]
+    rest = [dict(c, group="libpll fitted") for c in cases
+            if c.get("policy", "edtlp") == "edtlp" and (c["m"], c["p"], c["sharing"]) not in chosen_keys]
     doc = {"schema": "mmgp/1", "kind": "validation",
            "name": f"libpll bootstrap on the GPU, mmgp fit on {FIT_CASES} configurations, the rest predicted",
            "scenario": {"schema": "mmgp/1", "name": "libpll-gpu-fitted", "platform": "platform.json",
@@ -262,6 +275,9 @@ def main():
     a.simulate = a.simulate or ("24:50000" if a.quick else "24:100000")
     a.units = a.units or (4 if a.quick else 8)
     sms, slots, modes = platform_facts(a.platform)
+    a.policy_list = [x for x in a.policies.split(",") if x]
+    if not a.policy_list or any(x not in ("edtlp", "os") for x in a.policy_list):
+        sys.exit(f"sweep_gpu: --policies: expected edtlp and/or os, found {a.policies!r}")
     os.makedirs(a.out, exist_ok=True)
     t0 = time.time()
     shutil.copyfile(a.platform, os.path.join(a.out, "platform.json.tmp"))

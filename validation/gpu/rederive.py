@@ -210,6 +210,8 @@ def fit_waits(a, app, platform):
     lines = ["m,p,nodes,units,policy,sharing,time_s"]
     for c in json.load(open(os.path.join(a.dir, "sweep.json")))["cases"]:
         sliced = c["sharing"] == "time_sliced" and c["m"] > 1
+        if c.get("policy", "edtlp") != "edtlp":  # the waits are the blocking runs' (the profile's policy)
+            continue
         if (c["p"] <= capacity) if sliced else (c["m"] * c["p"] <= sms):
             lines += [f"{c['m']},{c['p']},1,{units},edtlp,{c['sharing']},{t!r}" for t in c.get("runs", [])]
     runs = os.path.join(a.dir, "waits-fitted-rederived.csv")

@@ -56,7 +56,8 @@ def gpu_groups():
         rows = [r for r in csv.DictReader(open(os.path.join(folder, "runs.csv"))) if not r["failed"]]
         for mode in modes:
             name = f"libpll-{label}-{'sliced' if mode == 'time_sliced' else mode}-U{UNITS}"
-            mine = [dict(r, policy="edtlp", nodes="1") for r in rows if r["sharing"] == mode]
+            mine = [dict(r, policy="edtlp", nodes="1") for r in rows
+                    if r["sharing"] == mode and r.get("policy", "edtlp") == "edtlp"]  # the blocking runs
             bench.NEW_USER_PLATFORM[name] = os.path.join(folder, "platform.json")
             out.append((name, None, UNITS, mine))
     return out
