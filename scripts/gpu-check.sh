@@ -19,12 +19,15 @@
 #   scripts/gpu-check.sh OUTDIR [BUNDLE] [--libpll-full]          (default BUNDLE: gpu-bundle)
 # --libpll-full: step 5 is left out and step 6 sweeps the libpll program over sweep_gpu.py's full grid of p (1, 8, 32,
 #   SMs/m, SMs, 2 SMs), 3 repetitions, at the reduced form's 24 taxa x 50,000 sites and 4 units, each run's host
-#   thread blocking on its grids (edtlp) and, alternated with it, spinning (os) (about 7 minutes).
+#   thread blocking on its grids (edtlp) and, alternated with it, spinning (os) (about 8 minutes: give the device 590 s).
 # Exit 0: measured; 77: no usable GPU; 1: a step failed (check.log says which).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUNDLE] [--libpll-full]}; bundle=${2:-gpu-bundle}; focus=${3:-}
-case $focus in ''|--libpll-full) ;; *) echo "gpu-check: unknown option $focus (expected --libpll-full)" >&2; exit 2 ;; esac
+out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUNDLE] [--libpll-full]}; bundle=gpu-bundle; focus=""
+for arg in "${@:2}"; do   # the bundle and the option, the option wherever it stands
+  case $arg in --libpll-full) focus=$arg ;; -*) echo "gpu-check: unknown option $arg (expected --libpll-full)" >&2; exit 2 ;;
+               *) bundle=$arg ;; esac
+done
 mkdir -p "$out"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT   # what the check needs but does not bring back
 mmgp=$bundle/bin/mmgp; harness=$bundle/bin/mmgp-gpu-harness; workload=$bundle/bin/mmgp-gpu-workload
@@ -137,10 +140,10 @@ fi
 
 step "6. the libpll bootstrap program on the GPU"
 if [ -x "$bundle/bin/mmgp-offload-run" ] && command -v python3 >/dev/null; then
-  # Its own budget (no mapping started past 180 s), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
+  # Its own budget (no mapping started past 180 s, 440 s with --libpll-full), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
   # and keep its runs, and the daemon is told to quit here too in case it could not.
   grid=(--quick); budget=180
-  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3 --policies edtlp,os) && budget=400
+  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3 --policies edtlp,os) && budget=440
   timeout -k 10 $(( budget + 80 )) python3 validation/sweep_gpu.py --platform "$out/platform.json" "${grid[@]}" \
       --bin "$bundle/bin" --out "$work/libpll" --bound 20 --budget $budget >> "$log" 2>&1 ||
     { say "gpu-check: sweep_gpu.py failed"; status=1; }

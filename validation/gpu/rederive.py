@@ -118,7 +118,7 @@ def main():
     if "offload_charge_s" in m:  # the profile follows today's rules: only the fit is taken again
         print(f"rederive: {a.dir}/app.json: measurements.offload_charge_s is there: the profile follows today's "
               "rules; the sweep's fit and the waits' fit taken again")
-        return refit(a, app) or fit_waits(a, app, platform)
+        return refit(a, app) or fit_waits(a, app, platform, "app.json")
     if not m.get("C_apu_p1_s") or not m.get("slot_split_s") or m.get("C_apu_s") == m.get("C_apu_p1_s"):
         sys.exit(f"rederive: {a.dir}/app.json: a profile measured at p = S expected (measurements.C_apu_p1_s, "
                  "C_apu_s apart from it, slot_split_s)")
@@ -198,7 +198,7 @@ def refit(a, app):
                          "validate-fitted-rederived.txt", head=f.stdout + "\n")
 
 
-def fit_waits(a, app, platform):
+def fit_waits(a, app, platform, profile_file="app-rederived.json"):
     """The waits the profile counts against those mmgp fit fits to the sweep's time-sliced runs of several processes:
     every recorded run the model prices (time-sliced with m >= 2 at every p the platform holds; the others within
     the SMs), fitted with N and C_apu held at the profile's and --waits-per-offload not given, the counted value
@@ -219,7 +219,7 @@ def fit_waits(a, app, platform):
     f = subprocess.run([a.mmgp, "fit", runs, "--platform", os.path.join(a.dir, "platform.json"), "--decomposition",
                         "task", "--N", repr(value(app["N"])), "--fix", f"C_apu={value(app['C_apu'])!r}"],
                        capture_output=True, text=True)
-    head = (f"the profile's waits_per_offload (app-rederived.json): {value(app.get('waits_per_offload', 1)):.4g}\n"
+    head = (f"the profile's waits_per_offload ({profile_file}): {value(app.get('waits_per_offload', 1)):.4g}\n"
             f"mmgp fit of {os.path.basename(runs)}, N and C_apu held at the profile's, the waits fitted to its "
             "time-sliced runs of several processes:\n\n")
     common.write_if_changed(os.path.join(a.dir, "waits-fitted-rederived.txt"), head + f.stdout + f.stderr)
