@@ -5,9 +5,9 @@
 #   3. the GPU workload's application profile, measured sequentially (p = 1)                         app.json
 #      and that of its 256-thread compute mode (--compute, with its kernel's slot_time)      (in sweep.json)
 #   4. predictions and a launch line on the calibrated platform                                       predict.txt
-#   5. the workload swept: m in {1,2,4,8} x p in {1,8,32,SMs/m}, time-sliced and under MPS (group "sweep"), and its
-#      compute mode with p also SMs, 2 SMs, 4 SMs (group "compute"; m*p may exceed the SMs under MPS), 3
-#      repetitions, every run bounded; predicted with nothing fitted (mmgp validate)      sweep.json, validate.txt
+#   5. with --workload: the workload swept: m in {1,2,4,8} x p in {1,8,32,SMs/m}, time-sliced and under MPS (group
+#      "sweep"), and its compute mode with p also SMs, 2 SMs, 4 SMs (group "compute"; m*p may exceed the SMs under
+#      MPS), 3 repetitions, every run bounded; predicted with nothing fitted (mmgp validate)  sweep.json, validate.txt
 #   6. the libpll bootstrap program on the GPU (validation/sweep_gpu.py --quick: its profile by mmgp profile
 #      --accelerator cuda, 24 taxa x 50,000 sites, 4 units; m in {1,2,4,8} x p in {1,32,SMs,2 SMs}, both modes,
 #      2 runs each, every run bounded,
@@ -16,16 +16,19 @@
 #   protocol (mmgp-gpu-backend-check), the likelihood kernels against libpll (mmgp-gpu-likelihood), newview's bandwidth against the device's (mmgp-bench-gpu), the
 #   calibration's lines).
 # Runs from a bundle (scripts/gpu-bundle.sh) on a machine with the NVIDIA driver and none of Debian's packages:
-#   scripts/gpu-check.sh OUTDIR [BUNDLE] [--libpll-full]          (default BUNDLE: gpu-bundle)
-# --libpll-full: step 5 is left out and step 6 sweeps the libpll program over sweep_gpu.py's full grid of p (1, 8, 32,
-#   SMs/m, SMs, 2 SMs), 3 repetitions, at the reduced form's 24 taxa x 50,000 sites and 4 units, each run's host
-#   thread blocking on its grids (edtlp) and, alternated with it, spinning (os) (about 8 minutes: give the device 590 s).
+#   scripts/gpu-check.sh OUTDIR [BUNDLE] [--workload] [--libpll-full]          (default BUNDLE: gpu-bundle)
+# About 3 minutes on an H200 (the calibration and the checks 45 s, the libpll sweep 140 s).
+# --workload: step 5 too (about 4.5 minutes more; recorded twice in validation/gpu/).
+# --libpll-full: step 6 sweeps the libpll program over sweep_gpu.py's full grid of p (1, 8, 32, SMs/m, SMs, 2 SMs),
+#   3 repetitions, at the reduced form's 24 taxa x 50,000 sites and 4 units, each run's host thread blocking on its
+#   grids (edtlp) and, alternated with it, spinning (os) (about 8 minutes in all: give the device 590 s).
 # Exit 0: measured; 77: no usable GPU; 1: a step failed (check.log says which).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUNDLE] [--libpll-full]}; bundle=gpu-bundle; focus=""
-for arg in "${@:2}"; do   # the bundle and the option, the option wherever it stands
-  case $arg in --libpll-full) focus=$arg ;; -*) echo "gpu-check: unknown option $arg (expected --libpll-full)" >&2; exit 2 ;;
+out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUNDLE] [--workload] [--libpll-full]}; bundle=gpu-bundle; focus=""; with_workload=0
+for arg in "${@:2}"; do   # the bundle and the options, wherever they stand
+  case $arg in --libpll-full) focus=$arg ;; --workload) with_workload=1 ;;
+               -*) echo "gpu-check: unknown option $arg (expected --workload or --libpll-full)" >&2; exit 2 ;;
                *) bundle=$arg ;; esac
 done
 mkdir -p "$out"
@@ -89,7 +92,7 @@ printf '{"schema": "mmgp/1", "name": "gpu-workload", "platform": "%s/platform.js
   echo "== the compute mode's profile"; echo "$app_compute"; } > "$out/predict.txt" 2>&1 ||
   { say "gpu-check: predict failed"; status=1; }
 
-if [ "$focus" = --libpll-full ]; then step "5. the workload's sweep: left out (--libpll-full)"; else
+if [ "$with_workload" = 0 ]; then step "5. the workload's sweep: left out (without --workload)"; else
 step "5. sweep"
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 cases=""
