@@ -8,6 +8,10 @@
    RAxML on 8 taxa x 300 sites, 3 configurations x B = 1, 2 (5 cases: B=1 m=2 pooled into m=1), with its synchronisations counted) and runs the report on it: the
    pipeline must work end to end and produce the JSON keys and plots. Accuracy is not asserted on the live
    subset (CI machines are loaded); it is asserted on the committed data by step 1.
+3. Runs the GPU sweep (sweep_gpu.py --quick, time-sliced, both host policies) with stand-ins for mmgp profile and
+   mmgp-offload-run (no GPU here; mmgp itself validates), and checks what it writes: every run with its policy, the
+   policies alternated, a case per mapping and policy (the spinning ones in their own group), the GPU's best
+   against the CPU's taken from the blocking runs.
 """
 import argparse
 import json
@@ -78,6 +82,60 @@ def pure_helpers():
     # A non-quiet run does not count for the median, but counts for the cap.
     check(not common.is_quiet({"external_cpu_share": "0.3"}) and common.is_quiet({"external_cpu_share": ""}),
           "is_quiet: other processes below 0.25 core")
+
+
+STAND_IN_MMGP = """#!/usr/bin/env python3
+import os, shutil, sys
+if sys.argv[1:2] == ["profile"]:  # the profile a GPU would measure: a recorded one
+    shutil.copyfile({app!r}, sys.argv[sys.argv.index("-o") + 1])
+    sys.exit(0)
+os.execv({mmgp!r}, [{mmgp!r}] + sys.argv[1:])
+"""
+STAND_IN_RUN = """#!/usr/bin/env python3
+import json, sys
+a = sys.argv[1:]
+m, p = int(a[a.index("--m") + 1]), int(a[a.index("--p") + 1])
+spin = a[a.index("--policy") + 1] == "os"
+gpu = "--accelerator" in a
+print(json.dumps({{"wall_s": (2.3 / p ** 0.8 + 0.05 * m) * (0.5 if spin else 1.0) if gpu else 0.3}}))
+"""
+
+
+def gpu_sweep_plumbing(build, tmp):
+    """Step 3: sweep_gpu.py's files, with stand-ins where a GPU would answer."""
+    bin_dir = os.path.join(tmp, "gpu-bin")
+    os.makedirs(bin_dir)
+    recorded = os.path.join(HERE, "gpu", "h200-2026-11-30-1", "libpll")
+    for name, text in (("mmgp", STAND_IN_MMGP.format(app=os.path.join(recorded, "app.json"),
+                                                     mmgp=os.path.join(build, "cli", "mmgp"))),
+                       ("mmgp-offload-run", STAND_IN_RUN.format())):
+        with open(os.path.join(bin_dir, name), "w") as f:
+            f.write(text.replace("#!/usr/bin/env python3", "#!" + sys.executable, 1))
+        os.chmod(os.path.join(bin_dir, name), 0o755)
+    out = os.path.join(tmp, "gpu-sweep")
+    done = subprocess.run([sys.executable, os.path.join(HERE, "sweep_gpu.py"), "--platform",
+                           os.path.join(recorded, "platform.json"), "--quick", "--bin", bin_dir, "--out", out,
+                           "--modes", "time_sliced", "--policies", "edtlp,os"], capture_output=True, text=True)
+    check(done.returncode == 0, f"gpu sweep with stand-ins: exit 0 ({done.returncode}: {done.stderr[-300:]})")
+    if done.returncode != 0:
+        return
+    import csv
+    rows = list(csv.DictReader(open(os.path.join(out, "runs.csv"))))
+    check(len(rows) == 64 and [r["policy"] for r in rows[:4]] == ["edtlp", "os", "edtlp", "os"],
+          f"gpu sweep: 16 mappings x 2 runs x 2 policies, alternated ({len(rows)} runs)")
+    cases = json.load(open(os.path.join(out, "sweep.json")))["cases"]
+    spinning = [c for c in cases if c.get("policy") == "os"]
+    check(len(cases) == 32 and len(spinning) == 16 and all(c["group"] == "libpll os" for c in spinning)
+          and all("policy" not in c and c["group"] == "libpll" for c in cases if c not in spinning),
+          "gpu sweep: a case per mapping and policy, the spinning ones in the group 'libpll os'")
+    one = [c for c in cases if c["m"] == 2 and c["p"] == 32]
+    check(sorted(c["measured_s"] for c in one) == sorted([(2.3 / 32 ** 0.8 + 0.1) * f for f in (0.5, 1.0)]),
+          "gpu sweep: each case the median of its own policy's runs")
+    report = open(os.path.join(out, "validate.txt")).read()
+    check("group libpll:" in report and "group libpll os:" in report, "gpu sweep: validated by group")
+    cpu = json.load(open(os.path.join(out, "cpu.json")))
+    blocking_best = min(c["measured_s"] for c in cases if c not in spinning)
+    check(cpu["gpu_best"]["wall_s"] == blocking_best, "gpu sweep: the GPU's best against the CPU's is a blocking run")
 
 
 def sanitized(build):
@@ -157,6 +215,8 @@ def main():
             check(sum(c["role"] == "fitted" for c in rep["cases"]) <= len(rep["cases"]) // 3, "live raxml: <= 1/3 fitted")
         else:
             print("note: raxml not installed, RAxML subset skipped", file=sys.stderr)
+        # 3. the GPU sweep's files
+        gpu_sweep_plumbing(a.build, tmp)
     common.finish_checks(failures, "validation pipeline: OK")
 
 
