@@ -32,6 +32,10 @@ void setup_profile(CLI::App& app, profile_options& o) {
                 "with --accelerator cuda: the calibrated platform the profile is for. C_apu is then the off-loads' cost "
                 "less what the model charges each on it (O_offload + T_csw + the transfer), so that the model gives "
                 "back the profile's own runs there; without it, less the empty grid's round trip measured in the process");
+    add_checked(sub, "--policy", o.policy,
+                "with --accelerator cuda: how the profile's runs wait for their grids, edtlp (the host thread blocks, "
+                "default) or os (it spins); the profile is for runs of that policy (C_apu holds what their waits cost "
+                "beyond the model's charge)");
     al->excludes(si);
     add_checked(sub, "--taxa", o.taxa, "Keep only the first TAXA taxa (default all)");
     add_checked(sub, "--sites", o.sites, "Keep only the first SITES sites (default all)");
@@ -75,8 +79,8 @@ int run_profile_cuda(const profile_options& o, const std::string& alignment, con
         std::cerr << "mmgp profile: no --platform: C_apu leaves out the empty grid's round trip as measured here, which "
                      "the model does not charge (it charges the platform's O_offload + T_csw); give the calibrated "
                      "platform to profile for it\n";
-    const std::string cmd = fmt::format("{} --accelerator cuda --profile{}{} --name {}{}", shell_quote(tool), workload,
-                                        platform, shell_quote(name), o.quiet ? " --quiet" : "");
+    const std::string cmd = fmt::format("{} --accelerator cuda --profile{}{} --policy {} --name {}{}", shell_quote(tool),
+                                        workload, platform, o.policy, shell_quote(name), o.quiet ? " --quiet" : "");
     std::string out;
     const int rc = run::shell(cmd, &out, 16 << 20);
     if (mmgp::interrupt_pending()) mmgp::finish_interrupt();
@@ -140,6 +144,9 @@ int run_profile(const profile_options& o) {
     cmd += rest;
     if (o.accelerator == "cuda") return run_profile_cuda(o, c.alignment, data + rest);
     if (!o.platform.empty()) throw usage_error("--platform: expected --accelerator cuda as well (the CPU profile reads no platform)");
+    if (o.policy != "edtlp")
+        throw usage_error("--policy: expected --accelerator cuda as well (the CPU profile keeps the blocked thread's "
+                          "wake-up apart, as T_offload_idle, and serves both policies)");
     rq.repetitions = o.repetitions;
     rq.name = o.name.empty() ? "raxml-libpll" : o.name;
     rq.command = cmd;

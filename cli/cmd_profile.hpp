@@ -10,6 +10,7 @@ struct profile_options {
     std::string alignment, simulate, output, name;  ///< name: raxml-libpll, on cuda raxml-libpll-cuda
     std::string accelerator = "cpu";                ///< cpu (APU threads) or cuda (mmgp-offload-run's processes)
     std::string platform;                           ///< cuda: the platform the profile is for (C_apu less its charge)
+    std::string policy = "edtlp";                   ///< cuda: how the runs' host waits for its grids (os: spins)
     bool quiet = false;
     std::optional<int> taxa, sites;  ///< --taxa, --sites (not given: all)
     int units = 16, repetitions = 5, rounds = 1, newton = 4;

@@ -69,6 +69,7 @@ constexpr value_rule rule_table[] = {
     {"profile", "--accelerator", K::word, 0, 0, false, false, "cpu|cuda"},
     {"profile", "--simulate", K::text},
     {"profile", "--platform", K::text},
+    {"profile", "--policy", K::word, 0, 0, false, false, "edtlp|os"},
     {"profile", "--taxa", K::count, 3, 1e7},
     {"profile", "--sites", K::count, 2, 1e9},
     {"profile", "--units", K::count, 1, 1e6},

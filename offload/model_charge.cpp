@@ -6,8 +6,8 @@
 
 namespace mmgp::kernels {
 
-std::function<double(double, int)> model_offload_charge(const platform& pl) {
-    return [pl](double bytes, int p) {
+std::function<double(double, int)> model_offload_charge(const platform& pl, policy pol) {
+    return [pl, pol](double bytes, int p) {
         scenario s;
         s.name = "one off-load";
         s.plat = pl;
@@ -15,8 +15,10 @@ std::function<double(double, int)> model_offload_charge(const platform& pl) {
         s.app.N = 1;
         s.app.dma_bytes = bytes;
         s.space.p = {p, p};
+        s.space.pol = pol;
         configuration c;
         c.p = p;
+        c.pol = pol;
         c.share = pl.sharing_modes().front();  // one process: no other to share the accelerator with
         s.space.sharing = {c.share};
         const evaluator ev(s, model_kind::mmgp);

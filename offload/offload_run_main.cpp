@@ -45,8 +45,10 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
     if (po.repetitions < 1 || po.repetitions > 1000)
         throw mmgp::usage_error("--repetitions: expected an integer in [1, 1000], found " + std::to_string(po.repetitions));
     K::process_profile_request rq;
+    rq.policy = c.policy;  // --profile --policy os: a profile for runs whose host spins
     if (!po.platform.empty()) {  // read and tried before the device: bad input is exit 2 on any machine
-        rq.offload_charge = K::model_offload_charge(mmgp::load_platform(po.platform));
+        rq.offload_charge = K::model_offload_charge(mmgp::load_platform(po.platform),
+                                                    c.policy == K::host_policy::os ? mmgp::policy::os : mmgp::policy::edtlp);
         (void)rq.offload_charge(1000, 1);
         rq.charge_platform = po.platform;
     }
@@ -68,7 +70,7 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
     rq.command = po.command;
     if (!po.quiet) rq.progress = [](const std::string& line) { std::cerr << "mmgp-offload-run: profile: " << line << std::endl; };
     const K::process_profile_report rep = K::measure_process_profile(
-        rq, O::cuda_accelerator(facts, K::host_policy::edtlp, true), O::cuda_accelerator(facts, K::host_policy::edtlp, false));
+        rq, O::cuda_accelerator(facts, rq.policy, true), O::cuda_accelerator(facts, rq.policy, false));
     std::cout << rep.json;
     return 0;
 #else
@@ -106,7 +108,8 @@ void from_launcher(mmgp::kernels::config& c) {
 void add_profile_options(CLI::App& app, profile_options& po) {
     app.add_flag("--profile", po.on,
                  "with --accelerator cuda: measure the program's application profile on the GPU (one process at p = 1, "
-                 "untimed and timed by CUDA events; its own slot curve at SMs, 2 SMs, 4 SMs) and print it");
+                 "untimed and timed by CUDA events; its own slot curve at SMs, 2 SMs, 4 SMs) and print it; its host "
+                 "waits by --policy (edtlp blocks, os spins), and the profile is for runs of that policy");
     app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)");
     app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)");
     app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error");

@@ -45,7 +45,7 @@ config sequential(const process_profile_request& rq, int p) {
     config c = rq.base;
     c.m = 1;
     c.p = p;
-    c.policy = host_policy::edtlp;
+    c.policy = rq.policy;
     return c;
 }
 
@@ -116,7 +116,8 @@ void measure_slots(const process_profile_request& rq, const process_accelerator&
 }
 
 std::string provenance_phrase(const process_profile_request& rq, const result& first) {
-    return " over " + std::to_string(rq.repetitions) + " sequential runs (m=1, p=1, one process) of " +
+    return " over " + std::to_string(rq.repetitions) + " sequential runs (m=1, p=1, one process" +
+           (rq.policy == host_policy::os ? ", its host spinning on its grids" : "") + ") of " +
            std::to_string(rq.base.units) + " bootstrap units on " + first.data_source + " (" + std::to_string(first.taxa) +
            " taxa x " + std::to_string(first.sites) + " sites, GTR+G4) on " + this_hostname() + ", " + utc_now();
 }
@@ -167,8 +168,11 @@ nlohmann::json slot_curve(const process_profile_request& rq, const process_profi
 std::string charge_words(const process_profile_request& rq) {
     if (rq.offload_charge)
         return "what the model charges one off-load of a process alone on the platform " + rq.charge_platform +
-               " (O_offload + T_csw + the transfer's latency + bytes / bandwidth / p: measurements.offload_charge_s, "
-               "at p = 1 and at the C_apu's p), so that the model gives back these runs on that platform";
+               (rq.policy == host_policy::os ? " (its host spinning: O_offload + the transfer's latency + bytes / "
+                                               "bandwidth / p, no T_csw"
+                                             : " (O_offload + T_csw + the transfer's latency + bytes / bandwidth / p") +
+               ": measurements.offload_charge_s, at p = 1 and at the C_apu's p), so that the model gives back these "
+               "runs on that platform";
     return "one empty grid's round trip in the process (measurements.empty_grid_roundtrip_s; the model charges the "
            "platform's O_offload and T_csw instead: given the platform, mmgp profile --platform subtracts those)";
 }
@@ -248,6 +252,7 @@ std::string profile_text(const process_profile_request& rq, const process_profil
     j["provenance"] = {{"command", rq.command}, {"date", utc_now()},         {"elapsed_s", rep.elapsed_s},
                        {"data", first.data_source}, {"taxa", first.taxa},    {"sites", first.sites},
                        {"rounds", c.rounds},        {"newton", c.newton},    {"seed", c.seed}};
+    if (rq.policy == host_policy::os) j["provenance"]["policy"] = "os";  // the runs spun (blocking: no key, as before)
     if (rq.offload_charge) j["provenance"]["platform"] = rq.charge_platform;
     return j.dump(2) + "\n";
 }

@@ -2,7 +2,8 @@
 // `mmgp-offload-run --accelerator cuda --profile` prints and `mmgp profile --accelerator cuda` writes. The same
 // program and schema as measure_profile() (app_profile.hpp), measured the way the GPU model reads it:
 //
-//   - one process at p = 1, `repetitions` times, each an untimed run (the host's view: T_hpu, N, the off-loads'
+//   - one process at p = 1 (its host thread waiting by the request's policy, blocking by default), `repetitions`
+//     times, each an untimed run (the host's view: T_hpu, N, the off-loads'
 //     round trip) and a timed one (the kernels' device time by CUDA events, the bytes copied);
 //   - T_apu: the grids that split over the blocks (newview, evaluate, sumtable, derivatives) per unit, less their
 //     floor when the SMs are given (split_floor(): a + b/p through p = 1 and p = S; T_apu = b, C_apu gains a),
@@ -36,7 +37,12 @@
 namespace mmgp::kernels {
 
 struct process_profile_request {
-    config base;            ///< the workload; m, p and policy are set by the profiler
+    config base;            ///< the workload; m and p are set by the profiler
+    /// How the runs' host thread waits for its grids: edtlp blocks (the program's default), os spins. The profile
+    /// is for runs of that policy: C_apu holds what its waits cost beyond the model's charge (model_offload_charge()
+    /// under the same policy), so that a blocking profile's C_apu holds the wake-ups beyond T_csw and a spinning
+    /// one's does not.
+    host_policy policy = host_policy::edtlp;
     int repetitions = 3;    ///< pairs of sequential runs (untimed, timed)
     int sms = 0;            ///< the device's multiprocessors: the slot curve at S, 2S, 4S blocks (0: not measured)
     std::string name = "raxml-libpll-cuda";

@@ -506,6 +506,11 @@ REFUSED = [
      '--accelerator: expected cpu or cuda, found "gpu"'),
     ("profile: a platform for the CPU profile, which reads none", "profile --platform p.json -o never.json", 2,
      "--platform: expected --accelerator cuda as well (the CPU profile reads no platform)"),
+    ("profile: a host policy for the CPU profile, which serves both", "profile --policy os -o never.json", 2,
+     "--policy: expected --accelerator cuda as well (the CPU profile keeps the blocked thread's wake-up apart, as "
+     "T_offload_idle, and serves both policies)"),
+    ("profile: a host policy it does not know", "profile --accelerator cuda --policy spin -o never.json", 2,
+     '--policy: expected edtlp or os, found "spin"'),
     ("fit: waits per off-load below 0", "fit runs.csv --waits-per-offload -1", 2,
      '--waits-per-offload: expected a number in [0, 1000000000000], found "-1"'),
     ("fit: a time-sliced run of several processes whose grid the accelerators cannot hold (priced by the model, not "

@@ -10,8 +10,8 @@
    subset (CI machines are loaded); it is asserted on the committed data by step 1.
 3. Runs the GPU sweep (sweep_gpu.py --quick, time-sliced, both host policies) with stand-ins for mmgp profile and
    mmgp-offload-run (no GPU here; mmgp itself validates), and checks what it writes: every run with its policy, the
-   policies alternated, a case per mapping and policy (the spinning ones in their own group), the GPU's best
-   against the CPU's taken from the blocking runs.
+   policies alternated, a case per mapping and policy (the spinning ones in their own group, and predicted again by
+   the spinning profile), the GPU's best against the CPU's taken from the blocking runs.
 """
 import argparse
 import json
@@ -85,9 +85,11 @@ def pure_helpers():
 
 
 STAND_IN_MMGP = """#!/usr/bin/env python3
-import os, shutil, sys
-if sys.argv[1:2] == ["profile"]:  # the profile a GPU would measure: a recorded one
-    shutil.copyfile({app!r}, sys.argv[sys.argv.index("-o") + 1])
+import json, os, sys
+if sys.argv[1:2] == ["profile"]:  # the profile a GPU would measure: a recorded one, its policy as asked
+    doc = json.load(open({app!r}))
+    doc["provenance"]["policy"] = sys.argv[sys.argv.index("--policy") + 1]
+    json.dump(doc, open(sys.argv[sys.argv.index("-o") + 1], "w"))
     sys.exit(0)
 os.execv({mmgp!r}, [{mmgp!r}] + sys.argv[1:])
 """
@@ -133,6 +135,12 @@ def gpu_sweep_plumbing(build, tmp):
           "gpu sweep: each case the median of its own policy's runs")
     report = open(os.path.join(out, "validate.txt")).read()
     check("group libpll:" in report and "group libpll os:" in report, "gpu sweep: validated by group")
+    by_own = json.load(open(os.path.join(out, "sweep-os.json")))
+    check(by_own["scenario"]["application"] == "app-os.json" and by_own["cases"] == spinning
+          and json.load(open(os.path.join(out, "app-os.json")))["provenance"]["policy"] == "os"
+          and json.load(open(os.path.join(out, "app.json")))["provenance"]["policy"] == "edtlp"
+          and "group libpll os:" in open(os.path.join(out, "validate-os.txt")).read(),
+          "gpu sweep: the spinning runs also predicted by the program's spinning profile")
     cpu = json.load(open(os.path.join(out, "cpu.json")))
     blocking_best = min(c["measured_s"] for c in cases if c not in spinning)
     check(cpu["gpu_best"]["wall_s"] == blocking_best, "gpu sweep: the GPU's best against the CPU's is a blocking run")

@@ -18,7 +18,9 @@ OUT/sweep.json (the cases: the median of each mapping's runs, in the GPU data se
 OUT/cpu.json (the same program on the node's CPU cores, the best of m x p over the cores, and the GPU's best run
 against it: a ratio measured in one run of this script), OUT/validate.txt (mmgp validate sweep.json), and mmgp fit
 on 6 configurations with the rest predicted by what it fitted (OUT/fit-runs.csv, app-fitted.json,
-sweep-fitted.json, validate-fitted.txt), each by temporary file and rename. Standard library only: the device machine has python3 and nothing else.
+sweep-fitted.json, validate-fitted.txt); with --policies naming os, also the program profiled spinning
+(OUT/app-os.json) and the spinning cases predicted by it (OUT/sweep-os.json, validate-os.txt); each by temporary
+file and rename. Standard library only: the device machine has python3 and nothing else.
 """
 import argparse
 import csv
@@ -49,7 +51,7 @@ def parse_args():
     ap.add_argument("--modes", default="time_sliced,mps", help="sharing modes to sweep, of those the platform lists")
     ap.add_argument("--policies", default="edtlp",
                     help="host policies to sweep: edtlp (each process's host thread blocks on its grids, the default) "
-                         "and/or os (it spins), alternated run by run; the profile is measured blocking either way")
+                         "and/or os (it spins), alternated run by run; with os the program is profiled spinning too")
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds after which no further mapping is started (default: none; the runs done are kept)")
     return ap.parse_args()
@@ -287,12 +289,16 @@ def main():
     # whose spread over 2 repetitions was wide (cv 0.19 and 0.76 on two H200 runs).
     prof_reps = max(3, reps)
     # --platform: C_apu leaves out what the model charges an off-load on the platform the sweep predicts with.
-    prof = subprocess.run([mmgp, "profile", "--accelerator", "cuda", *workload(a), "--repetitions", str(prof_reps),
-                           "--platform", a.platform, "--quiet", "-o", os.path.join(a.out, "app.json")],
-                          capture_output=True, text=True,
-                          timeout=(2 * prof_reps + 3) * (a.bound + 30))
-    if prof.returncode != 0:
-        sys.exit(f"sweep_gpu: mmgp profile --accelerator cuda failed ({prof.returncode}): {prof.stderr.strip()}")
+    # Blocking (app.json), and where the spinning runs are swept also spinning (app-os.json: the profile for them).
+    for policy, name in (("edtlp", "app.json"), ("os", "app-os.json")):
+        if policy != "edtlp" and policy not in a.policy_list:  # the blocking profile always: the sweep's own
+            continue
+        prof = subprocess.run([mmgp, "profile", "--accelerator", "cuda", *workload(a), "--repetitions", str(prof_reps),
+                               "--platform", a.platform, "--policy", policy, "--quiet", "-o", os.path.join(a.out, name)],
+                              capture_output=True, text=True, timeout=(2 * prof_reps + 3) * (a.bound + 30))
+        if prof.returncode != 0:
+            sys.exit(f"sweep_gpu: mmgp profile --accelerator cuda --policy {policy} failed ({prof.returncode}): "
+                     f"{prof.stderr.strip()}")
     rows = []
     for mode in [m for m in a.modes.split(",") if m in modes]:
         if mode == "mps" and not mps_daemon(True):
@@ -312,6 +318,14 @@ def main():
     common.write_json(os.path.join(a.out, "sweep.json"), doc)
     v = subprocess.run([mmgp, "validate", os.path.join(a.out, "sweep.json")], capture_output=True, text=True)
     common.write_if_changed(os.path.join(a.out, "validate.txt"), v.stdout + v.stderr)
+    spinning = [c for c in cases if c.get("policy") == "os"]
+    if spinning and os.path.exists(os.path.join(a.out, "app-os.json")):  # the spinning runs by their own profile
+        doc_os = {"schema": "mmgp/1", "kind": "validation",
+                  "name": "libpll bootstrap on the GPU, its host spinning, by the spinning profile, nothing fitted",
+                  "scenario": dict(doc["scenario"], application="app-os.json"), "cases": spinning}
+        common.write_json(os.path.join(a.out, "sweep-os.json"), doc_os)
+        vo = subprocess.run([mmgp, "validate", os.path.join(a.out, "sweep-os.json")], capture_output=True, text=True)
+        common.write_if_changed(os.path.join(a.out, "validate-os.txt"), vo.stdout + vo.stderr)
     uncensored = [c for c in cases if not c.get("censored") and c.get("policy", "edtlp") == "edtlp"]  # as the CPU runs
     gpu_best = min(({"m": c["m"], "p": c["p"], "sharing": c["sharing"], "wall_s": c["measured_s"]} for c in uncensored),
                    key=lambda c: c["wall_s"], default=None)

@@ -322,6 +322,14 @@ TEST_CASE("what the model charges one off-load of a process alone: O_offload + T
     CHECK(K::model_offload_charge(pl)(0, 1) == doctest::Approx(5e-6 + 1e-6).epsilon(1e-12));
 }
 
+TEST_CASE("what the model charges one off-load of a process whose host spins (os): no wake-up, T_csw left out") {
+    const mmgp::platform pl = three_sm_node();
+    const auto spinning = K::model_offload_charge(pl, mmgp::policy::os);
+    CHECK(spinning(0, 1) == doctest::Approx(5e-6 + 2e-6).epsilon(1e-12));
+    CHECK(spinning(1000, 3) == doctest::Approx(5e-6 + 2e-6 + 1000e-9 / 3).epsilon(1e-12));
+    CHECK(K::model_offload_charge(pl, mmgp::policy::edtlp)(1000, 3) - spinning(1000, 3) == doctest::Approx(1e-6));
+}
+
 TEST_CASE("given its platform, the processes' profile leaves out of C_apu what the model charges: it gives back its runs") {
     K::process_profile_request rq;
     rq.base = problem(1, 1, 2);
@@ -355,6 +363,47 @@ TEST_CASE("given its platform, the processes' profile leaves out of C_apu what t
     const double predicted = ev({1, 3}).time_s - 2 * sc.app.T_hpu;
     const double measured = (rep.runs[2].t.roundtrip_s + rep.runs[5].t.roundtrip_s) / 2;
     CHECK(predicted == doctest::Approx(measured).epsilon(1e-9));
+}
+
+TEST_CASE("a profile for spinning runs (policy os): C_apu leaves out the model's charge without T_csw; it gives back its runs") {
+    K::process_profile_request rq;
+    rq.base = problem(1, 1, 2);
+    rq.repetitions = 2;
+    rq.sms = 3;
+    rq.policy = K::host_policy::os;
+    const mmgp::platform pl = three_sm_node();
+    rq.offload_charge = K::model_offload_charge(pl, mmgp::policy::os);
+    rq.charge_platform = "three-sm.json";
+    const K::process_profile_report rep = K::measure_process_profile(rq, device_like(), device_like(false));
+    REQUIRE(rep.runs.size() == 2 * 3 + 3);
+    const double charge_1 = 7e-6 + 100e-9;  // O_offload + latency + 100 bytes, no T_csw
+    const auto doc = nlohmann::json::parse(rep.json);
+    for (std::size_t r = 0; r < 2; ++r) {
+        const K::timers &u = rep.runs[3 * r].t, &t = rep.runs[3 * r + 1].t;
+        CHECK(doc["measurements"]["offload_charge_s"]["p1"][r].get<double>() == doctest::Approx(charge_1).epsilon(1e-12));
+        CHECK(doc["measurements"]["C_apu_p1_s"][r].get<double>() ==
+              doctest::Approx((u.roundtrip_s - t.apu_split_s - static_cast<double>(u.offloads) * charge_1) / 2));
+    }
+    CHECK(doc["provenance"]["policy"] == "os");
+    CHECK(doc["C_apu"]["source"].get<std::string>().find("no T_csw") != std::string::npos);
+    CHECK(doc["N"]["source"].get<std::string>().find("its host spinning on its grids") != std::string::npos);
+    // The model of runs that spin gives back the profile's sequential runs at p = S.
+    mmgp::scenario sc;
+    sc.plat = pl;
+    sc.app = mmgp::parse_application(rep.json, "profile");
+    sc.space.p = {3, 3};
+    sc.space.pol = mmgp::policy::os;
+    const mmgp::evaluator ev(sc, mmgp::model_kind::mmgp);
+    mmgp::configuration spin{1, 3};
+    spin.pol = mmgp::policy::os;
+    const double predicted = ev(spin).time_s - 2 * sc.app.T_hpu;
+    const double measured = (rep.runs[2].t.roundtrip_s + rep.runs[5].t.roundtrip_s) / 2;
+    CHECK(predicted == doctest::Approx(measured).epsilon(1e-9));
+    // A blocking profile of the same runs has no policy in its provenance (as before).
+    rq.policy = K::host_policy::edtlp;
+    rq.offload_charge = K::model_offload_charge(pl);
+    CHECK_FALSE(nlohmann::json::parse(K::measure_process_profile(rq, device_like(), device_like(false)).json)["provenance"]
+                    .contains("policy"));
 }
 
 TEST_CASE("the off-loads' part that divides by p: c0 + b/p through their cost beyond the split work at p = 1 and S") {
