@@ -30,7 +30,7 @@ void setup_profile(CLI::App& app, profile_options& o) {
                 "(the kernels' device time, the program's own slot curve at SMs, 2 SMs and 4 SMs blocks)");
     add_checked(sub, "--platform", o.platform,
                 "with --accelerator cuda: the calibrated platform the profile is for. C_apu is then the off-loads' cost "
-                "less what the model charges each on it (O_offload + T_csw + the transfer), so that the model gives "
+                "less what the model charges each on it (O_offload + T_csw, blocking only, + the transfer), so that the model gives "
                 "back the profile's own runs there; without it, less the empty grid's round trip measured in the process");
     add_checked(sub, "--policy", o.policy,
                 "with --accelerator cuda: how the profile's runs wait for their grids, edtlp (the host thread blocks, "
@@ -77,10 +77,12 @@ int run_profile_cuda(const profile_options& o, const std::string& alignment, con
     const std::string platform = o.platform.empty() ? "" : " --platform " + shell_quote(o.platform);
     if (o.platform.empty() && !o.quiet)
         std::cerr << "mmgp profile: no --platform: C_apu leaves out the empty grid's round trip as measured here, which "
-                     "the model does not charge (it charges the platform's O_offload + T_csw); give the calibrated "
+                     "the model does not charge (it charges the platform's O_offload, + T_csw when blocking); give the calibrated "
                      "platform to profile for it\n";
-    const std::string cmd = fmt::format("{} --accelerator cuda --profile{}{} --policy {} --name {}{}", shell_quote(tool),
-                                        workload, platform, o.policy, shell_quote(name), o.quiet ? " --quiet" : "");
+    // --policy os only where asked: a blocking profile's command line (its provenance) as before.
+    const std::string cmd = fmt::format("{} --accelerator cuda --profile{}{}{} --name {}{}", shell_quote(tool), workload,
+                                        platform, o.policy == "os" ? " --policy os" : "", shell_quote(name),
+                                        o.quiet ? " --quiet" : "");
     std::string out;
     const int rc = run::shell(cmd, &out, 16 << 20);
     if (mmgp::interrupt_pending()) mmgp::finish_interrupt();

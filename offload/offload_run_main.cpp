@@ -115,7 +115,7 @@ void add_profile_options(CLI::App& app, profile_options& po) {
     app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error");
     app.add_option("--platform", po.platform,
                    "--profile: the platform (calibrated) the profile is for: C_apu less what the model charges an "
-                   "off-load there (O_offload + T_csw + the transfer) instead of the empty grid's round trip measured "
+                   "off-load there (O_offload + T_csw, blocking only, + the transfer) instead of the empty grid's round trip measured "
                    "in the process, so that the model gives back the profile's own runs on it")
         ->needs("--profile");
 }

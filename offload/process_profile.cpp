@@ -174,7 +174,8 @@ std::string charge_words(const process_profile_request& rq) {
                ": measurements.offload_charge_s, at p = 1 and at the C_apu's p), so that the model gives back these "
                "runs on that platform";
     return "one empty grid's round trip in the process (measurements.empty_grid_roundtrip_s; the model charges the "
-           "platform's O_offload and T_csw instead: given the platform, mmgp profile --platform subtracts those)";
+           "platform's O_offload" + std::string(rq.policy == host_policy::os ? "" : " and T_csw") +
+           " instead: given the platform, mmgp profile --platform subtracts those)";
 }
 
 std::string capu_where(const process_profile_request& rq, const samples& x) {

@@ -143,15 +143,16 @@ fi
 
 step "6. the libpll bootstrap program on the GPU"
 if [ -x "$bundle/bin/mmgp-offload-run" ] && command -v python3 >/dev/null; then
-  # Its own budget (no mapping started past 180 s, 440 s with --libpll-full), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
+  # Its own budget (no mapping started past 180 s, 460 s with --libpll-full), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
   # and keep its runs, and the daemon is told to quit here too in case it could not.
   grid=(--quick); budget=180
-  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3 --policies edtlp,os) && budget=440
+  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3 --policies edtlp,os) && budget=460
   timeout -k 10 $(( budget + 80 )) python3 validation/sweep_gpu.py --platform "$out/platform.json" "${grid[@]}" \
       --bin "$bundle/bin" --out "$work/libpll" --bound 20 --budget $budget >> "$log" 2>&1 ||
     { say "gpu-check: sweep_gpu.py failed"; status=1; }
   [ "$(id -u)" -eq 0 ] && echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
   tail -3 "$work/libpll/validate.txt" 2>/dev/null | tee -a "$log"
+  [ -f "$work/libpll/validate-os.txt" ] && tail -2 "$work/libpll/validate-os.txt" | tee -a "$log"
   [ -d "$work/libpll" ] && tar czf "$out/libpll.tar.gz" -C "$work" libpll
 else
   say "gpu-check: no mmgp-offload-run in the bundle (a build without libpll) or no python3: the libpll sweep not run"

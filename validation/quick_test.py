@@ -87,8 +87,11 @@ def pure_helpers():
 STAND_IN_MMGP = """#!/usr/bin/env python3
 import json, os, sys
 if sys.argv[1:2] == ["profile"]:  # the profile a GPU would measure: a recorded one, its policy as asked
+    with open({calls!r}, "a") as f:
+        f.write(" ".join(sys.argv[1:]) + "\\n")
     doc = json.load(open({app!r}))
-    doc["provenance"]["policy"] = sys.argv[sys.argv.index("--policy") + 1]
+    if "--policy" in sys.argv and sys.argv[sys.argv.index("--policy") + 1] == "os":
+        doc["provenance"]["policy"] = "os"
     json.dump(doc, open(sys.argv[sys.argv.index("-o") + 1], "w"))
     sys.exit(0)
 os.execv({mmgp!r}, [{mmgp!r}] + sys.argv[1:])
@@ -108,7 +111,8 @@ def gpu_sweep_plumbing(build, tmp):
     bin_dir = os.path.join(tmp, "gpu-bin")
     os.makedirs(bin_dir)
     recorded = os.path.join(HERE, "gpu", "h200-2026-11-30-1", "libpll")
-    for name, text in (("mmgp", STAND_IN_MMGP.format(app=os.path.join(recorded, "app.json"),
+    calls = os.path.join(tmp, "profile-calls.txt")
+    for name, text in (("mmgp", STAND_IN_MMGP.format(app=os.path.join(recorded, "app.json"), calls=calls,
                                                      mmgp=os.path.join(build, "cli", "mmgp"))),
                        ("mmgp-offload-run", STAND_IN_RUN.format())):
         with open(os.path.join(bin_dir, name), "w") as f:
@@ -137,13 +141,25 @@ def gpu_sweep_plumbing(build, tmp):
     check("group libpll:" in report and "group libpll os:" in report, "gpu sweep: validated by group")
     by_own = json.load(open(os.path.join(out, "sweep-os.json")))
     check(by_own["scenario"]["application"] == "app-os.json" and by_own["cases"] == spinning
-          and json.load(open(os.path.join(out, "app-os.json")))["provenance"]["policy"] == "os"
-          and json.load(open(os.path.join(out, "app.json")))["provenance"]["policy"] == "edtlp"
+          and json.load(open(os.path.join(out, "app-os.json")))["provenance"].get("policy") == "os"
+          and "policy" not in json.load(open(os.path.join(out, "app.json")))["provenance"]
           and "group libpll os:" in open(os.path.join(out, "validate-os.txt")).read(),
           "gpu sweep: the spinning runs also predicted by the program's spinning profile")
     cpu = json.load(open(os.path.join(out, "cpu.json")))
     blocking_best = min(c["measured_s"] for c in cases if c not in spinning)
     check(cpu["gpu_best"]["wall_s"] == blocking_best, "gpu sweep: the GPU's best against the CPU's is a blocking run")
+    profiled = [line.split() for line in open(calls)]
+    check(len(profiled) == 2 and profiled[0][profiled[0].index("--policy") + 1] == "edtlp"
+          and profiled[1][profiled[1].index("--policy") + 1] == "os", "gpu sweep: profiled blocking, then spinning")
+    # The default, blocking alone, into the same folder: one profile, and the spinning files gone.
+    os.remove(calls)
+    done = subprocess.run([sys.executable, os.path.join(HERE, "sweep_gpu.py"), "--platform",
+                           os.path.join(recorded, "platform.json"), "--quick", "--bin", bin_dir, "--out", out,
+                           "--modes", "time_sliced"], capture_output=True, text=True)
+    check(done.returncode == 0 and len(open(calls).readlines()) == 1
+          and not any(os.path.exists(os.path.join(out, f)) for f in ("app-os.json", "sweep-os.json", "validate-os.txt"))
+          and all("policy" not in c for c in json.load(open(os.path.join(out, "sweep.json")))["cases"]),
+          f"gpu sweep, blocking alone: one profile, no spinning files or cases ({done.returncode})")
 
 
 def sanitized(build):

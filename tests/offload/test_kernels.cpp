@@ -633,6 +633,12 @@ TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writ
     CHECK(slurp(out).find("\"T_apu\": 0.1") != std::string::npos);
     CHECK(slurp(args).find("--accelerator\ncuda\n--profile\n--simulate=8:1000\n--units\n3\n--repetitions\n2\n") != std::string::npos);
     CHECK(r.err.find("mmgp profile: no --platform: C_apu leaves out the empty grid's round trip") != std::string::npos);
+    CHECK(slurp(args).find("--policy") == std::string::npos);  // blocking: the command line as before
+    fs::remove(out);
+    // --policy os reaches the program: a profile for runs whose host spins.
+    r = sh(cmd + " --policy os", d.path);
+    CHECK(r.status == 0);
+    CHECK(slurp(args).find("\n--policy\nos\n") != std::string::npos);
     fs::remove(out);
     // An alignment whose name has a space reaches the program as one word, the option's value.
     const fs::path odd = d.path / "-my alignment.phy";
