@@ -137,6 +137,12 @@ def mps_daemon(start):
 FIELDS = ["m", "p", "sharing", "policy", "rep", "wall_s", "censored", "bound_s", "failed"]
 
 
+def policy_of(run):
+    """A run's or a case's host policy: edtlp (blocking) where none is named, as in the sweeps recorded before the
+    policies were swept."""
+    return run.get("policy", "edtlp")
+
+
 def write_runs(a, rows):
     """OUT/runs.csv: every run so far (rewritten after each mapping, so that an interrupted sweep keeps its runs)."""
     buf = io.StringIO()
@@ -170,7 +176,7 @@ def cases_of(rows, source):
     spinning ones."""
     groups = {}
     for r in rows:
-        groups.setdefault((r["m"], r["p"], r["sharing"], r.get("policy", "edtlp")), []).append(r)
+        groups.setdefault((r["m"], r["p"], r["sharing"], policy_of(r)), []).append(r)
     out = []
     for (m, p, mode, policy), rs in groups.items():
         if any(r["failed"] for r in rs):
@@ -214,7 +220,7 @@ def fit_and_validate(a, mmgp, cases, sms):
     fitted profile (OUT/app-fitted.json,
     OUT/sweep-fitted.json, OUT/validate-fitted.txt). Returns mmgp validate's exit status, or None when too few
     configurations qualify."""
-    eligible = [c for c in cases if c.get("policy", "edtlp") == "edtlp" and c["m"] * c["p"] <= sms and
+    eligible = [c for c in cases if policy_of(c) == "edtlp" and c["m"] * c["p"] <= sms and
                 (c["sharing"] == "mps" or c["m"] == 1) and not c.get("censored") and c["runs"]]
     if len(eligible) < FIT_CASES or len(cases) <= FIT_CASES:
         common.log(f"fit: {len(eligible)} configurations it can take, fewer than {FIT_CASES}: not fitted")
@@ -239,7 +245,7 @@ def fit_and_validate(a, mmgp, cases, sms):
         return f.returncode
     chosen_keys = {(c["m"], c["p"], c["sharing"]) for c in chosen}
     rest = [dict(c, group="libpll fitted") for c in cases
-            if c.get("policy", "edtlp") == "edtlp" and (c["m"], c["p"], c["sharing"]) not in chosen_keys]
+            if policy_of(c) == "edtlp" and (c["m"], c["p"], c["sharing"]) not in chosen_keys]
     doc = {"schema": "mmgp/1", "kind": "validation",
            "name": f"libpll bootstrap on the GPU, mmgp fit on {FIT_CASES} configurations, the rest predicted",
            "scenario": {"schema": "mmgp/1", "name": "libpll-gpu-fitted", "platform": "platform.json",
@@ -318,7 +324,7 @@ def main():
     common.write_json(os.path.join(a.out, "sweep.json"), doc)
     v = subprocess.run([mmgp, "validate", os.path.join(a.out, "sweep.json")], capture_output=True, text=True)
     common.write_if_changed(os.path.join(a.out, "validate.txt"), v.stdout + v.stderr)
-    spinning = [c for c in cases if c.get("policy") == "os"]
+    spinning = [c for c in cases if policy_of(c) == "os"]
     vo = None
     if spinning:  # the spinning runs by their own profile
         doc_os = {"schema": "mmgp/1", "kind": "validation",
@@ -327,11 +333,11 @@ def main():
         common.write_json(os.path.join(a.out, "sweep-os.json"), doc_os)
         vo = subprocess.run([mmgp, "validate", os.path.join(a.out, "sweep-os.json")], capture_output=True, text=True)
         common.write_if_changed(os.path.join(a.out, "validate-os.txt"), vo.stdout + vo.stderr)
-    else:  # no spinning runs swept now: no file of an earlier sweep's stays beside these
-        for name in ("app-os.json", "sweep-os.json", "validate-os.txt"):
-            if os.path.exists(os.path.join(a.out, name)) and "os" not in a.policy_list:
+    else:  # no spinning case now: no earlier sweep's file stays beside these (app-os.json is this sweep's if os was)
+        for name in ("sweep-os.json", "validate-os.txt") + (() if "os" in a.policy_list else ("app-os.json",)):
+            if os.path.exists(os.path.join(a.out, name)):
                 os.remove(os.path.join(a.out, name))
-    uncensored = [c for c in cases if not c.get("censored") and c.get("policy", "edtlp") == "edtlp"]  # as the CPU runs
+    uncensored = [c for c in cases if not c.get("censored") and policy_of(c) == "edtlp"]  # blocking, as the CPU runs
     gpu_best = min(({"m": c["m"], "p": c["p"], "sharing": c["sharing"], "wall_s": c["measured_s"]} for c in uncensored),
                    key=lambda c: c["wall_s"], default=None)
     common.write_json(os.path.join(a.out, "cpu.json"), cpu_reference(a, offload_run, gpu_best))

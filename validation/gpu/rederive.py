@@ -210,7 +210,7 @@ def fit_waits(a, app, platform, profile_file="app-rederived.json"):
     lines = ["m,p,nodes,units,policy,sharing,time_s"]
     for c in json.load(open(os.path.join(a.dir, "sweep.json")))["cases"]:
         sliced = c["sharing"] == "time_sliced" and c["m"] > 1
-        if c.get("policy", "edtlp") != "edtlp":  # the waits are the blocking runs' (the profile's policy)
+        if sweep_gpu.policy_of(c) != "edtlp":  # the waits are the blocking runs' (the profile's policy)
             continue
         if (c["p"] <= capacity) if sliced else (c["m"] * c["p"] <= sms):
             lines += [f"{c['m']},{c['p']},1,{units},edtlp,{c['sharing']},{t!r}" for t in c.get("runs", [])]

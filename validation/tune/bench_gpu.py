@@ -34,6 +34,7 @@ sys.path.insert(0, HERE)
 import bench  # noqa: E402  (the variants and replay functions)
 import constants  # noqa: E402  (the loss and the paired choice)
 import first_runs  # noqa: E402  (the rules)
+import sweep_gpu  # noqa: E402  (validation/, on bench's path: a run's host policy)
 
 DATA = os.path.join(bench.ROOT, "validation", "gpu", "libpll")
 RERUN = os.path.join(DATA, "rerun-321081a")  # the same program and sweep, recorded again on another day
@@ -57,7 +58,7 @@ def gpu_groups():
         for mode in modes:
             name = f"libpll-{label}-{'sliced' if mode == 'time_sliced' else mode}-U{UNITS}"
             mine = [dict(r, policy="edtlp", nodes="1") for r in rows
-                    if r["sharing"] == mode and r.get("policy", "edtlp") == "edtlp"]  # the blocking runs
+                    if r["sharing"] == mode and sweep_gpu.policy_of(r) == "edtlp"]  # the blocking runs
             bench.NEW_USER_PLATFORM[name] = os.path.join(folder, "platform.json")
             out.append((name, None, UNITS, mine))
     return out
