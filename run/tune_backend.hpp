@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,7 +30,28 @@ struct run_request {
     bool short_run = false;     ///< a short run (mmgp tune --work: {work} is the short value)
     double noise_sd = 0;        ///< the run-to-run noise of log times as the tuner estimates it now (progress stops)
     std::size_t in_flight = 0;  ///< runs in flight beside it
+    /// What its progress is judged against (tune_assessment::progress_bound_of; 0: bound_s): a run stopped by its
+    /// progress below bound_s is stopped early (the journal line's progress_bound_s and early_bound).
+    double progress_bound_s = 0;
 };
+
+/// The bound a request's progress is judged against.
+inline double progress_bound(const run_request& request) {
+    return request.progress_bound_s > 0 && (request.bound_s <= 0 || request.progress_bound_s < request.bound_s)
+               ? request.progress_bound_s : request.bound_s;
+}
+
+/// A run stopped by its progress, judged against `progress_bound_s` under the bound `bound_s`: the journal line
+/// says so. Judged against its own bound, its time is at least that bound (the journal's bound_s). Judged against
+/// less (tune_options::progress_chosen_z), it was stopped early (early_bound: the configuration may run again),
+/// its time at least at_least_s: `low_end` (progress_low_end, above the bound it was judged against), never past
+/// the run's own bound (run on, it would have been censored there: a run censored at its bound says no more).
+inline void mark_progress_stop(nlohmann::json& line, double low_end, double progress_bound_s, double bound_s) {
+    line["progress_stop"] = true;
+    if (!(progress_bound_s > 0 && (bound_s <= 0 || progress_bound_s < bound_s))) return;
+    line["early_bound"] = true;
+    line["at_least_s"] = bound_s > 0 ? std::min(low_end, bound_s) : low_end;
+}
 
 /// What became of a request.
 enum class start_verdict {

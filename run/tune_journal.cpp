@@ -169,9 +169,14 @@ journal_line_run journal_run(const json& j, const std::string& path, const std::
     const long long run_no = j.at("run").get<long long>();
     if (j.contains("progress_stop") && !j.at("progress_stop").is_boolean()) fail("progress_stop", "true or false");
     const double work = j.value("short", false) ? short_work : 1.0;
-    const double past_bound = known->second == run_outcome::censored && j.value("progress_stop", false) &&
-                                      j.contains("bound_s") && j.at("bound_s").is_number()
-                                  ? j.at("bound_s").get<double>() : 0.0;
+    if (j.contains("at_least_s") &&
+        !(j.at("at_least_s").is_number() && j.at("at_least_s").get<double>() > 0 && j.at("at_least_s").get<double>() <= 1e9))
+        fail("at_least_s", "a time in (0, 1000000000] seconds");
+    const bool stopped_by_progress = known->second == run_outcome::censored && j.value("progress_stop", false);
+    const double past_bound = !stopped_by_progress ? 0.0
+                              : j.contains("at_least_s") ? j.at("at_least_s").get<double>()
+                              : j.contains("bound_s") && j.at("bound_s").is_number() ? j.at("bound_s").get<double>()
+                                                                                    : 0.0;
     measurement::run run{j.at("wall_s").get<double>(), known->second, early, work, past_bound};
     run.where = where;
     return {run_no, it->second, std::move(run)};

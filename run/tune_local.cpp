@@ -28,8 +28,9 @@ namespace {
 // projection, and whether it is clearly past the run's bound.
 class progress_watch {
 public:
-    progress_watch(std::string log, const progress_settings& settings, double bound_s, double noise_sd)
-        : log_(std::move(log)), rx_(settings.regex), total_(settings.total), bound_(bound_s), noise_(noise_sd) {}
+    progress_watch(std::string log, const progress_settings& settings, const run_request& request)
+        : log_(std::move(log)), rx_(settings.regex), total_(settings.total), run_bound_(request.bound_s),
+          bound_(progress_bound(request)), noise_(request.noise_sd) {}
 
     bool operator()(double age_s) {
         read_new_lines(age_s);
@@ -37,14 +38,18 @@ public:
         past_ = past_ || progress_past_bound(projection_, bound_, noise_);
         return past_;
     }
-    void set_bound(double bound_s) { bound_ = bound_s; }
+    // The run's bound tightened in flight: its progress is judged against no later a bound.
+    void set_bound(double bound_s) {
+        run_bound_ = bound_s;
+        if (bound_s > 0 && (bound_ <= 0 || bound_s < bound_)) bound_ = bound_s;
+    }
     // What the run's journal line keeps: its timeline and, stopped, the projection that stopped it.
     void add_fields(nlohmann::json& line) const {
         nlohmann::json timeline = nlohmann::json::array();
         for (const auto& p : points_) timeline.push_back({p.t_s, p.count});
         line["progress"] = timeline;
         if (!past_) return;
-        line["progress_stop"] = true;
+        mark_progress_stop(line, progress_low_end(projection_, noise_), bound_, run_bound_);
         line["projected_s"] = projection_.total_s;
         line["projected_sd_s"] = projection_.sd_s;
     }
@@ -91,7 +96,7 @@ private:
 
     std::string log_;
     std::regex rx_;
-    double total_, bound_, noise_;
+    double total_, run_bound_, bound_, noise_;  // run_bound_: the run's own; bound_: what its progress is judged against
     std::size_t offset_ = 0;
     std::string partial_;
     std::vector<progress_point> points_;
@@ -119,7 +124,7 @@ public:
         }
         std::shared_ptr<progress_watch> watch;
         if (!setup_.progress.regex.empty() && !log.empty() && !request.short_run)
-            watch = std::make_shared<progress_watch>(log, setup_.progress, request.bound_s, request.noise_sd);
+            watch = std::make_shared<progress_watch>(log, setup_.progress, request);
         const int id = launch(procs, request.bound_s, {}, {}, log,
                               watch ? run_watch([watch](double age) { return (*watch)(age); }) : run_watch());
         if (watch) watches_[id] = watch;

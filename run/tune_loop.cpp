@@ -93,7 +93,8 @@ private:
         const bool short_run = a_.next_work < 1;
         if (t_.options().short_work > 0) f.line["short"] = short_run;
         if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();
-        const run_start started = backend_.start({c, f.number, a_.next_bound_s, short_run, a_.noise, flights_.size()}, f.line);
+        const run_start started = backend_.start(
+            {c, f.number, a_.next_bound_s, short_run, a_.noise, flights_.size(), a_.progress_bound_of(a_.next)}, f.line);
         if (started.verdict == start_verdict::no_room) return false;
         ++next_number_;
         f.id = started.id;
@@ -121,7 +122,7 @@ private:
         if (jr_.is_open()) jr_.append(line);
         const bool early = end.outcome == run_outcome::censored && line.value("early_bound", false);
         const double past_bound = end.outcome == run_outcome::censored && line.value("progress_stop", false)
-                                      ? line.value("bound_s", 0.0) : 0.0;
+                                      ? line.value("at_least_s", line.value("bound_s", 0.0)) : 0.0;
         t_.add(f.config, {end.wall_s, end.outcome, early, line.value("short", false) ? t_.options().short_work : 1.0,
                           past_bound});
         if (f.id != 0) backend_.release(f.id);

@@ -256,10 +256,10 @@ private:
             if (!seen.empty() && !(reached > seen.back().count)) continue;
             seen.push_back({look, reached});
             const progress_projection proj = project_progress(seen, progress_.total);
-            if (!progress_past_bound(proj, request.bound_s, request.noise_sd)) continue;
+            if (!progress_past_bound(proj, progress_bound(request), request.noise_sd)) continue;
             f.outcome = run_outcome::censored;
             f.wall_s = look;
-            line["progress_stop"] = true;
+            mark_progress_stop(line, progress_low_end(proj, request.noise_sd), progress_bound(request), request.bound_s);
             line["projected_s"] = proj.total_s;
             line["projected_sd_s"] = proj.sd_s;
             return;

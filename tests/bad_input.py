@@ -116,6 +116,7 @@ FILES = {
     "earlyyes.jsonl": journal(run={"early_bound": "yes"}),
     "shortnowork.jsonl": journal(run={"short": True}),
     "progressyes.jsonl": journal(run={"progress_stop": "yes"}),
+    "atleastneg.jsonl": journal(run={"at_least_s": -1}),
     "badtimeline.csv": "m,p,time_s,progress\n1,1,2.0,0.5:10;0.4:20\n",
     "opttype.jsonl": journal(options={"no_bind": "yes"}),
     "optunknown.jsonl": journal(options={"max_rnus": 5}),
@@ -231,7 +232,7 @@ REFUSED = [
     ("tune: a constant the tuner does not have", "tune p.json --constant noise.spread=0.1 -- true", 2,
      '--constant: expected one of noise.sd, noise.dof, noise.few_runs_noisiest, model.error, '
      'discrepancy.length_scale, fit.prior_weight, fit.min_configurations, policy.knowledge_gradient, '
-     'policy.explore_platform, policy.first_platform, bound.noise_z, fallback.trust, '
+     'policy.explore_platform, policy.first_platform, bound.noise_z, progress.chosen_z, fallback.trust, '
      'found "noise.spread"'),
     ("tune: a constant out of its range", "tune p.json --constant noise.dof=0 -- true", 2,
      '--constant noise.dof: expected a number in [0.1, 1000], found "0"'),
@@ -431,6 +432,10 @@ REFUSED = [
      'and the count its output reached, both growing), found "0.4:20"'),
     ("journal: a progress-stop flag that is not a boolean", "tune --resume progressyes.jsonl", 2,
      'progressyes.jsonl: line 2, /progress_stop: expected true or false, found the value "yes"'),
+    ("journal: a progress stop's lower end that is not a positive time", "tune --resume atleastneg.jsonl", 2,
+     "atleastneg.jsonl: line 2, /at_least_s: expected a time in (0, 1000000000] seconds, found the value -1"),
+    ("a tuner constant out of its range", "tune p.json --constant progress.chosen_z=-1 -- true", 2,
+     "--constant progress.chosen_z: expected a number in [0, 10], found \"-1\""),
     ("no effect: --replay-first without a replay", "tune p.json --replay-first slowest -- true",
      2, "--replay-first: expected with --replay (it orders the replayed draws), found it without"),
     ("journal: a FIFO (it would wait for a writer for ever)", "tune --resume nobody.fifo", 2,

@@ -434,6 +434,38 @@ with tempfile.TemporaryDirectory() as tmp:
           f"--replay --progress-total: a run too slow to leave the warm-up is stopped at the look its third line "
           f"is read ({[(x['outcome'], x['wall_s'], x.get('bound_s'), x.get('projected_s')) for x in slowest]})")
 
+    # 13c. --constant progress.chosen_z: a rival is judged against the chosen's time, not its bound. m=1 p=3 runs
+    # steadily twice as long as m=1 p=1 (20.8 s against 10.4 s, within the bound factor's 3x): by default
+    # every run of it ends; with the constant, once m=1 p=1 has run, a run of it is stopped as soon as its
+    # projection is clearly past 1.03 x m=1 p=1's time: censored early (the configuration may run again), its time
+    # at least the low end of its projection, above 1.03 x 10.4 s, never past its own bound.
+    rival = timeline([(0.8 + c * 20 / 10000, c) for c in range(0, 10001, 100)])  # 20.8 s
+    with open(os.path.join(tmp, "progress-rival.csv"), "w") as f:
+        f.write("m,p,nodes,time_s,progress\n")
+        for _ in range(3):
+            f.write(f"1,1,1,10.4,{steady}\n1,3,1,20.8,{rival}\n")
+    for label, more in (("default", []), ("progress.chosen_z", ["--constant", "progress.chosen_z=1.645"])):
+        jr = os.path.join(tmp, f"replay-rival-{label}.jsonl")
+        r = run(["tune", "qs20", "--m", "1:1", "--p", "1:3", "--replay", os.path.join(tmp, "progress-rival.csv"),
+                 "--progress-total", "10000", "--replay-first", "slowest", "--journal", jr, "--json", "--quiet"] + more)
+        rivals = [x for x in (journal_runs(jr) if os.path.exists(jr) else []) if x["p"] == 3]
+        after = [x for x in rivals if x["run"] > 1] if rivals and rivals[0]["run"] == 1 else rivals
+        if not more:
+            check(r.returncode == 0 and rivals and all(x["outcome"] == "ok" and not x.get("progress_stop") for x in rivals),
+                  f"--replay --progress-total: a rival twice as slow ends by default "
+                  f"({[(x['outcome'], x['wall_s']) for x in rivals]}; {r.stderr.strip()[-200:]})")
+            continue
+        check(r.returncode == 0 and after and all(
+                  x["outcome"] == "censored" and x.get("progress_stop") and x.get("early_bound") and
+                  x["wall_s"] < 20.8 and 1.03 * 10.4 < x["at_least_s"] < x["projected_s"] and
+                  x["at_least_s"] <= x["bound_s"] for x in after),
+              f"--constant progress.chosen_z: a rival's run after the chosen's is stopped early by its projection "
+              f"({[(x['run'], x['outcome'], x['wall_s'], x.get('at_least_s'), x.get('projected_s'), x.get('bound_s')) for x in rivals]}; "
+              f"{r.stderr.strip()[-200:]})")
+        r = run(["tune", "--resume", jr, "--json", "--quiet"])
+        check(r.returncode == 0 and json.loads(r.stdout).get("chosen", {}).get("p") == 1,
+              f"--resume: a journal with runs stopped early by their progress is read back ({r.stderr.strip()[-200:]})")
+
     # 14. A GPU node: the recorded runs name their sharing mode; the replay draws the rows of the tune's mode (the
     # platform's first, MPS, or the one --set search.sharing names), the journal names it on every run line, and a
     # line or a file of another mode is refused.

@@ -8,6 +8,8 @@ group's finished full runs reach) and "both".
 
     validation/tune/bench_work.py                 # all groups, 100 seeds: work/report.txt, work/results.json
     validation/tune/bench_work.py --seeds 20
+    validation/tune/bench_work.py --constant progress.chosen_z=1.645 --out work-progress-chosen
+                                                  # a tuner constant in every mode: that folder's report
 
 Ground truth: the median of every recorded full run of a configuration (censored ones at their bound); exhaustive
 trial's cost is the sum of those medians (machine seconds). Exhaustive trial's P(regret <= 3 %) is computed
@@ -124,6 +126,8 @@ def bench_group(pool, args, path):
             write_replay(replay, vrows)
             platform, space = bench.new_user_args(args.platform, full, 1)
             extra = space + (["--replay-first", "slowest"] if v == "d" else [])
+            for c in args.constant:
+                extra += ["--constant", c]
             seeds = range(1, args.seeds + 1)
             mode = {}
             total = progress_total(rows, full_work)
@@ -147,8 +151,10 @@ def bench_group(pool, args, path):
 MODES = ["full runs", "short runs", "progress", "both"]
 
 
-def report(results, seeds):
-    lines = [f"mmgp tune as a new user from less than whole runs, {seeds} seeds (validation/tune/bench_work.py)",
+def report(results, seeds, constants=()):
+    with_constants = "".join(f" --constant {c}" for c in constants)
+    lines = [f"mmgp tune as a new user from less than whole runs, {seeds} seeds (validation/tune/bench_work.py"
+             f"{with_constants})",
              "exh P: exhaustive trial's P(regret <= 3 %), exact. Per mode (full runs only; --work, short runs; "
              "--progress-total, progress lines;",
              "both): P, mmgp tune's P(regret <= 3 %); time, its median machine time (every run, short and stopped "
@@ -183,6 +189,9 @@ def main():
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--platform", default=os.path.join(HERE, "host.json"))
+    ap.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
+                    help="a tuner constant (mmgp tune --constant) in every mode and replay")
+    ap.add_argument("--out", default=OUT, help="the folder of report.txt and results.json (default: work)")
     args = ap.parse_args()
     groups = sorted(os.path.join(HERE, "groups", f) for f in os.listdir(os.path.join(HERE, "groups"))
                     if f.endswith("-work.csv"))
@@ -191,12 +200,13 @@ def main():
         for path in groups:
             name, out = bench_group(pool, args, path)
             results[name] = out
-    os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "results.json"), "w") as f:
+    out = os.path.join(HERE, args.out)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
         f.write("\n")
-    text = report(results, args.seeds)
-    with open(os.path.join(OUT, "report.txt"), "w") as f:
+    text = report(results, args.seeds, args.constant)
+    with open(os.path.join(out, "report.txt"), "w") as f:
         f.write(text)
     print(text, end="")
 

@@ -73,6 +73,12 @@ struct tune_options {
     /// rules nothing out (measurement::run::early). 0: off, the default: validation/tune/bound_noise.py (leave one group
     /// out, bound_noise/report.txt) finds no z that beats off beyond the noise of its replays.
     double bound_noise_z = 0;
+    /// With progress lines (mmgp tune --progress-total), a rival's run is stopped once its projection is clearly
+    /// past (1 + tolerance) x the chosen's expected time at progress_chosen_z sd of its mean (never below what the
+    /// chosen's own finished runs measured), rather than past its bound; censored there, it is
+    /// measurement::run::early, at least the low end of its projection. 0: off, the default: on the recorded
+    /// groups it saves machine time and loses P on one of them (docs/TUNE.md, "Progress lines").
+    double progress_chosen_z = 0;
     double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value
     /// Without the prior's values (prior false): the model is fitted, and the next run chosen by it rather than by
     /// how little is known, once this many configurations have finished runs.
@@ -188,6 +194,15 @@ struct tune_assessment {
     double chosen_bound_s = 0, rival_bound_s = 0;
     /// The bound of a run of configuration c started now (or tightened now, in flight).
     double bound_of(std::size_t c) const noexcept { return has_chosen && c == chosen ? chosen_bound_s : rival_bound_s; }
+    /// With progress lines (mmgp tune --progress-total): the bound a rival's projected time is judged against,
+    /// rival_bound_s, or with tune_options::progress_chosen_z, once the chosen has a finished run, (1 + tolerance)
+    /// x the chosen's expected time that many sd of its mean above (never below what its own finished runs
+    /// measured), never later than rival_bound_s. For a run of the chosen itself: its bound.
+    double rival_progress_bound_s = 0;
+    /// The bound the progress of a run of configuration c started now is judged against (progress_past_bound).
+    double progress_bound_of(std::size_t c) const noexcept {
+        return has_chosen && c == chosen ? chosen_bound_s : rival_progress_bound_s;
+    }
     /// Whether a run given `bound` is stopped early (sooner than the bound factor's): censored there, it is
     /// measurement::run::early.
     bool stops_early(double bound) const noexcept { return bound > 0 && bound < chosen_bound_s; }
@@ -249,6 +264,9 @@ progress_projection project_progress(const std::vector<progress_point>& points, 
 /// noise (`noise_sd`, of log times) and by Student's 95 % quantile (its dof) of the projection's own error, the two
 /// together in quadrature, is still above `bound_s` (> 0).
 bool progress_past_bound(const progress_projection& p, double bound_s, double noise_sd);
+/// The low end progress_past_bound compares with the bound: the projected time less the run-to-run noise and the
+/// projection's own error (0: no usable projection). A run stopped by its progress takes at least this long.
+double progress_low_end(const progress_projection& p, double noise_sd);
 
 /// The closed loop's state: a scenario (platform, application shape and prior), the configurations to
 /// choose from, and the runs so far.

@@ -75,11 +75,15 @@ progress_projection project_progress(const std::vector<progress_point>& points, 
     return floor_s > 0 ? progress_projection{true, floor_s, 0.0} : fit;
 }
 
-bool progress_past_bound(const progress_projection& p, double bound_s, double noise_sd) {
-    if (!p.usable || !(bound_s > 0)) return false;
+double progress_low_end(const progress_projection& p, double noise_sd) {
+    if (!p.usable) return 0;
     // The projection's error from a few points is itself uncertain: its quantile is Student's, not the normal's.
     const double rel = p.sd_s > 0 ? t_quantile_95(p.dof) * p.sd_s / p.total_s : 0.0, noise = z90 * noise_sd;
-    return p.total_s * std::exp(-std::sqrt(noise * noise + rel * rel)) > bound_s;
+    return p.total_s * std::exp(-std::sqrt(noise * noise + rel * rel));
+}
+
+bool progress_past_bound(const progress_projection& p, double bound_s, double noise_sd) {
+    return p.usable && bound_s > 0 && progress_low_end(p, noise_sd) > bound_s;
 }
 
 }  // namespace mmgp
