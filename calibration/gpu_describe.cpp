@@ -218,6 +218,28 @@ void redescribe_gpu_host(nlohmann::json& p) {
 
 namespace {
 
+// The blocked host thread's wake-up against how long it slept (the record's offload.by_wait: a one-block kernel
+// that waits on the device, blocking less spinning round trip): recorded beside T_csw, which stays the empty
+// grid's; nothing in the model reads it. An older record has none.
+void write_wake_by_wait(nlohmann::json& p, const nlohmann::json& gpu) {
+    if (!gpu.contains("/offload/by_wait"_json_pointer)) return;
+    if (!gpu["offload"]["by_wait"].is_array())
+        throw incomplete_profile("/measurements/gpu/offload/by_wait", "the GPU harness's record has no list at /offload/by_wait");
+    nlohmann::json curve = nlohmann::json::array();
+    for (std::size_t i = 0; i < gpu["offload"]["by_wait"].size(); ++i) {
+        const std::string at = "/offload/by_wait/" + std::to_string(i);
+        const double wait = number_at(gpu, at + "/wait_s"), spinning = number_at(gpu, at + "/spinning_s"),
+                     blocking = number_at(gpu, at + "/blocking_s");
+        curve.push_back({wait, std::max(0.0, blocking - spinning)});
+    }
+    if (!p.contains("calibration") || !p["calibration"].is_object()) p["calibration"] = nlohmann::json::object();
+    p["calibration"]["T_csw_by_wait"] = {
+        {"value", curve},
+        {"source", "GPU harness: launch + synchronise of a one-block kernel that waits W seconds on the device, the "
+                   "host thread blocking less spinning (medians): [W, the blocked thread's wake-up] (T_csw is the "
+                   "empty kernel's)"}};
+}
+
 void describe(nlohmann::json& p, const nlohmann::json& gpu) {
     const int sms = static_cast<int>(number_at(gpu, "/device/sms", quantity::count));
     const std::string device = gpu.contains("/device/name"_json_pointer) && gpu["device"]["name"].is_string()
@@ -240,6 +262,7 @@ void describe(nlohmann::json& p, const nlohmann::json& gpu) {
                                  "less O_offload's spinning one (medians): the wake-up of the blocked host thread, per "
                                  "off-load (the csw harness's host hand-off: calibration.T_csw_host)"}};
     }
+    write_wake_by_wait(p, gpu);
     p["dma"] = dma_of(gpu);
     write_sharing(p, gpu, notes);
     if (!p.contains("sources") || !p["sources"].is_object()) p["sources"] = nlohmann::json::object();

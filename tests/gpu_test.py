@@ -48,6 +48,11 @@ def main():
         check(p["apus"]["value"] == sms and sms >= 1, f"apus is the device's SMs ({sms})")
         check(1e-6 <= p["O_offload"]["value"] <= 1e-3, f"launch + synchronise in [1 us, 1 ms]: {p['O_offload']['value']}")
         check(g["offload"]["enqueue_s"]["median"] < p["O_offload"]["value"], "the enqueue alone is shorter than the round trip")
+        waits = g["offload"].get("by_wait", [])
+        check(len(waits) == 5 and all(w["spinning_s"] >= w["wait_s"] and w["blocking_s"] >= w["wait_s"] for w in waits)
+              and [w[0] for w in p["calibration"]["T_csw_by_wait"]["value"]] == [w["wait_s"] for w in waits],
+              f"the round trips of kernels that wait 20-500 us take at least their wait, spinning and blocking, and the "
+              f"platform keeps the wake-up against the wait: {[(w['wait_s'], w['spinning_s'], w['blocking_s']) for w in waits]}")
         check(1e8 <= p["dma"]["bandwidth_Bps"] <= 1e12, f"pinned copies in [0.1, 1000] GB/s: {p['dma']['bandwidth_Bps']}")
         check(0 < p["dma"]["latency_s"] <= 1e-3, f"the smallest copy under 1 ms: {p['dma']['latency_s']}")
         check(len(p["sharing"]) >= 1, f"sharing modes measured: {p['sharing']}")

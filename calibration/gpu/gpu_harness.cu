@@ -9,7 +9,9 @@
 // standard error. Exit 1: a measurement failed. --check only says whether a GPU is usable (0 or 77).
 //
 // Measures (docs/GPU.md): the off-load round trip (launch + synchronise of an empty one-block kernel, and its
-// enqueue alone); the cost of one off-load against its grid size p; the round trip to a persistent kernel spinning
+// enqueue alone, and, in a forked child whose host thread blocks while it waits, the same round trip and those of
+// kernels that wait 20-500 us on the device, beside this process's spinning ones: the blocked thread's wake-up
+// against how long it slept); the cost of one off-load against its grid size p; the round trip to a persistent kernel spinning
 // on mapped host memory (the Cell mailbox's analogue); pinned host↔device copies (CUDA events); the work rate of
 // a compute-bound kernel against its number of blocks (how many blocks an SM holds before they slow each other);
 // and the sharing between processes: two processes off-loading short kernels at once against one alone, without
@@ -62,6 +64,17 @@ __global__ void spin_kernel(long long cycles) {
     }
 }
 
+// Waits `ns` nanoseconds of the device's global timer (thread 0; the other threads leave at once): a kernel as long
+// as an off-load's, whatever the SM clock runs at.
+__global__ void wait_kernel(unsigned long long ns) {
+    if (threadIdx.x != 0) return;
+    unsigned long long t0 = 0, t = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
+}
+
 // Answers round i by writing i to *reply once *flag reaches i; ends after `rounds` rounds.
 __global__ void mailbox_kernel(volatile int* flag, volatile int* reply, int rounds) {
     for (int i = 1; i <= rounds; ++i) {
@@ -109,13 +122,18 @@ struct round_trip {
     std::vector<double> sync, enqueue;
 };
 
-round_trip launch_round_trips(int blocks, int reps) {
+// Launch + synchronise of an empty kernel of `blocks` blocks, or, with `wait_ns`, of one that waits that long.
+round_trip launch_round_trips(int blocks, int reps, unsigned long long wait_ns = 0) {
+    auto launch = [&] {
+        if (wait_ns > 0) wait_kernel<<<blocks, 32>>>(wait_ns);
+        else empty_kernel<<<blocks, 32>>>();
+    };
     round_trip r;
-    for (int i = 0; i < 50; ++i) empty_kernel<<<blocks, 32>>>();
+    for (int i = 0; i < 50; ++i) launch();
     check(cudaDeviceSynchronize(), "warm-up");
     for (int i = 0; i < reps; ++i) {
         const double t0 = now_s();
-        empty_kernel<<<blocks, 32>>>();
+        launch();
         const double t1 = now_s();
         check(cudaStreamSynchronize(0), "launch + synchronise");
         const double t2 = now_s();
@@ -125,18 +143,45 @@ round_trip launch_round_trips(int blocks, int reps) {
     return r;
 }
 
+// How long the one-block kernels of offload_samples' by_wait wait on the device: from about an empty grid's round
+// trip to about the bootstrap program's off-loads and ten times theirs.
+const std::vector<double> wait_lengths_s = {20e-6, 50e-6, 100e-6, 200e-6, 500e-6};
+
+int wait_reps(int reps) { return reps / 4 + 1; }
+
 // The launch round trip with the host thread blocking while it waits (cudaDeviceScheduleBlockingSync), in a
-// forked child: the flag holds for a process's context, and this one's spins. Empty when the child fails.
+// forked child: the flag holds for a process's context, and this one's spins. First `reps` of the empty kernel,
+// then wait_reps(reps) of each of wait_lengths_s's waiting ones. Empty when the child fails.
 std::vector<double> blocking_round_trips(int device, int reps) {
-    std::vector<double> t(static_cast<std::size_t>(reps));
+    const std::size_t n = static_cast<std::size_t>(reps + wait_reps(reps) * static_cast<int>(wait_lengths_s.size()));
+    std::vector<double> t(n);
     int code = -1;
     const bool got = mmgp::run::answer_of_child([&](int to_parent) {
         // The device first: the flags are recorded for the current device.
         if (cudaSetDevice(device) != cudaSuccess || cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) return 1;
-        const std::vector<double> s = launch_round_trips(1, reps).sync;
+        std::vector<double> s = launch_round_trips(1, reps).sync;
+        for (double w : wait_lengths_s) {
+            const std::vector<double> more = launch_round_trips(1, wait_reps(reps), static_cast<unsigned long long>(w * 1e9)).sync;
+            s.insert(s.end(), more.begin(), more.end());
+        }
         return mmgp::run::write_all(to_parent, s.data(), s.size() * sizeof(double)) ? 0 : 1;
     }, t.data(), t.size() * sizeof(double), mmgp::run::steady_seconds() + 60, &code);
     return got && code == 0 ? t : std::vector<double>{};
+}
+
+// The blocking child's samples (blocking_round_trips) into the empty kernel's and, beside this process's spinning
+// round trips of the same waiting kernels, the by-wait samples.
+void add_blocking(rec::offload_samples& out, const std::vector<double>& blocking, int reps) {
+    if (blocking.empty()) return;
+    out.blocking_sync_s.assign(blocking.begin(), blocking.begin() + reps);
+    auto at = blocking.begin() + reps;
+    for (double w : wait_lengths_s) {
+        const int k = wait_reps(reps);
+        rec::offload_samples::wait_sample s{w, launch_round_trips(1, k, static_cast<unsigned long long>(w * 1e9)).sync,
+                                            std::vector<double>(at, at + k)};
+        at += k;
+        out.by_wait.push_back(std::move(s));
+    }
 }
 
 rec::offload_samples offload_samples(int sms, int reps) {
@@ -435,7 +480,7 @@ int main(int argc, char** argv) {
     cudaDeviceGetAttribute(&d.compute_mode, cudaDevAttrComputeMode, o.device);
     samples.quick = o.quick;
     samples.offload = offload_samples(d.sms, reps);
-    samples.offload.blocking_sync_s = blocking;
+    add_blocking(samples.offload, blocking, reps);
     samples.mailbox = mailbox_samples(reps);
     samples.copies = copy_samples(o.quick);
     samples.blocks = block_samples(d.sms, o.quick);

@@ -47,6 +47,13 @@ json offload_json(const offload_samples& o) {
     if (!o.blocking_sync_s.empty())
         j["blocking_sync_s"] = {{"median", median_of(o.blocking_sync_s)}, {"min", minimum_of(o.blocking_sync_s)},
                                 {"repetitions", o.blocking_sync_s.size()}};
+    for (const auto& w : o.by_wait) {
+        if (w.spinning_s.empty() || w.blocking_s.empty()) continue;
+        j["by_wait"].push_back({{"wait_s", w.wait_s},
+                                {"spinning_s", median_of(w.spinning_s)},
+                                {"blocking_s", median_of(w.blocking_s)},
+                                {"repetitions", std::min(w.spinning_s.size(), w.blocking_s.size())}});
+    }
     return j;
 }
 

@@ -44,6 +44,13 @@ struct offload_samples {
     /// The same launch + synchronise in a process whose host thread blocks while it waits
     /// (cudaDeviceScheduleBlockingSync, as an edtlp process of the off-load runtime waits); empty: not measured.
     std::vector<double> blocking_sync_s = {};
+    /// The same round trips of a one-block kernel that waits `wait_s` on the device, spinning and blocking: how the
+    /// blocked thread's wake-up (blocking less spinning) grows with how long it slept; empty: not measured.
+    struct wait_sample {
+        double wait_s = 0;
+        std::vector<double> spinning_s, blocking_s;
+    };
+    std::vector<wait_sample> by_wait = {};
 };
 
 /// The persistent kernel on mapped host memory: the warm rounds' round trips; answered false when it never replied.

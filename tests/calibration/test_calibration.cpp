@@ -481,6 +481,23 @@ TEST_CASE("the GPU harness's record as platform keys: SMs, the launch, the copie
     describe_gpu(b, blocking);  // described again (calibrate --from): the host's value is kept, not the derived one
     CHECK(b["calibration"]["T_csw_host"]["value"] == 3e-6);
     CHECK(mmgp::parse_platform(b.dump(), "gpu.json").T_csw == doctest::Approx(3.0e-5 - 9.1e-6));
+    CHECK_FALSE(b["calibration"].contains("T_csw_by_wait"));  // a record without the waits: no curve
+    // With the waits: the wake-up against the wait, blocking less spinning (never below 0), beside T_csw, which
+    // stays the empty kernel's.
+    nlohmann::json waits = blocking;
+    waits["offload"]["by_wait"] = {{{"wait_s", 5e-5}, {"spinning_s", 6.5e-5}, {"blocking_s", 1.0e-4}, {"repetitions", 2}},
+                                   {{"wait_s", 2e-4}, {"spinning_s", 2.2e-4}, {"blocking_s", 2.1e-4}, {"repetitions", 2}}};
+    nlohmann::json bw = host_profile();
+    describe_gpu(bw, waits);
+    const nlohmann::json& curve = bw["calibration"]["T_csw_by_wait"]["value"];
+    REQUIRE(curve.size() == 2);
+    CHECK(curve[0][0].get<double>() == 5e-5);
+    CHECK(curve[0][1].get<double>() == doctest::Approx(1.0e-4 - 6.5e-5));
+    CHECK(curve[1][1].get<double>() == 0);
+    CHECK(mmgp::parse_platform(bw.dump(), "gpu.json").T_csw == doctest::Approx(3.0e-5 - 9.1e-6));
+    waits["offload"]["by_wait"] = "fast";
+    nlohmann::json bad = host_profile();
+    CHECK_THROWS_WITH_AS(describe_gpu(bad, waits), doctest::Contains("/offload/by_wait"), incomplete_profile);
     CHECK(pl.sharing == std::vector<mmgp::accelerator_sharing>{mmgp::accelerator_sharing::mps, mmgp::accelerator_sharing::time_sliced});
     CHECK(pl.T_slice_switch == g["sharing"]["time_sliced"]["switch_s"].get<double>());
     CHECK(pl.T_csw == 3e-6);  // the host's keys are kept
@@ -559,6 +576,15 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     CHECK(gb["offload"]["blocking_sync_s"]["median"].get<double>() == 3e-5);
     CHECK(gb["offload"]["blocking_sync_s"]["min"].get<double>() == 2e-5);
     CHECK(gb["offload"]["blocking_sync_s"]["repetitions"] == 3);
+    CHECK_FALSE(gb["offload"].contains("by_wait"));  // not measured: no key
+    rec::harness_samples sw = sb;
+    sw.offload.by_wait = {{5e-5, {6e-5, 7e-5, 6.5e-5}, {9e-5, 1.1e-4}}, {2e-4, {2.1e-4}, {}}};  // the second: half measured
+    const nlohmann::json gw = nlohmann::json::parse(rec::harness_record(sw));
+    REQUIRE(gw["offload"]["by_wait"].size() == 1);
+    CHECK(gw["offload"]["by_wait"][0]["wait_s"].get<double>() == 5e-5);
+    CHECK(gw["offload"]["by_wait"][0]["spinning_s"].get<double>() == 6.5e-5);
+    CHECK(gw["offload"]["by_wait"][0]["blocking_s"].get<double>() == doctest::Approx(1e-4));
+    CHECK(gw["offload"]["by_wait"][0]["repetitions"] == 2);
     CHECK(g["offload"]["by_blocks"][1][1].get<double>() == doctest::Approx(11e-6));
     CHECK(g["mailbox"]["round_trip_s"]["median"].get<double>() == 2e-6);
     CHECK(g["mailbox"]["round_trip_s"]["repetitions"] == 3);
