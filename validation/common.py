@@ -118,14 +118,19 @@ def run_json(cmd, timeout=None):
     return json.loads(p.stdout)
 
 
-def live_tune_start(doc, live, workdir):
-    """The start of a live tune script (validation/tune/live_*.py): its arguments (--build, --reps) parsed, the
-    directory `workdir` made, the journal and platform of an earlier run in `live` removed; returns (arguments,
-    the mmgp binary of --build)."""
+def live_tune_start(doc, live, workdir, more_arguments=None):
+    """The start of a live tune script (validation/tune/live_*.py): its arguments (--build, --reps, and those
+    `more_arguments(parser)` adds) parsed, the directory `workdir` made, the journal and platform of an earlier run
+    in `live` removed (`live` and `workdir` may be functions of the arguments); returns (arguments, the mmgp binary
+    of --build)."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--reps", type=int, default=3)
+    if more_arguments:
+        more_arguments(ap)
     a = ap.parse_args()
+    live = live(a) if callable(live) else live
+    workdir = workdir(a) if callable(workdir) else workdir
     mmgp = os.path.join(a.build, "cli", "mmgp")
     os.makedirs(workdir, exist_ok=True)
     for f in ("journal.jsonl", "platform.json"):
