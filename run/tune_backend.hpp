@@ -31,7 +31,8 @@ struct run_request {
     double noise_sd = 0;        ///< the run-to-run noise of log times as the tuner estimates it now (progress stops)
     std::size_t in_flight = 0;  ///< runs in flight beside it
     /// What its progress is judged against (tune_assessment::progress_bound_of; 0: bound_s): a run stopped by its
-    /// progress below bound_s is stopped early (the journal line's progress_bound_s and early_bound).
+    /// progress judged against less than bound_s is stopped early (the journal line's at_least_s and early_bound:
+    /// mark_progress_stop).
     double progress_bound_s = 0;
 };
 

@@ -202,6 +202,7 @@ private:
             if (!backend_.tighten_bound(f.id, now)) continue;
             f.line["bound_s"] = now;
             if (a_.stops_early(now)) f.line["early_bound"] = true;
+            if (f.line.contains("at_least_s") && f.line["at_least_s"].get<double>() > now) f.line["at_least_s"] = now;
         }
     }
 

@@ -55,8 +55,9 @@ timeout 150 "$mmgp" calibrate --accelerator cuda --quick -o "$out/platform.json"
 sms=$(grep -o '"sms": *[0-9]*' "$out/platform.json" | head -1 | grep -o '[0-9]*$')
 sharing=$(tr -d '\n ' < "$out/platform.json" | grep -o '"sharing":\[[^]]*\]' | head -1)
 say "gpu-check: $sms SMs, $sharing"
-wake=$(tr -d '\n ' < "$out/platform.json" | grep -o '"T_csw_by_wait":{"value":\[[^}]*\]\]' | head -1)
-say "gpu-check: the blocked thread's wake-up against its wait [s, s]: ${wake#*value\":}"
+wake=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("calibration", {}).get("T_csw_by_wait", {}).get("value"))' \
+  "$out/platform.json" 2>/dev/null)
+say "gpu-check: the blocked thread's wake-up against its wait [s, s]: ${wake:-not measured}"
 if command -v python3 >/dev/null; then
   MMGP_BIN=$mmgp MMGP_GPU_HARNESS=$harness timeout 200 python3 tests/gpu_test.py >> "$log" 2>&1 ||
     { say "gpu-check: gpu_test.py failed"; status=1; }

@@ -465,6 +465,22 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run(["tune", "--resume", jr, "--json", "--quiet"])
         check(r.returncode == 0 and json.loads(r.stdout).get("chosen", {}).get("p") == 1,
               f"--resume: a journal with runs stopped early by their progress is read back ({r.stderr.strip()[-200:]})")
+    # Under a cost objective the chosen is the cheapest within --within of the fastest: m=1 p=1 (15.4 s, 15.4
+    # core-seconds) against m=1 p=3 (10.4 s, 31.2): slower, but not to be stopped against the fastest's time.
+    cheap = timeline([(0.4 + c * 15 / 10000, c) for c in range(0, 10001, 100)])  # 15.4 s
+    with open(os.path.join(tmp, "progress-cost.csv"), "w") as f:
+        f.write("m,p,nodes,time_s,progress\n")
+        for _ in range(3):
+            f.write(f"1,3,1,10.4,{steady}\n1,1,1,15.4,{cheap}\n")
+    jr = os.path.join(tmp, "replay-cost.jsonl")
+    r = run(["tune", "qs20", "--m", "1:1", "--p", "1:3", "--replay", os.path.join(tmp, "progress-cost.csv"),
+             "--progress-total", "10000", "--objective", "core-hours", "--within", "0.6", "--max-cost", "none",
+             "--constant", "progress.chosen_z=1.645", "--journal", jr, "--json", "--quiet"])
+    cheap_runs = [x for x in (journal_runs(jr) if os.path.exists(jr) else []) if x["p"] == 1]
+    check(r.returncode == 0 and json.loads(r.stdout).get("chosen", {}).get("p") == 1 and cheap_runs and
+          not any(x.get("progress_stop") for x in cheap_runs),
+          f"--constant progress.chosen_z under --objective core-hours: the cheaper, slower m=1 p=1 runs to its end and "
+          f"is chosen ({[(x['outcome'], x['wall_s']) for x in cheap_runs]}; {r.stderr.strip()[-200:]})")
 
     # 14. A GPU node: the recorded runs name their sharing mode; the replay draws the rows of the tune's mode (the
     # platform's first, MPS, or the one --set search.sharing names), the journal names it on every run line, and a

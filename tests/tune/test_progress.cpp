@@ -84,6 +84,9 @@ TEST_CASE("tune progress: a noisy rate gives the projection an error, and the st
     const double low = p.total_s * std::exp(-std::sqrt(noise * noise + rel * rel));
     CHECK(mmgp::progress_past_bound(p, low * 0.99, 0.05));
     CHECK_FALSE(mmgp::progress_past_bound(p, low * 1.01, 0.05));
+    // What a run so stopped is recorded as taking at least (measurement::run::past_bound_s): that low end.
+    CHECK(mmgp::progress_low_end(p, 0.05) == doctest::Approx(low).epsilon(1e-3));
+    CHECK(mmgp::progress_low_end(mmgp::progress_projection{}, 0.05) == 0);  // nothing projected
 }
 
 TEST_CASE("tune progress: three points that fall on a line by the looks' rounding do not stop a run that meets its bound") {

@@ -82,6 +82,7 @@ def main():
     tune = subprocess.run(cmd, capture_output=True, text=True)
     tune_wall = time.time() - t0
     shutil.rmtree(os.path.join(live, "work"), ignore_errors=True)
+    shutil.rmtree(os.path.join(live, "journal.jsonl.logs"), ignore_errors=True)  # the runs' logs: empty (-quiet)
     if tune.returncode != 0:
         sys.exit(f"live: mmgp tune failed: {tune.stderr}")
     j = json.loads(tune.stdout)

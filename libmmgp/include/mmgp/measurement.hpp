@@ -46,7 +46,9 @@ struct measurement {
         /// (tune_options::short_work), evidence of the full time only through the carry-over.
         double work = 1;
         /// Censored sooner than its bound because its progress projected it clearly past the bound (mmgp tune
-        /// --progress-regex): that bound, which its time is at least (time_s: the machine time it spent). 0: time_s.
+        /// --progress-regex): that bound, or, judged against a tighter one (tune_options::progress_chosen_z), the low
+        /// end of its projection (never past its bound), which its time is at least (time_s: the machine time it
+        /// spent). 0: time_s.
         double past_bound_s = 0;
         double bound_s = 0;  ///< the bound it ran under (a runs file's bound_s; 0: not stated)
         /// Its place among the runs it was read or recorded with (a runs file's rows, a tune's runs), from 0.

@@ -73,9 +73,9 @@ struct tune_options {
     /// rules nothing out (measurement::run::early). 0: off, the default: validation/tune/bound_noise.py (leave one group
     /// out, bound_noise/report.txt) finds no z that beats off beyond the noise of its replays.
     double bound_noise_z = 0;
-    /// With progress lines (mmgp tune --progress-total), a rival's run is stopped once its projection is clearly
-    /// past (1 + tolerance) x the chosen's expected time at progress_chosen_z sd of its mean (never below what the
-    /// chosen's own finished runs measured), rather than past its bound; censored there, it is
+    /// With progress lines (mmgp tune --progress-total), under objective time, a rival's run is stopped once its
+    /// projection is clearly past (1 + tolerance) x the chosen's expected time at progress_chosen_z sd of its mean
+    /// (never below what the chosen's own finished runs measured), rather than past its bound; censored there, it is
     /// measurement::run::early, at least the low end of its projection. 0: off, the default: on the recorded
     /// groups it saves machine time and loses P on one of them (docs/TUNE.md, "Progress lines").
     double progress_chosen_z = 0;
@@ -195,7 +195,7 @@ struct tune_assessment {
     /// The bound of a run of configuration c started now (or tightened now, in flight).
     double bound_of(std::size_t c) const noexcept { return has_chosen && c == chosen ? chosen_bound_s : rival_bound_s; }
     /// With progress lines (mmgp tune --progress-total): the bound a rival's projected time is judged against,
-    /// rival_bound_s, or with tune_options::progress_chosen_z, once the chosen has a finished run, (1 + tolerance)
+    /// rival_bound_s, or with tune_options::progress_chosen_z (objective time), once the chosen has a finished run, (1 + tolerance)
     /// x the chosen's expected time that many sd of its mean above (never below what its own finished runs
     /// measured), never later than rival_bound_s. For a run of the chosen itself: its bound.
     double rival_progress_bound_s = 0;

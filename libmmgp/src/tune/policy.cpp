@@ -142,7 +142,9 @@ bool bound_next_run(tune_assessment& a, const log_beliefs& b, const run_evidence
     a.chosen_bound_s = with_limit(loose);
     a.rival_bound_s = with_limit(tight);
     a.rival_progress_bound_s = a.rival_bound_s;
-    if (opt.progress_chosen_z > 0 && a.has_chosen && !evidence[a.chosen].logs.empty()) {
+    // Under objective time only: under a cost objective the chosen is the cheapest within --within of the fastest,
+    // and a slower rival may be the cheaper one.
+    if (opt.progress_chosen_z > 0 && opt.minimise == objective::time && a.has_chosen && !evidence[a.chosen].logs.empty()) {
         const double upper = chosen_log_time(a, b, evidence) + std::log1p(opt.tolerance) +
                              opt.progress_chosen_z * std::sqrt(b.var[a.chosen]);
         a.rival_progress_bound_s = std::min(a.rival_bound_s > 0 ? a.rival_bound_s : HUGE_VAL, std::exp(upper));
