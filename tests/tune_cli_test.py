@@ -414,10 +414,15 @@ with tempfile.TemporaryDirectory() as tmp:
     # A third configuration prints 100 steps every 10 s after a start-up of 10.05 s: it would take 1,010 s, and is
     # stopped once three points say so (its third line, at a look, 30.2 s), well before its bound.
     slow = timeline([(10.05 + c / 10, c) for c in range(0, 10001, 100)])
-    with open(os.path.join(tmp, "progress.csv"), "w") as f:
-        f.write("m,p,nodes,time_s,progress\n")
-        for _ in range(3):
-            f.write(f"1,1,1,10.4,{steady}\n1,2,1,18.43,{burst}\n2,1,1,1010.0,{slow}\n")
+
+    def progress_file(name, rows):
+        """A runs file of `rows` (m, p, time_s, timeline), each recorded three times."""
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write("m,p,nodes,time_s,progress\n" + "".join(f"{m},{p},1,{t},{tl}\n" for m, p, t, tl in rows) * 3)
+        return path
+
+    progress_file("progress.csv", [(1, 1, 10.4, steady), (1, 2, 18.43, burst), (2, 1, 1010.0, slow)])
     j11 = os.path.join(tmp, "replay-progress.jsonl")
     r = run(["tune", "qs20", "--replay", os.path.join(tmp, "progress.csv"), "--progress-total", "10000",
              "--journal", j11, "--json", "--quiet"])
@@ -440,10 +445,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # projection is clearly past 1.03 x m=1 p=1's time: censored early (the configuration may run again), its time
     # at least the low end of its projection, above 1.03 x 10.4 s, never past its own bound.
     rival = timeline([(0.8 + c * 20 / 10000, c) for c in range(0, 10001, 100)])  # 20.8 s
-    with open(os.path.join(tmp, "progress-rival.csv"), "w") as f:
-        f.write("m,p,nodes,time_s,progress\n")
-        for _ in range(3):
-            f.write(f"1,1,1,10.4,{steady}\n1,3,1,20.8,{rival}\n")
+    progress_file("progress-rival.csv", [(1, 1, 10.4, steady), (1, 3, 20.8, rival)])
     for label, more in (("default", []), ("progress.chosen_z", ["--constant", "progress.chosen_z=1.645"])):
         jr = os.path.join(tmp, f"replay-rival-{label}.jsonl")
         r = run(["tune", "qs20", "--m", "1:1", "--p", "1:3", "--replay", os.path.join(tmp, "progress-rival.csv"),
@@ -468,10 +470,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # Under a cost objective the chosen is the cheapest within --within of the fastest: m=1 p=1 (15.4 s, 15.4
     # core-seconds) against m=1 p=3 (10.4 s, 31.2): slower, but not to be stopped against the fastest's time.
     cheap = timeline([(0.4 + c * 15 / 10000, c) for c in range(0, 10001, 100)])  # 15.4 s
-    with open(os.path.join(tmp, "progress-cost.csv"), "w") as f:
-        f.write("m,p,nodes,time_s,progress\n")
-        for _ in range(3):
-            f.write(f"1,3,1,10.4,{steady}\n1,1,1,15.4,{cheap}\n")
+    progress_file("progress-cost.csv", [(1, 3, 10.4, steady), (1, 1, 15.4, cheap)])
     jr = os.path.join(tmp, "replay-cost.jsonl")
     r = run(["tune", "qs20", "--m", "1:1", "--p", "1:3", "--replay", os.path.join(tmp, "progress-cost.csv"),
              "--progress-total", "10000", "--objective", "core-hours", "--within", "0.6", "--max-cost", "none",
