@@ -5,6 +5,7 @@
 // command into their journal line.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -12,7 +13,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <algorithm>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,10 +36,12 @@ struct run_request {
     double progress_bound_s = 0;
 };
 
+/// Whether `bound` (seconds, 0: none) stops a run sooner than `than` does.
+inline bool tighter_bound(double bound, double than) { return bound > 0 && (than <= 0 || bound < than); }
+
 /// The bound a request's progress is judged against.
 inline double progress_bound(const run_request& request) {
-    return request.progress_bound_s > 0 && (request.bound_s <= 0 || request.progress_bound_s < request.bound_s)
-               ? request.progress_bound_s : request.bound_s;
+    return tighter_bound(request.progress_bound_s, request.bound_s) ? request.progress_bound_s : request.bound_s;
 }
 
 /// A run stopped by its progress, judged against `progress_bound_s` under the bound `bound_s`: the journal line
@@ -49,7 +51,7 @@ inline double progress_bound(const run_request& request) {
 /// the run's own bound (run on, it would have been censored there: a run censored at its bound says no more).
 inline void mark_progress_stop(nlohmann::json& line, double low_end, double progress_bound_s, double bound_s) {
     line["progress_stop"] = true;
-    if (!(progress_bound_s > 0 && (bound_s <= 0 || progress_bound_s < bound_s))) return;
+    if (!tighter_bound(progress_bound_s, bound_s)) return;
     line["early_bound"] = true;
     line["at_least_s"] = bound_s > 0 ? std::min(low_end, bound_s) : low_end;
 }

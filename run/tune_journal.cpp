@@ -104,6 +104,12 @@ void journal::append(const json& j) {
 
 // --- The recorded runs -------------------------------------------------------------------------------------------
 
+double past_bound_of(const json& line, bool censored) {
+    if (!censored || !line.value("progress_stop", false)) return 0;
+    if (line.contains("at_least_s")) return line.at("at_least_s").get<double>();
+    return line.contains("bound_s") && line.at("bound_s").is_number() ? line.at("bound_s").get<double>() : 0.0;
+}
+
 namespace {
 
 // One run line of a journal, checked as a run the tune recorded itself would be: integer m, p, nodes >= 1 of the
@@ -172,11 +178,7 @@ journal_line_run journal_run(const json& j, const std::string& path, const std::
     if (j.contains("at_least_s") &&
         !(j.at("at_least_s").is_number() && j.at("at_least_s").get<double>() > 0 && j.at("at_least_s").get<double>() <= 1e9))
         fail("at_least_s", "a time in (0, 1000000000] seconds");
-    const bool stopped_by_progress = known->second == run_outcome::censored && j.value("progress_stop", false);
-    const double past_bound = !stopped_by_progress ? 0.0
-                              : j.contains("at_least_s") ? j.at("at_least_s").get<double>()
-                              : j.contains("bound_s") && j.at("bound_s").is_number() ? j.at("bound_s").get<double>()
-                                                                                    : 0.0;
+    const double past_bound = past_bound_of(j, known->second == run_outcome::censored);
     measurement::run run{j.at("wall_s").get<double>(), known->second, early, work, past_bound};
     run.where = where;
     return {run_no, it->second, std::move(run)};

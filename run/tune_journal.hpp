@@ -74,6 +74,11 @@ struct journal_history {
     bool any_ran = false;     ///< a run finished (ok or censored): the program can run
 };
 
+/// What a run line says its run took at least beyond its wall time (measurement::run::past_bound_s): a censored run
+/// stopped by its progress, its at_least_s (stopped early, tune_options::progress_chosen_z), else its bound_s; 0 for
+/// any other run. The loop's line as it ends a run and a resumed journal's read alike.
+double past_bound_of(const nlohmann::json& line, bool censored);
+
 /// Gives the tuner the runs of `lines` (a journal's, after its header), each checked as a run the tune recorded
 /// itself would be, each once. `skip_failed` (--retry-failed): the failed runs are checked but not given.
 journal_history add_recorded_runs(const std::vector<nlohmann::json>& lines, const std::string& path, tuner& t,

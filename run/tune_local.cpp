@@ -41,7 +41,7 @@ public:
     // The run's bound tightened in flight: its progress is judged against no later a bound.
     void set_bound(double bound_s) {
         run_bound_ = bound_s;
-        if (bound_s > 0 && (bound_ <= 0 || bound_s < bound_)) bound_ = bound_s;
+        if (tighter_bound(bound_s, bound_)) bound_ = bound_s;
     }
     // What the run's journal line keeps: its timeline and, stopped, the projection that stopped it.
     void add_fields(nlohmann::json& line) const {

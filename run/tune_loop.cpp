@@ -121,10 +121,8 @@ private:
         line.update(end.journal_fields);
         if (jr_.is_open()) jr_.append(line);
         const bool early = end.outcome == run_outcome::censored && line.value("early_bound", false);
-        const double past_bound = end.outcome == run_outcome::censored && line.value("progress_stop", false)
-                                      ? line.value("at_least_s", line.value("bound_s", 0.0)) : 0.0;
         t_.add(f.config, {end.wall_s, end.outcome, early, line.value("short", false) ? t_.options().short_work : 1.0,
-                          past_bound});
+                          past_bound_of(line, end.outcome == run_outcome::censored)});
         if (f.id != 0) backend_.release(f.id);
         return f;
     }

@@ -149,6 +149,8 @@ const std::vector<double> wait_lengths_s = {20e-6, 50e-6, 100e-6, 200e-6, 500e-6
 
 int wait_reps(int reps) { return reps / 4 + 1; }
 
+unsigned long long wait_ns(double wait_s) { return static_cast<unsigned long long>(wait_s * 1e9); }
+
 // The launch round trip with the host thread blocking while it waits (cudaDeviceScheduleBlockingSync), in a
 // forked child: the flag holds for a process's context, and this one's spins. First `reps` of the empty kernel,
 // then wait_reps(reps) of each of wait_lengths_s's waiting ones. Empty when the child fails.
@@ -161,7 +163,7 @@ std::vector<double> blocking_round_trips(int device, int reps) {
         if (cudaSetDevice(device) != cudaSuccess || cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) return 1;
         std::vector<double> s = launch_round_trips(1, reps).sync;
         for (double w : wait_lengths_s) {
-            const std::vector<double> more = launch_round_trips(1, wait_reps(reps), static_cast<unsigned long long>(w * 1e9)).sync;
+            const std::vector<double> more = launch_round_trips(1, wait_reps(reps), wait_ns(w)).sync;
             s.insert(s.end(), more.begin(), more.end());
         }
         return mmgp::run::write_all(to_parent, s.data(), s.size() * sizeof(double)) ? 0 : 1;
@@ -169,26 +171,26 @@ std::vector<double> blocking_round_trips(int device, int reps) {
     return got && code == 0 ? t : std::vector<double>{};
 }
 
-// The blocking child's samples (blocking_round_trips) into the empty kernel's and, beside this process's spinning
-// round trips of the same waiting kernels, the by-wait samples.
+// The blocking child's samples (blocking_round_trips) split as it took them: the empty kernel's, then each
+// waiting kernel's beside this process's spinning ones (offload_samples' by_wait).
 void add_blocking(rec::offload_samples& out, const std::vector<double>& blocking, int reps) {
     if (blocking.empty()) return;
     out.blocking_sync_s.assign(blocking.begin(), blocking.begin() + reps);
     auto at = blocking.begin() + reps;
-    for (double w : wait_lengths_s) {
-        const int k = wait_reps(reps);
-        rec::offload_samples::wait_sample s{w, launch_round_trips(1, k, static_cast<unsigned long long>(w * 1e9)).sync,
-                                            std::vector<double>(at, at + k)};
-        at += k;
-        out.by_wait.push_back(std::move(s));
+    for (auto& w : out.by_wait) {
+        w.blocking_s.assign(at, at + wait_reps(reps));
+        at += wait_reps(reps);
     }
 }
 
+// The spinning round trips: the empty one-block kernel, the grids of 1 to 2 SMs blocks, and the waiting kernels
+// (their blocking twins: add_blocking).
 rec::offload_samples offload_samples(int sms, int reps) {
     const round_trip one = launch_round_trips(1, reps);
     rec::offload_samples out{one.sync, one.enqueue, {}};
     for (int p = 1; p <= 2 * sms; p = p < sms && 2 * p > sms ? sms : 2 * p)
         out.by_blocks.push_back({p, launch_round_trips(p, reps / 4 + 1).sync});
+    for (double w : wait_lengths_s) out.by_wait.push_back({w, launch_round_trips(1, wait_reps(reps), wait_ns(w)).sync, {}});
     return out;
 }
 
