@@ -464,6 +464,13 @@ with tempfile.TemporaryDirectory() as tmp:
               f"--constant progress.chosen_z: a rival's run after the chosen's is stopped early by its projection "
               f"({[(x['run'], x['outcome'], x['wall_s'], x.get('at_least_s'), x.get('projected_s'), x.get('bound_s')) for x in rivals]}; "
               f"{r.stderr.strip()[-200:]})")
+        # The tuner counts it at that low end: running each configuration once is m=1 p=1's 10.4 s and the
+        # stopped m=1 p=3 at its at_least_s (not at its bound).
+        doc = json.loads(r.stdout) if r.returncode == 0 else {}
+        check(after and doc.get("exhaustive_stopped") == 1 and
+              abs(doc.get("exhaustive_s_estimate", 0) - (10.4 + max(x["at_least_s"] for x in after))) < 1e-6,
+              f"--constant progress.chosen_z: a run stopped early counts at its at_least_s "
+              f"({doc.get('exhaustive_s_estimate')}, {[x.get('at_least_s') for x in after]})")
         r = run(["tune", "--resume", jr, "--json", "--quiet"])
         check(r.returncode == 0 and json.loads(r.stdout).get("chosen", {}).get("p") == 1,
               f"--resume: a journal with runs stopped early by their progress is read back ({r.stderr.strip()[-200:]})")
