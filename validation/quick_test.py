@@ -54,7 +54,8 @@ def same(a, b, path=""):
 
 
 def pure_helpers():
-    """The repetition rules of common.py on known inputs (no measuring)."""
+    """The repetition rules of common.py and the stages of validation/tune/work_breakdown.py on known inputs (no
+    measuring)."""
     # 90 % interval of the median by order statistics: n = 5 -> (min, max); 9 -> (2nd, 8th); 15 -> (4th, 12th).
     check(common.median_ci([5, 1, 4, 2, 3]) == (1, 5), "median_ci n=5 is (min, max)")
     check(common.median_ci(list(range(9, 0, -1))) == (2, 8), "median_ci n=9 is (2nd, 8th)")
@@ -82,6 +83,31 @@ def pure_helpers():
     # A non-quiet run does not count for the median, but counts for the cap.
     check(not common.is_quiet({"external_cpu_share": "0.3"}) and common.is_quiet({"external_cpu_share": ""}),
           "is_quiet: other processes below 0.25 core")
+    # work_breakdown.stages_of: a journal's runs by stage, machine seconds (a run's time x its nodes); against a best
+    # of 10 s, a configuration at 10.5 s is not "more than 10 % slower", one at 11.5 s is.
+    sys.path.insert(0, os.path.join(HERE, "tune"))
+    import work_breakdown
+    truth = {"1/1/1/edtlp": 10.0, "2/1/1/edtlp": 10.5, "1/2/2/edtlp": 11.5}
+    runs = [{"m": 1, "p": 1, "nodes": 1, "policy": "edtlp", "short": True, "outcome": "ok", "wall_s": 1.0, "why": "screen"},
+            {"m": 1, "p": 2, "nodes": 2, "policy": "edtlp", "short": True, "outcome": "censored", "wall_s": 1.5,
+             "why": "screen"},
+            {"m": 1, "p": 1, "nodes": 1, "policy": "edtlp", "short": False, "outcome": "ok", "wall_s": 10.0,
+             "why": "explore: the least known configuration"},
+            {"m": 1, "p": 2, "nodes": 2, "policy": "edtlp", "short": False, "outcome": "ok", "wall_s": 12.0,
+             "why": "explore: the least known configuration"},
+            {"m": 2, "p": 1, "nodes": 1, "policy": "edtlp", "short": False, "outcome": "ok", "wall_s": 10.5,
+             "why": "explore: the least known configuration"},
+            {"m": 1, "p": 1, "nodes": 1, "policy": "edtlp", "short": False, "outcome": "ok", "wall_s": 9.0,
+             "why": "repeat the chosen"}]
+    with tempfile.TemporaryDirectory() as d:
+        journal = os.path.join(d, "journal.jsonl")
+        with open(journal, "w") as f:
+            f.write(json.dumps({"mmgp_tune": 1}) + "\n")
+            f.writelines(json.dumps(r) + "\n" for r in runs)
+        got, fastest_runs = work_breakdown.stages_of(journal, truth)
+    want = {"screen": 1.0 + 3.0, "screen stopped": 3.0, "explore": 10.0 + 2 * 12.0 + 10.5,
+            "explore >10 % slower": 2 * 12.0, "decide": 9.0, "two fastest, full": 10.0 + 10.5 + 9.0}
+    check(got == want and fastest_runs == 3, f"work_breakdown.stages_of: {got}, {fastest_runs} against {want}, 3")
 
 
 STAND_IN_MMGP = """#!/usr/bin/env python3
