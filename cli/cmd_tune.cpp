@@ -107,7 +107,7 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_assignments(sub, "--constant", o.constants,
                     "One of the tuner's constants, repeatable (noise.sd, noise.dof, noise.few_runs_noisiest, "
                     "model.error, discrepancy.length_scale, fit.prior_weight, fit.min_configurations, "
-                    "policy.knowledge_gradient, policy.explore_platform, policy.first_platform, bound.noise_z, progress.chosen_z, fallback.trust; docs/TUNE.md \"The tuner's constants\")");
+                    "policy.knowledge_gradient, policy.explore_platform, policy.first_platform, bound.noise_z, progress.chosen_z, short.explore_pairs, fallback.trust; docs/TUNE.md \"The tuner's constants\")");
     sub->add_flag("--no-prior", o.no_prior,
                   "Do not use the application profile's times as a prior (its structure still shapes the model)");
     sub->add_flag("--no-model", o.no_model, "Learn from the runs alone (no model; for comparison)");
@@ -486,6 +486,7 @@ void set_constant(tune_options& to, const std::string& text) {
     else if (name == "policy.first_platform") to.first_by_platform = v == 1;
     else if (name == "bound.noise_z") to.bound_noise_z = v;
     else if (name == "progress.chosen_z") to.progress_chosen_z = v;
+    else if (name == "short.explore_pairs") to.short_explore_pairs = static_cast<int>(v);
     else throw std::logic_error("set_constant: no member for the table's constant " + name);
 }
 

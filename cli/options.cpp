@@ -107,7 +107,7 @@ constexpr value_rule rule_table[] = {
     {"tune", "--uses", K::count, 1, 1e12},
     {"tune", "--timeout", K::real, 0, 1e9, true},
     {"tune", "--bound-factor", K::real, 1, 1e6, true},
-    {"tune", "--constant", K::assignment, 0, 0, false, false, "noise|model|discrepancy|fit|policy|bound|progress|fallback"},
+    {"tune", "--constant", K::assignment, 0, 0, false, false, "noise|model|discrepancy|fit|policy|bound|progress|short|fallback"},
     // the values of `mmgp tune --constant NAME=VALUE`, one row per constant (cli/cmd_tune.cpp set_constant)
     {"tune --constant", "noise.sd", K::real, 1e-4, 2},
     {"tune --constant", "noise.dof", K::real, 0.1, 1e3},
@@ -121,6 +121,7 @@ constexpr value_rule rule_table[] = {
     {"tune --constant", "policy.first_platform", K::word, 0, 0, false, false, "0|1"},
     {"tune --constant", "bound.noise_z", K::real, 0, 10},
     {"tune --constant", "progress.chosen_z", K::real, 0, 10},
+    {"tune --constant", "short.explore_pairs", K::count, 0, 1000},
     {"tune --constant", "fallback.trust", K::word, 0, 0, false, false, "noise|calibrated|never|always"},
     {"tune", "--plot", K::text},
 };

@@ -232,7 +232,8 @@ REFUSED = [
     ("tune: a constant the tuner does not have", "tune p.json --constant noise.spread=0.1 -- true", 2,
      '--constant: expected one of noise.sd, noise.dof, noise.few_runs_noisiest, model.error, '
      'discrepancy.length_scale, fit.prior_weight, fit.min_configurations, policy.knowledge_gradient, '
-     'policy.explore_platform, policy.first_platform, bound.noise_z, progress.chosen_z, fallback.trust, '
+     'policy.explore_platform, policy.first_platform, bound.noise_z, progress.chosen_z, short.explore_pairs, '
+     'fallback.trust, '
      'found "noise.spread"'),
     ("tune: a constant out of its range", "tune p.json --constant noise.dof=0 -- true", 2,
      '--constant noise.dof: expected a number in [0.1, 1000], found "0"'),

@@ -128,7 +128,7 @@ def bench_group(pool, args, path):
             extra = space + (["--replay-first", "slowest"] if v == "d" else [])
             for c in args.constant:
                 extra += ["--constant", c]
-            seeds = range(1, args.seeds + 1)
+            seeds = range(args.first_seed, args.first_seed + args.seeds)
             mode = {}
             total = progress_total(rows, full_work)
             work = ["--work", f"{short_work}:{full_work}"]
@@ -136,6 +136,8 @@ def bench_group(pool, args, path):
             modes = [("full runs", []), ("short runs", work)]
             if progress:
                 modes += [("progress", progress), ("both", work + progress)]
+            if getattr(args, "modes", None):  # a caller's subset (work_constants.py)
+                modes = [m for m in modes if m[0] in args.modes]
             for label, more in modes:
                 res = list(pool.map(lambda sd: tune_once(args.mmgp, platform, replay, sd, extra + more), seeds))
                 s = bench.summary(res, truth, exh_cost)
@@ -187,6 +189,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
     ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--first-seed", type=int, default=1, help="the replays' seeds start here (default 1)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--platform", default=os.path.join(HERE, "host.json"))
     ap.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",

@@ -79,6 +79,12 @@ struct tune_options {
     /// measurement::run::early, at least the low end of its projection. 0: off, the default: on the recorded
     /// groups it saves machine time and loses P on one of them (docs/TUNE.md, "Progress lines").
     double progress_chosen_z = 0;
+    /// With short runs (short_work): exploring in full before the model is fitted ends once this many
+    /// configurations have run both ways while the short runs rank; the projections of the others, each with the
+    /// carry-over line's own uncertainty at its short time, stand for them until then. 0, the default: explore
+    /// until min_fit_configurations have run in full (validation/tune/work_constants.py, leave one group out on
+    /// the groups with short runs, finds 2 lower by one standard error only: docs/TUNE.md "The tuner's constants").
+    int short_explore_pairs = 0;
     double prior_weight = 0.5;   ///< prior sd of a fitted parameter, relative to the prior's value
     /// Without the prior's values (prior false): the model is fitted, and the next run chosen by it rather than by
     /// how little is known, once this many configurations have finished runs.
@@ -141,6 +147,9 @@ struct tune_carryover {
     /// error above half the spread the screen sees (a screen cannot tell those configurations apart); the
     /// projections are then dropped and the tune goes on with full runs only.
     bool ranks = true;
+    /// The covariance of the line's start-up term alpha = (1 - ratio) x startup and ratio, on the relative scale
+    /// of the pairs' residuals (0: below one pair).
+    double cov_aa = 0, cov_ab = 0, cov_bb = 0;
     double project(double short_s) const noexcept { return ratio * (short_s - startup_s) + startup_s; }
 };
 

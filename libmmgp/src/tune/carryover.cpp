@@ -106,8 +106,32 @@ tune_carryover fit_carryover(const std::vector<short_evidence>& shorts, const ru
     const double dof = std::max(static_cast<double>(pairs.size()) - 1, 0.0);
     carry.error = std::sqrt((ss + fit_ss) / (prior_error_dof + dof));
     carry.fit_error = dof > 0 ? std::sqrt(fit_ss / dof) : 0.0;
+    // The line's covariance: the pairs' rows at the fitted error, and the ratio's prior.
+    if (!pairs.empty()) {
+        const double e2 = carry.error * carry.error, prior_sd = ratio_prior_rel * beta0;
+        double a11 = 0, a12 = 0, a22 = 1 / (prior_sd * prior_sd);
+        for (const auto& p : pairs) {
+            const double x1 = 1 / p.full_s, x2 = p.short_s / p.full_s;
+            a11 += x1 * x1 / e2, a12 += x1 * x2 / e2, a22 += x2 * x2 / e2;
+        }
+        const double det = a11 * a22 - a12 * a12;
+        if (det > 0) carry.cov_aa = a22 / det, carry.cov_ab = -a12 / det, carry.cov_bb = a11 / det;
+    }
     return carry;
 }
+
+namespace {
+
+// The variance of a projection's log: the carry-over's error (how far one configuration strays from the line),
+// and the line's own uncertainty at that short time, relative to the projected time (wide far from the pairs,
+// or everywhere but at them when the pairs lie close together).
+double projection_var(const tune_carryover& carry, double short_s) {
+    const double full = projected(carry, short_s);
+    return carry.error * carry.error +
+           (carry.cov_aa + 2 * short_s * carry.cov_ab + short_s * short_s * carry.cov_bb) / (full * full);
+}
+
+}  // namespace
 
 void add_short_evidence(run_evidence& evidence, const std::vector<short_evidence>& shorts, tune_carryover& carry) {
     // The projected log time of every configuration with finished short runs (0: none), and their spread over the
@@ -128,13 +152,14 @@ void add_short_evidence(run_evidence& evidence, const std::vector<short_evidence
         const short_evidence& s = shorts[c];
         auto& e = evidence.per_config[c];
         if (s.censored > 0 && carry.ranks) {  // dropped with the projections when short runs do not rank
+            if (e.censored == 0) e.stopped_short_only = true;
             ++e.censored;
             e.censored_at = std::max(e.censored_at, projected(carry, s.censored_at));
         }
         if (!carry.ranks || s.logs.empty() || !e.logs.empty() || e.excluded()) continue;
         e.projected = true;
         e.projected_log = projection[c];
-        e.projected_var = carry.error * carry.error;
+        e.projected_var = projection_var(carry, std::exp(shorts[c].log_mean()));
     }
 }
 

@@ -203,7 +203,9 @@ exhaustive_estimate exhaustive_seconds(const tune_assessment& a, const log_belie
         } else if (belief.censored > 0) {
             const double bound = evidence[c].censored_at;
             const double run_var = c < b.run_var.size() ? b.run_var[c] : 0.0;
-            const double t = a.model_used ? expected_beyond(b.mean[c], b.var[c] + run_var, bound) : bound;
+            double t = a.model_used ? expected_beyond(b.mean[c], b.var[c] + run_var, bound) : bound;
+            // Stopped in short runs only: its projection may lie far past the bound a full run of it would get.
+            if (evidence[c].stopped_short_only && a.chosen_bound_s > 0) t = std::min(t, a.chosen_bound_s);
             out.stopped_s += t * space[c].nodes;
             ++out.stopped;
         } else if (evidence[c].projected) {
@@ -572,8 +574,11 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     a.stop = stop_rule(a, opt);
     if (a.stop != tune_stop::none || wait_for_flight(a, beats, b, flying, opt)) return;
     // While nothing predicts (no model, or too few runs to fit one without the prior): explore.
+    const bool pairs_enough = opt.short_explore_pairs > 0 && a.carryover.ranks &&
+                              a.carryover.pairs >= opt.short_explore_pairs;
     const bool exploring =
-        !a.model_used && (opt.use_model ? evidence.measured.size() < fit_threshold(opt) : !a.has_chosen);
+        !a.model_used && !pairs_enough &&
+        (opt.use_model ? evidence.measured.size() < fit_threshold(opt) : !a.has_chosen);
     const bool platform_first = exploring && first_by_platform(a, b, flying);
     std::vector<double> score = next_run_scores(a, ch, beats, b, flying, space, exploring, platform_first,
                                                 any_runnable, opt.next_by_gradient);

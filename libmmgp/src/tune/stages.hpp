@@ -40,6 +40,7 @@ struct config_evidence : measured_configuration {  // its runs: logs, censored, 
     double median_var = 0;     // distribution-free variance of `center` from five runs on (0: fewer)
     double own_var = 0;        // its own run-to-run variance of log times (0: fewer than two runs)
     int early = 0;             // of the censored runs, those stopped early (measurement::run::early)
+    bool stopped_short_only = false;  // its only stopped runs are short ones (censored_at: their projection)
     bool projected = false;    // no full run finished: its log time projected from short runs (carry-over)
     double projected_log = 0, projected_var = 0;
     bool excluded() const noexcept { return censored > early || failed > 0; }  // never chosen, never run again
