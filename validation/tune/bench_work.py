@@ -153,10 +153,11 @@ def bench_group(pool, args, path):
 MODES = ["full runs", "short runs", "progress", "both"]
 
 
-def report(results, seeds, constants=()):
+def report(results, seeds, constants=(), first_seed=1):
     with_constants = "".join(f" --constant {c}" for c in constants)
+    from_seed = f" --first-seed {first_seed}" if first_seed != 1 else ""
     lines = [f"mmgp tune as a new user from less than whole runs, {seeds} seeds (validation/tune/bench_work.py"
-             f"{with_constants})",
+             f"{with_constants}{from_seed})",
              "exh P: exhaustive trial's P(regret <= 3 %), exact. Per mode (full runs only; --work, short runs; "
              "--progress-total, progress lines;",
              "both): P, mmgp tune's P(regret <= 3 %); time, its median machine time (every run, short and stopped "
@@ -208,7 +209,7 @@ def main():
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
         f.write("\n")
-    text = report(results, args.seeds, args.constant)
+    text = report(results, args.seeds, args.constant, args.first_seed)
     with open(os.path.join(out, "report.txt"), "w") as f:
         f.write(text)
     print(text, end="")

@@ -50,7 +50,7 @@ def stages_of(journal, truth):
                 fastest_runs += 1
             if run["short"]:
                 out["screen"] += seconds
-                if run["outcome"] != "ok":
+                if run["outcome"] == "censored":
                     out["screen stopped"] += seconds
             elif run["why"].startswith("explore"):
                 out["explore"] += seconds

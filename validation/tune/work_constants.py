@@ -2,7 +2,7 @@
 """When a tune with short runs stops exploring in full: short.explore_pairs chosen leave one group out on the groups
 recorded with short runs.
 
-    python3 validation/tune/work_constants.py [--seeds 40] [--jobs 2]     # about a minute here
+    python3 validation/tune/work_constants.py [--seeds 40] [--jobs 2]     # about 10 s here
 
 Before the model is fitted (fit.min_configurations configurations measured in full), a new user's tune explores:
 it runs in full the configurations the screen ranks first. With short runs it may stop exploring sooner, once

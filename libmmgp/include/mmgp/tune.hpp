@@ -80,7 +80,7 @@ struct tune_options {
     /// groups it saves machine time and loses P on one of them (docs/TUNE.md, "Progress lines").
     double progress_chosen_z = 0;
     /// With short runs (short_work): exploring in full before the model is fitted ends once this many
-    /// configurations have run both ways while the short runs rank; the projections of the others, each with the
+    /// configurations have run both ways while the short runs rank (checked from two pairs on); the projections of the others, each with the
     /// carry-over line's own uncertainty at its short time, stand for them until then. 0, the default: explore
     /// until min_fit_configurations have run in full (validation/tune/work_constants.py, leave one group out on
     /// the groups with short runs, finds 2 lower by one standard error only: docs/TUNE.md "The tuner's constants").

@@ -2,8 +2,9 @@
 // time of a short run carries over to a full one. A run of a configuration pays a start-up cost and then its
 // work, so full = ratio x (short - startup) + startup, with one ratio and one start-up for the space, fitted on
 // the configurations run both ways (least squares on relative errors, the ratio pulled towards 1 / short_work).
-// A configuration screened by short runs alone is then observed at its projected time, with the carry-over's
-// error as its variance; it is never chosen before full runs of its own. Reads the noise stage's evidence; the
+// A configuration screened by short runs alone is then observed at its projected time, its variance the
+// carry-over's error and the fitted line's own uncertainty at its short time; it is never chosen before full runs
+// of its own. Reads the noise stage's evidence; the
 // later stages see the projections through observe() (tune/discrepancy.cpp).
 #include <algorithm>
 #include <cmath>

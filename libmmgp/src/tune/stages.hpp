@@ -94,8 +94,9 @@ std::vector<short_evidence> gather_short(const std::map<std::size_t, measurement
 /// prior ratio 1 / short_work without a start-up; its error from the residuals with a prior of 15 % worth one pair.
 tune_carryover fit_carryover(const std::vector<short_evidence>& shorts, const run_evidence& evidence,
                              double short_work);
-/// The evidence short runs add: a configuration without a finished full run gets its projected log time and the
-/// carry-over's error as its variance, and a short run stopped at its bound counts as a run stopped at the full time
+/// The evidence short runs add: a configuration without a finished full run gets its projected log time, its
+/// variance the carry-over's error and the line's own uncertainty at its short time (the fit's covariance,
+/// tune_carryover::cov_aa ...), and a short run stopped at its bound counts as a run stopped at the full time
 /// that bound projects to (at least the bound); both only while the short runs rank (once they do not, every short
 /// run is dropped). Sets carry.spread and carry.ranks.
 void add_short_evidence(run_evidence& evidence, const std::vector<short_evidence>& shorts, tune_carryover& carry);
