@@ -153,6 +153,22 @@ def bench_group(pool, args, path):
 MODES = ["full runs", "short runs", "progress", "both"]
 
 
+def work_groups():
+    """The groups recorded with short and full runs: validation/tune/groups/*-work.csv, sorted."""
+    folder = os.path.join(HERE, "groups")
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith("-work.csv"))
+
+
+def replay_arguments(description, seeds):
+    """The options every replay of these groups takes (bench_work.py, work_breakdown.py, work_constants.py)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
+    ap.add_argument("--seeds", type=int, default=seeds)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--platform", default=os.path.join(HERE, "host.json"))
+    return ap
+
+
 def report(results, seeds, constants=(), first_seed=1):
     with_constants = "".join(f" --constant {c}" for c in constants)
     from_seed = f" --first-seed {first_seed}" if first_seed != 1 else ""
@@ -187,18 +203,13 @@ def report(results, seeds, constants=(), first_seed=1):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=100)
+    ap = replay_arguments(__doc__.split("\n")[0], 100)
     ap.add_argument("--first-seed", type=int, default=1, help="the replays' seeds start here (default 1)")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--platform", default=os.path.join(HERE, "host.json"))
     ap.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
                     help="a tuner constant (mmgp tune --constant) in every mode and replay")
     ap.add_argument("--out", default=OUT, help="the folder of report.txt and results.json (default: work)")
     args = ap.parse_args()
-    groups = sorted(os.path.join(HERE, "groups", f) for f in os.listdir(os.path.join(HERE, "groups"))
-                    if f.endswith("-work.csv"))
+    groups = work_groups()
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for path in groups:

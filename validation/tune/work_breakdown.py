@@ -14,7 +14,6 @@ finds the same P, times and runs on these groups.)
     validation/tune/work_breakdown.py --group validation/tune/groups/gromacs-water3nm-10k-work.csv --variant a \
         --seeds 40 --out /tmp/breakdown.txt
 """
-import argparse
 import concurrent.futures
 import json
 import os
@@ -105,17 +104,12 @@ def group_rows(pool, args, path, variants):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=100)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--platform", default=os.path.join(HERE, "host.json"))
+    ap = bench_work.replay_arguments(__doc__.split("\n")[0], 100)
     ap.add_argument("--group", help="one group's -work.csv (default: every one in groups/)")
     ap.add_argument("--variant", choices=list(bench.VARIANTS), help="one variant (default: all)")
     ap.add_argument("--out", default=os.path.join(HERE, "work", "breakdown.txt"))
     args = ap.parse_args()
-    groups = [args.group] if args.group else sorted(
-        os.path.join(HERE, "groups", f) for f in os.listdir(os.path.join(HERE, "groups")) if f.endswith("-work.csv"))
+    groups = [args.group] if args.group else bench_work.work_groups()
     variants = [args.variant] if args.variant else list(bench.VARIANTS)
     lines = [f"Where mmgp tune's machine time goes with short runs (--work), {args.seeds} seeds (validation/tune/work_breakdown.py)",
              "Each column: the median over the seeds of its machine seconds as a fraction of exhaustive trial's cost "

@@ -16,7 +16,6 @@ P >= 0.9). A candidate replaces 0 only when it has the lowest loss and lowers it
 error of the paired difference over the groups' variants; leave one group out reports each group's figures with
 the candidate chosen on the others. Writes work_constants/report.txt and work_constants/results.json.
 """
-import argparse
 import concurrent.futures
 import json
 import os
@@ -77,14 +76,8 @@ def report(results, names, seeds):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=40)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--platform", default=os.path.join(HERE, "host.json"))
-    a = ap.parse_args()
-    paths = sorted(os.path.join(HERE, "groups", f) for f in os.listdir(os.path.join(HERE, "groups"))
-                   if f.endswith("-work.csv"))
+    a = bench_work.replay_arguments(__doc__.split("\n")[0], 40).parse_args()
+    paths = bench_work.work_groups()
     names = [os.path.basename(p)[:-len("-work.csv")] for p in paths]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
