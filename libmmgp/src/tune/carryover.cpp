@@ -30,15 +30,25 @@ std::vector<pair_times> pairs_of(const std::vector<short_evidence>& shorts, cons
     return pairs;
 }
 
+// The pairs' rows of full = alpha + beta x short on the relative scale, x = (1 / full, short / full) against 1:
+// their normal matrix (a11 a12; a12 a22) and right-hand side (b1, b2), without the ratio's prior.
+struct normal_sums {
+    double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0;
+};
+normal_sums sums_of(const std::vector<pair_times>& pairs) {
+    normal_sums s;
+    for (const auto& p : pairs) {
+        const double x1 = 1 / p.full_s, x2 = p.short_s / p.full_s;
+        s.a11 += x1 * x1, s.a12 += x1 * x2, s.a22 += x2 * x2, s.b1 += x1, s.b2 += x2;
+    }
+    return s;
+}
+
 // full = alpha + beta x short: minimises the pairs' squared relative errors, each in units of the prior error of a
 // projection, plus ((beta - beta0) / (0.5 beta0))^2.
 // Returns false when the system is singular or the ratio comes out not positive.
 bool fit_line(const std::vector<pair_times>& pairs, double beta0, double& alpha, double& beta) {
-    double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0;
-    for (const auto& p : pairs) {
-        const double x1 = 1 / p.full_s, x2 = p.short_s / p.full_s;
-        a11 += x1 * x1, a12 += x1 * x2, a22 += x2 * x2, b1 += x1, b2 += x2;
-    }
+    auto [a11, a12, a22, b1, b2] = sums_of(pairs);
     const double w = prior_error / (ratio_prior_rel * beta0);  // the prior's row in units of a projection's error
     a22 += w * w, b2 += w * w * beta0;
     const double det = a11 * a22 - a12 * a12;
@@ -107,14 +117,11 @@ tune_carryover fit_carryover(const std::vector<short_evidence>& shorts, const ru
     const double dof = std::max(static_cast<double>(pairs.size()) - 1, 0.0);
     carry.error = std::sqrt((ss + fit_ss) / (prior_error_dof + dof));
     carry.fit_error = dof > 0 ? std::sqrt(fit_ss / dof) : 0.0;
-    // The line's covariance: the pairs' rows at the fitted error, and the ratio's prior.
+    // The line's covariance: the inverse of the pairs' normal matrix at the fitted error, with the ratio's prior.
     if (!pairs.empty()) {
         const double e2 = carry.error * carry.error, prior_sd = ratio_prior_rel * beta0;
-        double a11 = 0, a12 = 0, a22 = 1 / (prior_sd * prior_sd);
-        for (const auto& p : pairs) {
-            const double x1 = 1 / p.full_s, x2 = p.short_s / p.full_s;
-            a11 += x1 * x1 / e2, a12 += x1 * x2 / e2, a22 += x2 * x2 / e2;
-        }
+        const normal_sums s = sums_of(pairs);
+        const double a11 = s.a11 / e2, a12 = s.a12 / e2, a22 = s.a22 / e2 + 1 / (prior_sd * prior_sd);
         const double det = a11 * a22 - a12 * a12;
         if (det > 0) carry.cov_aa = a22 / det, carry.cov_ab = -a12 / det, carry.cov_bb = a11 / det;
     }
