@@ -476,12 +476,19 @@ def target_miss(configurations, x):
     return "+".join(miss)
 
 
+def replay_options(description, seeds):
+    """The options every command that replays mmgp tune on recorded groups takes: the binary, the seeds (replays
+    per setting, `seeds` by default) and the replays run at once (this module, constants.py, bench_work.py)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--mmgp", default=os.path.join(ROOT, "build", "cli", "mmgp"))
+    ap.add_argument("--seeds", type=int, default=seeds)
+    ap.add_argument("--jobs", type=int, default=2)
+    return ap
+
+
 def parse_args():
     """The command line (the module's docstring above says what it runs)."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mmgp", default=os.path.join(ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=100)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap = replay_options(__doc__.split("\n")[0], 100)
     ap.add_argument("--groups", default="", help="comma-separated group names (default: all)")
     ap.add_argument("--platform", default=os.path.join(HERE, "host.json"),
                     help="the new user's platform profile (default: host.json beside this file)")

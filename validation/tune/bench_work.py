@@ -16,7 +16,6 @@ trial's cost is the sum of those medians (machine seconds). Exhaustive trial's P
 exactly over every draw of one full run per configuration (variant d: each configuration's slowest run). Machine
 time counts every run the tune started, short and stopped ones included.
 """
-import argparse
 import concurrent.futures
 import csv
 import json
@@ -160,11 +159,9 @@ def work_groups():
 
 
 def replay_arguments(description, seeds):
-    """The options every replay of these groups takes (bench_work.py, work_breakdown.py, work_constants.py)."""
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=seeds)
-    ap.add_argument("--jobs", type=int, default=2)
+    """The options every replay of these groups takes (bench_work.py, work_breakdown.py, work_constants.py):
+    bench.replay_options' and the new user's platform."""
+    ap = bench.replay_options(description, seeds)
     ap.add_argument("--platform", default=os.path.join(HERE, "host.json"))
     return ap
 

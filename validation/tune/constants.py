@@ -29,7 +29,6 @@ a program no group uses can expect. The choice on all groups is what mmgp tune's
 file. The other commands that choose a constant this way (bound_noise.py, first_runs.py) take their options,
 replays, loss and leave-one-group-out choice from here.
 """
-import argparse
 import concurrent.futures
 import itertools
 import json
@@ -163,10 +162,7 @@ def replay_arguments(description, seeds):
     """The options of a command that replays the benchmark's groups and chooses a constant (this one,
     bound_noise.py, first_runs.py): the binary, the seeds, the jobs, and a results.json to re-read instead of
     replaying."""
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--mmgp", default=os.path.join(bench.ROOT, "build", "cli", "mmgp"))
-    ap.add_argument("--seeds", type=int, default=seeds)
-    ap.add_argument("--jobs", type=int, default=2)
+    ap = bench.replay_options(description, seeds)
     ap.add_argument("--from", dest="from_results", default="",
                     help="read the replays' figures from a results.json this command wrote (no replays)")
     return ap

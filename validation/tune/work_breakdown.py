@@ -25,6 +25,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench  # noqa: E402
+import common  # noqa: E402  (validation/common.py, on the path bench puts it on: the report written atomically)
 import bench_work  # noqa: E402
 
 STAGES = ["screen", "screen stopped", "explore", "explore >10 % slower", "decide", "two fastest, full"]
@@ -126,8 +127,7 @@ def main():
         for path in groups:
             lines += group_rows(pool, args, path, variants)
     text = "\n".join(lines) + "\n"
-    with open(args.out, "w") as f:
-        f.write(text)
+    common.write_if_changed(args.out, text)
     print(text, end="")
 
 

@@ -17,7 +17,6 @@ error of the paired difference over the groups' variants; leave one group out re
 the candidate chosen on the others. Writes work_constants/report.txt and work_constants/results.json.
 """
 import concurrent.futures
-import json
 import os
 import statistics
 import sys
@@ -50,10 +49,11 @@ def cell(x):
 def report(results, names, seeds):
     base = CANDIDATES[0]
     overall, best, diff, se = constants.paired_choice(results, names, CANDIDATES, base)
-    lines = [f"When a tune with short runs stops exploring in full: short.explore_pairs chosen leave one group out "
-             f"(validation/tune/work_constants.py, {seeds} seeds from {FIRST_SEED})",
-             "Settings: the variants a, b, c, d of each group with short runs (--work); figures P<=3% / median machine "
-             "time (fraction of exhaustive trial's).", "", "candidate (loss on all groups):"]
+    lines = constants.report_header("when a tune with short runs stops exploring in full, short.explore_pairs chosen "
+                                    "leave one group out", "work_constants.py", seeds,
+                                    "the variants a, b, c, d with short runs (--work); figures P<=3% / median machine "
+                                    "time (fraction of exhaustive trial's)")
+    lines += ["candidate (loss on all groups):"]
     lines += [f"  {constants.mean_loss(results, names, k, base):.3f}  short.explore_pairs={k}" +
               ("  (explore until the model is fitted)" if k == base else "") for k in CANDIDATES]
     lines += ["", f"lowest loss: short.explore_pairs={best}, {diff:+.3f} against {base} (standard error {se:.3f}, "
@@ -83,16 +83,10 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         for name, path in zip(names, paths):
             results[name] = {k: measure(pool, a, path, k) for k in CANDIDATES}
-    lines, overall = report(results, names, a.seeds)
-    out = os.path.join(HERE, "work_constants")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({"seeds": a.seeds, "first_seed": FIRST_SEED, "candidates": CANDIDATES, "chosen": overall,
-                   "results": results}, f, indent=1, sort_keys=True)
-        f.write("\n")
-    with open(os.path.join(out, "report.txt"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    seeds = list(range(FIRST_SEED, FIRST_SEED + a.seeds))
+    lines, overall = report(results, names, seeds)
+    constants.write_report("work_constants", lines,
+                           {"seeds": seeds, "candidates": CANDIDATES, "chosen": overall, "results": results})
 
 
 if __name__ == "__main__":
