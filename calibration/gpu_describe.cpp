@@ -85,6 +85,37 @@ void note_grid_switches(const nlohmann::json& gpu, double one_block_s, nlohmann:
     }
 }
 
+// The sharing measured with more processes at once (sharing.time_sliced_procs, sharing.mps_procs), recorded beside
+// the pair's as calibration.T_slice_switch_by_procs ([processes, switch]) and calibration.mps_over_alone_by_procs
+// ([processes, their wall time over one process's alone]). Nothing in the model reads them: T_slice_switch stays the
+// pair's, and MPS's processes are taken not to slow each other, until a device run shows how either grows with m.
+// An entry the record does not give in full is left out.
+void record_by_procs(nlohmann::json& p, const nlohmann::json& gpu, const char* mode, double pair_value) {
+    const bool sliced = std::string(mode) == "time_sliced";
+    const nlohmann::json::json_pointer ptr(std::string("/sharing/") + mode + "_procs");
+    if (!gpu.contains(ptr) || !gpu.at(ptr).is_array()) return;
+    nlohmann::json curve = nlohmann::json::array({nlohmann::json::array({2, pair_value})});
+    for (const nlohmann::json& g : gpu.at(ptr)) {
+        const char* key = sliced ? "switch_s" : "over_alone";
+        if (!g.is_object() || !g.value("measured", false) || !g.contains("procs") || !g["procs"].is_number_integer() ||
+            !g.contains(key) || !g[key].is_number() || !std::isfinite(g[key].get<double>()))
+            continue;
+        curve.push_back({g["procs"].get<int>(), sliced ? std::max(0.0, g[key].get<double>()) : g[key].get<double>()});
+    }
+    if (curve.size() < 2) return;
+    if (!p.contains("calibration") || !p["calibration"].is_object()) p["calibration"] = nlohmann::json::object();
+    if (sliced)
+        p["calibration"]["T_slice_switch_by_procs"] = {
+            {"value", curve},
+            {"source", "GPU harness, sharing: n processes off-loading one-block kernels at once without MPS: [n, their "
+                       "wall time / (n x kernels) - one kernel's device time] (T_slice_switch is the pair's)"}};
+    else
+        p["calibration"]["mps_over_alone_by_procs"] = {
+            {"value", curve},
+            {"source", "GPU harness, sharing: n processes off-loading one-block kernels at once under the MPS daemon: "
+                       "[n, their wall time / one process's alone] (1: they did not slow each other)"}};
+}
+
 // sharing and T_slice_switch: MPS when the processes overlapped under the daemon; time slicing with its switch
 // when they ran one after the other without it (an overlap there means a daemon was already running: MPS).
 void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json& notes) {
@@ -105,12 +136,15 @@ void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json&
                                                           "time / (2 x kernels) - one kernel's device time",
                                                           1e6 * number_at(gpu, "/sharing/time_sliced/kernel_s"), ratio)}};
             note_grid_switches(gpu, std::max(0.0, sw), notes);
+            record_by_procs(p, gpu, "time_sliced", std::max(0.0, sw));
         }
     }
     if (measured(gpu, "mps")) {
         const double ratio = number_at(gpu, "/sharing/mps/pair_over_alone", quantity::ratio);
-        if (ratio < concurrent_below) concurrent = true;
-        else
+        if (ratio < concurrent_below) {
+            concurrent = true;
+            record_by_procs(p, gpu, "mps", ratio);
+        } else
             notes.push_back(fmt::format("under the MPS daemon two processes still ran one after the other (pair/alone "
                                         "{:.2f}): mps is not listed", ratio));
     }

@@ -58,6 +58,11 @@ say "gpu-check: $sms SMs, $sharing"
 wake=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("calibration", {}).get("T_csw_by_wait", {}).get("value"))' \
   "$out/platform.json" 2>/dev/null)
 say "gpu-check: the blocked thread's wake-up against its wait [s, s]: ${wake:-not measured}"
+for key in T_slice_switch_by_procs mps_over_alone_by_procs; do
+  by=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("calibration", {}).get(sys.argv[2], {}).get("value"))' \
+    "$out/platform.json" "$key" 2>/dev/null)
+  say "gpu-check: $key [processes, value]: ${by:-not measured}"
+done
 if command -v python3 >/dev/null; then
   MMGP_BIN=$mmgp MMGP_GPU_HARNESS=$harness timeout 200 python3 tests/gpu_test.py >> "$log" 2>&1 ||
     { say "gpu-check: gpu_test.py failed"; status=1; }

@@ -56,6 +56,13 @@ def main():
         check(1e8 <= p["dma"]["bandwidth_Bps"] <= 1e12, f"pinned copies in [0.1, 1000] GB/s: {p['dma']['bandwidth_Bps']}")
         check(0 < p["dma"]["latency_s"] <= 1e-3, f"the smallest copy under 1 ms: {p['dma']['latency_s']}")
         check(len(p["sharing"]) >= 1, f"sharing modes measured: {p['sharing']}")
+        for mode in ("time_sliced", "mps"):  # 4 and 8 processes at once, where the pair was measured
+            if not (g["sharing"].get(mode) or {}).get("measured"):
+                continue
+            by = g["sharing"].get(mode + "_procs") or []
+            check([b.get("procs") for b in by] == [4, 8] and all(b.get("measured") and b["over_alone"] >= 0.9 for b in by),
+                  f"{mode}: 4 and 8 processes at once measured, none faster than one alone: "
+                  f"{[(b.get('procs'), b.get('over_alone'), b.get('switch_s')) for b in by]}")
         cpus = sorted(os.sched_getaffinity(0))
         check(p["hpu_contexts"]["value"] == len(cpus) and p["calibration"]["apu_cpus"] == [],
               f"every CPU this process may use is a host context ({len(cpus)}), none an accelerator")

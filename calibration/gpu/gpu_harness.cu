@@ -14,8 +14,8 @@
 // against how long it slept); the cost of one off-load against its grid size p; the round trip to a persistent kernel spinning
 // on mapped host memory (the Cell mailbox's analogue); pinned host↔device copies (CUDA events); the work rate of
 // a compute-bound kernel against its number of blocks (how many blocks an SM holds before they slow each other);
-// and the sharing between processes: two processes off-loading short kernels at once against one alone, without
-// MPS and, where the MPS control daemon can be started (root, nvidia-cuda-mps-control), with it. The sharing
+// and the sharing between processes: two processes off-loading short kernels at once against one alone (and four,
+// and eight), without MPS and, where the MPS control daemon can be started (root, nvidia-cuda-mps-control), with it. The sharing
 // children are forked before this process initialises CUDA. Last, the round trip (by launch and by the mailbox) and
 // the copies again through the calibration's accelerator seam: the CUDA backends (cuda_backend.cu) timed by the
 // CPU harnesses' loops (record key backend_harnesses).
@@ -396,16 +396,27 @@ sharing_run run_children(int device, int procs, int kernels, long long cycles, i
     return out;
 }
 
-// One sharing measurement: one process alone, then two at once (gpu_record.cpp derives the switch cost), every
+// One sharing measurement: one process alone, then `procs` at once (gpu_record.cpp derives the switch cost), every
 // kernel a grid of grid_blocks(grid) blocks.
-rec::sharing_samples sharing_samples(int device, bool quick, int grid = 1) {
+rec::sharing_samples sharing_samples(int device, bool quick, int grid = 1, int procs = 2) {
     const int kernels = quick ? 200 : 1000;
     const long long cycles = 100000;  // ~50-70 µs at 1.5-2 GHz: longer than a launch, shorter than a time slice
     const sharing_run one = run_children(device, 1, kernels, cycles, grid);
-    const sharing_run two = run_children(device, 2, kernels, cycles, grid);
-    if (!one.ok || !two.ok) return {};
-    return {true, kernels, one.kernel_s, one.wall_s, two.wall_s, one.blocks};
+    const sharing_run many = run_children(device, procs, kernels, cycles, grid);
+    rec::sharing_samples out;
+    out.procs = procs;
+    if (!one.ok || !many.ok) return out;
+    out.measured = true;
+    out.kernels = kernels;
+    out.kernel_s = one.kernel_s;
+    out.alone_wall_s = one.wall_s;
+    out.pair_wall_s = many.wall_s;
+    out.blocks = one.blocks;
+    return out;
 }
+
+// The processes beyond a pair that the switch and MPS's overlap are measured with (a program's m).
+constexpr int more_procs[] = {4, 8};
 
 bool mps_control(const char* what) {
     const std::string cmd = std::string("nvidia-cuda-mps-control ") + what + " >/dev/null 2>&1";
@@ -421,6 +432,7 @@ rec::sharing_section sharing_section(const options& o) {
         // The switch between grids spread over the SMs, as a program's off-loads of p blocks are: a quarter of the
         // SMs and all of them.
         for (int grid : {-4, -1}) out.time_sliced_grids.push_back(sharing_samples(o.device, o.quick, grid));
+        for (int procs : more_procs) out.time_sliced_procs.push_back(sharing_samples(o.device, o.quick, 1, procs));
     }
     const bool can = geteuid() == 0 && mmgp::run::shell_status("command -v nvidia-cuda-mps-control >/dev/null 2>&1") == 0;
     if (o.mps == "off" || (o.mps == "auto" && !can)) {
@@ -433,6 +445,7 @@ rec::sharing_section sharing_section(const options& o) {
     }
     sleep(1);
     out.mps = sharing_samples(o.device, o.quick);
+    for (int procs : more_procs) out.mps_procs.push_back(sharing_samples(o.device, o.quick, 1, procs));
     mmgp::run::shell_status("echo quit | nvidia-cuda-mps-control >/dev/null 2>&1");
     sleep(1);
     return out;

@@ -95,12 +95,32 @@ json sharing_json(const std::optional<sharing_samples>& s) {
             {"switch_s", s->pair_wall_s / (2.0 * s->kernels) - s->kernel_s}};
 }
 
+/// The same with `procs` processes at once: serialised, wall = procs·kernels·(kernel + switch).
+json procs_json(const sharing_samples& s) {
+    if (!s.measured) return {{"measured", false}, {"procs", s.procs}};
+    return {{"measured", true},
+            {"procs", s.procs},
+            {"kernels", s.kernels},
+            {"blocks", s.blocks},
+            {"kernel_s", s.kernel_s},
+            {"alone_wall_s", s.alone_wall_s},
+            {"wall_s", s.pair_wall_s},
+            {"over_alone", s.pair_wall_s / s.alone_wall_s},
+            {"switch_s", s.pair_wall_s / (static_cast<double>(s.procs) * s.kernels) - s.kernel_s}};
+}
+
 json sharing_json(const sharing_section& s) {
     json out = {{"time_sliced", sharing_json(s.time_sliced)}, {"mps", sharing_json(s.mps)}};
     if (!s.time_sliced_grids.empty()) {
         json grids = json::array();
         for (const sharing_samples& g : s.time_sliced_grids) grids.push_back(sharing_json(std::optional(g)));
         out["time_sliced_grids"] = grids;
+    }
+    for (const auto& [key, list] : {std::pair{"time_sliced_procs", &s.time_sliced_procs}, std::pair{"mps_procs", &s.mps_procs}}) {
+        if (list->empty()) continue;
+        json by = json::array();
+        for (const sharing_samples& g : *list) by.push_back(procs_json(g));
+        out[key] = by;
     }
     if (!s.mps) out["mps_note"] = s.mps_note;
     return out;

@@ -74,15 +74,16 @@ struct block_samples {
     std::vector<grid_sample> by_blocks;
 };
 
-/// One sharing measurement: `kernels` off-loads by one process alone, then by two at once (measured false when a
-/// child failed).
+/// One sharing measurement: `kernels` off-loads by one process alone, then by `procs` (two, unless said) at once
+/// (measured false when a child failed).
 struct sharing_samples {
     bool measured = false;
     int kernels = 0;
     double kernel_s = 0;      ///< one kernel's device time, alone (the children's least)
     double alone_wall_s = 0;  ///< one process's kernels, wall time
-    double pair_wall_s = 0;   ///< two processes' kernels at once, wall time
+    double pair_wall_s = 0;   ///< `procs` processes' kernels at once, wall time
     int blocks = 1;           ///< the grid of every kernel
+    int procs = 2;            ///< the processes at once
 };
 
 /// Without MPS (absent when only MPS was asked for) and with it (absent, with the reason, where it was not run).
@@ -90,6 +91,8 @@ struct sharing_section {
     std::optional<sharing_samples> time_sliced, mps;
     /// Time-sliced again with grids spread over the SMs (a quarter of them, all of them); empty: not measured.
     std::vector<sharing_samples> time_sliced_grids = {};
+    /// One-block kernels again, by more processes at once (4, 8), time-sliced and under MPS; empty: not measured.
+    std::vector<sharing_samples> time_sliced_procs = {}, mps_procs = {};
     std::string mps_note;
 };
 

@@ -610,6 +610,36 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     describe_gpu(pg, gg);
     CHECK(mmgp::parse_platform(pg.dump(), "gpu.json").T_slice_switch == doctest::Approx(1e-4));  // still one block's
     CHECK(pg.dump().find("grids of 4 blocks: 150.0 µs a kernel") != std::string::npos);
+    CHECK_FALSE(pg["calibration"].contains("T_slice_switch_by_procs"));  // not measured: no curve
+    // More processes at once: 4 processes' 100 kernels of 50 µs in 0.08 s is a 150 µs switch, 8 in 0.2 s a 200 µs
+    // one; under MPS 4 at once took 1.1x one alone. A failed entry is left out, the pair's value comes first.
+    rec::harness_samples sp = s;
+    rec::sharing_samples four{true, 100, 5e-5, 0.01, 0.08, 1, 4}, eight{true, 100, 5e-5, 0.01, 0.2, 1, 8}, failed{};
+    failed.procs = 8;
+    sp.sharing.time_sliced_procs = {four, eight};
+    sp.sharing.mps = rec::sharing_samples{true, 100, 5e-5, 0.01, 0.0102, 1};
+    sp.sharing.mps_procs = {rec::sharing_samples{true, 100, 5e-5, 0.01, 0.011, 1, 4}, failed};
+    const nlohmann::json gp = nlohmann::json::parse(rec::harness_record(sp));
+    CHECK(gp["sharing"]["time_sliced_procs"][0]["procs"] == 4);
+    CHECK(gp["sharing"]["time_sliced_procs"][0]["switch_s"].get<double>() == doctest::Approx(1.5e-4));
+    CHECK(gp["sharing"]["time_sliced_procs"][1]["over_alone"].get<double>() == doctest::Approx(20));
+    CHECK(gp["sharing"]["mps_procs"][1] == nlohmann::json{{"measured", false}, {"procs", 8}});
+    nlohmann::json pp = host_profile();
+    describe_gpu(pp, gp);
+    const nlohmann::json by_switch = pp["calibration"]["T_slice_switch_by_procs"]["value"];
+    REQUIRE(by_switch.size() == 3);
+    CHECK(by_switch[0][0] == 2);
+    CHECK(by_switch[0][1].get<double>() == doctest::Approx(1e-4));
+    CHECK(by_switch[1][1].get<double>() == doctest::Approx(1.5e-4));
+    CHECK(by_switch[2][0] == 8);
+    CHECK(by_switch[2][1].get<double>() == doctest::Approx(2e-4));
+    const nlohmann::json by_mps = pp["calibration"]["mps_over_alone_by_procs"]["value"];
+    REQUIRE(by_mps.size() == 2);  // the pair's 1.02 and four's 1.1; eight failed
+    CHECK(by_mps[0][1].get<double>() == doctest::Approx(1.02));
+    CHECK(by_mps[1][0] == 4);
+    CHECK(by_mps[1][1].get<double>() == doctest::Approx(1.1));
+    const mmgp::platform ppl = mmgp::parse_platform(pp.dump(), "gpu.json");
+    CHECK(ppl.T_slice_switch == doctest::Approx(1e-4));  // the model still takes the pair's switch
     // A mailbox that never answered, a failed sharing run and an empty sample: no number is made up.
     s.mailbox = {};
     s.sharing.time_sliced = rec::sharing_samples{};
