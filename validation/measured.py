@@ -52,7 +52,7 @@ def aggregate(rows, keys, quiet=lambda r: True):
                       "pooled": sorted({int(r["pooled_from_m"]) for r in reps if r.get("pooled_from_m")}),
                       "used": len(used), "all_quiet": len(used) == len([r for r in reps if quiet(r)]) and len(used) > 0
                       and all(quiet(r) for r in used),
-                      "load": [float(r["load1_before"]) for r in used]})
+                      "load": [float(r["load1_before"]) for r in used if r.get("load1_before")]})
     return cases
 
 

@@ -83,6 +83,16 @@ def pure_helpers():
     # A non-quiet run does not count for the median, but counts for the cap.
     check(not common.is_quiet({"external_cpu_share": "0.3"}) and common.is_quiet({"external_cpu_share": ""}),
           "is_quiet: other processes below 0.25 core")
+    # repeatability.cases on a GPU sweep's runs.csv: a run that failed is left out, a sweep without the policy column
+    # is edtlp, the case is the median of the rest.
+    import repeatability
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "runs.csv")
+        with open(path, "w") as f:
+            f.write("m,p,sharing,rep,wall_s,censored,bound_s,failed\n2,132,mps,0,0.058,0,20.0,\n"
+                    "2,132,mps,1,0.133,0,20.0,\n2,132,mps,2,0.132,0,20.0,\n2,132,mps,3,0.001,0,20.0,exit 1\n")
+        got = {k: c["measured_s"] for k, c in repeatability.cases(path, "gpu").items()}
+    check(got == {("mps", "edtlp", "2", "132"): 0.132}, f"repeatability.cases --kind gpu: {got}")
     # work_breakdown.stages_of: a journal's runs by stage, machine seconds (a run's time x its nodes); against a best
     # of 10 s, a configuration at 10.5 s is not "more than 10 % slower", one at 11.5 s is.
     sys.path.insert(0, os.path.join(HERE, "tune"))
