@@ -89,7 +89,8 @@ void note_grid_switches(const nlohmann::json& gpu, double one_block_s, nlohmann:
 // the pair's as calibration.T_slice_switch_by_procs ([processes, switch]) and calibration.mps_over_alone_by_procs
 // ([processes, their wall time over one process's alone]). Nothing in the model reads them: T_slice_switch stays the
 // pair's, and MPS's processes are taken not to slow each other, until a device run shows how either grows with m.
-// An entry the record does not give in full is left out.
+// An entry the record does not give in full, or of fewer than 3 processes, or of a count already given, is left out;
+// the curve goes by the processes.
 void record_by_procs(nlohmann::json& p, const nlohmann::json& gpu, const char* mode, double pair_value) {
     const bool sliced = std::string(mode) == "time_sliced";
     const nlohmann::json::json_pointer ptr(std::string("/sharing/") + mode + "_procs");
@@ -100,9 +101,14 @@ void record_by_procs(nlohmann::json& p, const nlohmann::json& gpu, const char* m
         if (!g.is_object() || !g.value("measured", false) || !g.contains("procs") || !g["procs"].is_number_integer() ||
             !g.contains(key) || !g[key].is_number() || !std::isfinite(g[key].get<double>()))
             continue;
-        curve.push_back({g["procs"].get<int>(), sliced ? std::max(0.0, g[key].get<double>()) : g[key].get<double>()});
+        const int procs = g["procs"].get<int>();
+        const double v = g[key].get<double>();
+        const bool known = std::any_of(curve.begin(), curve.end(), [&](const nlohmann::json& pt) { return pt[0] == procs; });
+        if (procs < 3 || known || (!sliced && v <= 0)) continue;
+        curve.push_back({procs, sliced ? std::max(0.0, v) : v});
     }
     if (curve.size() < 2) return;
+    std::sort(curve.begin(), curve.end(), [](const nlohmann::json& a, const nlohmann::json& b) { return a[0] < b[0]; });
     if (!p.contains("calibration") || !p["calibration"].is_object()) p["calibration"] = nlohmann::json::object();
     if (sliced)
         p["calibration"]["T_slice_switch_by_procs"] = {

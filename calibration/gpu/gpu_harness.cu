@@ -22,6 +22,8 @@
 #include <cuda_runtime.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -391,6 +393,11 @@ sharing_run run_children(int device, int procs, int kernels, long long cycles, i
     for (const mmgp::run::forked& c : children)
         if (!ok || read_line(c.from_child).rfind("done ", 0) != 0) ok = false;
     out.wall_s = now_s() - t0;
+    // A run given up (a child failed or never said ready) kills its children first: those still waiting for "go"
+    // would never see their pipe's end, since each later child holds a copy of the earlier ones' write ends.
+    if (!ok)
+        for (const mmgp::run::forked& c : children)
+            if (c.pid > 0) kill(c.pid, SIGKILL);
     for (mmgp::run::forked& c : children) ok = mmgp::run::wait_forked(c) == 0 && ok;
     out.ok = ok;
     return out;
@@ -415,7 +422,9 @@ rec::sharing_samples sharing_samples(int device, bool quick, int grid = 1, int p
     return out;
 }
 
-// The processes beyond a pair that the switch and MPS's overlap are measured with (a program's m).
+// The processes beyond a pair that the switch and MPS's overlap are measured with (a program's m). Each child's
+// host thread spins while it waits (CUDA's default with few contexts a core): on a host with fewer cores than
+// children they would also share cores.
 constexpr int more_procs[] = {4, 8};
 
 bool mps_control(const char* what) {

@@ -619,11 +619,18 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     sp.sharing.time_sliced_procs = {four, eight};
     sp.sharing.mps = rec::sharing_samples{true, 100, 5e-5, 0.01, 0.0102, 1};
     sp.sharing.mps_procs = {rec::sharing_samples{true, 100, 5e-5, 0.01, 0.011, 1, 4}, failed};
-    const nlohmann::json gp = nlohmann::json::parse(rec::harness_record(sp));
+    nlohmann::json gp = nlohmann::json::parse(rec::harness_record(sp));
     CHECK(gp["sharing"]["time_sliced_procs"][0]["procs"] == 4);
     CHECK(gp["sharing"]["time_sliced_procs"][0]["switch_s"].get<double>() == doctest::Approx(1.5e-4));
     CHECK(gp["sharing"]["time_sliced_procs"][1]["over_alone"].get<double>() == doctest::Approx(20));
     CHECK(gp["sharing"]["mps_procs"][1] == nlohmann::json{{"measured", false}, {"procs", 8}});
+    // Entries a record may carry that the curves leave out: one not measured (whatever its numbers), one of 4
+    // processes again, a pair; and one of 16 before the others, which the curve puts last.
+    gp["sharing"]["time_sliced_procs"].push_back({{"measured", false}, {"procs", 6}, {"switch_s", 1.0}, {"over_alone", 9}});
+    gp["sharing"]["time_sliced_procs"].push_back({{"measured", true}, {"procs", 4}, {"switch_s", 1.0}});
+    gp["sharing"]["time_sliced_procs"].push_back({{"measured", true}, {"procs", 2}, {"switch_s", 1.0}});
+    gp["sharing"]["mps_procs"].insert(gp["sharing"]["mps_procs"].begin(),
+                                      nlohmann::json{{"measured", true}, {"procs", 16}, {"over_alone", 1.5}});
     nlohmann::json pp = host_profile();
     describe_gpu(pp, gp);
     const nlohmann::json by_switch = pp["calibration"]["T_slice_switch_by_procs"]["value"];
@@ -634,10 +641,11 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     CHECK(by_switch[2][0] == 8);
     CHECK(by_switch[2][1].get<double>() == doctest::Approx(2e-4));
     const nlohmann::json by_mps = pp["calibration"]["mps_over_alone_by_procs"]["value"];
-    REQUIRE(by_mps.size() == 2);  // the pair's 1.02 and four's 1.1; eight failed
+    REQUIRE(by_mps.size() == 3);  // the pair's 1.02, four's 1.1 and sixteen's 1.5; eight failed
     CHECK(by_mps[0][1].get<double>() == doctest::Approx(1.02));
     CHECK(by_mps[1][0] == 4);
     CHECK(by_mps[1][1].get<double>() == doctest::Approx(1.1));
+    CHECK(by_mps[2] == nlohmann::json::array({16, 1.5}));
     const mmgp::platform ppl = mmgp::parse_platform(pp.dump(), "gpu.json");
     CHECK(ppl.T_slice_switch == doctest::Approx(1e-4));  // the model still takes the pair's switch
     // A mailbox that never answered, a failed sharing run and an empty sample: no number is made up.
