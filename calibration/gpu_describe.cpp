@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "calibrate.hpp"
@@ -85,41 +86,53 @@ void note_grid_switches(const nlohmann::json& gpu, double one_block_s, nlohmann:
     }
 }
 
-// The sharing measured with more processes at once (sharing.time_sliced_procs, sharing.mps_procs), recorded beside
-// the pair's as calibration.T_slice_switch_by_procs ([processes, switch]) and calibration.mps_over_alone_by_procs
-// ([processes, their wall time over one process's alone]). Nothing in the model reads them: T_slice_switch stays the
-// pair's, and MPS's processes are taken not to slow each other, until a device run shows how either grows with m.
-// An entry the record does not give in full, or of fewer than 3 processes, or of a count already given, is left out;
-// the curve goes by the processes.
-void record_by_procs(nlohmann::json& p, const nlohmann::json& gpu, const char* mode, double pair_value) {
-    const bool sliced = std::string(mode) == "time_sliced";
-    const nlohmann::json::json_pointer ptr(std::string("/sharing/") + mode + "_procs");
+// The sharing measured with more processes at once, recorded as curves under `calibration` ([processes, value]):
+// the record's list, the value each entry gives, the key written, and its source.
+struct by_procs_curve {
+    const char* list;
+    const char* value;
+    const char* key;
+    const char* source;
+};
+constexpr by_procs_curve sliced_spinning{
+    "time_sliced_procs", "switch_s", "T_slice_switch_by_procs",
+    "GPU harness, sharing: n processes off-loading one-block kernels at once without MPS, their host threads spinning "
+    "while they wait: [n, their wall time / (n x kernels) - one kernel's device time] (T_slice_switch is the pair's)"};
+constexpr by_procs_curve sliced_blocking{
+    "time_sliced_blocking_procs", "switch_s", "T_slice_switch_blocking_by_procs",
+    "GPU harness, sharing: n processes off-loading one-block kernels at once without MPS, their host threads blocking "
+    "while they wait (cudaDeviceScheduleBlockingSync, as edtlp processes wait): [n, their wall time / (n x kernels) - "
+    "one kernel's device time]"};
+constexpr by_procs_curve mps_spinning{
+    "mps_procs", "over_alone", "mps_over_alone_by_procs",
+    "GPU harness, sharing: n processes off-loading one-block kernels at once under the MPS daemon: [n, their wall "
+    "time / one process's alone] (1: they did not slow each other)"};
+
+// One curve of `c` (the pair's value first, where given). Nothing in the model reads these: T_slice_switch stays the
+// pair's, spinning, and MPS's processes are taken not to slow each other, until a device run shows how either grows
+// with m or with the host's wait. An entry the record does not give in full, of fewer than 2 processes, or of a
+// count already given is left out, and a ratio must be positive; the curve goes by the processes.
+void record_by_procs(nlohmann::json& p, const nlohmann::json& gpu, const by_procs_curve& c,
+                     std::optional<double> pair_value) {
+    const bool is_switch = std::string(c.value) == "switch_s";
+    const nlohmann::json::json_pointer ptr(std::string("/sharing/") + c.list);
     if (!gpu.contains(ptr) || !gpu.at(ptr).is_array()) return;
-    nlohmann::json curve = nlohmann::json::array({nlohmann::json::array({2, pair_value})});
+    nlohmann::json curve = nlohmann::json::array();
+    if (pair_value) curve.push_back({2, *pair_value});
     for (const nlohmann::json& g : gpu.at(ptr)) {
-        const char* key = sliced ? "switch_s" : "over_alone";
         if (!g.is_object() || !g.value("measured", false) || !g.contains("procs") || !g["procs"].is_number_integer() ||
-            !g.contains(key) || !g[key].is_number() || !std::isfinite(g[key].get<double>()))
+            !g.contains(c.value) || !g[c.value].is_number() || !std::isfinite(g[c.value].get<double>()))
             continue;
         const int procs = g["procs"].get<int>();
-        const double v = g[key].get<double>();
+        const double v = g[c.value].get<double>();
         const bool known = std::any_of(curve.begin(), curve.end(), [&](const nlohmann::json& pt) { return pt[0] == procs; });
-        if (procs < 3 || known || (!sliced && v <= 0)) continue;
-        curve.push_back({procs, sliced ? std::max(0.0, v) : v});
+        if (procs < 2 || known || (!is_switch && v <= 0)) continue;
+        curve.push_back({procs, is_switch ? std::max(0.0, v) : v});
     }
     if (curve.size() < 2) return;
     std::sort(curve.begin(), curve.end(), [](const nlohmann::json& a, const nlohmann::json& b) { return a[0] < b[0]; });
     if (!p.contains("calibration") || !p["calibration"].is_object()) p["calibration"] = nlohmann::json::object();
-    if (sliced)
-        p["calibration"]["T_slice_switch_by_procs"] = {
-            {"value", curve},
-            {"source", "GPU harness, sharing: n processes off-loading one-block kernels at once without MPS: [n, their "
-                       "wall time / (n x kernels) - one kernel's device time] (T_slice_switch is the pair's)"}};
-    else
-        p["calibration"]["mps_over_alone_by_procs"] = {
-            {"value", curve},
-            {"source", "GPU harness, sharing: n processes off-loading one-block kernels at once under the MPS daemon: "
-                       "[n, their wall time / one process's alone] (1: they did not slow each other)"}};
+    p["calibration"][c.key] = {{"value", curve}, {"source", c.source}};
 }
 
 // sharing and T_slice_switch: MPS when the processes overlapped under the daemon; time slicing with its switch
@@ -142,14 +155,15 @@ void write_sharing(nlohmann::json& p, const nlohmann::json& gpu, nlohmann::json&
                                                           "time / (2 x kernels) - one kernel's device time",
                                                           1e6 * number_at(gpu, "/sharing/time_sliced/kernel_s"), ratio)}};
             note_grid_switches(gpu, std::max(0.0, sw), notes);
-            record_by_procs(p, gpu, "time_sliced", std::max(0.0, sw));
+            record_by_procs(p, gpu, sliced_spinning, std::max(0.0, sw));
+            record_by_procs(p, gpu, sliced_blocking, std::nullopt);
         }
     }
     if (measured(gpu, "mps")) {
         const double ratio = number_at(gpu, "/sharing/mps/pair_over_alone", quantity::ratio);
         if (ratio < concurrent_below) {
             concurrent = true;
-            record_by_procs(p, gpu, "mps", ratio);
+            record_by_procs(p, gpu, mps_spinning, ratio);
         } else
             notes.push_back(fmt::format("under the MPS daemon two processes still ran one after the other (pair/alone "
                                         "{:.2f}): mps is not listed", ratio));

@@ -58,7 +58,7 @@ say "gpu-check: $sms SMs, $sharing"
 wake=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("calibration", {}).get("T_csw_by_wait", {}).get("value"))' \
   "$out/platform.json" 2>/dev/null)
 say "gpu-check: the blocked thread's wake-up against its wait [s, s]: ${wake:-not measured}"
-for key in T_slice_switch_by_procs mps_over_alone_by_procs; do
+for key in T_slice_switch_by_procs T_slice_switch_blocking_by_procs mps_over_alone_by_procs; do
   by=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("calibration", {}).get(sys.argv[2], {}).get("value"))' \
     "$out/platform.json" "$key" 2>/dev/null)
   say "gpu-check: $key [processes, value]: ${by:-not measured}"

@@ -73,6 +73,15 @@ def main():
             if serial == (mode == "time_sliced"):
                 curve = p.get("calibration", {}).get(key, {}).get("value", [])
                 check([pt[0] for pt in curve] == [2, 4, 8], f"the platform keeps {key}: {curve}")
+            if mode == "time_sliced" and serial:  # again with the host threads blocking while they wait
+                by = g["sharing"].get("time_sliced_blocking_procs") or []
+                check([b.get("procs") for b in by] == [2, 4, 8] and all(
+                          b.get("measured") and b.get("blocking") and b["over_alone"] >= 0.9 * b["procs"] and b["switch_s"] > 0
+                          for b in by),
+                      f"time_sliced, blocking: 2, 4 and 8 processes at once measured, serialised: "
+                      f"{[(b.get('procs'), b.get('over_alone'), b.get('switch_s')) for b in by]}")
+                curve = p.get("calibration", {}).get("T_slice_switch_blocking_by_procs", {}).get("value", [])
+                check([pt[0] for pt in curve] == [2, 4, 8], f"the platform keeps T_slice_switch_blocking_by_procs: {curve}")
         cpus = sorted(os.sched_getaffinity(0))
         check(p["hpu_contexts"]["value"] == len(cpus) and p["calibration"]["apu_cpus"] == [],
               f"every CPU this process may use is a host context ({len(cpus)}), none an accelerator")

@@ -317,10 +317,13 @@ int grid_blocks(int device, int grid) {
 
 // One child's work: initialise CUDA, time one spin kernel alone (events), say "ready" with its time and its blocks,
 // wait for "go", then run `kernels` off-loads (launch + synchronise) and report the wall time. Every kernel is a grid
-// of grid_blocks(grid) blocks, each spinning `cycles`. Runs in a forked child that has not touched CUDA before.
-[[noreturn]] void sharing_child(int device, int kernels, long long cycles, int grid, int ready_fd, int go_fd) {
+// of grid_blocks(grid) blocks, each spinning `cycles`. Its host thread spins while it waits (CUDA's default with few
+// contexts a core), or blocks (`blocking`: cudaDeviceScheduleBlockingSync, as an edtlp process of the off-load
+// runtime waits). Runs in a forked child that has not touched CUDA before.
+[[noreturn]] void sharing_child(int device, int kernels, long long cycles, int grid, bool blocking, int ready_fd, int go_fd) {
     char line[256];
-    if (cudaSetDevice(device) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
+    if (cudaSetDevice(device) != cudaSuccess ||
+        (blocking && cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) || cudaFree(nullptr) != cudaSuccess) {
         const int n = std::snprintf(line, sizeof line, "error\n");
         (void)!write(ready_fd, line, static_cast<std::size_t>(n));
         _exit(1);
@@ -359,13 +362,13 @@ struct sharing_run {
 };
 
 // `procs` children at once, each `kernels` off-loads of a `cycles`-cycle kernel of grid_blocks(grid) blocks.
-sharing_run run_children(int device, int procs, int kernels, long long cycles, int grid) {
+sharing_run run_children(int device, int procs, int kernels, long long cycles, int grid, bool blocking = false) {
     sharing_run out;
     std::vector<mmgp::run::forked> children;
     bool ok = true;
     for (int i = 0; i < procs && ok; ++i) {
         children.push_back(mmgp::run::fork_with_pipes([&](int to_parent, int from_parent) {
-            sharing_child(device, kernels, cycles, grid, to_parent, from_parent);
+            sharing_child(device, kernels, cycles, grid, blocking, to_parent, from_parent);
             return 1;
         }));
         ok = children.back().pid > 0;
@@ -404,14 +407,15 @@ sharing_run run_children(int device, int procs, int kernels, long long cycles, i
 }
 
 // One sharing measurement: one process alone, then `procs` at once (gpu_record.cpp derives the switch cost), every
-// kernel a grid of grid_blocks(grid) blocks.
-rec::sharing_samples sharing_samples(int device, bool quick, int grid = 1, int procs = 2) {
+// kernel a grid of grid_blocks(grid) blocks, the host threads spinning or blocking while they wait.
+rec::sharing_samples sharing_samples(int device, bool quick, int grid = 1, int procs = 2, bool blocking = false) {
     const int kernels = quick ? 200 : 1000;
     const long long cycles = 100000;  // ~50-70 µs at 1.5-2 GHz: longer than a launch, shorter than a time slice
-    const sharing_run one = run_children(device, 1, kernels, cycles, grid);
-    const sharing_run many = run_children(device, procs, kernels, cycles, grid);
+    const sharing_run one = run_children(device, 1, kernels, cycles, grid, blocking);
+    const sharing_run many = run_children(device, procs, kernels, cycles, grid, blocking);
     rec::sharing_samples out;
     out.procs = procs;
+    out.blocking = blocking;
     if (!one.ok || !many.ok) return out;
     out.measured = true;
     out.kernels = kernels;
@@ -442,6 +446,9 @@ rec::sharing_section sharing_section(const options& o) {
         // SMs and all of them.
         for (int grid : {-4, -1}) out.time_sliced_grids.push_back(sharing_samples(o.device, o.quick, grid));
         for (int procs : more_procs) out.time_sliced_procs.push_back(sharing_samples(o.device, o.quick, 1, procs));
+        // The same with every host thread blocking while it waits, as the off-load runtime's edtlp processes do.
+        for (int procs : {2, more_procs[0], more_procs[1]})
+            out.time_sliced_blocking_procs.push_back(sharing_samples(o.device, o.quick, 1, procs, true));
     }
     const bool can = geteuid() == 0 && mmgp::run::shell_status("command -v nvidia-cuda-mps-control >/dev/null 2>&1") == 0;
     if (o.mps == "off" || (o.mps == "auto" && !can)) {

@@ -97,9 +97,10 @@ json sharing_json(const std::optional<sharing_samples>& s) {
 
 /// The same with `procs` processes at once: serialised, wall = procs·kernels·(kernel + switch).
 json procs_json(const sharing_samples& s) {
-    if (!s.measured) return {{"measured", false}, {"procs", s.procs}};
+    if (!s.measured) return {{"measured", false}, {"procs", s.procs}, {"blocking", s.blocking}};
     return {{"measured", true},
             {"procs", s.procs},
+            {"blocking", s.blocking},
             {"kernels", s.kernels},
             {"blocks", s.blocks},
             {"kernel_s", s.kernel_s},
@@ -116,7 +117,8 @@ json sharing_json(const sharing_section& s) {
         for (const sharing_samples& g : s.time_sliced_grids) grids.push_back(sharing_json(std::optional(g)));
         out["time_sliced_grids"] = grids;
     }
-    for (const auto& [key, list] : {std::pair{"time_sliced_procs", &s.time_sliced_procs}, std::pair{"mps_procs", &s.mps_procs}}) {
+    for (const auto& [key, list] : {std::pair{"time_sliced_procs", &s.time_sliced_procs}, std::pair{"mps_procs", &s.mps_procs},
+                                    std::pair{"time_sliced_blocking_procs", &s.time_sliced_blocking_procs}}) {
         if (list->empty()) continue;
         json by = json::array();
         for (const sharing_samples& g : *list) by.push_back(procs_json(g));

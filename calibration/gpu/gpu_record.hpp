@@ -84,6 +84,7 @@ struct sharing_samples {
     double pair_wall_s = 0;   ///< `procs` processes' kernels at once, wall time
     int blocks = 1;           ///< the grid of every kernel
     int procs = 2;            ///< the processes at once
+    bool blocking = false;    ///< their host threads blocked while they waited (else they spun)
 };
 
 /// Without MPS (absent when only MPS was asked for) and with it (absent, with the reason, where it was not run).
@@ -91,8 +92,9 @@ struct sharing_section {
     std::optional<sharing_samples> time_sliced, mps;
     /// Time-sliced again with grids spread over the SMs (a quarter of them, all of them); empty: not measured.
     std::vector<sharing_samples> time_sliced_grids = {};
-    /// One-block kernels again, by more processes at once (4, 8), time-sliced and under MPS; empty: not measured.
-    std::vector<sharing_samples> time_sliced_procs = {}, mps_procs = {};
+    /// One-block kernels again, by more processes at once (4, 8), time-sliced and under MPS; time-sliced by 2, 4 and
+    /// 8 processes whose host threads block while they wait; empty: not measured.
+    std::vector<sharing_samples> time_sliced_procs = {}, mps_procs = {}, time_sliced_blocking_procs = {};
     std::string mps_note;
 };
 

@@ -619,11 +619,21 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     sp.sharing.time_sliced_procs = {four, eight};
     sp.sharing.mps = rec::sharing_samples{true, 100, 5e-5, 0.01, 0.0102, 1};
     sp.sharing.mps_procs = {rec::sharing_samples{true, 100, 5e-5, 0.01, 0.011, 1, 4}, failed};
+    // Time-sliced again with the host threads blocking: 2 processes' 100 kernels in 0.034 s is a 120 µs switch, 4 in
+    // 0.072 s a 130 µs one; 8 failed.
+    rec::sharing_samples two_b{true, 100, 5e-5, 0.01, 0.034, 1, 2, true}, four_b{true, 100, 5e-5, 0.01, 0.072, 1, 4, true},
+        eight_b{};
+    eight_b.procs = 8, eight_b.blocking = true;
+    sp.sharing.time_sliced_blocking_procs = {two_b, four_b, eight_b};
     nlohmann::json gp = nlohmann::json::parse(rec::harness_record(sp));
+    CHECK(gp["sharing"]["time_sliced_blocking_procs"][1]["blocking"] == true);
+    CHECK(gp["sharing"]["time_sliced_blocking_procs"][1]["switch_s"].get<double>() == doctest::Approx(1.3e-4));
+    CHECK(gp["sharing"]["time_sliced_blocking_procs"][2] == nlohmann::json{{"measured", false}, {"procs", 8}, {"blocking", true}});
+    CHECK(gp["sharing"]["time_sliced_procs"][0]["blocking"] == false);
     CHECK(gp["sharing"]["time_sliced_procs"][0]["procs"] == 4);
     CHECK(gp["sharing"]["time_sliced_procs"][0]["switch_s"].get<double>() == doctest::Approx(1.5e-4));
     CHECK(gp["sharing"]["time_sliced_procs"][1]["over_alone"].get<double>() == doctest::Approx(20));
-    CHECK(gp["sharing"]["mps_procs"][1] == nlohmann::json{{"measured", false}, {"procs", 8}});
+    CHECK(gp["sharing"]["mps_procs"][1] == nlohmann::json{{"measured", false}, {"procs", 8}, {"blocking", false}});
     // Entries a record may carry that the curves leave out: one not measured (whatever its numbers), one of 4
     // processes again, a pair; and one of 16 before the others, which the curve puts last.
     gp["sharing"]["time_sliced_procs"].push_back({{"measured", false}, {"procs", 6}, {"switch_s", 1.0}, {"over_alone", 9}});
@@ -646,6 +656,12 @@ TEST_CASE("the GPU harness's samples as its record: medians, minima, the sharing
     CHECK(by_mps[1][0] == 4);
     CHECK(by_mps[1][1].get<double>() == doctest::Approx(1.1));
     CHECK(by_mps[2] == nlohmann::json::array({16, 1.5}));
+    const nlohmann::json by_blocking = pp["calibration"]["T_slice_switch_blocking_by_procs"]["value"];
+    REQUIRE(by_blocking.size() == 2);  // its own pair's, then four's; eight failed
+    CHECK(by_blocking[0][0] == 2);
+    CHECK(by_blocking[0][1].get<double>() == doctest::Approx(1.2e-4));
+    CHECK(by_blocking[1][0] == 4);
+    CHECK(by_blocking[1][1].get<double>() == doctest::Approx(1.3e-4));
     const mmgp::platform ppl = mmgp::parse_platform(pp.dump(), "gpu.json");
     CHECK(ppl.T_slice_switch == doctest::Approx(1e-4));  // the model still takes the pair's switch
     // A mailbox that never answered, a failed sharing run and an empty sample: no number is made up.
