@@ -151,10 +151,11 @@ fi
 
 step "6. the libpll bootstrap program on the GPU"
 if [ -x "$bundle/bin/mmgp-offload-run" ] && command -v python3 >/dev/null; then
-  # Its own budget (no mapping started past 180 s, 460 s with --libpll-full), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
+  # Its own budget (no mapping started past 180 s, 420 s with --libpll-full: with steps 1-5's 60-70 s and the timeout's
+  # 90 s beyond it, the check ends by itself within the device's 590 s), the timeout beyond it; a SIGTERM lets it stop the MPS daemon
   # and keep its runs, and the daemon is told to quit here too in case it could not.
   grid=(--quick); budget=180
-  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3 --policies edtlp,os) && budget=460
+  [ "$focus" = --libpll-full ] && grid=(--simulate 24:50000 --units 4 --repetitions 3 --policies edtlp,os) && budget=420
   timeout -k 10 $(( budget + 80 )) python3 validation/sweep_gpu.py --platform "$out/platform.json" "${grid[@]}" \
       --bin "$bundle/bin" --out "$work/libpll" --bound 20 --budget $budget >> "$log" 2>&1 ||
     { say "gpu-check: sweep_gpu.py failed"; status=1; }
