@@ -47,6 +47,17 @@ using run::read_recorded_runs;
 using run::recorded_runs;
 using run::tune_backend;
 
+// The names of the tuner's constants, ", "-separated in the option table's order (its rows for "tune --constant"):
+// what --constant's help lists and its refusal expects.
+namespace {
+std::string constant_names() {
+    std::string names;
+    for (const value_rule& r : value_rules())
+        if (r.command == "tune --constant") names += (names.empty() ? "" : ", ") + std::string(r.option);
+    return names;
+}
+}  // namespace
+
 void setup_tune(CLI::App& app, tune_options_cli& o) {
     auto* sub = app.add_subcommand(
         "tune",
@@ -105,9 +116,8 @@ void setup_tune(CLI::App& app, tune_options_cli& o) {
     add_checked(sub, "--bound-factor", o.bound_factor,
                 "A run is stopped (censored) after this many times the chosen configuration's time (default 3)");
     add_assignments(sub, "--constant", o.constants,
-                    "One of the tuner's constants, repeatable (noise.sd, noise.dof, noise.few_runs_noisiest, "
-                    "model.error, discrepancy.length_scale, fit.prior_weight, fit.min_configurations, "
-                    "policy.knowledge_gradient, policy.explore_platform, policy.first_platform, bound.noise_z, progress.chosen_z, short.explore_pairs, fallback.trust; docs/TUNE.md \"The tuner's constants\")");
+                    "One of the tuner's constants, repeatable (" + constant_names() +
+                        "; docs/TUNE.md \"The tuner's constants\")");
     sub->add_flag("--no-prior", o.no_prior,
                   "Do not use the application profile's times as a prior (its structure still shapes the model)");
     sub->add_flag("--no-model", o.no_model, "Learn from the runs alone (no model; for comparison)");
@@ -458,13 +468,9 @@ void set_constant(tune_options& to, const std::string& text) {
     const std::size_t eq = text.find('=');
     const std::string name = text.substr(0, eq), value = text.substr(eq + 1);
     const value_rule* rule = nullptr;
-    std::string names;
-    for (const value_rule& r : value_rules()) {
-        if (r.command != "tune --constant") continue;
-        names += (names.empty() ? "" : ", ") + std::string(r.option);
-        if (r.option == name) rule = &r;
-    }
-    if (!rule) throw usage_error("--constant: expected one of " + names + ", found \"" + name + "\"");
+    for (const value_rule& r : value_rules())
+        if (r.command == "tune --constant" && r.option == name) rule = &r;
+    if (!rule) throw usage_error("--constant: expected one of " + constant_names() + ", found \"" + name + "\"");
     const std::string why = check_value(*rule, value);
     if (!why.empty()) throw usage_error("--constant " + name + ": " + why);
     if (name == "fallback.trust") {
