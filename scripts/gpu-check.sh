@@ -55,12 +55,15 @@ timeout 150 "$mmgp" calibrate --accelerator cuda --quick -o "$out/platform.json"
 sms=$(grep -o '"sms": *[0-9]*' "$out/platform.json" | head -1 | grep -o '[0-9]*$')
 sharing=$(tr -d '\n ' < "$out/platform.json" | grep -o '"sharing":\[[^]]*\]' | head -1)
 say "gpu-check: $sms SMs, $sharing"
-wake=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("calibration", {}).get("T_csw_by_wait", {}).get("value"))' \
-  "$out/platform.json" 2>/dev/null)
+# The platform's calibration.KEY value (what the model does not read), or nothing.
+calibration_value() {
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("calibration", {}).get(sys.argv[2], {}).get("value"))' \
+    "$out/platform.json" "$1" 2>/dev/null
+}
+wake=$(calibration_value T_csw_by_wait)
 say "gpu-check: the blocked thread's wake-up against its wait [s, s]: ${wake:-not measured}"
 for key in T_slice_switch_by_procs T_slice_switch_blocking_by_procs mps_over_alone_by_procs; do
-  by=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("calibration", {}).get(sys.argv[2], {}).get("value"))' \
-    "$out/platform.json" "$key" 2>/dev/null)
+  by=$(calibration_value "$key")
   say "gpu-check: $key [processes, value]: ${by:-not measured}"
 done
 if command -v python3 >/dev/null; then
