@@ -193,12 +193,15 @@ bool executable_file(const std::string& path) {
 
 // --plot never over what the tune reads, runs or writes: its profiles, replay and journal (a resumed tune would
 // then refuse its journal), the program and every file its command names, nor inside the journal's run logs.
-void check_plot(const tune_options_cli& o, const tune_options_cli& given) {
+void check_plot(const tune_options_cli& o) {
     std::vector<std::string> inputs;
-    for (const std::string& in : {o.profile, o.app, o.replay, o.journal, given.resume})
+    // Resumed, o.journal is the journal named from the tune's directory (given.resume, from the caller's).
+    std::error_code ec;
+    const std::string journal_named = o.resume.empty() ? o.journal : fs::absolute(o.journal, ec).string();
+    for (const std::string& in : {o.profile, o.app, o.replay, journal_named})
         if (!in.empty()) inputs.push_back(in);
-    const std::string journal = !given.resume.empty() ? given.resume : !o.journal.empty() ? o.journal : default_journal;
-    if (o.journal.empty() && o.replay.empty() && given.resume.empty()) inputs.push_back(journal);
+    const std::string journal = !o.journal.empty() ? o.journal : default_journal;
+    if (o.journal.empty() && o.replay.empty()) inputs.push_back(journal);
     if (!o.launch.command.empty() && !o.launch.command.front().empty())
         if (const std::string program = run::path_lookup(o.launch.command.front()); !program.empty()) inputs.push_back(program);
     for (std::size_t i = 1; i < o.launch.command.size(); ++i) {
@@ -258,7 +261,7 @@ void check_work_placeholder(const tune_options_cli& o) {
 }
 
 // The options that must agree before anything is loaded; returns the launcher.
-launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli& given) {
+launcher_kind checked_launcher(const tune_options_cli& o) {
     if (o.space.model != "mmgp") throw usage_error("--model: expected mmgp (tune fits the engine's model), found \"" + o.space.model + "\"");
     launcher_kind kind = launcher_kind::local;
     if (!o.launch.launcher.empty() && !parse_launcher(o.launch.launcher, kind))
@@ -279,7 +282,7 @@ launcher_kind checked_launcher(const tune_options_cli& o, const tune_options_cli
                           o.launch.launcher);
     if (o.replay.empty() && o.replay_first != "random")
         throw usage_error("--replay-first: expected with --replay (it orders the replayed draws), found it without");
-    if (!o.plot.empty()) check_plot(o, given);
+    if (!o.plot.empty()) check_plot(o);
     parse_work(o.work);
     check_work_placeholder(o);
     check_progress(o);
@@ -623,7 +626,7 @@ int run_tune(const tune_options_cli& given) {
     journal jr;
     std::vector<json> journal_lines;
     tune_options_cli o = resolved_options(given, jr, journal_lines);
-    const launcher_kind kind = checked_launcher(o, given);
+    const launcher_kind kind = checked_launcher(o);
     scenario s = tune_scenario(o);
     if (!o.plot.empty()) check_output("--plot", o.plot, s.sources);  // the files the scenario names, too
     o.launch.accelerators = s.plat.apus;  // a GPU mapping's MPS percentage, as mmgp launch renders it
@@ -652,7 +655,7 @@ int run_tune(const tune_options_cli& given) {
         jr.create(o.journal, header);
         journal_lines = {header};
     }
-    backend->attach_journal(jr.path());
+    backend->attach_journal(o.journal);  // as named from the tune's directory (jr.path(): as the caller typed it)
     const journal_history history = add_recorded_runs(journal_lines, jr.path(), t, given.retry_failed);
 
     const int parallel = static_cast<int>(o.parallel);

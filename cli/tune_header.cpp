@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 namespace mmgp::cli {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -126,6 +128,17 @@ void check_header_option(const json& j, const header_field& f, const std::string
     if (!why.empty()) throw mmgp::error(path + ": line 1, /options/" + f.key + ": " + why + " (" + f.option + ")");
 }
 
+// An absolute path as named from the current directory: relative when it lies below it (a journal's run logs
+// keep the base they were written with), else absolute.
+std::string from_here(const fs::path& absolute_path) {
+    std::error_code ec;
+    const fs::path here = fs::current_path(ec);
+    if (ec) return absolute_path.string();
+    const fs::path rel = absolute_path.lexically_normal().lexically_relative(here);
+    if (rel.empty() || *rel.begin() == "..") return absolute_path.lexically_normal().string();
+    return rel.string();
+}
+
 }  // namespace
 
 json journal_header(const tune_options_cli& o) {
@@ -150,14 +163,22 @@ tune_options_cli options_from_header(const json& header, const tune_options_cli&
                                   j.contains(f.key) ? utf8_prefix(j.at(f.key).dump(), 40) : "nothing");
             }
         }
+        // The tune goes on in the directory it ran in, where the header's relative words (the command's) hold;
+        // the paths typed beside --resume (the journal, --plot) are the caller's directory's, so they are made
+        // absolute first: --plot stays so, the journal is named from the tune's directory (its run logs keep
+        // the base they were written with).
+        std::error_code ec;
+        const fs::path journal_at = fs::absolute(path, ec);
+        const fs::path plot_at = caller.plot.empty() ? fs::path() : fs::absolute(caller.plot, ec);
         const std::string cwd = j.at("cwd").get<std::string>();
         if (!cwd.empty() && chdir(cwd.c_str()) != 0)
             throw input_error(path, "line 1, /options/cwd", "the directory the tune ran in",
                               "\"" + cwd + "\": " + std::strerror(errno));
+        o.journal = journal_at.empty() ? path : from_here(journal_at);
+        if (!caller.plot.empty()) o.plot = plot_at.empty() ? caller.plot : plot_at.lexically_normal().string();
     } catch (const json::exception& e) {
         throw input_error(path, "line 1 (header)", "the header of an mmgp tune journal (its options)", json_error_text(e));
     }
-    o.journal = path;
     return o;
 }
 

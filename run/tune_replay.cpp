@@ -118,6 +118,19 @@ void keep_sharing_mode(std::vector<measurement>& measured, accelerator_sharing w
     for (measurement& m : measured) m.c.share = wanted;
 }
 
+// With --work, every configuration was recorded at both work values: a replayed tune asks a configuration for a
+// short run before a full one, and one never recorded short could only be refused at every ask.
+void check_both_works(const recorded_runs& d, const std::map<std::string, configuration>& configs) {
+    for (const auto& [k, c] : configs) {
+        const bool full = d.reps.count(k) > 0, shorts = d.short_reps.count(k) > 0;
+        if (full && shorts) continue;
+        throw input_error(d.file, "column work",
+                          fmt::format("rows at both work values {} and {} for every configuration (--work)",
+                                      d.work_short, d.work_full),
+                          fmt::format("{} with none at {}", label(c), full ? d.work_short : d.work_full));
+    }
+}
+
 }  // namespace
 
 recorded_runs read_recorded_runs(const std::string& path, const replay_request& want) {
@@ -151,8 +164,10 @@ recorded_runs read_recorded_runs(const std::string& path, const replay_request& 
         std::erase(d.ignored_columns, std::string("progress"));
         timelines = progress_column(path);
     }
+    std::map<std::string, configuration> configs;  // each key's configuration, for the check below
     for (const auto& [m, r] : runs_in_order(measured)) {
         const std::string k = key_of(m->c);
+        configs.emplace(k, m->c);
         // A censored row's time is the bound it was stopped at (bound_s when given).
         const double time_s = r->is_censored() && r->bound_s > 0 ? r->bound_s : r->time_s;
         if (d.work_short > 0 && m->work == d.work_short) {  // without --work, the short rows are not drawn
@@ -163,6 +178,7 @@ recorded_runs read_recorded_runs(const std::string& path, const replay_request& 
         if (v.empty()) d.space.push_back(m->c);
         v.push_back({time_s, r->is_censored(), timelines[r->where]});
     }
+    if (work_wanted) check_both_works(d, configs);
     return d;
 }
 

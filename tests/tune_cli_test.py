@@ -547,6 +547,58 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and "line 2, /sharing: expected the tune's sharing mode, \"mps\"" in r.stderr,
           f"--resume: a run line of another sharing mode is refused ({r.stderr.strip()})")
 
+    # 16. --resume from another directory: the journal's run logs stay beside it, and a relative --plot is the
+    # caller's (once: written over the journal, named from the tune's directory; the logs in a new sub/sub/).
+    tune_dir, caller_dir = os.path.join(tmp, "elsewhere", "sub"), os.path.join(tmp, "elsewhere")
+    os.makedirs(tune_dir)
+    r = run(["tune", "qs20", "--m", "1:3", "--p", "1:2", "--no-bind", "--journal", "j.jsonl", "--max-runs", "2",
+             "--quiet", "--", "sh", "-c", "sleep 0.0{m}"], cwd=tune_dir)
+    jpath = os.path.join(tune_dir, "j.jsonl")
+    with open(jpath) as f:
+        lines = f.read().split("\n")
+    header = json.loads(lines[0])
+    header["options"]["max_runs"] = 3
+    with open(jpath, "w") as f:
+        f.write("\n".join([json.dumps(header)] + lines[1:]))
+    r = run(["tune", "--resume", os.path.join("sub", "j.jsonl"), "--plot", "j.jsonl", "--quiet"], cwd=caller_dir)
+    try:
+        runs = journal_runs(jpath)
+    except ValueError:  # not a journal any more
+        runs = []
+    logs = [x.get("log", "") for x in runs]
+    with open(jpath) as f:
+        first = f.read(1)
+    check(r.returncode == 0 and first == "{" and os.path.exists(os.path.join(caller_dir, "j.jsonl")) and len(runs) == 3
+          and all(os.path.exists(os.path.join(tune_dir, x)) and x.startswith("j.jsonl.logs/") for x in logs),
+          f"--resume sub/j.jsonl --plot j.jsonl from the parent: the plot in the caller's directory, the journal intact, "
+          f"the logs beside it ({r.returncode}, {logs}, {r.stderr.strip()[-200:]})")
+
+    # 17. --work: a configuration whose short run fails is not run again (once: its short run retried for ever);
+    # a replay without a configuration's short rows is refused (once: refused at every ask, for ever).
+    prog = os.path.join(tmp, "fails22.sh")
+    with open(prog, "w") as f:
+        f.write("#!/bin/sh\n[ \"$1$2\" = 22 ] && exit 1\nsleep 0.0$1\n")
+    os.chmod(prog, 0o755)
+    j17 = os.path.join(tmp, "work-fail.jsonl")
+    r = run(["tune", "qs20", "--m", "1:2", "--p", "1:2", "--no-bind", "--journal", j17, "--max-runs", "15",
+             "--work", "10:100", "--quiet", "--json", "--", prog, "{m}", "{p}", "{work}"], timeout=120)
+    runs = journal_runs(j17) if os.path.exists(j17) else []
+    tries22 = [x for x in runs if (x["m"], x["p"]) == (2, 2)]
+    chosen = (json.loads(r.stdout).get("chosen") or {}) if r.returncode == 0 else {}
+    check(r.returncode == 0 and len(tries22) == 1 and tries22[0]["outcome"] == "failed" and chosen.get("m") is not None
+          and (chosen["m"], chosen["p"]) != (2, 2),
+          f"--work: m=2 p=2 fails its short run once and is not run again; another is chosen "
+          f"({r.returncode}, {len(tries22)} tries, {chosen}, {r.stderr.strip()[-200:]})")
+    w = os.path.join(tmp, "work-missing.csv")
+    with open(w, "w") as f:
+        f.write("m,p,work,time_s\n1,1,10,0.025\n1,1,100,0.25\n1,2,10,0.02\n1,2,100,0.2\n2,2,100,0.11\n")
+    try:
+        r = run(["tune", "qs20", "--replay", w, "--work", "10:100", "--max-runs", "200", "--quiet"], timeout=60)
+    except subprocess.TimeoutExpired:
+        r = subprocess.CompletedProcess([], 124, "", "timed out\n")
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "m=2 p=2 nodes=1 with none at 10" in r.stderr,
+          f"--replay --work: a configuration without short rows is refused ({r.stderr.strip()})")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)

@@ -32,7 +32,9 @@ run_evidence gather_evidence(const std::map<std::size_t, measurement>& measured,
         auto& e = evidence.per_config[c];
         for (const measurement::run& r : m.runs) {
             if (r.outcome == run_outcome::cancelled) continue;  // machine time spent, nothing learnt
-            if (r.work < 1) continue;  // a short run: evidence through the carry-over (tune/carryover.cpp)
+            // A short run: evidence through the carry-over (tune/carryover.cpp); a failed one fails the
+            // configuration as a full one would (it is not run again, --retry-failed aside).
+            if (r.work < 1 && (r.finished() || r.is_censored())) continue;
             if (r.finished()) {
                 e.logs.push_back(std::log(r.time_s));
             } else if (r.is_censored()) {
