@@ -120,7 +120,9 @@ TEST_CASE("numerical safety: huge ranges are counted exactly or refused, never w
     std::int64_t brute = 0;
     for (int m = 1; m <= 1000; ++m) brute += 1000 / m;
     CHECK(mmgp::count_feasible(mmgp::parse_scenario(small.dump(), "small.json")) == brute);
-    CHECK(mmgp::count_feasible(s) > 40000000000LL);  // 2e9 * H(2e9) ~ 4.4e10: no overflow, no hang
+    // apus 2e9 is searched up to 2^30 (max_searched_count): 2^30 * H(2^30) ~ 2.29e10, no overflow, no hang.
+    CHECK(mmgp::count_feasible(s) > 22000000000LL);
+    CHECK(mmgp::count_feasible(s) < 23500000000LL);
     try {
         mmgp::search(s, mmgp::model_kind::mmgp, {false});
         FAIL("no error");
@@ -132,6 +134,40 @@ TEST_CASE("numerical safety: huge ranges are counted exactly or refused, never w
     mmgp::scenario one = mmgp::parse_scenario(doc.dump(), "one.json");
     auto r = mmgp::search(one, mmgp::model_kind::mmgp);
     CHECK(r.best.pred.time_s == mmgp::test::approx(1e9 * 1.2 * 1.0 + 100.0 / 1e9));  // 1e9 processes on 1 context
+}
+
+TEST_CASE("numerical safety: m or p at the int's top is refused as outside the searched counts, never wrapped") {
+    json doc = {{"platform", {{"hpu_contexts", 1}, {"apus", 2147483647}, {"O_offload", 0}, {"T_csw", 0}, {"alpha", 1.2}}},
+                {"application", {{"N", 1}, {"T_hpu", 1.0}, {"T_apu", 100.0}, {"C_apu", 0}, {"g", 0}}},
+                {"search", {{"m", 1}, {"p", 2147483647}, {"nodes", 1}}}};
+    for (const char* key : {"p", "m"}) {
+        json d = doc;
+        d["search"]["m"] = 1, d["search"]["p"] = 1;
+        d["search"][key] = 2147483647;
+        try {
+            mmgp::search(mmgp::parse_scenario(d.dump(), "top.json"), mmgp::model_kind::mmgp);
+            FAIL("no error");
+        } catch (const mmgp::input_error& e) {
+            CHECK(std::string(e.what()).find("m, p and nodes are searched up to 1073741824") != std::string::npos);
+        }
+    }
+    // The last searched p: evaluated, the loops end there.
+    doc["search"]["p"] = {1073741820, 1073741824};
+    doc["application"]["T_hpu"] = 0.0;  // T_apu / p alone: the last p the fastest
+    auto r = mmgp::search(mmgp::parse_scenario(doc.dump(), "top.json"), mmgp::model_kind::mmgp);
+    CHECK(r.best.c.p == 1073741824);
+    CHECK(r.all.size() == 5);
+}
+
+TEST_CASE("a row of p longer than the search's chunk: the fastest found wherever it lies") {
+    // Accelerator work alone (T_apu / p): every larger p is faster, so the fastest is the row's last, in its
+    // fourth chunk of 65,536; a second row (m = 2) ends at 100,000.
+    json doc = {{"platform", {{"hpu_contexts", 2}, {"apus", 200000}, {"O_offload", 0}, {"T_csw", 0}, {"alpha", 1.0}}},
+                {"application", {{"N", 1}, {"T_hpu", 0.0}, {"T_apu", 1000.0}, {"C_apu", 0}, {"g", 0}}},
+                {"search", {{"m", {1, 2}}, {"p", {1, 200000}}, {"nodes", 1}}}};
+    auto r = mmgp::search(mmgp::parse_scenario(doc.dump(), "long.json"), mmgp::model_kind::mmgp);
+    CHECK(r.best.c.p * r.best.c.m == 200000);
+    CHECK(r.best.pred.time_s == mmgp::test::approx(1000.0 / 200000));
 }
 
 TEST_CASE("without a visitor, pass 2 evaluates only the rows pass 1 marked, and finds what the full search finds") {

@@ -157,6 +157,10 @@ struct hierarchy {
     bool empty() const noexcept { return levels.empty(); }
 };
 
+/// The most processes, accelerators (blocks) or nodes a search counts to, 2^30: the search and its reports count
+/// them in int, and one more than the largest never overflows. A larger platform is searched up to it.
+inline constexpr std::int64_t max_searched_count = std::int64_t{1} << 30;
+
 /// A host + accelerator node type and how many of them there are.
 struct platform {
     std::string name;
@@ -205,9 +209,10 @@ struct platform {
     int apu_slots = 1;
     /// The accelerator's time against its resident blocks (required when apu_slots > 1): the reference kernel's.
     slot_curve slot_time;
-    /// The most blocks the processes of a node may keep on its accelerators: apus·apu_slots.
+    /// The most blocks the processes of a node may keep on its accelerators: apus·apu_slots, at most
+    /// max_searched_count.
     std::int64_t capacity() const noexcept {
-        return std::min<std::int64_t>(static_cast<std::int64_t>(apus) * apu_slots, 2147483647);
+        return std::min<std::int64_t>(static_cast<std::int64_t>(apus) * apu_slots, max_searched_count);
     }
     /// The sharing modes the search covers: `sharing`, or dedicated alone when it is empty.
     std::vector<accelerator_sharing> sharing_modes() const {

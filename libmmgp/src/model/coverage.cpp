@@ -43,7 +43,7 @@ space_bounds bounds(const scenario& s, accelerator_sharing share) noexcept {
     // never exceed the platform's.
     const std::int64_t cap = pl.capacity();
     space_bounds b{sp.m.lo, std::min<std::int64_t>(sp.m.hi, cap), sp.p.lo, std::min<std::int64_t>(sp.p.hi, cap),
-                   sp.nodes.lo, std::min<std::int64_t>(sp.nodes.hi, pl.nodes), cap};
+                   sp.nodes.lo, std::min<std::int64_t>({sp.nodes.hi, pl.nodes, max_searched_count}), cap};
     if (pl.max_processes_per_node > 0) b.m_hi = std::min<std::int64_t>(b.m_hi, pl.max_processes_per_node);
     b.sliced = share == accelerator_sharing::time_sliced;
     return b;
@@ -83,6 +83,8 @@ void check_not_empty(const scenario& s, const detail::reader& r) {
                       std::to_string(pl.nodes);
     const bool limited = pl.max_processes_per_node > 0;
     if (limited) why += ", at most " + std::to_string(pl.max_processes_per_node) + " processes per node";
+    if (static_cast<std::int64_t>(pl.apus) * pl.apu_slots > max_searched_count || pl.nodes > max_searched_count)
+        why += "; m, p and nodes are searched up to " + std::to_string(max_searched_count);
     r.fail("/search",
            std::string("a search space with at least one configuration with m*p <= apus") +
                (limited ? ", nodes <= platform nodes and m <= max_processes_per_node" : " and nodes <= platform nodes"),

@@ -234,6 +234,26 @@ void keep_top(std::vector<double>& top, std::size_t k, double t) {
     }
 }
 
+// A chunk of a row's times (p from `first.p` on) is finite and >= 0, else the first time that is not is named.
+void check_chunk(const std::string& file, const std::vector<double>& times, const configuration& first) {
+    double lowest = std::numeric_limits<double>::infinity(), sum = 0.0;
+    for (double t : times) lowest = std::min(lowest, t), sum += t;
+    const auto at = [&](std::size_t i) {
+        configuration k = first;
+        k.p += static_cast<int>(i);
+        return label_of(k);
+    };
+    if (!std::isfinite(sum))  // a non-finite time, or finite ones too large to add up: look for the first
+        for (std::size_t i = 0; i < times.size(); ++i)
+            if (!std::isfinite(times[i]))
+                throw input_error(file, "", "parameters whose predicted times are finite", "an overflowing prediction at " + at(i));
+    if (lowest < 0)  // parameters out of the model's domain (a negative intercept, a count that overflows)
+        for (std::size_t i = 0; i < times.size(); ++i)
+            if (times[i] < 0)
+                throw input_error(file, "", "parameters whose predicted times are >= 0",
+                                  "a negative prediction (" + std::to_string(times[i]) + " s) at " + at(i));
+}
+
 // Pass 1: every row once. The fastest (every time must be finite), the fastest at the fewest nodes, the
 // fronts, and (when pass 2 may skip rows) each row's floor and the fastest_max fastest times.
 first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& space, const search_options& opt,
@@ -253,45 +273,40 @@ first_pass pass_one(const scenario& s, const evaluator& ev, const row_space& spa
     double fastest_t = 0.0;
     configuration fastest_c;
     std::vector<std::pair<configuration, double>> base_rows;  // the rows at the fewest nodes: (its m, fastest time)
-    std::vector<double> times;  // one row's times, p = p_lo, p_lo + 1, ...
+    // One row's times a chunk at a time (p = lo, lo + 1, ...): a row of 10^8 p is not held whole.
+    constexpr int chunk = 1 << 16;
+    std::vector<double> times;
     const std::int64_t n_lo = bounds(s).n_lo;
     space.each([&](std::int64_t n, std::int64_t m, int p_top, accelerator_sharing share) {
         const row r = row_at(ev, n, m, pol, share);
         const configuration c{static_cast<int>(m), 0, static_cast<int>(n), pol, share};
-        const int count = p_top - p_lo + 1;
-        times.resize(static_cast<std::size_t>(count));
-        for (int i = 0; i < count; ++i) times[static_cast<std::size_t>(i)] = r.time(p_lo + i);
-        double row_min = std::numeric_limits<double>::infinity(), sum = 0.0;
-        for (double t : times) row_min = std::min(row_min, t), sum += t;
-        if (!std::isfinite(sum))  // a non-finite time, or finite ones too large to add up: look for the first
+        double row_min = std::numeric_limits<double>::infinity();
+        int row_min_p = p_lo;
+        for (int lo = p_lo; lo <= p_top; lo = (p_top - lo < chunk) ? p_top + 1 : lo + chunk) {
+            const int count = std::min(p_top - lo, chunk - 1) + 1;
+            times.resize(static_cast<std::size_t>(count));
+            for (int i = 0; i < count; ++i) times[static_cast<std::size_t>(i)] = r.time(lo + i);
+            check_chunk(s.file, times, {c.m, lo, c.nodes, pol, share});
             for (int i = 0; i < count; ++i)
-                if (!std::isfinite(times[static_cast<std::size_t>(i)]))
-                    throw input_error(s.file, "", "parameters whose predicted times are finite",
-                                      "an overflowing prediction at " + label_of({c.m, p_lo + i, c.nodes, pol, share}));
-        if (row_min < 0)  // parameters out of the model's domain (a negative intercept, a count that overflows)
-            for (int i = 0; i < count; ++i)
-                if (times[static_cast<std::size_t>(i)] < 0)
-                    throw input_error(s.file, "", "parameters whose predicted times are >= 0",
-                                      "a negative prediction (" + std::to_string(times[static_cast<std::size_t>(i)]) +
-                                          " s) at " + label_of({c.m, p_lo + i, c.nodes, pol, share}));
+                if (times[static_cast<std::size_t>(i)] < row_min) row_min = times[static_cast<std::size_t>(i)], row_min_p = lo + i;
+            if (cost_front) {
+                configuration k = c;
+                for (int i = 0; i < count; ++i) {
+                    k.p = lo + i;
+                    const double t = times[static_cast<std::size_t>(i)];
+                    if (!cost_front->dominated(t, core_hours(k, t))) cost_front->offer(k, t);
+                }
+            }
+            if (skip_rows && opt.fastest_max > 0)
+                for (double t : times)
+                    if (f.top.size() < opt.fastest_max || t < f.top.front()) keep_top(f.top, opt.fastest_max, t);
+        }
         if (!have || row_min < fastest_t) {  // the first fastest in search order
-            const auto first = std::find(times.begin(), times.end(), row_min) - times.begin();
-            fastest_t = row_min, fastest_c = c, fastest_c.p = p_lo + static_cast<int>(first), have = true;
+            fastest_t = row_min, fastest_c = c, fastest_c.p = row_min_p, have = true;
             // Rows come in order of nodes: a row slower than the fastest so far has at least its node-hours.
             if (node_front) node_front->offer_fastest(fastest_c, row_min);
         }
         if (n == n_lo) base_rows.push_back({c, row_min});
-        if (cost_front) {
-            configuration k = c;
-            for (int i = 0; i < count; ++i) {
-                k.p = p_lo + i;
-                const double t = times[static_cast<std::size_t>(i)];
-                if (!cost_front->dominated(t, core_hours(k, t))) cost_front->offer(k, t);
-            }
-        }
-        if (skip_rows && opt.fastest_max > 0 && (f.top.size() < opt.fastest_max || row_min < f.top.front()))
-            for (double t : times)
-                if (f.top.size() < opt.fastest_max || t < f.top.front()) keep_top(f.top, opt.fastest_max, t);
         if (skip_rows) *row_floor++ = float_floor(row_min);
         if (opt.keep_all) {
             configuration k = c;
