@@ -30,8 +30,17 @@ void check_config(const config& c, const std::string& accelerator) {
         throw usage_error("rank: expected 0 <= rank < ranks, found rank " + std::to_string(c.rank) + " of " + std::to_string(c.ranks));
     if (accelerator.empty()) {
         if (c.ranks > 1) throw usage_error("ranks: a run that is one rank of several runs on an accelerator's processes only");
+        // Every thread is started before the watchdog: a count no machine runs is refused before any starts.
+        const long long threads = static_cast<long long>(c.m) * (1 + (c.apus > 0 ? 0 : c.p)) + c.apus;
+        if (threads > max_threads)
+            throw usage_error("m, p: expected at most " + std::to_string(max_threads) + " threads (m HPU threads and " +
+                              (c.apus > 0 ? std::string("the A APU threads") : std::string("m x p APU threads")) +
+                              "), found " + std::to_string(threads));
         return;
     }
+    if (c.m > max_processes)
+        throw usage_error("m: expected at most " + std::to_string(max_processes) + " processes on " + accelerator +
+                          ", found " + std::to_string(c.m));
     if (c.synthetic) throw usage_error("--synthetic: runs on APU threads only (--accelerator cpu), not on " + accelerator);
     if (c.apus > 0)
         throw usage_error("--apus: pool mode shares APU threads inside one process; on " + accelerator +

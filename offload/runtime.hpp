@@ -141,6 +141,11 @@ struct result {
     double mean_p() const;
 };
 
+/// The most threads a run on CPU threads starts (m HPU threads and their APU threads; all start before the
+/// watchdog), and the most processes a run on an accelerator forks.
+inline constexpr long long max_threads = 4096;
+inline constexpr int max_processes = 1024;
+
 /// The checks of c that need no data, as run() (accelerator empty) or run_processes() on that accelerator make
 /// them first: throws mmgp::usage_error.
 void check_config(const config& c, const std::string& accelerator = "");

@@ -156,6 +156,19 @@ TEST_CASE("processes refuse what only APU threads do, before any process starts"
     CHECK_THROWS_WITH_AS(K::run_processes(c, O::host_twin_accelerator()), doctest::Contains("--apus"), mmgp::usage_error);
     c = problem(2, 301, 2);  // more blocks than sites
     CHECK_THROWS_AS(K::run_processes(c, O::host_twin_accelerator()), mmgp::usage_error);
+    c = problem(K::max_processes + 1, 1, 2);  // once forked one by one, the watchdog not yet started
+    CHECK_THROWS_WITH_AS(K::run_processes(c, O::host_twin_accelerator()), doctest::Contains("at most 1024 processes"),
+                         mmgp::usage_error);
+}
+
+TEST_CASE("a run on CPU threads refuses more threads than it may start, before any starts") {
+    K::config c = problem(2, 2, 2);
+    c.m = 20000;  // once 40,000 threads started before the watchdog: minutes and gigabytes, or an abort
+    CHECK_THROWS_WITH_AS(K::run(c), doctest::Contains("expected at most 4096 threads"), mmgp::usage_error);
+    c.m = 1000, c.p = 4;  // 1,000 HPU threads and 4,000 APU threads
+    CHECK_THROWS_WITH_AS(K::check_config(c), doctest::Contains("found 5000"), mmgp::usage_error);
+    c.p = 3;  // 4,000 in all: allowed
+    CHECK_NOTHROW(K::check_config(c));
 }
 
 namespace {
