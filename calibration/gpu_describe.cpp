@@ -254,8 +254,14 @@ void redescribe_gpu_host(nlohmann::json& p) {
                                                 "host context on a GPU node (re-described by calibrate --accelerator cuda "
                                                 "--from; T_csw and alpha were measured on CPUs {})",
                                                 measured_on)}};
+    // What describe_gpu writes only where the record has it: described again from the record alone (a switch
+    // kept from a profile whose record shows no time slicing would be refused beside its sharing).
     p.erase("apu_slots");
     p.erase("slot_time");
+    p.erase("T_slice_switch");
+    if (p.contains("calibration") && p["calibration"].is_object())
+        for (const char* key : {"T_slice_switch_by_procs", "T_slice_switch_blocking_by_procs", "mps_over_alone_by_procs"})
+            p["calibration"].erase(key);
     const nlohmann::json gpu = p["measurements"]["gpu"];
     describe_gpu(p, gpu);
     // The GPU's notes were there already: each once; and not an older mmgp's note of the blocks an SM runs,

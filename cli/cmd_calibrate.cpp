@@ -77,6 +77,7 @@ nlohmann::json redescribe(const std::string& path, int max_threads, const std::s
         throw input_error(path, "/measurements", "the records of mmgp calibrate's harnesses",
                           std::string("a member of another type (") + e.what() + ")");
     }
+    check_redescribed(p, path, "/measurements");
     if (!name.empty()) p["name"] = name;
     return p;
 }

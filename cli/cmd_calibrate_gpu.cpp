@@ -84,6 +84,7 @@ int redescribe_gpu(const calibrate_options& o) {
         throw input_error(o.from, "/measurements/gpu", "the GPU harness's record",
                           std::string("a member of another type (") + e.what() + ")");
     }
+    check_redescribed(p, o.from, "/measurements/gpu");
     if (!o.name.empty()) p["name"] = o.name;
     write_profile(o.output, p.dump(2) + "\n", profile_kind::platform, "calibrate");
     if (!o.quiet)

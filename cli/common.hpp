@@ -105,5 +105,8 @@ enum class profile_kind { platform, application };
 /// atomically, or goes to standard output when `path` is empty. A document the reader refuses is the
 /// writer's fault: std::logic_error (exit status 1, "internal error"), nothing written.
 void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command);
+/// calibrate --from: the platform described again from `from`'s harness records must read back, else the records
+/// are at fault (bad input, not the writer's): an input_error at `records` that names what they gave.
+void check_redescribed(const nlohmann::json& platform, const std::string& from, const std::string& records);
 
 }  // namespace mmgp::cli

@@ -195,6 +195,18 @@ std::string read_part(const std::string& text) {
 
 }  // namespace
 
+void check_redescribed(const nlohmann::json& platform, const std::string& from, const std::string& records) {
+    const std::string name = "<described>";
+    try {
+        (void)parse_platform(read_part(platform.dump()), name);
+    } catch (const mmgp::error& e) {
+        std::string what = e.what();
+        if (what.rfind(name + ": ", 0) == 0) what = what.substr(name.size() + 2);
+        throw input_error(from, records, "records that describe a platform the engine reads",
+                          "records that give " + what);
+    }
+}
+
 void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command) {
     const std::string name = "<" + std::string(command) + " output>";
     try {

@@ -92,6 +92,31 @@ def main():
         check(new["hpu_contexts"]["value"] == 16 and new["apu_slots"]["value"] == 8,
               "--from: every context of the measured machine, the slots again")
         check(not os.path.exists(marker), "--from measures nothing")
+
+        # A record that shows no time slicing (a daemon already running): the switch the older profile kept is
+        # dropped, not refused beside "mps" alone (once: "internal error", exit 1).
+        stale = json.load(open(new_path))
+        stale["measurements"]["gpu"]["sharing"]["time_sliced"]["measured"] = False
+        json.dump(stale, open(old_path, "w"))
+        if os.path.exists(new_path):
+            os.remove(new_path)
+        r = subprocess.run([MMGP, "calibrate", "--accelerator", "cuda", "--from", old_path, "-o", new_path],
+                           capture_output=True, text=True, env=env)
+        redone = json.load(open(new_path)) if os.path.exists(new_path) else {}
+        check(r.returncode == 0 and redone.get("sharing") == ["mps"] and "T_slice_switch" not in redone,
+              f"--from: no time slicing in the record, no switch in the profile ({r.returncode}: {r.stderr.strip()[-200:]})")
+        # Records that give a platform the engine refuses: the input's fault, one line naming it, exit 2.
+        for copies in ("host_to_device", "device_to_host"):
+            stale["measurements"]["gpu"]["copies"][copies][-1] = [1e15, 1e-294]
+        json.dump(stale, open(old_path, "w"))
+        if os.path.exists(new_path):
+            os.remove(new_path)
+        r = subprocess.run([MMGP, "calibrate", "--accelerator", "cuda", "--from", old_path, "-o", new_path],
+                           capture_output=True, text=True, env=env)
+        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "old.json: /measurements/gpu:" in r.stderr
+              and not os.path.exists(new_path),
+              f"--from: records that overflow the bandwidth: exit 2, one line, nothing written ({r.returncode}: "
+              f"{r.stderr.strip()})")
     bad_harnesses()
     if failures:
         print(f"{len(failures)} failed")
