@@ -635,7 +635,8 @@ int run_tune(const tune_options_cli& given) {
         replay = read_recorded_runs(o.replay, {.units = o.launch.units,
                                                .work = parse_work(o.work),
                                                .with_progress = o.progress_total.has_value(),
-                                               .sharing = tune_sharing(s)});
+                                               .sharing = tune_sharing(s),
+                                               .platform_modes = s.plat.sharing_modes()});
         warn_about_columns(o.replay, replay->ignored_columns);
     }
     const std::vector<configuration> space = tune_space(o, s, replay);

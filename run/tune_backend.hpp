@@ -144,9 +144,11 @@ struct replay_request {
     std::optional<std::pair<std::int64_t, std::int64_t>> work{};
     /// The progress column is read into each run's timeline (else it is one of the ignored columns).
     bool with_progress = false;
-    /// The tune's sharing mode: a sharing column's rows of another mode are left out (rows that state none were
-    /// run under it).
+    /// The tune's sharing mode: a sharing column's rows of another mode are left out.
     accelerator_sharing sharing = accelerator_sharing::dedicated;
+    /// The platform's modes (platform::sharing_modes()): a row of a mode it lacks is refused, and a row that
+    /// states none was run under its first (as mmgp launch and mmgp tune run by default).
+    std::vector<accelerator_sharing> platform_modes{accelerator_sharing::dedicated};
 };
 /// The rows of `path` that `want` takes (replay_request).
 recorded_runs read_recorded_runs(const std::string& path, const replay_request& want);

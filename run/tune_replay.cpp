@@ -102,20 +102,37 @@ std::map<std::string, std::vector<progress_point>> progress_column(const std::st
     return out;
 }
 
-// The rows of the tune's sharing mode `wanted`: a row stating another is left out; none left is refused.
-void keep_sharing_mode(std::vector<measurement>& measured, accelerator_sharing wanted, const std::string& path) {
+std::vector<std::string> modes_text(const std::vector<accelerator_sharing>& modes) {
+    std::vector<std::string> out;
+    for (accelerator_sharing m : modes) out.emplace_back(to_string(m));
+    return out;
+}
+
+// The rows of the tune's sharing mode `want.sharing`: a row stating another of the platform's modes is left out, one
+// stating a mode the platform lacks is refused, one stating none was run under the platform's first mode; none
+// left is refused.
+void keep_sharing_mode(std::vector<measurement>& measured, const replay_request& want, const std::string& path) {
+    if (measured.empty()) throw input_error(path, "(document)", "runs, a row each, below the header", "none");
+    const auto& modes = want.platform_modes;
+    for (measurement& m : measured) {
+        if (!m.has_sharing) m.c.share = modes.front();
+        else if (std::find(modes.begin(), modes.end(), m.c.share) == modes.end())
+            throw input_error(path, (m.runs.empty() ? std::string("row ?") : m.runs.front().where) + ", column sharing",
+                              fmt::format("one of the platform's sharing modes ({})", fmt::join(modes_text(modes), ", ")),
+                              std::string(to_string(m.c.share)));
+    }
     std::set<std::string> others;
     std::erase_if(measured, [&](const measurement& m) {
-        const bool other = m.has_sharing && m.c.share != wanted;
+        const bool other = m.c.share != want.sharing;
         if (other) others.insert(std::string(to_string(m.c.share)));
         return other;
     });
     if (measured.empty())
         throw input_error(path, "column sharing",
                           fmt::format("rows of the tune's sharing mode {} (--set 'search.sharing=[\"...\"]' tunes "
-                                      "another)", to_string(wanted)),
+                                      "another; rows without the column are the platform's first mode, {})",
+                                      to_string(want.sharing), to_string(modes.front())),
                           fmt::format("rows of {} only", fmt::join(others, " and ")));
-    for (measurement& m : measured) m.c.share = wanted;
 }
 
 // With --work, every configuration was recorded at both work values: a replayed tune asks a configuration for a
@@ -140,7 +157,7 @@ recorded_runs read_recorded_runs(const std::string& path, const replay_request& 
     recorded_runs d;
     d.file = path;
     std::vector<measurement> measured = read_runs(path, &d.ignored_columns);
-    keep_sharing_mode(measured, want.sharing, path);
+    keep_sharing_mode(measured, want, path);
     std::set<std::int64_t> units;
     for (const auto& m : measured) units.insert(m.units);
     if (units_wanted) {

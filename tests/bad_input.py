@@ -72,6 +72,8 @@ FILES = {
     "p.json": PLATFORM,
     "runs.csv": RUNS,
     "slicedwide.csv": "m,p,time_s,sharing\n1,1,9.5,mps\n1,2,5.6,mps\n1,4,3.0,mps\n2,2,3.4,mps\n2,8,5.0,time_sliced\n",
+    "header.csv": "m,p,time_s\n",
+    "dedicatedrow.csv": "m,p,time_s,sharing\n1,1,9.5,mps\n1,2,5.6,dedicated\n",
     "slicedtune.csv": "m,p,time_s,sharing\n1,1,9.5,time_sliced\n1,2,5.6,time_sliced\n2,8,5.0,time_sliced\n",
     "zero.json": SCENARIO.replace('"T_hpu": 1, "T_apu": 8, "C_apu": 0.5', '"T_hpu": 0, "T_apu": 0, "C_apu": 0'),
     "kind.json": '{"schema": "mmgp/1", "kind": "platform", "scenario": "s.json", "cases": []}\n',
@@ -542,6 +544,16 @@ REFUSED = [
      "tune p.json --set 'platform.sharing=[\"time_sliced\"]' --set platform.T_slice_switch=1e-5 --replay slicedtune.csv",
      2, "p.json: /platform: expected a platform on which every configuration of the space is feasible (time-sliced: "
      "p <= apus = 4, nodes <= 1), found m=2 p=8 nodes=1"),
+    ("tune: a replay of a header alone (once named as a sharing mode's rows, 'found rows of  only')",
+     "tune p.json --replay header.csv", 2, "header.csv: (document): expected runs, a row each, below the header, found none"),
+    ("tune: a replay row of a sharing mode the platform lacks (once left out in silence; fit refuses it)",
+     "tune p.json --set 'platform.sharing=[\"mps\",\"time_sliced\"]' --set platform.T_slice_switch=1e-5 "
+     "--replay dedicatedrow.csv", 2,
+     "dedicatedrow.csv: row 3, column sharing: expected one of the platform's sharing modes (mps, time_sliced), found dedicated"),
+    ("tune: replay rows without a sharing column are the platform's first mode (once any mode the tune asked for)",
+     "tune p.json --set 'platform.sharing=[\"mps\",\"time_sliced\"]' --set platform.T_slice_switch=1e-5 "
+     "--set 'search.sharing=[\"time_sliced\"]' --replay runs.csv", 2,
+     "runs.csv: column sharing: expected rows of the tune's sharing mode time_sliced"),
     ("journal: a header without its newline (one line, the file left as it was; was a warning, then the error, "
      "the file emptied)", "tune --resume tornhead.jsonl", 2,
      "tornhead.jsonl: line 1: expected the header of an mmgp tune journal, found a torn line (an interrupted write) and no complete line"),
