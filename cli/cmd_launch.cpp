@@ -134,6 +134,11 @@ void check_cuda_devices(const launch_options& o, const platform* pl) {
     if (pl && pl->sharing.empty())
         throw usage_error("--cuda-devices: expected a GPU platform (one with \"sharing\" modes) beside it, found " +
                           (pl->name.empty() ? std::string("a platform") : "platform " + pl->name) + " without them");
+    // srun's --export splits its list at every comma and keeps quotes as part of the value (Slurm 22.05): a list
+    // of devices would reach the processes as its first device alone.
+    if (o.devices.find(',') != std::string::npos && o.launcher == "srun")
+        throw usage_error("--cuda-devices " + o.devices + ": expected one device with --launcher srun (srun's --export "
+                          "splits values at commas; Slurm's --gpus-per-task sets CUDA_VISIBLE_DEVICES itself), found a list");
 }
 
 // --json: the chosen mapping, the launcher's command and each local process, as one JSON document.
