@@ -459,7 +459,7 @@ std::vector<configuration> tune_space(const tune_options_cli& o, scenario& s, co
 double parse_max_cost(const std::string& text) {
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0)
+    if (!decimal_text(text) || end != text.c_str() + text.size() || !std::isfinite(v) || v <= 0)
         throw usage_error("--max-cost: expected exhaustive, none or a positive number of machine seconds, found \"" +
                           text + "\"");
     return v;

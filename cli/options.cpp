@@ -190,6 +190,10 @@ bool one_of(std::string_view words, std::string_view w) {
 }
 }  // namespace
 
+bool decimal_text(const std::string& text) {
+    return !text.empty() && text.find_first_not_of("0123456789+-.eE") == std::string::npos;
+}
+
 std::string check_value(const value_rule& r, const std::string& text) {
     const std::string bad = fmt::format("expected {}, found \"{}\"", expected(r), text);
     if (text.empty()) return fmt::format("expected {}, found an empty value", expected(r));
@@ -215,6 +219,7 @@ std::string check_value(const value_rule& r, const std::string& text) {
             return static_cast<double>(v) < r.lo || static_cast<double>(v) > r.hi ? bad : "";
         }
         case K::real: {
+            if (!decimal_text(text)) return bad;  // strtod alone also takes " 5", 0x10 and 0x1p-3
             char* end = nullptr;
             const double v = std::strtod(text.c_str(), &end);
             if (end != text.c_str() + text.size() || !std::isfinite(v)) return bad;
@@ -227,7 +232,13 @@ std::string check_value(const value_rule& r, const std::string& text) {
 
 CLI::Validator checked(std::string_view command, std::string_view option) {
     const value_rule& r = rule_for(command, option);
-    return CLI::Validator([&r](std::string& text) { return check_value(r, text); }, expected(r));
+    return CLI::Validator(
+        [&r](std::string& text) {
+            std::string why = check_value(r, text);
+            if (why.empty() && r.kind == value_kind::real && std::strtod(text.c_str(), nullptr) == 0) text = "0";  // -0: 0
+            return why;
+        },
+        expected(r));
 }
 
 std::string helper_program(const char* env, const char* name, const char* what) {

@@ -39,6 +39,8 @@ const value_rule& rule_for(std::string_view command, std::string_view option);
 
 /// "" when `text` satisfies `r`, else "expected ..., found \"...\"" (CLI11 prefixes the option's name).
 std::string check_value(const value_rule& r, const std::string& text);
+/// A number written in decimal: digits, signs, a point and an exponent only (no hex, no spaces, no inf or nan).
+bool decimal_text(const std::string& text);
 
 /// A CLI11 validator applying rule_for(command, option).
 CLI::Validator checked(std::string_view command, std::string_view option);
@@ -47,7 +49,7 @@ CLI::Validator checked(std::string_view command, std::string_view option);
 template <class T>
 CLI::Option* add_checked(CLI::App* sub, const std::string& names, T& target, const std::string& help) {
     CLI::Option* o = sub->add_option(names, target, help);
-    o->check(checked(sub->get_name(), o->get_name()));
+    o->transform(checked(sub->get_name(), o->get_name()));
     return o;
 }
 

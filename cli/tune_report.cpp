@@ -99,6 +99,15 @@ std::vector<std::size_t> open_rivals(const tune_assessment& a) {
     return out;
 }
 
+// Why the tune stopped, as the JSON's "stop" says it: a stop at the cap names the cap that held, running every
+// configuration once (the default) or --max-cost SECONDS where that was the lower.
+std::string stop_name(const tune_summary& r) {
+    const tune_assessment& a = r.a;
+    if (a.stop == tune_stop::budget_cost && r.to.max_cost_s > 0 && a.cap_s == r.to.max_cost_s)
+        return fmt::format("cost cap reached (--max-cost {:g} s)", r.to.max_cost_s);
+    return std::string(to_string(a.stop));
+}
+
 json chosen_json(const tune_summary& r) {
     if (!r.a.has_chosen) return nullptr;
     const auto& c = r.space[r.a.chosen];
@@ -165,7 +174,7 @@ std::string json_report(const tune_summary& r, const std::string& launch) {
     json j = {{"schema", "mmgp/1"}, {"kind", "tune"}, {"objective", std::string(to_string(r.to.minimise))},
               {"within", or_null(r.to.minimise != objective::time, r.to.within)}, {"profile", r.s.file},
               {"replay", or_null(!r.o.replay.empty(), r.o.replay)}, {"journal", or_null(!r.journal.empty(), r.journal)},
-              {"stop", std::string(to_string(a.stop))}, {"p_beaten", a.p_beaten}, {"runs", a.runs},
+              {"stop", stop_name(r)}, {"p_beaten", a.p_beaten}, {"runs", a.runs},
               {"parallel", r.parallel}, {"machine_s", a.machine_s}, {"elapsed_s", r.decided_s},
               {"exhaustive_s_estimate", a.exhaustive_s}, {"exhaustive_stopped", a.exhaustive_stopped},
               {"exhaustive_expected", a.exhaustive_expected}, {"exhaustive_projected", a.exhaustive_projected},
@@ -244,8 +253,7 @@ std::string stop_text(const tune_summary& r) {
     if (a.stop == tune_stop::confident)
         return fmt::format("confident: P(another configuration beats the chosen by more than {:g} %{}) = {:.3f} < {:.3f}",
                            100 * r.o.tolerance, in_objective(r.to.minimise), a.p_beaten, 1 - r.o.confidence);
-    return std::string(to_string(a.stop)) +
-           fmt::format(" (P(beaten by more than {:g} %) = {:.3f})", 100 * r.o.tolerance, a.p_beaten);
+    return stop_name(r) + fmt::format(" (P(beaten by more than {:g} %) = {:.3f})", 100 * r.o.tolerance, a.p_beaten);
 }
 
 // The text's head: what was tuned, why it stopped, what it cost, the choice and its command.

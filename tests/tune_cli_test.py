@@ -599,6 +599,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 2 and r.stderr.count("\n") == 1 and "m=2 p=2 nodes=1 with none at 10" in r.stderr,
           f"--replay --work: a configuration without short rows is refused ({r.stderr.strip()})")
 
+    # 18. A stop at --max-cost SECONDS names that cap (once "running every configuration once", the default's).
+    capped = os.path.join(tmp, "capped.csv")
+    with open(capped, "w") as f:
+        f.write("m,p,time_s\n1,1,0.5\n1,2,0.6\n2,1,0.7\n2,2,1.1\n1,1,0.52\n1,2,0.61\n2,1,0.69\n2,2,1.05\n")
+    r = run(["tune", "qs20", "--replay", capped, "--max-cost", "1", "--json", "--quiet"])
+    stop = json.loads(r.stdout).get("stop") if r.returncode == 0 else None
+    check(stop == "cost cap reached (--max-cost 1 s)", f"--max-cost 1: the stop names that cap ({stop!r})")
+    # A negative zero is zero (once printed "within -0 %").
+    r = subprocess.run([MMGP, "predict", "pbpi-qs20", "--tolerance", "-0"], capture_output=True, text=True)
+    check(r.returncode == 0 and "within 0 %" in r.stdout and "-0" not in r.stdout,
+          "--tolerance -0 is 0 (no '-0' printed)")
+
 if failures:
     print(f"{len(failures)} check(s) failed", file=sys.stderr)
     sys.exit(1)
