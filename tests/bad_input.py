@@ -59,6 +59,11 @@ FILES = {
     "osucomma-s.json": '{"schema": "mmgp/1", "platform": "osucomma.json", "application": "pbpi"}\n',
     "osuhuge-s.json": '{"schema": "mmgp/1", "platform": "osuhuge.json", "application": "pbpi"}\n',
     "osucomma.txt": "# OSU MPI Latency Test\n# Size Latency (us)\n8 1,30\n",
+    "osulat-s.json": '{"schema": "mmgp/1", "platform": "osulat.json", "application": "pbpi"}\n',
+    "osulat.txt": "# OSU MPI Latency Test\n# Size Latency (us)\n1024 1e300\n",
+    "osulat.json": '{"schema": "mmgp/1", "kind": "platform", "name": "t", "hpu_contexts": 2, "apus": 4, "nodes": 2, '
+                   '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1, "network": {"tables": [{"primitive": "sendrecv", '
+                   '"nodes": 2, "ppn": 1, "osu": "osulat.txt"}]}}\n',
     "osuhuge.txt": "# OSU MPI Latency Test\n# Size Latency (us)\n1e23 1.30\n",
     "osucomma.json": '{"schema": "mmgp/1", "kind": "platform", "name": "t", "hpu_contexts": 2, "apus": 4, "nodes": 2, '
                      '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1, "network": {"tables": [{"primitive": "sendrecv", '
@@ -157,6 +162,16 @@ REFUSED = [
     ("option: negative tolerance (once taken as 'not given')", "predict s.json --tolerance -1",
      2, '--tolerance: expected a number in [0, 100], found "-1"'),
     ("option: NaN", "predict s.json --tolerance nan", 2, '--tolerance: expected a number in [0, 100], found "nan"'),
+    ("magnitude: a contention factor past any machine (once printed as a 300-digit time)",
+     "predict s.json --set platform.alpha=1e300", 2,
+     "/alpha: expected at most 1e+06 (a contention factor: one thread slowed a million times), found the number 1e+300"),
+    ("magnitude: a collective's overhead past an hour (once printed as a 300-digit time)",
+     "predict s.json --set application.O_col=1e300", 2,
+     "/O_col: expected at most 3600 (seconds: the cost of one operation on a machine), found the number 1e+300"),
+    ("magnitude: a byte's transfer past an hour", "predict s.json --set 'platform.dma={\"latency_s\":0,\"bandwidth_Bps\":1e-300}'",
+     2, "/dma/bandwidth_Bps: expected at least one byte an hour (1/3600 bytes per second), found the number 1e-300"),
+    ("magnitude: an OSU latency past an hour", "predict osulat-s.json", 2,
+     "osulat.txt: line 3: expected LATENCY_US of at most 3.6e+09 microseconds (one collective's time), found \"1e300\""),
     ("option: a hexadecimal number (once taken as 16)", "predict s.json --tolerance 0x10", 2,
      '--tolerance: expected a number in [0, 100], found "0x10"'),
     ("option: a number after a space (once taken, while one before a space was refused)", "predict s.json --tolerance ' 5'", 2,

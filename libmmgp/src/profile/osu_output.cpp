@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "base/json_reader.hpp"
+#include "profile/profile_json.hpp"
 
 namespace mmgp::detail {
 
@@ -50,6 +51,9 @@ comm_point data_line(const std::string& line, std::size_t first, const std::vect
     if (bytes != std::floor(bytes) || bytes > 0x1p40)
         throw input_error(shown, where, "SIZE as a whole number of bytes up to 2^40", "\"" + tokens[0].substr(0, 40) + "\"");
     const double us = whole_number(tokens[1], shown, where, "LATENCY_US (microseconds)");
+    if (us * 1e-6 > max_operation_s)
+        throw input_error(shown, where, "LATENCY_US of at most " + format_double(max_operation_s * 1e6) +
+                                            " microseconds (one collective's time)", "\"" + tokens[1].substr(0, 40) + "\"");
     for (std::size_t k = 2; k < tokens.size(); ++k) whole_number(tokens[k], shown, where, "every column");
     if (!before.empty() && bytes <= before.back().bytes)
         throw input_error(shown, where, "sizes in increasing order, above " + format_double(before.back().bytes),

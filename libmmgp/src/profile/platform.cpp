@@ -99,6 +99,8 @@ void read_points(const json& t, const reader& r, const std::string& ip, comm_tab
         const json& pt = pts[k];
         if (!pt.is_array() || pt.size() != 2) r.fail(kp, "a [bytes, seconds] pair", pt);
         comm_point cp{r.number(pt[0], child(kp, 0), at_least(0.0, "bytes")), r.number(pt[1], child(kp, 1), at_least(0.0, "seconds"))};
+        if (cp.seconds > max_operation_s)
+            r.fail(child(kp, 1), "at most " + format_double(max_operation_s) + " seconds (one collective's time)", pt[1]);
         if (!ct.points.empty() && cp.bytes <= ct.points.back().bytes)
             r.fail(child(kp, 0), "sizes in increasing order, above " + format_double(ct.points.back().bytes), describe(pt[0]));
         ct.points.push_back(cp);

@@ -77,11 +77,21 @@ struct m_units {
     bool strict;
     const char* intercept;
     const char* slope;
+    double most;          // the largest value a machine can have (a value above it overflows what is made of it)
+    const char* meaning;  // what that bound is
 };
 
 m_units units_of(m_quantity q) {
-    if (q == m_quantity::contention) return {"contention factor", true, "factor", "factor per thread per context"};
-    return {"seconds", false, "seconds", "seconds"};
+    if (q == m_quantity::contention)
+        return {"contention factor", true, "factor", "factor per thread per context", 1e6,
+                "a contention factor: one thread slowed a million times"};
+    return {"seconds", false, "seconds", "seconds", max_operation_s, "seconds: the cost of one operation on a machine"};
+}
+
+// A value of an m-function read below u.most, else refused where it stands.
+double at_most(const reader& r, double v, const json& raw, const std::string& path, const m_units& u) {
+    if (v > u.most) r.fail(path, "at most " + format_double(u.most) + " (" + u.meaning + ")", raw);
+    return v;
 }
 
 m_function read_linear(const json& v, const reader& r, const std::string& path, const m_units& u) {
@@ -90,8 +100,11 @@ m_function read_linear(const json& v, const reader& r, const std::string& path, 
     r.known_keys(l, lp, {"intercept", "slope"});
     m_function f;
     f.kind = m_function::form::linear;
-    f.intercept = r.number_at(l, lp, "intercept", at_least(-1e300, u.intercept));
-    f.slope = r.number_at(l, lp, "slope", at_least(0.0, u.slope));
+    f.intercept = at_most(r, r.number_at(l, lp, "intercept", at_least(-1e300, u.intercept)), l["intercept"],
+                          child(lp, "intercept"), u);
+    if (f.intercept < -u.most)
+        r.fail(child(lp, "intercept"), "at least " + format_double(-u.most) + " (" + u.meaning + ")", l["intercept"]);
+    f.slope = at_most(r, r.number_at(l, lp, "slope", at_least(0.0, u.slope)), l["slope"], child(lp, "slope"), u);
     return f;
 }
 
@@ -111,7 +124,8 @@ m_function read_table(const json& v, const reader& r, const std::string& path, c
         if (!ok || m < 1 || m > 100000000)
             r.fail(child(tp, k), "a key that is a process count m between 1 and 100000000, written without leading zeros",
                    "the key " + json(k).dump());
-        entries.emplace_back(static_cast<int>(m), r.number(it.value(), child(tp, k), number_range{0.0, u.strict, u.what}));
+        entries.emplace_back(static_cast<int>(m), at_most(r, r.number(it.value(), child(tp, k), number_range{0.0, u.strict, u.what}),
+                                                          it.value(), child(tp, k), u));
     }
     int maxm = 0;
     for (const auto& e : entries) maxm = std::max(maxm, e.first);
@@ -128,7 +142,7 @@ m_function read_m_function(const json& v, const reader& r, const std::string& pa
     const m_units u = units_of(q);
     m_function f;
     if (v.is_number()) {
-        f.value = r.number(v, path, number_range{0.0, u.strict, u.what});
+        f.value = at_most(r, r.number(v, path, number_range{0.0, u.strict, u.what}), v, path, u);
         return f;
     }
     if (!v.is_object()) r.fail(path, std::string("a number or an object with \"constant\", \"table\" or \"linear\""), v);
@@ -138,7 +152,8 @@ m_function read_m_function(const json& v, const reader& r, const std::string& pa
     if (forms != 1) r.fail(path, "exactly one of \"constant\", \"table\", \"linear\"", std::to_string(forms) + " of them");
     if (v.contains("value") || v.contains("constant")) {
         const char* key = v.contains("value") ? "value" : "constant";
-        f.value = r.number(v[key], child(path, key), number_range{0.0, u.strict, u.what});
+        f.value = at_most(r, r.number(v[key], child(path, key), number_range{0.0, u.strict, u.what}), v[key],
+                          child(path, key), u);
         return f;
     }
     if (v.contains("linear")) return read_linear(v, r, path, u);
@@ -159,6 +174,11 @@ link_cost read_link(const json& v, const reader& r, const std::string& path) {
         c.s_per_byte = 1.0 / r.number_at(v, path, "bandwidth_Bps", above(0.0, "bytes per second"));
     else
         c.s_per_byte = r.number_at(v, path, "s_per_byte", at_least(0.0, "seconds per byte"));
+    if (c.s_per_byte > max_operation_s)
+        r.fail(child(path, bw ? "bandwidth_Bps" : "s_per_byte"),
+               bw ? std::string("at least one byte an hour (1/3600 bytes per second)")
+                  : "at most " + format_double(max_operation_s) + " seconds per byte (a byte an hour)",
+               v[bw ? "bandwidth_Bps" : "s_per_byte"]);
     return c;
 }
 
