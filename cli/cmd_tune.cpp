@@ -343,6 +343,11 @@ scenario tune_scenario(tune_options_cli& o) {
         if (!s.model.empty() && s.model != "mmgp")
             throw input_error(s.file, "/model", "mmgp or no model (tune fits the engine's model)", "\"" + s.model + "\"");
     }
+    // A tune runs one sharing mode (its runs are launched one way); a list of several named would be cut to its
+    // first in silence.
+    if (s.space.sharing.size() > 1)
+        throw usage_error(fmt::format("search.sharing: expected one sharing mode for a tune (it launches its runs one "
+                                      "way; tune each mode in turn), found {} modes", s.space.sharing.size()));
     warn_about_platform(s.plat, o.space.max_age_days);
     if (o.launch.units) s.app.units = *o.launch.units;
     return s;

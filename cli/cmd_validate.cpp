@@ -36,12 +36,17 @@ ojson case_json(const validation_case& c) {
     ojson runs = ojson::array();
     for (const measurement::run& r : c.measured.runs) runs.push_back(json_number(r.time_s));
     const auto [lo, hi] = c.measured.median_ci90();
-    return {{"label", c.label}, {"group", c.group}, {"m", c.c().m}, {"p", c.c().p}, {"nodes", c.c().nodes},
-            {"policy", std::string(to_string(c.c().pol))}, {"measured_s", json_number(c.measured_s)},
-            {"predicted_s", json_number(c.predicted_s)}, {"err_pct", json_number(c.err_pct)}, {"censored", c.censored},
-            {"role", c.role.empty() ? ojson(nullptr) : ojson(c.role)}, {"runs", runs},
-            {"median_ci90", std::isfinite(lo) ? ojson::array({json_number(lo), json_number(hi)}) : ojson(nullptr)},
-            {"source", c.measured.source}, {"breakdown", breakdown_object(c.parts)}};
+    ojson j = {{"label", c.label}, {"group", c.group}, {"m", c.c().m}, {"p", c.c().p}, {"nodes", c.c().nodes},
+               {"policy", std::string(to_string(c.c().pol))}};
+    // A GPU node's case names its sharing mode, as its label does.
+    if (c.c().share != accelerator_sharing::dedicated) j["sharing"] = std::string(to_string(c.c().share));
+    const ojson rest = {{"measured_s", json_number(c.measured_s)}, {"predicted_s", json_number(c.predicted_s)},
+                        {"err_pct", json_number(c.err_pct)}, {"censored", c.censored},
+                        {"role", c.role.empty() ? ojson(nullptr) : ojson(c.role)}, {"runs", runs},
+                        {"median_ci90", std::isfinite(lo) ? ojson::array({json_number(lo), json_number(hi)}) : ojson(nullptr)},
+                        {"source", c.measured.source}, {"breakdown", breakdown_object(c.parts)}};
+    for (auto it = rest.begin(); it != rest.end(); ++it) j[it.key()] = it.value();
+    return j;
 }
 
 ojson group_json(const group_summary& g) {

@@ -112,9 +112,11 @@ json chosen_json(const tune_summary& r) {
     if (!r.a.has_chosen) return nullptr;
     const auto& c = r.space[r.a.chosen];
     const auto& b = r.a.configs[r.a.chosen];
-    return {{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
-            {"time_s", b.time_s}, {"measured_s", b.measured_s}, {"node_hours", node_hours(c, b.time_s)},
-            {"core_hours", core_hours(c, b.time_s)}};
+    json j = {{"m", c.m}, {"p", c.p}, {"nodes", c.nodes}, {"policy", std::string(to_string(c.pol))},
+              {"time_s", b.time_s}, {"measured_s", b.measured_s}, {"node_hours", node_hours(c, b.time_s)},
+              {"core_hours", core_hours(c, b.time_s)}};
+    if (c.share != accelerator_sharing::dedicated) j["sharing"] = std::string(to_string(c.share));  // a GPU node's
+    return j;
 }
 
 // The short runs of the tune (--work).
@@ -161,6 +163,7 @@ json configurations_json(const tune_summary& r) {
                         {"model_s", b.model_s > 0 ? json(b.model_s) : json(nullptr)},
                         {"time_s", b.time_s}, {"lo_s", b.lo_s}, {"hi_s", b.hi_s}, {"p_beats", b.p_beats}});
         if (r.to.short_work > 0) list.back()["short_runs"] = b.short_runs;
+        if (c.share != accelerator_sharing::dedicated) list.back()["sharing"] = std::string(to_string(c.share));
     }
     return list;
 }

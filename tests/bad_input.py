@@ -412,6 +412,10 @@ REFUSED = [
      "tune p.json --set search.m=[1,2] -- true", 2, "--set search.m: expected only search.sharing beside a platform"),
     ("tune: a sharing mode the platform lacks", "tune p.json --set 'search.sharing=[\"mps\"]' -- true", 2,
      '--set search.sharing: expected distinct sharing modes of the platform, found "mps"'),
+    ("tune: two sharing modes (once the first alone tuned, in silence)",
+     "tune p.json --set 'platform.sharing=[\"mps\",\"time_sliced\"]' --set platform.T_slice_switch=1e-5 "
+     "--set 'search.sharing=[\"time_sliced\",\"mps\"]' --replay runs.csv", 2,
+     "search.sharing: expected one sharing mode for a tune (it launches its runs one way; tune each mode in turn), found 2 modes"),
     ("tune: an empty list of sharing modes (once the platform's first, in silence)", "tune p.json --set search.sharing=[] -- true",
      2, "--set search.sharing: expected a non-empty array of the platform's sharing modes, found []"),
     ("magnitude: an off-load of 1e300 s (once printed as a 300-digit Best)", "predict s.json --set platform.O_offload=1e300",

@@ -606,6 +606,25 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["tune", "qs20", "--replay", capped, "--max-cost", "1", "--json", "--quiet"])
     stop = json.loads(r.stdout).get("stop") if r.returncode == 0 else None
     check(stop == "cost cap reached (--max-cost 1 s)", f"--max-cost 1: the stop names that cap ({stop!r})")
+    # On a GPU node --json names the sharing mode of the chosen and of every configuration (once only the text did).
+    gpu_runs = os.path.join(tmp, "gpu-runs.csv")
+    with open(gpu_runs, "w") as f:
+        f.write("m,p,time_s,sharing\n1,66,0.50,mps\n1,66,0.51,mps\n2,66,0.30,mps\n2,66,0.31,mps\n"
+                "1,66,0.52,time_sliced\n2,66,0.60,time_sliced\n")
+    gpu132 = os.path.join(tmp, "gpu132.json")
+    json.dump({"schema": "mmgp/1", "kind": "platform", "name": "gpu", "hpu_contexts": 16, "apus": 132,
+               "O_offload": 9e-6, "T_csw": 1e-6, "alpha": 1.0, "sharing": ["mps", "time_sliced"],
+               "T_slice_switch": 1e-4}, open(gpu132, "w"))
+    r = run(["tune", gpu132, "--replay", gpu_runs, "--json", "--quiet"])
+    doc = json.loads(r.stdout) if r.returncode == 0 else {}
+    check((doc.get("chosen") or {}).get("sharing") == "mps" and doc.get("configurations")
+          and all(x.get("sharing") == "mps" for x in doc["configurations"]),
+          f"GPU node --json: the chosen and every configuration name their sharing mode ({r.stderr.strip()[-160:]})")
+    r = subprocess.run([MMGP, "validate", os.path.join(ROOT, "validation", "gpu", "h200-2026-11-30-1", "libpll", "sweep.json"),
+                        "--json"], capture_output=True, text=True)
+    cases = json.loads(r.stdout).get("cases", []) if r.returncode == 0 else []
+    check(cases and all(c.get("sharing") in ("mps", "time_sliced") for c in cases),
+          f"validate --json on a GPU node: every case names its sharing mode ({r.stderr.strip()[-160:]})")
     # A negative zero is zero (once printed "within -0 %").
     r = subprocess.run([MMGP, "predict", "pbpi-qs20", "--tolerance", "-0"], capture_output=True, text=True)
     check(r.returncode == 0 and "within 0 %" in r.stdout and "-0" not in r.stdout,
