@@ -78,6 +78,7 @@ FILES = {
     "runs.csv": RUNS,
     "slicedwide.csv": "m,p,time_s,sharing\n1,1,9.5,mps\n1,2,5.6,mps\n1,4,3.0,mps\n2,2,3.4,mps\n2,8,5.0,time_sliced\n",
     "header.csv": "m,p,time_s\n",
+    "fiveprocs.csv": "m,p,time_s\n1,1,4.1\n1,2,2.5\n1,4,1.7\n2,2,1.3\n2,1,2.0\n5,1,1.0\n",
     "dedicatedrow.csv": "m,p,time_s,sharing\n1,1,9.5,mps\n1,2,5.6,dedicated\n",
     "slicedtune.csv": "m,p,time_s,sharing\n1,1,9.5,time_sliced\n1,2,5.6,time_sliced\n2,8,5.0,time_sliced\n",
     "zero.json": SCENARIO.replace('"T_hpu": 1, "T_apu": 8, "C_apu": 0.5', '"T_hpu": 0, "T_apu": 0, "C_apu": 0'),
@@ -560,6 +561,9 @@ REFUSED = [
      "--set platform.T_slice_switch=1e-5", 2,
      "slicedwide.csv: row 6: expected a configuration feasible on platform t (time-sliced: p <= apus = 4, nodes <= 1), "
      "found m=2 p=8 nodes=1"),
+    ("fit: a run the platform cannot hold (once named by neither file nor row: 'platform t: /search: ... empty space')",
+     "fit fiveprocs.csv --platform p.json", 2,
+     "fiveprocs.csv: row 7: expected a configuration feasible on platform t (m*p <= apus = 4, nodes <= 1), found m=5 p=1 nodes=1"),
     ("validate: a case with more processes per node than the platform allows (the limit named)",
      "validate huge.json --set platform.max_processes_per_node=1", 2,
      "huge.json: /cases/1: expected a feasible configuration (m*p <= apus = 4, nodes <= 1, m <= 1), found m=2 p=2 "

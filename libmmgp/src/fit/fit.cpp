@@ -543,6 +543,13 @@ std::vector<detail::run_row> detail::fit_rows_of(const platform& pl, const std::
                               "a sharing mode of platform " + pl.name + " (" + names + ")",
                               "\"" + std::string(to_string(r.c.share)) + "\"");
         }
+        // A run the platform cannot hold at all is named by its row before anything evaluates it (the fit's own
+        // rules for the rest: within the accelerators, check_runs; time-sliced, check_sliced).
+        if (!platform_holds(pl, r.c))
+            throw input_error(file, r.where,
+                              "a configuration feasible on platform " + pl.name + " (" +
+                                  holds_text(pl, r.c.share == accelerator_sharing::time_sliced) + ")",
+                              "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
     }
     return rows;
 }
