@@ -590,14 +590,21 @@ void check_runnable(launcher_kind kind, const std::vector<configuration>& space,
                                       kind == launcher_kind::local ? "a program" : "a launcher", program, why));
 }
 
-// The tuner's options; resumed, a bad constant is the journal header's, not a command-line option's.
-tune_options resumed_tuner_options(const tune_options_cli& o, const std::string& resumed) {
+// Resumed, a bad option is the journal header's, not the command line's: named at its key.
+template <class F>
+auto as_header_option(const std::string& resumed, F&& f) {
     try {
-        return tuner_options(o);
+        return f();
     } catch (const usage_error& e) {
-        if (resumed.empty()) throw;
-        throw mmgp::error(resumed + ": line 1, /options/constants: " + e.what());
+        if (resumed.empty() || std::string_view(e.what()).rfind("--plot", 0) == 0) throw;  // --plot: the caller's
+        const std::string key = header_key_named_by(e.what());
+        throw mmgp::error(resumed + ": line 1, /options" + (key.empty() ? "" : "/" + key) + ": " + e.what());
     }
+}
+
+// The tuner's options (resumed: a bad one named as the header's).
+tune_options resumed_tuner_options(const tune_options_cli& o, const std::string& resumed) {
+    return as_header_option(resumed, [&] { return tuner_options(o); });
 }
 
 }  // namespace
@@ -631,8 +638,8 @@ int run_tune(const tune_options_cli& given) {
     journal jr;
     std::vector<json> journal_lines;
     tune_options_cli o = resolved_options(given, jr, journal_lines);
-    const launcher_kind kind = checked_launcher(o);
-    scenario s = tune_scenario(o);
+    const launcher_kind kind = as_header_option(given.resume, [&] { return checked_launcher(o); });
+    scenario s = as_header_option(given.resume, [&] { return tune_scenario(o); });
     if (!o.plot.empty()) check_output("--plot", o.plot, s.sources);  // the files the scenario names, too
     o.launch.accelerators = s.plat.apus;  // a GPU mapping's MPS percentage, as mmgp launch renders it
     std::optional<recorded_runs> replay;
@@ -651,7 +658,8 @@ int run_tune(const tune_options_cli& given) {
     // What can be checked before the first run is, before a journal exists: where the runs can go, every node
     // count's launch renders, and the program (local launcher) or the launcher resolves to an executable.
     const bool live = !replay;
-    const std::unique_ptr<tune_backend> backend = chosen_backend(o, kind, s.app.units, replay);
+    const std::unique_ptr<tune_backend> backend =
+        as_header_option(given.resume, [&] { return chosen_backend(o, kind, s.app.units, replay); });
     if (live) check_runnable(kind, space, s.app.units, o.launch);
 
     // The journal: created for a live tune (and for a replay that names one), continued on --resume.

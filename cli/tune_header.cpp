@@ -141,6 +141,20 @@ std::string from_here(const fs::path& absolute_path) {
 
 }  // namespace
 
+std::string header_key_named_by(std::string_view message) {
+    for (const header_field& f : header_fields()) {
+        if (!f.option) continue;
+        const std::string_view opt = f.option;
+        if (message.substr(0, opt.size()) == opt && message.size() > opt.size() &&
+            (message[opt.size()] == ':' || message[opt.size()] == ' '))
+            return f.key;
+    }
+    if (message.rfind("--constant", 0) == 0) return "constants";
+    if (message.rfind("--set", 0) == 0 || message.rfind("search.", 0) == 0) return "set";
+    if (message.rfind("command:", 0) == 0 || message.rfind("COMMAND:", 0) == 0) return "command";
+    return "";
+}
+
 json journal_header(const tune_options_cli& o) {
     json options;
     for (const header_field& f : header_fields()) options[f.key] = f.write(o);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,5 +19,9 @@ nlohmann::json journal_header(const tune_options_cli& o);
 /// the output options (--json, --quiet, --plot) stay the caller's.
 tune_options_cli options_from_header(const nlohmann::json& header, const tune_options_cli& caller,
                                      const std::string& path);
+
+/// The header key whose option a usage error's message names first ("--max-cost: ..." is max_cost), or "": a
+/// resumed tune's bad option is its journal header's.
+std::string header_key_named_by(std::string_view message);
 
 }  // namespace mmgp::cli

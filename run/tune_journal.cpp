@@ -160,6 +160,12 @@ journal_line_run journal_run(const json& j, const std::string& path, const std::
     if (!j.contains("wall_s") || !j.at("wall_s").is_number() || !(j.at("wall_s").get<double>() >= 0) ||
         !(j.at("wall_s").get<double>() <= 1e9))
         fail("wall_s", "a wall time in [0, 1000000000] seconds");
+    // A finished run ("ok") has a time, as a recorded run must (1e-9 s at least), and its program's exit status 0
+    // (once such lines were taken and counted as failed runs).
+    if (known->second == run_outcome::ok && !(j.at("wall_s").get<double>() >= 1e-9))
+        fail("wall_s", "a finished run's wall time in [0.000000001, 1000000000] seconds");
+    if (known->second == run_outcome::ok && j.contains("exit") && !(j.at("exit").is_number_integer() && j.at("exit").get<long long>() == 0))
+        fail("exit", "0, a finished run's exit status (\"outcome\": \"ok\")");
     if (!j.contains("run") || !j.at("run").is_number_integer() || j.at("run").get<long long>() < 1)
         fail("run", "a run number, an integer >= 1");
     if (j.contains("censored") && !j.at("censored").is_boolean()) fail("censored", "true or false");

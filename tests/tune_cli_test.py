@@ -180,6 +180,14 @@ with tempfile.TemporaryDirectory() as tmp:
             (variant("pol.jsonl", header, [dict(first, policy="fifo")]), "an unknown policy", "/policy: expected edtlp or os"),
             (variant("dup.jsonl", header, [first, first]), "a run line twice", "expected each run recorded once"),
             (variant("wall.jsonl", header, [dict(first, wall_s=1e308)]), "a wall time of 1e308 s", "/wall_s: expected a wall time"),
+            (variant("costhead.jsonl", dict(header, options=dict(header["options"], max_cost="-5")), [first]),
+             "a cost cap of -5 (once named at /options/constants)", "line 1, /options/max_cost: --max-cost: expected"),
+            (variant("parhead.jsonl", dict(header, options=dict(header["options"], parallel=2)), [first]),
+             "--parallel 2 with the local launcher (once named by no file)", "line 1, /options/parallel: --parallel: expected"),
+            (variant("ok0.jsonl", header, [dict(first, outcome="ok", censored=False, exit=0, wall_s=0)]),
+             "a finished run of 0 s (once counted as failed)", "/wall_s: expected a finished run's wall time"),
+            (variant("ok3.jsonl", header, [dict(first, outcome="ok", censored=False, exit=3)]),
+             "a finished run that exited 3", "/exit: expected 0, a finished run's exit status"),
             (variant("const.jsonl", dict(header, options=dict(header["options"], constants=["noise.sd=5"])), [first]),
              "a noise constant of 5", '--constant noise.sd: expected a number in [0.0001, 2], found "5"')]:
         before = open(path).read()
