@@ -90,16 +90,28 @@ void journal::append(const json& j) {
     std::string line = j.dump() + "\n";
     const char* p = line.data();
     std::size_t left = line.size();
+    // A write that fails part-way (a full disk) is cut off again: the journal keeps whole lines only, even when
+    // this process lives on (only a kill in between leaves a torn last line, which open() reports and cuts).
+    const off_t before = ::lseek(fd_, 0, SEEK_END);
+    auto undo = [&](const char* expected) {
+        const int err = errno;
+        if (before >= 0) (void)!ftruncate(fd_, before);
+        throw input_error(path_, "(file)", expected, std::strerror(err));
+    };
     while (left > 0) {
         ssize_t w = ::write(fd_, p, left);
         if (w < 0) {
             if (errno == EINTR) continue;
-            throw input_error(path_, "(file)", "a journal that can be written", std::strerror(errno));
+            undo("a journal that can be written");
+        }
+        if (w == 0) {
+            errno = ENOSPC;
+            undo("a journal that can be written");
         }
         p += w;
         left -= static_cast<std::size_t>(w);
     }
-    if (fsync(fd_) != 0) throw input_error(path_, "(file)", "a journal that can be synced", std::strerror(errno));
+    if (fsync(fd_) != 0) undo("a journal that can be synced");
 }
 
 // --- The recorded runs -------------------------------------------------------------------------------------------

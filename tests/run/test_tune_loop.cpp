@@ -3,7 +3,10 @@
 // local backend through a launch function of the caller's.
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>  // setrlimit: a full disk stood for
 #include <unistd.h>  // mkdtemp
+
+#include <csignal>
 
 #include <algorithm>
 #include <cmath>
@@ -121,6 +124,38 @@ TEST_CASE("run: a torn last journal line is reported, not read, and cut off by t
     const std::vector<nlohmann::json> after = read_lines(path);
     REQUIRE(after.size() == 2);
     CHECK(after[1] == nlohmann::json({{"run", 1}}));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run: a journal line the disk cannot take whole is cut off again, the journal left with whole lines") {
+    const std::string dir = temp_dir();
+    const std::string path = dir + "/full.jsonl";
+    {
+        std::ofstream out(path);
+        out << "{\"mmgp_tune\": 1}\n";
+    }
+    mmgp::run::journal jr;
+    REQUIRE(jr.open(path).size() == 1);
+    const auto size_before = std::filesystem::file_size(path);
+    // A file size limit a few bytes past the journal stands for a full disk: the write stops part-way (EFBIG).
+    rlimit old{};
+    REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = old;
+    small.rlim_cur = static_cast<rlim_t>(size_before + 10);
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    bool threw = false;
+    try {
+        jr.append({{"run", 1}, {"padding", std::string(200, 'x')}});
+    } catch (const mmgp::input_error&) {
+        threw = true;
+    }
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    std::signal(SIGXFSZ, old_handler);
+    CHECK(threw);
+    CHECK(std::filesystem::file_size(path) == size_before);  // once: 10 bytes of a line left torn
+    jr.append({{"run", 1}});  // the journal goes on with whole lines
+    CHECK(read_lines(path).size() == 2);
     std::filesystem::remove_all(dir);
 }
 
