@@ -78,6 +78,13 @@ FILES = {
     "runs.csv": RUNS,
     "slicedwide.csv": "m,p,time_s,sharing\n1,1,9.5,mps\n1,2,5.6,mps\n1,4,3.0,mps\n2,2,3.4,mps\n2,8,5.0,time_sliced\n",
     "header.csv": "m,p,time_s\n",
+    "nul.csv": "m,p,time_s\n1,1,3\0\n2,1,4\n",
+    "nulkey.json": '{"schema": "mmgp/1", "platform": "qs20", "application": "pbpi", "x\\u0000y": 1}\n',
+    "osunul-s.json": '{"schema": "mmgp/1", "platform": "osunul.json", "application": "pbpi"}\n',
+    "osunul.txt": "# OSU MPI Latency Test\n# Size Latency (us)\n1024 3.\0\n",
+    "osunul.json": '{"schema": "mmgp/1", "kind": "platform", "name": "t", "hpu_contexts": 2, "apus": 4, "nodes": 2, '
+                   '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1, "network": {"tables": [{"primitive": "sendrecv", '
+                   '"nodes": 2, "ppn": 1, "osu": "osunul.txt"}]}}\n',
     "fiveprocs.csv": "m,p,time_s\n1,1,4.1\n1,2,2.5\n1,4,1.7\n2,2,1.3\n2,1,2.0\n5,1,1.0\n",
     "dedicatedrow.csv": "m,p,time_s,sharing\n1,1,9.5,mps\n1,2,5.6,dedicated\n",
     "slicedtune.csv": "m,p,time_s,sharing\n1,1,9.5,time_sliced\n1,2,5.6,time_sliced\n2,8,5.0,time_sliced\n",
@@ -561,6 +568,12 @@ REFUSED = [
      "--set platform.T_slice_switch=1e-5", 2,
      "slicedwide.csv: row 6: expected a configuration feasible on platform t (time-sliced: p <= apus = 4, nodes <= 1), "
      "found m=2 p=8 nodes=1"),
+    ("bytes: a NUL in a CSV field (once the message ended at it, 'found \"3')", "fit nul.csv", 2,
+     'nul.csv: row 2, column time_s: expected a finite number > 0 (seconds), found "3\\x00"'),
+    ("bytes: a NUL in a JSON key (once the message ended at it, '/x')", "predict nulkey.json", 2,
+     'nulkey.json: /x\\x00y: expected one of the keys platform, application, search, model, communication'),
+    ("bytes: a NUL in an OSU latency (once read as the number before it)", "predict osunul-s.json", 2,
+     'osunul.txt: line 3: expected LATENCY_US (microseconds) as a non-negative number, found "3.\\x00"'),
     ("fit: a run the platform cannot hold (once named by neither file nor row: 'platform t: /search: ... empty space')",
      "fit fiveprocs.csv --platform p.json", 2,
      "fiveprocs.csv: row 7: expected a configuration feasible on platform t (m*p <= apus = 4, nodes <= 1), found m=5 p=1 nodes=1"),

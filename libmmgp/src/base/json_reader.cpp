@@ -27,11 +27,22 @@ namespace mmgp {
 namespace {
 // The text with every byte that is not part of valid UTF-8 written as \xNN: a message quoting a file's bytes (a
 // CSV header, a field, a file name) stays valid UTF-8 on a terminal and in a JSON document.
+// A message's text as one printable line: bytes that are not UTF-8, and control characters (a NUL would end the
+// message where it stands, a newline would make it two lines), written as \xNN (\n, \r, \t as such).
 std::string valid_utf8(std::string text) {
     for (std::size_t at = invalid_utf8_at(text); at < text.size(); at = invalid_utf8_at(text)) {
         char hex[8];
         std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(text[at]));
         text.replace(at, 1, hex);
+    }
+    for (std::size_t at = 0; at < text.size(); ++at) {
+        const auto c = static_cast<unsigned char>(text[at]);
+        if (c >= 0x20 && c != 0x7F) continue;
+        char hex[8];
+        if (c == '\n' || c == '\r' || c == '\t') std::snprintf(hex, sizeof hex, "\\%c", c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+        else std::snprintf(hex, sizeof hex, "\\x%02X", c);
+        text.replace(at, 1, hex);
+        at += std::strlen(hex) - 1;
     }
     return text;
 }

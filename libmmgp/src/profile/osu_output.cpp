@@ -25,7 +25,7 @@ bool latency_header(const std::string& line, const std::string& shown, const std
 double whole_number(const std::string& token, const std::string& shown, const std::string& where, const char* what) {
     char* end = nullptr;
     const double v = std::strtod(token.c_str(), &end);
-    if (end == token.c_str() || *end != '\0' || !std::isfinite(v) || v < 0)
+    if (end == token.c_str() || end != token.c_str() + token.size() || !std::isfinite(v) || v < 0)  // a NUL too
         throw input_error(shown, where,
                           std::string(what) + " as a non-negative number" +
                               (token.find(',') != std::string::npos ? " with a decimal point" : ""),
