@@ -151,8 +151,15 @@ int main(int argc, char** argv) {
     app.add_option("--sites", c.sites, "keep the first SITES sites (0: all)");
     app.add_option("--rounds", c.rounds, "smoothing rounds over all edges per unit (default 1)");
     app.add_option("--newton", c.newton, "Newton steps per branch at most (default 4)");
-    app.add_option("--seed", c.seed, "random seed (default 1)");
-    app.add_option("--timeout", c.timeout_s, "watchdog, seconds (default 120)");
+    // The seed's digits alone (CLI11 would wrap -1 to 2^64 - 1); the watchdog finite (1e400 would never fire).
+    app.add_option("--seed", c.seed, "random seed (default 1)")
+        ->check(CLI::Validator([](std::string& t) {
+            return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "expected a whole number >= 0, found \"" + t + "\"";
+        }, "UINT"));
+    app.add_option("--timeout", c.timeout_s, "watchdog, seconds (default 120)")
+        ->check(CLI::Range(1e-3, 1e6).description("in [0.001, 1000000] seconds"));
     profile_options po;
     po.command = command_line(argc, argv);
     add_profile_options(app, po);

@@ -607,7 +607,9 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
     check_offload_run_refuses({" --policy fifo", " --simulate x:1", " --m 0", " --synthetic 1:2", " --accelerator gpu",
                                " --accelerator cuda --synthetic 1:1:1:1", " --accelerator cuda --apus 2",
                                " --accelerator cuda --m 0", " --accelerator cuda --from-launcher",
-                               " --from-launcher --m 2"},
+                               " --from-launcher --m 2",
+                               // once taken: a seed wrapped to 2^64 - 1, a watchdog that never fires, 40,000 threads
+                               " --seed -1", " --timeout 1e400", " --m 20000"},
                               d.path);
     auto j = offload_run_json(" --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
     CHECK(j["offloads"] == 40);
