@@ -633,6 +633,16 @@ with tempfile.TemporaryDirectory() as tmp:
     cases = json.loads(r.stdout).get("cases", []) if r.returncode == 0 else []
     check(cases and all(c.get("sharing") in ("mps", "time_sliced") for c in cases),
           f"validate --json on a GPU node: every case names its sharing mode ({r.stderr.strip()[-160:]})")
+    # Under the cost cap the repeat that confirms the chosen gives way to a configuration not run yet that may still
+    # win (TUNE.md step 6): here m=2 p=1 (40 ms, 31 % faster than the chosen m=2 p=2) was priced out by it.
+    capfile = os.path.join(tmp, "cap-repeat.csv")
+    with open(capfile, "w") as f:
+        f.write("m,p,time_s\n1,1,0.1073\n3,3,0.1081\n1,3,0.1046\n3,1,0.1128\n1,2,0.0841\n3,2,0.0912\n2,2,0.0579\n"
+                "2,3,0.0875\n2,1,0.0400\n")
+    r = run(["tune", "qs20", "--replay", capfile, "--json", "--quiet"])
+    chosen = (json.loads(r.stdout).get("chosen") or {}) if r.returncode == 0 else {}
+    check((chosen.get("m"), chosen.get("p")) == (2, 1),
+          f"the cap's room kept for a configuration not run yet, the confirming repeat too ({chosen}, {r.stderr.strip()[-160:]})")
     # A negative zero is zero (once printed "within -0 %").
     r = subprocess.run([MMGP, "predict", "pbpi-qs20", "--tolerance", "-0"], capture_output=True, text=True)
     check(r.returncode == 0 and "within 0 %" in r.stdout and "-0" not in r.stdout,

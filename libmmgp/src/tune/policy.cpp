@@ -376,21 +376,23 @@ void keep_room_for_unmeasured(const tune_assessment& a, const log_beliefs& b,
                               std::vector<double>& score) {
     if (a.cap_s <= 0 || !a.has_chosen) return;
     // Not run, not in flight, and may still beat the chosen.
+    // (Whatever the scores say of it: a repeat that confirms the chosen has set every other score aside.)
     auto open_rival = [&](std::size_t c) {
-        return a.configs[c].runs == 0 && flying[c] == 0 && a.configs[c].p_beats >= 1e-3;
+        return a.configs[c].runs == 0 && flying[c] == 0 && !a.configs[c].excluded && !a.configs[c].pathological &&
+               a.configs[c].p_beats >= 1e-3;
     };
     double unmeasured_cost = 0;
     std::size_t best = 0;
     bool any = false;
     for (std::size_t c = 0; c < a.configs.size(); ++c) {
-        if (!std::isfinite(score[c]) && score[c] < 0) continue;  // not a candidate
         if (open_rival(c)) unmeasured_cost += run_cost(a, b, space, c), any = true;
         if (score[c] > score[best]) best = c;
     }
     if (!any || a.configs[best].runs == 0) return;
     if (!over_cap(committed_seconds(a, b, space, flying) + run_cost(a, b, space, best) + unmeasured_cost, a.cap_s)) return;
+    // The most promising of them next: P(beats the chosen) per machine second, as step 6 scores a run.
     for (std::size_t c = 0; c < a.configs.size(); ++c)
-        if (!open_rival(c)) score[c] = -std::numeric_limits<double>::infinity();
+        score[c] = open_rival(c) ? a.configs[c].p_beats / run_cost(a, b, space, c) : -std::numeric_limits<double>::infinity();
 }
 
 // The next run is c's, whatever the scores said.
@@ -582,8 +584,10 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
     const bool platform_first = exploring && first_by_platform(a, b, flying);
     std::vector<double> score = next_run_scores(a, ch, beats, b, flying, space, exploring, platform_first,
                                                 any_runnable, opt.next_by_gradient);
-    if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);
+    // The chosen confirmed first, then room kept under the cap: a repeat that would price out a configuration not
+    // run yet that may still win gives way to it, the confirming repeat too.
     if (!exploring) confirm_the_chosen(a, ch, flying, opt, score);
+    if (!exploring) keep_room_for_unmeasured(a, b, space, flying, score);
     const bool noise_first = measure_noise_first(a, b, evidence, space, flying, excess, opt, score);
     const bool repeat_chosen = choose_next(a, ch, score);
     if (!a.has_next) {
