@@ -346,7 +346,7 @@ int print_report(const tune_summary& r) {
     else std::cout << text_head(r, launch) + text_table(r) << std::flush;
     if (r.a.has_chosen) return 0;
     // A decision that decided nothing is not a success.
-    std::cerr << "mmgp: tune: nothing chosen: " << why_none(r.a) << " (" << to_string(r.a.stop) << ")"
+    std::cerr << "mmgp: tune: nothing chosen: " << why_none(r.a) << " (" << stop_name(r) << ")"
               << (r.journal.empty() ? std::string() : "; the runs are kept in " + r.journal) << '\n';
     return 1;
 }

@@ -31,7 +31,7 @@ void check_config(const config& c, const std::string& accelerator) {
     if (accelerator.empty()) {
         if (c.ranks > 1) throw usage_error("ranks: a run that is one rank of several runs on an accelerator's processes only");
         // Every thread is started before the watchdog: a count no machine runs is refused before any starts.
-        const long long threads = static_cast<long long>(c.m) * (1 + (c.apus > 0 ? 0 : c.p)) + c.apus;
+        const long long threads = static_cast<long long>(c.m) * (1 + (c.apus > 0 ? 0LL : static_cast<long long>(c.p))) + c.apus;
         if (threads > max_threads)
             throw usage_error("m, p: expected at most " + std::to_string(max_threads) + " threads (m HPU threads and " +
                               (c.apus > 0 ? std::string("the A APU threads") : std::string("m x p APU threads")) +
