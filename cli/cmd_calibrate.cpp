@@ -77,7 +77,6 @@ nlohmann::json redescribe(const std::string& path, int max_threads, const std::s
         throw input_error(path, "/measurements", "the records of mmgp calibrate's harnesses",
                           std::string("a member of another type (") + e.what() + ")");
     }
-    check_redescribed(p, path, "/measurements");
     if (!name.empty()) p["name"] = name;
     return p;
 }
@@ -195,8 +194,10 @@ int run_calibrate(const calibrate_options& o) {
             return 1;
         }
     }
-    // The profile must be one the engine reads: write_profile checks it before it replaces anything.
-    write_profile(o.output, profile.dump(2) + "\n", profile_kind::platform, "calibrate");
+    // The profile must be one the engine reads: write_profile checks it before it replaces anything (described
+    // --from a file, that file's records are at fault when it does not).
+    const described_from from{o.from, "/measurements"};
+    write_profile(o.output, profile.dump(2) + "\n", profile_kind::platform, "calibrate", o.from.empty() ? nullptr : &from);
     if (!o.quiet) summarize(profile, o);
     return 0;
 }

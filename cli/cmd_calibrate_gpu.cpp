@@ -84,9 +84,9 @@ int redescribe_gpu(const calibrate_options& o) {
         throw input_error(o.from, "/measurements/gpu", "the GPU harness's record",
                           std::string("a member of another type (") + e.what() + ")");
     }
-    check_redescribed(p, o.from, "/measurements/gpu");
     if (!o.name.empty()) p["name"] = o.name;
-    write_profile(o.output, p.dump(2) + "\n", profile_kind::platform, "calibrate");
+    const described_from from{o.from, "/measurements/gpu"};
+    write_profile(o.output, p.dump(2) + "\n", profile_kind::platform, "calibrate", &from);
     if (!o.quiet)
         std::cerr << fmt::format("mmgp calibrate: {} re-described as a GPU node: {} host contexts, {} SMs x {} slots{}\n",
                                  o.from, p["hpu_contexts"]["value"].get<int>(), p["apus"]["value"].get<int>(),

@@ -103,10 +103,13 @@ enum class profile_kind { platform, application };
 /// The one output path of the profile writers (calibrate, profile, fit): the document must read back as a
 /// profile of its kind (the schema's key tables and the reader's rules); then it replaces `path`
 /// atomically, or goes to standard output when `path` is empty. A document the reader refuses is the
-/// writer's fault: std::logic_error (exit status 1, "internal error"), nothing written.
-void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command);
-/// calibrate --from: the platform described again from `from`'s harness records must read back, else the records
-/// are at fault (bad input, not the writer's): an input_error at `records` that names what they gave.
-void check_redescribed(const nlohmann::json& platform, const std::string& from, const std::string& records);
+/// writer's fault: std::logic_error (exit status 1, "internal error"), nothing written — unless it was described
+/// from an input's records (`from`: calibrate --from), which are then at fault: an input_error naming them.
+struct described_from {
+    std::string file;     ///< the input profile
+    std::string records;  ///< where its records are, e.g. "/measurements"
+};
+void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command,
+                   const described_from* from = nullptr);
 
 }  // namespace mmgp::cli

@@ -195,19 +195,8 @@ std::string read_part(const std::string& text) {
 
 }  // namespace
 
-void check_redescribed(const nlohmann::json& platform, const std::string& from, const std::string& records) {
-    const std::string name = "<described>";
-    try {
-        (void)parse_platform(read_part(platform.dump()), name);
-    } catch (const mmgp::error& e) {
-        std::string what = e.what();
-        if (what.rfind(name + ": ", 0) == 0) what = what.substr(name.size() + 2);
-        throw input_error(from, records, "records that describe a platform the engine reads",
-                          "records that give " + what);
-    }
-}
-
-void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command) {
+void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command,
+                   const described_from* from) {
     const std::string name = "<" + std::string(command) + " output>";
     try {
         const std::string read = read_part(text);
@@ -216,6 +205,12 @@ void write_profile(const std::string& path, const std::string& text, profile_kin
         else
             (void)parse_application(read, name);
     } catch (const mmgp::error& e) {
+        if (from) {  // the input's records gave it
+            std::string what = e.what();
+            if (what.rfind(name + ": ", 0) == 0) what = what.substr(name.size() + 2);
+            throw input_error(from->file, from->records, "records that describe a platform the engine reads",
+                              "records that give " + what);
+        }
         throw std::logic_error(std::string(command) + ": the profile written does not read back: " + e.what() +
                                " (nothing written)");
     }
