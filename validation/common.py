@@ -461,14 +461,29 @@ def _on_signal(signum, frame):
     raise _Interrupted(signum)  # unwinds (temporary directories are removed), then _excepthook ends the process
 
 
+def _end_with(signum):
+    """Ends the process with the signal, as the shell expects."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)
+
+
 def _excepthook(kind, value, tb):
     if isinstance(value, _Interrupted):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        signal.signal(value.signum, signal.SIG_DFL)
-        os.kill(os.getpid(), value.signum)  # end with the signal, as the shell expects
-        os._exit(128 + value.signum)
+        _end_with(value.signum)
     sys.__excepthook__(kind, value, tb)
+
+
+def _unraisable(u):
+    """An _Interrupted raised while a finalizer ran (the close() of a file nobody closed, Popen.__del__) is
+    swallowed by the interpreter: the sweep would go on and write its data set after saying it kept the old one.
+    The handler has already stopped the measurement processes and removed the temporary files: the process ends
+    here, without unwinding the rest of the stack."""
+    if isinstance(u.exc_value, _Interrupted):
+        _end_with(u.exc_value.signum)
+    sys.__unraisablehook__(u)
 
 
 def begin_sweep(out_dir, files):
@@ -482,6 +497,7 @@ def begin_sweep(out_dir, files):
     for d in sorted({os.path.dirname(p) for p in _S.files} | {_S.out_dir} | set(subdirs)):
         _remove_stale(d)
     sys.excepthook = _excepthook
+    sys.unraisablehook = _unraisable
     atexit.register(_remove_tmp)
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, _on_signal)

@@ -17,7 +17,8 @@ a complete, parseable new one, never missing, truncated or half-written. After S
 are all old or all new (no mixture), the sweep printed exactly one "interrupted" line naming what it kept, no
 temporary file is left and no measurement process survives. After SIGKILL stray temporary files are allowed,
 but the next sweep into the directory must remove them. Finally a signal is delivered in the middle of
-finish_sweep()'s renames: the renames complete and the line says the new files were written.
+finish_sweep()'s renames: the renames complete and the line says the new files were written; and one is handled
+while a finalizer runs (where the interpreter swallows exceptions): the sweep still ends and keeps the old files.
 """
 import argparse
 import ctypes
@@ -404,6 +405,43 @@ def commit_trial(tmp):
     check(not tmp_files(d), f"commit: temporary files left: {tmp_files(d)}")
 
 
+FINALIZER_SCRIPT = r"""
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+import common
+d = sys.argv[2]
+common.begin_sweep(d, ["runs.csv", "machine.json"])
+class Unclosed:
+    def __del__(self):  # Python code a finalizer runs, as an unclosed file's close(): a signal handled in it
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):
+            pass
+Unclosed()
+time.sleep(0.2)
+common.finish_sweep(d, [{"input": "x", "units": 3, "m": 1, "p": 1, "policy": "edtlp", "rep": 0, "wall_s": "0.5"}],
+                    {"date_utc": "now", "command": "test"}, time.time())
+"""
+
+
+def finalizer_trial(tmp):
+    """A signal handled while a finalizer runs (where the interpreter swallows exceptions) still ends the sweep,
+    which keeps the previous files as its line says."""
+    d = os.path.join(tmp, "finalizer", "out")
+    os.makedirs(d)
+    for f in ("runs.csv", "machine.json"):
+        with open(os.path.join(d, f), "w") as fh:
+            fh.write("previous\n")
+    p = subprocess.run([sys.executable, "-c", FINALIZER_SCRIPT, HERE, d], capture_output=True, text=True, timeout=60)
+    lines = [l for l in p.stderr.splitlines() if "interrupted (" in l]
+    print(f"signal during a finalizer: exit {p.returncode}; {lines}", file=sys.stderr)
+    check(p.returncode == -signal.SIGTERM, f"finalizer: ends with SIGTERM (exit {p.returncode}): {p.stderr[-600:]}")
+    check(len(lines) == 1 and f"interrupted (SIGTERM): kept runs.csv, machine.json in {d} as they were" in lines[0],
+          f"finalizer: one line saying the previous files were kept: {lines}")
+    for f in ("runs.csv", "machine.json"):
+        check(read(os.path.join(d, f)) == b"previous\n", f"finalizer: {f} kept as it was")
+    check(not tmp_files(d), f"finalizer: temporary files left: {tmp_files(d)}")
+
+
 def parse_args():
     """The command line: the build to test, the time budget of the random kills, the random seed."""
     ap = argparse.ArgumentParser()
@@ -516,6 +554,7 @@ def main():
     kills = Kills(rng)
     with tempfile.TemporaryDirectory(prefix="mmgp-interrupt-") as tmp:
         commit_trial(tmp)
+        finalizer_trial(tmp)
         first_runs(sweeps, kills, tmp)
         if raxml is not None and not failures:
             raxml_kills(raxml, sweeps, kills, tmp)

@@ -37,7 +37,8 @@ EXTRA_SECONDS = 240.0  # default time for the extra repetitions (common.extra_re
 
 
 def make_input(path, taxa, sites):
-    text = gzip.open(EXAML_49, "rt").read().split("\n")
+    with gzip.open(EXAML_49, "rt") as f:
+        text = f.read().split("\n")
     rows = [l.split() for l in text[1:] if l.strip()]
     common.write_if_changed(path, f"{taxa} {sites}\n" + "".join(f"{r[0]} {r[1][:sites]}\n" for r in rows[:taxa]))
 
