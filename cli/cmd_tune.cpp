@@ -648,7 +648,8 @@ int run_tune(const tune_options_cli& given) {
                                                .work = parse_work(o.work),
                                                .with_progress = o.progress_total.has_value(),
                                                .sharing = tune_sharing(s),
-                                               .platform_modes = s.plat.sharing_modes()});
+                                               .platform_modes = s.plat.sharing_modes(),
+                                               .platform_name = s.plat.name});
         warn_about_columns(o.replay, replay->ignored_columns);
     }
     const std::vector<configuration> space = tune_space(o, s, replay);

@@ -149,6 +149,7 @@ struct replay_request {
     /// The platform's modes (platform::sharing_modes()): a row of a mode it lacks is refused, and a row that
     /// states none was run under its first (as mmgp launch and mmgp tune run by default).
     std::vector<accelerator_sharing> platform_modes{accelerator_sharing::dedicated};
+    std::string platform_name{};  ///< for that refusal
 };
 /// The rows of `path` that `want` takes (replay_request).
 recorded_runs read_recorded_runs(const std::string& path, const replay_request& want);

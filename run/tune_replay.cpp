@@ -102,25 +102,15 @@ std::map<std::string, std::vector<progress_point>> progress_column(const std::st
     return out;
 }
 
-std::vector<std::string> modes_text(const std::vector<accelerator_sharing>& modes) {
-    std::vector<std::string> out;
-    for (accelerator_sharing m : modes) out.emplace_back(to_string(m));
-    return out;
-}
-
-// The rows of the tune's sharing mode `want.sharing`: a row stating another of the platform's modes is left out, one
-// stating a mode the platform lacks is refused, one stating none was run under the platform's first mode; none
-// left is refused.
+// The rows of the tune's sharing mode `want.sharing`: the rule of fit and validate (assign_sharing_mode) first, then
+// a row stating another of the platform's modes is left out; none left is refused.
 void keep_sharing_mode(std::vector<measurement>& measured, const replay_request& want, const std::string& path) {
     if (measured.empty()) throw input_error(path, "(document)", "runs, a row each, below the header", "none");
     const auto& modes = want.platform_modes;
-    for (measurement& m : measured) {
-        if (!m.has_sharing) m.c.share = modes.front();
-        else if (std::find(modes.begin(), modes.end(), m.c.share) == modes.end())
+    for (measurement& m : measured)
+        if (!assign_sharing_mode(m, modes))
             throw input_error(path, (m.runs.empty() ? std::string("row ?") : m.runs.front().where) + ", column sharing",
-                              fmt::format("one of the platform's sharing modes ({})", fmt::join(modes_text(modes), ", ")),
-                              std::string(to_string(m.c.share)));
-    }
+                              sharing_modes_expected(modes, want.platform_name), std::string(to_string(m.c.share)));
     std::set<std::string> others;
     std::erase_if(measured, [&](const measurement& m) {
         const bool other = m.c.share != want.sharing;

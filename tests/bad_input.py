@@ -594,7 +594,7 @@ REFUSED = [
     ("tune: a replay row of a sharing mode the platform lacks (once left out in silence; fit refuses it)",
      "tune p.json --set 'platform.sharing=[\"mps\",\"time_sliced\"]' --set platform.T_slice_switch=1e-5 "
      "--replay dedicatedrow.csv", 2,
-     "dedicatedrow.csv: row 3, column sharing: expected one of the platform's sharing modes (mps, time_sliced), found dedicated"),
+     "dedicatedrow.csv: row 3, column sharing: expected one of platform t's sharing modes (mps, time_sliced), found dedicated"),
     ("tune: replay rows without a sharing column are the platform's first mode (once any mode the tune asked for)",
      "tune p.json --set 'platform.sharing=[\"mps\",\"time_sliced\"]' --set platform.T_slice_switch=1e-5 "
      "--set 'search.sharing=[\"time_sliced\"]' --replay runs.csv", 2,

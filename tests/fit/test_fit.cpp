@@ -451,8 +451,8 @@ TEST_CASE("fit: each run under its own sharing mode on a GPU node; a mode the pl
     runs[0].c.share = accelerator_sharing::dedicated;
     runs[0].runs[0].where = "row 2";
     CHECK_THROWS_WITH_AS(mmgp::fit_application(pl, runs, opt, "gpu-runs"),
-                         doctest::Contains("gpu-runs: row 2, sharing: expected a sharing mode of platform gpu (mps or "
-                                           "time_sliced), found \"dedicated\""),
+                         doctest::Contains("gpu-runs: row 2, column sharing: expected one of platform gpu's sharing modes "
+                                           "(mps, time_sliced), found dedicated"),
                          mmgp::input_error);
     CHECK_THROWS_WITH_AS(mmgp::parse_runs("m,p,time_s,sharing\n1,1,2.0,shared\n", "r.csv", false),
                          doctest::Contains("r.csv: row 2, column sharing: expected dedicated, mps or time_sliced, found \"shared\""),

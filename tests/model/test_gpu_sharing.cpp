@@ -192,7 +192,18 @@ TEST_CASE("gpu sharing: validate predicts each case under its own sharing mode")
     d.write("lacks.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu-mps.json", "cases": [
         {"m": 4, "p": 33, "sharing": "time_sliced", "measured_s": 1.3}]})");
     CHECK_THROWS_WITH_AS(mmgp::run_validation((d.path / "lacks.json").string(), mmgp::model_kind::mmgp),
-                         doctest::Contains("/cases/0/sharing: expected one of the platform's sharing modes"), mmgp::input_error);
+                         doctest::Contains("/cases/0/sharing: expected one of the platform's sharing modes (mps), found "
+                                           "time_sliced"), mmgp::input_error);
+    // A case that states no mode ran under the platform's first, as fit and a replayed tune read a run without a
+    // sharing column (it was once predicted as dedicated, which no GPU platform has, and refused).
+    d.write("unstated.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "gpu.json", "cases": [
+        {"m": 4, "p": 33, "measured_s": 1.98198}, {"m": 4, "p": 33, "sharing": "time_sliced", "measured_s": 3.564}]})");
+    const mmgp::validation_report un = mmgp::run_validation((d.path / "unstated.json").string(), mmgp::model_kind::mmgp);
+    REQUIRE(un.cases.size() == 2);
+    CHECK(un.cases[0].measured.c.share == mmgp::accelerator_sharing::mps);
+    CHECK(un.cases[0].predicted_s == mmgp::test::approx(rep.cases[0].predicted_s).epsilon(1e-12));
+    CHECK(un.cases[0].label == "m=4 p=33 nodes=1 edtlp sharing=mps");
+    CHECK(un.cases[1].label == "m=4 p=33 nodes=1 edtlp sharing=time_sliced");
 }
 
 namespace {

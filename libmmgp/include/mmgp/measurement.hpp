@@ -84,6 +84,15 @@ struct measurement {
     double log_variance() const;
 };
 
+/// The sharing rule of measured runs, one for mmgp fit, mmgp tune --replay and mmgp validate: a measurement that
+/// states no sharing mode (has_sharing false) ran under the first of `modes` (the platform's sharing_modes(): how
+/// mmgp launch and mmgp tune run by default), and is marked as stating it; one that states a mode not among `modes`
+/// is refused: false, the caller names where (with sharing_modes_expected's words).
+bool assign_sharing_mode(measurement& m, const std::vector<accelerator_sharing>& modes);
+/// What that refusal expected: "one of platform gpu's sharing modes (mps, time_sliced)" ("the platform's" when it
+/// has no name).
+std::string sharing_modes_expected(const std::vector<accelerator_sharing>& modes, std::string_view platform_name);
+
 /// Every run of `ms`, with its measurement, in the runs' `order` (the order they were read or recorded).
 std::vector<std::pair<const measurement*, const measurement::run*>> runs_in_order(const std::vector<measurement>& ms);
 

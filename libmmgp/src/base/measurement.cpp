@@ -1,6 +1,7 @@
 // One configuration as measured (mmgp/measurement.hpp): its finished runs and their statistics. Pure; called by
 // the fit's structure selection (fit/structure.cpp), the tuner's noise stage (tune/noise.cpp) and validate
-// (fit/validate.cpp); calls the statistics of mmgp/statistics.hpp.
+// (fit/validate.cpp); and its sharing rule, called by the fit (fit/fit.cpp), validate and a replayed tune
+// (run/tune_replay.cpp); calls the statistics of mmgp/statistics.hpp.
 #include "mmgp/measurement.hpp"
 
 #include <algorithm>
@@ -16,6 +17,23 @@ std::string_view to_string(run_outcome o) noexcept {
     static constexpr std::pair<std::string_view, run_outcome> names[] = {
         {"ok", run_outcome::ok}, {"censored", run_outcome::censored}, {"failed", run_outcome::failed}, {"cancelled", run_outcome::cancelled}};
     return detail::name_of(o, names, "?");
+}
+
+bool assign_sharing_mode(measurement& m, const std::vector<accelerator_sharing>& modes) {
+    if (!m.has_sharing) {
+        if (modes.empty()) return false;
+        m.c.share = modes.front();
+        m.has_sharing = true;
+        return true;
+    }
+    return std::find(modes.begin(), modes.end(), m.c.share) != modes.end();
+}
+
+std::string sharing_modes_expected(const std::vector<accelerator_sharing>& modes, std::string_view platform_name) {
+    std::string names;
+    for (accelerator_sharing a : modes) names += (names.empty() ? "" : ", ") + std::string(to_string(a));
+    const std::string whose = platform_name.empty() ? "the platform's" : "platform " + std::string(platform_name) + "'s";
+    return "one of " + whose + " sharing modes (" + names + ")";
 }
 
 std::vector<double> measurement::finished_times() const {

@@ -529,28 +529,22 @@ void detail::check_one_work(const std::vector<detail::run_row>& runs, const std:
 
 std::vector<detail::run_row> detail::fit_rows_of(const platform& pl, const std::vector<measurement>& measured,
                                                  const std::string& file) {
-    std::vector<run_row> rows = rows_of(measured);
-    check_one_work(rows, file);
+    std::vector<measurement> stated = measured;
     const std::vector<accelerator_sharing> modes = pl.sharing_modes();
-    for (run_row& r : rows) {
-        if (!r.has_sharing) {
-            r.c.share = modes.front();
-            r.has_sharing = true;  // known now: grouped with the rows that state it
-        } else if (std::find(modes.begin(), modes.end(), r.c.share) == modes.end()) {
-            std::string names;
-            for (accelerator_sharing m : modes) names += (names.empty() ? "" : " or ") + std::string(to_string(m));
-            throw input_error(file, r.where + ", sharing",
-                              "a sharing mode of platform " + pl.name + " (" + names + ")",
-                              "\"" + std::string(to_string(r.c.share)) + "\"");
-        }
-        // A run the platform cannot hold at all is named by its row before anything evaluates it (the fit's own
-        // rules for the rest: within the accelerators, check_runs; time-sliced, check_sliced).
+    for (measurement& m : stated)  // a run stating no mode is grouped with the rows that state the platform's first
+        if (!assign_sharing_mode(m, modes))
+            throw input_error(file, (m.runs.empty() ? std::string("row ?") : m.runs.front().where) + ", column sharing",
+                              sharing_modes_expected(modes, pl.name), std::string(to_string(m.c.share)));
+    std::vector<run_row> rows = rows_of(stated);
+    check_one_work(rows, file);
+    // A run the platform cannot hold at all is named by its row before anything evaluates it (the fit's own rules
+    // for the rest: within the accelerators, check_runs; time-sliced, check_sliced).
+    for (const run_row& r : rows)
         if (!platform_holds(pl, r.c))
             throw input_error(file, r.where,
                               "a configuration feasible on platform " + pl.name + " (" +
                                   holds_text(pl, r.c.share == accelerator_sharing::time_sliced) + ")",
                               "m=" + std::to_string(r.c.m) + " p=" + std::to_string(r.c.p) + " nodes=" + std::to_string(r.c.nodes));
-    }
     return rows;
 }
 

@@ -48,7 +48,8 @@ std::string config_label(const configuration& c) {
            (c.share == accelerator_sharing::dedicated ? "" : " sharing=" + std::string(to_string(c.share)));
 }
 
-// A case's configuration, measurement, role, runs and labels (the file's source and group by default).
+// A case's configuration, measurement, role, runs, source and group (the file's by default); its label once its
+// sharing mode is known (validate_case).
 validation_case read_case(const detail::reader& r, const json& doc, const json& c, const std::string& cp,
                           const std::string& default_group) {
     validation_case vc;
@@ -59,7 +60,8 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     vc.measured.c.p = static_cast<int>(message ? r.integer_or(c, cp, "p", 1, 1, 1000000000) : r.integer_at(c, cp, "p", 1, 1000000000));
     vc.measured.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
     vc.measured.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
-    if (c.contains("sharing"))
+    vc.measured.has_sharing = c.contains("sharing");  // else the platform's first mode (validate_case)
+    if (vc.measured.has_sharing)
         vc.measured.c.share = static_cast<accelerator_sharing>(
             r.choice(c, cp, "sharing", {"dedicated", "mps", "time_sliced"}, 0, true));
     vc.measured_s = r.number_at(c, cp, "measured_s", above(0.0, "seconds"));
@@ -97,7 +99,6 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     }
     vc.measured.source = r.string_or(c, cp, "source", r.string_or(doc, "", "source", ""));
     vc.group = r.string_or(c, cp, "group", default_group);
-    vc.label = r.string_or(c, cp, "label", config_label(vc.c()));
     return vc;
 }
 
@@ -158,9 +159,6 @@ prediction wavefront_case_prediction(const detail::reader& r, const json& c, con
 // What the case predicts: a message, a wavefront mapping, or the model at exactly this configuration.
 prediction predict_case(const detail::reader& r, const json& c, const std::string& cp, scenario& s,
                         const validation_case& vc, model_kind kind) {
-    const std::vector<accelerator_sharing> modes = s.plat.sharing_modes();
-    if (std::find(modes.begin(), modes.end(), vc.measured.c.share) == modes.end())
-        r.fail(child(cp, "sharing"), "one of the platform's sharing modes", std::string(to_string(vc.measured.c.share)));
     // time-sliced: p <= apus·slots alone; otherwise m*p <= apus·slots (docs/MODEL.md §7); m within the processes
     // per node where the platform limits them
     const bool sliced = vc.measured.c.share == accelerator_sharing::time_sliced;
@@ -204,6 +202,11 @@ validation_case validate_case(const detail::reader& r, const detail::located_jso
     if (!s.model.empty() && s.model != to_string(kind))
         r.fail(scen_path, "a scenario for the model the validation evaluates (" + std::string(to_string(kind)) +
                               ": --model chooses it)", "one naming model " + s.model);
+    // The sharing rule of fit and a replayed tune: a case stating no mode ran under the platform's first.
+    const std::vector<accelerator_sharing> modes = s.plat.sharing_modes();
+    if (!assign_sharing_mode(vc.measured, modes))
+        r.fail(child(cp, "sharing"), sharing_modes_expected(modes, s.plat.name), std::string(to_string(vc.measured.c.share)));
+    vc.label = r.string_or(c, cp, "label", config_label(vc.c()));
     score_case(r, cp, predict_case(r, c, cp, s, vc, kind), vc);
     return vc;
 }
