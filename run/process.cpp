@@ -3,10 +3,12 @@
 #include "process.hpp"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +25,10 @@ namespace {
 // In the child: its group, mask, environment and output, then the program. Never returns.
 [[noreturn]] void become(const child& c, const sigset_t& mask, std::vector<char*>& argv) {
     if (c.group >= 0) ::setpgid(0, c.group);
+    if (c.announce_fd >= 0) {
+        const std::int32_t group = ::getpgrp();
+        (void)::send(c.announce_fd, &group, sizeof group, MSG_NOSIGNAL);
+    }
     ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
     for (const auto& [k, v] : c.env) ::setenv(k.c_str(), v.c_str(), 1);
     if (!c.stdout_file.empty()) {

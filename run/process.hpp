@@ -58,6 +58,9 @@ struct child {
     std::string stdout_file;  ///< non-empty: standard output written there (created or truncated)
     int output_fd = -1;       ///< >= 0 (and no stdout_file): standard output and error both go there
     bool stdout_to_stderr = false;  ///< neither of the above: standard output joins standard error
+    /// >= 0: the child sends its process group there (a 4-byte int) before it execs: a tune's group_guard
+    /// (run/group_guard.hpp) learns of the run before the program starts.
+    int announce_fd = -1;
 };
 
 /// Forks and execs `c`; in the child, `mask` is restored as the signal mask first (the caller blocks the signals

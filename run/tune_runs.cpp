@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "mmgp/error.hpp"
+#include "group_guard.hpp"
 #include "process.hpp"
 
 #include <algorithm>
@@ -55,6 +56,7 @@ run_flights::run_flights() {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGCHLD, &sa, &old_chld_);
     sigprocmask(SIG_BLOCK, &wanted_, &old_);
+    guard_.emplace();
 }
 
 run_flights::~run_flights() {
@@ -62,8 +64,10 @@ run_flights::~run_flights() {
         kill(-f->group, SIGKILL);
         for (pid_t p : f->pids)
             if (p > 0) waitpid(p, nullptr, 0);
+        guard_->release(f->group);
         delete f;
     }
+    guard_.reset();  // nothing left for it to kill: it exits and is reaped
     sigaction(SIGCHLD, &old_chld_, nullptr);  // the caller's handler back (a program embedding the tune)
     sigprocmask(SIG_SETMASK, &old_, nullptr);
 }
@@ -90,6 +94,7 @@ int run_flights::start(const std::vector<run_process>& procs, double bound_s, co
         run::child c;
         c.argv = pr.argv, c.env = pr.env;
         c.group = f->group;  // 0 for the first process: it leads the run's group
+        if (f->group == 0) c.announce_fd = guard_->announce_fd();
         c.stdout_file = stdout_file, c.output_fd = log_fd, c.stdout_to_stderr = log_fd < 0;
         pid_t pid = -1;
         try {
@@ -97,6 +102,7 @@ int run_flights::start(const std::vector<run_process>& procs, double bound_s, co
         } catch (const mmgp::failure&) {
             if (f->group > 0) kill(-f->group, SIGKILL);
             for (pid_t p : f->pids) waitpid(p, nullptr, 0);
+            if (f->group > 0) guard_->release(f->group);
             delete f;
             throw;
         }
@@ -149,6 +155,7 @@ std::optional<std::pair<int, run_result>> run_flights::wait_any() {
             flight* f = *it;
             if (f->live > 0) continue;
             kill(-f->group, SIGKILL);  // what its processes left behind in their group
+            guard_->release(f->group);
             run_result r = f->result;
             r.wall_s = r.watched_out ? f->watched_out_at
                        : r.censored  ? std::max(f->bound, f->bound_set_at)

@@ -13,6 +13,7 @@
 #include <vector>
 #include <sys/types.h>
 
+#include "group_guard.hpp"
 #include "tune_backend.hpp"
 
 namespace mmgp::run {
@@ -39,7 +40,8 @@ using run_watch = std::function<bool(double age_s)>;
 
 /// Runs in flight. Each run is one process group of its own; SIGINT, SIGTERM and SIGHUP are held while the
 /// object lives and end waiting (every run is then stopped). Stopping a run sends SIGTERM to its group, so that
-/// a launcher can end its job cleanly (srun cancels its job step), then SIGKILL after a grace period.
+/// a launcher can end its job cleanly (srun cancels its job step), then SIGKILL after a grace period. When this
+/// process dies without stopping them (SIGKILL, a crash), its group_guard kills their groups.
 class run_flights {
 public:
     run_flights();
@@ -73,6 +75,7 @@ private:
     int next_id_ = 1;
     int interrupted_by_ = 0;
     sigset_t wanted_{}, old_{};
+    std::optional<group_guard> guard_;  // forked with the signals held: kills the runs if this process dies first
     struct sigaction old_chld_ {};  // SIGCHLD's action before, restored by the destructor
     flight* find(int id) const;
     void look_at_watched(double t, double& next);

@@ -121,6 +121,32 @@ with tempfile.TemporaryDirectory() as tmp:
         check(ok, f"crash {attempt}: the journal left starts with its whole header ({text[:80]!r})")
     print(f"crashed new tunes left: {sorted(shapes)}")
 
+    # 2c. A tune killed with SIGKILL (which it cannot catch) takes its run in flight with it: its guard kills the
+    # run's process group. Once the program went on running, on the machine being tuned.
+    gpath, pidfile = os.path.join(tmp, "guard.jsonl"), os.path.join(tmp, "guarded.pid")
+    p = subprocess.Popen([MMGP, "tune", "qs20", "--m", "1:2", "--p", "1", "--launcher", "local", "--no-bind",
+                          "--journal", gpath, "--max-runs", "2", "--", "sh", "-c", f"echo $$ > {pidfile}; exec sleep 60"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t_end = time.monotonic() + 30
+    while not (os.path.exists(pidfile) and open(pidfile).read().strip()) and time.monotonic() < t_end:
+        time.sleep(0.01)
+    prog = int(open(pidfile).read()) if os.path.exists(pidfile) else 0
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=30)  # its pipes close: neither the run nor the guard holds them
+
+    def gone(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
+    t_end = time.monotonic() + 5
+    while prog and not gone(prog) and time.monotonic() < t_end:
+        time.sleep(0.01)
+    check(prog > 0 and gone(prog), f"a tune killed with SIGKILL: its run's program (pid {prog}) ends with it")
+    if prog and not gone(prog):
+        os.kill(prog, signal.SIGKILL)
+
     # 3. A second tune on a journal in use is refused (the lock).
     j2 = os.path.join(tmp, "locked.jsonl")
     first = subprocess.Popen(live(j2, 40), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
