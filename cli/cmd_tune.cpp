@@ -652,7 +652,7 @@ int run_tune(const tune_options_cli& given) {
                                                .platform_name = s.plat.name});
         warn_about_columns(o.replay, replay->ignored_columns);
     }
-    const std::vector<configuration> space = tune_space(o, s, replay);
+    const std::vector<configuration> space = as_header_option(given.resume, [&] { return tune_space(o, s, replay); });
     const tune_options to = resumed_tuner_options(o, given.resume);
     tuner t(s, space, to);
 

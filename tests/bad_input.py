@@ -137,6 +137,7 @@ FILES = {
     "optunknown.jsonl": journal(options={"max_rnus": 5}),
     "optnot.jsonl": journal(header={"options": "x"}),
     "constnan.jsonl": journal(options={"constants": ["noise.sd=nan"]}),
+    "mwide.jsonl": journal(options={"m": "100:200"}),
     "hugetime.csv": "m,p,time_s\n1,1,9.5\n1,2,1e308\n2,1,5.1\n2,2,3.2\n1,4,3.9\n",
     "tinyval.json": ('{"schema": "mmgp/1", "kind": "validation", "name": "t", "scenario": "s.json", "cases": ['
                      '{"m": 1, "p": 1, "measured_s": 1e-300, "source": "t"}]}\n'),
@@ -504,6 +505,9 @@ REFUSED = [
      "tune --resume opttype.jsonl", 2, 'opttype.jsonl: line 1, /options/no_bind: expected a value of the type the tune writes there (as its option takes), found "yes"'),
     ("journal: options that are not an object", "tune --resume optnot.jsonl", 2,
      'optnot.jsonl: line 1, /options: expected an object of the tune\'s options, found "x"'),
+    ("journal: a space with nothing feasible is the journal's (once named as the command line's --m/--p/--nodes)",
+     "tune --resume mwide.jsonl", 2,
+     "mwide.jsonl: line 1, /options: --m/--p/--nodes/--policy: expected a space holding configurations of runs.csv, found none"),
     ("journal: a bad constant is the journal's, not a command-line option's", "tune --resume constnan.jsonl", 2,
      'constnan.jsonl: line 1, /options/constants: --constant noise.sd: expected a number in [0.0001, 2], found "nan"'),
     ("one value per key: --set of one key twice", "predict s.json --set platform.apus=4 --set platform.apus=8", 2,
