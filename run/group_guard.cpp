@@ -1,6 +1,6 @@
 // The guard of a tune's runs (run/group_guard.hpp): a forked process that SIGKILLs the process groups announced to
 // it once the tune's end of their socket closes. Its loop uses only calls that are safe after a fork of a
-// threaded process (recv, kill, close, _exit), on memory of its own stack.
+// threaded process (recv, kill, nanosleep, close, _exit), on memory of its own stack.
 #include "group_guard.hpp"
 
 #include <sys/socket.h>
@@ -10,12 +10,14 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <ctime>
 
 namespace mmgp::run {
 
 namespace {
 
 constexpr int max_groups = 4096;  // runs in flight at once (more are not guarded)
+constexpr int grace_ticks = 200;  // 2 s of 10 ms: run_flights' grace between SIGTERM and SIGKILL
 
 // In the guard: reads announcements (a group > 0) and releases (its negative) until the tune's end closes, then
 // kills the groups still announced. Never returns.
@@ -37,6 +39,16 @@ constexpr int max_groups = 4096;  // runs in flight at once (more are not guarde
                     break;
                 }
         }
+    }
+    // As the tune stops a run (run_flights::stop): SIGTERM first, so that a launcher ends its job cleanly (srun
+    // cancels its job step), SIGKILL to what is left after the same grace.
+    for (int i = 0; i < n; ++i) ::kill(-groups[i], SIGTERM);
+    const timespec tick{0, 10'000'000};
+    for (int waited = 0; waited < grace_ticks; ++waited) {
+        bool any = false;
+        for (int i = 0; i < n && !any; ++i) any = ::kill(-groups[i], 0) == 0;
+        if (!any) break;
+        ::nanosleep(&tick, nullptr);
     }
     for (int i = 0; i < n; ++i) ::kill(-groups[i], SIGKILL);
     ::_exit(0);

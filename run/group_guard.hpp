@@ -5,7 +5,8 @@
 // past its grace) or a crash ends it before it can, and the run it had in flight went on, on the machine it was
 // tuning. The guard is a small process forked when the runs begin: each run's group leader announces its process
 // group to it before it execs, and the tune says when a group has ended. When the tune's end of their socket
-// closes (the tune ended, in any way), the guard SIGKILLs every group still announced and exits.
+// closes (the tune ended, in any way), the guard stops every group still announced as the tune stops a run
+// (SIGTERM, SIGKILL 2 s later unless the group is gone) and exits.
 #pragma once
 
 #include <sys/types.h>
