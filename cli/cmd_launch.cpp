@@ -131,8 +131,12 @@ void check_cuda_devices(const launch_options& o, const platform* pl) {
     if (!pl && o.devices.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,-/") != std::string::npos)
         throw usage_error("--cuda-devices: expected a CUDA_VISIBLE_DEVICES list (indices or UUIDs separated by commas), found \"" +
                           o.devices + "\"");
-    if (pl && pl->sharing.empty())
-        throw usage_error("--cuda-devices: expected a GPU platform (one with \"sharing\" modes) beside it, found " +
+    // A GPU platform: one whose processes share its accelerators (mps or time_sliced); ["dedicated"] is not one, and
+    // the devices would be left out of the launch line in silence.
+    if (pl && std::none_of(pl->sharing.begin(), pl->sharing.end(),
+                           [](accelerator_sharing m) { return m != accelerator_sharing::dedicated; }))
+        throw usage_error("--cuda-devices: expected a GPU platform (one with \"sharing\" modes mps or time_sliced) "
+                          "beside it, found " +
                           (pl->name.empty() ? std::string("a platform") : "platform " + pl->name) + " without them");
     // srun's --export splits its list at every comma and keeps quotes as part of the value (Slurm 22.05): a list
     // of devices would reach the processes as its first device alone.
@@ -189,6 +193,13 @@ int run_launch(const launch_options& o) {
     scenario s = load_with_options(o.profile, o.space);
     const model_kind mk = model_of(o.space, s);
     check_cuda_devices(o, &s.plat);
+    // A wavefront's mapping (accelerator- or host-driven, over node counts) is not an (m, p, nodes) the search
+    // ranks: its model prices no off-load, and a launch line would be one made up at 0 s.
+    if (s.app.has_wavefront)
+        throw input_error(s.file, "/application/wavefront",
+                          "a scenario with an off-load profile (launch starts the search's best m, p, nodes; mmgp "
+                          "predict compares a wavefront's two mappings)",
+                          "a wavefront application");
     // Task units are part of the model: the mapping is chosen for the units to be launched.
     if (o.units && s.app.decomp == decomposition::task) s.app.units = *o.units;
     search_options opt(false);

@@ -142,6 +142,12 @@ void refuse_repeated_keys(const std::string& option, const std::vector<std::stri
             throw usage_error(option + " " + key + ": expected one value per key, found it given twice (the last "
                               "would win in silence)");
     }
+    // A key and one inside it (platform.alpha and platform.alpha.constant): one edit would replace the other.
+    for (const std::string& outer : seen)
+        for (const std::string& inner : seen)
+            if (inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '.')
+                throw usage_error(option + " " + outer + " and " + inner + ": expected one value per key, found a key "
+                                  "and one inside it (the later edit would replace the other in silence)");
 }
 
 scenario_edits edits_of(const std::vector<std::string>& sets) {

@@ -244,6 +244,20 @@ REFUSED = [
     ("launch: a list of CUDA devices through srun (once narrowed to its first device by srun's --export)",
      "launch s.json --launcher srun --cuda-devices 0,1 -- prog {p}", 2,
      "--cuda-devices 0,1: expected one device with --launcher srun"),
+    ("launch: CUDA devices on a platform whose only mode is dedicated (once left out of the line in silence)",
+     "launch pbpi-qs20 --launcher openmpi --cuda-devices 3 --set 'platform.sharing=[\"dedicated\"]' -- prog", 2,
+     '--cuda-devices: expected a GPU platform (one with "sharing" modes mps or time_sliced) beside it, found platform '
+     'qs20 without them'),
+    ("launch: a wavefront scenario (once a made-up launch line, m=1 p=1 at 0.00 s)",
+     "launch sweep3d-roadrunner --launcher srun -- prog", 2,
+     "bundled:scenarios/sweep3d-roadrunner: /application/wavefront: expected a scenario with an off-load profile"),
+    ("launch: a lone ':' among an MPI program's words (once mpirun's MPMD separator: the words after it started "
+     "as a second program)", "launch raxml-qs20 --launcher openmpi --m 1 --p 1 -- printf x a : b", 2,
+     "COMMAND: expected arguments that openmpi's launcher passes to the program (it reads a lone ':' as the start of "
+     "another program; pass it through a script), found ':' as word 4"),
+    ("option: --set on a key and on one inside it (once the later edit replaced the other in silence)",
+     "predict pbpi-qs20 --set platform.alpha=3 --set platform.alpha.constant=1.0", 2,
+     "--set platform.alpha and platform.alpha.constant: expected one value per key, found a key and one inside it"),
     ("launch: an unknown launcher", "launch raxml-qs20 --launcher mvapich -- x",
      2, '--launcher: expected openmpi, mpich, srun or local, found "mvapich"'),
     ("launch: several nodes with the local launcher", "launch pbpi-roadrunner --launcher local --nodes 2 -- x",

@@ -111,6 +111,13 @@ void check_request(const launch_request& rq, const std::vector<std::string>& com
                             "'s launcher would read a word starting with '-' as its own option; ./" + command.front() +
                             " names a file of that name)",
              shell_quote(command.front()));
+    // mpirun, mpiexec and srun read a lone ':' anywhere on their line as the start of another program (MPMD, a
+    // heterogeneous step): the program would get the words before it only, and the words after it would start.
+    for (std::size_t i = 1; i < command.size(); ++i)
+        if (command[i] == ":")
+            fail("COMMAND", "arguments that " + std::string(to_string(rq.kind)) + "'s launcher passes to the program "
+                            "(it reads a lone ':' as the start of another program; pass it through a script)",
+                 "':' as word " + std::to_string(i + 1));
     for (const auto& w : command)
         for (std::string_view key : {"{rank}", "{units}"})
             if (w.find(key) != std::string::npos)
