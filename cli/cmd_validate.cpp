@@ -19,7 +19,8 @@ void setup_validate(CLI::App& app, validate_options& o) {
     sub->add_flag("--json", o.json, "Print one JSON document");
     add_checked(sub, "--max-mean-err", o.max_mean, "Exit 1 when the mean absolute error (%) exceeds this");
     add_checked(sub, "--max-err", o.max_max, "Exit 1 when the largest absolute error (%) exceeds this");
-    add_set_option(sub, o.sets, "platform.KEY, application.KEY or search.KEY (every case, after its own edits)");
+    add_set_option(sub, o.sets, "platform.KEY, application.KEY or search.policy (every case, after its own edits; "
+                                "search.policy: the policy of a case that states none)");
 }
 
 namespace {
@@ -134,9 +135,21 @@ std::string groups_text(const validation_report& rep) {
     return out;
 }
 
+// Each case is predicted at its own m, p, nodes and sharing mode: of the search's keys only the policy reaches a
+// case (one that states none), and an edit of another would change nothing.
+void check_search_sets(const std::vector<std::string>& sets) {
+    for (const std::string& set : sets)
+        if (set.rfind("search.", 0) == 0 && set.rfind("search.policy=", 0) != 0)
+            throw usage_error("--set " + set.substr(0, set.find('=')) +
+                              ": expected platform.KEY, application.KEY or search.policy with validate (each case is "
+                              "predicted at its own m, p, nodes and sharing mode), found a search key that would change "
+                              "nothing");
+}
+
 }  // namespace
 
 int run_validate(const validate_options& o) {
+    check_search_sets(o.sets);
     model_kind kind = parse_model_option(o.model);
     validation_report rep = run_validation(o.file, kind, edits_of(o.sets));
     // A gate over no measured case would pass with nothing checked.

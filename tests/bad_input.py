@@ -258,6 +258,9 @@ REFUSED = [
     ("option: --set on a key and on one inside it (once the later edit replaced the other in silence)",
      "predict pbpi-qs20 --set platform.alpha=3 --set platform.alpha.constant=1.0", 2,
      "--set platform.alpha and platform.alpha.constant: expected one value per key, found a key and one inside it"),
+    ("validate: a search key other than the policy (once accepted and changed nothing: each case is predicted at "
+     "its own configuration)", "validate edtlp-table1 --set search.m=1:2", 2,
+     "--set search.m: expected platform.KEY, application.KEY or search.policy with validate"),
     ("launch: an unknown launcher", "launch raxml-qs20 --launcher mvapich -- x",
      2, '--launcher: expected openmpi, mpich, srun or local, found "mvapich"'),
     ("launch: several nodes with the local launcher", "launch pbpi-roadrunner --launcher local --nodes 2 -- x",

@@ -56,6 +56,50 @@ TEST_CASE("groups: predicted optimum against measured optimum, and the regret") 
     CHECK(rep.regret_pct == mmgp::test::approx(100.0 / 30.0));
 }
 
+TEST_CASE("a case that states no policy is predicted under its scenario's search.policy") {
+    mmgp::test::temp_dir d;
+    d.write("os.json", R"({"schema": "mmgp/1", "kind": "scenario", "platform": "qs20", "application": "raxml",
+      "search": {"policy": "os"}})");
+    const std::string f = d.write("v.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "os.json", "cases": [
+        {"m": 16, "p": 1, "measured_s": 50, "label": "none"},
+        {"m": 16, "p": 1, "policy": "os", "measured_s": 50, "label": "os"},
+        {"m": 16, "p": 1, "policy": "edtlp", "measured_s": 50, "label": "edtlp"}]})");
+    const auto rep = mmgp::run_validation(f, mmgp::model_kind::mmgp);
+    REQUIRE(rep.cases.size() == 3);
+    // Under os 16 processes share the 2 PPE contexts and are time-shared: slower than edtlp's (once the unstated
+    // case was predicted as edtlp, whatever its scenario said).
+    REQUIRE(rep.cases[1].predicted_s > 1.5 * rep.cases[2].predicted_s);
+    CHECK(rep.cases[0].c().pol == mmgp::policy::os);
+    CHECK(rep.cases[0].predicted_s == rep.cases[1].predicted_s);
+    // --set search.policy reaches the unstated case, not the stated ones.
+    mmgp::scenario_edits edits;
+    edits.search = R"({"policy": "edtlp"})";
+    const auto back = mmgp::run_validation(f, mmgp::model_kind::mmgp, edits);
+    CHECK(back.cases[0].c().pol == mmgp::policy::edtlp);
+    CHECK(back.cases[0].predicted_s == rep.cases[2].predicted_s);
+    CHECK(back.cases[1].predicted_s == rep.cases[1].predicted_s);
+}
+
+TEST_CASE("a wavefront's two mappings at one node count are rivals in a group, labelled by mapping") {
+    mmgp::test::temp_dir d;
+    // Once refused as one configuration given twice ("m=32 p=1 nodes=1 edtlp again"), both labelled edtlp.
+    const std::string f = d.write("w.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "sweep3d-roadrunner",
+      "group": "g", "cases": [{"mapping": "accelerator-driven", "m": 32, "p": 1, "nodes": 1, "measured_s": 0.04},
+                              {"mapping": "host-driven", "m": 32, "p": 1, "nodes": 1, "measured_s": 0.08}]})");
+    const auto rep = mmgp::run_validation(f, mmgp::model_kind::mmgp);
+    REQUIRE(rep.cases.size() == 2);
+    CHECK(rep.cases[0].label == "m=32 p=1 nodes=1 accelerator-driven");
+    CHECK(rep.cases[1].label == "m=32 p=1 nodes=1 host-driven");
+    REQUIRE(rep.groups.size() == 1);
+    CHECK(rep.groups[0].measured_best == "m=32 p=1 nodes=1 accelerator-driven");
+    // One mapping twice is still one configuration given twice.
+    const std::string twice = d.write("w2.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "sweep3d-roadrunner",
+      "group": "g", "cases": [{"mapping": "host-driven", "m": 32, "p": 1, "nodes": 1, "measured_s": 0.04},
+                              {"mapping": "host-driven", "m": 32, "p": 1, "nodes": 1, "measured_s": 0.08}]})");
+    CHECK_THROWS_WITH_AS(mmgp::run_validation(twice, mmgp::model_kind::mmgp),
+                         doctest::Contains("/cases/1: expected one case per configuration in group \"g\""), mmgp::input_error);
+}
+
 TEST_CASE("validation files: bad cases are named by JSON path") {
     mmgp::test::temp_dir d;
     auto err = [&](const std::string& text) -> std::string {

@@ -41,10 +41,12 @@ const json& cases_array(const detail::reader& r, const json& doc) {
 }
 
 // A case's configuration as its default label and its key within a group: "m=2 p=1 nodes=1 edtlp", and the
-// sharing mode on a GPU node ("... sharing=mps").
-std::string config_label(const configuration& c) {
+// sharing mode on a GPU node ("... sharing=mps"); a wavefront case's mapping in place of the policy, which it does
+// not have ("m=32 p=1 nodes=1 host-driven": the two mappings of one node count are rivals, not repetitions).
+std::string config_label(const configuration& c, const json& case_doc) {
+    const bool wave = case_doc.contains("mapping") && case_doc["mapping"].is_string();
     return "m=" + std::to_string(c.m) + " p=" + std::to_string(c.p) + " nodes=" + std::to_string(c.nodes) + " " +
-           std::string(to_string(c.pol)) +
+           (wave ? case_doc["mapping"].get<std::string>() : std::string(to_string(c.pol))) +
            (c.share == accelerator_sharing::dedicated ? "" : " sharing=" + std::string(to_string(c.share)));
 }
 
@@ -59,6 +61,7 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
     vc.measured.c.m = static_cast<int>(message ? r.integer_or(c, cp, "m", 1, 1, 1000000000) : r.integer_at(c, cp, "m", 1, 1000000000));
     vc.measured.c.p = static_cast<int>(message ? r.integer_or(c, cp, "p", 1, 1, 1000000000) : r.integer_at(c, cp, "p", 1, 1000000000));
     vc.measured.c.nodes = static_cast<int>(r.integer_or(c, cp, "nodes", 1, 1, 1000000000));
+    vc.measured.has_policy = c.contains("policy");  // else the scenario's search.policy (validate_case)
     vc.measured.c.pol = static_cast<policy>(r.choice(c, cp, "policy", {"edtlp", "os"}, 0, false));
     vc.measured.has_sharing = c.contains("sharing");  // else the platform's first mode (validate_case)
     if (vc.measured.has_sharing)
@@ -202,11 +205,13 @@ validation_case validate_case(const detail::reader& r, const detail::located_jso
     if (!s.model.empty() && s.model != to_string(kind))
         r.fail(scen_path, "a scenario for the model the validation evaluates (" + std::string(to_string(kind)) +
                               ": --model chooses it)", "one naming model " + s.model);
+    // A case stating no policy ran under the scenario's (its search.policy, after the edits).
+    if (!vc.measured.has_policy) vc.measured.c.pol = s.space.pol;
     // The sharing rule of fit and a replayed tune: a case stating no mode ran under the platform's first.
     const std::vector<accelerator_sharing> modes = s.plat.sharing_modes();
     if (!assign_sharing_mode(vc.measured, modes))
         r.fail(child(cp, "sharing"), sharing_modes_expected(modes, s.plat.name), std::string(to_string(vc.measured.c.share)));
-    vc.label = r.string_or(c, cp, "label", config_label(vc.c()));
+    vc.label = r.string_or(c, cp, "label", config_label(vc.c(), c));
     score_case(r, cp, predict_case(r, c, cp, s, vc, kind), vc);
     return vc;
 }
@@ -334,7 +339,7 @@ validation_report run_validation(const std::string& path, model_kind kind, const
         // Cases of one group are ranked against each other: one configuration twice would be its own rival.
         const validation_case& vc = rep.cases.back();
         if (vc.group.empty() || c.contains("message")) continue;
-        const std::string config = config_label(vc.c());
+        const std::string config = config_label(vc.c(), c);
         // The same configuration of another scenario, or of the case's own application or platform edits, is
         // another program or machine.
         std::string scenario;
