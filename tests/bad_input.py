@@ -261,6 +261,9 @@ REFUSED = [
     ("validate: a search key other than the policy (once accepted and changed nothing: each case is predicted at "
      "its own configuration)", "validate edtlp-table1 --set search.m=1:2", 2,
      "--set search.m: expected platform.KEY, application.KEY or search.policy with validate"),
+    ("launch: a million local processes (once 1.3 GB of lines, or std::bad_alloc and exit 1)",
+     "launch pbpi-qs20 --set platform.apus=100000000 --launcher local --m 1000000 --p 1 -- true", 2,
+     "--launcher local: expected at most 4096 processes (the local launcher starts each on this machine), found m=1000000"),
     ("launch: an unknown launcher", "launch raxml-qs20 --launcher mvapich -- x",
      2, '--launcher: expected openmpi, mpich, srun or local, found "mvapich"'),
     ("launch: several nodes with the local launcher", "launch pbpi-roadrunner --launcher local --nodes 2 -- x",

@@ -239,6 +239,20 @@ TEST_CASE("mmgp launch --json: the best mapping of the search and the command as
     CHECK(j["notes"].empty());
 }
 
+TEST_CASE("the printed local lines end with --exec's status: the first non-zero in rank order") {
+    temp_dir d;
+    // Once they ended with a bare `wait`: status 0 whatever the processes did.
+    auto r = run_mmgp("launch raxml-qs20 --launcher local --m 3 --p 1 -- sh -c 'exit $((10 + {rank}))'");
+    REQUIRE(r.status == 0);
+    const std::string script = d.write("w.sh", r.out);
+    CHECK(WEXITSTATUS(std::system(("sh " + script).c_str())) == 10);
+    // Rank 0 succeeds, rank 1 fails: the first non-zero.
+    r = run_mmgp("launch raxml-qs20 --launcher local --m 2 --p 1 -- sh -c 'exit $((3 * {rank}))'");
+    CHECK(WEXITSTATUS(std::system(("sh " + d.write("w3.sh", r.out)).c_str())) == 3);
+    r = run_mmgp("launch raxml-qs20 --launcher local --m 2 --p 1 -- true");
+    CHECK(WEXITSTATUS(std::system(("sh " + d.write("ok.sh", r.out)).c_str())) == 0);
+}
+
 TEST_CASE("mmgp launch --exec returns the children's status and forwards SIGTERM") {
     auto r = run_mmgp("launch raxml-qs20 --launcher local --m 3 --p 1 --exec -- sh -c 'exit $((10 + {rank}))'");
     CHECK(r.status == 10);

@@ -87,6 +87,8 @@ std::string cpu_list(const std::vector<int>& cpus) {
     return out;
 }
 
+constexpr int max_local_processes = 4096;  // as mmgp-offload-run's threads: far beyond any node's cores
+
 [[noreturn]] void fail(const std::string& what, const std::string& expected, const std::string& found) {
     throw error(what + ": expected " + expected + ", found " + found);
 }
@@ -105,6 +107,12 @@ void check_request(const launch_request& rq, const std::vector<std::string>& com
     if (rq.kind == launcher_kind::local && c.nodes != 1)
         fail("--launcher local", "nodes = 1 (the local launcher starts processes on this machine)",
              "nodes=" + std::to_string(c.nodes));
+    // The local launcher starts every process on this machine (and prints a line each): a million would exhaust
+    // memory before the first ran.
+    if (rq.kind == launcher_kind::local && c.m > max_local_processes)
+        fail("--launcher local", "at most " + std::to_string(max_local_processes) +
+                                     " processes (the local launcher starts each on this machine)",
+             "m=" + std::to_string(c.m));
     if (rq.kind == launcher_kind::local) return;
     if (command.front()[0] == '-')  // the launcher would read it as one of its own options
         fail("COMMAND", "a program after -- (" + std::string(to_string(rq.kind)) +
@@ -316,15 +324,19 @@ std::string shell_command(const launch_plan& plan) {
         words(plan.argv);
         return out + "\n";
     }
+    out += "mmgp_pids=\n";
     for (const auto& lp : plan.processes) {
         for (const auto& [k, val] : lp.env) out += k + "=" + shell_quote(val) + " ";
         // The command after the assignments, as execvp would take it (what --exec runs): a reserved word or a
         // builtin would not be the program of that name (env runs it).
         if (!lp.argv.empty() && shell_word_not_a_program(lp.argv[0])) out += "env ";
         words(lp.argv);
-        out += " &\n";
+        out += " &\nmmgp_pids=\"$mmgp_pids $!\"\n";
     }
-    return out + "wait\n";
+    // The status --exec ends with: the first non-zero in rank order. `(exit N)` sets it without ending a shell the
+    // lines were pasted into.
+    return out + "mmgp_status=0\nfor mmgp_pid in $mmgp_pids; do wait \"$mmgp_pid\"; mmgp_rc=$?; "
+                 "[ \"$mmgp_status\" -ne 0 ] || mmgp_status=$mmgp_rc; done\n(exit \"$mmgp_status\")\n";
 }
 
 }  // namespace mmgp
