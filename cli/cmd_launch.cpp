@@ -128,7 +128,9 @@ namespace {
 // --cuda-devices: a CUDA_VISIBLE_DEVICES list; with `pl`, beside a GPU platform (one with sharing modes).
 void check_cuda_devices(const launch_options& o, const platform* pl) {
     if (o.devices.empty()) return;
-    if (!pl && o.devices.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,-/") != std::string::npos)
+    const std::string& d = o.devices;  // no empty item: ",", "0,", ",1", "0,,1"
+    const bool empty_item = d.front() == ',' || d.back() == ',' || d.find(",,") != std::string::npos;
+    if (!pl && (empty_item || d.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,-/") != std::string::npos))
         throw usage_error("--cuda-devices: expected a CUDA_VISIBLE_DEVICES list (indices or UUIDs separated by commas), found \"" +
                           o.devices + "\"");
     // A GPU platform: one whose processes share its accelerators (mps or time_sliced); ["dedicated"] is not one, and

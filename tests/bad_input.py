@@ -264,6 +264,8 @@ REFUSED = [
     ("launch: a million local processes (once 1.3 GB of lines, or std::bad_alloc and exit 1)",
      "launch pbpi-qs20 --set platform.apus=100000000 --launcher local --m 1000000 --p 1 -- true", 2,
      "--launcher local: expected at most 4096 processes (the local launcher starts each on this machine), found m=1000000"),
+    ("launch: a CUDA device list with an empty item (once accepted)", "launch s.json --launcher openmpi --cuda-devices 0, -- prog",
+     2, '--cuda-devices: expected a CUDA_VISIBLE_DEVICES list (indices or UUIDs separated by commas), found "0,"'),
     ("launch: an unknown launcher", "launch raxml-qs20 --launcher mvapich -- x",
      2, '--launcher: expected openmpi, mpich, srun or local, found "mvapich"'),
     ("launch: several nodes with the local launcher", "launch pbpi-roadrunner --launcher local --nodes 2 -- x",
