@@ -331,12 +331,14 @@ with tempfile.TemporaryDirectory() as tmp:
         # processes can be stopped at its bound before all m of them wrote: at least one line per run.)
         logs = [open(x["log"]).read().split() for x in runs if os.path.exists(x.get("log", ""))]
         want = [f"{mode}/{'51' if x['p'] == 67 else '50'}/1" if mode == "mps" else f"{mode}//1" for x in runs]
-        launch = next((l for l in r.stdout.splitlines() if l.startswith("launch: ")), "")
+        # The launch block: from "launch: " to the blank line after it (the local launcher's lines are several).
+        launch = r.stdout[r.stdout.find("launch: "):] if "launch: " in r.stdout else ""
+        launch = launch.split("\n\n")[0]
         check(r.returncode == 0 and len(logs) == len(runs) == len(want) and
               all(lines and all(line == w for line in lines) for lines, w in zip(logs, want)) and
               f"MMGP_SHARING={mode}" in launch and
               "OMP_NUM_THREADS=1 " in launch and (f"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=" in launch) == (mode == "mps"),
-              f"a GPU platform's runs under {mode}: the environment of mmgp launch ({logs} vs {want}; {launch[:160]})")
+              f"a GPU platform's runs under {mode}: the environment of mmgp launch ({logs} vs {want}; {launch[:300]})")
 
     j5 = os.path.join(tmp, "missing.jsonl")
     r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j5, "--no-bind", "--", "./no-such-program-here"])
