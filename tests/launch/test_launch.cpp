@@ -317,7 +317,7 @@ TEST_CASE("mmgp launch --launcher openmpi --exec runs a real MPI program with th
                                                      "rank 2 of 3 threads 2 arg -"});
 }
 
-TEST_CASE("--no-bind takes effect with every launcher, and unbound processes get no thread placement") {
+TEST_CASE("--no-bind takes effect with every launcher, and unbound processes get OMP_PROC_BIND=false, no places") {
     auto has = [](const strings& argv, const std::string& w) { return std::find(argv.begin(), argv.end(), w) != argv.end(); };
     auto starts = [](const strings& argv, const std::string& prefix) {
         return std::any_of(argv.begin(), argv.end(), [&](const std::string& w) { return w.find(prefix) != std::string::npos; });
@@ -330,7 +330,11 @@ TEST_CASE("--no-bind takes effect with every launcher, and unbound processes get
         auto plan = mmgp::render_launch(rq, {"./app"});
         CHECK((k == launcher_kind::srun ? has(plan.argv, "--cpu-bind=none") : has(plan.argv, "none")));
         CHECK_FALSE(has(plan.argv, "core"));
-        CHECK_FALSE(starts(plan.argv, "OMP_PROC_BIND"));
+        std::string line;  // MPICH's -genv takes the name and the value as two words
+        for (const auto& w : plan.argv) line += w + " ";
+        CHECK((line.find("OMP_PROC_BIND=false") != std::string::npos ||
+               line.find("OMP_PROC_BIND false ") != std::string::npos));
+        CHECK_FALSE(starts(plan.argv, "close"));
         CHECK_FALSE(starts(plan.argv, "OMP_PLACES"));
         CHECK(starts(plan.argv, "OMP_NUM_THREADS"));
         CHECK(plan.notes.empty());  // not bound on request: nothing to explain
@@ -340,8 +344,23 @@ TEST_CASE("--no-bind takes effect with every launcher, and unbound processes get
     REQUIRE(local.processes.size() == 2);
     for (const auto& lp : local.processes) {
         CHECK(lp.argv.front() == "./app");
-        CHECK(std::none_of(lp.env.begin(), lp.env.end(), [](const auto& kv) { return kv.first == "OMP_PROC_BIND"; }));
+        CHECK(std::any_of(lp.env.begin(), lp.env.end(),
+                          [](const auto& kv) { return kv.first == "OMP_PROC_BIND" && kv.second == "false"; }));
+        CHECK(std::none_of(lp.env.begin(), lp.env.end(), [](const auto& kv) { return kv.first == "OMP_PLACES"; }));
     }
+}
+
+TEST_CASE("local --exec, unbound: a thread placement in the user's environment does not reach the processes") {
+    // Inherited, OMP_PROC_BIND=close would put every process's threads on the node's first cores.
+    ::setenv("OMP_PROC_BIND", "close", 1);
+    ::setenv("OMP_PLACES", "cores", 1);
+    auto r = run_mmgp("launch raxml-qs20 --launcher local --m 2 --p 1 --no-bind --exec -- "
+                      "sh -c 'echo \"${OMP_PROC_BIND-unset}/${OMP_PLACES-unset}\"'");
+    ::unsetenv("OMP_PROC_BIND");
+    ::unsetenv("OMP_PLACES");
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out == "false/cores\nfalse/cores\n");
 }
 
 TEST_CASE("local: the printed line runs what --exec runs, whatever the program's first word") {

@@ -83,7 +83,7 @@ struct launch_plan {
 /// Binding: one core set of p cores per process (OpenMPI --map-by ppr:M:node:pe=P --bind-to core,
 /// MPICH -bind-to core:P, srun --cpus-per-task=P --cpu-bind=cores, local taskset -c). When the
 /// node's cores are known and m*p exceeds them, binding is dropped (--bind-to none and friends)
-/// and a note says so; when m alone exceeds them and `oversubscribe` is false, a note warns that
+/// and a note says so; an unbound process gets OMP_PROC_BIND=false and no OMP_PLACES; when m alone exceeds them and `oversubscribe` is false, a note warns that
 /// OpenMPI/srun will refuse to start. Throws mmgp::error for an empty command, a mapping below 1,
 /// negative units, nodes > 1 with the local launcher, or {rank}/{units} with another launcher.
 /// A GPU mapping (mapping.share mps or time_sliced) renders p as SMs: one host core per process (OMP_NUM_THREADS=1,

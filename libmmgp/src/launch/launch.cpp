@@ -175,9 +175,12 @@ environment mapping_environment(const launch_request& rq) {
 }
 
 // Threads are placed on cores only inside a bound process: unbound, OMP_PROC_BIND=close would put every
-// process's threads on the node's first p cores.
+// process's threads on the node's first p cores. OMP_PROC_BIND=false, not its absence: a placement in the user's
+// own environment would reach the processes and pile them up the same way.
 void unbind(environment& env) {
-    std::erase_if(env, [](const auto& kv) { return kv.first == "OMP_PLACES" || kv.first == "OMP_PROC_BIND"; });
+    std::erase_if(env, [](const auto& kv) { return kv.first == "OMP_PLACES"; });
+    for (auto& kv : env)
+        if (kv.first == "OMP_PROC_BIND") kv.second = "false";
 }
 
 // --launcher local: one process per rank on this machine, each bound to its own p CPUs when they suffice.
