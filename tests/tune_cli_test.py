@@ -642,6 +642,18 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["tune", "qs20", "--replay", capped, "--max-cost", "1", "--json", "--quiet"])
     stop = json.loads(r.stdout).get("stop") if r.returncode == 0 else None
     check(stop == "cost cap reached (--max-cost 1 s)", f"--max-cost 1: the stop names that cap ({stop!r})")
+    # The cap in seconds holds before anything is chosen too (runs stopped at their bound choose nothing; once
+    # such a replay spent 4 s of 3).
+    cens = os.path.join(tmp, "cens2.csv")
+    with open(cens, "w") as f:
+        f.write("m,p,time_s,censored,bound_s\n1,1,2.0,1,2.0\n2,1,1.0,0,\n1,2,1.0,0,\n2,2,2.0,1,2.0\n"
+                "4,1,2.0,1,2.0\n4,2,2.0,1,2.0\n")
+    for seed in ("1", "2", "3", "4"):
+        r = run(["tune", "qs20", "--replay", cens, "--max-cost", "3", "--seed", seed, "--json", "--quiet"])
+        # Nothing chosen is exit status 1, the report printed all the same.
+        spent = json.loads(r.stdout).get("machine_s") if r.returncode in (0, 1) and r.stdout.startswith("{") else None
+        check(spent is not None and spent <= 3 + 1e-9,
+              f"--max-cost 3, seed {seed}: at most 3 machine seconds spent ({spent}; {r.stderr.strip()[-160:]})")
     # On a GPU node --json names the sharing mode of the chosen and of every configuration (once only the text did).
     gpu_runs = os.path.join(tmp, "gpu-runs.csv")
     with open(gpu_runs, "w") as f:

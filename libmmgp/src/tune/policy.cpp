@@ -602,7 +602,11 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         a.has_next = false;
         if (a.in_flight == 0) a.stop = why;
     };
-    if (a.cap_s > 0 && a.has_chosen && over_cap(committed_seconds(a, b, space, flying) + cap_charge(a, b, space), a.cap_s))
+    // The cap at running everything once holds from the first choice on (until then every run is one of the
+    // once-each); a cap in seconds (--max-cost S) from the first run's end on, chosen or not (before it, what a
+    // run costs is not known).
+    const double cap_s = a.has_chosen ? a.cap_s : a.runs > 0 ? opt.max_cost_s : 0.0;
+    if (cap_s > 0 && over_cap(committed_seconds(a, b, space, flying) + cap_charge(a, b, space), cap_s))
         return hold(tune_stop::budget_cost);
     if (opt.uses > 0 && a.has_chosen && !ch.by_cost && !exploring) {
         a.next_saving_s = expected_saving(a, b, a.next) * opt.uses;
