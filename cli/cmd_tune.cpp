@@ -672,6 +672,7 @@ int run_tune(const tune_options_cli& given) {
     }
     backend->attach_journal(o.journal);  // as named from the tune's directory (jr.path(): as the caller typed it)
     const journal_history history = add_recorded_runs(journal_lines, jr.path(), t, given.retry_failed);
+    for (const auto& [config, short_run] : history.recorded) backend->recorded(space[config], short_run);
 
     const int parallel = static_cast<int>(o.parallel);
     flush_warnings();  // every check passed: the platform's warnings before the first run, not after the last

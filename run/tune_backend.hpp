@@ -82,6 +82,8 @@ public:
     virtual ~tune_backend() = default;
     /// The journal is open (its path): a backend may keep its files beside it.
     virtual void attach_journal(const std::string& journal_path) { (void)journal_path; }
+    /// A run a resumed journal recorded (before begin()): replay draws a configuration's first run as it did.
+    virtual void recorded(const configuration& c, bool short_run) { (void)c, (void)short_run; }
     /// The tune's clock starts (running processes: SIGINT, SIGTERM and SIGHUP are held from now on).
     virtual void begin() = 0;
     /// Seconds since begin() (replay: the recorded times laid out --parallel at a time).

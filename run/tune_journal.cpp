@@ -204,6 +204,22 @@ journal_line_run journal_run(const json& j, const std::string& path, const std::
 
 }  // namespace
 
+namespace {
+
+// A run line's "retries_failed_before" (written by a session with --retry-failed): the failures numbered below it
+// were set aside; 0 where the line has none. At least 1, at most the line's own run number.
+long long retries_failed_before(const json& j, const std::string& path, std::size_t line, long long run_no) {
+    if (!j.contains("retries_failed_before")) return 0;
+    const json& v = j.at("retries_failed_before");
+    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > run_no)
+        throw input_error(path, "line " + std::to_string(line) + ", /retries_failed_before",
+                          "a run number in [1, " + std::to_string(run_no) + "] (the line's own run number at most)",
+                          "the value " + utf8_prefix(v.dump(), 40));
+    return v.get<long long>();
+}
+
+}  // namespace
+
 journal_history add_recorded_runs(const std::vector<json>& lines, const std::string& path, tuner& t,
                                   bool skip_failed) {
     tune_space_view space;
@@ -211,20 +227,29 @@ journal_history add_recorded_runs(const std::vector<json>& lines, const std::str
     if (!t.space().empty()) space.share = t.space().front().share;
     space.short_work = t.options().short_work;
     std::set<long long> run_numbers;
+    std::vector<journal_line_run> runs;
+    long long retried_before = 0;  // the failures numbered below it were set aside by a session that retried them
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {
-        auto [run_no, config, r] = journal_run(lines[ln], path, "line " + std::to_string(ln + 1), space);
+        runs.push_back(journal_run(lines[ln], path, "line " + std::to_string(ln + 1), space));
+        const long long run_no = runs.back().run_no;
         if (!run_numbers.insert(run_no).second)
             throw input_error(path, "line " + std::to_string(ln + 1) + ", /run",
                               "each run recorded once (a run counted twice would weigh twice)",
                               fmt::format("run {} again", run_no));
-        if (!(skip_failed && r.outcome == run_outcome::failed)) t.add(config, std::move(r));
+        retried_before = std::max(retried_before, retries_failed_before(lines[ln], path, ln + 1, run_no));
     }
     journal_history h;
+    for (journal_line_run& x : runs) {
+        h.recorded.emplace_back(x.config, x.run.work < 1);
+        if (!(x.run.outcome == run_outcome::failed && (skip_failed || x.run_no < retried_before)))
+            t.add(x.config, std::move(x.run));
+    }
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {
         h.next_run_number = std::max(h.next_run_number, lines[ln].value("run", 0) + 1);
         const std::string oc = lines[ln].value("outcome", std::string());
         h.any_ran = h.any_ran || oc == "ok" || oc == "censored";
     }
+    if (skip_failed) h.retry_failed_before = h.next_run_number;
     return h;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -72,6 +73,12 @@ private:
 struct journal_history {
     int next_run_number = 1;  ///< after the largest recorded (runs in flight at an interrupt were not)
     bool any_ran = false;     ///< a run finished (ok or censored): the program can run
+    /// > 0 when this session retries the failed runs (--retry-failed): the failures numbered below it are set
+    /// aside. Each run line it writes says so ("retries_failed_before"), so that a later --resume sets them aside
+    /// too.
+    int retry_failed_before = 0;
+    /// Every run recorded: its configuration's index in the tune's space, and whether it was short.
+    std::vector<std::pair<std::size_t, bool>> recorded;
 };
 
 /// What a run line says its run took at least beyond its wall time (measurement::run::past_bound_s): a censored run
@@ -80,7 +87,8 @@ struct journal_history {
 double past_bound_of(const nlohmann::json& line, bool censored);
 
 /// Gives the tuner the runs of `lines` (a journal's, after its header), each checked as a run the tune recorded
-/// itself would be, each once. `skip_failed` (--retry-failed): the failed runs are checked but not given.
+/// itself would be, each once. The failed runs are checked but not given where `skip_failed` (--retry-failed), and
+/// those numbered below a later line's "retries_failed_before" (a session that retried them).
 journal_history add_recorded_runs(const std::vector<nlohmann::json>& lines, const std::string& path, tuner& t,
                                   bool skip_failed = false);
 

@@ -25,7 +25,8 @@ class tune_loop {
 public:
     tune_loop(tuner& t, tune_backend& backend, journal& jr, const journal_history& history, const loop_settings& settings)
         : t_(t), backend_(backend), jr_(jr), settings_(settings), a_(t.assess()),
-          next_number_(history.next_run_number), any_ran_(history.any_ran) {}
+          next_number_(history.next_run_number), any_ran_(history.any_ran),
+          retry_failed_before_(history.retry_failed_before) {}
 
     loop_result run() {
         if (!settings_.quiet && !any_ran_) std::cerr << plan_line(a_, t_.space().size()) << std::flush;
@@ -93,6 +94,7 @@ private:
         const bool short_run = a_.next_work < 1;
         if (t_.options().short_work > 0) f.line["short"] = short_run;
         if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();
+        if (retry_failed_before_ > 0) f.line["retries_failed_before"] = retry_failed_before_;
         const run_start started = backend_.start(
             {c, f.number, a_.next_bound_s, short_run, a_.noise, flights_.size(), a_.progress_bound_of(a_.next)}, f.line);
         if (started.verdict == start_verdict::no_room) return false;
@@ -221,9 +223,10 @@ private:
     int interrupted() {
         const int sig = backend_.interrupted();
         std::cerr << fmt::format("mmgp: interrupted ({}): the journal {} keeps the {} runs that ended; {} run(s) in "
-                                 "flight were stopped; mmgp tune --resume {} continues\n",
+                                 "flight were stopped; mmgp tune --resume {}{} continues\n",
                                  sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "signal", jr_.path(),
-                                 t_.run_count(), flights_.size(), jr_.path());
+                                 t_.run_count(), flights_.size(), jr_.path(),
+                                 retry_failed_before_ > 0 ? " --retry-failed" : "");
         backend_.close();
         signal(sig, SIG_DFL);
         raise(sig);
@@ -240,6 +243,7 @@ private:
     int next_number_;
     std::vector<int> failures_;  // exit statuses of the failed runs, while none has run
     bool any_ran_, cannot_run_ = false;
+    int retry_failed_before_;  // > 0: this session retries the failures numbered below it (each line says so)
     std::set<std::string> named_;  // the failure patterns named so far
 };
 

@@ -203,6 +203,9 @@ public:
     replay_runs(recorded_runs runs, unsigned long long seed, bool slowest_first, progress_settings progress)
         : runs_(std::move(runs)), seed_(seed), slowest_first_(slowest_first), progress_(std::move(progress)) {}
 
+    void recorded(const configuration& c, bool short_run) override {
+        started_.insert(key_of(c) + (short_run ? "/short" : ""));
+    }
     void begin() override {}
     double now() const override { return clock_s_; }
 
@@ -292,7 +295,7 @@ private:
     unsigned long long seed_;
     bool slowest_first_;
     progress_settings progress_;
-    std::set<std::string> started_;  // configurations drawn at least once
+    std::set<std::string> started_;  // configurations drawn at least once (the journal's included, on resume)
     std::vector<flight> flights_;  // in the order started
     double clock_s_ = 0;
     int next_id_ = 1;

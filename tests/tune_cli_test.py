@@ -264,6 +264,23 @@ with tempfile.TemporaryDirectory() as tmp:
           f"({failed} -> {again} failed runs)")
     r = run(["tune", "qs20", "--retry-failed", "--", "true"])
     check(r.returncode == 2 and "--retry-failed: expected with --resume" in r.stderr, "--retry-failed alone: refused")
+    # A plain --resume after a --retry-failed one sets the retried failures aside as that one did (once counted
+    # again: the fixed configuration, the fastest, was out again and another chosen).
+    j8, fixed = os.path.join(tmp, "fixed.jsonl"), os.path.join(tmp, "fixed")
+    prog = (f"if [ {{m}} -eq 2 ] && [ ! -e {fixed} ]; then exit 5; fi; "
+            "if [ {m} -eq 2 ]; then sleep 0.05; else sleep 0.3; fi")
+    r = run(["tune", "qs20", "--m", "1:4", "--p", "1", "--no-bind", "--journal", j8, "--quiet", "--json", "--",
+             "sh", "-c", prog])
+    first = (json.loads(r.stdout).get("chosen") or {}).get("m") if r.returncode == 0 else None
+    open(fixed, "w").close()
+    r = run(["tune", "--resume", j8, "--retry-failed", "--quiet", "--json"])
+    retried = (json.loads(r.stdout).get("chosen") or {}).get("m") if r.returncode == 0 else None
+    r = run(["tune", "--resume", j8, "--quiet", "--json"])
+    plain = (json.loads(r.stdout).get("chosen") or {}).get("m") if r.returncode == 0 else None
+    marked = sum('"retries_failed_before"' in line for line in open(j8)) if os.path.exists(j8) else 0
+    check(first != 2 and retried == 2 and plain == 2 and marked >= 1,
+          f"--resume after --resume --retry-failed: the same choice (m={first}, then {retried}, then {plain}; "
+          f"{marked} lines marked; {r.stderr.strip()[-200:]})")
 
     # 6d. The program's own output stays out of mmgp's stdout: --json is one document.
     j6 = os.path.join(tmp, "chatty.jsonl")
@@ -655,6 +672,26 @@ with tempfile.TemporaryDirectory() as tmp:
         check(spent is not None and spent <= 3 + 1e-9,
               f"--max-cost 3, seed {seed}: at most 3 machine seconds spent ({spent}; {r.stderr.strip()[-160:]})")
     # On a GPU node --json names the sharing mode of the chosen and of every configuration (once only the text did).
+    # A replay resumed from its journal's first runs draws what the whole replay drew (--replay-first slowest:
+    # once a configuration run before the interruption was drawn at its slowest again).
+    reps = os.path.join(tmp, "reps-slowest.csv")
+    with open(reps, "w") as f:
+        f.write("m,p,time_s\n" + "".join(f"{m},{p},{t}\n" for m, p, ts in
+                                         ((1, 1, (4.0, 4.4, 5.2)), (1, 2, (2.6, 2.2, 3.1)), (2, 1, (2.4, 2.5, 3.3)),
+                                          (2, 2, (1.5, 1.9, 1.4)), (4, 1, (1.6, 2.0, 1.45)), (4, 2, (1.2, 1.7, 1.3)))
+                                         for t in ts))
+    whole, part = os.path.join(tmp, "slowest-whole.jsonl"), os.path.join(tmp, "slowest-part.jsonl")
+    r = run(["tune", "qs20", "--replay", reps, "--replay-first", "slowest", "--max-cost", "none", "--journal", whole,
+             "--json", "--quiet"])
+    lines = open(whole).read().splitlines() if os.path.exists(whole) else []
+    drawn = lambda ls: [(x["m"], x["p"], x["wall_s"], x["outcome"]) for x in map(json.loads, ls[1:])]
+    with open(part, "w") as f:
+        f.write("\n".join(lines[:5]) + "\n")
+    r2 = run(["tune", "--resume", part, "--json", "--quiet"])
+    resumed = open(part).read().splitlines()
+    check(r.returncode == 0 and r2.returncode == 0 and len(lines) > 6 and drawn(resumed) == drawn(lines),
+          f"--replay-first slowest, resumed after 4 runs: the whole replay's draws ({drawn(lines)} against "
+          f"{drawn(resumed)}; {r2.stderr.strip()[-160:]})")
     gpu_runs = os.path.join(tmp, "gpu-runs.csv")
     with open(gpu_runs, "w") as f:
         f.write("m,p,time_s,sharing\n1,66,0.50,mps\n1,66,0.51,mps\n2,66,0.30,mps\n2,66,0.31,mps\n"
