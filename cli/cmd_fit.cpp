@@ -244,6 +244,12 @@ int run_fit(const fit_options_cli& o) {
     const fit_result& f = s.fit;
     const fit_options& opt = s.candidates.front().fitted ? s.candidates.front().opt : base;
     std::string profile = application_json(s, o.file);
+    // Estimates beyond what a profile holds (a gap of hours with N held at 1) are the runs' and options' doing.
+    const described_from from{o.file, "(all rows)",
+                              "runs whose fitted application a profile can hold (N is held at 1 unless --N or "
+                              "--fit-N says otherwise)",
+                              "runs that fit"};
+    check_profile(profile, profile_kind::application, "fit", &from);
     std::string out = profile;
     if (!o.json) {
         // The structure's choice before the parameters it was fitted with; the structure's warnings at the end.
@@ -252,7 +258,7 @@ int run_fit(const fit_options_cli& o) {
         for (const auto& w : s.warnings) out += "warning: " + w + "\n";
     }
     if (!o.output.empty()) {
-        write_profile(o.output, profile, profile_kind::application, "fit");
+        write_profile(o.output, profile, profile_kind::application, "fit", &from);
         if (!o.json) out += "wrote " + o.output + "\n";
     }
     std::cout << out << std::flush;

@@ -108,7 +108,12 @@ enum class profile_kind { platform, application };
 struct described_from {
     std::string file;     ///< the input profile
     std::string records;  ///< where its records are, e.g. "/measurements"
+    std::string expected = "records that describe a platform the engine reads";  ///< what they should have been
+    std::string found = "records that give";  ///< followed by the reader's complaint
 };
+/// write_profile's check alone: for a writer that prints the document itself.
+void check_profile(const std::string& text, profile_kind kind, std::string_view command,
+                   const described_from* from = nullptr);
 void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command,
                    const described_from* from = nullptr);
 

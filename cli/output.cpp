@@ -201,8 +201,7 @@ std::string read_part(const std::string& text) {
 
 }  // namespace
 
-void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command,
-                   const described_from* from) {
+void check_profile(const std::string& text, profile_kind kind, std::string_view command, const described_from* from) {
     const std::string name = "<" + std::string(command) + " output>";
     try {
         const std::string read = read_part(text);
@@ -214,12 +213,16 @@ void write_profile(const std::string& path, const std::string& text, profile_kin
         if (from) {  // the input's records gave it
             std::string what = e.what();
             if (what.rfind(name + ": ", 0) == 0) what = what.substr(name.size() + 2);
-            throw input_error(from->file, from->records, "records that describe a platform the engine reads",
-                              "records that give " + what);
+            throw input_error(from->file, from->records, from->expected, from->found + " " + what);
         }
         throw std::logic_error(std::string(command) + ": the profile written does not read back: " + e.what() +
                                " (nothing written)");
     }
+}
+
+void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command,
+                   const described_from* from) {
+    check_profile(text, kind, command, from);
     if (path.empty())
         std::cout << text << std::flush;
     else

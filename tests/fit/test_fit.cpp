@@ -2,6 +2,7 @@
 // and the measurement readers' bad-input messages.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -112,6 +113,28 @@ TEST_CASE("fit recovers the per-process start-up T_start when asked, and holds i
     auto sp = mmgp::fit_application(pl, runs, opt, "generated");
     CHECK(sp.app.spin_limit == mmgp::application::spin_unbounded);
     CHECK(json::parse(mmgp::application_json(sp, "generated"))["spin_limit"] == "unbounded");
+}
+
+TEST_CASE("fit with N held at 0 fits no gap term: the estimates are those of g held at 0") {
+    // No phase to charge a gap to: a gap column fitted beside the others would shape their estimates and then be
+    // dropped from the profile (the residuals of the profile written far above those reported by the fit).
+    mmgp::platform pl = test_platform();
+    auto runs = generate(pl, truth_app(), 0.0, 1, 0);  // runs with a gap term the fit cannot have
+    mmgp::fit_options n0;
+    n0.N = 0;
+    mmgp::fit_options g0 = n0;
+    g0.fixed = {{"g", 0.0}};
+    const auto f = mmgp::fit_application(pl, runs, n0, "generated");
+    const auto h = mmgp::fit_application(pl, runs, g0, "generated");
+    for (std::size_t j = 0; j < f.params.size(); ++j) {
+        CAPTURE(f.params[j].name);
+        CHECK(std::abs(f.params[j].value - h.params[j].value) <= 1e-12 * std::max(1.0, std::abs(h.params[j].value)));
+    }
+    CHECK(f.rms_err_pct == mmgp::test::approx(h.rms_err_pct).epsilon(1e-9));
+    CHECK(f.app.g == 0.0);
+    CHECK_FALSE(f.params[3].fitted);
+    CHECK(f.params[3].note.find("N is 0") != std::string::npos);
+    CHECK(f.dof == h.dof);
 }
 
 TEST_CASE("fit says when the runs cannot identify a parameter") {

@@ -84,6 +84,7 @@ held_params held_of(const fit_options& opt) {
     }
     if (opt.fit_N && h.held[3] && h.value[3] != 0.0)
         throw input_error("--fix", "g", "g not held when N is fitted (N*g is the fitted quantity)", "both");
+    if (h.held[4] && h.value[4] == 0 && !h.held[3]) h.held[3] = true;  // no phase to charge a gap to: g is 0
     return h;
 }
 
@@ -208,7 +209,8 @@ std::vector<int> identified_columns(const Eigen::MatrixXd& X, const held_params&
             fp.value = h.value[static_cast<std::size_t>(j)];
             fp.ci95_lo = fp.ci95_hi = fp.value;
             fp.note = h.fixed[static_cast<std::size_t>(j)] ? "held (--fix)"
-                      : j == 4                              ? "held (--N)"
+                      : j == 3                              ? "held at 0: N is 0, no phase to charge a gap to"
+                      : j == 4                              ? "held (--N; 1 unless given)"
                                                             : "held (not fitted without --fit-T-start)";
             continue;
         }
@@ -496,9 +498,11 @@ double detail::fit_time(const fit_row& x, const application& a) {
            x[term_Ng] * a.N * a.g + x[term_N] * a.N + x[term_T_start] * a.T_start;
 }
 
-fit_result detail::fit_rows(const platform& pl, const std::vector<detail::run_row>& runs, const std::vector<fit_row>& rows,
-                            const fit_options& opt, const std::string& file, std::size_t n_censored, bool by_model) {
-    const held_params h = held_of(opt);
+namespace {
+
+// The estimates with the parameters of `h` held (before g is expressed per phase: params[3] is N*g).
+fit_result estimates(const platform& pl, const std::vector<detail::run_row>& runs,
+                     const std::vector<detail::fit_row>& rows, const held_params& h, const std::string& file) {
     const bool p_varies = check_runs(pl, runs, h, file);
     fit_design d = relative_design(runs, rows, h, file);
     fit_result out;
@@ -507,6 +511,23 @@ fit_result detail::fit_rows(const platform& pl, const std::vector<detail::run_ro
     if (n < k) too_few_runs(file, k, n);
     const Eigen::VectorXd b = reweighted_nnls(d, runs, kept, file);
     set_estimates(d, b, kept, out);
+    return out;
+}
+
+}  // namespace
+
+fit_result detail::fit_rows(const platform& pl, const std::vector<detail::run_row>& runs, const std::vector<fit_row>& rows,
+                            const fit_options& opt, const std::string& file, std::size_t n_censored, bool by_model) {
+    held_params h = held_of(opt);
+    fit_result out = estimates(pl, runs, rows, h, file);
+    // N fitted to 0 leaves no phase to charge a gap to: a gap term fitted beside it would be dropped from the
+    // profile while it shaped the other estimates, so the fit is made again without it.
+    if (!h.held[4] && !h.held[3] && out.params[4].value == 0 && out.params[3].value != 0) {
+        h.held[3] = true;
+        h.value[3] = 0;
+        out = estimates(pl, runs, rows, h, file);
+        out.params[3].note = "held at 0: N was fitted as 0, no phase to charge a gap to";
+    }
     if (n_censored > 0)
         out.warnings.push_back(std::to_string(n_censored) + " censored run" + (n_censored == 1 ? "" : "s") +
                                " (stopped at the bound: the time is only a lower limit) not fitted");

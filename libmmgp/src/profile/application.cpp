@@ -166,9 +166,14 @@ struct application_reading {
         a.*member = k.required && !optional ? r.number_at(obj, path, k.name, at_least(0.0, k.unit))
                                             : r.number_or(obj, path, k.name, a.*member, at_least(0.0, k.unit));
         const double most = ceiling(k.unit);
-        if (a.*member > most)
-            r.fail(pointer(member), "at most " + format_double(most) + " (" + k.unit + ": what a program can take)",
-                   obj[k.name]);
+        if (a.*member > most) {
+            // A value with its uncertainty ({"value": v, ...}) is named by its value.
+            const json& v = obj[k.name];
+            const bool wrapped = v.is_object() && v.contains("value");
+            r.fail(wrapped ? child(pointer(member), "value") : pointer(member),
+                   "at most " + format_double(most) + " (" + k.unit + ": what a program can take)",
+                   wrapped ? v["value"] : v);
+        }
     }
     template <class E>
     void choice(E application::*member, std::initializer_list<std::string_view> names) const {
