@@ -1,8 +1,8 @@
-// Whether a scenario's profiles cover its search space, in one place: the space is not empty and the tables of
-// α(m) and O_col(m) hold every m it reaches (check_coverage, run when a scenario is read), and the model can cost
-// every configuration: the nodes eq11 takes, the transfer cost, the communication (check_evaluable, run when the
-// evaluator is built). Both name the JSON pointer at fault. Pure; calls the communication term and the profile's
-// value types (m_function::covers, to_string: profile/values.cpp).
+// Whether a scenario's profiles cover its search space, in one place: the space is not empty, the tables of
+// α(m) and O_col(m) hold every m it reaches, α is positive and O_col not negative (check_coverage, run when a
+// scenario is read), and the model can cost every configuration: the nodes eq11 takes, the transfer cost, the
+// communication (check_evaluable, run when the evaluator is built). Both name the JSON pointer at fault. Pure;
+// calls the communication term and the profile's value types (m_function::covers, to_string: profile/values.cpp).
 #include "model/coverage.hpp"
 
 #include <algorithm>
@@ -133,6 +133,15 @@ void check_coverage(const scenario& s) {
         if (!(a > 0))
             r.fail("/platform/alpha/linear", "a linear form positive for every searched m",
                    "alpha(2) = " + detail::format_double(a));
+    }
+    const m_function& ocol = s.app.O_col;
+    if (ocol.kind == m_function::form::linear && widest_bounds(s).m_top() >= 2) {
+        // O_col(1) is 0 and the slope >= 0, so the smallest O_col(k) over k >= 2 is O_col(2): an overhead, never
+        // a saving.
+        double o = ocol.intercept + ocol.slope * 2;
+        if (!(o >= 0))
+            r.fail("/application/O_col/linear", "a linear form not negative for any searched m",
+                   "O_col(2) = " + detail::format_double(o));
     }
 }
 
