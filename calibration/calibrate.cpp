@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <limits>
 #include <stdexcept>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -282,9 +283,13 @@ struct time_shared_profile {
 }  // namespace
 
 void describe_time_shared(nlohmann::json& p, int max_threads) {
+    // At most what an int holds, and a quarter of it where 4 x cores is the bound on m*p.
+    const long long most = max_threads > 0 ? std::numeric_limits<int>::max() : std::numeric_limits<int>::max() / 4;
     if (!p.contains("machine") || !p["machine"].is_object() || !p["machine"].contains("cores") ||
-        !p["machine"]["cores"].is_number_integer() || p["machine"]["cores"].get<long long>() < 1)
-        throw incomplete_profile("/machine/cores", "the machine's core count (a positive integer)");
+        !p["machine"]["cores"].is_number_integer() || p["machine"]["cores"].get<long long>() < 1 ||
+        p["machine"]["cores"].get<long long>() > most)
+        throw incomplete_profile("/machine/cores",
+                                 fmt::format("the machine's core count (a positive integer, at most {})", most));
     const int cores = p["machine"]["cores"].get<int>();
     const int apus = max_threads > 0 ? max_threads : 4 * cores;
     const nlohmann::json& spin_rt = record(p, "offload_spin");
