@@ -2,6 +2,7 @@
 // (wall time, timers, off-load counts). Bad input: one line on stderr, exit 2. --accelerator cuda (a build with
 // nvcc): m processes on the GPU, p blocks per off-load; exit 77 where no GPU is usable.
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -187,9 +188,12 @@ int main(int argc, char** argv) {
             int n = 0;
             double h = 0, sp = 0, se = 0;
             char tail = 0;
-            if (std::sscanf(synthetic.c_str(), "%d:%lf:%lf:%lf%c", &n, &h, &sp, &se, &tail) != 4 || n < 1 || h < 0 ||
-                sp < 0 || se < 0)
-                throw mmgp::usage_error("--synthetic: expected OFFLOADS:HOST_US:SPLIT_US:SERIAL_US, found \"" + synthetic + "\"");
+            // Each busy-wait at most an hour (3.6e9 us): sscanf takes inf, nan and 1e400 as numbers.
+            const auto time_us = [](double v) { return std::isfinite(v) && v >= 0 && v <= 3.6e9; };
+            if (std::sscanf(synthetic.c_str(), "%d:%lf:%lf:%lf%c", &n, &h, &sp, &se, &tail) != 4 || n < 1 ||
+                !time_us(h) || !time_us(sp) || !time_us(se))
+                throw mmgp::usage_error("--synthetic: expected OFFLOADS:HOST_US:SPLIT_US:SERIAL_US (times of 0 to "
+                                        "3.6e9 microseconds), found \"" + synthetic + "\"");
             c.synthetic = true;
             c.synth = {n, h * 1e-6, sp * 1e-6, se * 1e-6};
         }

@@ -83,7 +83,8 @@ int process_body(int i, const config& c, const alignment& aln, const model& mdl,
     bool ready = false;
     try {
         const std::unique_ptr<offloader> dev = acc.make(aln, mdl, start, c.p);
-        const std::unique_ptr<host_program> host = make_host(c, aln, start);
+        // No stop flag: a process past the watchdog is killed by the parent.
+        const std::unique_ptr<host_program> host = make_host(c, aln, start, nullptr);
         timed_offloader off(*dev, rep.t);
         if (!write_all(to_parent, &tag_ready, 1)) return 1;
         ready = true;

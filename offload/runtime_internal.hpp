@@ -104,9 +104,11 @@ private:
 
 // ---- the synthetic workload (workload_synthetic.cpp) ------------------------------------------------
 
+// Both busy-wait, and a busy-wait ends early (throwing aborted) once `stop` is set: the run's abort flag, or null
+// where the run ends by killing the process.
 class synthetic_slice final : public apu_slice {
 public:
-    synthetic_slice(const synthetic_program& s, int p) : s_(s), p_(p) {}
+    synthetic_slice(const synthetic_program& s, int p, const std::atomic<bool>* stop) : s_(s), p_(p), stop_(stop) {}
     void setup(const request&) override;
     void setup_copy(const apu_slice&, const request&) override;
     void compute(const request&, reply& out) override;
@@ -115,16 +117,18 @@ public:
 private:
     synthetic_program s_;
     int p_;
+    const std::atomic<bool>* stop_;
 };
 
 class synthetic_host final : public host_program {
 public:
-    explicit synthetic_host(const synthetic_program& s) : s_(s) {}
+    synthetic_host(const synthetic_program& s, const std::atomic<bool>* stop) : s_(s), stop_(stop) {}
     double run_unit(int, offloader& off) override;
     double host = 0;
 
 private:
     synthetic_program s_;
+    const std::atomic<bool>* stop_;
 };
 
 // ---- HPU threads: start and watchdog (both modes) ---------------------------------------------------
@@ -200,31 +204,35 @@ void serve_posts(signal_word& go, abort_state& ab, const char* who, Step&& step)
 
 // Slice j of `parts` of one process's accelerator work: a synthetic slice, or the sites
 // [j·n/parts, (j+1)·n/parts) of the alignment (both modes).
+// A synthetic slice stops when `stop` is set (null: never).
 inline std::unique_ptr<apu_slice> make_slice(const config& c, const alignment& aln, const model& mdl, std::size_t j,
-                                             std::size_t parts) {
-    if (c.synthetic) return std::make_unique<synthetic_slice>(c.synth, static_cast<int>(parts));
+                                             std::size_t parts, const std::atomic<bool>* stop) {
+    if (c.synthetic) return std::make_unique<synthetic_slice>(c.synth, static_cast<int>(parts), stop);
     const std::size_t lo = aln.sites() * j / parts, hi = aln.sites() * (j + 1) / parts;
     return std::make_unique<phylo_slice>(aln, mdl, lo, hi);
 }
 
-// One process's host program: the synthetic host, or a bootstrap search from `start` (both modes).
-inline std::unique_ptr<host_program> make_host(const config& c, const alignment& aln, const tree& start) {
-    if (c.synthetic) return std::make_unique<synthetic_host>(c.synth);
+// One process's host program: the synthetic host (stopping when `stop` is set; null: never), or a bootstrap
+// search from `start` (both modes).
+inline std::unique_ptr<host_program> make_host(const config& c, const alignment& aln, const tree& start,
+                                               const std::atomic<bool>* stop) {
+    if (c.synthetic) return std::make_unique<synthetic_host>(c.synth, stop);
     return std::make_unique<bootstrap_search>(start, aln.sites(), c.rounds, c.newton, c.seed);
 }
 
 // The m processes of a run in both modes, each a T with its host program (T::host) and its accelerator work cut
-// into `parts` slices (into T::*slices); `prepare(x, i)` sets up the rest of process i first.
+// into `parts` slices (into T::*slices); `prepare(x, i)` sets up the rest of process i first. A synthetic
+// program's busy-waits end when the run is aborted (ab).
 template <class T, class Prepare>
 std::vector<std::unique_ptr<T>> make_each_process(const config& c, const alignment& aln, const model& mdl, const tree& start,
                                                   std::size_t parts, std::vector<std::unique_ptr<apu_slice>> T::*slices,
-                                                  Prepare prepare) {
+                                                  const abort_state& ab, Prepare prepare) {
     std::vector<std::unique_ptr<T>> out;
     for (std::size_t i = 0; i < static_cast<std::size_t>(c.m); ++i) {
         auto x = std::make_unique<T>();
         prepare(*x, i);
-        for (std::size_t j = 0; j < parts; ++j) ((*x).*slices).push_back(make_slice(c, aln, mdl, j, parts));
-        x->host = make_host(c, aln, start);
+        for (std::size_t j = 0; j < parts; ++j) ((*x).*slices).push_back(make_slice(c, aln, mdl, j, parts, &ab.flag));
+        x->host = make_host(c, aln, start, &ab.flag);
         out.push_back(std::move(x));
     }
     return out;

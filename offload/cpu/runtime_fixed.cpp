@@ -120,9 +120,9 @@ void apu_worker(group& g, std::size_t j, abort_state& ab) {
 
 // One group per HPU thread, each with its host program and p slices of the accelerator work.
 std::vector<std::unique_ptr<group>> make_groups(const config& c, const alignment& aln, const model& mdl,
-                                                const tree& start) {
+                                                const tree& start, const abort_state& ab) {
     const std::size_t p = static_cast<std::size_t>(c.p);
-    return make_each_process(c, aln, mdl, start, p, &group::slices, [p](group& g, std::size_t) {
+    return make_each_process(c, aln, mdl, start, p, &group::slices, ab, [p](group& g, std::size_t) {
         g.workers.resize(p);
         for (std::size_t j = 1; j < p; ++j) g.workers[j] = std::make_unique<worker_box>();
     });
@@ -198,8 +198,8 @@ double collect_groups(const config& c, const std::vector<std::unique_ptr<group>>
 
 void run_fixed(const config& c, const alignment& aln, const model& mdl, const tree& start, result& res, double setup0) {
     const std::size_t m = static_cast<std::size_t>(c.m), p = static_cast<std::size_t>(c.p);
-    std::vector<std::unique_ptr<group>> groups = make_groups(c, aln, mdl, start);
     abort_state ab;
+    std::vector<std::unique_ptr<group>> groups = make_groups(c, aln, mdl, start, ab);
     hpu_sync hs(m);
     std::vector<std::thread> apus, hpus;
     team_pinning pin(c, p);

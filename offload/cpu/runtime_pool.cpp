@@ -221,9 +221,9 @@ void init_pool(pool& pl, const config& c, offload_scheduler* sched) {
 
 // The m processes, each with its host program and A chunks of the accelerator work.
 std::vector<std::unique_ptr<pool_process>> make_processes(const config& c, const alignment& aln, const model& mdl,
-                                                          const tree& start) {
+                                                          const tree& start, const abort_state& ab) {
     const std::size_t A = static_cast<std::size_t>(c.apus);
-    return make_each_process(c, aln, mdl, start, A, &pool_process::chunks, [A](pool_process& pr, std::size_t i) {
+    return make_each_process(c, aln, mdl, start, A, &pool_process::chunks, ab, [A](pool_process& pr, std::size_t i) {
         pr.index = static_cast<int>(i);
         pr.out.resize(A);
         pr.apus.reserve(A);
@@ -290,9 +290,9 @@ void run_pool(const config& c, const alignment& aln, const model& mdl, const tre
     std::shared_ptr<offload_scheduler> sched = c.scheduler ? c.scheduler : make_edtlp_scheduler();
     pool pl;
     init_pool(pl, c, sched.get());
-    std::vector<std::unique_ptr<pool_process>> procs = make_processes(c, aln, mdl, start);
-
     abort_state ab;
+    std::vector<std::unique_ptr<pool_process>> procs = make_processes(c, aln, mdl, start, ab);
+
     hpu_sync hs(m);
     std::vector<std::thread> apus, hpus;
     for (std::size_t j = 0; j < A; ++j) apus.emplace_back(pool_apu_thread, std::ref(pl), static_cast<int>(j), std::ref(ab));

@@ -534,6 +534,25 @@ TEST_CASE("the watchdog ends a run that takes too long with an error, not a hang
     CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
 }
 
+TEST_CASE("the watchdog ends a run inside one busy-wait longer than the watchdog (host, split), both modes") {
+    for (const K::synthetic_program& synth : {K::synthetic_program{1, 20.0, 0, 0}, K::synthetic_program{1, 0, 20.0, 0}})
+        for (int apus : {0, 2}) {
+            K::config c;
+            c.synthetic = true;
+            c.synth = synth;
+            c.m = 1;
+            c.p = 2;
+            c.apus = apus;
+            c.units = 1;
+            c.timeout_s = 0.3;
+            CAPTURE(synth.host_s);
+            CAPTURE(apus);
+            const auto t0 = std::chrono::steady_clock::now();
+            CHECK_THROWS_WITH_AS(K::run(c), doctest::Contains("watchdog"), std::runtime_error);
+            CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 10.0);
+        }
+}
+
 TEST_CASE("the runtime rejects bad configurations") {
     K::config c;
     c.m = 0;
@@ -609,7 +628,9 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
                                " --accelerator cuda --m 0", " --accelerator cuda --from-launcher",
                                " --from-launcher --m 2",
                                // once taken: a seed wrapped to 2^64 - 1, a watchdog that never fires, 40,000 threads
-                               " --seed -1", " --timeout 1e400", " --m 20000"},
+                               " --seed -1", " --timeout 1e400", " --m 20000",
+                               // once taken as numbers, so a busy-wait that never ends
+                               " --synthetic 1:inf:0:0", " --synthetic 1:0:nan:0", " --synthetic 1:0:0:1e400"},
                               d.path);
     auto j = offload_run_json(" --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
     CHECK(j["offloads"] == 40);
