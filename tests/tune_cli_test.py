@@ -424,7 +424,8 @@ with tempfile.TemporaryDirectory() as tmp:
     doc = json.loads(r.stdout) if r.returncode == 0 else {}
     shorts = [x for x in runs if x.get("short")]
     check(r.returncode == 0 and len(shorts) >= 6 and all(" 4\n" in x["command"] or x["command"].rstrip().endswith(" 4")
-                                                          or " 4 &" in x["command"] for x in shorts),
+                                                          or " 4 &" in x["command"] or " 4 <&3 " in x["command"]
+                                                          for x in shorts),
           f"--work 4:40: every configuration screened by a short run with {{work}} = 4 ({len(shorts)} short of {len(runs)})")
     chosen = doc.get("chosen") or {}
     full_of_chosen = [x for x in runs if not x.get("short") and x["outcome"] == "ok" and
@@ -671,7 +672,6 @@ with tempfile.TemporaryDirectory() as tmp:
         spent = json.loads(r.stdout).get("machine_s") if r.returncode in (0, 1) and r.stdout.startswith("{") else None
         check(spent is not None and spent <= 3 + 1e-9,
               f"--max-cost 3, seed {seed}: at most 3 machine seconds spent ({spent}; {r.stderr.strip()[-160:]})")
-    # On a GPU node --json names the sharing mode of the chosen and of every configuration (once only the text did).
     # A replay resumed from its journal's first runs draws what the whole replay drew (--replay-first slowest:
     # once a configuration run before the interruption was drawn at its slowest again).
     reps = os.path.join(tmp, "reps-slowest.csv")
@@ -692,6 +692,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(r.returncode == 0 and r2.returncode == 0 and len(lines) > 6 and drawn(resumed) == drawn(lines),
           f"--replay-first slowest, resumed after 4 runs: the whole replay's draws ({drawn(lines)} against "
           f"{drawn(resumed)}; {r2.stderr.strip()[-160:]})")
+    # On a GPU node --json names the sharing mode of the chosen and of every configuration (once only the text did).
     gpu_runs = os.path.join(tmp, "gpu-runs.csv")
     with open(gpu_runs, "w") as f:
         f.write("m,p,time_s,sharing\n1,66,0.50,mps\n1,66,0.51,mps\n2,66,0.30,mps\n2,66,0.31,mps\n"

@@ -367,7 +367,7 @@ TEST_CASE("local: the printed line runs what --exec runs, whatever the program's
     // A first word with '=' would read as an assignment, a reserved word or builtin as the shell's own.
     mmgp::test::temp_dir d;
     const std::string marker = (d.path / "ran").string();
-    for (const std::string name : {"X=1", "exec"}) {
+    for (const std::string name : {"X=1", "exec", "echo"}) {
         const std::string prog = (d.path / name).string();
         d.write(name, "#!/bin/sh\necho \"$0 $1\" >> " + marker + "\n");
         std::filesystem::permissions(prog, std::filesystem::perms::owner_all);
@@ -375,7 +375,7 @@ TEST_CASE("local: the printed line runs what --exec runs, whatever the program's
         const auto plan = mmgp::render_launch(rq, {name, "arg"});
         const std::string line = mmgp::shell_command(plan);
         CAPTURE(line);
-        CHECK(line.find(name == "exec" ? "env exec arg" : "'X=1' arg") != std::string::npos);
+        CHECK(line.find(name == "X=1" ? "'X=1' arg" : "env " + name + " arg") != std::string::npos);
         const std::string cmd = "cd " + d.path.string() + " && PATH=" + d.path.string() + ":$PATH sh -c " +
                                 mmgp::shell_quote(line) + " >/dev/null 2>&1";
         CHECK(std::system(cmd.c_str()) == 0);
@@ -383,6 +383,32 @@ TEST_CASE("local: the printed line runs what --exec runs, whatever the program's
     const std::string ran = mmgp::test::slurp(marker);
     CHECK(ran.find("X=1 arg") != std::string::npos);
     CHECK(ran.find("exec arg") != std::string::npos);
+    CHECK(ran.find("echo arg") != std::string::npos);
+}
+
+TEST_CASE("local: the printed lines give the processes the shell's input, and a terminated shell takes them along") {
+    // A shell without job control starts background commands on /dev/null and ignoring SIGINT; --exec forwards
+    // its input and its signals.
+    mmgp::test::temp_dir d;
+    d.write("in.txt", "from stdin\n");
+    auto rq = request(launcher_kind::local, 1, 1, 1, 0);
+    const std::string cat_line = mmgp::shell_command(mmgp::render_launch(rq, {"cat"}));
+    const std::string out = (d.path / "out.txt").string();
+    const std::string cat_cmd = "sh -c " + mmgp::shell_quote(cat_line) + " < " + (d.path / "in.txt").string() + " > " + out;
+    CAPTURE(cat_line);
+    CHECK(std::system(cat_cmd.c_str()) == 0);
+    CHECK(mmgp::test::slurp(out) == "from stdin\n");
+    // The shell is sent SIGTERM once its process has started: the process must not outlive it.
+    const std::string pid_file = (d.path / "pid").string();
+    const std::string sleep_line = mmgp::shell_command(
+        mmgp::render_launch(rq, {"sh", "-c", "echo $$ > " + pid_file + ".tmp && mv " + pid_file + ".tmp " + pid_file +
+                                                 " && exec sleep 30"}));
+    CAPTURE(sleep_line);
+    const std::string script = "sh -c " + mmgp::shell_quote(sleep_line) + " & s=$!; i=0; "
+                               "while [ ! -s " + pid_file + " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
+                               "kill -TERM $s; wait $s; sleep 0.2; p=$(cat " + pid_file + "); "
+                               "if kill -0 $p 2>/dev/null; then kill $p; exit 1; fi; exit 0";
+    CHECK(std::system(("sh -c " + mmgp::shell_quote(script)).c_str()) == 0);
 }
 
 TEST_CASE("a GPU mapping: p is SMs, one host core per process, MPS's percentage and the device list") {

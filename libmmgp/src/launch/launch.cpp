@@ -300,13 +300,17 @@ launch_plan render_launch(const launch_request& rq, const std::vector<std::strin
 
 namespace {
 // Words a POSIX shell reads as something other than the program of that name in command position: reserved
-// words and the builtins a shell runs itself.
+// words, the special and regular builtins of POSIX, and those bash and dash add (echo, printf, test, kill, ...
+// are programs too, but a shell runs its own).
 bool shell_word_not_a_program(std::string_view w) {
     static constexpr std::string_view words[] = {
         "!", "{", "}", "case", "do", "done", "elif", "else", "esac", "fi", "for", "if", "in", "then", "until", "while",
         "function", "select", "time", "[[", "]]", ".", ":", "break", "continue", "eval", "exec", "exit", "export",
         "readonly", "return", "set", "shift", "times", "trap", "unset", "alias", "bg", "cd", "command", "fc", "fg",
-        "getopts", "hash", "jobs", "read", "type", "ulimit", "umask", "unalias", "wait", "source", "local"};
+        "getopts", "hash", "jobs", "read", "type", "ulimit", "umask", "unalias", "wait", "source", "local", "echo",
+        "printf", "test", "[", "kill", "true", "false", "pwd", "let", "declare", "typeset", "builtin", "enable",
+        "shopt", "dirs", "pushd", "popd", "disown", "suspend", "logout", "mapfile", "readarray", "caller", "compgen",
+        "complete", "compopt", "help", "history", "newgrp"};
     return std::find(std::begin(words), std::end(words), w) != std::end(words);
 }
 }  // namespace
@@ -327,19 +331,22 @@ std::string shell_command(const launch_plan& plan) {
         words(plan.argv);
         return out + "\n";
     }
-    out += "mmgp_pids=\n";
+    // As --exec runs them: an interrupt or a termination of the shell reaches every process (a shell without job
+    // control starts them ignoring SIGINT, so they are sent SIGTERM), and each reads the shell's standard input
+    // (such a shell gives them /dev/null unless told otherwise: fd 3 carries it past that).
+    out += "mmgp_pids=\ntrap 'kill $mmgp_pids 2>/dev/null' INT TERM\n{\n";
     for (const auto& lp : plan.processes) {
         for (const auto& [k, val] : lp.env) out += k + "=" + shell_quote(val) + " ";
         // The command after the assignments, as execvp would take it (what --exec runs): a reserved word or a
         // builtin would not be the program of that name (env runs it).
         if (!lp.argv.empty() && shell_word_not_a_program(lp.argv[0])) out += "env ";
         words(lp.argv);
-        out += " &\nmmgp_pids=\"$mmgp_pids $!\"\n";
+        out += " <&3 3<&- &\nmmgp_pids=\"$mmgp_pids $!\"\n";
     }
     // The status --exec ends with: the first non-zero in rank order. `(exit N)` sets it without ending a shell the
     // lines were pasted into.
-    return out + "mmgp_status=0\nfor mmgp_pid in $mmgp_pids; do wait \"$mmgp_pid\"; mmgp_rc=$?; "
-                 "[ \"$mmgp_status\" -ne 0 ] || mmgp_status=$mmgp_rc; done\n(exit \"$mmgp_status\")\n";
+    return out + "} 3<&0\nmmgp_status=0\nfor mmgp_pid in $mmgp_pids; do wait \"$mmgp_pid\"; mmgp_rc=$?; "
+                 "[ \"$mmgp_status\" -ne 0 ] || mmgp_status=$mmgp_rc; done\ntrap - INT TERM\n(exit \"$mmgp_status\")\n";
 }
 
 }  // namespace mmgp
