@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -88,6 +89,22 @@ TEST_CASE("advisor: p of the next off-load is the model's optimum for m active t
     CHECK(adv.recommend(1, 5).p == 5);
     CHECK(adv.recommend(1, 0).p == 1);
     CHECK(adv.recommend(40).m == 16);  // beyond the table: the largest m
+}
+
+TEST_CASE("advisor: a table past its size is refused at once, naming the accelerators") {
+    // Two billion accelerators were taken once: seconds of work, then an internal error (an int overflowed).
+    for (int apus : {2000000000, 5000000, 1000000}) {  // the last past the limit only with its task counts
+        mmgp::platform pl = node();
+        pl.apus = apus;
+        CAPTURE(apus);
+        const auto t0 = std::chrono::steady_clock::now();
+        CHECK_THROWS_WITH_AS(mmgp::advisor(pl, app()), doctest::Contains("/platform/apus: expected at most 4194304 answers"),
+                             mmgp::input_error);
+        CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 2.0);
+    }
+    mmgp::platform pl = node();
+    pl.apus = 20000;  // 0.2 Mi answers
+    CHECK_NOTHROW(mmgp::advisor(pl, app()));
 }
 
 TEST_CASE("advisor: min_gain throttles loop-level parallelism that would not pay enough") {

@@ -59,6 +59,22 @@ void check_options(const advisor_options& o) {
 }
 
 // The largest m in the table: min(A, max_processes_per_node), and no further than a tabulated alpha(m) goes.
+// The table holds sum over m = 1..M of floor(A/m) answers, every one evaluated at each refresh: at most this
+// many (4 Mi; a node of 100,000 accelerators needs 1.2 Mi).
+constexpr std::int64_t max_table_answers = std::int64_t{1} << 22;
+
+// Refuses a table past max_table_answers before anything is laid out (from the accelerators alone, then with
+// the tasks: a count of 2e9 was once taken, took seconds and ended in an internal error).
+void check_table_size(const std::string& file, int apus, int max_tasks) {
+    std::int64_t answers = 0;
+    for (int m = 1; m <= max_tasks && answers <= max_table_answers; ++m) answers += apus / m;
+    if (answers > max_table_answers)
+        throw input_error(file, "/platform/apus",
+                          "at most " + std::to_string(max_table_answers) + " answers in the advisor's table (A/m of "
+                          "them for each task count m up to " + std::to_string(max_tasks) + ")",
+                          std::to_string(apus) + " accelerators");
+}
+
 int largest_task_count(const scenario& s) {
     const int m_top = static_cast<int>(bounds(s).m_hi);
     int m = 1;
@@ -248,7 +264,9 @@ struct advisor::impl {
         apus = pl.apus;
         hpu_contexts = pl.hpu_contexts;
         one_node.space.m = {1, apus};
+        check_table_size(file, apus, 1);
         max_tasks = largest_task_count(one_node);
+        check_table_size(file, apus, max_tasks);
         restrict_to_one_node(one_node, max_tasks, apus, pol);
         check_coverage(one_node);
         evaluator model_check(one_node, options.model);  // throws input_error when the model cannot evaluate it
