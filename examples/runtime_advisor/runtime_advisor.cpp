@@ -23,7 +23,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -34,6 +34,7 @@
 
 #include <mmgp/advisor.hpp>
 #include <mmgp/error.hpp>
+#include <mmgp/io.hpp>
 #include <mmgp/profile.hpp>
 #include <mmgp/statistics.hpp>
 
@@ -144,11 +145,16 @@ int main(int argc, char** argv) {
         }
         std::fflush(stdout);
 
-        std::ofstream out;
+        // The CSV: never one of the inputs; replaced whole after each row of runs (a kill leaves the rows so far).
+        std::ostringstream out;
         if (!csv.empty()) {
-            out.open(csv);
-            if (!out) throw mmgp::usage_error(csv + ": cannot write the CSV file");
+            for (const std::string& input : {scenario, alignment}) {
+                std::error_code ec;
+                if (std::filesystem::equivalent(csv, input, ec))
+                    throw mmgp::usage_error("--csv: expected a file other than the inputs, found " + input);
+            }
             out << "bootstraps,m,scheduler,repetition,wall_s,mean_p,offloads,clamped\n";
+            mmgp::write_file_atomically(csv, out.str());
         }
         std::map<std::string, double> total;
         std::printf("%10s %3s", "bootstraps", "m");
@@ -172,7 +178,7 @@ int main(int argc, char** argv) {
                     else if (res.unit_loglik != ref) identical = false;
                     cells[n].wall.push_back(res.wall_s);
                     cells[n].mean_p.push_back(res.mean_p());
-                    if (out)
+                    if (!csv.empty())
                         out << B << ',' << m << ',' << n << ',' << r + 1 << ',' << res.wall_s << ',' << res.mean_p() << ','
                             << res.t.offloads << ',' << res.clamped << '\n';
                 }
@@ -184,6 +190,7 @@ int main(int argc, char** argv) {
             }
             for (const auto& n : names) std::printf(" %8.2f", mmgp::median(cells[n].mean_p));
             std::printf("\n");
+            if (!csv.empty()) mmgp::write_file_atomically(csv, out.str());
             std::fflush(stdout);
         }
         std::printf("%10s %3s", "total", "");
