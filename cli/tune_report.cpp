@@ -66,9 +66,12 @@ std::vector<std::size_t> shown_order(const tune_assessment& a) {
 // Why a tune chose nothing: no configuration finished a run, or each that did was also stopped at its bound or
 // failed in another run (such a configuration is never chosen, its finished runs shown in the table all the same).
 std::string why_none(const tune_assessment& a) {
-    std::size_t finished = 0;
-    for (const config_belief& b : a.configs) finished += b.runs > b.censored + b.failed ? 1 : 0;
-    if (finished == 0) return "no configuration finished a run";
+    // Only full runs choose: a short run (--work) screens a configuration.
+    std::size_t finished = 0, screened = 0;
+    for (const config_belief& b : a.configs) finished += b.full_runs > 0 ? 1 : 0, screened += b.short_runs > 0 ? 1 : 0;
+    if (finished == 0)
+        return screened == 0 ? "no configuration finished a run"
+                             : "no configuration finished a full run (short runs screen, they do not choose)";
     return finished == 1 ? std::string("the one configuration that finished a run was also stopped at its bound or "
                                        "failed in another run, and is never chosen")
                          : fmt::format("each of the {} configurations that finished a run was also stopped at its bound "

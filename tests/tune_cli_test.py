@@ -672,6 +672,14 @@ with tempfile.TemporaryDirectory() as tmp:
         spent = json.loads(r.stdout).get("machine_s") if r.returncode in (0, 1) and r.stdout.startswith("{") else None
         check(spent is not None and spent <= 3 + 1e-9,
               f"--max-cost 3, seed {seed}: at most 3 machine seconds spent ({spent}; {r.stderr.strip()[-160:]})")
+    # Nothing chosen when only short runs finished: the report says so (once it counted them as finished runs).
+    wcens = os.path.join(tmp, "wcens.csv")
+    with open(wcens, "w") as f:
+        f.write("m,p,work,time_s,censored,bound_s\n1,1,10,0.1,0,\n1,1,100,5.0,1,5.0\n1,2,10,0.12,0,\n"
+                "1,2,100,5.0,1,5.0\n2,1,10,0.11,0,\n2,1,100,5.0,1,5.0\n")
+    r = run(["tune", "qs20", "--replay", wcens, "--work", "10:100", "--quiet", "--json"])
+    check(r.returncode == 1 and "no configuration finished a full run (short runs screen" in r.stderr,
+          f"nothing chosen after short runs only: named as such ({r.stderr.strip()[-200:]})")
     # A replay resumed from its journal's first runs draws what the whole replay drew (--replay-first slowest:
     # once a configuration run before the interruption was drawn at its slowest again).
     reps = os.path.join(tmp, "reps-slowest.csv")
