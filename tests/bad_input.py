@@ -131,6 +131,7 @@ FILES = {
     "censyes.jsonl": journal(run={"censored": "yes"}),
     "boundneg.jsonl": journal(run={"bound_s": -5}),
     "earlyyes.jsonl": journal(run={"early_bound": "yes"}),
+    "retrylate.jsonl": journal(run={"retries_failed_before": 5}),
     "shortnowork.jsonl": journal(run={"short": True}),
     "progressyes.jsonl": journal(run={"progress_stop": "yes"}),
     "atleastneg.jsonl": journal(run={"at_least_s": -1}),
@@ -535,6 +536,10 @@ REFUSED = [
      'censyes.jsonl: line 2, /censored: expected true or false, found the value "yes"'),
     ("journal: a negative bound", "tune --resume boundneg.jsonl", 2,
      "boundneg.jsonl: line 2, /bound_s: expected null or a bound in [0, 1000000000] seconds, found the value -5"),
+    ("journal: a retried-failures mark past its own run (it would set aside failures not yet run)",
+     "tune --resume retrylate.jsonl", 2,
+     "retrylate.jsonl: line 2, /retries_failed_before: expected a run number in [1, 1] (the line's own run number at "
+     "most), found the value 5"),
     ("journal: an early-bound flag that is not a boolean", "tune --resume earlyyes.jsonl", 2,
      'earlyyes.jsonl: line 2, /early_bound: expected true or false, found the value "yes"'),
     ("journal: an option of the wrong type, named by the journal's line and key (not the JSON library's words)",
