@@ -518,16 +518,7 @@ fit_result estimates(const platform& pl, const std::vector<detail::run_row>& run
 
 fit_result detail::fit_rows(const platform& pl, const std::vector<detail::run_row>& runs, const std::vector<fit_row>& rows,
                             const fit_options& opt, const std::string& file, std::size_t n_censored, bool by_model) {
-    held_params h = held_of(opt);
-    fit_result out = estimates(pl, runs, rows, h, file);
-    // N fitted to 0 leaves no phase to charge a gap to: a gap term fitted beside it would be dropped from the
-    // profile while it shaped the other estimates, so the fit is made again without it.
-    if (!h.held[4] && !h.held[3] && out.params[4].value == 0 && out.params[3].value != 0) {
-        h.held[3] = true;
-        h.value[3] = 0;
-        out = estimates(pl, runs, rows, h, file);
-        out.params[3].note = "held at 0: N was fitted as 0, no phase to charge a gap to";
-    }
+    fit_result out = estimates(pl, runs, rows, held_of(opt), file);
     if (n_censored > 0)
         out.warnings.push_back(std::to_string(n_censored) + " censored run" + (n_censored == 1 ? "" : "s") +
                                " (stopped at the bound: the time is only a lower limit) not fitted");
