@@ -80,6 +80,24 @@ TEST_CASE("a case that states no policy is predicted under its scenario's search
     CHECK(back.cases[1].predicted_s == rep.cases[1].predicted_s);
 }
 
+TEST_CASE("a validation's scenario need cover only its cases' configurations, not its whole search space") {
+    // alpha tabulated to m = 4, no search section (m = 1..16 by default): cases up to m = 4 are predicted (once
+    // the default search was checked and the file refused for m = 5); a case at m = 8 is refused, naming the table.
+    mmgp::test::temp_dir d;
+    d.write("s.json", R"({"schema": "mmgp/1", "platform": {"name": "t", "hpu_contexts": 2, "apus": 16, "O_offload": 1e-7,
+      "T_csw": 1e-6, "alpha": {"table": {"1": 1, "2": 1.1, "3": 1.3, "4": 1.5}}}, "application": {"name": "a",
+      "decomposition": "data", "N": 10, "T_hpu": 1, "T_apu": 8, "C_apu": 0.5, "g": 1e-4}})");
+    const std::string f = d.write("v.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "s.json", "cases": [
+        {"m": 1, "p": 1, "measured_s": 9.5}, {"m": 4, "p": 4, "measured_s": 1.5}]})");
+    const auto rep = mmgp::run_validation(f, mmgp::model_kind::mmgp);
+    REQUIRE(rep.cases.size() == 2);
+    CHECK(rep.cases[1].predicted_s > 0);
+    const std::string beyond = d.write("v8.json", R"({"schema": "mmgp/1", "kind": "validation", "scenario": "s.json",
+        "cases": [{"m": 8, "p": 2, "measured_s": 1.5}]})");
+    CHECK_THROWS_WITH_AS(mmgp::run_validation(beyond, mmgp::model_kind::mmgp),
+                         doctest::Contains("/platform/alpha/table: expected an entry for m = 8"), mmgp::input_error);
+}
+
 TEST_CASE("a wavefront's two mappings at one node count are rivals in a group, labelled by mapping") {
     mmgp::test::temp_dir d;
     // Once refused as one configuration given twice ("m=32 p=1 nodes=1 edtlp again"), both labelled edtlp.

@@ -106,7 +106,8 @@ validation_case read_case(const detail::reader& r, const json& doc, const json& 
 }
 
 // The case's scenario (its own, else the file's; a path, a bundled name or an object) with the case's own
-// patches, then the command line's.
+// patches, then the command line's. Its profiles need not cover its search space, only the case's configuration
+// (predict_case checks it): a table of alpha up to the cases' m is enough.
 scenario case_scenario(const detail::reader& r, const detail::located_json& lj, const json& scen,
                        const std::string& scen_path, const json& c, const std::string& cp,
                        const detail::section_patches& set_patches) {
@@ -118,10 +119,10 @@ scenario case_scenario(const detail::reader& r, const detail::located_json& lj, 
     for (const json* p : set_patches.search) patches.search.push_back(p);
     if (scen.is_string()) {
         detail::located_json sj = detail::load_ref(scen.get<std::string>(), "scenarios", lj.base_dir, lj.file, scen_path);
-        return detail::scenario_from_json(sj.doc, sj.file, sj.base_dir, patches);
+        return detail::scenario_from_json(sj.doc, sj.file, sj.base_dir, patches, false);
     }
     r.object(scen, scen_path);
-    return detail::scenario_from_json(scen, lj.file + " " + scen_path, lj.base_dir, patches);
+    return detail::scenario_from_json(scen, lj.file + " " + scen_path, lj.base_dir, patches, false);
 }
 
 // One message at a level of the platform's hierarchy.

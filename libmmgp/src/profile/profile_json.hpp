@@ -34,9 +34,10 @@ struct section_patches {
     std::vector<const json*> platform, application, search;
 };
 
-/// Builds a scenario from its JSON, its sections patched by `patches`.
+/// Builds a scenario from its JSON, its sections patched by `patches`; checks that its profiles cover its search
+/// space (check_coverage) unless `cover_search` is false (validate: each case checks its own configuration).
 scenario scenario_from_json(const json& doc, const std::string& file, const std::string& base_dir,
-                            const section_patches& patches = {});
+                            const section_patches& patches = {}, bool cover_search = true);
 
 /// The patches of `edits` (scenario_edits: JSON objects as text, "--set" in errors), kept alive in `owned`.
 section_patches edits_patches(const scenario_edits& edits, std::vector<json>& owned);
