@@ -210,14 +210,20 @@ std::string fit_report(const fit_result& f, std::size_t n_runs, const fit_option
         out += fmt::format("{:<7} {:>13.6g} {:>13} {:>29}  {}\n", "waits", f.app.waits_per_offload, "", "",
                            fmt::format("waits_per_offload: fitted to the {} time-sliced runs of several processes",
                                        f.waits_runs));
-    // The sharing mode of each run where the runs have several (a GPU node's MPS and time-sliced runs).
-    bool modes = false;
-    for (const auto& r : f.residuals) modes = modes || r.c.share != f.residuals.front().c.share;
-    out += fmt::format("\n{:>5} {:>5} {:>6} {:>7} {:>12} {:>12} {:>8}{}\n", "m", "p", "nodes", "units", "measured", "fitted",
-                       "error", modes ? "  sharing" : "");
+    // The policy and the sharing mode of each run where the runs have several (runs of both policies; a GPU
+    // node's MPS and time-sliced runs).
+    bool policies = false, modes = false;
+    for (const auto& r : f.residuals) {
+        policies = policies || r.c.pol != f.residuals.front().c.pol;
+        modes = modes || r.c.share != f.residuals.front().c.share;
+    }
+    out += fmt::format("\n{:>5} {:>5} {:>6} {:>7} {:>12} {:>12} {:>8}{}{}\n", "m", "p", "nodes", "units", "measured",
+                       "fitted", "error", policies ? "  policy" : "", modes ? "  sharing" : "");
     for (const auto& r : f.residuals)
-        out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%{}\n", r.c.m, r.c.p, r.c.nodes,
+        out += fmt::format("{:>5} {:>5} {:>6} {:>7} {:>12.5g} {:>12.5g} {:>+7.2f}%{}{}\n", r.c.m, r.c.p, r.c.nodes,
                            r.units, r.run.time_s, r.predicted_s, r.err_pct,
+                           !policies ? std::string() : modes ? fmt::format("  {:<6}", to_string(r.c.pol))
+                                                             : "  " + std::string(to_string(r.c.pol)),
                            modes ? "  " + std::string(to_string(r.c.share)) : "");
     out += fmt::format("\nresiduals: rms {:.2f} %, max {:.2f} %, {} degrees of freedom\n", f.rms_err_pct,
                        f.max_abs_err_pct, f.dof);

@@ -137,6 +137,23 @@ TEST_CASE("fit with N held at 0 fits no gap term: the estimates are those of g h
     CHECK(f.dof == h.dof);
 }
 
+TEST_CASE("fit's report names each run's policy where the runs have both") {
+    mmgp::test::temp_dir d;
+    const std::string data = d.write("pol.csv", "m,p,policy,time_s\n1,1,edtlp,9.5\n1,2,edtlp,5.6\n2,1,os,5.1\n"
+                                                "2,2,os,3.2\n1,4,edtlp,3.9\n4,1,os,3.0\n");
+    const auto text = mmgp::test::run_mmgp("fit " + data + " --platform qs20");
+    REQUIRE(text.status == 0);
+    const std::size_t table = text.out.find("error  policy\n");
+    REQUIRE(table != std::string::npos);
+    CHECK(text.out.find("%  edtlp\n", table) < text.out.find("%  os\n", table));  // rows 2 and 4, in the runs' order
+    // One policy: no column.
+    const std::string one = d.write("one.csv", "m,p,time_s\n1,1,9.5\n1,2,5.6\n2,1,5.1\n2,2,3.2\n1,4,3.9\n");
+    const auto plain = mmgp::test::run_mmgp("fit " + one + " --platform qs20");
+    REQUIRE(plain.status == 0);
+    CHECK(plain.out.find("error\n") != std::string::npos);
+    CHECK(plain.out.find("policy\n") == std::string::npos);
+}
+
 TEST_CASE("fit says when the runs cannot identify a parameter") {
     mmgp::platform pl = test_platform();
     auto runs = generate(pl, truth_app(), 0.0, 1, 0, /*vary_p=*/false);  // every run has p = 1
