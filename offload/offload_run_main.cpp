@@ -111,9 +111,10 @@ void add_profile_options(CLI::App& app, profile_options& po) {
                  "with --accelerator cuda: measure the program's application profile on the GPU (one process at p = 1, "
                  "untimed and timed by CUDA events; its own slot curve at SMs, 2 SMs, 4 SMs) and print it; its host "
                  "waits by --policy (edtlp blocks, os spins), and the profile is for runs of that policy");
-    app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)");
-    app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)");
-    app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error");
+    // Each needs --profile: alone it would be taken and do nothing.
+    app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)")->needs("--profile");
+    app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)")->needs("--profile");
+    app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error")->needs("--profile");
     app.add_option("--platform", po.platform,
                    "--profile: the platform (calibrated) the profile is for: C_apu less what the model charges an "
                    "off-load there (O_offload + T_csw, blocking only, + the transfer) instead of the empty grid's round trip measured "

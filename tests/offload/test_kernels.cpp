@@ -630,7 +630,9 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
                                // once taken: a seed wrapped to 2^64 - 1, a watchdog that never fires, 40,000 threads
                                " --seed -1", " --timeout 1e400", " --m 20000",
                                // once taken as numbers, so a busy-wait that never ends
-                               " --synthetic 1:inf:0:0", " --synthetic 1:0:nan:0", " --synthetic 1:0:0:1e400"},
+                               " --synthetic 1:inf:0:0", " --synthetic 1:0:nan:0", " --synthetic 1:0:0:1e400",
+                               // options of --profile without it (once taken, doing nothing)
+                               " --repetitions 2", " --name x", " --quiet"},
                               d.path);
     auto j = offload_run_json(" --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
     CHECK(j["offloads"] == 40);
