@@ -382,16 +382,23 @@ common.finish_sweep(d, [{"input": "x", "units": 3, "m": 1, "p": 1, "policy": "ed
 """
 
 
-def commit_trial(tmp):
-    """A signal during finish_sweep()'s renames is held until they are all done."""
-    d = os.path.join(tmp, "commit", "out")
+def signalled_script(tmp, name, script, when):
+    """Runs `script` (signalled while it writes) on a fresh out directory under tmp/name holding the previous
+    runs.csv and machine.json; returns the directory, the process and its "interrupted (" lines."""
+    d = os.path.join(tmp, name, "out")
     os.makedirs(d)
     for f in ("runs.csv", "machine.json"):
         with open(os.path.join(d, f), "w") as fh:
             fh.write("previous\n")
-    p = subprocess.run([sys.executable, "-c", COMMIT_SCRIPT, HERE, d], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([sys.executable, "-c", script, HERE, d], capture_output=True, text=True, timeout=60)
     lines = [l for l in p.stderr.splitlines() if "interrupted (" in l]
-    print(f"signal during the final renames: exit {p.returncode}; {lines}", file=sys.stderr)
+    print(f"signal {when}: exit {p.returncode}; {lines}", file=sys.stderr)
+    return d, p, lines
+
+
+def commit_trial(tmp):
+    """A signal during finish_sweep()'s renames is held until they are all done."""
+    d, p, lines = signalled_script(tmp, "commit", COMMIT_SCRIPT, "during the final renames")
     check(p.returncode == -signal.SIGTERM, f"commit: ends with SIGTERM (exit {p.returncode}): {p.stderr[-600:]}")
     check(len(lines) == 1 and f"interrupted (SIGTERM) after the new runs.csv, machine.json had been written to {d}" in lines[0],
           f"commit: one line saying the new files were written: {lines}")
@@ -426,14 +433,7 @@ common.finish_sweep(d, [{"input": "x", "units": 3, "m": 1, "p": 1, "policy": "ed
 def finalizer_trial(tmp):
     """A signal handled while a finalizer runs (where the interpreter swallows exceptions) still ends the sweep,
     which keeps the previous files as its line says."""
-    d = os.path.join(tmp, "finalizer", "out")
-    os.makedirs(d)
-    for f in ("runs.csv", "machine.json"):
-        with open(os.path.join(d, f), "w") as fh:
-            fh.write("previous\n")
-    p = subprocess.run([sys.executable, "-c", FINALIZER_SCRIPT, HERE, d], capture_output=True, text=True, timeout=60)
-    lines = [l for l in p.stderr.splitlines() if "interrupted (" in l]
-    print(f"signal during a finalizer: exit {p.returncode}; {lines}", file=sys.stderr)
+    d, p, lines = signalled_script(tmp, "finalizer", FINALIZER_SCRIPT, "during a finalizer")
     check(p.returncode == -signal.SIGTERM, f"finalizer: ends with SIGTERM (exit {p.returncode}): {p.stderr[-600:]}")
     check(len(lines) == 1 and f"interrupted (SIGTERM): kept runs.csv, machine.json in {d} as they were" in lines[0],
           f"finalizer: one line saying the previous files were kept: {lines}")
