@@ -680,6 +680,14 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["tune", "qs20", "--replay", wcens, "--work", "10:100", "--quiet", "--json"])
     check(r.returncode == 1 and "no configuration finished a full run (short runs screen" in r.stderr,
           f"nothing chosen after short runs only: named as such ({r.stderr.strip()[-200:]})")
+    # A failed run tells nothing of what a run costs: the cap waits for a run that took a time (once the tune
+    # stopped after a 10 ms failure, nothing chosen, each other mapping a 0.13 s run).
+    j10 = os.path.join(tmp, "capfail.jsonl")
+    r = run(["tune", "qs20", "--m", "1:4", "--p", "1", "--no-bind", "--max-cost", "1", "--journal", j10, "--quiet",
+             "--json", "--", "sh", "-c", "if [ {m} -eq 1 ]; then exit 3; fi; sleep 0.1"])
+    chosen = (json.loads(r.stdout).get("chosen") or {}) if r.stdout.startswith("{") else {}
+    check(r.returncode == 0 and chosen.get("m", 1) != 1,
+          f"--max-cost 1 after a failed first run: a mapping is chosen ({chosen}; {r.stderr.strip()[-200:]})")
     # A replay resumed from its journal's first runs draws what the whole replay drew (--replay-first slowest:
     # once a configuration run before the interruption was drawn at its slowest again).
     reps = os.path.join(tmp, "reps-slowest.csv")

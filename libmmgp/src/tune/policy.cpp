@@ -603,9 +603,12 @@ void decide(tune_assessment& a, const choice& ch, const log_beliefs& b, const ru
         if (a.in_flight == 0) a.stop = why;
     };
     // The cap at running everything once holds from the first choice on (until then every run is one of the
-    // once-each); a cap in seconds (--max-cost S) from the first run's end on, chosen or not (before it, what a
-    // run costs is not known).
-    const double cap_s = a.has_chosen ? a.cap_s : a.runs > 0 ? opt.max_cost_s : 0.0;
+    // once-each); a cap in seconds (--max-cost S) once a run has taken a time, finished or stopped at its bound,
+    // chosen or not (before it, what a run costs is not known: a failed run says nothing of it).
+    const bool timed = std::any_of(a.configs.begin(), a.configs.end(), [](const config_belief& c) {
+        return c.full_runs > 0 || c.censored > 0 || c.short_runs > 0;
+    });
+    const double cap_s = a.has_chosen ? a.cap_s : timed ? opt.max_cost_s : 0.0;
     if (cap_s > 0 && over_cap(committed_seconds(a, b, space, flying) + cap_charge(a, b, space), cap_s))
         return hold(tune_stop::budget_cost);
     if (opt.uses > 0 && a.has_chosen && !ch.by_cost && !exploring) {
