@@ -235,6 +235,12 @@ TEST_CASE("no negative time: host contexts at the top of their range, a negative
         mmgp::load_scenario("pbpi-qs20", mmgp::scenario_edits{"", R"({"O_col": {"linear": {"intercept": -5, "slope": 0}}})", ""}),
         doctest::Contains("/application/O_col/linear: expected a linear form not negative for any searched m"),
         mmgp::input_error);
+    // Only the m the model asks for count: O_col(2) < 0 is no fault of a search of m = 3..4 (qs20: H = 4);
+    // past H the round sizes 1..H are asked for too, 2 among them.
+    const char* dip = R"({"O_col": {"linear": {"intercept": -1e-3, "slope": 4.5e-4}}})";
+    CHECK_NOTHROW(mmgp::load_scenario("pbpi-qs20", mmgp::scenario_edits{"", dip, R"({"m": [3, 4]})"}));
+    CHECK_THROWS_WITH_AS(mmgp::load_scenario("pbpi-qs20", mmgp::scenario_edits{"", dip, R"({"m": [3, 5]})"}),
+                         doctest::Contains("found O_col(2) = -0.0001"), mmgp::input_error);
     mmgp::scenario neg = mmgp::load_scenario("pbpi-qs20");
     neg.app.O_col.kind = mmgp::m_function::form::linear;
     neg.app.O_col.intercept = -5;
