@@ -398,17 +398,25 @@ TEST_CASE("local: the printed lines give the processes the shell's input, and a 
     CAPTURE(cat_line);
     CHECK(std::system(cat_cmd.c_str()) == 0);
     CHECK(mmgp::test::slurp(out) == "from stdin\n");
+    // A closed input is /dev/null: the processes run all the same (once nothing ran, and the status said 0).
+    const std::string ran = (d.path / "ran").string();
+    const std::string closed_line = mmgp::shell_command(mmgp::render_launch(rq, {"sh", "-c", "echo ran > " + ran}));
+    CHECK(std::system(("sh -c " + mmgp::shell_quote(closed_line) + " <&- 2>/dev/null").c_str()) == 0);
+    CHECK(mmgp::test::slurp(ran) == "ran\n");
     // The shell is sent SIGTERM once its process has started: the process must not outlive it.
     const std::string pid_file = (d.path / "pid").string();
     const std::string sleep_line = mmgp::shell_command(
         mmgp::render_launch(rq, {"sh", "-c", "echo $$ > " + pid_file + ".tmp && mv " + pid_file + ".tmp " + pid_file +
                                                  " && exec sleep 30"}));
     CAPTURE(sleep_line);
-    const std::string script = "sh -c " + mmgp::shell_quote(sleep_line) + " & s=$!; i=0; "
+    // The shell then ends by the signal: what follows the lines does not run.
+    const std::string after = (d.path / "after").string();
+    const std::string script = "sh -c " + mmgp::shell_quote(sleep_line + "touch " + after + "\n") + " & s=$!; i=0; "
                                "while [ ! -s " + pid_file + " ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; "
-                               "kill -TERM $s; wait $s; sleep 0.2; p=$(cat " + pid_file + "); "
-                               "if kill -0 $p 2>/dev/null; then kill $p; exit 1; fi; exit 0";
-    CHECK(std::system(("sh -c " + mmgp::shell_quote(script)).c_str()) == 0);
+                               "kill -TERM $s; wait $s; rc=$?; sleep 0.2; p=$(cat " + pid_file + "); "
+                               "if kill -0 $p 2>/dev/null; then kill $p; exit 1; fi; exit $rc";  // a zombie would count as alive
+    CHECK(WEXITSTATUS(std::system(("sh -c " + mmgp::shell_quote(script)).c_str())) == 128 + SIGTERM);
+    CHECK_FALSE(std::filesystem::exists(after));
 }
 
 TEST_CASE("a GPU mapping: p is SMs, one host core per process, MPS's percentage and the device list") {

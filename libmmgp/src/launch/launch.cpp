@@ -310,7 +310,7 @@ bool shell_word_not_a_program(std::string_view w) {
         "getopts", "hash", "jobs", "read", "type", "ulimit", "umask", "unalias", "wait", "source", "local", "echo",
         "printf", "test", "[", "kill", "true", "false", "pwd", "let", "declare", "typeset", "builtin", "enable",
         "shopt", "dirs", "pushd", "popd", "disown", "suspend", "logout", "mapfile", "readarray", "caller", "compgen",
-        "complete", "compopt", "help", "history", "newgrp"};
+        "complete", "compopt", "help", "history", "newgrp", "bind", "chdir"};
     return std::find(std::begin(words), std::end(words), w) != std::end(words);
 }
 }  // namespace
@@ -332,21 +332,33 @@ std::string shell_command(const launch_plan& plan) {
         return out + "\n";
     }
     // As --exec runs them: an interrupt or a termination of the shell reaches every process (a shell without job
-    // control starts them ignoring SIGINT, so they are sent SIGTERM), and each reads the shell's standard input
-    // (such a shell gives them /dev/null unless told otherwise: fd 3 carries it past that).
-    out += "mmgp_pids=\ntrap 'kill $mmgp_pids 2>/dev/null' INT TERM\n{\n";
+    // control starts them ignoring SIGINT, so they are sent SIGTERM), no process starts after it, and the shell then
+    // ends by that signal (a script's next lines do not run); the trap removes itself at once (a shell the lines
+    // were pasted into keeps none, whatever became of the lines after). Each process reads the shell's standard
+    // input (a shell without job control gives them /dev/null unless told otherwise: fd 3 carries it past that;
+    // a closed input is /dev/null).
+    out += "mmgp_pids= mmgp_stop=\n"
+           "trap 'mmgp_stop=INT; trap - INT TERM; kill $mmgp_pids 2>/dev/null' INT\n"
+           "trap 'mmgp_stop=TERM; trap - INT TERM; kill $mmgp_pids 2>/dev/null' TERM\n"
+           "true 2>/dev/null 3<&0 || exec </dev/null\n{\n";
     for (const auto& lp : plan.processes) {
+        out += "[ -n \"$mmgp_stop\" ] || { ";
         for (const auto& [k, val] : lp.env) out += k + "=" + shell_quote(val) + " ";
         // The command after the assignments, as execvp would take it (what --exec runs): a reserved word or a
         // builtin would not be the program of that name (env runs it).
         if (!lp.argv.empty() && shell_word_not_a_program(lp.argv[0])) out += "env ";
         words(lp.argv);
-        out += " <&3 3<&- &\nmmgp_pids=\"$mmgp_pids $!\"\n";
+        out += " <&3 3<&- & mmgp_pids=\"$mmgp_pids $!\"; }\n";
     }
-    // The status --exec ends with: the first non-zero in rank order. `(exit N)` sets it without ending a shell the
+    // The status --exec ends with: the first non-zero in rank order (each process leaves the list once waited
+    // for: a late signal is sent to no reused pid); after a signal, those not yet waited for are (a wait the trap
+    // interrupted reaped none) before the shell ends by it. `(exit N)` sets the status without ending a shell the
     // lines were pasted into.
     return out + "} 3<&0\nmmgp_status=0\nfor mmgp_pid in $mmgp_pids; do wait \"$mmgp_pid\"; mmgp_rc=$?; "
-                 "[ \"$mmgp_status\" -ne 0 ] || mmgp_status=$mmgp_rc; done\ntrap - INT TERM\n(exit \"$mmgp_status\")\n";
+                 "[ -n \"$mmgp_stop\" ] || mmgp_pids=${mmgp_pids#\" $mmgp_pid\"}; [ \"$mmgp_status\" -ne 0 ] || "
+                 "mmgp_status=$mmgp_rc; done\n"
+                 "trap - INT TERM\n[ -z \"$mmgp_stop\" ] || { wait $mmgp_pids; kill -s \"$mmgp_stop\" $$; }\n"
+                 "(exit \"$mmgp_status\")\n";
 }
 
 }  // namespace mmgp
