@@ -252,8 +252,8 @@ int run_fit(const fit_options_cli& o) {
     std::string profile = application_json(s, o.file);
     // Estimates beyond what a profile holds (a gap of hours with N held at 1) are the runs' and options' doing.
     const described_from from{o.file, "(all rows)",
-                              "runs whose fitted application a profile can hold (N is held at 1 unless --N or "
-                              "--fit-N says otherwise)",
+                              std::string("runs whose fitted application a profile can hold") +
+                                  (o.N || o.fit_N ? "" : " (N is 1 unless --N or --fit-N says otherwise)"),
                               "runs that fit"};
     check_profile(profile, profile_kind::application, "fit", &from);
     std::string out = profile;
