@@ -143,8 +143,10 @@ std::string front_json(const std::vector<front_point>& front, const ranked& chos
     return list.dump();
 }
 
-std::string front_svg(const std::vector<front_point>& front, const ranked& chosen, objective cost,
+std::string front_svg(const std::vector<front_point>& front, const ranked& chosen, objective goal,
                       const std::string& title) {
+    // The x axis is the front's cost: core-hours where they are the goal, else node-hours (the time goal's too).
+    const objective cost = goal == objective::core_hours ? objective::core_hours : objective::node_hours;
     double tlo = chosen.pred.time_s, thi = tlo, clo = objective_value(cost, chosen.c, tlo), chi = clo;
     for (const auto& x : front) {
         tlo = std::min(tlo, x.time_s), thi = std::max(thi, x.time_s);

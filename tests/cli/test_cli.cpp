@@ -503,6 +503,21 @@ TEST_CASE("predict --plot draws the front on axes with tick values; --uncertaint
     CHECK(tick_labels(text, "middle") >= 2);
     CHECK(tick_labels(text, "end") >= 2);
     CHECK(r.out.find("P(on front)") != std::string::npos);
+    // Under the time objective (the default) the chosen marker sits on its own point of the front (it was placed
+    // at its seconds on the node-hours axis, off the plot's right edge).
+    const std::string fastest = (d.path / "fastest.svg").string();
+    auto t = run_mmgp("predict pbpi-roadrunner --nodes 1:64 --json --plot " + fastest);
+    REQUIRE(t.status == 0);
+    const json best = json::parse(t.out)["best"];
+    const std::string name = "m=" + std::to_string(best["m"].get<int>()) + " p=" + std::to_string(best["p"].get<int>()) +
+                             " nodes=" + std::to_string(best["nodes"].get<int>());
+    const std::string f = mmgp::test::slurp(fastest);
+    const std::size_t point = f.find("<title>" + name + ":");
+    REQUIRE(point != std::string::npos);
+    const std::size_t circle = f.rfind("<circle cx=\"", point);
+    const std::string at = f.substr(circle + 12, f.find(" r=", circle) - circle - 12);  // cx="..." cy="..."
+    CAPTURE(at);
+    CHECK(f.find("<circle cx=\"" + at + " r=\"6\"") != std::string::npos);
 }
 
 TEST_CASE("launch and tune take the objective") {
