@@ -134,6 +134,9 @@ int run_predict(const predict_options& o) {
         if (g.cluster && !o.csv) g.others = other_objectives(s, kind, opt);
         if (o.json) {
             opt.near_optimal_max = json_near_optimal_max;
+            // --uncertainty samples what the text lists, the --top fastest among them (once the text and --json
+            // gave intervals of different sets, and different sets that could not be told apart).
+            if (o.uncertainty) opt.fastest_max = static_cast<std::size_t>(o.top);
             r = json_prediction(out, s, kind, opt, what_if, o.uncertainty, g);
         } else if (o.csv) {
             opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed

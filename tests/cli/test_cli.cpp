@@ -520,6 +520,28 @@ TEST_CASE("predict --plot draws the front on axes with tick values; --uncertaint
     CHECK(f.find("<circle cx=\"" + at + " r=\"6\"") != std::string::npos);
 }
 
+TEST_CASE("predict --uncertainty: the text and --json sample the same configurations") {
+    const std::string args = "predict pbpi-qs20 --set 'platform.T_csw={\"value\": 2e-6, \"mad\": 1e-5}' "
+                             "--set 'application.T_hpu={\"value\": 1.3, \"mad\": 1}' "
+                             "--set 'application.T_apu={\"value\": 370, \"mad\": 30}' --tolerance 0 --uncertainty";
+    auto text = run_mmgp(args);
+    auto j = run_mmgp(args + " --json");
+    REQUIRE(text.status == 0);
+    REQUIRE(j.status == 0);
+    const json u = json::parse(j.out)["uncertainty"];
+    // Every configuration the text could not tell apart from the best is in --json's list, and no other.
+    const std::size_t line = text.out.find("Cannot be told apart from the best");
+    REQUIRE(line != std::string::npos);
+    const std::string told = text.out.substr(line, text.out.find('\n', line) - line);
+    CAPTURE(told);
+    REQUIRE(u["indistinguishable"].size() >= 2);
+    for (const auto& c : u["indistinguishable"])
+        CHECK(told.find("m=" + std::to_string(c["m"].get<int>()) + " p=" + std::to_string(c["p"].get<int>()) + " ") !=
+              std::string::npos);
+    CHECK(told.find(std::to_string(u["indistinguishable"].size()) + " configurations") != std::string::npos);
+    CHECK(u["configurations"].size() >= 15);
+}
+
 TEST_CASE("launch and tune take the objective") {
     auto l = run_mmgp("launch pbpi-roadrunner --nodes 1:300 --launcher srun --objective node-hours -- ./pbpi");
     REQUIRE(l.status == 0);
