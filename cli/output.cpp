@@ -7,6 +7,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "common.hpp"
@@ -174,7 +175,18 @@ scenario_edits edits_of(const std::vector<std::string>& sets) {
 }
 
 scenario load_with_options(const std::string& profile, const space_options_cli& o) {
-    scenario s = load_scenario(profile, edits_of(o.sets));
+    // --m, --p and --nodes narrow the search as the file is read, after its --set edits: the reader's checks (the
+    // tables cover the space, the space is not empty) see the narrowed space (once the file's own space was
+    // checked first, and --m could not narrow a table's search past where the table ends).
+    scenario_edits edits = edits_of(o.sets);
+    nlohmann::json search = edits.search.empty() ? nlohmann::json::object() : nlohmann::json::parse(edits.search);
+    for (const auto& [option, key, text] : {std::tuple{"--m", "m", &o.m}, {"--p", "p", &o.p}, {"--nodes", "nodes", &o.nodes}})
+        if (!text->empty()) {
+            const int_range r = parse_range(option, *text);
+            search[key] = {r.lo, r.hi};
+        }
+    if (!search.empty()) edits.search = search.dump();
+    scenario s = load_scenario(profile, edits);
     apply_space_options(o, s);
     warn_about_platform(s.plat, o.max_age_days);
     return s;

@@ -542,6 +542,20 @@ TEST_CASE("predict --uncertainty: the text and --json sample the same configurat
     CHECK(u["configurations"].size() >= 15);
 }
 
+TEST_CASE("predict --m narrows the search before the tables are checked against it") {
+    // An alpha table to m = 2: the file's own search (m = 1..16) is not covered, --m 1:2 is (once refused for
+    // m = 3 all the same); launch reads the options alike.
+    const std::string table = "--set platform.alpha.constant=null --set 'platform.alpha.table={\"1\": 1, \"2\": 1.5}'";
+    auto wide = run_mmgp("predict pbpi-qs20 " + table);
+    CHECK(wide.status == 2);
+    CHECK(wide.err.find("expected an entry for m = 3") != std::string::npos);
+    auto narrow = run_mmgp("predict pbpi-qs20 " + table + " --m 1:2 --json");
+    REQUIRE(narrow.status == 0);
+    CHECK(json::parse(narrow.out)["best"]["m"].get<int>() <= 2);
+    auto l = run_mmgp("launch pbpi-qs20 " + table + " --m 1:2 --launcher local -- true");
+    CHECK(l.status == 0);
+}
+
 TEST_CASE("launch and tune take the objective") {
     auto l = run_mmgp("launch pbpi-roadrunner --nodes 1:300 --launcher srun --objective node-hours -- ./pbpi");
     REQUIRE(l.status == 0);
