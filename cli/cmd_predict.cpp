@@ -123,6 +123,12 @@ int run_predict(const predict_options& o) {
         if (given)
             throw usage_error(std::string(given) + ": expected a scenario with an off-load profile, found a wavefront "
                               "application (its two mappings are compared by time)");
+        // Nor what only the off-load search reads (once taken and ignored: the same report).
+        const char* searched = !o.space.m.empty() ? "--m" : !o.space.p.empty() ? "--p" : !o.space.policy.empty() ? "--policy"
+                               : o.space.model_named ? "--model" : o.tolerance ? "--tolerance" : o.top ? "--top" : nullptr;
+        if (searched)
+            throw usage_error(std::string(searched) + ": expected a scenario with an off-load profile, found a wavefront "
+                              "application (its two mappings set m and p at each node count; --nodes narrows them)");
         predict::wavefront_report(out, s, o.json);
         return 0;
     }
@@ -136,14 +142,14 @@ int run_predict(const predict_options& o) {
             opt.near_optimal_max = json_near_optimal_max;
             // --uncertainty samples what the text lists, the --top fastest among them (once the text and --json
             // gave intervals of different sets, and different sets that could not be told apart).
-            if (o.uncertainty) opt.fastest_max = static_cast<std::size_t>(o.top);
+            if (o.uncertainty) opt.fastest_max = static_cast<std::size_t>(o.top.value_or(15));
             r = json_prediction(out, s, kind, opt, what_if, o.uncertainty, g);
         } else if (o.csv) {
             opt.near_optimal_max = 1;  // the rows carry the flag; no list is printed
             r = csv_prediction(out, s, kind, opt);
         } else {
             opt.near_optimal_max = 12;
-            opt.fastest_max = static_cast<std::size_t>(o.top);
+            opt.fastest_max = static_cast<std::size_t>(o.top.value_or(15));
             r = human_prediction(out, s, kind, opt, what_if, g, o.uncertainty);
         }
     } catch (const budget_error& e) {
