@@ -65,6 +65,11 @@ FILES = {
                    '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1, "network": {"tables": [{"primitive": "sendrecv", '
                    '"nodes": 2, "ppn": 1, "osu": "osulat.txt"}]}}\n',
     "osuhuge.txt": "# OSU MPI Latency Test\n# Size Latency (us)\n1e23 1.30\n",
+    "osuhex.txt": "# OSU MPI Latency Test\n# Size Latency (us)\n0x10 1.5\n",
+    "osuhex-s.json": '{"schema": "mmgp/1", "platform": "osuhex.json", "application": "pbpi"}\n',
+    "osuhex.json": '{"schema": "mmgp/1", "kind": "platform", "name": "t", "hpu_contexts": 2, "apus": 4, "nodes": 2, '
+                   '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1, "network": {"tables": [{"primitive": "sendrecv", '
+                   '"nodes": 2, "ppn": 1, "osu": "osuhex.txt"}]}}\n',
     "osucomma.json": '{"schema": "mmgp/1", "kind": "platform", "name": "t", "hpu_contexts": 2, "apus": 4, "nodes": 2, '
                      '"O_offload": 1e-7, "T_csw": 1e-6, "alpha": 1, "network": {"tables": [{"primitive": "sendrecv", '
                      '"nodes": 2, "ppn": 1, "osu": "osucomma.txt"}]}}\n',
@@ -573,6 +578,8 @@ REFUSED = [
      'found the string "m=1 p=1 nodes=1 edtlp again (first /cases/0)"'),
     ("tune: a directory as the journal", "tune p.json --launcher local --journal . -- true", 2,
      ".: (file): expected a new journal file (--journal names the file, not its folder), found a directory"),
+    ("OSU table: a hexadecimal size (once read as 16 bytes)", "predict osuhex-s.json", 2,
+     'osuhex.txt: line 3: expected SIZE (bytes) as a non-negative number, found "0x10"'),
     ("OSU table: a decimal comma (read as 1 us before)", "predict osucomma-s.json", 2,
      'osucomma.txt: line 3: expected LATENCY_US (microseconds) as a non-negative number with a decimal point, found "1,30"'),
     ("OSU table: a size of 1e23 bytes", "predict osuhuge-s.json", 2,

@@ -23,9 +23,11 @@ bool latency_header(const std::string& line, const std::string& shown, const std
 
 // One whitespace-separated number of a data line, read whole: "1,30" (a decimal comma) and "1.30xyz" are refused.
 double whole_number(const std::string& token, const std::string& shown, const std::string& where, const char* what) {
+    // Decimal only: strtod also takes hexadecimal (0x10 as 16), which OSU never prints.
+    const bool decimal = !token.empty() && token.find_first_not_of("0123456789.eE+-") == std::string::npos;
     char* end = nullptr;
     const double v = std::strtod(token.c_str(), &end);
-    if (end == token.c_str() || end != token.c_str() + token.size() || !std::isfinite(v) || v < 0)  // a NUL too
+    if (!decimal || end == token.c_str() || end != token.c_str() + token.size() || !std::isfinite(v) || v < 0)  // a NUL too
         throw input_error(shown, where,
                           std::string(what) + " as a non-negative number" +
                               (token.find(',') != std::string::npos ? " with a decimal point" : ""),
