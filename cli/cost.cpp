@@ -73,8 +73,16 @@ std::string value_phrase(const ranked& x, objective goal, bool cluster) {
 }
 
 void refuse_budget(const budget_error& e) {
+    // The least budget, rounded up to the 6 digits shown: the value printed is one the search takes (rounded to
+    // nearest it could fall below the cheapest and be refused in turn).
+    double least = e.cheapest();
+    if (least > 0 && std::isfinite(least)) {
+        const double unit = std::pow(10.0, std::floor(std::log10(least)) - 5);
+        least = std::ceil(least / unit * (1 - 1e-15)) * unit;
+        if (std::stod(fmt::format("{:.6g}", least)) < e.cheapest()) least += unit;
+    }
     throw usage_error(fmt::format("--budget: expected at least {:.6g} node-hours (the cheapest configuration), found {:g}",
-                                  e.cheapest(), e.budget()));
+                                  least, e.budget()));
 }
 
 bool same_mapping(const configuration& a, const configuration& b) noexcept {

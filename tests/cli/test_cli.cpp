@@ -556,6 +556,20 @@ TEST_CASE("predict --m narrows the search before the tables are checked against 
     CHECK(l.status == 0);
 }
 
+TEST_CASE("predict --budget below the cheapest names a least budget that is taken") {
+    // Rounded to nearest, the value printed could fall below the cheapest and be refused in turn.
+    for (const char* budget : {"1e-9", "0.0052"}) {
+        auto low = run_mmgp(std::string("predict pbpi-roadrunner --budget ") + budget);
+        REQUIRE(low.status == 2);
+        const std::string at = "expected at least ";
+        const std::size_t i = low.err.find(at);
+        REQUIRE(i != std::string::npos);
+        const std::string least = low.err.substr(i + at.size(), low.err.find(' ', i + at.size()) - i - at.size());
+        CAPTURE(least);
+        CHECK(run_mmgp("predict pbpi-roadrunner --budget " + least).status == 0);
+    }
+}
+
 TEST_CASE("launch and tune take the objective") {
     auto l = run_mmgp("launch pbpi-roadrunner --nodes 1:300 --launcher srun --objective node-hours -- ./pbpi");
     REQUIRE(l.status == 0);
