@@ -68,8 +68,10 @@ void ranked_table(out_stream& out, const search_result& r, const goal_view& g) {
     if (goal == objective::time)
         out.print("Fastest {} of {} (seconds):\n", r.fastest.size(), r.feasible);
     else
-        out.print("Cheapest {} in {} of the {} within {:g} % of the fastest time (seconds; vs best in {}):\n",
-                  r.fastest.size(), to_string(goal), r.feasible, 100 * g.opt.within, to_string(goal));
+        // The window's own count is not kept: the configurations evaluated are named as such.
+        out.print("Cheapest {} in {} of those within {:g} % of the fastest time, of {} configurations (seconds; vs best "
+                  "in {}):\n",
+                  r.fastest.size(), to_string(goal), 100 * g.opt.within, r.feasible, to_string(goal));
     // A platform with sharing modes (a GPU node): which one each configuration uses.
     const bool shared = std::any_of(r.fastest.begin(), r.fastest.end(),
                                     [](const ranked& x) { return x.c.share != accelerator_sharing::dedicated; });
