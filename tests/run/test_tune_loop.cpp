@@ -255,4 +255,6 @@ TEST_CASE("run: a time for people switches unit where three digits round up to t
     CHECK(human_time(0.99996e-3) == "1 ms");  // once "1e+03 us"
     CHECK(human_time(0.99996e-6) == "1 us");  // once "1e+03 ns"
     CHECK(human_time(5e-9) == "5 ns");
+    CHECK(human_time(999000.0) == "999000.00 s");
+    CHECK(human_time(1.08e19) == "1.08e+19 s");  // once 20 digits and a point
 }

@@ -21,6 +21,8 @@ std::string printed(const char* format, double v, const char* unit) {
 std::string human_time(double s) {
     double a = std::fabs(s);
     // Each unit from where its three digits round to 1.00 (999.7 ms is 1.00 s, not "1e+03 ms").
+    // Past a million seconds in three digits and an exponent (%.2f printed 20 digits of 1e19 s).
+    if (a >= 9.995e5) return printed("%.3g %s", s, "s");
     if (a >= 0.9995 || a == 0.0) return printed("%.2f %s", s, "s");
     if (a >= 0.9995e-3) return printed("%.3g %s", s * 1e3, "ms");
     if (a >= 0.9995e-6) return printed("%.3g %s", s * 1e6, "us");
