@@ -132,18 +132,26 @@ void human_text(out_stream& out, const scenario& s, model_kind kind, const searc
         out.print("Predicted time (s) at nodes={}{}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
                   r.best.c.share == accelerator_sharing::dedicated ? "" : fmt::format(" sharing={}", to_string(r.best.c.share)),
                   100 * sp.tolerance);
+        // Columns as wide as the widest value (7 at least), a space before it and the mark after: an 8-digit value
+        // ran into the m label or its neighbour.
+        const auto index = [&](int m, int p) {
+            return static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min);
+        };
+        std::size_t width = 7;
+        for (int m = v.m_min; m <= v.m_max; ++m)
+            for (int p = v.p_min; p <= v.p_max; ++p)
+                if (!std::isnan(v.grid[index(m, p)])) width = std::max(width, fmt::format("{:.4g}", v.grid[index(m, p)]).size());
         out.print("  m\\p");
-        for (int p = v.p_min; p <= v.p_max; ++p) out.print("{:>9}", p);
+        for (int p = v.p_min; p <= v.p_max; ++p) out.print("{:>{}}", p, width + 2);
         out.print("\n");
         for (int m = v.m_min; m <= v.m_max; ++m) {
             out.print("{:>5}", m);
             for (int p = v.p_min; p <= v.p_max; ++p) {
-                const double t = v.grid[static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min)];
+                const double t = v.grid[index(m, p)];
                 if (std::isnan(t))
-                    out.print("{:>9}", ".");
+                    out.print("{:>{}}", ".", width + 2);
                 else
-                    out.print("{:>8.4g}{}", t,
-                              v.grid_near[static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min)] ? "*" : " ");
+                    out.print("{:>{}}{}", fmt::format("{:.4g}", t), width + 1, v.grid_near[index(m, p)] ? "*" : " ");
             }
             out.print("\n");
         }

@@ -570,6 +570,29 @@ TEST_CASE("predict --budget below the cheapest names a least budget that is take
     }
 }
 
+TEST_CASE("predict's grid keeps a space between the m label and every value, whatever their length") {
+    // 9-character values (0.0006193) ran into the m label: "20.0006193" for m = 2.
+    auto r = run_mmgp("predict pbpi-qs20 --set application.N=1 --set application.T_apu=0.0012345 --set application.T_hpu=0 "
+                      "--set application.C_apu=0 --set application.g=0 --m 1:3 --p 1:3");
+    REQUIRE(r.status == 0);
+    const std::size_t grid = r.out.find("  m\\p");
+    REQUIRE(grid != std::string::npos);
+    std::istringstream rows(r.out.substr(grid));
+    std::string line;
+    std::getline(rows, line);  // the p header
+    for (int m = 1; m <= 3; ++m) {
+        REQUIRE(std::getline(rows, line));
+        CAPTURE(line);
+        std::istringstream cells(line);
+        std::string label;
+        cells >> label;
+        CHECK(label == std::to_string(m));
+        int values = 0;
+        for (std::string v; cells >> v;) values += std::stod(v) > 0;
+        CHECK(values == 3);
+    }
+}
+
 TEST_CASE("launch and tune take the objective") {
     auto l = run_mmgp("launch pbpi-roadrunner --nodes 1:300 --launcher srun --objective node-hours -- ./pbpi");
     REQUIRE(l.status == 0);
