@@ -132,6 +132,12 @@ std::vector<comm_pattern> read_communication(const json& cs, const reader& r, co
         p.prim = read_primitive(cs[i], r, ip);
         p.bytes = r.number_at(cs[i], ip, "bytes", at_least(0.0, "bytes per operation"));
         p.count = r.number_or(cs[i], ip, "count", 1.0, at_least(0.0, "operations per phase"));
+        // At most a petabyte an operation and 10^15 operations a phase, as every amount (1e300 bytes printed
+        // times of 300 digits).
+        if (p.bytes > max_amount)
+            r.fail(child(ip, "bytes"), "at most " + format_double(max_amount) + " bytes per operation", cs[i]["bytes"]);
+        if (p.count > max_amount)
+            r.fail(child(ip, "count"), "at most " + format_double(max_amount) + " operations per phase", cs[i]["count"]);
         out.push_back(p);
     }
     return out;
