@@ -40,7 +40,8 @@ constexpr application_key keys[] = {
     {.name = "dma_bytes", .unit = "bytes per off-load", .member = &application::dma_bytes, .spread = log_normal,
      .shown_default = "0", .meaning = "bytes per off-load not overlapped with computation (needs `platform.dma`)"},
     {.name = "communication", .member = &application::comm,
-     .meaning = "per phase: `[{\"primitive\": \"allreduce\", \"bytes\": 8, \"count\": 1}]`"},
+     .meaning = "per phase: `[{\"primitive\": \"allreduce\", \"bytes\": 8, \"count\": 1}]` (bytes and count each at "
+                "most 10^15)"},
     {.name = "g_charge", .member = &application::g_charge, .shown_default = "`per_apu`",
      .meaning = "`per_apu`: the gap costs N·p·g ([H] Eq. 11); `per_extra_apu`: N·(p−1)·g (g measured as the slope "
      "per additional APU, as `mmgp profile` does)"},
