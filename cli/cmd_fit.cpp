@@ -255,7 +255,11 @@ int run_fit(const fit_options_cli& o) {
                               std::string("runs whose fitted application a profile can hold") +
                                   (o.N || o.fit_N ? "" : " (N is 1 unless --N or --fit-N says otherwise)"),
                               "runs that fit"};
-    check_profile(profile, profile_kind::application, "fit", &from);
+    // Checked once, before any output: written with -o (write_profile checks it), else checked alone.
+    if (!o.output.empty())
+        write_profile(o.output, profile, profile_kind::application, "fit", &from);
+    else
+        check_profile(profile, profile_kind::application, "fit", &from);
     std::string out = profile;
     if (!o.json) {
         // The structure's choice before the parameters it was fitted with; the structure's warnings at the end.
@@ -263,10 +267,7 @@ int run_fit(const fit_options_cli& o) {
         out.insert(out.find("\nparam"), selection_report(s));
         for (const auto& w : s.warnings) out += "warning: " + w + "\n";
     }
-    if (!o.output.empty()) {
-        write_profile(o.output, profile, profile_kind::application, "fit", &from);
-        if (!o.json) out += "wrote " + o.output + "\n";
-    }
+    if (!o.output.empty() && !o.json) out += "wrote " + o.output + "\n";
     std::cout << out << std::flush;
     return 0;
 }

@@ -55,12 +55,11 @@ struct space_options_cli {
     bool narrowed() const { return !m.empty() || !p.empty() || !nodes.empty(); }
 };
 void add_space_options(CLI::App* sub, space_options_cli& o);
-/// Applies --policy, --m, --p, --nodes to s.space and checks the scenario still covers it.
-void apply_space_options(const space_options_cli& o, scenario& s);
 /// The model a command evaluates: --model's when given, else the one the scenario names, else mmgp.
 model_kind model_of(const space_options_cli& o, const scenario& s);
-/// The scenario `profile` with the --set edits of `o`, then apply_space_options(); warns (stderr) about a
-/// calibrated platform from another machine, old, measured too few times or flagged noisy.
+/// The scenario `profile` with the --set edits of `o` and its --m, --p, --nodes (read as search edits: the reader
+/// checks the profiles cover the narrowed space), then its --policy; warns (stderr) about a calibrated platform
+/// from another machine, old, measured too few times or flagged noisy.
 scenario load_with_options(const std::string& profile, const space_options_cli& o);
 /// One "mmgp: warning: ..." line for each of platform_warnings(pl, this machine, now), held until
 /// flush_warnings(): printed on stderr when the command has checked its input and begins its work or output

@@ -187,17 +187,9 @@ scenario load_with_options(const std::string& profile, const space_options_cli& 
         }
     if (!search.empty()) edits.search = search.dump();
     scenario s = load_scenario(profile, edits);
-    apply_space_options(o, s);
+    if (!o.policy.empty()) s.space.pol = parse_policy_option(o.policy);  // coverage does not depend on it
     warn_about_platform(s.plat, o.max_age_days);
     return s;
-}
-
-void apply_space_options(const space_options_cli& o, scenario& s) {
-    if (!o.policy.empty()) s.space.pol = parse_policy_option(o.policy);
-    if (!o.m.empty()) s.space.m = parse_range("--m", o.m);
-    if (!o.p.empty()) s.space.p = parse_range("--p", o.p);
-    if (!o.nodes.empty()) s.space.nodes = parse_range("--nodes", o.nodes);
-    if (o.narrowed() || !o.policy.empty()) check_coverage(s);
 }
 
 namespace {
