@@ -24,17 +24,30 @@ if [ ! -f build-fuzz/build.ninja ]; then
 fi
 ninja -C build-fuzz --quiet tests/fuzz_profile tests/fuzz_runs
 mkdir -p build-fuzz/findings
-status=0
-for t in profile runs; do
-  work=build-fuzz/corpus-$t
+# One target per CPU at a time (libFuzzer runs one process of one thread): on 2 CPUs both targets run together,
+# each to its own fixed input count or time limit, as alone.
+targets=(profile runs)
+jobs=$(nproc 2>/dev/null || echo 1)
+fuzz_one() {
+  local t=$1 work=build-fuzz/corpus-$1
   mkdir -p "$work"
   cp -n tests/fuzz/corpus/$t/* "$work"/ 2>/dev/null || true
-  echo "fuzz: $t for ${SECS}s"
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     build-fuzz/tests/fuzz_$t ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} ${FUZZ_SEED:+-seed=$FUZZ_SEED} -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-      -print_final_stats=1 -artifact_prefix=build-fuzz/findings/$t- "$work" 2>build-fuzz/fuzz-$t.log || status=1
+      -print_final_stats=1 -artifact_prefix=build-fuzz/findings/$t- "$work" 2>build-fuzz/fuzz-$t.log
+}
+status=0
+declare -A pid=() rc=()
+for t in "${targets[@]}"; do
+  echo "fuzz: $t for ${SECS}s"
+  rc[$t]=0
+  if [ "$jobs" -ge 2 ]; then fuzz_one "$t" & pid[$t]=$!; else fuzz_one "$t" || rc[$t]=$?; fi
+done
+for t in "${!pid[@]}"; do wait "${pid[$t]}" || rc[$t]=$?; done
+for t in "${targets[@]}"; do
+  echo "fuzz: $t: exit ${rc[$t]}"
   grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)" build-fuzz/fuzz-$t.log || true
-  if [ "$status" -ne 0 ]; then tail -40 build-fuzz/fuzz-$t.log; fi
+  if [ "${rc[$t]}" -ne 0 ]; then status=1; tail -40 build-fuzz/fuzz-$t.log; fi
 done
 [ "$status" -eq 0 ] && echo "fuzz: no findings" || echo "fuzz: FINDINGS in build-fuzz/findings/"
 exit "$status"
