@@ -197,14 +197,18 @@ void human_text(out_stream& out, const scenario& s, model_kind kind, const searc
 void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster) {
     out.print("\nUncertainty (--uncertainty): ");
     if (u.samples == 0) {
+        std::vector<std::string> why;
+        if (!u.not_varied.empty()) why.push_back(fmt::format("no scalar of the model: {}", fmt::join(u.not_varied, ", ")));
+        if (!u.at_zero.empty()) why.push_back(fmt::format("a value of 0, which a log-normal draw keeps: {}", fmt::join(u.at_zero, ", ")));
         out.print("no spread is given for a parameter the model varies{}; every interval is the point.\n",
-                  u.not_varied.empty() ? "" : " (not varied: " + fmt::format("{}", fmt::join(u.not_varied, ", ")) + ")");
+                  why.empty() ? "" : fmt::format(" (not varied, {})", fmt::join(why, "; ")));
         return;
     }
     out.print("{} samples of the parameters with a spread, independent and log-normal around their values:\n",
               u.samples);
     for (const auto& p : u.parameters) out.print("  {}\n", p);
     if (!u.not_varied.empty()) out.print("  not varied (no scalar of the model): {}\n", fmt::join(u.not_varied, ", "));
+    if (!u.at_zero.empty()) out.print("  not varied (a value of 0, which a log-normal draw keeps): {}\n", fmt::join(u.at_zero, ", "));
     // A platform with sharing modes (a GPU node): which one each configuration uses, as in the ranked table.
     const bool shared = std::any_of(u.configs.begin(), u.configs.end(),
                                     [](const auto& x) { return x.c.share != accelerator_sharing::dedicated; });
@@ -241,6 +245,7 @@ std::string uncertainty_json(const uncertainty_report& u) {
     }
     for (const auto& c : u.indistinguishable) tied.push_back(keys(c));
     return json{{"samples", u.samples}, {"parameters", u.parameters}, {"not_varied", u.not_varied},
+                {"at_zero", u.at_zero},
                 {"configurations", configs}, {"indistinguishable", tied}}.dump();
 }
 

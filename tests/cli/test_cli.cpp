@@ -301,6 +301,16 @@ TEST_CASE("mmgp predict --uncertainty: intervals from the profiles' spreads, in 
     // The bundled QS20 profiles state no spread: nothing to sample.
     auto plain = run_mmgp("predict pbpi-qs20 --uncertainty");
     CHECK(plain.out.find("no spread is given") != std::string::npos);
+    {  // A spread on a value of 0 is not sampled, and the line says why.
+        mmgp::test::temp_dir zd;
+        const std::string sc = (zd.path / "z.json").string();
+        std::ofstream(sc) << R"({"platform": "qs20", "application": {"N": 1000, "T_hpu": 0.1, "T_apu": 4.0, )"
+                             R"("C_apu": 0.01, "g": {"value": 0, "std_error": 1e-4}}})";
+        const auto z = run_mmgp("predict " + sc + " --uncertainty");
+        CHECK(z.status == 0);
+        CHECK(z.out.find("no spread is given for a parameter the model varies (not varied, a value of 0, which a "
+                         "log-normal draw keeps: application.g)") != std::string::npos);
+    }
     mmgp::test::expect_bad_input("predict pbpi-qs20 --uncertainty --csv", "--csv excludes --uncertainty");
     // A fitted profile carries its parameters' standard errors, and they are propagated as such.
     mmgp::test::temp_dir d;

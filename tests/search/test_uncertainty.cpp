@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "support.hpp"
 #include "mmgp/error.hpp"
@@ -91,4 +93,28 @@ TEST_CASE("--uncertainty: a spread that is not a number >= 0 is refused when rea
     CHECK_THROWS_WITH_AS(mmgp::propagate_spreads(huge, mmgp::model_kind::mmgp, {best.c}, best.c),
                          doctest::Contains("/platform/T_csw: expected a spread of at most 10 times the value"),
                          mmgp::input_error);
+}
+
+TEST_CASE("--uncertainty: a spread on a value of 0 is named as not varied for that reason, apart from keys with no scalar") {
+    // g = 0 with a standard error: value·exp(σz) is 0 for every draw, so g is not varied; T_csw's spread is.
+    json doc = {{"platform", {{"hpu_contexts", 2}, {"apus", 4}, {"O_offload", 1e-6},
+                              {"T_csw", {{"value", 2e-5}, {"spread", 1e-6}}}, {"alpha", 1.0}}},
+                {"application", {{"N", 1000}, {"T_hpu", 0.1}, {"T_apu", 4.0}, {"C_apu", 0.01},
+                                 {"g", {{"value", 0}, {"std_error", 1e-4}}}}},
+                {"search", {{"m", {1, 4}}, {"p", {1, 4}}}}};
+    const auto s = mmgp::parse_scenario(doc.dump(), "z.json");
+    const auto best = mmgp::search(s, mmgp::model_kind::mmgp, {false}).best;
+    const auto u = mmgp::propagate_spreads(s, mmgp::model_kind::mmgp, {best.c}, best.c);
+    CHECK(u.samples == 200);
+    REQUIRE(u.parameters.size() == 1);
+    CHECK(u.parameters[0].rfind("platform.T_csw: ", 0) == 0);
+    CHECK(u.at_zero == std::vector<std::string>{"application.g"});
+    CHECK(u.not_varied.empty());
+    // Only the zero-valued spread: nothing is sampled, and the reason is that one.
+    doc["platform"]["T_csw"] = 2e-5;
+    const auto z = mmgp::parse_scenario(doc.dump(), "z.json");
+    const auto none = mmgp::propagate_spreads(z, mmgp::model_kind::mmgp, {best.c}, best.c);
+    CHECK(none.samples == 0);
+    CHECK(none.at_zero == std::vector<std::string>{"application.g"});
+    CHECK(none.not_varied.empty());
 }

@@ -32,6 +32,8 @@ struct uncertainty_report {
     std::vector<std::string> parameters;
     /// Spreads of keys the model has no scalar for (e.g. alpha's, written per form): not varied.
     std::vector<std::string> not_varied;
+    /// Spreads of scalars whose value is 0: a log-normal draw around 0 is 0, so they are not varied either.
+    std::vector<std::string> at_zero;
     std::vector<interval_prediction> configs;  ///< the candidates, in the order given
     /// The candidates that cannot be told apart from `best` at these spreads: at least as fast as `best` in
     /// at least 1 - confidence of the samples (and `best` itself), in the order given.

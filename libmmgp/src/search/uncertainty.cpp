@@ -56,17 +56,21 @@ double percentile(std::vector<double>& xs, double q) {  // nearest rank on a sor
 
 namespace {
 
-// The parameters of `work` (a copy of s) that carry a spread, each as the member it varies; those without a value
-// to vary are listed in out.not_varied, the varied ones described in out.parameters. Throws input_error for a
-// spread too large to propagate.
+// The parameters of `work` (a copy of s) that carry a spread, each as the member it varies; those without a scalar
+// to vary are listed in out.not_varied, those whose value is 0 in out.at_zero, the varied ones described in
+// out.parameters. Throws input_error for a spread too large to propagate.
 std::vector<varied> varied_parameters(const scenario& s, scenario& work, uncertainty_report& out) {
     std::vector<varied> vs;
     auto collect = [&](const std::vector<parameter_spread>& spreads, const char* section, auto&& scalar) {
         for (const auto& sp : spreads) {
             double* target = scalar(sp.key);
             const std::string name = std::string(section) + "." + sp.key;
-            if (!target || !(*target > 0)) {
+            if (!target) {
                 out.not_varied.push_back(name);
+                continue;
+            }
+            if (!(*target > 0)) {
+                out.at_zero.push_back(name);
                 continue;
             }
             const double sd = sp.mad ? mad_to_sd * sp.spread : sp.spread;
