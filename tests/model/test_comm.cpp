@@ -198,3 +198,35 @@ TEST_CASE("a scenario that names the latency-bandwidth model costs every configu
                                            "latency-bandwidth"),
                          mmgp::input_error);
 }
+
+TEST_CASE("a searched distribution no table covers and no model costs is refused, naming why no model was fitted") {
+    // Tables of allreduce on 2 nodes x 1 only; the search reaches 4 nodes, which a model fitted to them would cost.
+    auto doc_with = [](json points) {
+        json tables = json::array();
+        if (!points.empty())
+            tables.push_back({{"primitive", "allreduce"}, {"nodes", 2}, {"ppn", 1}, {"points", points}});
+        return json{{"platform", {{"hpu_contexts", 2}, {"apus", 2}, {"nodes", 4}, {"O_offload", 0}, {"T_csw", 0},
+                                  {"alpha", 1}, {"network", {{"tables", tables}}}}},
+                    {"application", {{"N", 10}, {"T_hpu", 0}, {"T_apu", 1.0}, {"C_apu", 0}, {"g", 0},
+                                     {"communication", {{{"primitive", "allreduce"}, {"bytes", 8}}}}}},
+                    {"search", {{"m", 1}, {"p", 1}, {"nodes", {1, 4}}}}}
+            .dump();
+    };
+    // Times above 0: a model is fitted and costs 4 nodes (1 inter-node stage per doubling).
+    const mmgp::scenario fitted = mmgp::parse_scenario(doc_with({{8, 100e-6}, {64, 100e-6}}), "f.json");
+    mmgp::evaluator ev(fitted, mmgp::model_kind::mmgp);
+    bool ex = false;
+    CHECK(ev.comm_per_phase(1, 4, ex) > 0);
+    CHECK(ex);
+    // Every time 0: nothing to fit (the fit weighs each point by 1/time): the refusal (when the scenario is
+    // evaluated) says so, not "no table".
+    const mmgp::scenario zero = mmgp::parse_scenario(doc_with({{8, 0}, {64, 0}}), "z.json");
+    CHECK_THROWS_WITH_AS(mmgp::evaluator(zero, mmgp::model_kind::mmgp),
+                         doctest::Contains("covering allreduce of 8 bytes on nodes=3 with ppn=1, found no table of "
+                                           "allreduce covering this, and no model: its tables' times are all 0"),
+                         mmgp::input_error);
+    // No table of it at all.
+    const mmgp::scenario none = mmgp::parse_scenario(doc_with(json::array()), "n.json");
+    CHECK_THROWS_WITH_AS(mmgp::evaluator(none, mmgp::model_kind::mmgp),
+                         doctest::Contains("found neither a table nor a model for allreduce"), mmgp::input_error);
+}

@@ -153,6 +153,22 @@ namespace detail {
 
 namespace {
 
+// Why no model of `prim` exists: no table of it at all, tables whose times are all 0 (a model is fitted to times
+// above 0: each point weighs 1/time), or tables from which none could be fitted.
+std::string no_model_found(const platform& pl, primitive prim, const std::string& name) {
+    bool tabled = false, timed = false;
+    for (const comm_table& t : pl.comm_tables) {
+        if (t.prim != prim) continue;
+        for (const auto& pt : t.points) {
+            tabled = true;
+            timed = timed || pt.seconds > 0;
+        }
+    }
+    if (!tabled) return "neither a table nor a model for " + name;
+    return "no table of " + name + " covering this, and no model: " +
+           (timed ? std::string("none could be fitted to its tables") : "its tables' times are all 0, and a model is fitted to times above 0");
+}
+
 // Every (nodes, m) the search visits must be costed by a table or a model with the stages it needs.
 void check_communication(const scenario& s, const comm_models& models) {
     const platform& pl = s.plat;
@@ -177,7 +193,7 @@ void check_communication(const scenario& s, const comm_models& models) {
                                   model ? "a model without the " +
                                               std::string(st.inter > 0 && !model->has_inter ? "inter" : "intra") +
                                               "-node part and no such table"
-                                        : "neither a table nor a model for " + prim);
+                                        : no_model_found(pl, cp.prim, prim));
             }
         }
     }
