@@ -9,6 +9,8 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include "mmgp/uncertainty.hpp"
 
@@ -194,12 +196,25 @@ void human_text(out_stream& out, const scenario& s, model_kind kind, const searc
         out.print("  Configurations inside this margin cannot be told apart at the model's accuracy ([H] §4.4).\n");
 }
 
+namespace {
+
+// The spreads not varied, by reason: (why, the parameters), those with none left out.
+std::vector<std::pair<std::string_view, std::string>> not_varied_by_reason(const uncertainty_report& u) {
+    std::vector<std::pair<std::string_view, std::string>> out;
+    if (!u.not_varied.empty()) out.emplace_back("no scalar of the model", fmt::format("{}", fmt::join(u.not_varied, ", ")));
+    if (!u.at_zero.empty())
+        out.emplace_back("a value of 0, which a log-normal draw keeps", fmt::format("{}", fmt::join(u.at_zero, ", ")));
+    return out;
+}
+
+}  // namespace
+
 void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster) {
     out.print("\nUncertainty (--uncertainty): ");
+    const auto not_varied = not_varied_by_reason(u);
     if (u.samples == 0) {
         std::vector<std::string> why;
-        if (!u.not_varied.empty()) why.push_back(fmt::format("no scalar of the model: {}", fmt::join(u.not_varied, ", ")));
-        if (!u.at_zero.empty()) why.push_back(fmt::format("a value of 0, which a log-normal draw keeps: {}", fmt::join(u.at_zero, ", ")));
+        for (const auto& [reason, names] : not_varied) why.push_back(fmt::format("{}: {}", reason, names));
         out.print("no spread is given for a parameter the model varies{}; every interval is the point.\n",
                   why.empty() ? "" : fmt::format(" (not varied, {})", fmt::join(why, "; ")));
         return;
@@ -207,8 +222,7 @@ void uncertainty_text(out_stream& out, const uncertainty_report& u, bool cluster
     out.print("{} samples of the parameters with a spread, independent and log-normal around their values:\n",
               u.samples);
     for (const auto& p : u.parameters) out.print("  {}\n", p);
-    if (!u.not_varied.empty()) out.print("  not varied (no scalar of the model): {}\n", fmt::join(u.not_varied, ", "));
-    if (!u.at_zero.empty()) out.print("  not varied (a value of 0, which a log-normal draw keeps): {}\n", fmt::join(u.at_zero, ", "));
+    for (const auto& [reason, names] : not_varied) out.print("  not varied ({}): {}\n", reason, names);
     // A platform with sharing modes (a GPU node): which one each configuration uses, as in the ranked table.
     const bool shared = std::any_of(u.configs.begin(), u.configs.end(),
                                     [](const auto& x) { return x.c.share != accelerator_sharing::dedicated; });
