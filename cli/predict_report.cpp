@@ -113,8 +113,10 @@ std::string feasibility_text(const scenario& s) {
 
 }  // namespace
 
-void human_text(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
-                const goal_view& g) {
+namespace {
+
+// The scenario's lines: its model, platform, application and search, and the search's notes.
+void scenario_lines(out_stream& out, const scenario& s, model_kind kind, const search_result& r) {
     const auto& pl = s.plat;
     const auto& app = s.app;
     const auto& sp = s.space;
@@ -129,46 +131,50 @@ void human_text(out_stream& out, const scenario& s, model_kind kind, const searc
               sp.p.hi, sp.nodes.lo, sp.nodes.hi, r.feasible, feasibility_text(s));
     for (const auto& n : r.notes) out.print("note: {}\n", n);
     out.print("\n");
-    // Grid of m x p at the best node count, when it fits on a screen.
-    if (v.grid_fits) {
-        out.print("Predicted time (s) at nodes={}{}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
-                  r.best.c.share == accelerator_sharing::dedicated ? "" : fmt::format(" sharing={}", to_string(r.best.c.share)),
-                  100 * sp.tolerance);
-        // Columns as wide as the widest value (7 at least), a space before it and the mark after: an 8-digit value
-        // ran into the m label or its neighbour.
-        const auto index = [&](int m, int p) {
-            return static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min);
-        };
-        std::size_t width = 7;
-        for (int m = v.m_min; m <= v.m_max; ++m)
-            for (int p = v.p_min; p <= v.p_max; ++p)
-                if (!std::isnan(v.grid[index(m, p)])) width = std::max(width, fmt::format("{:.4g}", v.grid[index(m, p)]).size());
-        out.print("  m\\p");
-        for (int p = v.p_min; p <= v.p_max; ++p) out.print("{:>{}}", p, width + 2);
-        out.print("\n");
-        for (int m = v.m_min; m <= v.m_max; ++m) {
-            out.print("{:>5}", m);
-            for (int p = v.p_min; p <= v.p_max; ++p) {
-                const double t = v.grid[index(m, p)];
-                if (std::isnan(t))
-                    out.print("{:>{}}", ".", width + 2);
-                else
-                    out.print("{:>{}}{}", fmt::format("{:.4g}", t), width + 1, v.grid_near[index(m, p)] ? "*" : " ");
-            }
-            out.print("\n");
+}
+
+// The grid of m x p at the best node count (human_view::grid_fits: when it fits on a screen).
+void mp_grid(out_stream& out, const search_space& sp, const search_result& r, const human_view& v) {
+    out.print("Predicted time (s) at nodes={}{}; * marks the near-optimal set (within {:g} %):\n", r.best.c.nodes,
+              r.best.c.share == accelerator_sharing::dedicated ? "" : fmt::format(" sharing={}", to_string(r.best.c.share)),
+              100 * sp.tolerance);
+    // Columns as wide as the widest value (7 at least), a space before it and the mark after: an 8-digit value
+    // ran into the m label or its neighbour.
+    const auto index = [&](int m, int p) {
+        return static_cast<std::size_t>((m - v.m_min) * (v.p_max - v.p_min + 1) + p - v.p_min);
+    };
+    std::size_t width = 7;
+    for (int m = v.m_min; m <= v.m_max; ++m)
+        for (int p = v.p_min; p <= v.p_max; ++p)
+            if (!std::isnan(v.grid[index(m, p)])) width = std::max(width, fmt::format("{:.4g}", v.grid[index(m, p)]).size());
+    out.print("  m\\p");
+    for (int p = v.p_min; p <= v.p_max; ++p) out.print("{:>{}}", p, width + 2);
+    out.print("\n");
+    for (int m = v.m_min; m <= v.m_max; ++m) {
+        out.print("{:>5}", m);
+        for (int p = v.p_min; p <= v.p_max; ++p) {
+            const double t = v.grid[index(m, p)];
+            if (std::isnan(t))
+                out.print("{:>{}}", ".", width + 2);
+            else
+                out.print("{:>{}}{}", fmt::format("{:.4g}", t), width + 1, v.grid_near[index(m, p)] ? "*" : " ");
         }
         out.print("\n");
     }
-    // Best per node count (cluster searches).
-    if (sp.nodes.hi > sp.nodes.lo) {
-        out.print("Best mapping per node count:\n");
-        for (const auto& [n, x] : v.best_at)
-            out.print("  nodes={:<6} m={:<3} p={:<3} {:>12}{}\n", n, x.c.m, x.c.p, human_time(x.pred.time_s),
-                      x.pred.parts.extrapolated ? "  (communication extrapolated)" : "");
-        out.print("\n");
-    }
-    ranked_table(out, r, g);
-    // Best and why.
+    out.print("\n");
+}
+
+// The best mapping at each node count (cluster searches).
+void best_per_node_count(out_stream& out, const human_view& v) {
+    out.print("Best mapping per node count:\n");
+    for (const auto& [n, x] : v.best_at)
+        out.print("  nodes={:<6} m={:<3} p={:<3} {:>12}{}\n", n, x.c.m, x.c.p, human_time(x.pred.time_s),
+                  x.pred.parts.extrapolated ? "  (communication extrapolated)" : "");
+    out.print("\n");
+}
+
+// The best configuration, its breakdown, and what each alternative loses against it.
+void best_and_why(out_stream& out, const search_result& r, const human_view& v, const goal_view& g) {
     const breakdown& bb = r.best.pred.parts;
     out.print("\nBest: {}, {}\n", label(r.best.c), value_phrase(r.best, g.opt.minimise, g.cluster));
     out.print("  = host {} + accelerator {} + offload {} + context switch {} + communication {}", human_time(bb.host),
@@ -189,6 +195,18 @@ void human_text(out_stream& out, const scenario& s, model_kind kind, const searc
         done.push_back(x->c);
         out.print("{}", contrast(r.best, *x, why));
     }
+}
+
+}  // namespace
+
+void human_text(out_stream& out, const scenario& s, model_kind kind, const search_result& r, const human_view& v,
+                const goal_view& g) {
+    const auto& sp = s.space;
+    scenario_lines(out, s, kind, r);
+    if (v.grid_fits) mp_grid(out, sp, r, v);
+    if (sp.nodes.hi > sp.nodes.lo) best_per_node_count(out, v);
+    ranked_table(out, r, g);
+    best_and_why(out, r, v, g);
     goal_lines(out, r, g);
     if (g.cluster) out.print("\n{}", front_table(r.front, r.best, r.base, g.opt.minimise));
     out.print("\n{}", near_optimal_summary(r, sp.tolerance, g.opt.minimise));
