@@ -234,13 +234,15 @@ int run_launch(const launch_options& o) {
         return 0;
     }
     const bool cluster = s.space.nodes.hi > s.space.nodes.lo;
-    std::string out = fmt::format("# {}: {} {}, predicted {} (model {}{})\n", name,
+    // The comments hold the name and notes on one line each (one_line): a line break in a scenario's name would
+    // otherwise end the comment and run the rest as a command.
+    std::string out = fmt::format("# {}: {} {}, predicted {} (model {}{})\n", one_line(name),
                                   !o.space.narrowed() ? "best" : "chosen", label(best.c),
                                   value_phrase(best, opt.minimise, cluster), to_string(mk),
                                   opt.minimise == objective::time && opt.budget_node_hours <= 0
                                       ? std::string()
                                       : ", objective " + objective_phrase(opt));
-    for (const auto& n : plan.notes) out += "# note: " + n + "\n";
+    for (const auto& n : plan.notes) out += "# note: " + one_line(n) + "\n";
     out += shell_command(plan);
     std::cout << out << std::flush;
     return 0;

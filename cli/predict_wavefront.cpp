@@ -137,7 +137,7 @@ void wavefront_report(out_stream& out, const scenario& s, bool as_json) {
     const auto& w = s.app.wave;
     out.print("# {}: a wavefront ({} x {} x {} cells {}, {:g} angles, {:g}-plane blocks, {:g} octants) mapped two ways, "
               "nodes {}..{} (docs/MODEL.md §6)\n\n",
-              s.name, w.cells[0], w.cells[1], w.cells[2], w.per_rank ? "per accelerator" : "in all", w.angles, w.k_block,
+              one_line(s.name), w.cells[0], w.cells[1], w.cells[2], w.per_rank ? "per accelerator" : "in all", w.angles, w.k_block,
               w.octants, lo, hi);
     wavefront_table(out, rows);
     // Why, term by term, at the smallest and the largest node count.

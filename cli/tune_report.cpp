@@ -267,8 +267,8 @@ std::string text_head(const tune_summary& r, const std::string& launch) {
     const config_words words(r.space);
     const tune_assessment& a = r.a;
     const bool replay = !r.o.replay.empty();
-    std::string out = fmt::format("# mmgp tune: {}, {} configurations{}\n", r.s.name.empty() ? r.s.file : r.s.name,
-                                  r.space.size(), replay ? fmt::format(", replay of {} (seed {})", r.o.replay, r.o.seed) : "");
+    std::string out = fmt::format("# mmgp tune: {}, {} configurations{}\n", one_line(r.s.name.empty() ? r.s.file : r.s.name),
+                                  r.space.size(), replay ? fmt::format(", replay of {} (seed {})", one_line(r.o.replay), r.o.seed) : "");
     // The mapping in the words of the machine: ranks x threads on a CPU node (time-shared cores), else the papers'.
     out += r.s.plat.cores > 0 ? "# m: processes (MPI ranks) per node, p: threads per process\n"
                               : "# m: processes per node, p: accelerators per process\n";

@@ -649,3 +649,22 @@ TEST_CASE("launch and tune take the objective") {
     CHECK(w.status == 2);
     CHECK(w.err.find("--within: expected --objective node-hours or core-hours beside it") != std::string::npos);
 }
+
+TEST_CASE("launch keeps a scenario's name inside its comment: a line break in it runs nothing") {
+    // The name ends the comment's line where it holds a line break; the rest of it would run as a command.
+    mmgp::test::temp_dir d;
+    const std::string scen = d.write("named.json", R"({"schema": "mmgp/1", "name": "x\ntouch PWNED\n",
+        "platform": "qs20", "application": "pbpi", "search": {"m": [1, 2], "p": [1, 2], "nodes": [1, 1]}})");
+    auto l = run_mmgp("launch " + scen + " --launcher local -- true");
+    REQUIRE(l.status == 0);
+    CHECK(l.out.find("# x\\ntouch PWNED\\n: ") == 0);
+    const std::string script = d.write("job.sh", l.out);
+    REQUIRE(std::system(("cd " + d.path.string() + " && sh job.sh >/dev/null 2>&1").c_str()) == 0);
+    CHECK_FALSE(std::filesystem::exists(d.path / "PWNED"));
+    // tune's text and predict's wavefront header hold it on one line the same way.
+    auto t = run_mmgp("tune " + scen + " --replay validation/tune/groups/raxml-16x1200-U4.csv --seed 1 --quiet --journal " +
+                      (d.path / "j.jsonl").string());
+    INFO(t.err);
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("# mmgp tune: x\\ntouch PWNED\\n, ") == 0);
+}
