@@ -36,7 +36,17 @@ std::string read_all(const std::string& path) {
             throw input_error(path, "(file)", "an alignment of at most 256 MiB", "a larger file or a stream without end");
         }
     }
-    gzclose(f);
+    // A compressed file cut short reads as its first part and then ends: zlib says so at the end of the reading
+    // (gzerror) or as the file is closed (Z_BUF_ERROR), and the part read is not taken for the alignment.
+    int err = Z_OK;
+    std::string msg = gzerror(f, &err);
+    if (msg.rfind(path + ": ", 0) == 0) msg.erase(0, path.size() + 2);  // zlib names the file; the message does
+    const int closed = gzclose(f);
+    if (err != Z_OK && err != Z_STREAM_END)
+        throw input_error(path, "(file)", "an alignment file that can be read", msg);
+    if (closed == Z_BUF_ERROR)
+        throw input_error(path, "(file)", "a whole compressed file", "one that ends in the middle of its stream (cut short)");
+    if (closed != Z_OK) throw input_error(path, "(file)", "an alignment file that can be read", "an error as it was closed");
     return text;
 }
 

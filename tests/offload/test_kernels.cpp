@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "app_profile.hpp"
 #include "cuda/host_reference.hpp"
@@ -412,6 +413,27 @@ TEST_CASE("alignments: PHYLIP and FASTA, gzip, and bad files") {
         K::read_alignment((d.path / "bad.phy").string());
     } catch (const mmgp::input_error& e) {
         CHECK(std::string(e.what()).find("line 3: expected a DNA character") != std::string::npos);
+    }
+    // gzip: read whole; cut short, refused (not read as the taxa before the cut).
+    std::string fasta;
+    std::mt19937 rng(1);
+    for (int t = 0; t < 20; ++t) {
+        fasta += ">t" + std::to_string(t) + "\n";
+        for (int s = 0; s < 300; ++s) fasta += "ACGT"[rng() % 4];
+        fasta += "\n";
+    }
+    const std::string whole = (d.path / "whole.fa.gz").string(), cut = (d.path / "cut.fa.gz").string();
+    gzFile gz = gzopen(whole.c_str(), "wb");
+    REQUIRE(gz);
+    REQUIRE(gzwrite(gz, fasta.data(), static_cast<unsigned>(fasta.size())) == static_cast<int>(fasta.size()));
+    REQUIRE(gzclose(gz) == Z_OK);
+    CHECK(K::read_alignment(whole).taxa() == 20);
+    std::ifstream in(whole, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const std::size_t keep : {bytes.size() / 2, bytes.size() - 1}) {
+        CAPTURE(keep);
+        std::ofstream(cut, std::ios::binary | std::ios::trunc) << bytes.substr(0, keep);
+        CHECK_THROWS_WITH_AS(K::read_alignment(cut), doctest::Contains("cut.fa.gz: (file): expected"), mmgp::input_error);
     }
     const std::string examl = "/usr/share/doc/examl/testData/49.gz";
     if (fs::exists(examl)) {  // Debian's examl ships a real alignment, gzip-compressed
