@@ -2,6 +2,8 @@
 // program by running it sequentially on the off-load runtime (offload/), and writes it atomically. On a GPU
 // (--accelerator cuda) it runs mmgp-offload-run --accelerator cuda --profile, which links CUDA (mmgp does not), and
 // writes what that measured once the engine reads it.
+#include <algorithm>
+#include <charconv>
 #include <fmt/format.h>
 
 #include <iostream>
@@ -51,15 +53,12 @@ void setup_profile(CLI::App& app, profile_options& o) {
 
 namespace {
 
+// Decimal digits alone: std::stol also takes " +8" (and the provenance then held it as given).
 long positive(const std::string& option, const std::string& text, long lo, long hi) {
-    std::size_t k = 0;
     long v = 0;
-    try {
-        v = std::stol(text, &k);
-    } catch (...) {
-        k = 0;
-    }
-    if (k == 0 || k != text.size() || v < lo || v > hi)
+    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (!digits || ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
         throw usage_error(fmt::format("{}: expected an integer in [{}, {}], found \"{}\"", option, lo, hi, text));
     return v;
 }
@@ -157,6 +156,13 @@ int run_profile(const profile_options& o) {
     interrupt_guard guard(o.output);  // an interrupt stops at once and says which file it left alone
     const K::profile_report rep = K::measure_profile(rq);  // bad input: mmgp::input_error or usage_error, exit 2
     write_profile(o.output, rep.json, profile_kind::application, "profile");
+    const auto unpinned = std::count_if(rep.runs.begin(), rep.runs.end(),
+                                        [](const K::result& x) { return x.cfg.pin_team && !x.pinned; });
+    if (unpinned > 0)
+        hold_warning(fmt::format("{} run(s) with 2 APUs could not be pinned to a core each (fewer than 2 CPUs allowed, "
+                                 "or the affinity refused): g measures the threads sharing a core, not the gap "
+                                 "(measurements.g_p2_pinned)",
+                                 unpinned));
     if (o.output.empty()) return 0;
     const auto& r = rep.runs.front();
     std::cout << fmt::format("mmgp profile: {} ({} taxa x {} sites), {} units, {} repetitions, {:.1f} s\n", r.data_source,

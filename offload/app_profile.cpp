@@ -9,11 +9,12 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unistd.h>
 
-#include "mmgp/profile.hpp"  // utc_now()
+#include "mmgp/profile.hpp"  // utc_now(), available_cpus()
 #include "mmgp/statistics.hpp"
 
 namespace mmgp::kernels {
@@ -102,6 +103,10 @@ void measure_repetition(const profile_request& rq, int r, samples& x, profile_re
     c1.p = 1;
     c1.policy = host_policy::edtlp;
     result a = run(c1);  // bad input (an alignment that does not read) is thrown here, before any progress line
+    if (rq.measure_g && !rq.base.synthetic && a.sites < 2)  // g is measured with 2 APUs, one site each at least: refused before any line
+        throw usage_error(fmt::format("{}: expected an alignment of at least 2 sites (g is measured with 2 APUs, one "
+                                      "site each), found {}",
+                                      rq.base.alignment.empty() ? "--sites" : rq.base.alignment, a.sites));
     say(rq, r, "sequential run (m=1, p=1) done");
     const timers& t = a.t;
     const double calls = static_cast<double>(t.offloads);
@@ -121,6 +126,9 @@ void measure_repetition(const profile_request& rq, int r, samples& x, profile_re
     // HPU thread cannot take the core the next fork needs, so the busy-time slope is the gap.
     c2.pin_team = true;
     result b = run(c2);
+    // The team is pinned round robin over the allowed CPUs (runtime.hpp): with fewer than 2, the worker shares the
+    // master's core, which is no pinning for g (the profile then says so, measurements.g_p2_pinned).
+    if (available_cpus().size() < 2) b.pinned = false;
     say(rq, r, "run with 2 APUs for g (m=1, p=2) done");
     const double calls2 = static_cast<double>(b.t.offloads);
     // busy(p) = serial + split/p + p*g per off-load, so g = busy(2) - busy(1) + split(1)/2.

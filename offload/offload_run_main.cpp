@@ -2,10 +2,15 @@
 // (wall time, timers, off-load counts). Bad input: one line on stderr, exit 2. --accelerator cuda (a build with
 // nvcc): m processes on the GPU, p blocks per off-load; exit 77 where no GPU is usable.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <string_view>
+#include <vector>
 
 #include "program_main.hpp"
 #include "runtime.hpp"
@@ -17,17 +22,71 @@
 
 namespace {
 
+// A whole number written in decimal digits alone, into `v`: std::stol and CLI11 alone also take " 3", "+1" and
+// "0x3" (as 0), and CLI11 clamps a seed of 26 digits to 2^64 - 1.
+template <class T>
+bool whole(std::string_view text, T& v) {
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    return ec == std::errc() && end == text.data() + text.size();
+}
+
+// A time written in decimal (digits, a point, an exponent): strtod alone also takes hexadecimal, inf and nan.
+bool decimal(const std::string& text, double& v) {
+    if (text.empty() || text.find_first_not_of("0123456789.eE+-") != std::string::npos) return false;
+    char* end = nullptr;
+    v = std::strtod(text.c_str(), &end);
+    return end == text.c_str() + text.size() && std::isfinite(v);
+}
+
+// The check of a numeric option's text before CLI11 converts it: decimal digits alone (whole numbers), or a
+// decimal number (times).
+CLI::Validator written_whole() {
+    return CLI::Validator([](std::string& t) {
+        unsigned long long v = 0;
+        return whole(t, v) ? std::string() : "expected a whole number in decimal digits, found \"" + t + "\"";
+    }, "UINT");
+}
+CLI::Validator written_decimal() {
+    return CLI::Validator([](std::string& t) {
+        double v = 0;
+        return decimal(t, v) ? std::string() : "expected a decimal number, found \"" + t + "\"";
+    }, "NUMBER");
+}
+
+// The result on standard output, flushed and checked: a full disk or a closed output is an error (exit 1), not a
+// run whose measurement is lost while it reports success.
+void print_result(const std::string& text) {
+    errno = 0;
+    std::cout << text << std::flush;
+    if (!std::cout)
+        throw std::runtime_error(std::string("standard output: the result could not be written (") +
+                                 (errno ? std::strerror(errno) : "a write error") + ")");
+}
+
 bool parse_pair(const std::string& text, long& a, long& b) {
     auto colon = text.find(':');
     if (colon == std::string::npos) return false;
-    try {
-        std::size_t i = 0, k = 0;
-        a = std::stol(text.substr(0, colon), &i);
-        b = std::stol(text.substr(colon + 1), &k);
-        return i == colon && k == text.size() - colon - 1;
-    } catch (...) {
-        return false;
+    return whole(std::string_view(text).substr(0, colon), a) && whole(std::string_view(text).substr(colon + 1), b);
+}
+
+// --synthetic OFFLOADS:HOST_US:SPLIT_US:SERIAL_US, each part whole (sscanf's %d wrapped 4294967297 to 1 and its %lf
+// took 0x10 as 16); each busy-wait at most an hour (3.6e9 us).
+bool parse_synthetic(const std::string& text, mmgp::kernels::synthetic_program& out) {
+    std::vector<std::string> parts;
+    for (std::size_t at = 0;;) {
+        const std::size_t colon = text.find(':', at);
+        parts.push_back(text.substr(at, colon == std::string::npos ? std::string::npos : colon - at));
+        if (colon == std::string::npos) break;
+        at = colon + 1;
     }
+    int n = 0;
+    double us[3] = {0, 0, 0};
+    if (parts.size() != 4 || !whole(parts[0], n) || n < 1) return false;
+    for (int k = 0; k < 3; ++k)
+        if (!decimal(parts[k + 1], us[k]) || us[k] < 0 || us[k] > 3.6e9) return false;
+    out = {n, us[0] * 1e-6, us[1] * 1e-6, us[2] * 1e-6};
+    return true;
 }
 
 // --profile: the program's application profile on the GPU (process_profile.hpp).
@@ -61,7 +120,7 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
         return 77;
     }
     if (!po.on) {
-        std::cout << K::to_json(K::run_processes(c, O::cuda_accelerator(facts, c.policy))) << '\n';
+        print_result(K::to_json(K::run_processes(c, O::cuda_accelerator(facts, c.policy))) + "\n");
         return 0;
     }
     rq.base = c;
@@ -72,7 +131,7 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
     if (!po.quiet) rq.progress = [](const std::string& line) { std::cerr << "mmgp-offload-run: profile: " << line << std::endl; };
     const K::process_profile_report rep = K::measure_process_profile(
         rq, O::cuda_accelerator(facts, rq.policy, true), O::cuda_accelerator(facts, rq.policy, false));
-    std::cout << rep.json;
+    print_result(rep.json);
     return 0;
 #else
     (void)c;
@@ -112,7 +171,9 @@ void add_profile_options(CLI::App& app, profile_options& po) {
                  "untimed and timed by CUDA events; its own slot curve at SMs, 2 SMs, 4 SMs) and print it; its host "
                  "waits by --policy (edtlp blocks, os spins), and the profile is for runs of that policy");
     // Each needs --profile: alone it would be taken and do nothing.
-    app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)")->needs("--profile");
+    app.add_option("--repetitions", po.repetitions, "--profile: sequential runs (default 3)")
+        ->check(written_whole())
+        ->needs("--profile");
     app.add_option("--name", po.name, "--profile: the application's name (default raxml-libpll-cuda)")->needs("--profile");
     app.add_flag("--quiet", po.quiet, "--profile: no progress lines on standard error")->needs("--profile");
     app.add_option("--platform", po.platform,
@@ -138,29 +199,26 @@ int main(int argc, char** argv) {
     std::string policy = "edtlp", simulate, synthetic, scheduler, advisor_scenario, accelerator = "cpu";
     app.add_option("--accelerator", accelerator,
                    "cpu (APU threads, default) or cuda (m processes on the GPU, each off-load a grid of p blocks)");
-    app.add_option("--m", c.m, "HPU threads (with --accelerator cuda: processes; default 1)");
-    app.add_option("--p", c.p, "APUs per HPU thread (with --accelerator cuda: blocks per off-load; default 1)");
+    app.add_option("--m", c.m, "HPU threads (with --accelerator cuda: processes; default 1)")->check(written_whole());
+    app.add_option("--p", c.p, "APUs per HPU thread (with --accelerator cuda: blocks per off-load; default 1)")->check(written_whole());
     app.add_option("--policy", policy, "edtlp (block on every off-load) or os (spin-wait)");
-    app.add_option("--units", c.units, "bootstrap units (default 4)");
+    app.add_option("--units", c.units, "bootstrap units (default 4)")->check(written_whole());
     app.add_option("--apus", c.apus,
-                   "pool mode: A APU threads shared by the m HPU threads, p chosen per off-load by --scheduler (--p ignored)");
+                   "pool mode: A APU threads shared by the m HPU threads, p chosen per off-load by --scheduler (--p ignored)")
+        ->check(written_whole());
     app.add_option("--scheduler", scheduler, "pool mode: edtlp (p = 1), mgps ([R] U <= 4 rule) or advisor (default edtlp)");
     app.add_option("--advisor-scenario", advisor_scenario, "--scheduler advisor: the advisor's scenario (file or bundled name)");
     auto* al = app.add_option("--alignment", c.alignment, "PHYLIP or FASTA DNA alignment (gz or not)");
     auto* si = app.add_option("--simulate", simulate, "TAXA:SITES, simulate an alignment instead (default 24:2000)");
     al->excludes(si);
-    app.add_option("--taxa", c.taxa, "keep the first TAXA taxa (0: all)");
-    app.add_option("--sites", c.sites, "keep the first SITES sites (0: all)");
-    app.add_option("--rounds", c.rounds, "smoothing rounds over all edges per unit (default 1)");
-    app.add_option("--newton", c.newton, "Newton steps per branch at most (default 4)");
+    auto* tx = app.add_option("--taxa", c.taxa, "keep the first TAXA taxa (0: all)")->check(written_whole());
+    auto* st = app.add_option("--sites", c.sites, "keep the first SITES sites (0: all)")->check(written_whole());
+    auto* rd = app.add_option("--rounds", c.rounds, "smoothing rounds over all edges per unit (default 1)")->check(written_whole());
+    auto* nw = app.add_option("--newton", c.newton, "Newton steps per branch at most (default 4)")->check(written_whole());
     // The seed's digits alone (CLI11 would wrap -1 to 2^64 - 1); the watchdog finite (1e400 would never fire).
-    app.add_option("--seed", c.seed, "random seed (default 1)")
-        ->check(CLI::Validator([](std::string& t) {
-            return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos
-                       ? std::string()
-                       : "expected a whole number >= 0, found \"" + t + "\"";
-        }, "UINT"));
+    app.add_option("--seed", c.seed, "random seed (default 1)")->check(written_whole());
     app.add_option("--timeout", c.timeout_s, "watchdog, seconds (default 120)")
+        ->check(written_decimal())
         ->check(CLI::Range(1e-3, 1e6).description("in [0.001, 1000000] seconds"));
     profile_options po;
     po.command = command_line(argc, argv);
@@ -169,8 +227,10 @@ int main(int argc, char** argv) {
     auto* fl = app.add_flag("--from-launcher", launched,
                             "with --accelerator cuda: this process is one rank of a mapping mmgp launch started (MMGP_RANK, "
                             "MMGP_NP, MMGP_UNITS_TOTAL): it runs that rank's share of the units in one process");
-    app.add_option("--synthetic", synthetic,
-                   "OFFLOADS:HOST_US:SPLIT_US:SERIAL_US run the synthetic program (busy-waits) instead");
+    auto* sy = app.add_option("--synthetic", synthetic,
+                              "OFFLOADS:HOST_US:SPLIT_US:SERIAL_US run the synthetic program (busy-waits) instead");
+    // The synthetic program reads no alignment: the data options would be taken and do nothing.
+    for (CLI::Option* data : {al, si, tx, st, rd, nw}) sy->excludes(data);
     fl->excludes("--m");
     fl->excludes("--units");
     fl->excludes("--profile");
@@ -186,17 +246,10 @@ int main(int argc, char** argv) {
             c.simulate_sites = static_cast<int>(s);
         }
         if (!synthetic.empty()) {
-            int n = 0;
-            double h = 0, sp = 0, se = 0;
-            char tail = 0;
-            // Each busy-wait at most an hour (3.6e9 us): sscanf takes inf, nan and 1e400 as numbers.
-            const auto time_us = [](double v) { return std::isfinite(v) && v >= 0 && v <= 3.6e9; };
-            if (std::sscanf(synthetic.c_str(), "%d:%lf:%lf:%lf%c", &n, &h, &sp, &se, &tail) != 4 || n < 1 ||
-                !time_us(h) || !time_us(sp) || !time_us(se))
-                throw mmgp::usage_error("--synthetic: expected OFFLOADS:HOST_US:SPLIT_US:SERIAL_US (times of 0 to "
-                                        "3.6e9 microseconds), found \"" + synthetic + "\"");
+            if (!parse_synthetic(synthetic, c.synth))
+                throw mmgp::usage_error("--synthetic: expected OFFLOADS:HOST_US:SPLIT_US:SERIAL_US (a whole count >= 1 "
+                                        "and times of 0 to 3.6e9 microseconds, in decimal), found \"" + synthetic + "\"");
             c.synthetic = true;
-            c.synth = {n, h * 1e-6, sp * 1e-6, se * 1e-6};
         }
         if (!scheduler.empty() && c.apus <= 0) throw mmgp::usage_error("--scheduler: expected --apus A (pool mode) as well");
         if (!advisor_scenario.empty() && scheduler != "advisor")
@@ -208,7 +261,7 @@ int main(int argc, char** argv) {
         if (accelerator != "cpu") throw mmgp::usage_error("--accelerator: expected cpu or cuda, found \"" + accelerator + "\"");
         if (c.apus > 0) c.scheduler = K::make_scheduler(scheduler.empty() ? "edtlp" : scheduler, advisor_scenario);
         K::result r = K::run(c);
-        std::cout << K::to_json(r) << '\n';
+        print_result(K::to_json(r) + "\n");
         return 0;
     });
 }

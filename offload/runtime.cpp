@@ -3,7 +3,10 @@
 // processes each owning an accelerator's grids (processes.cpp); host policy names; result::mean_p.
 #include "runtime.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <fmt/format.h>
+#include <unistd.h>
 #include <string>
 
 #include "runtime_internal.hpp"
@@ -57,6 +60,21 @@ struct run_inputs {
     tree start;
 };
 
+// The likelihood vectors the run keeps (libpll's partitions, DNA under GTR+Γ4): per inner node and site 4 states x
+// 4 rates doubles and a 4-byte scaler, for each of the m HPU threads' copies of the sites; the alignment's text
+// beside them. Refused before anything is allocated when they would not fit in this machine's memory: a size the
+// options allow (10,000 x 10,000,000) once ended in std::bad_alloc or the OOM killer.
+void check_fits_in_memory(const std::string& what, std::size_t taxa, std::size_t sites, int m) {
+    const double bytes = static_cast<double>(taxa) * static_cast<double>(sites) *
+                         (1.0 + std::max(1, m) * (4 * 4 * 8 + 4));
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+    if (memory > 0 && bytes > 0.8 * memory)
+        throw usage_error(fmt::format("{}: expected an alignment whose likelihood vectors fit in this machine's memory "
+                                      "({:.1f} GiB at most), found {} taxa x {} sites with m={} ({:.1f} GiB)",
+                                      what, 0.8 * memory / (1 << 30), taxa, sites, std::max(1, m), bytes / (1 << 30)));
+}
+
 run_inputs prepare(const config& c, result& res) {
     res.cfg = c;
     run_inputs in;
@@ -72,12 +90,14 @@ run_inputs prepare(const config& c, result& res) {
         if (c.simulate_taxa < 3 || c.simulate_sites < 1)
             throw usage_error("--simulate: expected TAXA >= 3 and SITES >= 1, found " + std::to_string(c.simulate_taxa) +
                               ":" + std::to_string(c.simulate_sites));
+        check_fits_in_memory("--simulate", static_cast<std::size_t>(c.simulate_taxa), static_cast<std::size_t>(c.simulate_sites), c.m);
         in.aln = simulate_alignment(static_cast<std::size_t>(c.simulate_taxa), static_cast<std::size_t>(c.simulate_sites), c.seed);
     } else {
         in.aln = read_alignment(c.alignment);
     }
     if (c.taxa < 0 || c.sites < 0) throw usage_error("taxa/sites: expected integers >= 0");
     in.aln = truncate(in.aln, static_cast<std::size_t>(c.taxa), static_cast<std::size_t>(c.sites));
+    if (!c.alignment.empty()) check_fits_in_memory(c.alignment, in.aln.taxa(), in.aln.sites(), c.m);
     const std::size_t most = c.apus > 0 ? static_cast<std::size_t>(c.apus) : p;
     if (most > in.aln.sites())
         throw usage_error(std::string(c.apus > 0 ? "apus" : "p") + ": expected at most " + std::to_string(in.aln.sites()) +

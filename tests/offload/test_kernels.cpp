@@ -629,11 +629,18 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
     tmpdir d;
     const fs::path out = d.path / "app.json";
     std::ofstream(d.path / "bad.phy") << "4 10\na ACGTACGTAC\nb ACGTACGTAC\nc ACGT\n";
+    std::ofstream(d.path / "one.phy") << "3 1\na A\nb C\nc G\n";
     const std::string o = " -o " + out.string();
     for (const std::string& args : {" --alignment " + (d.path / "bad.phy").string(), std::string(" --alignment /nonexistent.phy"),
                                    std::string(" --simulate 2:100"), std::string(" --simulate 10"),
                                    std::string(" --simulate 10:400 --units 0"), std::string(" --simulate 10:400 --bogus"),
-                                   std::string(" --simulate 10:400 --sites 100000")}) {
+                                   std::string(" --simulate 10:400 --sites 100000"),
+                                   // once taken: a sign and spaces (and written so into the provenance), hexadecimal
+                                   std::string(" --simulate ' +8: +200'"), std::string(" --simulate 8:0x20"),
+                                   // likelihood vectors far past any machine's memory (once std::bad_alloc, exit 1)
+                                   std::string(" --simulate 10000:10000000 --units 1 --repetitions 1"),
+                                   // one site: g's runs need 2 (once refused after a progress line, naming --p)
+                                   " --alignment " + (d.path / "one.phy").string()}) {
         outcome r = sh(mmgp_bin() + " profile" + args + o, d.path);
         INFO(args << " -> " << r.err);
         CHECK(r.status == 2);
@@ -653,12 +660,43 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
                                " --seed -1", " --timeout 1e400", " --m 20000",
                                // once taken as numbers, so a busy-wait that never ends
                                " --synthetic 1:inf:0:0", " --synthetic 1:0:nan:0", " --synthetic 1:0:0:1e400",
+                               // once taken: a count wrapped to 1, hexadecimal times, counts and a watchdog; a
+                               // sign, a space; a seed of 26 digits clamped to 2^64 - 1
+                               " --synthetic 4294967297:1:1:1 --units 1", " --synthetic 1:0x10:0x1p3:1", " --synthetic 1:2:3:4:5",
+                               " --simulate 8:100 --units 0x3", " --simulate 8:100 --timeout 0x10", " --simulate 8:100 --m +1",
+                               " --simulate 8:100 --units ' 3'", " --simulate +8:100",
+                               " --seed 99999999999999999999999999 --simulate 8:100",
+                               // the synthetic program reads no data: data options were taken and ignored
+                               " --synthetic 10:1:1:1 --alignment /nonexistent", " --synthetic 10:1:1:1 --rounds 7",
+                               // likelihood vectors far past any machine's memory (once std::bad_alloc, exit 1)
+                               " --simulate 100000:100000000 --units 1",
                                // options of --profile without it (once taken, doing nothing)
                                " --repetitions 2", " --name x", " --quiet"},
                               d.path);
     auto j = offload_run_json(" --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
     CHECK(j["offloads"] == 40);
     CHECK(j["wall_s"].get<double>() > 0);
+    // A result that cannot be written is an error, not a run reported as done (once exit 0, the JSON lost).
+    for (const char* to : {" >/dev/full", " >&-"}) {
+        INFO(to);
+        CHECK(std::system((offload_bin() + " --synthetic 4:1:1:1 --units 1" + to + " 2>/dev/null").c_str()) != 0);
+    }
+}
+
+TEST_CASE("mmgp profile: runs with 2 APUs that cannot have a core each are not reported pinned") {
+    if (std::system("command -v taskset >/dev/null 2>&1") != 0) {
+        MESSAGE("skipped: no taskset");
+        return;
+    }
+    tmpdir d;
+    const fs::path out = d.path / "app.json";
+    // One CPU allowed: pinning put both threads on it (once reported pinned, g about 85x the gap).
+    outcome r = sh("taskset -c 0 " + mmgp_bin() + " profile --simulate 8:400 --units 2 --repetitions 2 -q -o " + out.string(),
+                   d.path);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(nlohmann::json::parse(slurp(out))["measurements"]["g_p2_pinned"] == "2 p=2 run(s) could not be pinned");
+    CHECK(r.err.find("mmgp: warning: 2 run(s) with 2 APUs could not be pinned to a core each") != std::string::npos);
 }
 
 TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writes what the engine reads, or nothing") {
