@@ -2,6 +2,8 @@
 // following drifting tasks, the current-state query, concurrency, and the C API's contract.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -272,17 +274,48 @@ TEST_CASE("advisor: durations that grow with p are learned as a cost per extra a
     CHECK(probes <= 12);
 }
 
-TEST_CASE("advisor: bad options are input errors") {
+TEST_CASE("advisor: options out of range are usage errors, the value as given; a scenario it cannot advise on is bad input") {
     mmgp::advisor_options opt;
     opt.smoothing = 0.0;
-    CHECK_THROWS_AS(mmgp::advisor(node(), app(), opt), mmgp::input_error);
+    CHECK_THROWS_AS(mmgp::advisor(node(), app(), opt), mmgp::usage_error);
     opt = {};
-    opt.min_gain = 1.0;
-    CHECK_THROWS_AS(mmgp::advisor(node(), app(), opt), mmgp::input_error);
+    opt.min_gain = 1.0000001;  // once shown as 1.000000
+    CHECK_THROWS_WITH_AS(mmgp::advisor(node(), app(), opt),
+                         "advisor options: /min_gain: expected a fraction in [0, 1), found 1.0000001", mmgp::usage_error);
+    opt = {};
+    opt.smoothing = -1e-9;  // once shown as -0.000000
+    CHECK_THROWS_WITH_AS(mmgp::advisor(node(), app(), opt), doctest::Contains("found -1e-09"), mmgp::usage_error);
     opt = {};
     opt.explore_every = -1;
-    CHECK_THROWS_AS(mmgp::advisor(node(), app(), opt), mmgp::input_error);
+    CHECK_THROWS_AS(mmgp::advisor(node(), app(), opt), mmgp::usage_error);
     CHECK_THROWS_AS(mmgp::advisor(std::string("no-such-scenario")), mmgp::error);
+    // A wavefront prices no off-load (once advice of p = 1 at 2.1e-6 s for every m).
+    CHECK_THROWS_WITH_AS(mmgp::advisor(std::string("sweep3d-roadrunner")), doctest::Contains("/application/wavefront"),
+                         mmgp::input_error);
+}
+
+TEST_CASE("advisor: calls out of step leave the counts in range and N as the tasks measured it") {
+    mmgp::advisor_options opt;
+    opt.min_gain = 0.0;
+    mmgp::advisor adv(node(), app(), opt);
+    const int p0 = adv.recommend().p;
+    // An end with no start: the accelerators busy stay at 0 (once -INT_MAX, and 16 - busy overflowed).
+    adv.offload_end(std::numeric_limits<int>::max(), 1e-3);
+    CHECK(adv.recommend().p == p0);
+    adv.offload_start(std::numeric_limits<int>::max());
+    adv.offload_start(1);
+    CHECK(adv.recommend().p == 1);  // every accelerator busy
+    adv.offload_end(std::numeric_limits<int>::max(), 1e-3);
+    adv.offload_end(1, 1e-3);
+    adv.set_waiting_tasks(std::numeric_limits<int>::max());  // once waiting + 1 overflowed
+    CHECK(adv.recommend().p == 1);
+    adv.set_waiting_tasks(0);
+    // A task end before any off-load says nothing of N (once N = 1, every prediction 20,000x off).
+    mmgp::advisor qs(std::string("pbpi-qs20"));
+    const double before = qs.recommend(1).time_s;
+    qs.task_end();
+    qs.refresh();
+    CHECK(qs.recommend(1).time_s == doctest::Approx(before));
 }
 
 TEST_CASE("advisor C API: handles, status codes, versions, and the same answers as C++") {
@@ -306,8 +339,9 @@ TEST_CASE("advisor C API: handles, status codes, versions, and the same answers 
     CHECK(mmgp_advisor_create(nullptr, nullptr, &bad, err, sizeof err) == MMGP_E_INVALID_ARGUMENT);
     CHECK(mmgp_advisor_create("raxml-qs20", nullptr, nullptr, nullptr, 0) == MMGP_E_INVALID_ARGUMENT);
     mmgp_advisor_options o = mmgp_advisor_options_default();
-    o.smoothing = 2.0;
-    CHECK(mmgp_advisor_create("raxml-qs20", &o, &bad, err, sizeof err) == MMGP_E_INPUT);
+    o.smoothing = 2.0;  // an option out of range: the header's MMGP_E_INVALID_ARGUMENT (once MMGP_E_INPUT)
+    CHECK(mmgp_advisor_create("raxml-qs20", &o, &bad, err, sizeof err) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(std::string(err) == "advisor options: /smoothing: expected a weight in (0, 1], found 2");
     o = mmgp_advisor_options_default();
     o.model = 7;
     CHECK(mmgp_advisor_create("raxml-qs20", &o, &bad, err, sizeof err) == MMGP_E_INVALID_ARGUMENT);
@@ -355,7 +389,7 @@ TEST_CASE("advisor C API: every option reaches the C++ advisor, and explorations
     mmgp_advisor* bad = nullptr;
     mmgp_advisor_options o = d;
     o.explore_every = -1;
-    CHECK(mmgp_advisor_create("raxml-qs20", &o, &bad, err, sizeof err) == MMGP_E_INPUT);
+    CHECK(mmgp_advisor_create("raxml-qs20", &o, &bad, err, sizeof err) == MMGP_E_INVALID_ARGUMENT);
     CHECK(std::string(err).find("explore_every") != std::string::npos);
 
     // Every option away from its default. raxml-qs20's best saving (about 0.39, m = 1) is below min_gain 0.5,

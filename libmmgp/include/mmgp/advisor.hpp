@@ -83,7 +83,7 @@ struct advisor_estimates {
 class advisor {
 public:
     /// From a scenario (platform + application; its search space is ignored: the advisor covers
-    /// m = 1..A on one node). Throws input_error when the model cannot evaluate it, or when options are out of range.
+    /// m = 1..A on one node). Throws input_error when the model cannot evaluate it (a wavefront application included), usage_error when options are out of range.
     explicit advisor(const scenario& s, const advisor_options& opt = {});
     /// From a scenario file path or a bundled scenario name ("raxml-qs20").
     explicit advisor(const std::string& scenario_path_or_name, const advisor_options& opt = {});

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
@@ -47,15 +48,23 @@ void ewma(std::atomic<double>& x, double y, double w) noexcept {
     }
 }
 
+// A value as it was given: the shortest text that reads back to it (std::to_string wrote 1.0000001 as 1.000000
+// and -1e-9 as -0.000000).
+std::string shown(double v) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc() ? std::string(buf, end) : std::string("?");
+}
+
+// Options out of range are a usage_error (the C API's MMGP_E_INVALID_ARGUMENT), not a profile's bad input.
 void check_options(const advisor_options& o) {
-    if (!(o.smoothing > 0.0 && o.smoothing <= 1.0))
-        throw input_error("advisor options", "/smoothing", "a weight in (0, 1]", std::to_string(o.smoothing));
-    if (!(o.min_gain >= 0.0 && o.min_gain < 1.0))
-        throw input_error("advisor options", "/min_gain", "a fraction in [0, 1)", std::to_string(o.min_gain));
-    if (o.refresh_every < 0)
-        throw input_error("advisor options", "/refresh_every", "a count >= 0", std::to_string(o.refresh_every));
-    if (o.explore_every < 0)
-        throw input_error("advisor options", "/explore_every", "a count >= 0", std::to_string(o.explore_every));
+    const auto refuse = [](const char* key, const char* expected, const std::string& found) {
+        throw usage_error(std::string("advisor options: /") + key + ": expected " + expected + ", found " + found);
+    };
+    if (!(o.smoothing > 0.0 && o.smoothing <= 1.0)) refuse("smoothing", "a weight in (0, 1]", shown(o.smoothing));
+    if (!(o.min_gain >= 0.0 && o.min_gain < 1.0)) refuse("min_gain", "a fraction in [0, 1)", shown(o.min_gain));
+    if (o.refresh_every < 0) refuse("refresh_every", "a count >= 0", std::to_string(o.refresh_every));
+    if (o.explore_every < 0) refuse("explore_every", "a count >= 0", std::to_string(o.explore_every));
 }
 
 // The largest m in the table: min(A, max_processes_per_node), and no further than a tabulated alpha(m) goes.
@@ -257,6 +266,12 @@ struct advisor::impl {
     impl(const platform& pl, const application& app, const std::string& file, policy pol, const advisor_options& o)
         : options(o) {
         check_options(o);
+        // A wavefront prices no off-load: the advice would be made up from overheads alone (once p=1 at 2.1e-6 s
+        // for every m, with MMGP_OK).
+        if (app.has_wavefront)
+            throw input_error(file, "/application/wavefront",
+                              "a scenario with an off-load profile (the advisor chooses p per off-load)",
+                              "a wavefront application");
         one_node.name = "advisor";
         one_node.file = file;
         one_node.plat = pl;
@@ -289,11 +304,14 @@ struct advisor::impl {
         parallel_fraction.store(a + c > 0 ? a / (a + c) : 1.0);
     }
 
+    // The off-loads per completed task, once both have been observed; the profile's N before. Tasks ended with
+    // no off-load observed say nothing of N: one task end before any off-load once set N to 1 (every prediction
+    // 20,000x off for pbpi-qs20).
     double offloads_per_task() const noexcept {
-        std::uint64_t t = completed_tasks.load(std::memory_order_relaxed);
-        if (t == 0) return profile_offloads_per_task;
-        return std::max(1.0, static_cast<double>(completed_offloads.load(std::memory_order_relaxed)) /
-                                 static_cast<double>(t));
+        const std::uint64_t t = completed_tasks.load(std::memory_order_relaxed);
+        const std::uint64_t n = completed_offloads.load(std::memory_order_relaxed);
+        if (t == 0 || n == 0) return profile_offloads_per_task;
+        return std::max(1.0, static_cast<double>(n) / static_cast<double>(t));
     }
 
     // --- observations -------------------------------------------------------------------------
@@ -469,13 +487,23 @@ void advisor::set_active_tasks(int m) noexcept {
     if (m >= 0) d_->active_tasks.store(m, std::memory_order_relaxed);
 }
 
+// The accelerators busy stay in [0, 2^28] (A is at most 4 Mi): an end with no start, or starts of INT_MAX, once
+// drove the count past the int's range and recommend() into signed overflow.
+constexpr int busy_cap = 1 << 28;
+
 void advisor::offload_start(int p) noexcept {
-    if (p >= 1) d_->busy_apus.fetch_add(p, std::memory_order_relaxed);
+    if (p < 1) return;
+    int busy = d_->busy_apus.load(std::memory_order_relaxed);
+    while (!d_->busy_apus.compare_exchange_weak(busy, std::min(busy_cap, busy + std::min(p, busy_cap)),
+                                                std::memory_order_relaxed)) {
+    }
 }
 
 void advisor::offload_end(int p, double seconds) noexcept {
     if (p < 1) return;
-    d_->busy_apus.fetch_sub(p, std::memory_order_relaxed);
+    int busy = d_->busy_apus.load(std::memory_order_relaxed);
+    while (!d_->busy_apus.compare_exchange_weak(busy, std::max(0, busy - p), std::memory_order_relaxed)) {
+    }
     if (!(seconds >= 0.0) || !std::isfinite(seconds)) return;
     const std::uint64_t n = d_->completed_offloads.fetch_add(1, std::memory_order_relaxed) + 1;
     if (p <= d_->apus) d_->observe_duration(p, seconds, n);
@@ -498,7 +526,9 @@ advice advisor::recommend() const noexcept {
     const impl& d = *d_;
     const int m = d.active_tasks.load(std::memory_order_relaxed);
     const int idle = std::clamp(d.apus - d.busy_apus.load(std::memory_order_relaxed), 0, d.apus);
-    const int share = std::max(idle / (d.waiting_tasks.load(std::memory_order_relaxed) + 1), 1);
+    // In 64 bits: INT_MAX waiting tasks once overflowed waiting + 1.
+    const int share = static_cast<int>(
+        std::max<std::int64_t>(idle / (std::int64_t{d.waiting_tasks.load(std::memory_order_relaxed)} + 1), 1));
     advice a = d.lookup(m, share);
     if (d.options.explore_every > 0) d.explore(a, share);
     return a;

@@ -76,6 +76,9 @@ int create(const mmgp_advisor_options* options, mmgp_advisor** out, char* err, s
     try {
         *out = make(opt);
         return MMGP_OK;
+    } catch (const mmgp::usage_error& e) {  // an option out of range
+        set_err(err, err_size, e.what());
+        return MMGP_E_INVALID_ARGUMENT;
     } catch (const mmgp::error& e) {
         set_err(err, err_size, e.what());
         return MMGP_E_INPUT;
