@@ -1,5 +1,6 @@
 // mmgp calibrate: measure this machine with the calibration harnesses and write a platform profile.
 // The harnesses, fitting and the atomic write live in calibration/; this file only wires options and output.
+#include <filesystem>
 #include <fmt/format.h>
 #include <algorithm>
 #include <array>
@@ -63,6 +64,30 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
 }
 
 namespace {
+/// The OSU tables a profile names by a relative path (network.tables[].osu, relative to the profile's own folder)
+/// named again relative to the folder of `output` (the working directory when it is printed), so that the profile
+/// written there reads the same files: once written into another folder, it named files that were not there.
+void rebase_osu_paths(nlohmann::json& p, const std::string& from, const std::string& output) {
+    namespace fs = std::filesystem;
+    if (!p.contains("network") || !p["network"].is_object() || !p["network"].contains("tables") ||
+        !p["network"]["tables"].is_array())
+        return;
+    const auto folder = [](const std::string& file) {  // absolute, normal, no trailing separator
+        const fs::path d = fs::path(file).parent_path();
+        fs::path a = fs::absolute(d.empty() ? fs::path(".") : d).lexically_normal();
+        return a.has_filename() || a == a.root_path() ? a : a.parent_path();
+    };
+    const fs::path in_dir = folder(from), out_dir = folder(output);
+    for (auto& t : p["network"]["tables"]) {
+        if (!t.is_object() || !t.contains("osu") || !t["osu"].is_string()) continue;
+        const fs::path osu = t["osu"].get<std::string>();
+        if (osu.is_absolute()) continue;
+        const fs::path where = (in_dir / osu).lexically_normal();
+        const fs::path rel = where.lexically_relative(out_dir);
+        t["osu"] = (rel.empty() ? where : rel).string();
+    }
+}
+
 /// --from: the calibrated profile at `path`, re-described as time-shared cores. Bad input is an input_error
 /// naming the file and the member at fault.
 nlohmann::json redescribe(const std::string& path, int max_threads, const std::string& name) {
@@ -169,6 +194,7 @@ int run_calibrate(const calibrate_options& o) {
     nlohmann::json profile;
     if (!o.from.empty()) {
         profile = redescribe(o.from, max_threads, o.name);  // bad input: input_error, exit 2, nothing written
+        rebase_osu_paths(profile, o.from, o.output);
     } else {
         calib::calibrate_settings s;
         s.quick = o.quick;

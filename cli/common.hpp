@@ -110,9 +110,10 @@ struct described_from {
     std::string expected = "records that describe a platform the engine reads";  ///< what they should have been
     std::string found = "records that give";  ///< followed by the reader's complaint
 };
-/// write_profile's check alone: for a writer that prints the document itself.
+/// write_profile's check alone: for a writer that prints the document itself. The text is read as a file in
+/// the folder of `path` (the working directory when "") would be: its relative references resolve there.
 void check_profile(const std::string& text, profile_kind kind, std::string_view command,
-                   const described_from* from = nullptr);
+                   const described_from* from = nullptr, const std::string& path = "");
 void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command,
                    const described_from* from = nullptr);
 

@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -205,8 +206,12 @@ std::string read_part(const std::string& text) {
 
 }  // namespace
 
-void check_profile(const std::string& text, profile_kind kind, std::string_view command, const described_from* from) {
-    const std::string name = "<" + std::string(command) + " output>";
+void check_profile(const std::string& text, profile_kind kind, std::string_view command, const described_from* from,
+                   const std::string& path) {
+    // Read as if in the folder it is written to: the files it names by a relative path (OSU tables) are found
+    // there, as a later read of the file finds them.
+    const std::string label = "<" + std::string(command) + " output>";
+    const std::string name = path.empty() ? label : (std::filesystem::path(path).parent_path() / label).string();
     try {
         const std::string read = read_part(text);
         if (kind == profile_kind::platform)
@@ -226,7 +231,7 @@ void check_profile(const std::string& text, profile_kind kind, std::string_view 
 
 void write_profile(const std::string& path, const std::string& text, profile_kind kind, std::string_view command,
                    const described_from* from) {
-    check_profile(text, kind, command, from);
+    check_profile(text, kind, command, from, path);
     if (path.empty())
         std::cout << text << std::flush;
     else

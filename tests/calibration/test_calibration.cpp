@@ -1080,5 +1080,23 @@ TEST_CASE_FIXTURE(calibrate_run, "mmgp calibrate --time-shared --from: the platf
         std::ifstream in(out);
         CHECK(nlohmann::json::parse(in).dump() == before);
     }
+    // An OSU table named relative to the profile: written into another folder, the profile names it from there
+    // (once refused as the records' fault when written beside it from elsewhere, or written naming a file that
+    // was not there).
+    fs::create_directories(dir / "sub" / "deeper");
+    std::ofstream(dir / "sub" / "lat.txt") << "# OSU MPI Allreduce Latency Test\n# Size       Avg Latency(us)\n"
+                                              "4 1.5\n8 1.7\n1024 5.0\n";
+    nlohmann::json with_osu = calibrated;
+    with_osu["network"] = {{"tables", {{{"primitive", "allreduce"}, {"nodes", 1}, {"ppn", 2}, {"osu", "lat.txt"}}}}};
+    write((dir / "sub" / "osu.json").string(), with_osu);
+    for (const fs::path& to : {dir / "sub" / "beside.json", dir / "above.json", dir / "sub" / "deeper" / "below.json"}) {
+        CAPTURE(to);
+        REQUIRE(run(b + " calibrate --from " + (dir / "sub" / "osu.json").string() + " -q -o " + to.string() + " 2>" + err) == 0);
+        const mmgp::platform pl = mmgp::load_platform(to.string());
+        REQUIRE(pl.comm_tables.size() == 1);
+        CHECK(pl.comm_tables.front().points.size() == 3);
+    }
+    std::ifstream above(dir / "above.json");
+    CHECK(nlohmann::json::parse(above)["network"]["tables"][0]["osu"] == "sub/lat.txt");
 }
 
