@@ -129,7 +129,12 @@ int run_predict(const predict_options& o) {
         if (searched)
             throw usage_error(std::string(searched) + ": expected a scenario with an off-load profile, found a wavefront "
                               "application (its two mappings set m and p at each node count; --nodes narrows them)");
-        predict::wavefront_report(out, s, o.json);
+        // The same through --set: of the search, a wavefront reads only the nodes (once taken and ignored).
+        for (const auto& set : o.space.sets)
+            if (set.rfind("search.", 0) == 0 && set.rfind("search.nodes=", 0) != 0)
+                throw usage_error("--set: expected search.nodes alone of the search for a wavefront application (its "
+                                  "two mappings set m and p at each node count), found \"" + one_line(set) + "\"");
+        predict::wavefront_report(out, s, o.json, what_if);
         return 0;
     }
     predict::goal_view g;

@@ -110,7 +110,7 @@ private:
     bool front_known_ = true, shared_ = false, header_ = false;
 };
 /// A wavefront application: the accelerator-driven and the host-driven mapping at each node count (predict_wavefront.cpp).
-void wavefront_report(out_stream& out, const scenario& s, bool as_json);
+void wavefront_report(out_stream& out, const scenario& s, bool as_json, const std::vector<std::string>& notes = {});
 
 // A difference of times (seconds) and the name of what differs.
 using difference = std::pair<double, const char*>;

@@ -58,13 +58,15 @@ nlohmann::ordered_json wave_json(const scenario& s, const wavefront_prediction& 
             {"step_s", json_number(t.step_s)}};
 }
 
-void wavefront_json(out_stream& out, const scenario& s, const std::vector<wave_pair>& rows) {
+void wavefront_json(out_stream& out, const scenario& s, const std::vector<wave_pair>& rows,
+                    const std::vector<std::string>& notes) {
     using json = nlohmann::ordered_json;
     json list = json::array();
     for (const wave_pair& r : rows)
         list.push_back({{"nodes", r.nodes}, {"accelerator_driven", wave_json(s, r.acc, r.acc_c)},
                         {"host_driven", wave_json(s, r.host, r.host_c)}});
-    const json doc = {{"schema", "mmgp/1"}, {"kind", "wavefront"}, {"scenario", s.name}, {"rows", list}};
+    json doc = {{"schema", "mmgp/1"}, {"kind", "wavefront"}, {"scenario", s.name}, {"rows", list}};
+    if (!notes.empty()) doc["notes"] = notes;
     out.print("{}\n", doc.dump());
 }
 
@@ -124,14 +126,14 @@ void wavefront_why(out_stream& out, const scenario& s, const wave_pair& r) {
 
 }  // namespace
 
-void wavefront_report(out_stream& out, const scenario& s, bool as_json) {
+void wavefront_report(out_stream& out, const scenario& s, bool as_json, const std::vector<std::string>& notes) {
     if (s.plat.hier.empty())
         throw input_error(s.file, "/platform/hierarchy", "a communication hierarchy for the wavefront's mappings", "none");
     const int lo = static_cast<int>(std::max<std::int64_t>(1, s.space.nodes.lo));
     const int hi = static_cast<int>(std::min<std::int64_t>(s.plat.nodes, s.space.nodes.hi));
     const std::vector<wave_pair> rows = wave_rows(s, lo, hi);
     if (as_json) {
-        wavefront_json(out, s, rows);
+        wavefront_json(out, s, rows, notes);
         return;
     }
     const auto& w = s.app.wave;
@@ -139,6 +141,8 @@ void wavefront_report(out_stream& out, const scenario& s, bool as_json) {
               "nodes {}..{} (docs/MODEL.md §6)\n\n",
               one_line(s.name), w.cells[0], w.cells[1], w.cells[2], w.per_rank ? "per accelerator" : "in all", w.angles, w.k_block,
               w.octants, lo, hi);
+    for (const auto& n : notes) out.print("note: {}\n", one_line(n));
+    if (!notes.empty()) out.print("\n");
     wavefront_table(out, rows);
     // Why, term by term, at the smallest and the largest node count.
     for (const auto* r : {&rows.front(), &rows.back()}) wavefront_why(out, s, *r);

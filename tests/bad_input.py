@@ -291,6 +291,10 @@ REFUSED = [
      "--m: expected a scenario with an off-load profile, found a wavefront application (its two mappings set m and p"),
     ("predict: --top on a wavefront scenario (once taken and ignored)", "predict sweep3d-roadrunner --top 1", 2,
      "--top: expected a scenario with an off-load profile, found a wavefront application"),
+    ("predict: --set of the search's m on a wavefront scenario (once taken and ignored, as --m was)",
+     "predict sweep3d-roadrunner --set 'search.m=[1,1]'", 2,
+     '--set: expected search.nodes alone of the search for a wavefront application (its two mappings set m and p at '
+     'each node count), found "search.m=[1,1]"'),
     ("launch: several nodes with the local launcher", "launch pbpi-roadrunner --launcher local --nodes 2 -- x",
      2, "expected nodes = 1"),
     ("launch: {rank} in one command line for every process", "launch raxml-qs20 --launcher openmpi -- x {rank}",

@@ -668,3 +668,16 @@ TEST_CASE("launch keeps a scenario's name inside its comment: a line break in it
     REQUIRE(t.status == 0);
     CHECK(t.out.find("# mmgp tune: x\\ntouch PWNED\\n, ") == 0);
 }
+
+TEST_CASE("predict on a wavefront scenario says a --set edit, in the text and the JSON") {
+    // COMMANDS.md: the output says note: what-if: --set ... (once missing for a wavefront's report).
+    auto t = run_mmgp("predict sweep3d-roadrunner --set 'search.nodes=[1,2]'");
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("\nnote: what-if: --set search.nodes=[1,2]\n") != std::string::npos);
+    auto j = run_mmgp("predict sweep3d-roadrunner --set 'search.nodes=[1,2]' --json");
+    REQUIRE(j.status == 0);
+    CHECK(json::parse(j.out)["notes"] == json::array({"what-if: --set search.nodes=[1,2]"}));
+    CHECK(json::parse(j.out)["rows"].size() == 2);
+    auto plain = run_mmgp("predict sweep3d-roadrunner --json");
+    CHECK_FALSE(json::parse(plain.out).contains("notes"));
+}
