@@ -51,7 +51,9 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
     add_checked(sub, "--simulate", o.simulate,
                 "Measure nothing: simulate this cluster (a SimGrid platform file) with SMPI and write --node's "
                 "profile with the simulated MPI tables (needs --node and --nodes)")
-        ->excludes(mpi);
+        ->excludes(mpi)
+        ->excludes(cv)
+        ->excludes(shared);
     add_checked(sub, "--node", o.node, "With --simulate: the platform profile of one node of the cluster (a file or a bundled name: ps3, qs20, triblade)");
     add_checked(sub, "--nodes", o.sim_nodes, "With --simulate: the node counts simulated, LO:HI (powers of two and HI)");
     add_checked(sub, "--accelerator", o.accelerator,
@@ -181,11 +183,12 @@ void summarize(const nlohmann::json& profile, const calibrate_options& o) {
 }  // namespace
 
 int run_calibrate(const calibrate_options& o) {
+    // Every form writes a profile: "-" is no file name (once --simulate wrote a file named "-").
+    if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
     if (!o.simulate.empty()) return run_calibrate_simulate(o);
     if (!o.accelerator.empty()) return run_calibrate_gpu(o);
     if (!o.node.empty() || !o.sim_nodes.empty() || o.ppn)
         throw usage_error("--node, --nodes and --ppn: expected with --simulate CLUSTER.xml");
-    if (o.output == "-") throw usage_error("-o: expected a file name; omit -o to print the profile");
     if (o.max_threads && o.dedicated) throw usage_error("--max-threads: only with time-shared cores, not --dedicated");
     if (!o.output.empty()) check_output("-o", o.output, {o.from});  // fail before measuring, not after
     const int max_threads = o.max_threads ? static_cast<int>(*o.max_threads) : 0;

@@ -26,10 +26,11 @@ int processes_per_node(const platform& node, const calibrate_options& o) {
 void check_simulate_options(const calibrate_options& o) {
     if (o.node.empty()) throw usage_error("--simulate: expected --node NODE.json (the platform profile of one node, or a bundled platform's name)");
     if (o.sim_nodes.empty()) throw usage_error("--simulate: expected --nodes LO:HI (the node counts to simulate)");
+    // (--cv-threshold and --time-shared are refused by the option table: --simulate excludes them.)
     if (o.mpi || o.quick || !o.from.empty() || !o.hpu_cpus.empty() || !o.apu_cpus.empty() || o.dedicated ||
-        o.max_threads)
+        o.max_threads || !o.accelerator.empty())
         throw usage_error("--simulate: measures nothing on this machine; expected none of --mpi, --quick, --from, "
-                          "--hpu-cpus, --apu-cpus, --dedicated, --max-threads");
+                          "--hpu-cpus, --apu-cpus, --dedicated, --max-threads, --accelerator");
 }
 
 }  // namespace
@@ -48,6 +49,11 @@ int run_calibrate_simulate(const calibrate_options& o) {
     s.nodes_lo = static_cast<int>(nodes.lo);
     s.nodes_hi = static_cast<int>(nodes.hi);
     s.ppn_max = processes_per_node(node, o);
+    // A table needs two ranks: with none, the profile was written with no table (the node's own dropped) and exit 0.
+    if (static_cast<long long>(s.nodes_hi) * s.ppn_max < 2)
+        throw usage_error(fmt::format("--nodes and --ppn: expected at least two ranks to simulate (nodes x processes "
+                                      "per node >= 2), found {} x {}",
+                                      s.nodes_hi, s.ppn_max));
     if (!calib::simulator_built())
         throw usage_error("--simulate: this mmgp was built without SimGrid (apt-get install libsimgrid-dev, or "
                           "scripts/setup.sh, then rebuild); nothing simulated");

@@ -146,6 +146,20 @@ def unsimulable_checks(d, dest):
             "expected a cluster SMPI can simulate with nodes=2 ppn=1, found: You're trying to send data from n1 to n2",
             "two hosts without a route", dest)
     gige = os.path.join(d, "gige.xml")
+    # Options taken and ignored once; a run with no table to simulate (once a profile with none, exit 0); "-o -"
+    # (once a file named "-").
+    for extra, fragment in ((["--accelerator", "cuda"], "expected none of"), (["--cv-threshold", "0.5"], "excludes"),
+                            (["--time-shared"], "excludes")):
+        refused(["calibrate", "--simulate", gige, "--node", "ps3", "--nodes", "1:2", "-o", dest, *extra], fragment,
+                " ".join(extra) + " with --simulate", dest)
+    refused(["calibrate", "--simulate", gige, "--node", "ps3", "--nodes", "1:1", "--ppn", "1", "-o", dest],
+            "expected at least two ranks to simulate (nodes x processes per node >= 2), found 1 x 1", "1 node x 1 rank", dest)
+    dash = os.path.join(d, "dash")
+    os.makedirs(dash, exist_ok=True)
+    r = subprocess.run([MMGP, "calibrate", "--simulate", gige, "--node", "ps3", "--nodes", "1:2", "-q", "-o", "-"],
+                       capture_output=True, text=True, cwd=dash)
+    check(r.returncode == 2 and "-o: expected a file name" in r.stderr and not os.listdir(dash),
+          f"-o - refused, nothing written: {r.stderr.strip()}")
     refused(["calibrate", "--simulate", gige, "--node", "ps3", "--nodes", "1:2", "-o", dest],
             'TMPDIR: expected a directory for the simulation\'s host files, found "/nonexistent"', "TMPDIR missing",
             dest, dict(os.environ, TMPDIR="/nonexistent"))
