@@ -3,6 +3,7 @@
 // re-description of a calibrated profile. Called by cli/cmd_calibrate.cpp; calls the harnesses and the MPI driver.
 #include "calibrate.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -237,8 +238,11 @@ struct time_shared_profile {
         if (!slice.value("measurable", false)) {
             p.erase(std::string(key_of(&platform::sched_slice)));
             at_key(d, &platform::sched_slice) = "not written: " + slice.value("reason", std::string("unmeasurable"));
-            if (p.contains("notes") && p["notes"].is_array())
-                p["notes"].push_back("sched_slice not written (time-shared): " + slice.value("reason", std::string("unmeasurable")));
+            // Once: described again (--from its own output), the note was added each time.
+            const std::string note = "sched_slice not written (time-shared): " + slice.value("reason", std::string("unmeasurable"));
+            if (p.contains("notes") && p["notes"].is_array() &&
+                std::find(p["notes"].begin(), p["notes"].end(), nlohmann::json(note)) == p["notes"].end())
+                p["notes"].push_back(note);
             return;
         }
         at_key(p, &platform::sched_slice) = param_from_record(slice);
@@ -261,6 +265,8 @@ struct time_shared_profile {
     /// T_wake_busy from the hand-back harness (profiles calibrated before it lack its record).
     void wake_busy() {
         if (!p["measurements"].contains("wake_busy")) {
+            // As sched_slice: a value without its record is not kept (once kept, old, beside "not written").
+            p.erase(std::string(key_of(&platform::T_wake_busy)));
             at_key(d, &platform::T_wake_busy) =
                 "not written: the profile has no measurements.wake_busy (calibrated by an older mmgp)";
             return;

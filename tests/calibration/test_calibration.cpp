@@ -355,6 +355,12 @@ TEST_CASE("--time-shared rewrites the platform from the measurements and records
         describe_time_shared(old, 0);
         CHECK_FALSE(old.contains("T_wake_busy"));
         CHECK(old["_derivation"]["T_wake_busy"].get<std::string>().rfind("not written: ", 0) == 0);
+        // Nor is a T_wake_busy the profile holds without its record kept (once kept, beside "not written").
+        nlohmann::json stale = fake_calibrated(true);
+        stale["measurements"].erase("wake_busy");
+        stale["T_wake_busy"] = {{"value", 2.1e-5}, {"source", "an older calibration"}};
+        describe_time_shared(stale, 0);
+        CHECK_FALSE(stale.contains("T_wake_busy"));
     }
     CHECK(p["_derivation"]["T_wake"].get<std::string>().find("offload_futex") != std::string::npos);
     // Unchanged: the calibrated parameters the option does not describe.
@@ -373,6 +379,11 @@ TEST_CASE("--time-shared rewrites the platform from the measurements and records
     check_time_shared(q, 2, 16);
     CHECK(q["_derivation"]["apus"].get<std::string>().find("--max-threads") != std::string::npos);
     CHECK(q["notes"].size() == 1);
+    {  // applied twice with sched_slice unmeasurable: the same profile, its note once (once one more each time)
+        nlohmann::json twice = q;
+        describe_time_shared(twice, 16);
+        CHECK(twice == q);
+    }
 
     nlohmann::json r = fake_calibrated(true);
     r["measurements"].erase("spin_pause");
