@@ -160,7 +160,16 @@ int run_predict(const predict_options& o) {
     } catch (const budget_error& e) {
         refuse_budget(e);
     }
-    if (!o.plot.empty()) write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
+    // The plot before the report leaves the buffer: when it cannot be written (a full disk), its line is the only
+    // output (once a whole report on stdout, then "standard output holds an incomplete report").
+    if (!o.plot.empty()) {
+        try {
+            write_file_atomically(o.plot, front_svg(r.front, r.best, opt.minimise, "mmgp predict: " + s.name));
+        } catch (...) {
+            out.discard_buffered();
+            throw;
+        }
+    }
     return 0;
 }
 

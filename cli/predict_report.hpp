@@ -38,6 +38,9 @@ public:
         fmt::format_to(std::back_inserter(buf_), f, std::forward<A>(a)...);
         if (buf_.size() > (1u << 20)) flush();
     }
+    // Drops what is still buffered (an error after the report, before it was flushed: nothing of it is shown, so
+    // the error's line is the only output). What was flushed already stays, and the error says so.
+    void discard_buffered() { buf_.clear(); }
     void flush() {
         written_ = written_ || buf_.size() > 0;
         std::cout.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));

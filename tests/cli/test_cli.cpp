@@ -681,3 +681,28 @@ TEST_CASE("predict on a wavefront scenario says a --set edit, in the text and th
     auto plain = run_mmgp("predict sweep3d-roadrunner --json");
     CHECK_FALSE(json::parse(plain.out).contains("notes"));
 }
+
+TEST_CASE("predict --plot on a full disk: its line alone, no report before it") {
+    // A disk that fills between the check of --plot and its write: a tmpfs of 64 KiB, 60 KiB taken, in a mount
+    // namespace of its own (needs root; skipped visibly elsewhere).
+    mmgp::test::temp_dir d;
+    const std::string mnt = (d.path / "mnt").string();
+    std::filesystem::create_directories(mnt);
+    if (std::system(("unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs " + mnt + "' 2>/dev/null").c_str()) != 0) {
+        MESSAGE("skipped: no private tmpfs here (needs root and unshare)");
+        return;
+    }
+    const std::string out = (d.path / "out").string(), err = (d.path / "err").string();
+    const int rc = std::system(("unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs " + mnt + " && dd if=/dev/zero of=" +
+                                mnt + "/fill bs=1k count=60 2>/dev/null && " + mmgp::test::mmgp_bin() +
+                                " predict pbpi-roadrunner --objective node-hours --plot " + mnt + "/front.svg >" + out +
+                                " 2>" + err + "'")
+                                   .c_str());
+    const std::string e = mmgp::test::slurp(err);
+    INFO(e);
+    CHECK(WEXITSTATUS(rc) == 2);
+    CHECK(mmgp::test::slurp(out).empty());  // once the whole report, then "an incomplete report"
+    CHECK(mmgp::test::count_lines(e) == 1);
+    CHECK(e.find("front.svg") != std::string::npos);
+    CHECK(e.find("incomplete") == std::string::npos);
+}
