@@ -102,6 +102,7 @@ struct profile_options {
 int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
     namespace K = mmgp::kernels;
     K::check_config(c, "cuda");  // bad options are bad input in any build, on any machine
+    K::check_data(c);            // and so is bad data (once "no usable GPU", exit 1, for a missing alignment)
     if (po.repetitions < 1 || po.repetitions > 1000)
         throw mmgp::usage_error("--repetitions: expected an integer in [1, 1000], found " + std::to_string(po.repetitions));
     K::process_profile_request rq;
@@ -109,7 +110,19 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
     if (!po.platform.empty()) {  // read and tried before the device: bad input is exit 2 on any machine
         rq.offload_charge = K::model_offload_charge(mmgp::load_platform(po.platform),
                                                     c.policy == K::host_policy::os ? mmgp::policy::os : mmgp::policy::edtlp);
-        (void)rq.offload_charge(1000, 1);
+        try {
+            (void)rq.offload_charge(1000, 1);
+        } catch (const mmgp::input_error& e) {
+            // The charge is priced as a scenario of this platform alone: what it lacks is the platform file's, at
+            // its own pointer (once ": /platform/dma: ... (the application declares dma_bytes)", no file named).
+            const std::string at = e.location().rfind("/platform", 0) == 0 ? e.location().substr(9) : e.location();
+            if (at == "/dma")
+                throw mmgp::input_error(po.platform, at,
+                                        "a transfer cost {\"latency_s\", \"bandwidth_Bps\"} (the profile's off-loads copy "
+                                        "their data: --platform must price the copies)",
+                                        e.found());
+            throw mmgp::input_error(po.platform, at, e.expected(), e.found());
+        }
         rq.charge_platform = po.platform;
     }
 #if MMGP_WITH_CUDA

@@ -112,6 +112,11 @@ run_inputs prepare(const config& c, result& res) {
 
 }  // namespace
 
+void check_data(const config& c) {
+    result res;
+    (void)prepare(c, res);
+}
+
 result run(const config& c) {
     check_config(c);
     const double setup0 = detail::now();

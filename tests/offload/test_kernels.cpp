@@ -670,12 +670,26 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
                                " --synthetic 10:1:1:1 --alignment /nonexistent", " --synthetic 10:1:1:1 --rounds 7",
                                // likelihood vectors far past any machine's memory (once std::bad_alloc, exit 1)
                                " --simulate 100000:100000000 --units 1",
+                               // bad data before the device: once "no usable GPU" (77) on a machine without one
+                               " --accelerator cuda --alignment /nonexistent.phy",
+                               // a platform that cannot price the copies, named (once ": /platform/dma", no file)
+                               " --accelerator cuda --profile --platform qs20",
                                // options of --profile without it (once taken, doing nothing)
                                " --repetitions 2", " --name x", " --quiet"},
                               d.path);
     auto j = offload_run_json(" --m 2 --p 2 --policy os --synthetic 20:10:40:5 --units 2", d.path);
     CHECK(j["offloads"] == 40);
     CHECK(j["wall_s"].get<double>() > 0);
+    // mmgp profile --accelerator cuda: the program's one line alone (once with a note before it), on any machine.
+    for (const std::string args : {" --platform qs20", " --alignment /nonexistent.phy"}) {
+        outcome q = sh(mmgp_bin() + " profile --accelerator cuda" + args + " -o " + (d.path / "gpu.json").string(), d.path);
+        INFO(args << " -> " << q.err);
+        CHECK(q.status == 2);
+        CHECK(count_lines(q.err) == 1);
+        CHECK_FALSE(fs::exists(d.path / "gpu.json"));
+    }
+    outcome named = sh(offload_bin() + " --accelerator cuda --profile --platform qs20", d.path);
+    CHECK(named.err.find(": qs20: /dma: expected a transfer cost") != std::string::npos);
     // A result that cannot be written is an error, not a run reported as done (once exit 0, the JSON lost).
     for (const char* to : {" >/dev/full", " >&-"}) {
         INFO(to);
@@ -717,7 +731,7 @@ TEST_CASE("mmgp profile --accelerator cuda: mmgp-offload-run measures, mmgp writ
     CHECK(r.status == 0);
     CHECK(slurp(out).find("\"T_apu\": 0.1") != std::string::npos);
     CHECK(slurp(args).find("--accelerator\ncuda\n--profile\n--simulate=8:1000\n--units\n3\n--repetitions\n2\n") != std::string::npos);
-    CHECK(r.err.find("mmgp profile: no --platform: C_apu leaves out the empty grid's round trip") != std::string::npos);
+    CHECK(r.err.find("mmgp: note: no --platform: C_apu leaves out the empty grid's round trip") != std::string::npos);
     CHECK(slurp(args).find("--policy") == std::string::npos);  // blocking: the command line as before
     fs::remove(out);
     // --policy os reaches the program: a profile for runs whose host spins.
