@@ -383,6 +383,23 @@ TEST_CASE("network tables from OSU micro-benchmarks output, beside the platform 
     refused(with({{"osu", "half.txt"}}), "half.txt: line 2: expected SIZE as a whole number of bytes up to 2^40, found \"4.5\"");
     refused(with({{"osu", "huge.txt"}}), "huge.txt: line 2: expected SIZE as a whole number of bytes up to 2^40, found \"1e23\"");
     refused(with({{"osu", "column.txt"}}), "column.txt: line 2: expected every column as a non-negative number, found \"10O0\"");
+    // osu -c: the validation column's "Pass" read past (once refused as not a number); a "Fail" line refused.
+    d.write("checked.txt", "# OSU MPI Allreduce Latency Test v7.3\n# Size       Avg Latency(us)        Validation\n"
+                           "4 10.0 Pass\n8 11.0 Pass\n");
+    d.write("failed.txt", "# Size Avg Latency(us) Validation\n4 10.0 Pass\n8 11.0 Fail\n");
+    // osu_barrier: no size column, one number (once refused as a line of fewer than two numbers): 0 bytes.
+    d.write("barrier.txt", "# OSU MPI Barrier Latency Test v7.3\n# Avg Latency(us)\n      3.50\n");
+    d.write("barrier2.txt", "# Avg Latency(us)\n3.50\n3.60\n");
+    const mmgp::platform more = mmgp::load_platform(platform_with(json::array(
+        {with({{"osu", "checked.txt"}}), {{"primitive", "barrier"}, {"nodes", 2}, {"ppn", 1}, {"osu", "barrier.txt"}}})));
+    REQUIRE(more.comm_tables.size() == 2);
+    CHECK(more.comm_tables[0].points.size() == 2);
+    CHECK(more.comm_tables[0].points[1].seconds == mmgp::test::approx(11e-6).epsilon(1e-12));
+    REQUIRE(more.comm_tables[1].points.size() == 1);
+    CHECK(more.comm_tables[1].points[0].bytes == 0);
+    CHECK(more.comm_tables[1].points[0].seconds == mmgp::test::approx(3.5e-6).epsilon(1e-12));
+    refused(with({{"osu", "failed.txt"}}), "failed.txt: line 3: expected lines whose validation passed (osu -c), found \"Fail\"");
+    refused(with({{"osu", "barrier2.txt"}}), "barrier2.txt: line 3: expected one LATENCY_US line (a test without sizes)");
 }
 
 TEST_CASE("a key given twice in one object is refused with its path and both values, wherever it is") {

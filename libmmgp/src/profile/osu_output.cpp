@@ -37,7 +37,7 @@ double whole_number(const std::string& token, const std::string& shown, const st
 
 // One data line "SIZE LATENCY_US ...", starting at `first`, after the points read so far: every column a whole
 // number, the size a whole count of bytes up to 2^40.
-comm_point data_line(const std::string& line, std::size_t first, const std::vector<comm_point>& before,
+comm_point data_line(const std::string& line, std::size_t first, const std::vector<comm_point>& before, bool sized,
                      const std::string& shown, const std::string& where) {
     std::vector<std::string> tokens;
     for (std::size_t at = first; at < line.size();) {
@@ -47,8 +47,12 @@ comm_point data_line(const std::string& line, std::size_t first, const std::vect
         tokens.push_back(line.substr(start, end - start));
         at = end;
     }
+    // osu_barrier prints no size column ("# Avg Latency(us)", then one number): its one point is at 0 bytes.
+    if (tokens.size() == 1 && !sized && before.empty()) tokens.insert(tokens.begin(), "0");
     if (tokens.size() < 2)
-        throw input_error(shown, where, "SIZE LATENCY_US (two non-negative numbers)", "\"" + line.substr(first, 40) + "\"");
+        throw input_error(shown, where,
+                          sized ? "SIZE LATENCY_US (two non-negative numbers)" : "one LATENCY_US line (a test without sizes)",
+                          "\"" + line.substr(first, 40) + "\"");
     const double bytes = whole_number(tokens[0], shown, where, "SIZE (bytes)");
     if (bytes != std::floor(bytes) || bytes > 0x1p40)
         throw input_error(shown, where, "SIZE as a whole number of bytes up to 2^40", "\"" + tokens[0].substr(0, 40) + "\"");
@@ -56,7 +60,14 @@ comm_point data_line(const std::string& line, std::size_t first, const std::vect
     if (us * 1e-6 > max_operation_s)
         throw input_error(shown, where, "LATENCY_US of at most " + format_double(max_operation_s * 1e6) +
                                             " microseconds (one collective's time)", "\"" + tokens[1].substr(0, 40) + "\"");
-    for (std::size_t k = 2; k < tokens.size(); ++k) whole_number(tokens[k], shown, where, "every column");
+    // Further columns: numbers (-f: min, max, iterations), or the data check's verdict (-c: "Pass"); a line whose
+    // check failed is not a measurement to keep.
+    for (std::size_t k = 2; k < tokens.size(); ++k) {
+        if (tokens[k] == "Pass") continue;
+        if (tokens[k] == "Fail")
+            throw input_error(shown, where, "lines whose validation passed (osu -c)", "\"Fail\"");
+        whole_number(tokens[k], shown, where, "every column");
+    }
     if (!before.empty() && bytes <= before.back().bytes)
         throw input_error(shown, where, "sizes in increasing order, above " + format_double(before.back().bytes),
                           format_double(bytes));
@@ -68,7 +79,7 @@ comm_point data_line(const std::string& line, std::size_t first, const std::vect
 std::vector<comm_point> read_osu(const std::string& osu_path, const std::string& shown) {
     const std::string text = read_file(osu_path);
     std::vector<comm_point> out;
-    bool latency = false;
+    bool latency = false, sized = false;  // the header names the latency column; and a size column
     std::size_t line_no = 0;
     for (std::size_t at = 0; at < text.size();) {
         std::size_t end = text.find('\n', at);
@@ -80,13 +91,16 @@ std::vector<comm_point> read_osu(const std::string& osu_path, const std::string&
         if (first == std::string::npos) continue;
         const std::string where = "line " + std::to_string(line_no);
         if (line[first] == '#') {
-            latency = latency_header(line, shown, where) || latency;
+            if (latency_header(line, shown, where)) {
+                latency = true;
+                sized = line.find("Size") != std::string::npos;
+            }
             continue;
         }
         if (!latency)
             throw input_error(shown, where, "an OSU header naming the latency column in microseconds before the data",
                               "\"" + line.substr(first, 40) + "\"");
-        out.push_back(data_line(line, first, out, shown, where));
+        out.push_back(data_line(line, first, out, sized, shown, where));
     }
     if (out.empty()) throw input_error(shown, "", "at least one SIZE LATENCY_US line", "none");
     return out;
