@@ -288,7 +288,82 @@ struct time_shared_profile {
 
 }  // namespace
 
+namespace {
+
+// A JSON value's kind, for a message ("a string", "the number 3").
+std::string kind_of(const nlohmann::json& v) {
+    if (v.is_number()) return "the number " + v.dump();
+    if (v.is_string()) return "a string";
+    if (v.is_boolean()) return "a boolean";
+    if (v.is_array()) return "an array";
+    if (v.is_object()) return "an object";
+    return "null";
+}
+
+// The members describe_time_shared() reads, of the types mmgp calibrate writes them: one of another type is named
+// by its own pointer (once every such member was "/measurements", with the JSON library's text as the reason).
+void check_shapes(const nlohmann::json& p) {
+    using J = nlohmann::json;
+    const auto need = [](const J& parent, const std::string& at, const char* key, bool (J::*is)() const noexcept,
+                         const char* what) {
+        if (parent.contains(key) && !(parent[key].*is)())
+            throw incomplete_profile(at + "/" + key, what, kind_of(parent[key]));
+    };
+    const auto integers = [](const J& parent, const std::string& at, const char* key) {
+        if (!parent.contains(key)) return;
+        const J& v = parent[key];
+        if (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const J& x) { return x.is_number_integer(); }))
+            throw incomplete_profile(at + "/" + key, "a list of CPU numbers", kind_of(v));
+    };
+    if (!p.is_object()) return;
+    need(p, "", "description", &J::is_string, "a text");
+    need(p, "", "notes", &J::is_array, "a list of texts");
+    need(p, "", "calibration", &J::is_object, "the calibration's settings (an object)");
+    if (p.contains("calibration")) {
+        integers(p["calibration"], "/calibration", "hpu_cpus");
+        integers(p["calibration"], "/calibration", "apu_cpus");
+    }
+    if (p.contains("machine") && p["machine"].is_object())
+        need(p["machine"], "/machine", "topology_source", &J::is_string, "a text");
+    if (!p.contains("measurements") || !p["measurements"].is_object()) return;
+    for (const char* key : {"offload_spin", "offload_futex", "csw_futex", "spin_pause", "sched_slice", "wake_busy"}) {
+        const J& m = p["measurements"];
+        if (!m.contains(key) || !m[key].is_object()) continue;
+        const J& r = m[key];
+        const std::string at = std::string("/measurements/") + key;
+        // A number, or null where the harness had none to give (an unmeasurable sched_slice, a cv of no mean).
+        for (const char* number : {"median", "mad", "cv", "min", "repetitions"})
+            if (r.contains(number) && !r[number].is_number() && !r[number].is_null())
+                throw incomplete_profile(at + "/" + number, "a number", kind_of(r[number]));
+        // What the description reads of each record (param_from_record: the whole record; the round trips: their
+        // median and mad), where it is missing.
+        const bool round_trip = key == std::string_view("offload_spin") || key == std::string_view("offload_futex");
+        const bool unmeasured = key == std::string_view("sched_slice") && !r.value("measurable", false);
+        const std::vector<const char*> read = round_trip ? std::vector<const char*>{"median", "mad"}
+                                              : unmeasured ? std::vector<const char*>{}
+                                                           : std::vector<const char*>{"median", "mad", "cv", "min", "ci95",
+                                                                                      "repetitions", "name"};
+        for (const char* k : read)
+            if (!r.contains(k))
+                throw incomplete_profile(at + "/" + k, std::string("the harness record's ") + k +
+                                                           " (a profile written by mmgp calibrate)",
+                                         "nothing (the key is missing)");
+        if (r.contains("ci95") && !r["ci95"].is_array() && !r["ci95"].is_null())
+            throw incomplete_profile(at + "/ci95", "an interval [low, high]", kind_of(r["ci95"]));
+        need(r, at, "name", &J::is_string, "the harness's name");
+        need(r, at, "unit", &J::is_string, "a unit");
+        need(r, at, "flagged", &J::is_boolean, "true or false");
+        need(r, at, "warning", &J::is_string, "a text");
+        need(r, at, "measurable", &J::is_boolean, "true or false");
+        need(r, at, "reason", &J::is_string, "a text");
+        need(r, at, "details", &J::is_object, "the harness's details (an object)");
+    }
+}
+
+}  // namespace
+
 void describe_time_shared(nlohmann::json& p, int max_threads) {
+    check_shapes(p);
     // At most what an int holds, and a quarter of it where 4 x cores is the bound on m*p.
     const long long most = max_threads > 0 ? std::numeric_limits<int>::max() : std::numeric_limits<int>::max() / 4;
     if (!p.contains("machine") || !p["machine"].is_object() || !p["machine"].contains("cores") ||

@@ -49,12 +49,14 @@ nlohmann::json dma_json(const dma_result& d);
 /// or malformed member (e.g. /measurements/csw_futex).
 class incomplete_profile : public std::invalid_argument {
 public:
-    incomplete_profile(std::string pointer, const std::string& what)
-        : std::invalid_argument(what), pointer_(std::move(pointer)) {}
+    incomplete_profile(std::string pointer, const std::string& what, std::string found = "nothing of that shape")
+        : std::invalid_argument(what), pointer_(std::move(pointer)), found_(std::move(found)) {}
     const std::string& pointer() const noexcept { return pointer_; }
+    /// What the member holds instead ("nothing of that shape" where it is missing).
+    const std::string& found() const noexcept { return found_; }
 
 private:
-    std::string pointer_;
+    std::string pointer_, found_;
 };
 
 /// --time-shared: rewrites a calibrated profile (with measurements.offload_spin, offload_futex, csw_futex,

@@ -99,7 +99,7 @@ nlohmann::json redescribe(const std::string& path, int max_threads, const std::s
     try {
         calib::describe_time_shared(p, max_threads);
     } catch (const calib::incomplete_profile& e) {
-        throw input_error(path, e.pointer(), e.what(), "nothing of that shape");
+        throw input_error(path, e.pointer(), e.what(), e.found());
     } catch (const nlohmann::json::exception& e) {
         throw input_error(path, "/measurements", "the records of mmgp calibrate's harnesses",
                           std::string("a member of another type (") + e.what() + ")");

@@ -79,7 +79,7 @@ int redescribe_gpu(const calibrate_options& o) {
     try {
         calib::redescribe_gpu_host(p);
     } catch (const calib::incomplete_profile& e) {
-        throw input_error(o.from, e.pointer(), e.what(), "nothing of that shape");
+        throw input_error(o.from, e.pointer(), e.what(), e.found());
     } catch (const nlohmann::json::exception& e) {
         throw input_error(o.from, "/measurements/gpu", "the GPU harness's record",
                           std::string("a member of another type (") + e.what() + ")");

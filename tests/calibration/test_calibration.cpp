@@ -1067,6 +1067,17 @@ TEST_CASE_FIXTURE(calibrate_run, "mmgp calibrate --time-shared --from: the platf
     nlohmann::json bad_platform = calibrated;
     bad_platform["T_csw"]["value"] = -1;
     refused(bad_platform, "/T_csw");
+    // Members of another type or missing, each at its own pointer (once all "/measurements", with the JSON
+    // library's own text as what was found).
+    nlohmann::json number_description = calibrated;
+    number_description["description"] = 3;
+    refused(number_description, "/description: expected a text, found the number 3");
+    nlohmann::json text_cpus = calibrated;
+    text_cpus["calibration"]["hpu_cpus"] = "x";
+    refused(text_cpus, "/calibration/hpu_cpus: expected a list of CPU numbers, found a string");
+    nlohmann::json no_mad = calibrated;
+    no_mad["measurements"]["offload_spin"].erase("mad");
+    refused(no_mad, "/measurements/offload_spin/mad: expected the harness record's mad");
     {
         std::ofstream(cal) << "{\"schema\": ";
         CHECK(run(b + " calibrate --time-shared --from " + cal + " -o " + out + " 2>" + err) == 2);
