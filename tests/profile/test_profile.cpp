@@ -390,6 +390,8 @@ TEST_CASE("network tables from OSU micro-benchmarks output, beside the platform 
     // osu_barrier: no size column, one number (once refused as a line of fewer than two numbers): 0 bytes.
     d.write("barrier.txt", "# OSU MPI Barrier Latency Test v7.3\n# Avg Latency(us)\n      3.50\n");
     d.write("barrier2.txt", "# Avg Latency(us)\n3.50\n3.60\n");
+    // osu_barrier -f: min, max and iterations after the average (not the average read as a size).
+    d.write("barrier-f.txt", "# Avg Latency(us)  Min Latency(us)  Max Latency(us)  Iterations\n4.00 3.00 5.00 1000\n");
     const mmgp::platform more = mmgp::load_platform(platform_with(json::array(
         {with({{"osu", "checked.txt"}}), {{"primitive", "barrier"}, {"nodes", 2}, {"ppn", 1}, {"osu", "barrier.txt"}}})));
     REQUIRE(more.comm_tables.size() == 2);
@@ -400,6 +402,11 @@ TEST_CASE("network tables from OSU micro-benchmarks output, beside the platform 
     CHECK(more.comm_tables[1].points[0].seconds == mmgp::test::approx(3.5e-6).epsilon(1e-12));
     refused(with({{"osu", "failed.txt"}}), "failed.txt: line 3: expected lines whose validation passed (osu -c), found \"Fail\"");
     refused(with({{"osu", "barrier2.txt"}}), "barrier2.txt: line 3: expected one LATENCY_US line (a test without sizes)");
+    const mmgp::platform full = mmgp::load_platform(
+        platform_with(json::array({{{"primitive", "barrier"}, {"nodes", 2}, {"ppn", 1}, {"osu", "barrier-f.txt"}}})));
+    REQUIRE(full.comm_tables.front().points.size() == 1);
+    CHECK(full.comm_tables.front().points[0].bytes == 0);
+    CHECK(full.comm_tables.front().points[0].seconds == mmgp::test::approx(4e-6).epsilon(1e-12));
 }
 
 TEST_CASE("a key given twice in one object is refused with its path and both values, wherever it is") {

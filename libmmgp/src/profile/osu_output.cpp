@@ -47,12 +47,15 @@ comm_point data_line(const std::string& line, std::size_t first, const std::vect
         tokens.push_back(line.substr(start, end - start));
         at = end;
     }
-    // osu_barrier prints no size column ("# Avg Latency(us)", then one number): its one point is at 0 bytes.
-    if (tokens.size() == 1 && !sized && before.empty()) tokens.insert(tokens.begin(), "0");
+    // osu_barrier prints no size column ("# Avg Latency(us)", then one number, or with -f its min, max and
+    // iterations): its one line is a point at 0 bytes.
+    if (!sized) {
+        if (!before.empty())
+            throw input_error(shown, where, "one LATENCY_US line (a test without sizes)", "\"" + line.substr(first, 40) + "\"");
+        tokens.insert(tokens.begin(), "0");
+    }
     if (tokens.size() < 2)
-        throw input_error(shown, where,
-                          sized ? "SIZE LATENCY_US (two non-negative numbers)" : "one LATENCY_US line (a test without sizes)",
-                          "\"" + line.substr(first, 40) + "\"");
+        throw input_error(shown, where, "SIZE LATENCY_US (two non-negative numbers)", "\"" + line.substr(first, 40) + "\"");
     const double bytes = whole_number(tokens[0], shown, where, "SIZE (bytes)");
     if (bytes != std::floor(bytes) || bytes > 0x1p40)
         throw input_error(shown, where, "SIZE as a whole number of bytes up to 2^40", "\"" + tokens[0].substr(0, 40) + "\"");
