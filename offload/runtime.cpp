@@ -60,19 +60,21 @@ struct run_inputs {
     tree start;
 };
 
-// The likelihood vectors the run keeps (libpll's partitions, DNA under GTR+Γ4): per inner node and site 4 states x
-// 4 rates doubles and a 4-byte scaler, for each of the m HPU threads' copies of the sites; the alignment's text
-// beside them. Refused before anything is allocated when they would not fit in this machine's memory: a size the
-// options allow (10,000 x 10,000,000) once ended in std::bad_alloc or the OOM killer.
-void check_fits_in_memory(const std::string& what, std::size_t taxa, std::size_t sites, int m) {
-    const double bytes = static_cast<double>(taxa) * static_cast<double>(sites) *
-                         (1.0 + std::max(1, m) * (4 * 4 * 8 + 4));
+// The likelihood vectors a run on CPU threads keeps (libpll's partitions, DNA under GTR+Γ4): per inner node and site
+// 4 states x 4 rates doubles and a 4-byte scaler, for each of `copies` (the m HPU threads' copies of the sites; 0 on
+// an accelerator, whose vectors are on the device); the alignment's text beside them. Refused before anything is
+// allocated when they would not fit in this machine's memory: a size the options allow (10,000 x 10,000,000) once
+// ended in std::bad_alloc or the OOM killer.
+void check_fits_in_memory(const std::string& what, std::size_t taxa, std::size_t sites, int copies) {
+    const double bytes = static_cast<double>(taxa) * static_cast<double>(sites) * (1.0 + copies * (4 * 4 * 8 + 4));
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
     const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
     if (memory > 0 && bytes > 0.8 * memory)
-        throw usage_error(fmt::format("{}: expected an alignment whose likelihood vectors fit in this machine's memory "
-                                      "({:.1f} GiB at most), found {} taxa x {} sites with m={} ({:.1f} GiB)",
-                                      what, 0.8 * memory / (1 << 30), taxa, sites, std::max(1, m), bytes / (1 << 30)));
+        throw usage_error(fmt::format("{}: expected an alignment whose {} fit in this machine's memory ({:.1f} GiB at "
+                                      "most), found {} taxa x {} sites{} ({:.1f} GiB)",
+                                      what, copies > 0 ? "likelihood vectors" : "text and tips", 0.8 * memory / (1 << 30),
+                                      taxa, sites, copies > 0 ? fmt::format(" with m={}", copies) : std::string(),
+                                      bytes / (1 << 30)));
 }
 
 // Every APU of an off-load (p, or the pool's apus) has a site of its own.
@@ -83,15 +85,17 @@ void check_one_site_each(const config& c, std::size_t sites) {
                           " APUs (one site each), found " + std::to_string(most));
 }
 
-// A simulated alignment's sizes, checked before it is simulated.
-void check_simulated_sizes(const config& c) {
+// A simulated alignment's sizes, checked before it is simulated (host_copies: check_fits_in_memory's copies).
+void check_simulated_sizes(const config& c, int host_copies) {
     if (c.simulate_taxa < 3 || c.simulate_sites < 1)
         throw usage_error("--simulate: expected TAXA >= 3 and SITES >= 1, found " + std::to_string(c.simulate_taxa) +
                           ":" + std::to_string(c.simulate_sites));
-    check_fits_in_memory("--simulate", static_cast<std::size_t>(c.simulate_taxa), static_cast<std::size_t>(c.simulate_sites), c.m);
+    check_fits_in_memory("--simulate", static_cast<std::size_t>(c.simulate_taxa), static_cast<std::size_t>(c.simulate_sites),
+                         host_copies);
 }
 
-run_inputs prepare(const config& c, result& res) {
+// The run's inputs; host_copies: the copies of the likelihood vectors on the host (m on CPU threads, 0 on a device).
+run_inputs prepare(const config& c, result& res, int host_copies) {
     res.cfg = c;
     run_inputs in;
     if (c.synthetic) {
@@ -102,14 +106,14 @@ run_inputs prepare(const config& c, result& res) {
         return in;
     }
     if (c.alignment.empty()) {
-        check_simulated_sizes(c);
+        check_simulated_sizes(c, host_copies);
         in.aln = simulate_alignment(static_cast<std::size_t>(c.simulate_taxa), static_cast<std::size_t>(c.simulate_sites), c.seed);
     } else {
         in.aln = read_alignment(c.alignment);
     }
     if (c.taxa < 0 || c.sites < 0) throw usage_error("taxa/sites: expected integers >= 0");
     in.aln = truncate(in.aln, static_cast<std::size_t>(c.taxa), static_cast<std::size_t>(c.sites));
-    if (!c.alignment.empty()) check_fits_in_memory(c.alignment, in.aln.taxa(), in.aln.sites(), c.m);
+    if (!c.alignment.empty()) check_fits_in_memory(c.alignment, in.aln.taxa(), in.aln.sites(), host_copies);
     check_one_site_each(c, in.aln.sites());
     in.mdl = default_model(in.aln);
     in.start = random_tree(in.aln.taxa(), c.seed + 7);
@@ -125,21 +129,21 @@ void check_data(const config& c) {
     // A simulated alignment is checked by its sizes (the sites against p too), without simulating it: the run
     // simulates it once (0.1 s at 24 x 50,000 sites, each run of a sweep).
     if (!c.synthetic && c.alignment.empty()) {
-        check_simulated_sizes(c);
+        check_simulated_sizes(c, 0);
         const int sites = c.sites > 0 ? std::min(c.sites, c.simulate_sites) : c.simulate_sites;
         if (c.taxa < 0 || c.sites < 0) throw usage_error("taxa/sites: expected integers >= 0");
         check_one_site_each(c, static_cast<std::size_t>(sites));
         return;
     }
     result res;
-    (void)prepare(c, res);
+    (void)prepare(c, res, 0);
 }
 
 result run(const config& c) {
     check_config(c);
     const double setup0 = detail::now();
     result res;
-    const run_inputs in = prepare(c, res);
+    const run_inputs in = prepare(c, res, std::max(1, c.m));
     if (c.apus > 0) {
         detail::run_pool(c, in.aln, in.mdl, in.start, res, setup0);
         return res;
@@ -152,7 +156,7 @@ result run_processes(const config& c, const process_accelerator& acc) {
     check_config(c, acc.name);
     const double setup0 = detail::now();
     result res;
-    const run_inputs in = prepare(c, res);
+    const run_inputs in = prepare(c, res, 0);
     res.accelerator = acc.name;
     detail::run_processes(c, in.aln, in.mdl, in.start, acc, res, setup0);
     return res;
