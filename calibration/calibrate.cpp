@@ -312,8 +312,10 @@ void check_shapes(const nlohmann::json& p) {
     const auto integers = [](const J& parent, const std::string& at, const char* key) {
         if (!parent.contains(key)) return;
         const J& v = parent[key];
-        if (!v.is_array() || !std::all_of(v.begin(), v.end(), [](const J& x) { return x.is_number_integer(); }))
-            throw incomplete_profile(at + "/" + key, "a list of CPU numbers", kind_of(v));
+        if (!v.is_array()) throw incomplete_profile(at + "/" + key, "a list of CPU numbers", kind_of(v));
+        for (std::size_t i = 0; i < v.size(); ++i)
+            if (!v[i].is_number_integer())
+                throw incomplete_profile(fmt::format("{}/{}/{}", at, key, i), "a CPU number", kind_of(v[i]));
     };
     if (!p.is_object()) return;
     need(p, "", "description", &J::is_string, "a text");
@@ -331,14 +333,26 @@ void check_shapes(const nlohmann::json& p) {
         if (!m.contains(key) || !m[key].is_object()) continue;
         const J& r = m[key];
         const std::string at = std::string("/measurements/") + key;
-        // A number, or null where the harness had none to give (an unmeasurable sched_slice, a cv of no mean).
-        for (const char* number : {"median", "mad", "cv", "min", "repetitions"})
-            if (r.contains(number) && !r[number].is_number() && !r[number].is_null())
-                throw incomplete_profile(at + "/" + number, "a number", kind_of(r[number]));
-        // What the description reads of each record (param_from_record: the whole record; the round trips: their
-        // median and mad), where it is missing.
         const bool round_trip = key == std::string_view("offload_spin") || key == std::string_view("offload_futex");
         const bool unmeasured = key == std::string_view("sched_slice") && !r.value("measurable", false);
+        // A number; null only where the harness had none to give (an unmeasurable sched_slice's median, a cv of no
+        // mean), never in what the description computes with (the median, and the round trips' mad).
+        for (const char* number : {"median", "mad", "cv", "min", "repetitions"}) {
+            const bool computed = (number == std::string_view("median") && !unmeasured) ||
+                                  (number == std::string_view("mad") && round_trip);
+            if (r.contains(number) && !r[number].is_number() && (computed || !r[number].is_null()))
+                throw incomplete_profile(at + "/" + number, "a number", kind_of(r[number]));
+        }
+        // The harness's details the description quotes: numbers, and the pause instruction's name.
+        if (r.contains("details") && r["details"].is_object())
+            need(r["details"], at + "/details", "pause_instruction", &J::is_string, "a text");
+        for (const char* k : {"cpu", "threads", "gap_threshold_s", "duration_s", "tenure_median_s", "pairs", "cpus",
+                              "work_s", "spin_limit", "iterations_per_repetition", "iterations_per_observation"})
+            if (r.contains("details") && r["details"].is_object() && r["details"].contains(k) &&
+                !r["details"][k].is_number())
+                throw incomplete_profile(at + "/details/" + k, "a number", kind_of(r["details"][k]));
+        // What the description reads of each record (param_from_record: the whole record; the round trips: their
+        // median and mad), where it is missing.
         const std::vector<const char*> read = round_trip ? std::vector<const char*>{"median", "mad"}
                                               : unmeasured ? std::vector<const char*>{}
                                                            : std::vector<const char*>{"median", "mad", "cv", "min", "ci95",
@@ -370,7 +384,10 @@ void describe_time_shared(nlohmann::json& p, int max_threads) {
         !p["machine"]["cores"].is_number_integer() || p["machine"]["cores"].get<long long>() < 1 ||
         p["machine"]["cores"].get<long long>() > most)
         throw incomplete_profile("/machine/cores",
-                                 fmt::format("the machine's core count (a positive integer, at most {})", most));
+                                 fmt::format("the machine's core count (a positive integer, at most {})", most),
+                                 p.contains("machine") && p["machine"].is_object() && p["machine"].contains("cores")
+                                     ? kind_of(p["machine"]["cores"])
+                                     : "nothing of that shape");
     const int cores = p["machine"]["cores"].get<int>();
     const int apus = max_threads > 0 ? max_threads : 4 * cores;
     const nlohmann::json& spin_rt = record(p, "offload_spin");

@@ -1078,6 +1078,19 @@ TEST_CASE_FIXTURE(calibrate_run, "mmgp calibrate --time-shared --from: the platf
     nlohmann::json no_mad = calibrated;
     no_mad["measurements"]["offload_spin"].erase("mad");
     refused(no_mad, "/measurements/offload_spin/mad: expected the harness record's mad");
+    nlohmann::json null_median = calibrated;
+    null_median["measurements"]["csw_futex"]["median"] = nullptr;
+    refused(null_median, "/measurements/csw_futex/median: expected a number, found null");
+    nlohmann::json text_cpu = calibrated;
+    text_cpu["measurements"]["spin_pause"]["details"]["cpu"] = "x";
+    refused(text_cpu, "/measurements/spin_pause/details/cpu: expected a number, found a string");
+    nlohmann::json text_cores = calibrated;
+    text_cores["machine"]["cores"] = "2";
+    refused(text_cores, "/machine/cores: expected the machine's core count (a positive integer, at most");
+    refused(text_cores, "found a string");
+    nlohmann::json mixed_cpus = calibrated;
+    mixed_cpus["calibration"]["hpu_cpus"] = {0, "x"};
+    refused(mixed_cpus, "/calibration/hpu_cpus/1: expected a CPU number, found a string");
     {
         std::ofstream(cal) << "{\"schema\": ";
         CHECK(run(b + " calibrate --time-shared --from " + cal + " -o " + out + " 2>" + err) == 2);
