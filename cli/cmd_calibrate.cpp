@@ -65,18 +65,17 @@ void setup_calibrate(CLI::App& app, calibrate_options& o) {
                 "With --simulate: processes per node simulated, 1..N (default: the node's process limit or cores)");
 }
 
-namespace {
-/// The OSU tables a profile names by a relative path (network.tables[].osu, relative to the profile's own folder)
-/// named again relative to the folder of `output` (the working directory when it is printed), so that the profile
-/// written there reads the same files: once written into another folder, it named files that were not there.
 void rebase_osu_paths(nlohmann::json& p, const std::string& from, const std::string& output) {
     namespace fs = std::filesystem;
     if (!p.contains("network") || !p["network"].is_object() || !p["network"].contains("tables") ||
         !p["network"]["tables"].is_array())
         return;
-    const auto folder = [](const std::string& file) {  // absolute, normal, no trailing separator
+    // Each folder as the system opens it: symbolic links resolved (a "link/.." is not the link's parent).
+    const auto folder = [](const std::string& file) {
         const fs::path d = fs::path(file).parent_path();
-        fs::path a = fs::absolute(d.empty() ? fs::path(".") : d).lexically_normal();
+        std::error_code ec;
+        fs::path a = fs::weakly_canonical(fs::absolute(d.empty() ? fs::path(".") : d), ec);
+        if (ec) a = fs::absolute(d.empty() ? fs::path(".") : d).lexically_normal();
         return a.has_filename() || a == a.root_path() ? a : a.parent_path();
     };
     const fs::path in_dir = folder(from), out_dir = folder(output);
@@ -90,6 +89,7 @@ void rebase_osu_paths(nlohmann::json& p, const std::string& from, const std::str
     }
 }
 
+namespace {
 /// --from: the calibrated profile at `path`, re-described as time-shared cores. Bad input is an input_error
 /// naming the file and the member at fault.
 nlohmann::json redescribe(const std::string& path, int max_threads, const std::string& name) {

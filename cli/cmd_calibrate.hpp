@@ -20,5 +20,9 @@ void setup_calibrate(CLI::App& app, calibrate_options& o);
 int run_calibrate(const calibrate_options& o);
 int run_calibrate_simulate(const calibrate_options& o);  ///< --simulate (cmd_calibrate_simulate.cpp)
 int run_calibrate_gpu(const calibrate_options& o);       ///< --accelerator cuda (cmd_calibrate_gpu.cpp)
+/// --from: the OSU tables a profile names by a relative path (network.tables[].osu, relative to the profile's own
+/// folder) named again relative to the folder of `output` (the working directory when it is printed), so that the
+/// profile written there reads the same files (once written into another folder, it named files not there).
+void rebase_osu_paths(nlohmann::json& p, const std::string& from, const std::string& output);
 
 }  // namespace mmgp::cli

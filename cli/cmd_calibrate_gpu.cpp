@@ -85,6 +85,7 @@ int redescribe_gpu(const calibrate_options& o) {
                           std::string("a member of another type (") + e.what() + ")");
     }
     if (!o.name.empty()) p["name"] = o.name;
+    rebase_osu_paths(p, o.from, o.output);
     const described_from from{o.from, "/measurements/gpu"};
     write_profile(o.output, p.dump(2) + "\n", profile_kind::platform, "calibrate", &from);
     if (!o.quiet)

@@ -92,6 +92,17 @@ def main():
         check(new["hpu_contexts"]["value"] == 16 and new["apu_slots"]["value"] == 8,
               "--from: every context of the measured machine, the slots again")
         check(not os.path.exists(marker), "--from measures nothing")
+        # An OSU table named beside the older profile, the new one written into another folder: named from there
+        # (once refused, blaming the input's records).
+        os.makedirs(os.path.join(tmp, "other"), exist_ok=True)
+        open(os.path.join(tmp, "lat.txt"), "w").write("# Size Avg Latency(us)\n4 1.5\n8 1.7\n")
+        with_osu = dict(old, network={"tables": [{"primitive": "allreduce", "nodes": 1, "ppn": 2, "osu": "lat.txt"}]})
+        json.dump(with_osu, open(os.path.join(tmp, "osu.json"), "w"))
+        moved = os.path.join(tmp, "other", "moved.json")
+        r = subprocess.run([MMGP, "calibrate", "--accelerator", "cuda", "--from", os.path.join(tmp, "osu.json"), "-o", moved],
+                           capture_output=True, text=True, env=env)
+        check(r.returncode == 0 and json.load(open(moved))["network"]["tables"][0]["osu"] == "../lat.txt",
+              f"--from into another folder: the OSU table named from there ({r.returncode}: {r.stderr.strip()[-200:]})")
 
         # A record that shows no time slicing (a daemon already running): the switch the older profile kept is
         # dropped, not refused beside "mps" alone (once: "internal error", exit 1).

@@ -1133,5 +1133,11 @@ TEST_CASE_FIXTURE(calibrate_run, "mmgp calibrate --time-shared --from: the platf
     }
     std::ifstream above(dir / "above.json");
     CHECK(nlohmann::json::parse(above)["network"]["tables"][0]["osu"] == "sub/lat.txt");
+    // Through a symbolic link: "link/.." is the link target's parent, as the system opens it (sub, not dir).
+    fs::create_directory_symlink(dir / "sub" / "deeper", dir / "link");
+    REQUIRE(run(b + " calibrate --from " + (dir / "sub" / "osu.json").string() + " -q -o " + (dir / "link" / ".." / "w.json").string() +
+                " 2>" + err) == 0);
+    std::ifstream linked(dir / "sub" / "w.json");
+    CHECK(nlohmann::json::parse(linked)["network"]["tables"][0]["osu"] == "lat.txt");
 }
 
