@@ -74,11 +74,6 @@ int run_profile_cuda(const profile_options& o, const std::string& alignment, con
     interrupt_guard guard(o.output);
     const std::string name = o.name.empty() ? "raxml-libpll-cuda" : o.name;
     const std::string platform = o.platform.empty() ? "" : " --platform " + shell_quote(o.platform);
-    // Held: said once the program has run, dropped when it refuses its input (one line for bad input).
-    if (o.platform.empty() && !o.quiet)
-        hold_note("no --platform: C_apu leaves out the empty grid's round trip as measured here, which the model does "
-                  "not charge (it charges the platform's O_offload, + T_csw when blocking); give the calibrated platform "
-                  "to profile for it");
     // --policy os only where asked: a blocking profile's command line (its provenance) as before.
     const std::string cmd = fmt::format("{} --accelerator cuda --profile{}{}{} --name {}{}", shell_quote(tool), workload,
                                         platform, o.policy == "os" ? " --policy os" : "", shell_quote(name),
@@ -86,10 +81,7 @@ int run_profile_cuda(const profile_options& o, const std::string& alignment, con
     std::string out;
     const int rc = run::shell(cmd, &out, 16 << 20);
     if (mmgp::interrupt_pending()) mmgp::finish_interrupt();
-    if (rc == 2) {  // its bad-input line is above, alone
-        drop_warnings();
-        return 2;
-    }
+    if (rc == 2) return 2;  // its bad-input line is above, alone
     if (rc == run::output_too_long) {
         std::cerr << "mmgp: profile: mmgp-offload-run printed more than 16 MiB (a profile is a few kB): stopped it; nothing written\n";
         return 1;
@@ -111,6 +103,11 @@ int run_profile_cuda(const profile_options& o, const std::string& alignment, con
         return 1;
     }
     write_profile(o.output, out, profile_kind::application, "profile");
+    // Said of a profile written (not before a refusal, nor after a failure, when there is none).
+    if (o.platform.empty() && !o.quiet)
+        hold_note("no --platform: C_apu leaves out the empty grid's round trip as measured here, which the model does "
+                  "not charge (it charges the platform's O_offload, + T_csw when blocking); give the calibrated platform "
+                  "to profile for it");
     if (!o.output.empty()) std::cout << "mmgp profile: measured by " << tool << " on the GPU; wrote " << o.output << '\n';
     return 0;
 }

@@ -120,7 +120,7 @@ void scenario_lines(out_stream& out, const scenario& s, model_kind kind, const s
     const auto& pl = s.plat;
     const auto& app = s.app;
     const auto& sp = s.space;
-    out.print("{} ({}): model {}{}, policy {}\n", s.name.empty() ? "scenario" : s.name, s.file, to_string(kind),
+    out.print("{} ({}): model {}{}, policy {}\n", one_line(s.name.empty() ? "scenario" : s.name), one_line(s.file), to_string(kind),
               s.communication.empty() ? "" : ", communication " + s.communication, to_string(sp.pol));
     out.print("platform {}: {} host contexts, {} accelerators per node, {} node{} available\n", pl.name,
               pl.hpu_contexts, pl.apus, pl.nodes, pl.nodes == 1 ? "" : "s");

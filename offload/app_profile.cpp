@@ -103,10 +103,11 @@ void measure_repetition(const profile_request& rq, int r, samples& x, profile_re
     c1.p = 1;
     c1.policy = host_policy::edtlp;
     result a = run(c1);  // bad input (an alignment that does not read) is thrown here, before any progress line
-    if (rq.measure_g && !rq.base.synthetic && a.sites < 2)  // g is measured with 2 APUs, one site each at least: refused before any line
-        throw usage_error(fmt::format("{}: expected an alignment of at least 2 sites (g is measured with 2 APUs, one "
-                                      "site each), found {}",
-                                      rq.base.alignment.empty() ? "--sites" : rq.base.alignment, a.sites));
+    if (rq.measure_g && !rq.base.synthetic && a.sites < 2) {  // g's runs need 2 sites: refused before any line
+        const std::string need = "an alignment of at least 2 sites (g is measured with 2 APUs, one site each)";
+        if (rq.base.alignment.empty()) throw usage_error(fmt::format("--sites: expected {}, found {}", need, a.sites));
+        throw input_error(rq.base.alignment, "(file)", need, fmt::format("{} site", a.sites));
+    }
     say(rq, r, "sequential run (m=1, p=1) done");
     const timers& t = a.t;
     const double calls = static_cast<double>(t.offloads);

@@ -14,6 +14,13 @@ namespace mmgp::kernels {
 
 namespace {
 
+// zlib's message for the file at `path`, without the file's name it starts with (the error names it once).
+std::string zlib_message(gzFile f, const std::string& path, int& err) {
+    std::string msg = gzerror(f, &err);
+    if (msg.rfind(path + ": ", 0) == 0) msg.erase(0, path.size() + 2);
+    return msg;
+}
+
 std::string read_all(const std::string& path) {
     gzFile f = gzopen(path.c_str(), "rb");
     if (!f) throw input_error(path, "(file)", "an alignment file that can be opened", std::strerror(errno));
@@ -23,7 +30,7 @@ std::string read_all(const std::string& path) {
         int n = gzread(f, buf, sizeof buf);
         if (n < 0) {
             int err = 0;
-            std::string msg = gzerror(f, &err);
+            const std::string msg = zlib_message(f, path, err);
             gzclose(f);
             throw input_error(path, "(file)", "an alignment file that can be read", msg);
         }
@@ -39,8 +46,7 @@ std::string read_all(const std::string& path) {
     // A compressed file cut short reads as its first part and then ends: zlib says so at the end of the reading
     // (gzerror) or as the file is closed (Z_BUF_ERROR), and the part read is not taken for the alignment.
     int err = Z_OK;
-    std::string msg = gzerror(f, &err);
-    if (msg.rfind(path + ": ", 0) == 0) msg.erase(0, path.size() + 2);  // zlib names the file; the message does
+    const std::string msg = zlib_message(f, path, err);
     const int closed = gzclose(f);
     if (err != Z_OK && err != Z_STREAM_END)
         throw input_error(path, "(file)", "an alignment file that can be read", msg);

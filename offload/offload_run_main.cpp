@@ -44,7 +44,11 @@ bool decimal(const std::string& text, double& v) {
 CLI::Validator written_whole() {
     return CLI::Validator([](std::string& t) {
         unsigned long long v = 0;
-        return whole(t, v) ? std::string() : "expected a whole number in decimal digits, found \"" + t + "\"";
+        if (whole(t, v)) return std::string();
+        const bool digits = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+        return std::string(digits ? "expected a whole number of at most 18446744073709551615"
+                                  : "expected a whole number in decimal digits") +
+               ", found \"" + t + "\"";
     }, "UINT");
 }
 CLI::Validator written_decimal() {
@@ -156,11 +160,10 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
 // of the whole mapping from MMGP_NP and MMGP_UNITS_TOTAL, its rank from MMGP_RANK (--launcher local), else from the
 // MPI launcher's or Slurm's variable; one process here (m = 1).
 void from_launcher(mmgp::kernels::config& c) {
-    auto integer = [](const char* name, long lo) {
+    auto integer = [](const char* name, long lo) {  // decimal digits alone, as the options (strtol took " 2", "+2")
         const char* v = std::getenv(name);
-        char* end = nullptr;
-        const long x = v ? std::strtol(v, &end, 10) : 0;
-        if (!v || !*v || *end || x < lo || x > 1000000)
+        long x = 0;
+        if (!v || !whole(std::string_view(v), x) || x < lo || x > 1000000)
             throw mmgp::usage_error(std::string("--from-launcher: expected ") + name + " (set by mmgp launch) to be an integer >= " +
                                     std::to_string(lo) + ", found " + (v ? "\"" + std::string(v) + "\"" : std::string("none")));
         return static_cast<int>(x);

@@ -27,6 +27,7 @@
 
 #include <mmgp/advisor.hpp>
 #include <mmgp/error.hpp>
+#include <mmgp/profile.hpp>
 
 namespace K = mmgp::kernels;
 namespace fs = std::filesystem;
@@ -688,6 +689,15 @@ TEST_CASE("mmgp profile and mmgp-offload-run: bad input is one line on stderr, e
         CHECK(count_lines(q.err) == 1);
         CHECK_FALSE(fs::exists(d.path / "gpu.json"));
     }
+    // The launcher's variables are decimal digits too (strtol took " 2" and "+2").
+    for (const char* np : {"' 2'", "+2"}) {
+        outcome q = sh(std::string("MMGP_RANK=0 MMGP_UNITS_TOTAL=4 MMGP_NP=") + np + " " + offload_bin() +
+                           " --accelerator cuda --from-launcher --simulate 8:100",
+                       d.path);
+        INFO(np << " -> " << q.err);
+        CHECK(q.status == 2);
+        CHECK(q.err.find("MMGP_NP") != std::string::npos);
+    }
     outcome named = sh(offload_bin() + " --accelerator cuda --profile --platform qs20", d.path);
     CHECK(named.err.find(": qs20: /dma: expected a transfer cost") != std::string::npos);
     // A result that cannot be written is an error, not a run reported as done (once exit 0, the JSON lost).
@@ -704,8 +714,11 @@ TEST_CASE("mmgp profile: runs with 2 APUs that cannot have a core each are not r
     }
     tmpdir d;
     const fs::path out = d.path / "app.json";
-    // One CPU allowed: pinning put both threads on it (once reported pinned, g about 85x the gap).
-    outcome r = sh("taskset -c 0 " + mmgp_bin() + " profile --simulate 8:400 --units 2 --repetitions 2 -q -o " + out.string(),
+    // One CPU allowed (the first this process may use): pinning put both threads on it (once reported pinned, g
+    // about 85x the gap).
+    const std::vector<int> cpus = mmgp::available_cpus();
+    REQUIRE_FALSE(cpus.empty());
+    outcome r = sh("taskset -c " + std::to_string(cpus.front()) + " " + mmgp_bin() + " profile --simulate 8:400 --units 2 --repetitions 2 -q -o " + out.string(),
                    d.path);
     INFO(r.err);
     REQUIRE(r.status == 0);

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "mmgp/error.hpp"
+#include "base/format.hpp"
 
 namespace mmgp {
 
@@ -48,21 +48,14 @@ void ewma(std::atomic<double>& x, double y, double w) noexcept {
     }
 }
 
-// A value as it was given: the shortest text that reads back to it (std::to_string wrote 1.0000001 as 1.000000
-// and -1e-9 as -0.000000).
-std::string shown(double v) {
-    char buf[32];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    return ec == std::errc() ? std::string(buf, end) : std::string("?");
-}
-
-// Options out of range are a usage_error (the C API's MMGP_E_INVALID_ARGUMENT), not a profile's bad input.
+// Options out of range are a usage_error (the C API's MMGP_E_INVALID_ARGUMENT), not a profile's bad input; each
+// value as given (format_double: std::to_string wrote 1.0000001 as 1.000000 and -1e-9 as -0.000000).
 void check_options(const advisor_options& o) {
     const auto refuse = [](const char* key, const char* expected, const std::string& found) {
         throw usage_error(std::string("advisor options: /") + key + ": expected " + expected + ", found " + found);
     };
-    if (!(o.smoothing > 0.0 && o.smoothing <= 1.0)) refuse("smoothing", "a weight in (0, 1]", shown(o.smoothing));
-    if (!(o.min_gain >= 0.0 && o.min_gain < 1.0)) refuse("min_gain", "a fraction in [0, 1)", shown(o.min_gain));
+    if (!(o.smoothing > 0.0 && o.smoothing <= 1.0)) refuse("smoothing", "a weight in (0, 1]", detail::format_double(o.smoothing));
+    if (!(o.min_gain >= 0.0 && o.min_gain < 1.0)) refuse("min_gain", "a fraction in [0, 1)", detail::format_double(o.min_gain));
     if (o.refresh_every < 0) refuse("refresh_every", "a count >= 0", std::to_string(o.refresh_every));
     if (o.explore_every < 0) refuse("explore_every", "a count >= 0", std::to_string(o.explore_every));
 }
