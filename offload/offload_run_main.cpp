@@ -106,7 +106,6 @@ struct profile_options {
 int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
     namespace K = mmgp::kernels;
     K::check_config(c, "cuda");  // bad options are bad input in any build, on any machine
-    K::check_data(c);            // and so is bad data (once "no usable GPU", exit 1, for a missing alignment)
     if (po.repetitions < 1 || po.repetitions > 1000)
         throw mmgp::usage_error("--repetitions: expected an integer in [1, 1000], found " + std::to_string(po.repetitions));
     K::process_profile_request rq;
@@ -133,6 +132,9 @@ int run_on_cuda(const mmgp::kernels::config& c, const profile_options& po) {
     namespace O = mmgp::offload;
     const O::cuda_facts facts = O::probe_cuda();
     if (facts.devices == 0) {
+        // Bad data is bad input here too (once "no usable GPU", 77, for a missing alignment). With a device, the run
+        // reads its data once and refuses it the same way.
+        K::check_data(c);
         std::cerr << "mmgp-offload-run: --accelerator cuda: " << facts.why << '\n';
         return 77;
     }

@@ -126,15 +126,6 @@ run_inputs prepare(const config& c, result& res, int host_copies) {
 }  // namespace
 
 void check_data(const config& c) {
-    // A simulated alignment is checked by its sizes (the sites against p too), without simulating it: the run
-    // simulates it once (0.1 s at 24 x 50,000 sites, each run of a sweep).
-    if (!c.synthetic && c.alignment.empty()) {
-        check_simulated_sizes(c, 0);
-        const int sites = c.sites > 0 ? std::min(c.sites, c.simulate_sites) : c.simulate_sites;
-        if (c.taxa < 0 || c.sites < 0) throw usage_error("taxa/sites: expected integers >= 0");
-        check_one_site_each(c, static_cast<std::size_t>(sites));
-        return;
-    }
     result res;
     (void)prepare(c, res, 0);
 }

@@ -149,9 +149,9 @@ inline constexpr int max_processes = 1024;
 /// The checks of c that need no data, as run() (accelerator empty) or run_processes() on that accelerator make
 /// them first: throws mmgp::usage_error.
 void check_config(const config& c, const std::string& accelerator = "");
-/// The data of a run on an accelerator as run_processes() reads it (the alignment read, or a simulated one's sizes;
-/// cut to --taxa and --sites; against the host's memory and p), thrown away: bad data is bad input before any
-/// device is probed.
+/// The data of a run on an accelerator as run_processes() reads it (the alignment read or simulated, cut to --taxa
+/// and --sites, against the host's memory and p), thrown away: bad data is bad input on a machine where no device
+/// can run it.
 void check_data(const config& c);
 
 /// Runs one configuration. Throws mmgp::input_error for an unreadable alignment, mmgp::usage_error for sizes or
