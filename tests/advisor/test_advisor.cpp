@@ -144,6 +144,84 @@ TEST_CASE("advisor: recommend() uses the active tasks, the idle accelerators and
     CHECK(adv.recommend().p == 4);
 }
 
+namespace {
+
+// A GPU node by hand (docs/MODEL.md §7): 16 host cores, 132 SMs of 8 block slots each, the reference kernel's
+// curve f(k) (1.2 at 2 blocks per SM, 2.32 at 4, 4.47 at 8); a unit of 13.2 s of one-block work in 100 off-loads
+// of 9 µs each, its host phases 0.01 s in all; a time slice's switch 50 µs.
+mmgp::scenario gpu_node(const std::string& sharing) {
+    return mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 16, "apus": 132, "O_offload": 9e-6, "T_csw": 0,
+        "alpha": 1.0, "sharing": )" + sharing + R"(, "T_slice_switch": 5e-5, "apu_slots": 8,
+        "slot_time": [[1, 1], [2, 1.2], [4, 2.32], [8, 4.47]]},
+        "application": {"decomposition": "task", "units": 8, "N": 100, "T_hpu": 0.01, "T_apu": 13.2, "C_apu": 0, "g": 0}})",
+                                "gpu.json");
+}
+
+}  // namespace
+
+TEST_CASE("advisor: on a GPU node, p reaches the SMs' slots, under the sharing mode the node runs") {
+    mmgp::advisor_options opt;
+    opt.min_gain = 0.0;
+    using mmgp::accelerator_sharing;
+    {
+        // MPS (the platform's first mode): p up to 1056/m blocks. One task: the curve's throughput grows to 8
+        // blocks per SM, so 1056 blocks: 0.01 + 13.2 x 4.47 / 1056 + 100 x 9 µs.
+        const mmgp::scenario s = gpu_node(R"(["mps", "time_sliced"])");
+        mmgp::advisor adv(s, opt);
+        CHECK(adv.sharing() == accelerator_sharing::mps);
+        CHECK(adv.apus() == 132);
+        CHECK(adv.capacity() == 1056);
+        const mmgp::advice one = adv.recommend(1);
+        CHECK(one.p == 1056);
+        CHECK(one.time_s == doctest::Approx(0.01 + 13.2 * 4.47 / 1056 + 100 * 9e-6).epsilon(1e-12));
+        // Eight tasks: 132 blocks each fill the slots; the SMs' busy time, 8 units at 1056 / 4.47 blocks' rate,
+        // decides (0.447 s), where the 16 blocks the SMs alone allow take 0.01 + 13.2 / 16 + 100 x 9 µs.
+        const mmgp::advice eight = adv.recommend(8);
+        CHECK(eight.p == 132);
+        CHECK(eight.time_s == doctest::Approx(8 * 13.2 * 4.47 / 1056).epsilon(1e-12));
+        CHECK(eight.time_s < 0.01 + 13.2 / 16 + 100 * 9e-6);
+        // Every answer is the evaluator's fastest p under MPS within m·p <= 1056.
+        const mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
+        for (int m : {1, 2, 3, 8, 20}) {
+            mmgp::scenario one_round = s;
+            one_round.app.units = m;
+            const mmgp::evaluator ev_m(one_round, mmgp::model_kind::mmgp);
+            int best = 1;
+            for (int p = 2; p <= 1056 / m; ++p)
+                if (ev_m({m, p, 1, mmgp::policy::edtlp, accelerator_sharing::mps}).time_s <
+                    ev_m({m, best, 1, mmgp::policy::edtlp, accelerator_sharing::mps}).time_s)
+                    best = p;
+            CAPTURE(m);
+            CHECK(adv.recommend(m).p == best);
+        }
+        // Blocks in flight cap the next grid: 1000 of 1056 held leave 56.
+        adv.offload_start(1000);
+        CHECK(adv.recommend().p <= 56);
+        CHECK(adv.recommend().p > 1);
+    }
+    {
+        // The scenario's search.sharing chooses the mode, as for mmgp launch and mmgp tune.
+        mmgp::scenario s = gpu_node(R"(["mps", "time_sliced"])");
+        s.space.sharing = {accelerator_sharing::time_sliced};
+        CHECK(mmgp::advisor(s, opt).sharing() == accelerator_sharing::time_sliced);
+    }
+    {
+        // Time-sliced only (no MPS daemon): two tasks' grids take turns, each up to all 1056 blocks, and the
+        // accelerator's busy time decides: 2 x (13.2 x 4.47 / 1056 + 100 x 50 µs). (The advisor once priced
+        // dedicated accelerators within the SMs here: p = 66 at 0.01 + 13.2 / 66 + 100 x 9 µs, no switch.)
+        const mmgp::scenario s = gpu_node(R"(["time_sliced"])");
+        mmgp::advisor adv(s, opt);
+        CHECK(adv.sharing() == accelerator_sharing::time_sliced);
+        const mmgp::advice two = adv.recommend(2);
+        CHECK(two.p == 1056);
+        CHECK(two.time_s == doctest::Approx(2 * (13.2 * 4.47 / 1056 + 100 * 5e-5)).epsilon(1e-12));
+        // Another task's grid in flight does not cap the next one's: they run one at a time.
+        adv.set_active_tasks(2);
+        adv.offload_start(1056);
+        CHECK(adv.recommend().p == 1056);
+    }
+}
+
 TEST_CASE("advisor: online re-estimation follows tasks whose length and parallel part drift") {
     mmgp::advisor_options opt;
     opt.min_gain = 0.0;

@@ -15,6 +15,7 @@
 
 #include "mmgp/advisor.h"
 #include "mmgp/advisor.hpp"
+#include "mmgp/profile.hpp"
 
 namespace {
 
@@ -114,5 +115,21 @@ void BM_advisor_observe(benchmark::State& st) {
     }
 }
 BENCHMARK(BM_advisor_observe);
+
+// A refresh (fit + the table re-evaluated) on a GPU node: 132 SMs of 8 block slots, m up to 132 tasks, p up to
+// 1056/m blocks under MPS (Arg 0: 5,717 answers) or up to 1056 time-sliced (Arg 1: 139,392). A runtime calls it
+// every refresh_every off-loads from offload_end(), or itself (refresh_every = 0) from a thread of its own.
+void BM_advisor_refresh_gpu(benchmark::State& st) {
+    const bool sliced = st.range(0) == 1;
+    const mmgp::scenario s = mmgp::parse_scenario(std::string(R"({"platform": {"hpu_contexts": 16, "apus": 132,
+        "O_offload": 9e-6, "T_csw": 0, "alpha": 1.0, "sharing": )") + (sliced ? R"(["time_sliced"], "T_slice_switch": 5e-5)" : R"(["mps"])") +
+        R"(, "apu_slots": 8, "slot_time": [[1, 1], [2, 1.2], [4, 2.32], [8, 4.47]]},
+        "application": {"decomposition": "task", "units": 8, "N": 100, "T_hpu": 0.01, "T_apu": 13.2, "C_apu": 0, "g": 0}})",
+                                                  "gpu.json");
+    mmgp::advisor adv(s);
+    for (auto _ : st) adv.refresh();
+    st.SetLabel(sliced ? "time_sliced" : "mps");
+}
+BENCHMARK(BM_advisor_refresh_gpu)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

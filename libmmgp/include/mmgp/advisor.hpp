@@ -8,8 +8,8 @@
 //   if (a.action == mmgp::llp_action::activate) split the next off-load's loops across a.p accelerators;
 //
 // The advice comes from the MMGP model (mmgp::evaluator, the default model): for the current
-// number m of active host tasks it evaluates every feasible loop-level degree p (m*p <= A) and
-// picks the fastest, with the application's parameters re-estimated online from the observations
+// number m of active host tasks it evaluates every feasible loop-level degree p (m*p <= A; on a GPU
+// node p counts blocks, m*p <= A·slots, or p <= A·slots time-sliced) and picks the fastest, with the application's parameters re-estimated online from the observations
 // (exponentially weighted moving averages of the duration per p and of the host gap, and a
 // recency-weighted least-squares split of the accelerator time into a part that scales with p and
 // one that does not — or, when the durations grow with p, a cost per extra accelerator; the advice
@@ -82,12 +82,13 @@ struct advisor_estimates {
 /// The runtime advisor. All member functions are thread-safe.
 class advisor {
 public:
-    /// From a scenario (platform + application; its search space is ignored: the advisor covers
-    /// m = 1..A on one node). Throws input_error when the model cannot evaluate it (a wavefront application included), usage_error when options are out of range.
+    /// From a scenario (platform + application; its search space is ignored, but for its sharing mode: the
+    /// advisor covers m = 1..A on one node, under the first mode the scenario searches, the one mmgp launch and
+    /// mmgp tune run — search.sharing's first, else the platform's). Throws input_error when the model cannot evaluate it (a wavefront application included), usage_error when options are out of range.
     explicit advisor(const scenario& s, const advisor_options& opt = {});
     /// From a scenario file path or a bundled scenario name ("raxml-qs20").
     explicit advisor(const std::string& scenario_path_or_name, const advisor_options& opt = {});
-    /// From a platform and an application profile.
+    /// From a platform and an application profile (under the platform's first sharing mode).
     advisor(const platform& pl, const application& app, const advisor_options& opt = {});
     ~advisor();
     advisor(const advisor&) = delete;
@@ -109,16 +110,18 @@ public:
     void offload_end(int p, double seconds) noexcept;
     /// Host time between two consecutive off-loads of one task, seconds.
     void host_gap(double seconds) noexcept;
-    /// Sets the number of idle accelerators directly (overrides the count kept by offload_start/end).
+    /// Sets the number of idle accelerators (blocks, on a GPU node) directly (overrides the count kept by
+    /// offload_start/end).
     void set_idle_apus(int n) noexcept;
     /// Sets the number of tasks waiting for an accelerator; idle accelerators are shared among them.
     void set_waiting_tasks(int n) noexcept;
 
     // --- queries: lock-free, allocation-free -----------------------------------------------------
-    /// Advice for the next off-load now: m = active tasks, p at most idle / (waiting + 1) (at least 1);
-    /// with explore_every > 0, sometimes an exploration (advice::probe).
+    /// Advice for the next off-load now: m = active tasks, p at most idle / (waiting + 1) (at least 1; time-sliced,
+    /// at most the capacity: the tasks' grids take turns); with explore_every > 0, sometimes an exploration
+    /// (advice::probe).
     advice recommend() const noexcept;
-    /// Advice for m active tasks with every feasible p allowed (m*p <= A).
+    /// Advice for m active tasks with every feasible p allowed (m*p <= capacity(); p <= capacity() time-sliced).
     advice recommend(int m) const noexcept;
     /// Advice for m active tasks with p at most max_p.
     advice recommend(int m, int max_p) const noexcept;
@@ -129,6 +132,10 @@ public:
     advisor_estimates estimates() const noexcept;
     /// Accelerators per node (A) and host contexts (H) of the platform; largest m in the table.
     int apus() const noexcept;
+    /// The blocks the accelerators hold, the p the table reaches: A, or A·slots on a GPU node (platform::capacity()).
+    int capacity() const noexcept;
+    /// The sharing mode the advice is for (dedicated on a platform without `sharing`).
+    accelerator_sharing sharing() const noexcept;
     int hpu_contexts() const noexcept;
     int max_tasks() const noexcept;
 

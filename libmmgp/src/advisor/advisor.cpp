@@ -67,14 +67,19 @@ constexpr std::int64_t max_table_answers = std::int64_t{1} << 22;
 
 // Refuses a table past max_table_answers before anything is laid out (from the accelerators alone, then with
 // the tasks: a count of 2e9 was once taken, took seconds and ended in an internal error).
-void check_table_size(const std::string& file, int apus, int max_tasks) {
+// The largest p for m tasks: the blocks the accelerators hold (capacity: A, or A·slots on a GPU node) shared by
+// the m tasks, or all of them for each task when the processes' grids take turns (time-sliced, held_blocks()).
+int largest_p(int capacity, bool sliced, int m) noexcept { return sliced ? capacity : capacity / m; }
+
+void check_table_size(const std::string& file, int capacity, bool sliced, int max_tasks) {
     std::int64_t answers = 0;
-    for (int m = 1; m <= max_tasks && answers <= max_table_answers; ++m) answers += apus / m;
+    for (int m = 1; m <= max_tasks && answers <= max_table_answers; ++m) answers += largest_p(capacity, sliced, m);
     if (answers > max_table_answers)
         throw input_error(file, "/platform/apus",
-                          "at most " + std::to_string(max_table_answers) + " answers in the advisor's table (A/m of "
-                          "them for each task count m up to " + std::to_string(max_tasks) + ")",
-                          std::to_string(apus) + " accelerators");
+                          "at most " + std::to_string(max_table_answers) + " answers in the advisor's table (" +
+                              (sliced ? "A" : "A/m") + " of them for each task count m up to " +
+                              std::to_string(max_tasks) + ")",
+                          std::to_string(capacity) + (sliced ? " blocks, time-sliced" : " accelerators"));
 }
 
 int largest_task_count(const scenario& s) {
@@ -86,16 +91,17 @@ int largest_task_count(const scenario& s) {
 
 // What a refresh evaluates: one node, one unit per task (a refresh sets units = m, one round of the m active
 // tasks); communication does not depend on p and is left out.
-void restrict_to_one_node(scenario& s, int max_tasks, int apus, policy pol) {
+void restrict_to_one_node(scenario& s, int max_tasks, int capacity, policy pol, accelerator_sharing share) {
     s.app.decomp = decomposition::task;
     s.app.scale = scaling::strong;
     s.app.units = 1;
     s.app.comm.clear();
     s.plat.nodes = 1;
     s.space.m = {1, max_tasks};
-    s.space.p = {1, apus};
+    s.space.p = {1, capacity};
     s.space.nodes = {1, 1};
     s.space.pol = pol;
+    s.space.sharing = {share};
 }
 
 // Weighted sums over the duration buckets for the least-squares fits; x = 1/p, z = p - 1, y = the duration.
@@ -164,14 +170,16 @@ void best_p_rows(const std::vector<double>& t, int pmax, double min_gain, table_
     }
 }
 
-// The published answers: entry start[m] + q - 1 is the best p for m tasks with p at most q (q = 1 .. A/m).
+// The published answers: entry start[m] + q - 1 is the best p for m tasks with p at most q (q = 1 ..
+// largest_p(m)).
 // Written under a sequence lock (odd while a refresh writes), so that readers take no lock and allocate nothing.
 class answer_table {
 public:
-    void lay_out(int max_tasks, int apus) {
+    void lay_out(int max_tasks, int capacity, bool sliced) {
         start_.assign(static_cast<std::size_t>(max_tasks) + 2, 0);
         for (int m = 1; m <= max_tasks; ++m)
-            start_[static_cast<std::size_t>(m) + 1] = start_[static_cast<std::size_t>(m)] + apus / m;
+            start_[static_cast<std::size_t>(m) + 1] =
+                start_[static_cast<std::size_t>(m)] + largest_p(capacity, sliced, m);
         entries_ = std::vector<table_entry>(static_cast<std::size_t>(start_[static_cast<std::size_t>(max_tasks) + 1]));
     }
 
@@ -231,7 +239,10 @@ private:
 struct advisor::impl {
     advisor_options options;
     scenario one_node;              // platform + application as given, restricted by restrict_to_one_node()
-    int apus = 1;                   // A: accelerators of the node
+    int apus = 1;                   // A: accelerators of the node (a GPU's SMs)
+    int capacity = 1;               // the blocks they hold: A, or A·slots on a GPU node (platform::capacity())
+    accelerator_sharing share = accelerator_sharing::dedicated;  // how the tasks' off-loads share them
+    bool sliced = false;            // share is time-sliced: one task's grid at a time, each up to the capacity
     int hpu_contexts = 1;           // H
     int max_tasks = 1;              // largest m in the table
     double offload_overhead_s = 0;  // the platform's O_offload, in every observed duration
@@ -256,7 +267,8 @@ struct advisor::impl {
     answer_table table;
     std::mutex refresh_mutex;  // one refresh at a time
 
-    impl(const platform& pl, const application& app, const std::string& file, policy pol, const advisor_options& o)
+    impl(const platform& pl, const application& app, const std::string& file, policy pol, accelerator_sharing mode,
+         const advisor_options& o)
         : options(o) {
         check_options(o);
         // A wavefront prices no off-load: the advice would be made up from overheads alone (once p=1 at 2.1e-6 s
@@ -270,12 +282,15 @@ struct advisor::impl {
         one_node.plat = pl;
         one_node.app = app;
         apus = pl.apus;
+        capacity = static_cast<int>(pl.capacity());
+        share = mode;
+        sliced = mode == accelerator_sharing::time_sliced;
         hpu_contexts = pl.hpu_contexts;
         one_node.space.m = {1, apus};
-        check_table_size(file, apus, 1);
+        check_table_size(file, capacity, sliced, 1);
         max_tasks = largest_task_count(one_node);
-        check_table_size(file, apus, max_tasks);
-        restrict_to_one_node(one_node, max_tasks, apus, pol);
+        check_table_size(file, capacity, sliced, max_tasks);
+        restrict_to_one_node(one_node, max_tasks, capacity, pol, share);
         check_coverage(one_node);
         evaluator model_check(one_node, options.model);  // throws input_error when the model cannot evaluate it
         (void)model_check;
@@ -283,7 +298,7 @@ struct advisor::impl {
         gap_s = app.g;
         gap_charged = app.g_charge;
         start_estimates(app);
-        table.lay_out(max_tasks, apus);
+        table.lay_out(max_tasks, capacity, sliced);
         durations = std::vector<duration_bucket>(static_cast<std::size_t>(apus) + 1);
         probe_interval.store(static_cast<std::uint64_t>(o.explore_every));
         publish();
@@ -407,16 +422,19 @@ struct advisor::impl {
         return s;
     }
 
-    // The model at every (m, p) with m*p <= A; for m tasks it evaluates one round of m units, so that a node
-    // whose host and accelerator threads share cores (platform.cores) is seen with all m*p threads.
+    // The model at every (m, p) with p <= largest_p(m) (m*p <= A, or A·slots on a GPU node; p <= A·slots
+    // time-sliced), under the advisor's sharing mode; for m tasks it evaluates one round of m units, so that a
+    // node whose host and accelerator threads share cores (platform.cores) is seen with all m*p threads.
     std::vector<table_row> best_p_table(scenario s) const {
         std::vector<table_row> rows(table.size());
-        std::vector<double> t(static_cast<std::size_t>(apus) + 1);
+        std::vector<double> t(static_cast<std::size_t>(capacity) + 1);
         for (int m = 1; m <= max_tasks; ++m) {
-            const int pmax = apus / m;
+            const int pmax = largest_p(capacity, sliced, m);
             s.app.units = m;
-            evaluator ev(s, options.model);
-            for (int p = 1; p <= pmax; ++p) t[static_cast<std::size_t>(p)] = ev({m, p, 1, s.space.pol}).time_s;
+            const evaluator ev(s, options.model);
+            // One row per m (no communication: restrict_to_one_node dropped it), its closed form in p.
+            const row r = ev.row_of(m, 1, s.space.pol, 0.0, false, share);
+            for (int p = 1; p <= pmax; ++p) t[static_cast<std::size_t>(p)] = r.time(p);
             best_p_rows(t, pmax, options.min_gain, rows.data() + table.index(m, 1));
         }
         return rows;
@@ -428,15 +446,15 @@ struct advisor::impl {
         m = std::clamp(m, 1, max_tasks);
         advice a;
         a.m = m;
-        table.read(m, max_p < 1 ? 1 : std::min(max_p, apus / m), a);
+        table.read(m, max_p < 1 ? 1 : std::min(max_p, largest_p(capacity, sliced, m)), a);
         a.action = a.p > 1 ? llp_action::activate : llp_action::throttle;
         return a;
     }
 
     // With explore_every > 0: turns `a` into the alternative p (1 against the table's p > 1, 2 against its
     // p = 1 when 2 is allowed) once no off-load at it has completed for probe_interval completions.
-    void explore(advice& a, int share) const noexcept {
-        const int alt = a.p > 1 ? 1 : (share >= 2 && apus / a.m >= 2 ? 2 : 0);
+    void explore(advice& a, int allowed) const noexcept {
+        const int alt = a.p > 1 ? 1 : (allowed >= 2 && largest_p(capacity, sliced, a.m) >= 2 ? 2 : 0);
         if (alt == 0) return;
         const std::uint64_t now = completed_offloads.load(std::memory_order_relaxed);
         std::uint64_t last = last_probe_at.load(std::memory_order_relaxed);
@@ -459,12 +477,14 @@ struct advisor::impl {
 
 static scenario load_for_advisor(const std::string& name) { return load_scenario(name); }
 
+// The sharing mode is the first the scenario searches (its search.sharing, else the platform's first), the one
+// mmgp launch and mmgp tune run; the platform's first from a platform and an application.
 advisor::advisor(const scenario& s, const advisor_options& opt)
-    : d_(std::make_unique<impl>(s.plat, s.app, s.file, s.space.pol, opt)) {}
+    : d_(std::make_unique<impl>(s.plat, s.app, s.file, s.space.pol, searched_modes(s).front(), opt)) {}
 advisor::advisor(const std::string& scenario_path_or_name, const advisor_options& opt)
     : advisor(load_for_advisor(scenario_path_or_name), opt) {}
 advisor::advisor(const platform& pl, const application& app, const advisor_options& opt)
-    : d_(std::make_unique<impl>(pl, app, pl.name + "+" + app.name, policy::edtlp, opt)) {}
+    : d_(std::make_unique<impl>(pl, app, pl.name + "+" + app.name, policy::edtlp, pl.sharing_modes().front(), opt)) {}
 advisor::~advisor() = default;
 
 void advisor::task_begin() noexcept { d_->active_tasks.fetch_add(1, std::memory_order_relaxed); }
@@ -508,7 +528,7 @@ void advisor::host_gap(double seconds) noexcept {
 }
 
 void advisor::set_idle_apus(int n) noexcept {
-    if (n >= 0) d_->busy_apus.store(d_->apus - std::min(n, d_->apus), std::memory_order_relaxed);
+    if (n >= 0) d_->busy_apus.store(d_->capacity - std::min(n, d_->capacity), std::memory_order_relaxed);
 }
 
 void advisor::set_waiting_tasks(int n) noexcept {
@@ -518,16 +538,17 @@ void advisor::set_waiting_tasks(int n) noexcept {
 advice advisor::recommend() const noexcept {
     const impl& d = *d_;
     const int m = d.active_tasks.load(std::memory_order_relaxed);
-    const int idle = std::clamp(d.apus - d.busy_apus.load(std::memory_order_relaxed), 0, d.apus);
+    // Time-sliced, the tasks' grids take turns on the whole accelerator: nothing in flight caps the next one.
+    const int idle = d.sliced ? d.capacity : std::clamp(d.capacity - d.busy_apus.load(std::memory_order_relaxed), 0, d.capacity);
     // In 64 bits: INT_MAX waiting tasks once overflowed waiting + 1.
-    const int share = static_cast<int>(
-        std::max<std::int64_t>(idle / (std::int64_t{d.waiting_tasks.load(std::memory_order_relaxed)} + 1), 1));
-    advice a = d.lookup(m, share);
-    if (d.options.explore_every > 0) d.explore(a, share);
+    const int allowed = d.sliced ? d.capacity : static_cast<int>(std::max<std::int64_t>(
+        idle / (std::int64_t{d.waiting_tasks.load(std::memory_order_relaxed)} + 1), 1));
+    advice a = d.lookup(m, allowed);
+    if (d.options.explore_every > 0) d.explore(a, allowed);
     return a;
 }
 
-advice advisor::recommend(int m) const noexcept { return d_->lookup(m, d_->apus); }
+advice advisor::recommend(int m) const noexcept { return d_->lookup(m, d_->capacity); }
 advice advisor::recommend(int m, int max_p) const noexcept { return d_->lookup(m, max_p); }
 
 void advisor::refresh() { d_->publish(); }
@@ -546,6 +567,8 @@ advisor_estimates advisor::estimates() const noexcept {
 }
 
 int advisor::apus() const noexcept { return d_->apus; }
+int advisor::capacity() const noexcept { return d_->capacity; }
+accelerator_sharing advisor::sharing() const noexcept { return d_->share; }
 int advisor::hpu_contexts() const noexcept { return d_->hpu_contexts; }
 int advisor::max_tasks() const noexcept { return d_->max_tasks; }
 
