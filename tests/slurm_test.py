@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`mmgp launch --launcher srun --exec` against a real Slurm (tests/slurm_fixture.py: munged, slurmctld, slurmd on
 this machine): the task count, the CPUs per task, the binding, the environment and the placeholders reach the
-program, which prints what it received; its exit status comes back. Then the fixture itself: it starts within its
+program, which prints what it received; its exit status comes back; m*p above the node's cores runs unbound, each
+task a share of them. Then the fixture itself: it starts within its
 30 s wait, leaves no process and no file behind, and a fixture killed mid-test (SIGKILL) is cleaned up by the next.
 Also `mmgp tune --launcher srun` inside an allocation (salloc): every run a job step, a step that does not fit
 recorded as failed; with --parallel 2, runs in flight at once as job steps on CPUs of their own, a configuration
@@ -42,6 +43,28 @@ REPORT = ("echo rank=$SLURM_PROCID ntasks=$SLURM_NTASKS cpt=$SLURM_CPUS_PER_TASK
 def launch(slurm, m, p, program):
     return subprocess.run([MMGP, "launch", "pbpi-qs20", "--launcher", "srun", "--m", str(m), "--p", str(p), "--nodes", "1",
                            "--exec", "--", "sh", "-c", program], env=slurm.env, capture_output=True, text=True, timeout=120)
+
+
+def more_threads_than_cores(slurm):
+    """m*p above the node's cores (--cores-per-node): the processes unbound, each task its share of the cores, so
+    that Slurm runs the step (--cpus-per-task=p: a new job waits for resources no node has)."""
+    n = os.cpu_count()
+    argv = [MMGP, "launch", "pbpi-qs20", "--set", "platform.apus=4096", "--launcher", "srun", "--m", "2", "--p", str(n),
+            "--nodes", "1", "--cores-per-node", str(n), "--exec", "--", "sh", "-c", REPORT]
+    try:
+        r = subprocess.run(argv, env=slurm.env, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        check(False, f"m=2 p={n} on {n} cores: the step ran (it waited 60 s for resources)")
+        return
+    lines = sorted(line for line in r.stdout.split("\n") if line.startswith("rank="))
+    check(r.returncode == 0 and len(lines) == 2, f"m=2 p={n} on {n} cores: 2 tasks ran (exit {r.returncode}; {r.stderr.strip()[-300:]})")
+    fields = [dict(kv.split("=", 1) for kv in line.split(" ") if "=" in kv) for line in lines]
+    for f in fields:
+        check(f["cpt"] == str(n // 2) and f["omp"] == str(n),
+              f"m=2 p={n} on {n} cores: SLURM_CPUS_PER_TASK={f['cpt']} (want {n // 2}), OMP_NUM_THREADS={f['omp']} (want {n})")
+    want = 2 * (n // 2)
+    check(bool(fields) and len(set().union(*[cpus_of(f["cpus"]) for f in fields])) == want,
+          f"m=2 p={n} on {n} cores: the tasks' threads on {want} cores between them ({[f['cpus'] for f in fields]})")
 
 
 SLEEP = 'sleep $(awk "BEGIN{print 0.05*{m}+0.1/{p}}")'
@@ -233,6 +256,7 @@ def main():
                   f"m={m} p={p}: each task bound to {p} core(s) of its own ({[f['cpus'] for f in fields]})")
         r = launch(slurm, 1, 1, "exit 3")
         check(r.returncode == 3, f"a task's exit status comes back through srun and mmgp ({r.returncode})")
+        more_threads_than_cores(slurm)
 
         # mmgp tune inside an allocation of the 2 CPUs: every run a job step (srun); the program sleeps
         # 0.05 m + 0.1 / p s, so m=1 p=2 is best; m=2 p=2 does not fit the allocation: srun refuses the step,

@@ -107,10 +107,32 @@ TEST_CASE("MPICH mpiexec and Slurm srun equivalents") {
     for (const auto& e : mpi_env) exp += "," + e;
     CHECK(plan.argv == strings{"srun", "-N", "3", "-n", "12", "--ntasks-per-node=4", "--cpus-per-task=2",
                                "--cpu-bind=cores", exp, "./app", "3"});
+    // m*p = 8 threads on 4 cores: not bound, and each task asks 4/4 = 1 CPU, so that the 4 tasks fit the node
+    // (--cpus-per-task=2 there: Slurm refuses the step, or a new job waits for resources no node has).
+    // --overcommit, asked for, is left out: the 4 processes fit the 4 cores, and Slurm would then allocate
+    // --cpus-per-task once per node.
     auto rq = request(launcher_kind::srun, 4, 2, 3, 4);
     rq.oversubscribe = true;
     plan = mmgp::render_launch(rq, {"./app"});
+    CHECK(plan.argv[6] == "--cpus-per-task=1");
     CHECK(plan.argv[7] == "--cpu-bind=none");
+    CHECK(plan.argv[8].rfind("--export=", 0) == 0);
+    REQUIRE(plan.notes.size() == 1);
+    CHECK(plan.notes[0].find("srun asks 1 CPU per task (--cpus-per-task=1), the node's cores shared by the 4 processes") !=
+          std::string::npos);
+    // 3 tasks of 4 threads on 8 cores: 8/3 = 2 CPUs each; unbound by --no-bind the same.
+    rq = request(launcher_kind::srun, 3, 4, 1, 8);
+    CHECK(mmgp::render_launch(rq, {"./app"}).argv[6] == "--cpus-per-task=2");
+    rq.bind = false;
+    CHECK(mmgp::render_launch(rq, {"./app"}).argv[6] == "--cpus-per-task=2");
+    // Within the cores, p each; cores unknown, p each.
+    CHECK(mmgp::render_launch(request(launcher_kind::srun, 2, 4, 1, 8), {"./app"}).argv[6] == "--cpus-per-task=4");
+    CHECK(mmgp::render_launch(request(launcher_kind::srun, 8, 4, 1, 0), {"./app"}).argv[6] == "--cpus-per-task=4");
+    // More processes than cores, --oversubscribe: --overcommit, and the CPUs are allocated once per node: all 4.
+    rq = request(launcher_kind::srun, 6, 2, 1, 4);
+    rq.oversubscribe = true;
+    plan = mmgp::render_launch(rq, {"./app"});
+    CHECK(plan.argv[6] == "--cpus-per-task=4");
     CHECK(plan.argv[8] == "--overcommit");
 }
 

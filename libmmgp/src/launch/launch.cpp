@@ -212,14 +212,43 @@ void add_local_processes(const launch_request& rq, const std::vector<std::string
     }
 }
 
+// srun --overcommit: asked for (--oversubscribe) and needed, more processes than cores or cores unknown. Where
+// the m processes fit the cores it would cost CPUs: Slurm then allocates --cpus-per-task once per node, not per
+// task (-n 2 --cpus-per-task=1 --overcommit on a 2-CPU node: both tasks on CPU 0).
+bool srun_overcommit(const launch_request& rq) noexcept {
+    return rq.oversubscribe && !(rq.cores_per_node > 0 && rq.mapping.m <= rq.cores_per_node);
+}
+
+// The CPUs srun asks for each task: its p threads' own; when the node has fewer than m*p cores (binding
+// dropped), an equal share of them, so that the m tasks fit the node and their threads time-share its cores, as
+// mpirun's and mpiexec's unbound processes do (--cpus-per-task=p on such a node: Slurm refuses the step, "More
+// processors requested than permitted", or a new job waits for resources no node has); overcommitted, the
+// node's cores, allocated once for all its tasks.
+std::int64_t srun_cpus_per_task(const launch_request& rq) noexcept {
+    const std::int64_t m = rq.mapping.m, p = host_threads(rq), cores = rq.cores_per_node;
+    if (cores <= 0 || m * p <= cores) return p;
+    if (srun_overcommit(rq)) return cores;
+    return std::max<std::int64_t>(1, cores / m);
+}
+
 // What an MPI launcher line cannot do as asked: bind p cores per process, or start more processes than cores.
 void add_launcher_notes(const launch_request& rq, bool bind, launch_plan& plan) {
     const std::int64_t m = rq.mapping.m, p = host_threads(rq), cores = rq.cores_per_node;
+    const std::int64_t cpt = srun_cpus_per_task(rq);
+    const std::string srun_share =
+        rq.kind == launcher_kind::srun && cpt < p
+            ? "; srun asks " + std::to_string(cpt) + " CPU" + (cpt == 1 ? "" : "s") +
+                  (srun_overcommit(rq) ? " per node (--cpus-per-task=" : " per task (--cpus-per-task=") +
+                  std::to_string(cpt) + "), the node's cores shared by the " + std::to_string(m) + " processes"
+            : std::string();
     if (!bind && rq.bind)
         plan.notes.push_back(threads_word(rq) + " = " + std::to_string(m * p) + " exceeds the " + std::to_string(cores) +
                              " cores per node: binding " + std::to_string(p) +
                              " cores per process cannot be satisfied, so processes are not bound (the OS places "
-                             "their threads)");
+                             "their threads)" + srun_share);
+    else if (!srun_share.empty())
+        plan.notes.push_back(threads_word(rq) + " = " + std::to_string(m * p) + " exceeds the " + std::to_string(cores) +
+                             " cores per node" + srun_share);
     if (cores > 0 && m > cores && !rq.oversubscribe)
         plan.notes.push_back("m = " + std::to_string(m) + " processes per node exceed the " + std::to_string(cores) +
                              " cores per node: " +
@@ -231,6 +260,7 @@ void add_launcher_notes(const launch_request& rq, bool bind, launch_plan& plan) 
 std::vector<std::string> launcher_words(const launch_request& rq, bool bind, const environment& env) {
     const std::int64_t m = rq.mapping.m, nodes = rq.mapping.nodes;
     const std::string ps = std::to_string(host_threads(rq)), ms = std::to_string(m), nps = std::to_string(m * nodes);
+    const std::string cpt = std::to_string(srun_cpus_per_task(rq));
     std::vector<std::string> a;
     switch (rq.kind) {
         case launcher_kind::openmpi:
@@ -254,8 +284,8 @@ std::vector<std::string> launcher_words(const launch_request& rq, bool bind, con
             break;
         case launcher_kind::srun: {
             a = {rq.program.empty() ? "srun" : rq.program, "-N", std::to_string(nodes), "-n", nps,
-                 "--ntasks-per-node=" + ms, "--cpus-per-task=" + ps, bind ? "--cpu-bind=cores" : "--cpu-bind=none"};
-            if (rq.oversubscribe) a.push_back("--overcommit");
+                 "--ntasks-per-node=" + ms, "--cpus-per-task=" + cpt, bind ? "--cpu-bind=cores" : "--cpu-bind=none"};
+            if (srun_overcommit(rq)) a.push_back("--overcommit");
             std::string exp = "--export=ALL";
             for (const auto& [k, val] : env) exp += "," + k + "=" + val;
             a.push_back(exp);
