@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -25,6 +26,26 @@ using nlohmann::json;
 
 // --- The file ----------------------------------------------------------------------------------------------------
 
+namespace {
+
+// How long a resume waits for the journal's lock. A tune killed a moment ago can leave it held for a while: a
+// child it forked keeps the lock's open file until its exec closes it (O_CLOEXEC), which on a loaded machine
+// came after the resume that followed the kill ("locked by another process" from a tune already dead).
+constexpr double lock_grace_s = 2.0;
+
+// flock(LOCK_EX) without blocking, tried every 20 ms for `grace_s`: false when another process holds it still.
+bool lock_within(int fd, double grace_s) {
+    const timespec tick{0, 20'000'000};
+    for (double waited = 0;; waited += 0.02) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+        if (errno != EWOULDBLOCK && errno != EINTR) return false;
+        if (waited >= grace_s) return false;
+        ::nanosleep(&tick, nullptr);
+    }
+}
+
+}  // namespace
+
 journal::~journal() {
     if (fd_ >= 0) close(fd_);
 }
@@ -38,7 +59,7 @@ std::vector<json> journal::open(const std::string& path) {
                           S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
     fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) throw input_error(path, "(file)", "a journal that can be opened for appending", std::strerror(errno));
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0)
+    if (!lock_within(fd_, lock_grace_s))
         throw input_error(path, "(lock)", "a journal no other mmgp tune is using", "locked by another process");
     std::string text = read_text_file(path);
     std::vector<json> lines;

@@ -6,13 +6,16 @@ censored.
 
     python3 tests/tune_cli_test.py MMGP_BINARY
 """
+import fcntl
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 MMGP = os.path.abspath(sys.argv[1])
@@ -147,16 +150,37 @@ with tempfile.TemporaryDirectory() as tmp:
     if prog and not gone(prog):
         os.kill(prog, signal.SIGKILL)
 
-    # 3. A second tune on a journal in use is refused (the lock).
+    # 3. A second tune on a journal in use is refused (the lock), after a grace of 2 s for a lock released a
+    # moment later (a tune killed a moment ago: a child it forked holds the lock until its exec).
+    jl = os.path.join(tmp, "held.jsonl")
+    slow = subprocess.Popen([MMGP, "tune", "qs20", *SPACE, "--launcher", "local", "--no-bind", "--journal", jl, "--max-runs", "3",
+                             "--", "sh", "-c", "sleep 30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t_end = time.monotonic() + 20
+    while not os.path.exists(jl) and time.monotonic() < t_end:
+        time.sleep(0.05)
+    second = run(["tune", "--resume", jl])
+    check(second.returncode == 2 and "locked by another" in second.stderr, f"a second tune on the journal: exit 2, 'locked' ({second.returncode}: {second.stderr.strip()})")
+    slow.send_signal(signal.SIGINT)
+    slow.communicate(timeout=30)
     j2 = os.path.join(tmp, "locked.jsonl")
     first = subprocess.Popen(live(j2, 40), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.5)
-    second = run(["tune", "--resume", j2])
-    check(second.returncode == 2 and "locked by another" in second.stderr, f"a second tune on the journal: exit 2, 'locked' ({second.returncode}: {second.stderr.strip()})")
     first.send_signal(signal.SIGINT)
     out, err = first.communicate()
     check(first.returncode == 128 + signal.SIGINT or first.returncode == -signal.SIGINT, f"SIGINT stops the tune by the signal ({first.returncode})")
     check("--resume" in err, "the interrupt says how to continue")
+    j3 = os.path.join(tmp, "released.jsonl")
+    shutil.copy(j2, j3)
+    holder = open(j3)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    t0 = time.monotonic()
+    held = run(["tune", "--resume", j3])
+    waited = time.monotonic() - t0
+    check(held.returncode == 2 and "locked by another" in held.stderr and waited >= 1.9,
+          f"a journal locked throughout: exit 2, 'locked', after the grace ({held.returncode}, {waited:.2f} s)")
+    threading.Timer(0.5, holder.close).start()  # closing the file releases its lock
+    released = run(["tune", "--resume", j3, "--quiet"], timeout=120)
+    check(released.returncode == 0, f"a lock released 0.5 s into the resume's wait: it goes on (exit {released.returncode}: {released.stderr.strip()[-200:]})")
 
     # 4. A torn last line (an interrupted write) is reported and skipped; the earlier runs are kept.
     before = journal_runs(j2)
