@@ -5,13 +5,17 @@
 #include <limits>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "mmgp/advisor.h"
 #include "mmgp/advisor.hpp"
@@ -151,7 +155,9 @@ namespace {
 // of 9 µs each, its host phases 0.01 s in all; a time slice's switch 50 µs.
 mmgp::scenario gpu_node(const std::string& sharing) {
     return mmgp::parse_scenario(R"({"platform": {"hpu_contexts": 16, "apus": 132, "O_offload": 9e-6, "T_csw": 0,
-        "alpha": 1.0, "sharing": )" + sharing + R"(, "T_slice_switch": 5e-5, "apu_slots": 8,
+        "alpha": 1.0, "sharing": )" + sharing +
+                                    (sharing.find("time_sliced") != std::string::npos ? R"(, "T_slice_switch": 5e-5)" : "") +
+                                    R"(, "apu_slots": 8,
         "slot_time": [[1, 1], [2, 1.2], [4, 2.32], [8, 4.47]]},
         "application": {"decomposition": "task", "units": 8, "N": 100, "T_hpu": 0.01, "T_apu": 13.2, "C_apu": 0, "g": 0}})",
                                 "gpu.json");
@@ -181,7 +187,6 @@ TEST_CASE("advisor: on a GPU node, p reaches the SMs' slots, under the sharing m
         CHECK(eight.time_s == doctest::Approx(8 * 13.2 * 4.47 / 1056).epsilon(1e-12));
         CHECK(eight.time_s < 0.01 + 13.2 / 16 + 100 * 9e-6);
         // Every answer is the evaluator's fastest p under MPS within m·p <= 1056.
-        const mmgp::evaluator ev(s, mmgp::model_kind::mmgp);
         for (int m : {1, 2, 3, 8, 20}) {
             mmgp::scenario one_round = s;
             one_round.app.units = m;
@@ -220,6 +225,72 @@ TEST_CASE("advisor: on a GPU node, p reaches the SMs' slots, under the sharing m
         adv.offload_start(1056);
         CHECK(adv.recommend().p == 1056);
     }
+}
+
+TEST_CASE("advisor: on a GPU node it learns from off-loads whose blocks fit the SMs, and says what the node is") {
+    mmgp::advisor_options opt;
+    opt.min_gain = 0.0;
+    opt.refresh_every = 0;
+    mmgp::advisor adv(gpu_node(R"(["mps", "time_sliced"])"), opt);
+    const double apu_s = adv.estimates().apu_s;  // the profile's 0.132 s a unit's off-load on one block
+    CHECK(apu_s == doctest::Approx(13.2 / 100).epsilon(1e-12));
+    // 8 grids of 132 blocks in flight: the SMs' slots slowed each (4.47x), the last to end too, though it ended
+    // alone: not learned from.
+    for (int i = 0; i < 8; ++i) adv.offload_start(132);
+    for (int i = 0; i < 8; ++i) adv.offload_end(132, 4.47 * 0.001 + 9e-6);
+    adv.refresh();
+    CHECK(adv.estimates().offloads == 8);
+    CHECK(adv.estimates().apu_s == doctest::Approx(apu_s).epsilon(1e-12));
+    // One grid alone, begun after the crowd (its 2 ms after the last crowded moment), twice as slow as the
+    // profile: learned (one p: the split stays, the time doubles).
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    adv.offload_start(132);
+    adv.offload_end(132, 2 * 0.001 + 9e-6);
+    adv.refresh();
+    CHECK(adv.estimates().apu_s == doctest::Approx(2 * apu_s).epsilon(1e-9));
+
+    mmgp_advisor* c = nullptr;
+    const std::string path = (std::filesystem::temp_directory_path() / ("mmgp-advisor-gpu-" + std::to_string(::getpid()) + ".json")).string();
+    {
+        std::ofstream f(path);
+        f << R"({"platform": {"hpu_contexts": 16, "apus": 132, "O_offload": 9e-6, "T_csw": 0, "alpha": 1.0,
+            "sharing": ["time_sliced"], "T_slice_switch": 5e-5, "apu_slots": 8, "slot_time": [[1, 1], [8, 4.47]]},
+            "application": {"decomposition": "task", "units": 8, "N": 100, "T_hpu": 0.01, "T_apu": 13.2, "C_apu": 0, "g": 0}})";
+    }
+    REQUIRE(mmgp_advisor_create(path.c_str(), nullptr, &c, nullptr, 0) == MMGP_OK);
+    std::filesystem::remove(path);
+    mmgp_advisor_node node_of;
+    REQUIRE(mmgp_advisor_get_node(c, &node_of) == MMGP_OK);
+    CHECK(node_of.apus == 132);
+    CHECK(node_of.capacity == 1056);
+    CHECK(node_of.hpu_contexts == 16);
+    CHECK(node_of.max_tasks == 132);
+    CHECK(node_of.sharing == MMGP_SHARING_TIME_SLICED);
+    mmgp_advisor_destroy(c);
+}
+
+TEST_CASE("advisor: one SM of 8 slots explores p = 1 against nothing past its durations; a table too large names the slots") {
+    mmgp::advisor_options opt;
+    opt.explore_every = 1;
+    opt.refresh_every = 0;
+    // A = 1: no p = 2 duration to compare against, so no exploration of it, whatever the slots allow.
+    mmgp::scenario s = gpu_node(R"(["mps"])");
+    s.plat.apus = 1;
+    s.plat.hpu_contexts = 1;
+    s.app.T_hpu = 1e5;  // host-bound: the table says p = 1 (p = 8 would save 0.006 %)
+    mmgp::advisor adv(s, opt);
+    for (int i = 0; i < 4; ++i) {
+        adv.offload_start(1);
+        adv.offload_end(1, 1e-3);
+        const mmgp::advice a = adv.recommend();
+        CHECK_FALSE(a.probe);
+        CHECK(a.p == 1);
+    }
+    // 132 SMs of 1024 slots, time-sliced: 132 tasks x 135,168 blocks, past the table's 4 Mi answers.
+    mmgp::scenario big = gpu_node(R"(["time_sliced"])");
+    big.plat.apu_slots = 1024;
+    CHECK_THROWS_WITH_AS(mmgp::advisor(big, opt), doctest::Contains("/platform/apu_slots: expected at most 4194304 answers"),
+                         mmgp::input_error);
 }
 
 TEST_CASE("advisor: online re-estimation follows tasks whose length and parallel part drift") {
@@ -398,7 +469,7 @@ TEST_CASE("advisor: calls out of step leave the counts in range and N as the tas
 
 TEST_CASE("advisor C API: handles, status codes, versions, and the same answers as C++") {
     CHECK(mmgp_advisor_version() == MMGP_ADVISOR_VERSION);
-    CHECK(MMGP_ADVISOR_VERSION == 200);
+    CHECK(MMGP_ADVISOR_VERSION == 300);
     CHECK(std::string(mmgp_advisor_status_string(MMGP_OK)) == "ok");
     CHECK(std::string(mmgp_advisor_status_string(MMGP_E_INVALID_ARGUMENT)) == "invalid argument");
     CHECK(std::string(mmgp_advisor_status_string(12345)) == "unknown status");
@@ -452,6 +523,14 @@ TEST_CASE("advisor C API: handles, status codes, versions, and the same answers 
     mmgp_advisor_estimates est;
     CHECK(mmgp_advisor_get_estimates(adv, &est) == MMGP_OK);
     CHECK(est.offloads == 1);
+    mmgp_advisor_node node_of;
+    CHECK(mmgp_advisor_get_node(adv, nullptr) == MMGP_E_INVALID_ARGUMENT);
+    CHECK(mmgp_advisor_get_node(nullptr, &node_of) == MMGP_E_INVALID_ARGUMENT);
+    REQUIRE(mmgp_advisor_get_node(adv, &node_of) == MMGP_OK);
+    // The bundled QS20: 16 SPEs, dedicated.
+    CHECK(node_of.apus == 16);
+    CHECK(node_of.capacity == 16);
+    CHECK(node_of.sharing == MMGP_SHARING_DEDICATED);
     mmgp_advisor_destroy(adv);
 }
 

@@ -27,11 +27,12 @@
 #endif
 
 #define MMGP_ADVISOR_VERSION_MAJOR 0
-#define MMGP_ADVISOR_VERSION_MINOR 2
+#define MMGP_ADVISOR_VERSION_MINOR 3
 #define MMGP_ADVISOR_VERSION_PATCH 0
 /** Compile-time version of this C API: major * 10000 + minor * 100 + patch. Compare with mmgp_advisor_version().
  *  0.2.0 (200) added mmgp_advisor_options.explore_every and mmgp_advice.probe; a library older than the
- *  header ignores the first and leaves the second alone: check mmgp_advisor_version() >= 200 before relying on them. */
+ *  header ignores the first and leaves the second alone: check mmgp_advisor_version() >= 200 before relying on them.
+ *  0.3.0 (300) added mmgp_advisor_get_node(): on a GPU node p counts blocks, up to its capacity. */
 #define MMGP_ADVISOR_VERSION \
     (MMGP_ADVISOR_VERSION_MAJOR * 10000 + MMGP_ADVISOR_VERSION_MINOR * 100 + MMGP_ADVISOR_VERSION_PATCH)
 
@@ -93,6 +94,23 @@ typedef struct mmgp_advice {
     uint64_t version;   /**< table publications so far */
 } mmgp_advice;
 
+/** How the accelerators of the node are shared between the tasks (fixed values, same as mmgp::accelerator_sharing). */
+typedef enum mmgp_sharing {
+    MMGP_SHARING_DEDICATED = 0,  /**< each off-load's accelerators its own (CPU workers, the Cell's SPEs) */
+    MMGP_SHARING_MPS = 1,        /**< a GPU under MPS: the tasks' grids run at once */
+    MMGP_SHARING_TIME_SLICED = 2 /**< a GPU without MPS: one task's grid at a time */
+} mmgp_sharing;
+
+/** The node the advice is for (since 0.3.0). */
+typedef struct mmgp_advisor_node {
+    int apus;          /**< A: accelerators (a GPU's SMs) */
+    int capacity;      /**< the blocks they hold, the largest p: A, or A x apu_slots on a GPU node; the unit of
+                            offload_start/end's p and of mmgp_advisor_set_idle_apus() */
+    int hpu_contexts;  /**< H */
+    int max_tasks;     /**< the largest m in the table */
+    int sharing;       /**< an mmgp_sharing value: the one mode priced (time-sliced: idle and waiting counts cap nothing) */
+} mmgp_advisor_node;
+
 /** Current estimates of the application, per off-load. */
 typedef struct mmgp_advisor_estimates {
     double host_gap_s;        /**< host time between two off-loads of a task */
@@ -141,6 +159,8 @@ MMGP_API int mmgp_advisor_recommend_for(const mmgp_advisor* advisor, int m, int 
 MMGP_API int mmgp_advisor_refresh(mmgp_advisor* advisor);
 /** The current estimates. */
 MMGP_API int mmgp_advisor_get_estimates(const mmgp_advisor* advisor, mmgp_advisor_estimates* out);
+/** The node: accelerators, capacity in blocks, host contexts, largest m, sharing mode (since 0.3.0). */
+MMGP_API int mmgp_advisor_get_node(const mmgp_advisor* advisor, mmgp_advisor_node* out);
 
 #ifdef __cplusplus
 }

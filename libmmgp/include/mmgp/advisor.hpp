@@ -106,12 +106,14 @@ public:
     /// An off-load on p accelerators finished after `seconds` (issue to completion: until the issuing task
     /// can go on); the p become idle.
     /// Every refresh_every completions this call also refreshes the table (which allocates; set
-    /// refresh_every = 0 and call refresh() elsewhere to keep it allocation-free).
+    /// refresh_every = 0 and call refresh() elsewhere to keep it allocation-free). The duration is learned
+    /// from when p <= apus() and, on a GPU node, the blocks in flight (this one's included) fit the SMs.
     void offload_end(int p, double seconds) noexcept;
     /// Host time between two consecutive off-loads of one task, seconds.
     void host_gap(double seconds) noexcept;
-    /// Sets the number of idle accelerators (blocks, on a GPU node) directly (overrides the count kept by
-    /// offload_start/end).
+    /// Sets the number of idle accelerators (blocks, on a GPU node: of capacity()) directly (overrides the count
+    /// kept by offload_start/end). Time-sliced (sharing()), neither this nor the waiting tasks cap p: the
+    /// tasks' grids take turns on the whole accelerator.
     void set_idle_apus(int n) noexcept;
     /// Sets the number of tasks waiting for an accelerator; idle accelerators are shared among them.
     void set_waiting_tasks(int n) noexcept;

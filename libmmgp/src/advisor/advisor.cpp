@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -71,15 +73,15 @@ constexpr std::int64_t max_table_answers = std::int64_t{1} << 22;
 // the m tasks, or all of them for each task when the processes' grids take turns (time-sliced, held_blocks()).
 int largest_p(int capacity, bool sliced, int m) noexcept { return sliced ? capacity : capacity / m; }
 
-void check_table_size(const std::string& file, int capacity, bool sliced, int max_tasks) {
+void check_table_size(const std::string& file, int capacity, bool slots, bool sliced, int max_tasks) {
     std::int64_t answers = 0;
     for (int m = 1; m <= max_tasks && answers <= max_table_answers; ++m) answers += largest_p(capacity, sliced, m);
     if (answers > max_table_answers)
-        throw input_error(file, "/platform/apus",
+        throw input_error(file, slots ? "/platform/apu_slots" : "/platform/apus",
                           "at most " + std::to_string(max_table_answers) + " answers in the advisor's table (" +
                               (sliced ? "A" : "A/m") + " of them for each task count m up to " +
                               std::to_string(max_tasks) + ")",
-                          std::to_string(capacity) + (sliced ? " blocks, time-sliced" : " accelerators"));
+                          std::to_string(capacity) + (slots ? " blocks" : " accelerators") + (sliced ? ", time-sliced" : ""));
 }
 
 int largest_task_count(const scenario& s) {
@@ -287,9 +289,9 @@ struct advisor::impl {
         sliced = mode == accelerator_sharing::time_sliced;
         hpu_contexts = pl.hpu_contexts;
         one_node.space.m = {1, apus};
-        check_table_size(file, capacity, sliced, 1);
+        check_table_size(file, capacity, capacity > apus, sliced, 1);
         max_tasks = largest_task_count(one_node);
-        check_table_size(file, capacity, sliced, max_tasks);
+        check_table_size(file, capacity, capacity > apus, sliced, max_tasks);
         restrict_to_one_node(one_node, max_tasks, capacity, pol, share);
         check_coverage(one_node);
         evaluator model_check(one_node, options.model);  // throws input_error when the model cannot evaluate it
@@ -335,6 +337,30 @@ struct advisor::impl {
         else
             ewma(b.mean_s, y, options.smoothing);
         b.last_at.store(n, std::memory_order_relaxed);
+    }
+
+    // On a GPU node (block slots): the last moment the blocks in flight exceeded the SMs, steady-clock ns.
+    std::atomic<std::int64_t> crowded_at_ns{std::numeric_limits<std::int64_t>::min()};
+
+    static std::int64_t now_ns() noexcept {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+
+    void mark_crowded() noexcept { crowded_at_ns.store(now_ns(), std::memory_order_relaxed); }
+
+    // Whether an off-load that lasted `seconds` and is ending now ran with one block per SM at most: the fit's
+    // form, a/p + c, is one grid's time so. On a GPU node a duration with more blocks in flight at any moment of
+    // its life (`crowded_now`: at its end, its own included) is left out: the SMs' slots slowed it (f(k),
+    // docs/MODEL.md §7), which the model adds again. Elsewhere (capacity = A) every duration counts.
+    bool uncrowded(bool crowded_now, double seconds) noexcept {
+        if (capacity == apus) return true;
+        if (crowded_now) {
+            mark_crowded();
+            return false;
+        }
+        const double began_ns = static_cast<double>(now_ns()) - seconds * 1e9;
+        return static_cast<double>(crowded_at_ns.load(std::memory_order_relaxed)) < began_ns;
     }
 
     // Every refresh_every completions; skipped when another thread is refreshing.
@@ -454,7 +480,8 @@ struct advisor::impl {
     // With explore_every > 0: turns `a` into the alternative p (1 against the table's p > 1, 2 against its
     // p = 1 when 2 is allowed) once no off-load at it has completed for probe_interval completions.
     void explore(advice& a, int allowed) const noexcept {
-        const int alt = a.p > 1 ? 1 : (allowed >= 2 && largest_p(capacity, sliced, a.m) >= 2 ? 2 : 0);
+        // The alternative's durations are kept within the SMs (durations[1 .. A]): 2 needs A >= 2.
+        const int alt = a.p > 1 ? 1 : (allowed >= 2 && apus >= 2 && largest_p(capacity, sliced, a.m) >= 2 ? 2 : 0);
         if (alt == 0) return;
         const std::uint64_t now = completed_offloads.load(std::memory_order_relaxed);
         std::uint64_t last = last_probe_at.load(std::memory_order_relaxed);
@@ -507,9 +534,11 @@ constexpr int busy_cap = 1 << 28;
 void advisor::offload_start(int p) noexcept {
     if (p < 1) return;
     int busy = d_->busy_apus.load(std::memory_order_relaxed);
-    while (!d_->busy_apus.compare_exchange_weak(busy, std::min(busy_cap, busy + std::min(p, busy_cap)),
+    int now_busy = 0;
+    while (!d_->busy_apus.compare_exchange_weak(busy, now_busy = std::min(busy_cap, busy + std::min(p, busy_cap)),
                                                 std::memory_order_relaxed)) {
     }
+    if (d_->capacity > d_->apus && now_busy > d_->apus) d_->mark_crowded();
 }
 
 void advisor::offload_end(int p, double seconds) noexcept {
@@ -519,7 +548,7 @@ void advisor::offload_end(int p, double seconds) noexcept {
     }
     if (!(seconds >= 0.0) || !std::isfinite(seconds)) return;
     const std::uint64_t n = d_->completed_offloads.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (p <= d_->apus) d_->observe_duration(p, seconds, n);
+    if (p <= d_->apus && d_->uncrowded(busy > d_->apus, seconds)) d_->observe_duration(p, seconds, n);
     d_->refresh_after(n);
 }
 

@@ -32,6 +32,10 @@ static_assert(offsetof(mmgp_advisor_options, refresh_every) == offsetof(options_
 static_assert(sizeof(mmgp_advice) == sizeof(advice_0_1_0));
 static_assert(offsetof(mmgp_advice, gain) == offsetof(advice_0_1_0, gain));
 static_assert(offsetof(mmgp_advice, version) == offsetof(advice_0_1_0, version));
+// mmgp_sharing's values are mmgp::accelerator_sharing's.
+static_assert(MMGP_SHARING_DEDICATED == static_cast<int>(mmgp::accelerator_sharing::dedicated));
+static_assert(MMGP_SHARING_MPS == static_cast<int>(mmgp::accelerator_sharing::mps));
+static_assert(MMGP_SHARING_TIME_SLICED == static_cast<int>(mmgp::accelerator_sharing::time_sliced));
 
 struct mmgp_advisor {
     mmgp::advisor cpp;
@@ -216,6 +220,12 @@ int mmgp_advisor_get_estimates(const mmgp_advisor* a, mmgp_advisor_estimates* ou
     if (!a || !out) return MMGP_E_INVALID_ARGUMENT;
     mmgp::advisor_estimates e = a->cpp.estimates();
     *out = {e.host_gap_s, e.apu_s, e.parallel_fraction, e.offloads_per_task, e.offloads, e.tasks};
+    return MMGP_OK;
+}
+
+int mmgp_advisor_get_node(const mmgp_advisor* a, mmgp_advisor_node* out) {
+    if (!a || !out) return MMGP_E_INVALID_ARGUMENT;
+    *out = {a->cpp.apus(), a->cpp.capacity(), a->cpp.hpu_contexts(), a->cpp.max_tasks(), static_cast<int>(a->cpp.sharing())};
     return MMGP_OK;
 }
 
