@@ -118,7 +118,7 @@ TEST_CASE("MPICH mpiexec and Slurm srun equivalents") {
     CHECK(plan.argv[7] == "--cpu-bind=none");
     CHECK(plan.argv[8].rfind("--export=", 0) == 0);
     REQUIRE(plan.notes.size() == 1);
-    CHECK(plan.notes[0].find("srun asks 1 CPU per task (--cpus-per-task=1), the node's cores shared by the 4 processes") !=
+    CHECK(plan.notes[0].find("srun asks 1 CPU per task (--cpus-per-task=1), 4 of the node's 4 cores time-shared") !=
           std::string::npos);
     // 3 tasks of 4 threads on 8 cores: 8/3 = 2 CPUs each; unbound by --no-bind the same.
     rq = request(launcher_kind::srun, 3, 4, 1, 8);

@@ -239,7 +239,8 @@ void add_launcher_notes(const launch_request& rq, bool bind, launch_plan& plan) 
         rq.kind == launcher_kind::srun && cpt < p
             ? "; srun asks " + std::to_string(cpt) + " CPU" + (cpt == 1 ? "" : "s") +
                   (srun_overcommit(rq) ? " per node (--cpus-per-task=" : " per task (--cpus-per-task=") +
-                  std::to_string(cpt) + "), the node's cores shared by the " + std::to_string(m) + " processes"
+                  std::to_string(cpt) + "), " + std::to_string(m * cpt) + " of the node's " + std::to_string(cores) +
+                  " cores time-shared by the processes' threads"
             : std::string();
     if (!bind && rq.bind)
         plan.notes.push_back(threads_word(rq) + " = " + std::to_string(m * p) + " exceeds the " + std::to_string(cores) +
