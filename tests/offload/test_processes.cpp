@@ -276,10 +276,21 @@ TEST_CASE("the processes' application profile: per-unit values from the runs, th
     CHECK(moved(1) == doctest::Approx(rep.N.median * other_work_per_offload).epsilon(0.25));
     CHECK(rep.C_apu.median == doctest::Approx((c_apu(0) + floor_of(0) - moved(0) / 3 + c_apu(1) + floor_of(1) - moved(1) / 3) / 2));
     // The profile's T_apu/p + C_apu is the measured per-unit cost at p = S (the split work and the cost beyond it
-    // there), and at p = 1 too, where a part divides.
+    // there), whatever part moved; at p = 1 it is T_apu + C_apu = t1 + c_S + (2/3)·moved per repetition, which is
+    // the measured cost at p = 1 too where the part that divides is taken whole: between 0 and S·c_S, so that C_apu
+    // at p = S stays at or above 0 (offload_split). On a slow host the fixed part can measure below 0 and the
+    // bound then holds C_apu there instead (ThreadSanitizer's build: 0.1651 against 0.1615 at p = 1).
     const double c_s = (c_apu(0) + c_apu(1)) / 2, c_p1 = (c_apu_p1(0) + c_apu_p1(1)) / 2;
     CHECK(rep.T_apu.median / 3 + rep.C_apu.median == doctest::Approx(tS + c_s));
-    CHECK(rep.T_apu.median + rep.C_apu.median == doctest::Approx((t1(0) + t1(1)) / 2 + c_p1));
+    CHECK(rep.T_apu.median + rep.C_apu.median ==
+          doctest::Approx((t1(0) + c_apu(0) + moved(0) * 2 / 3 + t1(1) + c_apu(1) + moved(1) * 2 / 3) / 2));
+    bool whole = true;
+    for (std::size_t r = 0; r < 2; ++r) {
+        const double divides = (c_apu_p1(r) - c_apu(r)) * 3 / 2;  // (c1 - cS) / (1 - 1/S)
+        whole = whole && divides > 0 && divides <= 3 * c_apu(r);
+    }
+    CAPTURE(whole);
+    if (whole) CHECK(rep.T_apu.median + rep.C_apu.median == doctest::Approx((t1(0) + t1(1)) / 2 + c_p1));
     REQUIRE(nlohmann::json::parse(rep.json)["measurements"]["offload_split_s"].size() == 2);
     CHECK(rep.bytes.median == doctest::Approx(100));
     CHECK(nlohmann::json::parse(rep.json)["waits_per_offload"]["value"] == 2.0);  // the timed runs' count
