@@ -245,6 +245,7 @@ struct advisor::impl {
     int capacity = 1;               // the blocks they hold: A, or A·slots on a GPU node (platform::capacity())
     accelerator_sharing share = accelerator_sharing::dedicated;  // how the tasks' off-loads share them
     bool sliced = false;            // share is time-sliced: one task's grid at a time, each up to the capacity
+    bool slotted = false;           // a GPU node: capacity > A, an SM holds several blocks
     int hpu_contexts = 1;           // H
     int max_tasks = 1;              // largest m in the table
     double offload_overhead_s = 0;  // the platform's O_offload, in every observed duration
@@ -287,11 +288,12 @@ struct advisor::impl {
         capacity = static_cast<int>(pl.capacity());
         share = mode;
         sliced = mode == accelerator_sharing::time_sliced;
+        slotted = capacity > apus;
         hpu_contexts = pl.hpu_contexts;
         one_node.space.m = {1, apus};
-        check_table_size(file, capacity, capacity > apus, sliced, 1);
+        check_table_size(file, capacity, slotted, sliced, 1);
         max_tasks = largest_task_count(one_node);
-        check_table_size(file, capacity, capacity > apus, sliced, max_tasks);
+        check_table_size(file, capacity, slotted, sliced, max_tasks);
         restrict_to_one_node(one_node, max_tasks, capacity, pol, share);
         check_coverage(one_node);
         evaluator model_check(one_node, options.model);  // throws input_error when the model cannot evaluate it
@@ -354,7 +356,7 @@ struct advisor::impl {
     // its life (`crowded_now`: at its end, its own included) is left out: the SMs' slots slowed it (f(k),
     // docs/MODEL.md §7), which the model adds again. Elsewhere (capacity = A) every duration counts.
     bool uncrowded(bool crowded_now, double seconds) noexcept {
-        if (capacity == apus) return true;
+        if (!slotted) return true;
         if (crowded_now) {
             mark_crowded();
             return false;
@@ -538,7 +540,7 @@ void advisor::offload_start(int p) noexcept {
     while (!d_->busy_apus.compare_exchange_weak(busy, now_busy = std::min(busy_cap, busy + std::min(p, busy_cap)),
                                                 std::memory_order_relaxed)) {
     }
-    if (d_->capacity > d_->apus && now_busy > d_->apus) d_->mark_crowded();
+    if (d_->slotted && now_busy > d_->apus) d_->mark_crowded();
 }
 
 void advisor::offload_end(int p, double seconds) noexcept {
@@ -568,7 +570,7 @@ advice advisor::recommend() const noexcept {
     const impl& d = *d_;
     const int m = d.active_tasks.load(std::memory_order_relaxed);
     // Time-sliced, the tasks' grids take turns on the whole accelerator: nothing in flight caps the next one.
-    const int idle = d.sliced ? d.capacity : std::clamp(d.capacity - d.busy_apus.load(std::memory_order_relaxed), 0, d.capacity);
+    const int idle = std::clamp(d.capacity - d.busy_apus.load(std::memory_order_relaxed), 0, d.capacity);
     // In 64 bits: INT_MAX waiting tasks once overflowed waiting + 1.
     const int allowed = d.sliced ? d.capacity : static_cast<int>(std::max<std::int64_t>(
         idle / (std::int64_t{d.waiting_tasks.load(std::memory_order_relaxed)} + 1), 1));
