@@ -541,8 +541,11 @@ std::unique_ptr<tune_backend> chosen_backend(const tune_options_cli& o, launcher
                                    {"", o.progress_total.value_or(0)});
     const auto work = parse_work(o.work);
     const std::string short_value = work ? std::to_string(work->first) : "", full_value = work ? std::to_string(work->second) : "";
-    launch_setup setup{kind, [kind, units, lo = o.launch, short_value, full_value](const configuration& c, bool short_run) {
-                           return plan_launch(kind, c, units, lo, with_work(lo.command, short_run ? short_value : full_value));
+    launch_setup setup{kind, [kind, units, lo = o.launch, short_value, full_value](const configuration& c, bool short_run,
+                                                                                    std::optional<int> node_cpus) {
+                           launch_options l = lo;
+                           if (!l.cores_per_node) l.cores_per_node = node_cpus;
+                           return plan_launch(kind, c, units, l, with_work(lo.command, short_run ? short_value : full_value));
                        },
                        o.launch.cores_per_node, o.launch.oversubscribe, {o.progress_regex, o.progress_total.value_or(0)}};
     if (static_cast<int>(o.parallel) <= 1) return run::local_backend(std::move(setup));

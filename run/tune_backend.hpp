@@ -114,9 +114,11 @@ struct progress_settings {
 
 /// How a live run is started: its launcher, the launch of a configuration (the command with its placeholders
 /// filled, the binding: mmgp launch's, cli/cmd_launch.cpp plan_launch) and what a Slurm batch job may hold.
+/// plan's node_cpus: the CPUs of a node as the backend knows them (the batch backend: --cores-per-node or what
+/// sinfo offers), for a launch that was given no --cores-per-node (srun's CPUs per task; none: not known).
 struct launch_setup {
     launcher_kind kind = launcher_kind::local;
-    std::function<launch_plan(const configuration&, bool short_run)> plan;
+    std::function<launch_plan(const configuration&, bool short_run, std::optional<int> node_cpus)> plan;
     std::optional<int> cores_per_node;  ///< the CPUs a batch job asks of a node (not given: what sinfo offers)
     bool oversubscribe = false;         ///< more processes than a node's CPUs allowed
     progress_settings progress;         ///< the local backend's progress lines (empty regex: none)

@@ -109,7 +109,7 @@ public:
     explicit local_runs(launch_setup setup) : setup_(std::move(setup)) {}
 
     run_start start(const run_request& request, nlohmann::json& journal_line) override {
-        const launch_plan plan = setup_.plan(request.config, request.short_run);
+        const launch_plan plan = setup_.plan(request.config, request.short_run, std::nullopt);
         journal_line["command"] = journal_command(shell_command(plan));
         std::vector<run_process> procs;
         if (plan.kind == launcher_kind::local)

@@ -121,12 +121,13 @@ public:
                                                   offered_.nodes, offered_.cpus);
             return {start_verdict::refused, 0};
         }
-        const std::string step =
-            shell_command(setup_.plan(c, request.short_run));
+        // The step knows the node's CPUs: past them (--oversubscribe), each task asks its share, as mmgp launch's.
+        const launch_plan step_plan = setup_.plan(c, request.short_run, static_cast<int>(node_cpus_));
+        const std::string step = shell_command(step_plan);
         const std::string base = fmt::format("{}/run-{}.{}", dir_, request.number, getpid());
         remove_job_files(base);
         write_file_atomically(base + ".sh", job_script(request.number, base, request.bound_s, step));
-        const std::vector<std::string> argv = sbatch_argv(c, base);
+        const std::vector<std::string> argv = sbatch_argv(c, base, step_plan.argv);
         launch_plan job;
         job.kind = launcher_kind::srun;
         job.argv = argv;
@@ -179,11 +180,21 @@ private:
     };
 
     // sbatch prints the job id and then waits; through stdbuf, unbuffered, the id reaches its file at once (mmgp
-    // cancels the job by it).
-    std::vector<std::string> sbatch_argv(const configuration& c, const std::string& base) const {
+    // cancels the job by it). The job asks what its step asks (an srun step's --cpus-per-task and --overcommit:
+    // p CPUs a task, or a share of the node's where m·p exceeds them), so that the step fits its job.
+    std::vector<std::string> sbatch_argv(const configuration& c, const std::string& base,
+                                         const std::vector<std::string>& step) const {
+        std::string cpt = "--cpus-per-task=" + std::to_string(c.p);
+        bool overcommit = false;
+        for (const std::string& w : step) {  // srun's words, up to its --export (the command follows)
+            if (w.rfind("--export=", 0) == 0) break;
+            if (w.rfind("--cpus-per-task=", 0) == 0) cpt = w;
+            overcommit = overcommit || w == "--overcommit";
+        }
         std::vector<std::string> argv = {"stdbuf", "-o0", "sbatch", "--wait", "--parsable", "-J", "mmgp-tune", "-N",
                                          std::to_string(c.nodes), "--ntasks-per-node=" + std::to_string(c.m),
-                                         "--cpus-per-task=" + std::to_string(c.p), "-o", base + ".out"};
+                                         cpt, "-o", base + ".out"};
+        if (overcommit) argv.push_back("--overcommit");
         if (static_cast<long long>(c.m) * c.p >= node_cpus_) argv.push_back("--exclusive");  // shared with no run
         argv.push_back(base + ".sh");
         return argv;

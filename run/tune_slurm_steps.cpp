@@ -112,7 +112,7 @@ public:
         const long long cpus = static_cast<long long>(c.m) * c.p;
         const std::vector<int> where = allocation_.place(c.nodes, cpus);
         if (where.empty() && request.in_flight > 0) return {start_verdict::no_room, 0};
-        launch_plan plan = setup_.plan(c, request.short_run);
+        launch_plan plan = setup_.plan(c, request.short_run, std::nullopt);
         if (!where.empty()) {
             plan.argv.insert(plan.argv.begin() + 1, {"--exclusive", "-w", allocation_.node_list(where)});
             allocation_.hold(where, cpus, +1);

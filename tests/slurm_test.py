@@ -7,7 +7,8 @@ task a share of them. Then the fixture itself: it starts within its
 Also `mmgp tune --launcher srun` inside an allocation (salloc): every run a job step, a step that does not fit
 recorded as failed; with --parallel 2, runs in flight at once as job steps on CPUs of their own, a configuration
 that needs the whole node never beside another; and outside an allocation, each run its own batch job (sbatch), a
-configuration no node holds recorded as failed without a job, a job cancelled from outside recorded as cancelled.
+configuration no node holds recorded as failed without a job, a job cancelled from outside recorded as cancelled,
+and with --oversubscribe more threads than CPUs in a job whose tasks share the node.
 Then two emulated nodes (network and UTS namespaces, one CPU each): launch across both, and tune --parallel 2
 inside a two-node allocation, runs in flight on different nodes, a two-node configuration beside no other run.
 
@@ -76,6 +77,30 @@ def parallel_cases(slurm):
     parallel_steps(slurm, tmp)
     parallel_whole_node(slurm, tmp)
     parallel_batch_jobs(slurm, tmp)
+    parallel_batch_oversubscribed(slurm, tmp)
+
+
+def parallel_batch_oversubscribed(slurm, tmp):
+    """4. Outside an allocation with --oversubscribe: m=2 p=n on an n-CPU node runs as a batch job whose tasks
+    ask a share of the node each (--cpus-per-task=n/2, job and step alike): asking p each, the job fit no node and
+    failed."""
+    n = os.cpu_count()
+    journal = os.path.join(tmp, f"mmgp-slurm-par4-{os.getpid()}.jsonl")
+    try:
+        r = subprocess.run([MMGP, "tune", "qs20", "--set", "platform.apus=4096", "--m", "1:2", "--p", str(n),
+                            "--launcher", "srun", "--oversubscribe", "--parallel", "2", "--max-cost", "none",
+                            "--max-runs", "4", "--journal", journal, "--json", "--quiet", "--", "sh", "-c", SLEEP],
+                           env=slurm.env, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, f"tune --oversubscribe with sbatch: exit 0 ({r.stderr.strip()[-300:]})")
+        if r.returncode == 0:
+            big = [x for x in sf.journal_runs(journal) if (x["m"], x["p"]) == (2, n)]
+            share = f"--cpus-per-task={n // 2}"
+            check(big and all(x["outcome"] == "ok" and x["command"].count(share) == 2 for x in big),
+                  f"tune --oversubscribe with sbatch: m=2 p={n} on {n} CPUs ran, job and step asking {share} "
+                  f"({[(x['outcome'], x['command']) for x in big]})")
+    finally:
+        if os.path.exists(journal):
+            os.remove(journal)
 
 
 def parallel_steps(slurm, tmp):

@@ -163,7 +163,7 @@ TEST_CASE("run: the local backend runs the caller's launch of a configuration an
     const std::vector<mmgp::configuration> space = {{1, 1, 1, mmgp::policy::edtlp}, {2, 1, 1, mmgp::policy::edtlp}};
     // The launch: every rank exits with status 3 when m > 1 (a program broken only for several processes).
     mmgp::run::launch_setup setup;
-    setup.plan = [](const mmgp::configuration& c, bool) {
+    setup.plan = [](const mmgp::configuration& c, bool, std::optional<int>) {
         mmgp::launch_plan plan;
         plan.mapping = c;
         for (int r = 0; r < c.m; ++r)
