@@ -43,6 +43,15 @@ struct run_result {
     std::string out, err;
 };
 
+/// True in a build with AddressSanitizer or ThreadSanitizer: a sanitized libmmgp needs its runtime loaded first,
+/// which an outside program does not do, and a sanitized mmgp-mpi-bench aborts inside MPI_Finalize on OpenMPI's
+/// own leaks (mpirun status 134).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool sanitized = true;
+#else
+inline constexpr bool sanitized = false;
+#endif
+
 /// True when an executable named `prog` is on PATH (no shell: usable in a doctest::skip() decorator).
 inline bool on_path(const std::string& prog) {
     const char* path = std::getenv("PATH");

@@ -593,17 +593,9 @@ TEST_CASE("advisor C API: every option reaches the C++ advisor, and explorations
     mmgp_advisor_destroy(adv);
 }
 
-namespace {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// A sanitized libmmgp needs its sanitizer runtime loaded first, which an outside program does not do.
-constexpr bool sanitized = true;
-#else
-constexpr bool sanitized = false;
-#endif
-}  // namespace
 
 TEST_CASE("packaging: meson install --destdir, then C and C++ programs build with pkg-config mmgp and run" *
-          doctest::skip(sanitized || !mmgp::test::on_path("make") || !mmgp::test::on_path("cc") ||
+          doctest::skip(mmgp::test::sanitized || !mmgp::test::on_path("make") || !mmgp::test::on_path("cc") ||
                         !mmgp::test::on_path("pkg-config") || std::getenv("MMGP_BIN") == nullptr) *
           doctest::description("needs make, cc, pkg-config, MMGP_BIN (meson test) and a build without sanitizers")) {
     const char* bin = std::getenv("MMGP_BIN");

@@ -26,12 +26,7 @@ namespace {
 
 using clk = std::chrono::steady_clock;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// A sanitized mmgp-mpi-bench aborts inside MPI_Finalize on OpenMPI's own leaks (mpirun status 134).
-constexpr bool sanitized = true;
-#else
-constexpr bool sanitized = false;
-#endif
+using mmgp::test::sanitized;  // a sanitized mmgp-mpi-bench aborts in MPI_Finalize
 
 #ifdef MMGP_HAVE_KERNELS
 constexpr bool have_profile = true;

@@ -15,7 +15,7 @@ namespace {
 using enum key_sampling;
 
 // Each row names the fields it sets; the others take application_key's defaults (optional, no unit, fixed, none shown).
-constexpr application_key keys[] = {
+constexpr application_key application_key_table[] = {
     {.name = "decomposition", .member = &application::decomp, .shown_default = "`data`",
      .meaning = "`data`: every process repeats the host work and splits T_apu ([H] Eq. 11); `task`: `units` "
      "independent units"},
@@ -77,7 +77,7 @@ constexpr application_key keys[] = {
 
 }  // namespace
 
-std::span<const application_key> application_keys() noexcept { return keys; }
+std::span<const application_key> application_keys() noexcept { return application_key_table; }
 
 namespace detail {
 
@@ -88,7 +88,7 @@ constexpr std::int64_t max_count = 1000000000000LL;  // units, spin iterations
 // The row of the key that fills `member`.
 template <class T>
 const application_key& key(T application::*member) {
-    for (const application_key& k : keys)
+    for (const application_key& k : application_key_table)
         if (const auto* m = std::get_if<T application::*>(&k.member); m && *m == member) return k;
     throw std::logic_error("no application key fills this member");
 }
@@ -248,7 +248,7 @@ struct application_reading {
 application application_from_json(const json& obj, const reader& r, const std::string& path) {
     r.object(obj, path);
     r.document(obj, path, "application");
-    r.known_keys(obj, path, key_names<keys>());
+    r.known_keys(obj, path, key_names<application_key_table>());
     application a;
     a.name = r.string_or(obj, path, "name", "");
     const application_reading reading{obj, r, path, a};

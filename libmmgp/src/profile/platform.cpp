@@ -20,7 +20,7 @@ namespace {
 using enum key_sampling;
 
 // Each row names the fields it sets; the others take platform_key's defaults (optional, no unit, fixed, none shown).
-constexpr platform_key keys[] = {
+constexpr platform_key platform_key_table[] = {
     {.name = "hpu_contexts", .required = true, .member = &platform::hpu_contexts,
      .meaning = "H: host hardware contexts per node (PPE threads, host cores/SMT threads)"},
     {.name = "apus", .required = true, .member = &platform::apus,
@@ -74,7 +74,7 @@ constexpr platform_key keys[] = {
 
 }  // namespace
 
-std::span<const platform_key> platform_keys() noexcept { return keys; }
+std::span<const platform_key> platform_keys() noexcept { return platform_key_table; }
 
 namespace detail {
 
@@ -377,17 +377,17 @@ bool is_count(const platform_key& k) { return std::holds_alternative<int platfor
 platform platform_from_json(const json& obj, const reader& r, const std::string& path, const std::string& base_dir) {
     r.object(obj, path);
     r.document(obj, path, "platform");
-    r.known_keys(obj, path, key_names<keys>());
+    r.known_keys(obj, path, key_names<platform_key_table>());
     platform pl;
     pl.name = r.string_or(obj, path, "name", "");
     const platform_reading reading{obj, r, path, base_dir, pl};
     // The counts first: other keys are checked against them (time-shared keys need cores, the hierarchy apus);
     // then the time-shared keys, then the rest, each in the table's order.
-    for (const platform_key& k : keys)
+    for (const platform_key& k : platform_key_table)
         if (is_count(k)) reading.read(k);
-    for (const platform_key& k : keys)
+    for (const platform_key& k : platform_key_table)
         if (k.time_shared) reading.read(k);
-    for (const platform_key& k : keys)
+    for (const platform_key& k : platform_key_table)
         if (!is_count(k) && !k.time_shared) reading.read(k);
     check_sharing(obj, r, path, pl);
     check_slots(obj, r, path, pl);
