@@ -23,7 +23,9 @@
 
 namespace mmgp {
 
-namespace {
+// The advisor's own types and helpers. A named namespace, not an anonymous one: advisor::impl, a class of the
+// public header, holds some of them (gcc's -Wsubobject-linkage, where this file is compiled as part of a unity file).
+namespace advisor_detail {
 
 // One published answer: the best p for (m, largest allowed p) and its predicted times.
 struct table_entry {
@@ -236,7 +238,8 @@ private:
     std::atomic<std::uint64_t> publications_{0};
 };
 
-}  // namespace
+}  // namespace advisor_detail
+using namespace advisor_detail;
 
 struct advisor::impl {
     advisor_options options;
