@@ -89,6 +89,15 @@ public:
         }
     }
 
+    /// The fewest CPUs of nodes `where` (of all the allocation's nodes when empty).
+    int fewest_cpus(const std::vector<int>& where) const {
+        int fewest = 0;
+        for (std::size_t i = 0; i < cpus_.size(); ++i)
+            if (where.empty() || std::find(where.begin(), where.end(), static_cast<int>(i)) != where.end())
+                fewest = fewest == 0 ? cpus_[i] : std::min(fewest, cpus_[i]);
+        return fewest;
+    }
+
     /// "node1,node2": the names of nodes `where` (srun -w).
     std::string node_list(const std::vector<int>& where) const {
         std::string s;
@@ -112,7 +121,11 @@ public:
         const long long cpus = static_cast<long long>(c.m) * c.p;
         const std::vector<int> where = allocation_.place(c.nodes, cpus);
         if (where.empty() && request.in_flight > 0) return {start_verdict::no_room, 0};
-        launch_plan plan = setup_.plan(c, request.short_run, std::nullopt);
+        // With --oversubscribe the step knows its nodes' CPUs: past them, each task asks its share (or, where m
+        // exceeds them, all of them with --overcommit), as mmgp launch's. Without, srun refuses such a step.
+        const std::optional<int> node_cpus =
+            setup_.oversubscribe ? std::optional<int>(allocation_.fewest_cpus(where)) : std::nullopt;
+        launch_plan plan = setup_.plan(c, request.short_run, node_cpus);
         if (!where.empty()) {
             plan.argv.insert(plan.argv.begin() + 1, {"--exclusive", "-w", allocation_.node_list(where)});
             allocation_.hold(where, cpus, +1);

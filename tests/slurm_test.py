@@ -76,6 +76,7 @@ def parallel_cases(slurm):
     tmp = os.path.dirname(sf.BASE)
     parallel_steps(slurm, tmp)
     parallel_whole_node(slurm, tmp)
+    parallel_steps_oversubscribed(slurm, tmp)
     parallel_batch_jobs(slurm, tmp)
     parallel_batch_oversubscribed(slurm, tmp)
 
@@ -157,6 +158,37 @@ def parallel_whole_node(slurm, tmp):
     finally:
         if os.path.exists(journal):
             os.remove(journal)
+
+
+def parallel_steps_oversubscribed(slurm, tmp):
+    """2b. Inside a two-CPU allocation with --oversubscribe: m=2 p=2, more threads than CPUs, runs as a step whose
+    tasks ask a CPU each (--cpus-per-task=1, unbound), both CPUs between them. Told nothing of the CPUs, the step
+    asked p each with --overcommit, which Slurm allocates once for all the node's tasks (on a larger node: m tasks
+    on p CPUs, the rest idle)."""
+    journal = os.path.join(tmp, f"mmgp-slurm-par2b-{os.getpid()}.jsonl")
+    cpus_file = journal + ".cpus"
+    try:
+        prog = f"echo $SLURM_STEP_ID $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) >> {cpus_file}; sleep 0.2"
+        r = subprocess.run(["salloc", "-N", "1", "-n", "2", MMGP, "tune", "qs20", "--m", "2", "--p", "2", "--launcher", "srun",
+                            "--oversubscribe", "--parallel", "2", "--max-runs", "2", "--max-cost", "none", "--journal", journal,
+                            "--json", "--quiet", "--", "sh", "-c", prog],
+                           env=slurm.env, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, f"tune --oversubscribe inside salloc: exit 0 ({r.stderr.strip()[-300:]})")
+        if r.returncode == 0:
+            runs = sf.journal_runs(journal)
+            check(runs and all(x["outcome"] == "ok" and "--cpus-per-task=1 " in x["command"] and "--overcommit" not in x["command"]
+                               for x in runs),
+                  f"tune --oversubscribe inside salloc: m=2 p=2 ran, a CPU a task "
+                  f"({[(x['outcome'], x['command']) for x in runs]})")
+            by_step = {}
+            for step, cpus in (line.split() for line in open(cpus_file).read().split("\n") if line.strip()):
+                by_step.setdefault(step, set()).update(cpus_of(cpus))
+            check(by_step and all(len(c) == 2 for c in by_step.values()),
+                  f"tune --oversubscribe inside salloc: each step's 2 tasks over both CPUs ({by_step})")
+    finally:
+        for f in (journal, cpus_file):
+            if os.path.exists(f):
+                os.remove(f)
 
 
 def parallel_batch_jobs(slurm, tmp):
