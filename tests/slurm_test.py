@@ -88,14 +88,14 @@ def parallel_batch_oversubscribed(slurm, tmp):
     n = os.cpu_count()
     journal = os.path.join(tmp, f"mmgp-slurm-par4-{os.getpid()}.jsonl")
     try:
-        r = subprocess.run([MMGP, "tune", "qs20", "--set", "platform.apus=4096", "--m", "1:2", "--p", str(n),
+        r = subprocess.run([MMGP, "tune", "qs20", "--set", "platform.apus=4096", "--m", "2", "--p", str(n),
                             "--launcher", "srun", "--oversubscribe", "--parallel", "2", "--max-cost", "none",
-                            "--max-runs", "4", "--journal", journal, "--json", "--quiet", "--", "sh", "-c", SLEEP],
+                            "--max-runs", "2", "--journal", journal, "--json", "--quiet", "--", "sh", "-c", SLEEP],
                            env=slurm.env, capture_output=True, text=True, timeout=120)
         check(r.returncode == 0, f"tune --oversubscribe with sbatch: exit 0 ({r.stderr.strip()[-300:]})")
         if r.returncode == 0:
             big = [x for x in sf.journal_runs(journal) if (x["m"], x["p"]) == (2, n)]
-            share = f"--cpus-per-task={n // 2}"
+            share = f"--cpus-per-task={max(1, n // 2)}"
             check(big and all(x["outcome"] == "ok" and x["command"].count(share) == 2 for x in big),
                   f"tune --oversubscribe with sbatch: m=2 p={n} on {n} CPUs ran, job and step asking {share} "
                   f"({[(x['outcome'], x['command']) for x in big]})")
