@@ -593,7 +593,6 @@ TEST_CASE("advisor C API: every option reaches the C++ advisor, and explorations
     mmgp_advisor_destroy(adv);
 }
 
-
 TEST_CASE("packaging: meson install --destdir, then C and C++ programs build with pkg-config mmgp and run" *
           doctest::skip(mmgp::test::sanitized || !mmgp::test::on_path("make") || !mmgp::test::on_path("cc") ||
                         !mmgp::test::on_path("pkg-config") || std::getenv("MMGP_BIN") == nullptr) *
