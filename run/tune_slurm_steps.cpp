@@ -7,38 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "slurm_env.hpp"
 #include "tune_backend.hpp"
 #include "tune_runs.hpp"
 
 namespace mmgp::run {
 
 namespace {
-
-/// "2(x3),1" -> {2, 2, 2, 1} (SLURM_JOB_CPUS_PER_NODE); empty on a malformed text.
-std::vector<int> parse_cpus_per_node(const std::string& text) {
-    std::vector<int> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t comma = text.find(',', pos);
-        const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        char* end = nullptr;
-        const long n = std::strtol(part.c_str(), &end, 10);
-        if (end == part.c_str() || n < 1 || n > 1 << 20) return {};
-        long times = 1;
-        if (*end == '(') {
-            if (end[1] != 'x') return {};
-            char* e2 = nullptr;
-            times = std::strtol(end + 2, &e2, 10);
-            if (e2 == end + 2 || *e2 != ')' || e2[1] != '\0' || times < 1 || times > 1 << 20) return {};
-        } else if (*end != '\0') {
-            return {};
-        }
-        for (long i = 0; i < times; ++i) out.push_back(static_cast<int>(n));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-    }
-    return out;
-}
 
 /// The nodes of the Slurm allocation mmgp runs in (SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_JOB_CPUS_PER_NODE)
 /// and the CPUs its runs hold on each: a run takes `nodes` nodes with m*p free CPUs each, or, when m*p is as
