@@ -24,10 +24,10 @@ std::vector<int> parse_cpus_per_node(const std::string& text) {
             return {};
         }
         for (long i = 0; i < times; ++i) out.push_back(static_cast<int>(n));
-        if (comma == std::string::npos) break;
+        if (comma == std::string::npos) return out;
         pos = comma + 1;
     }
-    return out;
+    return {};  // empty, or a comma with nothing after it
 }
 
 }  // namespace mmgp::run
