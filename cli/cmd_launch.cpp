@@ -13,6 +13,7 @@
 #include "mmgp/launch.hpp"
 #include "mmgp/search.hpp"
 #include "process.hpp"
+#include "slurm_env.hpp"
 #include "mmgp/profile.hpp"  // available_cpus()
 
 namespace mmgp::cli {
@@ -27,8 +28,8 @@ void add_launcher_options(CLI::App* sub, launch_options& o, launcher_choice choi
                 "Task units to share among the processes ({U} all of them, {units} a local rank's share); default: "
                 "the application's units");
     add_checked(sub, "--cores-per-node", o.cores_per_node,
-                "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1, else "
-                "unknown)");
+                "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1; with "
+                "srun inside a Slurm allocation, the fewest CPUs of its nodes; else unknown)");
     add_checked(sub, "--launcher-program", o.program, "Launcher executable (default mpirun, mpiexec or srun)");
     sub->add_flag("--oversubscribe", o.oversubscribe,
                   "Allow more processes than cores (mpirun --oversubscribe, srun --overcommit)");
@@ -225,7 +226,16 @@ int run_launch(const launch_options& o) {
 
     launch_options with_platform = o;
     with_platform.accelerators = s.plat.apus;
+    // srun inside an allocation: its steps get the allocation's CPUs, which the environment names.
+    const std::optional<run::allocation_cpus> allocation =
+        kind == launcher_kind::srun && !o.cores_per_node ? run::allocation_from_environment() : std::nullopt;
+    if (allocation) with_platform.cores_per_node = allocation->fewest();
     launch_plan plan = plan_launch(kind, best.c, units, with_platform, o.command);
+    if (allocation)
+        plan.notes.insert(plan.notes.begin(),
+                          fmt::format("cores per node: {}, the fewest CPUs of a node of Slurm job {} "
+                                      "(SLURM_JOB_CPUS_PER_NODE; --cores-per-node sets them)",
+                                      allocation->fewest(), allocation->job_id));
 
     if (o.exec) return spawn_and_wait(plan);
     const std::string name = s.name.empty() ? s.file : s.name;

@@ -1,6 +1,7 @@
-// The Slurm allocation of this process's environment (slurm_env.hpp): read by mmgp tune's job-step backend.
+// The Slurm allocation of this process's environment (slurm_env.hpp): read by mmgp tune's backends and mmgp launch.
 #include "slurm_env.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace mmgp::run {
@@ -28,6 +29,17 @@ std::vector<int> parse_cpus_per_node(const std::string& text) {
         pos = comma + 1;
     }
     return {};  // empty, or a comma with nothing after it
+}
+
+int allocation_cpus::fewest() const { return cpus.empty() ? 0 : *std::min_element(cpus.begin(), cpus.end()); }
+
+std::optional<allocation_cpus> allocation_from_environment() {
+    const char* job = std::getenv("SLURM_JOB_ID");
+    const char* cpn = std::getenv("SLURM_JOB_CPUS_PER_NODE");
+    if (!job || !*job || !cpn) return std::nullopt;
+    allocation_cpus a{job, parse_cpus_per_node(cpn)};
+    if (a.cpus.empty()) return std::nullopt;
+    return a;
 }
 
 }  // namespace mmgp::run

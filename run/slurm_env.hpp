@@ -1,5 +1,6 @@
 // The Slurm allocation this process runs in, as its environment says it: the CPUs of its nodes. Read by the job-step
-// backend of mmgp tune (tune_slurm_steps.cpp: SLURM_JOB_CPUS_PER_NODE).
+// backend of mmgp tune (tune_slurm_steps.cpp: SLURM_JOB_CPUS_PER_NODE), the local backend's srun runs
+// (tune_local.cpp) and mmgp launch --launcher srun (cli/cmd_launch.cpp), which are told a node's CPUs from it.
 #pragma once
 
 #include <optional>
@@ -10,5 +11,16 @@ namespace mmgp::run {
 
 /// "2(x3),1" -> {2, 2, 2, 1} (SLURM_JOB_CPUS_PER_NODE's form); empty on a malformed text.
 std::vector<int> parse_cpus_per_node(const std::string& text);
+
+/// Inside a Slurm allocation (SLURM_JOB_ID set): its job id and the CPUs of each of its nodes.
+struct allocation_cpus {
+    std::string job_id;
+    std::vector<int> cpus;  ///< per node, in the node list's order
+    int fewest() const;     ///< the fewest CPUs of any node (0 when `cpus` is empty)
+};
+
+/// The allocation of this process's environment: nullopt outside one (SLURM_JOB_ID unset or empty), or where
+/// SLURM_JOB_CPUS_PER_NODE is unset or not Slurm's form.
+std::optional<allocation_cpus> allocation_from_environment();
 
 }  // namespace mmgp::run

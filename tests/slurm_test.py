@@ -2,7 +2,8 @@
 """`mmgp launch --launcher srun --exec` against a real Slurm (tests/slurm_fixture.py: munged, slurmctld, slurmd on
 this machine): the task count, the CPUs per task, the binding, the environment and the placeholders reach the
 program, which prints what it received; its exit status comes back; m*p above the node's cores runs unbound, each
-task a share of them. Then the fixture itself: it starts within its
+task a share of them (inside an allocation, with --oversubscribe, a share of the CPUs its environment names,
+as launch --exec and a tune's runs one at a time ask them). Then the fixture itself: it starts within its
 30 s wait, leaves no process and no file behind, and a fixture killed mid-test (SIGKILL) is cleaned up by the next.
 Also `mmgp tune --launcher srun` inside an allocation (salloc): every run a job step, a step that does not fit
 recorded as failed; with --parallel 2, runs in flight at once as job steps on CPUs of their own, a configuration
@@ -66,6 +67,37 @@ def more_threads_than_cores(slurm):
     want = 2 * (n // 2)
     check(bool(fields) and len(set().union(*[cpus_of(f["cpus"]) for f in fields])) == want,
           f"m=2 p={n} on {n} cores: the tasks' threads on {want} cores between them ({[f['cpus'] for f in fields]})")
+
+
+def oversubscribed_in_allocation(slurm, tmp):
+    """Inside a two-CPU allocation with --oversubscribe, m=2 p=2 (more threads than CPUs), as mmgp launch --exec
+    runs it and as a tune's runs one at a time: each task asks a CPU (--cpus-per-task=1, unbound; the allocation's
+    CPUs from SLURM_JOB_CPUS_PER_NODE), both CPUs between them. Told nothing of the CPUs, each asked p with
+    --overcommit, which Slurm allocates once for all the node's tasks (on a larger node: m tasks on p CPUs)."""
+    r = subprocess.run(["salloc", "-N", "1", "-n", "2", MMGP, "launch", "pbpi-qs20", "--launcher", "srun", "--m", "2",
+                        "--p", "2", "--nodes", "1", "--oversubscribe", "--exec", "--", "sh", "-c", REPORT],
+                       env=slurm.env, capture_output=True, text=True, timeout=120)
+    lines = sorted(line for line in r.stdout.split("\n") if line.startswith("rank="))
+    fields = [dict(kv.split("=", 1) for kv in line.split(" ") if "=" in kv) for line in lines]
+    check(r.returncode == 0 and len(fields) == 2 and all(f["cpt"] == "1" and f["omp"] == "2" for f in fields),
+          f"launch --oversubscribe inside salloc -n 2: m=2 p=2, a CPU a task, 2 threads each "
+          f"(exit {r.returncode}; {[(f['cpt'], f['omp']) for f in fields]}; {r.stderr.strip()[-300:]})")
+    check(len(fields) == 2 and len(set().union(*[cpus_of(f["cpus"]) for f in fields])) == 2,
+          f"launch --oversubscribe inside salloc -n 2: both CPUs between the tasks ({[f['cpus'] for f in fields]})")
+    journal = os.path.join(tmp, f"mmgp-slurm-seq-over-{os.getpid()}.jsonl")
+    try:
+        r = subprocess.run(["salloc", "-N", "1", "-n", "2", MMGP, "tune", "qs20", "--m", "2", "--p", "2", "--launcher", "srun",
+                            "--oversubscribe", "--max-runs", "1", "--max-cost", "none", "--journal", journal,
+                            "--json", "--quiet", "--", "sh", "-c", "sleep 0.1"],
+                           env=slurm.env, capture_output=True, text=True, timeout=120)
+        runs = sf.journal_runs(journal) if os.path.exists(journal) else []
+        check(r.returncode == 0 and runs and all(x["outcome"] == "ok" and "--cpus-per-task=1 " in x["command"] and
+                                                  "--overcommit" not in x["command"] for x in runs),
+              f"tune --oversubscribe inside salloc, one run at a time: m=2 p=2 ran, a CPU a task "
+              f"(exit {r.returncode}; {[(x['outcome'], x['command']) for x in runs]}; {r.stderr.strip()[-300:]})")
+    finally:
+        if os.path.exists(journal):
+            os.remove(journal)
 
 
 SLEEP = 'sleep $(awk "BEGIN{print 0.05*{m}+0.1/{p}}")'
@@ -314,6 +346,7 @@ def main():
         r = launch(slurm, 1, 1, "exit 3")
         check(r.returncode == 3, f"a task's exit status comes back through srun and mmgp ({r.returncode})")
         more_threads_than_cores(slurm)
+        oversubscribed_in_allocation(slurm, os.path.dirname(sf.BASE))
 
         # mmgp tune inside an allocation of the 2 CPUs: every run a job step (srun); the program sleeps
         # 0.05 m + 0.1 / p s, so m=1 p=2 is best; m=2 p=2 does not fit the allocation: srun refuses the step,

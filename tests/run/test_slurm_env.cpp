@@ -1,10 +1,32 @@
-// run/slurm_env.hpp: SLURM_JOB_CPUS_PER_NODE's form read into CPUs per node.
+// run/slurm_env.hpp: SLURM_JOB_CPUS_PER_NODE's form read into CPUs per node, and the allocation of the environment
+// (none outside one, none where its CPUs cannot be read).
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "slurm_env.hpp"
+
+namespace {
+
+// Sets (or, with nullptr, unsets) an environment variable for a scope, then restores it.
+struct env_var {
+    std::string name;
+    std::optional<std::string> old;
+    env_var(std::string n, const char* value) : name(std::move(n)) {
+        if (const char* o = std::getenv(name.c_str())) old = o;
+        if (value) ::setenv(name.c_str(), value, 1);
+        else ::unsetenv(name.c_str());
+    }
+    ~env_var() {
+        if (old) ::setenv(name.c_str(), old->c_str(), 1);
+        else ::unsetenv(name.c_str());
+    }
+};
+
+}  // namespace
 
 TEST_CASE("SLURM_JOB_CPUS_PER_NODE's form: counts, repeats, and anything else refused") {
     using mmgp::run::parse_cpus_per_node;
@@ -13,4 +35,33 @@ TEST_CASE("SLURM_JOB_CPUS_PER_NODE's form: counts, repeats, and anything else re
     CHECK(parse_cpus_per_node("16,8(x2)") == std::vector<int>{16, 8, 8});
     for (const char* bad : {"", "x", "0", "-2", "2(x0)", "2(3)", "2(x3", "2(x3)y", "2,", "2,,1", "4 ", "2(x3),z"})
         CHECK_MESSAGE(parse_cpus_per_node(bad).empty(), std::string(bad));
+}
+
+TEST_CASE("the allocation of the environment: its job and the fewest CPUs of its nodes; none outside one") {
+    using mmgp::run::allocation_from_environment;
+    {
+        env_var job("SLURM_JOB_ID", "4242"), cpn("SLURM_JOB_CPUS_PER_NODE", "8,2(x2),6");
+        const auto a = allocation_from_environment();
+        REQUIRE(a);
+        CHECK(a->job_id == "4242");
+        CHECK(a->cpus == std::vector<int>{8, 2, 2, 6});
+        CHECK(a->fewest() == 2);
+    }
+    {
+        env_var job("SLURM_JOB_ID", nullptr), cpn("SLURM_JOB_CPUS_PER_NODE", "8");
+        CHECK_FALSE(allocation_from_environment());  // not inside a job
+    }
+    {
+        env_var job("SLURM_JOB_ID", ""), cpn("SLURM_JOB_CPUS_PER_NODE", "8");
+        CHECK_FALSE(allocation_from_environment());
+    }
+    {
+        env_var job("SLURM_JOB_ID", "7"), cpn("SLURM_JOB_CPUS_PER_NODE", nullptr);
+        CHECK_FALSE(allocation_from_environment());
+    }
+    {
+        env_var job("SLURM_JOB_ID", "7"), cpn("SLURM_JOB_CPUS_PER_NODE", "eight");
+        CHECK_FALSE(allocation_from_environment());
+    }
+    CHECK(mmgp::run::allocation_cpus{}.fewest() == 0);
 }
