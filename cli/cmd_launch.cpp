@@ -13,7 +13,6 @@
 #include "mmgp/launch.hpp"
 #include "mmgp/search.hpp"
 #include "process.hpp"
-#include "slurm_env.hpp"
 #include "mmgp/profile.hpp"  // available_cpus()
 
 namespace mmgp::cli {
@@ -103,6 +102,10 @@ launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t
         rq.cpus = cpus;
     }
     return render_launch(rq, command);
+}
+
+std::optional<run::allocation_cpus> srun_allocation(launcher_kind kind, const launch_options& o) {
+    return kind == launcher_kind::srun && !o.cores_per_node ? run::allocation_from_environment() : std::nullopt;
 }
 
 bool units_are_work(const scenario& s, const launch_options& o) {
@@ -227,8 +230,7 @@ int run_launch(const launch_options& o) {
     launch_options with_platform = o;
     with_platform.accelerators = s.plat.apus;
     // srun inside an allocation: its steps get the allocation's CPUs, which the environment names.
-    const std::optional<run::allocation_cpus> allocation =
-        kind == launcher_kind::srun && !o.cores_per_node ? run::allocation_from_environment() : std::nullopt;
+    const std::optional<run::allocation_cpus> allocation = srun_allocation(kind, o);
     if (allocation) with_platform.cores_per_node = allocation->fewest();
     launch_plan plan = plan_launch(kind, best.c, units, with_platform, o.command);
     if (allocation)

@@ -84,7 +84,9 @@ std::string launch_line(const tune_summary& r) {
     if (!r.a.has_chosen || r.o.launch.command.empty()) return {};
     // The production run is a full one: {work} at its full value.
     const auto work = parse_work(r.o.work);
-    return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, r.o.launch,
+    launch_options lo = r.o.launch;  // inside an allocation, srun's line as mmgp launch writes it there
+    if (const auto allocation = srun_allocation(r.kind, lo)) lo.cores_per_node = allocation->fewest();
+    return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, lo,
                                      work ? with_work(r.o.launch.command, std::to_string(work->second))
                                           : r.o.launch.command));
 }

@@ -95,6 +95,9 @@ def oversubscribed_in_allocation(slurm, tmp):
                                                   "--overcommit" not in x["command"] for x in runs),
               f"tune --oversubscribe inside salloc, one run at a time: m=2 p=2 ran, a CPU a task "
               f"(exit {r.returncode}; {[(x['outcome'], x['command']) for x in runs]}; {r.stderr.strip()[-300:]})")
+        chosen_line = json.loads(r.stdout).get("command", "") if r.returncode == 0 else ""
+        check("--cpus-per-task=1 " in chosen_line and "--overcommit" not in chosen_line,
+              f"tune --oversubscribe inside salloc: the chosen mapping's line as its runs ran ({chosen_line!r})")
     finally:
         if os.path.exists(journal):
             os.remove(journal)
