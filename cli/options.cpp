@@ -36,7 +36,7 @@ constexpr value_rule rule_table[] = {
     {"*", "--max-nodes", K::count, 1, big},
     {"*", "--budget", K::real, 0, 1e15, true},
     // predict
-    {"predict", "--tolerance", K::real, 0, 100},
+    {"predict", "--tolerance", K::real, 0, 1},  // a fraction, as tune's and --within: "5" would be 500 %
     {"predict", "--top", K::count, 1, 1e6},
     {"predict", "--plot", K::text},
     // validate: the CI gates (a negative or NaN bound would make the gate pass silently)

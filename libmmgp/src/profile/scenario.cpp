@@ -69,8 +69,8 @@ search_space read_search(const json& v, const reader& r, const std::string& path
     s.nodes = read_range(v, r, path, "nodes", s.nodes);
     s.pol = static_cast<policy>(r.choice(v, path, "policy", {to_string(policy::edtlp), to_string(policy::os)}, 0, false));
     s.tolerance = r.number_or(v, path, "tolerance", 0.05, at_least(0.0, "fraction of the best time"));
-    if (s.tolerance > 100)  // as --tolerance: beyond 100 (10,000 %) every configuration is near-optimal
-        r.fail(child(path, "tolerance"), "a fraction of the best time in [0, 100]", v["tolerance"]);
+    if (s.tolerance > 1)  // as --tolerance: a fraction (5 would be 500 %, not 5 %)
+        r.fail(child(path, "tolerance"), "a fraction of the best time in [0, 1]", v["tolerance"]);
     if (v.contains("sharing")) s.sharing = read_searched_sharing(v["sharing"], r, child(path, "sharing"), pl);
     return s;
 }
