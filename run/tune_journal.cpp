@@ -241,6 +241,30 @@ long long retries_failed_before(const json& j, const std::string& path, std::siz
 
 }  // namespace
 
+// A retry mark, {"mark": "retry_failed", "retries_failed_before": N} (written as a --retry-failed session begins):
+// the failures numbered below N set aside; N at most one past the largest run number before it.
+long long read_retry_mark(const json& j, const std::string& path, std::size_t line, long long largest_run) {
+    const std::string where = "line " + std::to_string(line);
+    if (!j.at("mark").is_string() || j.at("mark").get<std::string>() != "retry_failed")
+        throw input_error(path, where + ", /mark", "\"retry_failed\" (the one mark a tune writes)",
+                          "the value " + utf8_prefix(j.at("mark").dump(), 40));
+    for (const auto& [key, value] : j.items())
+        if (key != "mark" && key != "retries_failed_before" && key != "start")
+            throw input_error(path, where + ", /" + key, "a retry mark's keys (mark, retries_failed_before, start)",
+                              "the key " + utf8_prefix(key, 40));
+    const json* v = j.contains("retries_failed_before") ? &j.at("retries_failed_before") : nullptr;
+    if (!v || !v->is_number_integer() || v->get<long long>() < 1 || v->get<long long>() > largest_run + 1)
+        throw input_error(path, where + ", /retries_failed_before",
+                          "a run number in [1, " + std::to_string(largest_run + 1) +
+                              "] (one past the largest run before the mark at most)",
+                          v ? "the value " + utf8_prefix(v->dump(), 40) : std::string("nothing"));
+    return v->get<long long>();
+}
+
+json retry_mark_line(int retries_failed_before) {
+    return {{"mark", "retry_failed"}, {"retries_failed_before", retries_failed_before}, {"start", utc_now()}};
+}
+
 journal_history add_recorded_runs(const std::vector<json>& lines, const std::string& path, tuner& t,
                                   bool skip_failed) {
     tune_space_view space;
@@ -250,8 +274,14 @@ journal_history add_recorded_runs(const std::vector<json>& lines, const std::str
     std::set<long long> run_numbers;
     std::vector<journal_line_run> runs;
     long long retried_before = 0;  // the failures numbered below it were set aside by a session that retried them
+    long long largest_run = 0;
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {
+        if (lines[ln].is_object() && lines[ln].contains("mark")) {
+            retried_before = std::max(retried_before, read_retry_mark(lines[ln], path, ln + 1, largest_run));
+            continue;
+        }
         runs.push_back(journal_run(lines[ln], path, "line " + std::to_string(ln + 1), space));
+        largest_run = std::max(largest_run, runs.back().run_no);
         const long long run_no = runs.back().run_no;
         if (!run_numbers.insert(run_no).second)
             throw input_error(path, "line " + std::to_string(ln + 1) + ", /run",

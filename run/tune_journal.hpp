@@ -74,8 +74,7 @@ struct journal_history {
     int next_run_number = 1;  ///< after the largest recorded (runs in flight at an interrupt were not)
     bool any_ran = false;     ///< a run finished (ok or censored): the program can run
     /// > 0 when this session retries the failed runs (--retry-failed): the failures numbered below it are set
-    /// aside. Each run line it writes says so ("retries_failed_before"), so that a later --resume sets them aside
-    /// too.
+    /// aside. The session's mark says so (retry_mark_line), so that a later --resume sets them aside too.
     int retry_failed_before = 0;
     /// Every run recorded: its configuration's index in the tune's space, and whether it was short.
     std::vector<std::pair<std::size_t, bool>> recorded;
@@ -86,9 +85,15 @@ struct journal_history {
 /// any other run. The loop's line as it ends a run and a resumed journal's read alike.
 double past_bound_of(const nlohmann::json& line, bool censored);
 
+/// The line a --retry-failed session appends before its first run: {"mark": "retry_failed",
+/// "retries_failed_before": N, "start": ...}, the failures numbered below N set aside by it and by every later
+/// --resume, whether or not the session starts a run.
+nlohmann::json retry_mark_line(int retries_failed_before);
+
 /// Gives the tuner the runs of `lines` (a journal's, after its header), each checked as a run the tune recorded
 /// itself would be, each once. The failed runs are checked but not given where `skip_failed` (--retry-failed), and
-/// those numbered below a later line's "retries_failed_before" (a session that retried them).
+/// those numbered below a retry mark's "retries_failed_before" (a session that retried them), or a run line's (the
+/// journals before the mark, whose retry sessions marked each run they started).
 journal_history add_recorded_runs(const std::vector<nlohmann::json>& lines, const std::string& path, tuner& t,
                                   bool skip_failed = false);
 

@@ -94,7 +94,6 @@ private:
         const bool short_run = a_.next_work < 1;
         if (t_.options().short_work > 0) f.line["short"] = short_run;
         if (settings_.parallel > 1) f.line["in_flight"] = flights_.size(), f.line["start_s"] = backend_.now();
-        if (retry_failed_before_ > 0) f.line["retries_failed_before"] = retry_failed_before_;
         const run_start started = backend_.start(
             {c, f.number, a_.next_bound_s, short_run, a_.noise, flights_.size(), a_.progress_bound_of(a_.next)}, f.line);
         if (started.verdict == start_verdict::no_room) return false;
@@ -243,7 +242,7 @@ private:
     int next_number_;
     std::vector<int> failures_;  // exit statuses of the failed runs, while none has run
     bool any_ran_, cannot_run_ = false;
-    int retry_failed_before_;  // > 0: this session retries the failures numbered below it (each line says so)
+    int retry_failed_before_;  // > 0: this session retries the failures numbered below it (its mark says so)
     std::set<std::string> named_;  // the failure patterns named so far
 };
 

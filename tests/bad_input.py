@@ -137,6 +137,8 @@ FILES = {
     "boundneg.jsonl": journal(run={"bound_s": -5}),
     "earlyyes.jsonl": journal(run={"early_bound": "yes"}),
     "retrylate.jsonl": journal(run={"retries_failed_before": 5}),
+    "marklate.jsonl": journal() + '{"mark": "retry_failed", "retries_failed_before": 7}\n',
+    "markword.jsonl": journal() + '{"mark": "retry", "retries_failed_before": 2}\n',
     "shortnowork.jsonl": journal(run={"short": True}),
     "progressyes.jsonl": journal(run={"progress_stop": "yes"}),
     "atleastneg.jsonl": journal(run={"at_least_s": -1}),
@@ -559,6 +561,12 @@ REFUSED = [
      "tune --resume retrylate.jsonl", 2,
      "retrylate.jsonl: line 2, /retries_failed_before: expected a run number in [1, 1] (the line's own run number at "
      "most), found the value 5"),
+    ("journal: a retry session's mark past the runs before it (it would set aside failures not yet run)",
+     "tune --resume marklate.jsonl", 2,
+     "marklate.jsonl: line 3, /retries_failed_before: expected a run number in [1, 2] (one past the largest run before "
+     "the mark at most), found the value 7"),
+    ("journal: a mark of an unknown kind", "tune --resume markword.jsonl", 2,
+     'markword.jsonl: line 3, /mark: expected "retry_failed" (the one mark a tune writes), found the value "retry"'),
     ("journal: an early-bound flag that is not a boolean", "tune --resume earlyyes.jsonl", 2,
      'earlyyes.jsonl: line 2, /early_bound: expected true or false, found the value "yes"'),
     ("journal: an option of the wrong type, named by the journal's line and key (not the JSON library's words)",

@@ -306,6 +306,35 @@ with tempfile.TemporaryDirectory() as tmp:
           f"--resume after --resume --retry-failed: the same choice (m={first}, then {retried}, then {plain}; "
           f"{marked} lines marked; {r.stderr.strip()[-200:]})")
 
+    # A --retry-failed session interrupted in its first run (none recorded) leaves its mark: a plain --resume
+    # then runs the failed configuration again, as the retry session would have (without the mark it counted the
+    # failure again and never ran that configuration).
+    j9, fixed9, started9 = (os.path.join(tmp, n) for n in ("mark.jsonl", "fixed9", "started9"))
+    prog9 = (f"if [ {{m}} -eq 2 ] && [ ! -e {fixed9} ]; then exit 5; fi; "
+             f"if [ {{m}} -eq 2 ] && [ ! -e {started9} ]; then touch {started9}; sleep 30; fi; sleep 0.05")
+    r = run(["tune", "qs20", "--m", "1:4", "--p", "1", "--no-bind", "--journal", j9, "--max-runs", "4", "--quiet",
+             "--", "sh", "-c", prog9])
+    before = [x for x in journal_runs(j9) if "run" in x] if os.path.exists(j9) else []
+    open(fixed9, "w").close()
+    retry = subprocess.Popen([MMGP, "tune", "--resume", j9, "--retry-failed", "--quiet"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while not os.path.exists(started9) and time.time() < deadline and retry.poll() is None:
+        time.sleep(0.05)
+    retry.send_signal(signal.SIGINT)
+    retry.communicate(timeout=30)
+    lines9 = journal_runs(j9)
+    marks = [x for x in lines9 if "mark" in x]
+    r = run(["tune", "--resume", j9, "--quiet", "--json"], timeout=60)
+    after = [x for x in journal_runs(j9) if "run" in x]
+    m2 = [x["outcome"] for x in after if x["m"] == 2]
+    check(len(before) == 4 and [x["outcome"] for x in before if x["m"] == 2] == ["failed"] and
+          retry.returncode in (128 + signal.SIGINT, -signal.SIGINT) and len([x for x in lines9 if "run" in x]) == 4 and
+          [x.get("retries_failed_before") for x in marks] == [5] and r.returncode == 0 and m2 == ["failed", "ok"],
+          f"--retry-failed interrupted before its first run ended: its mark (retries_failed_before 5) sets the failure "
+          f"aside for a plain --resume, which runs m=2 again (exit {retry.returncode}, marks {marks}, m=2 runs {m2}; "
+          f"{r.stderr.strip()[-200:]})")
+
     # 6d. The program's own output stays out of mmgp's stdout: --json is one document.
     j6 = os.path.join(tmp, "chatty.jsonl")
     r = run(["tune", "qs20", "--m", "1:2", "--p", "1", "--journal", j6, "--no-bind", "--quiet", "--json", "--max-runs", "3",
