@@ -28,7 +28,8 @@ void add_launcher_options(CLI::App* sub, launch_options& o, launcher_choice choi
                 "the application's units");
     add_checked(sub, "--cores-per-node", o.cores_per_node,
                 "Cores per node for the binding fallback (default: the CPUs available here when nodes = 1; with "
-                "srun inside a Slurm allocation, the fewest CPUs of its nodes; else unknown)");
+                "srun inside a Slurm allocation, the fewest CPUs of its nodes (tune: with --oversubscribe); else "
+                "unknown)");
     add_checked(sub, "--launcher-program", o.program, "Launcher executable (default mpirun, mpiexec or srun)");
     sub->add_flag("--oversubscribe", o.oversubscribe,
                   "Allow more processes than cores (mpirun --oversubscribe, srun --overcommit)");

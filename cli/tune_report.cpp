@@ -1,5 +1,5 @@
 // What mmgp tune prints at its end: the result (text or JSON on stdout, the --plot SVG). Called by cmd_tune.cpp;
-// calls the launcher rendering (plan_launch) for the chosen command.
+// calls the launcher rendering (plan_launch, srun_allocation: cli/cmd_launch.cpp) for the chosen command.
 #include "tune_report.hpp"
 
 #include <algorithm>
@@ -84,8 +84,11 @@ std::string launch_line(const tune_summary& r) {
     if (!r.a.has_chosen || r.o.launch.command.empty()) return {};
     // The production run is a full one: {work} at its full value.
     const auto work = parse_work(r.o.work);
-    launch_options lo = r.o.launch;  // inside an allocation, srun's line as mmgp launch writes it there
-    if (const auto allocation = srun_allocation(r.kind, lo)) lo.cores_per_node = allocation->fewest();
+    // With --oversubscribe inside an allocation, as its runs ran: told the allocation's CPUs (tune_local.cpp,
+    // tune_slurm_steps.cpp); without it, a configuration past them failed and was never chosen.
+    launch_options lo = r.o.launch;
+    if (lo.oversubscribe)
+        if (const auto allocation = srun_allocation(r.kind, lo)) lo.cores_per_node = allocation->fewest();
     return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, lo,
                                      work ? with_work(r.o.launch.command, std::to_string(work->second))
                                           : r.o.launch.command));

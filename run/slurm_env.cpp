@@ -1,4 +1,5 @@
-// The Slurm allocation of this process's environment (slurm_env.hpp): read by mmgp tune's backends and mmgp launch.
+// The Slurm allocation of this process's environment (slurm_env.hpp): read by mmgp tune's backends (tune_slurm_steps.cpp,
+// tune_local.cpp) and by mmgp launch and the tune's report (cli/cmd_launch.cpp srun_allocation, cli/tune_report.cpp).
 #include "slurm_env.hpp"
 
 #include <algorithm>
@@ -6,24 +7,41 @@
 
 namespace mmgp::run {
 
+namespace {
+
+constexpr long largest_count = 1L << 20;  // a node's CPUs, and the nodes in all: far past a real allocation's
+
+// A count in [1, largest_count] written with digits alone at `text` (no sign, no space: strtol would take them);
+// `end` past it. 0 when there is none.
+long count_at(const char* text, const char** end) {
+    if (*text < '0' || *text > '9') return 0;
+    char* e = nullptr;
+    const long n = std::strtol(text, &e, 10);
+    *end = e;
+    return n >= 1 && n <= largest_count ? n : 0;
+}
+
+}  // namespace
+
 std::vector<int> parse_cpus_per_node(const std::string& text) {
     std::vector<int> out;
     std::size_t pos = 0;
     while (pos < text.size()) {
         std::size_t comma = text.find(',', pos);
         const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        char* end = nullptr;
-        const long n = std::strtol(part.c_str(), &end, 10);
-        if (end == part.c_str() || n < 1 || n > 1 << 20) return {};
+        const char* end = nullptr;
+        const long n = count_at(part.c_str(), &end);
+        if (n == 0) return {};
         long times = 1;
         if (*end == '(') {
             if (end[1] != 'x') return {};
-            char* e2 = nullptr;
-            times = std::strtol(end + 2, &e2, 10);
-            if (e2 == end + 2 || *e2 != ')' || e2[1] != '\0' || times < 1 || times > 1 << 20) return {};
+            const char* e2 = nullptr;
+            times = count_at(end + 2, &e2);
+            if (times == 0 || *e2 != ')' || e2[1] != '\0') return {};
         } else if (*end != '\0') {
             return {};
         }
+        if (times > largest_count - static_cast<long>(out.size())) return {};
         for (long i = 0; i < times; ++i) out.push_back(static_cast<int>(n));
         if (comma == std::string::npos) return out;
         pos = comma + 1;

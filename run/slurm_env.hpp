@@ -1,6 +1,7 @@
 // The Slurm allocation this process runs in, as its environment says it: the CPUs of its nodes. Read by the job-step
 // backend of mmgp tune (tune_slurm_steps.cpp: SLURM_JOB_CPUS_PER_NODE), the local backend's srun runs
-// (tune_local.cpp) and mmgp launch --launcher srun (cli/cmd_launch.cpp), which are told a node's CPUs from it.
+// (tune_local.cpp), mmgp launch --launcher srun and the tune's launch line of its choice (cli/cmd_launch.cpp
+// srun_allocation, cli/tune_report.cpp), which are told a node's CPUs from it.
 #pragma once
 
 #include <optional>
@@ -9,7 +10,8 @@
 
 namespace mmgp::run {
 
-/// "2(x3),1" -> {2, 2, 2, 1} (SLURM_JOB_CPUS_PER_NODE's form); empty on a malformed text.
+/// "2(x3),1" -> {2, 2, 2, 1} (SLURM_JOB_CPUS_PER_NODE's form: counts of digits alone, at most 2^20 nodes in all);
+/// empty on a malformed text.
 std::vector<int> parse_cpus_per_node(const std::string& text);
 
 /// Inside a Slurm allocation (SLURM_JOB_ID set): its job id and the CPUs of each of its nodes.

@@ -2,6 +2,7 @@
 // launcher, the processes mmgp starts itself; one run at a time. Called by the loop (tune_loop.cpp) through
 // tune_backend; runs processes through process_backend (tune_runs.hpp). With --progress-regex, a full run's log is
 // read as it grows, and the run stopped once its projected time is clearly past its bound (mmgp::project_progress).
+// srun's runs with --oversubscribe inside an allocation are told its CPUs (slurm_env.hpp).
 #include <cmath>
 #include <algorithm>
 #include <cstdlib>

@@ -1,9 +1,10 @@
-// Test helpers: temporary files, running the mmgp binary, independent Eq. 11.
+// Test helpers: temporary files, environment variables for a scope, running the mmgp binary, independent Eq. 11.
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -28,6 +29,23 @@ struct temp_dir {
         std::ofstream(p) << text;
         return p.string();
     }
+};
+
+/// An environment variable set (or, with nullptr, unset) for a scope, then restored, even when a check throws.
+struct env_var {
+    std::string name;
+    std::optional<std::string> old;
+    env_var(std::string n, const char* value) : name(std::move(n)) {
+        if (const char* o = std::getenv(name.c_str())) old = o;
+        set(value);
+    }
+    void set(const char* value) const {
+        if (value) ::setenv(name.c_str(), value, 1);
+        else ::unsetenv(name.c_str());
+    }
+    ~env_var() { set(old ? old->c_str() : nullptr); }
+    env_var(const env_var&) = delete;
+    env_var& operator=(const env_var&) = delete;
 };
 
 inline std::string slurp(const std::filesystem::path& p) {

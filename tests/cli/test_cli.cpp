@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <optional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -713,23 +712,19 @@ TEST_CASE("mmgp launch --launcher srun inside an allocation: each task asks its 
     // The allocation's CPUs per node come from the environment (SLURM_JOB_CPUS_PER_NODE; the fewest of its nodes);
     // outside one, or with --cores-per-node, they do not. m=2 p=4 on nodes of `cores` CPUs: m*p exceeds them, so
     // each task asks cores/m of them, unbound, and needs no --overcommit (m fits the cores).
-    const auto saved = [](const char* n) { const char* v = std::getenv(n); return v ? std::optional<std::string>(v) : std::nullopt; };
-    const auto old_job = saved("SLURM_JOB_ID"), old_cpn = saved("SLURM_JOB_CPUS_PER_NODE");
     const std::string args = "launch pbpi-qs20 --launcher srun --m 2 --p 4 --nodes 1 --oversubscribe -- ./pbpi";
-    ::unsetenv("SLURM_JOB_ID");
-    ::unsetenv("SLURM_JOB_CPUS_PER_NODE");
-    auto outside = run_mmgp(args);
     const int cores = 4, m = 2, p = 4;
-    ::setenv("SLURM_JOB_ID", "4242", 1);
-    ::setenv("SLURM_JOB_CPUS_PER_NODE", "6,4(x2)", 1);
+    mmgp::test::env_var job("SLURM_JOB_ID", nullptr), cpn("SLURM_JOB_CPUS_PER_NODE", nullptr);
+    auto outside = run_mmgp(args);
+    job.set("4242");
+    cpn.set("6,4(x2)");
     auto inside = run_mmgp(args);
     auto told = run_mmgp("launch pbpi-qs20 --launcher srun --m 2 --p 4 --nodes 1 --oversubscribe --cores-per-node 16 -- ./pbpi");
     auto fitting = run_mmgp("launch pbpi-qs20 --launcher srun --m 1 --p 4 --nodes 1 -- ./pbpi");
-    ::setenv("SLURM_JOB_CPUS_PER_NODE", "four", 1);
+    auto plain = run_mmgp("launch pbpi-qs20 --launcher srun --m 2 --p 4 --nodes 1 -- ./pbpi");
+    cpn.set("four");
     auto unreadable = run_mmgp(args);
-    if (old_job) ::setenv("SLURM_JOB_ID", old_job->c_str(), 1); else ::unsetenv("SLURM_JOB_ID");
-    if (old_cpn) ::setenv("SLURM_JOB_CPUS_PER_NODE", old_cpn->c_str(), 1); else ::unsetenv("SLURM_JOB_CPUS_PER_NODE");
-    for (const auto* r : {&outside, &inside, &told, &fitting, &unreadable}) REQUIRE(r->status == 0);
+    for (const auto* r : {&outside, &inside, &told, &fitting, &plain, &unreadable}) REQUIRE(r->status == 0);
     // Nothing known of the node: p a task, overcommitted (as before).
     CHECK(outside.out.find("--cpus-per-task=4 --cpu-bind=cores --overcommit") != std::string::npos);
     CHECK(outside.out.find("cores per node:") == std::string::npos);
@@ -744,6 +739,10 @@ TEST_CASE("mmgp launch --launcher srun inside an allocation: each task asks its 
     // m*p within the allocation's CPUs: p each, bound, as without it.
     CHECK(fitting.out.find("--cpus-per-task=4 --cpu-bind=cores --export=") != std::string::npos);
     CHECK(fitting.out.find("# note: cores per node: 4") != std::string::npos);
+    // Without --oversubscribe the same share (the m processes fit the CPUs), as --cores-per-node 4 gives it.
+    CHECK(plain.out.find("--cpus-per-task=" + std::to_string(cores / m) + " --cpu-bind=none --export=") != std::string::npos);
+    CHECK(plain.out.find("--overcommit") == std::string::npos);
     // An environment that does not say the CPUs: unknown, as outside an allocation.
     CHECK(unreadable.out.find("--cpus-per-task=4 --cpu-bind=cores --overcommit") != std::string::npos);
+    CHECK(unreadable.out.find("cores per node:") == std::string::npos);
 }

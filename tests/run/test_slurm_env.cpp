@@ -2,39 +2,26 @@
 // (none outside one, none where its CPUs cannot be read).
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "slurm_env.hpp"
+#include "support.hpp"
 
-namespace {
-
-// Sets (or, with nullptr, unsets) an environment variable for a scope, then restores it.
-struct env_var {
-    std::string name;
-    std::optional<std::string> old;
-    env_var(std::string n, const char* value) : name(std::move(n)) {
-        if (const char* o = std::getenv(name.c_str())) old = o;
-        if (value) ::setenv(name.c_str(), value, 1);
-        else ::unsetenv(name.c_str());
-    }
-    ~env_var() {
-        if (old) ::setenv(name.c_str(), old->c_str(), 1);
-        else ::unsetenv(name.c_str());
-    }
-};
-
-}  // namespace
+using mmgp::test::env_var;
 
 TEST_CASE("SLURM_JOB_CPUS_PER_NODE's form: counts, repeats, and anything else refused") {
     using mmgp::run::parse_cpus_per_node;
     CHECK(parse_cpus_per_node("4") == std::vector<int>{4});
     CHECK(parse_cpus_per_node("2(x3),1") == std::vector<int>{2, 2, 2, 1});
     CHECK(parse_cpus_per_node("16,8(x2)") == std::vector<int>{16, 8, 8});
-    for (const char* bad : {"", "x", "0", "-2", "2(x0)", "2(3)", "2(x3", "2(x3)y", "2,", "2,,1", "4 ", "2(x3),z"})
+    for (const char* bad : {"", "x", "0", "-2", "2(x0)", "2(3)", "2(x3", "2(x3)y", "2,", "2,,1", "4 ", "2(x3),z", " 4",
+                            "+4", "2(x 3)", "2(x+3)", "2(x-3)", "2(", "2(x", "1048577"})
         CHECK_MESSAGE(parse_cpus_per_node(bad).empty(), std::string(bad));
+    // At most 2^20 nodes in all, however the text repeats them (a text of a few bytes would hold gigabytes).
+    CHECK(parse_cpus_per_node("1(x1048576)").size() == 1048576u);
+    CHECK(parse_cpus_per_node("1(x1048576),1").empty());
+    CHECK(parse_cpus_per_node("1(x1048575),2").size() == 1048576u);
 }
 
 TEST_CASE("the allocation of the environment: its job and the fewest CPUs of its nodes; none outside one") {
