@@ -676,7 +676,7 @@ int run_tune(const tune_options_cli& given) {
     backend->attach_journal(o.journal);  // as named from the tune's directory (jr.path(): as the caller typed it)
     const journal_history history = add_recorded_runs(journal_lines, jr.path(), t, given.retry_failed);
     // Marked before any run: a later --resume sets the failures aside too, even where this session starts none.
-    if (history.retry_failed_before > 0 && jr.is_open()) jr.append(run::retry_mark_line(history.retry_failed_before));
+    if (history.failures_set_aside > 0 && jr.is_open()) jr.append(run::retry_mark_line(history.retry_failed_before));
     for (const auto& [config, short_run] : history.recorded) backend->recorded(space[config], short_run);
 
     const int parallel = static_cast<int>(o.parallel);

@@ -239,8 +239,6 @@ long long retries_failed_before(const json& j, const std::string& path, std::siz
     return v.get<long long>();
 }
 
-}  // namespace
-
 // A retry mark, {"mark": "retry_failed", "retries_failed_before": N} (written as a --retry-failed session begins):
 // the failures numbered below N set aside; N at most one past the largest run number before it.
 long long read_retry_mark(const json& j, const std::string& path, std::size_t line, long long largest_run) {
@@ -260,6 +258,8 @@ long long read_retry_mark(const json& j, const std::string& path, std::size_t li
                           v ? "the value " + utf8_prefix(v->dump(), 40) : std::string("nothing"));
     return v->get<long long>();
 }
+
+}  // namespace
 
 json retry_mark_line(int retries_failed_before) {
     return {{"mark", "retry_failed"}, {"retries_failed_before", retries_failed_before}, {"start", utc_now()}};
@@ -292,8 +292,9 @@ journal_history add_recorded_runs(const std::vector<json>& lines, const std::str
     journal_history h;
     for (journal_line_run& x : runs) {
         h.recorded.emplace_back(x.config, x.run.work < 1);
-        if (!(x.run.outcome == run_outcome::failed && (skip_failed || x.run_no < retried_before)))
-            t.add(x.config, std::move(x.run));
+        const bool failed = x.run.outcome == run_outcome::failed;
+        if (failed && skip_failed && x.run_no >= retried_before) ++h.failures_set_aside;
+        if (!(failed && (skip_failed || x.run_no < retried_before))) t.add(x.config, std::move(x.run));
     }
     for (std::size_t ln = 1; ln < lines.size(); ++ln) {
         h.next_run_number = std::max(h.next_run_number, lines[ln].value("run", 0) + 1);

@@ -76,6 +76,9 @@ struct journal_history {
     /// > 0 when this session retries the failed runs (--retry-failed): the failures numbered below it are set
     /// aside. The session's mark says so (retry_mark_line), so that a later --resume sets them aside too.
     int retry_failed_before = 0;
+    /// With --retry-failed: the failed runs this session sets aside that no earlier retry had (its mark is
+    /// written only where there are some).
+    int failures_set_aside = 0;
     /// Every run recorded: its configuration's index in the tune's space, and whether it was short.
     std::vector<std::pair<std::size_t, bool>> recorded;
 };

@@ -146,9 +146,10 @@ class Checks:
 
 
 def journal_runs(path):
-    """The runs of an mmgp tune journal (its lines after the header)."""
+    """The runs of an mmgp tune journal (its lines after the header, but a --retry-failed session's marks)."""
     with open(path) as f:
-        return [json.loads(line) for line in f.read().split("\n")[1:] if line.strip()]
+        lines = [json.loads(line) for line in f.read().split("\n")[1:] if line.strip()]
+    return [x for x in lines if "mark" not in x]
 
 
 def overlap(x, y):

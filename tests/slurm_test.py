@@ -365,7 +365,7 @@ def main():
                 j = json.loads(r.stdout)
                 chosen = (j["chosen"]["m"], j["chosen"]["p"]) if j["chosen"] else None
                 check(chosen == (1, 2), f"tune inside salloc: chooses m=1 p=2 ({chosen}, stop: {j['stop']})")
-                runs = [json.loads(line) for line in open(journal).read().split("\n")[1:] if line.strip()]
+                runs = sf.journal_runs(journal)
                 check(all(x["command"].startswith("srun ") for x in runs), "tune inside salloc: every run is an srun job step")
                 big = [x for x in runs if (x["m"], x["p"]) == (2, 2)]
                 check(all(x["outcome"] == "failed" for x in big), f"tune inside salloc: m=2 p=2 (4 CPUs in 2) recorded as failed ({[x['outcome'] for x in big]})")

@@ -33,9 +33,15 @@ def run(args, **kw):
     return subprocess.run([MMGP] + args, capture_output=True, text=True, **kw)
 
 
-def journal_runs(path):
+def journal_lines(path):
+    """A journal's lines after its header: its runs and any retry marks."""
     lines = [l for l in open(path).read().split("\n") if l.strip()]
     return [json.loads(l) for l in lines[1:]]
+
+
+def journal_runs(path):
+    """A journal's runs (its lines after the header but the marks a --retry-failed session writes)."""
+    return [x for x in journal_lines(path) if "mark" not in x]
 
 
 # A program whose time depends on the mapping: the best is m=2 p=2 (sleep seconds = f(m, p)).
@@ -323,7 +329,7 @@ with tempfile.TemporaryDirectory() as tmp:
              f"if [ {{m}} -eq 2 ] && [ ! -e {started9} ]; then touch {started9}; sleep 30; fi; sleep 0.05")
     r = run(["tune", "qs20", "--m", "1:4", "--p", "1", "--no-bind", "--journal", j9, "--max-runs", "4", "--quiet",
              "--", "sh", "-c", prog9])
-    before = [x for x in journal_runs(j9) if "run" in x] if os.path.exists(j9) else []
+    before = journal_runs(j9) if os.path.exists(j9) else []
     open(fixed9, "w").close()
     retry = subprocess.Popen([MMGP, "tune", "--resume", j9, "--retry-failed", "--quiet"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -332,10 +338,10 @@ with tempfile.TemporaryDirectory() as tmp:
         time.sleep(0.05)
     retry.send_signal(signal.SIGINT)
     retry.communicate(timeout=30)
-    lines9 = journal_runs(j9)
+    lines9 = journal_lines(j9)
     marks = [x for x in lines9 if "mark" in x]
     r = run(["tune", "--resume", j9, "--quiet", "--json"], timeout=60)
-    after = [x for x in journal_runs(j9) if "run" in x]
+    after = journal_runs(j9)
     m2 = [x["outcome"] for x in after if x["m"] == 2]
     check(len(before) == 4 and [x["outcome"] for x in before if x["m"] == 2] == ["failed"] and
           retry.returncode in (128 + signal.SIGINT, -signal.SIGINT) and len([x for x in lines9 if "run" in x]) == 4 and

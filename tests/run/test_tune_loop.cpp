@@ -258,3 +258,53 @@ TEST_CASE("run: a time for people switches unit where three digits round up to t
     CHECK(human_time(999000.0) == "999000.00 s");
     CHECK(human_time(1.08e19) == "1.08e+19 s");  // once 20 digits and a point
 }
+
+TEST_CASE("run: retry marks set aside the failures numbered below them, as the run lines of older journals did") {
+    const mmgp::scenario s = mmgp::load_scenario("raxml-qs20");
+    const mmgp::run::recorded_runs d = recorded();
+    const auto run_line = [](int n, int m, bool failed) {
+        nlohmann::json j = {{"run", n},         {"m", m},        {"p", 1}, {"nodes", 1}, {"policy", "edtlp"},
+                            {"wall_s", 1.0 / m}, {"outcome", failed ? "failed" : "ok"}};
+        if (failed) j["exit"] = 5;
+        return j;
+    };
+    const auto mark = [](int before) {
+        return nlohmann::json{{"mark", "retry_failed"}, {"retries_failed_before", before}, {"start", "2026-01-01T00:00:00Z"}};
+    };
+    const nlohmann::json header = {{"mmgp_tune", 1}, {"options", nlohmann::json::object()}};
+    // The failed runs the tuner was given, and what the journal leaves for the session.
+    const auto given = [&](const std::vector<nlohmann::json>& lines, bool retry) {
+        mmgp::tuner t(s, d.space, {});
+        const mmgp::run::journal_history h = mmgp::run::add_recorded_runs(lines, "j.jsonl", t, retry);
+        int failed = 0;
+        for (const auto& [c, m] : t.measured())
+            for (const auto& r : m.runs) failed += r.outcome == mmgp::run_outcome::failed;
+        return std::make_pair(failed, h);
+    };
+    const std::vector<nlohmann::json> failures = {header, run_line(1, 1, false), run_line(2, 2, true), run_line(3, 4, true)};
+    CHECK(given(failures, false).first == 2);
+    const auto [retried_failed, retried] = given(failures, true);
+    CHECK(retried_failed == 0);
+    CHECK(retried.retry_failed_before == 4);
+    CHECK(retried.failures_set_aside == 2);  // so the session marks the journal
+    // The session's mark: a plain resume sets both aside; a failure after it counts.
+    std::vector<nlohmann::json> marked = failures;
+    marked.push_back(mark(4));
+    CHECK(given(marked, false).first == 0);
+    marked.push_back(run_line(4, 2, true));
+    CHECK(given(marked, false).first == 1);
+    const auto again = given(marked, true);  // a second retry sets aside only the failure after the first's mark anew
+    CHECK(again.first == 0);
+    CHECK(again.second.failures_set_aside == 1);
+    // A mark before any run, and two marks (the larger rules).
+    CHECK(given({header, mark(1), run_line(1, 2, true)}, false).first == 1);
+    CHECK(given({header, run_line(1, 2, true), mark(2), run_line(2, 4, true), mark(1)}, false).first == 1);
+    // An older journal: the mark on the retry session's run line.
+    nlohmann::json old_style = run_line(4, 1, false);
+    old_style["retries_failed_before"] = 4;
+    CHECK(given({header, run_line(1, 1, false), run_line(2, 2, true), run_line(3, 4, true), old_style}, false).first == 0);
+    // Nothing failed: nothing set aside, no mark to write.
+    CHECK(given({header, run_line(1, 1, false)}, true).second.failures_set_aside == 0);
+    // A mark that names runs not recorded yet is refused.
+    CHECK_THROWS_AS(given({header, run_line(1, 2, true), mark(3)}, false), mmgp::input_error);
+}

@@ -99,7 +99,8 @@ def main():
     best = min(med, key=med.get)
     once = sum(med.values())
     chosen = (j["chosen"]["m"], j["chosen"]["p"]) if j["chosen"] else None
-    runs = [json.loads(line) for line in open(os.path.join(live, "journal.jsonl"))][1:]
+    lines = [json.loads(line) for line in open(os.path.join(live, "journal.jsonl"))]
+    runs = [x for x in lines[1:] if "mark" not in x]  # a --retry-failed session's marks are not runs
     lines = [
         f"# mmgp tune on IQ-TREE 2 (24 taxa x 1200 sites, GTR+G4, -nstop {UNITS}; MPI ranks x OpenMP threads) on this "
         "machine, as a new user (a platform calibrated here, no application profile)"
