@@ -145,8 +145,11 @@ def parallel_steps(slurm, tmp):
     cpus_file = journal + ".cpus"
     try:
         prog = f"echo $SLURM_STEP_ID $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status) >> {cpus_file}; sleep 0.3"
+        # No cost cap: with one configuration it would stop at the first result and cancel the other run, which on a
+        # loaded machine had not started its program yet (nothing to show of its CPUs).
         r = subprocess.run(["salloc", "-N", "1", "-n", "2", MMGP, "tune", "qs20", "--m", "1", "--p", "1", "--launcher", "srun",
-                            "--parallel", "2", "--max-runs", "6", "--journal", journal, "--json", "--quiet", "--", "sh", "-c", prog],
+                            "--parallel", "2", "--max-runs", "6", "--max-cost", "none", "--journal", journal, "--json",
+                            "--quiet", "--", "sh", "-c", prog],
                            env=slurm.env, capture_output=True, text=True, timeout=240)
         check(r.returncode == 0, f"tune --parallel 2 inside salloc: exit 0 ({r.stderr.strip()[-300:]})")
         if r.returncode == 0:

@@ -286,13 +286,13 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["tune", "qs20", "--m", "1:4", "--p", "1:2", "--journal", j7, "--no-bind", "--max-runs", "8", "--",
              "sh", "-c", "sleep 0.05; test {m} -eq 1"])
     failed = sum('"outcome":"failed"' in line for line in open(j7)) if os.path.exists(j7) else 0
-    # p is named too where, after some run, the failures so far all had p > 1 and the runs that ran p = 1: the
+    # p is named too where, after some failed run, the failures so far all had p > 1 and the runs that ran p = 1: the
     # order the tune chose (times on a loaded machine reorder it) decides, so the journal's order says which.
     runs7 = journal_runs(j7) if os.path.exists(j7) else []
     p_named = any(len(f) >= 2 and all(x["p"] > 1 for x in f) and ran and all(x["p"] == 1 for x in ran)
                   for f, ran in (([x for x in runs7[:k] if x["outcome"] == "failed"],
                                   [x for x in runs7[:k] if x["outcome"] in ("ok", "censored")])
-                                 for k in range(1, len(runs7) + 1)))
+                                 for k in range(1, len(runs7) + 1) if runs7[k - 1]["outcome"] == "failed"))
     check(r.returncode == 0 and r.stderr.count("failed runs all have m > 1") == 1 and
           r.stderr.count("failed runs all have p > 1") == int(p_named) and failed >= 2,
           f"failures only with m > 1: named once, p {'named once' if p_named else 'never'} as the runs' order has it "
