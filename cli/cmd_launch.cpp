@@ -13,6 +13,7 @@
 #include "mmgp/launch.hpp"
 #include "mmgp/search.hpp"
 #include "process.hpp"
+#include "slurm_env.hpp"
 #include "mmgp/profile.hpp"  // available_cpus()
 
 namespace mmgp::cli {
@@ -61,6 +62,12 @@ void setup_launch(CLI::App& app, launch_options& o) {
 
 namespace {
 
+// With srun inside a Slurm allocation and no --cores-per-node: the allocation's CPUs (run/slurm_env.hpp), whose
+// fewest a node's steps get; nullopt otherwise.
+std::optional<run::allocation_cpus> srun_allocation(launcher_kind kind, const launch_options& o) {
+    return kind == launcher_kind::srun && !o.cores_per_node ? run::allocation_from_environment() : std::nullopt;
+}
+
 // Starts every process of the plan and waits for them (run::run_together: SIGINT/SIGTERM forwarded); the first
 // non-zero status in rank order, 0 when all succeeded.
 int spawn_and_wait(const launch_plan& plan) {
@@ -103,10 +110,6 @@ launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t
         rq.cpus = cpus;
     }
     return render_launch(rq, command);
-}
-
-std::optional<run::allocation_cpus> srun_allocation(launcher_kind kind, const launch_options& o) {
-    return kind == launcher_kind::srun && !o.cores_per_node ? run::allocation_from_environment() : std::nullopt;
 }
 
 bool units_are_work(const scenario& s, const launch_options& o) {

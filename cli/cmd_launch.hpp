@@ -4,7 +4,6 @@
 
 #include "common.hpp"
 #include "cost.hpp"
-#include "slurm_env.hpp"
 
 namespace mmgp::cli {
 
@@ -30,9 +29,6 @@ int run_launch(const launch_options& o);
 /// CPUs available here, --cores-per-node, --oversubscribe, --no-bind): what launch and tune run.
 launch_plan plan_launch(launcher_kind kind, const configuration& c, std::int64_t units, const launch_options& o,
                         const std::vector<std::string>& command);
-/// With srun inside a Slurm allocation and no --cores-per-node: the allocation's CPUs (run/slurm_env.hpp), whose
-/// fewest a node's steps get; nullopt otherwise. mmgp launch and the chosen mapping's line of a tune render with it.
-std::optional<run::allocation_cpus> srun_allocation(launcher_kind kind, const launch_options& o);
 /// True when the task units are the program's work, so that no rank may go without one: task decomposition,
 /// --units given, or a command that names {units} or {U}.
 bool units_are_work(const scenario& s, const launch_options& o);

@@ -1,5 +1,5 @@
 // What mmgp tune prints at its end: the result (text or JSON on stdout, the --plot SVG). Called by cmd_tune.cpp;
-// calls the launcher rendering (plan_launch, srun_allocation: cli/cmd_launch.cpp) for the chosen command.
+// calls the launcher rendering (plan_launch: cli/cmd_launch.cpp; run/slurm_env.hpp) for the chosen command.
 #include "tune_report.hpp"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "slurm_env.hpp"
 #include "svg.hpp"
 #include "tune_progress.hpp"
 
@@ -87,8 +88,7 @@ std::string launch_line(const tune_summary& r) {
     // With --oversubscribe inside an allocation, as its runs ran: told the allocation's CPUs (tune_local.cpp,
     // tune_slurm_steps.cpp); without it, a configuration past them failed and was never chosen.
     launch_options lo = r.o.launch;
-    if (lo.oversubscribe)
-        if (const auto allocation = srun_allocation(r.kind, lo)) lo.cores_per_node = allocation->fewest();
+    if (!lo.cores_per_node) lo.cores_per_node = run::tune_srun_node_cpus(r.kind == launcher_kind::srun, lo.oversubscribe);
     return shell_command(plan_launch(r.kind, r.space[r.a.chosen], r.s.app.units, lo,
                                      work ? with_work(r.o.launch.command, std::to_string(work->second))
                                           : r.o.launch.command));

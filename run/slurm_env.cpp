@@ -1,5 +1,5 @@
 // The Slurm allocation of this process's environment (slurm_env.hpp): read by mmgp tune's backends (tune_slurm_steps.cpp,
-// tune_local.cpp) and by mmgp launch and the tune's report (cli/cmd_launch.cpp srun_allocation, cli/tune_report.cpp).
+// tune_local.cpp) and by mmgp launch and the tune's report (cli/cmd_launch.cpp; tune_srun_node_cpus: cli/tune_report.cpp).
 #include "slurm_env.hpp"
 
 #include <algorithm>
@@ -58,6 +58,12 @@ std::optional<allocation_cpus> allocation_from_environment() {
     allocation_cpus a{job, parse_cpus_per_node(cpn)};
     if (a.cpus.empty()) return std::nullopt;
     return a;
+}
+
+std::optional<int> tune_srun_node_cpus(bool srun, bool oversubscribe) {
+    if (!srun || !oversubscribe) return std::nullopt;
+    const std::optional<allocation_cpus> a = allocation_from_environment();
+    return a ? std::optional<int>(a->fewest()) : std::nullopt;
 }
 
 }  // namespace mmgp::run

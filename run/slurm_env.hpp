@@ -1,7 +1,7 @@
 // The Slurm allocation this process runs in, as its environment says it: the CPUs of its nodes. Read by the job-step
 // backend of mmgp tune (tune_slurm_steps.cpp: SLURM_JOB_CPUS_PER_NODE), the local backend's srun runs
 // (tune_local.cpp), mmgp launch --launcher srun and the tune's launch line of its choice (cli/cmd_launch.cpp
-// srun_allocation, cli/tune_report.cpp), which are told a node's CPUs from it.
+// and cli/tune_report.cpp), which are told a node's CPUs from it.
 #pragma once
 
 #include <optional>
@@ -24,5 +24,10 @@ struct allocation_cpus {
 /// The allocation of this process's environment: nullopt outside one (SLURM_JOB_ID unset or empty), or where
 /// SLURM_JOB_CPUS_PER_NODE is unset or not Slurm's form.
 std::optional<allocation_cpus> allocation_from_environment();
+
+/// What a tune's srun runs are told of a node's CPUs where no --cores-per-node is given: with --oversubscribe inside
+/// an allocation, the fewest of its nodes' (so that each task asks its share, unbound); none otherwise (a
+/// configuration past them then fails). The local backend's runs and the result's launch line alike.
+std::optional<int> tune_srun_node_cpus(bool srun, bool oversubscribe);
 
 }  // namespace mmgp::run

@@ -281,8 +281,8 @@ journal_history add_recorded_runs(const std::vector<json>& lines, const std::str
             continue;
         }
         runs.push_back(journal_run(lines[ln], path, "line " + std::to_string(ln + 1), space));
-        largest_run = std::max(largest_run, runs.back().run_no);
         const long long run_no = runs.back().run_no;
+        largest_run = std::max(largest_run, run_no);
         if (!run_numbers.insert(run_no).second)
             throw input_error(path, "line " + std::to_string(ln + 1) + ", /run",
                               "each run recorded once (a run counted twice would weigh twice)",

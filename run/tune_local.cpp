@@ -106,18 +106,9 @@ private:
     bool past_ = false;
 };
 
-// srun's steps inside an allocation with --oversubscribe, as the job-step backend tells them: the fewest CPUs of
-// the allocation's nodes (SLURM_JOB_CPUS_PER_NODE), so that each task asks its share of them, unbound; none
-// elsewhere (srun outside an allocation makes its own, whose nodes are not known here).
-std::optional<int> allocation_node_cpus(const launch_setup& setup) {
-    if (setup.kind != launcher_kind::srun || !setup.oversubscribe) return std::nullopt;
-    const std::optional<allocation_cpus> a = allocation_from_environment();
-    return a ? std::optional<int>(a->fewest()) : std::nullopt;
-}
-
 class local_runs final : public process_backend {
 public:
-    explicit local_runs(launch_setup setup) : setup_(std::move(setup)), node_cpus_(allocation_node_cpus(setup_)) {}
+    explicit local_runs(launch_setup setup) : setup_(std::move(setup)), node_cpus_(tune_srun_node_cpus(setup_.kind == launcher_kind::srun, setup_.oversubscribe)) {}
 
     run_start start(const run_request& request, nlohmann::json& journal_line) override {
         const launch_plan plan = setup_.plan(request.config, request.short_run, node_cpus_);
@@ -165,7 +156,7 @@ protected:
 
 private:
     launch_setup setup_;
-    std::optional<int> node_cpus_;  // a node's CPUs as the allocation says them (allocation_node_cpus), or none
+    std::optional<int> node_cpus_;  // a node's CPUs as the allocation says them (tune_srun_node_cpus), or none
     std::string logs_;
     std::map<int, std::shared_ptr<progress_watch>> watches_;  // the runs in flight watched for their progress
 };
